@@ -1,0 +1,38 @@
+# Synthesist — `make run QUERY="..."` and `make test` work on a fresh machine with Python 3.11.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch must come first and from a CPU build; otherwise a dependency pulls a multi-GB CUDA wheel.
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+QUERY ?= Does metformin lower cancer incidence in type 2 diabetes?
+ARGS ?=
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# A CPU wheel already on this machine (pip's find-links) is taken as is; otherwise PyTorch's CPU index.
+	if $(BIN)/python -m pip install --quiet --no-index --no-deps "torch==$(TORCH_VERSION)" 2>/dev/null; then \
+	  $(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"; \
+	else \
+	  $(BIN)/python -m pip install --quiet --extra-index-url $(TORCH_INDEX) "torch==$(TORCH_VERSION)"; \
+	fi
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/memory_bench.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -1,0 +1,178 @@
+"""Settings: one tree, read from the environment and ``.env`` (prefix ``SYNTHESIST_``, nested with ``__``).
+
+Build it once at the face (``Settings()``) and pass it down. ``config_context(...)`` applies scoped overrides
+through a ContextVar, so concurrent asyncio tasks (e.g. a batch of research runs) each see their own values::
+
+    with config_context(pubmed={"base_url": "http://127.0.0.1:8000"}) as settings:
+        ...  # current_settings() is ``settings`` here, and only in this context
+
+Examples of environment variables: ``SYNTHESIST_DATA_DIR``, ``SYNTHESIST_PUBMED__API_KEY``,
+``SYNTHESIST_PUBMED__EMAIL``, ``SYNTHESIST_HTTP__CACHE_ENABLED=false``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import ConfigError
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HttpSettings(Section):
+    timeout: float = Field(20.0, gt=0, description="Per-request timeout in seconds.")
+    max_retries: int = Field(3, ge=0, le=10, description="Retries after the first attempt on 429/5xx/timeouts.")
+    backoff_base: float = Field(0.5, ge=0, description="First backoff in seconds; doubles each retry, with jitter.")
+    backoff_max: float = Field(30.0, ge=0, description="Upper bound of one backoff or Retry-After wait.")
+    cache_enabled: bool = Field(True, description="Keep successful GET responses on disk.")
+    cache_ttl: float = Field(24 * 3600.0, ge=0, description="How long a cached response stays fresh, in seconds.")
+    cache_dir: Path | None = Field(None, description="Where the cache lives; default DATA_DIR/http-cache.")
+    user_agent: str = "synthesist/0.1 (+https://github.com/synthesist)"
+
+
+class PubMedSettings(Section):
+    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    api_key: SecretStr | None = Field(None, description="NCBI API key: raises the rate limit from 3 to 10 req/s.")
+    email: str | None = Field(None, description="Contact address NCBI asks tools to send.")
+    tool: str = "synthesist"
+    rate_per_second: float | None = Field(None, gt=0, description="Override; default 3/s, or 10/s with a key.")
+
+    @property
+    def effective_rate(self) -> float:
+        if self.rate_per_second is not None:
+            return self.rate_per_second
+        return 10.0 if self.api_key else 3.0
+
+
+class ClinicalTrialsSettings(Section):
+    base_url: str = "https://clinicaltrials.gov/api/v2"
+    rate_per_second: float = Field(1.0, gt=0, description="No official limit; ~50 requests/min is safe.")
+    status_filter: tuple[str, ...] = Field((), description="filter.overallStatus values, e.g. RECRUITING.")
+
+
+class EuropePMCSettings(Section):
+    base_url: str = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+    rate_per_second: float = Field(5.0, gt=0)
+    page_size: int = Field(25, ge=1, le=1000)
+
+
+class WebSettings(Section):
+    rate_per_second: float = Field(0.5, gt=0, description="DuckDuckGo throttles eagerly: one query per 2 s.")
+    region: str = "wt-wt"
+    timeout: float = Field(10.0, gt=0)
+
+
+class SearchSettings(Section):
+    sources: tuple[str, ...] = Field(
+        ("pubmed", "trials", "preprints", "web"),
+        description="Sources searched by default (pubmed, trials, europepmc, preprints, web, library).",
+    )
+    max_results: int = Field(10, ge=1, le=200, description="Records asked of each source per query.")
+    libraries: tuple[Path, ...] = Field((), description="Local library files or folders (JSONL, MEDLINE XML).")
+
+
+class MemorySettings(Section):
+    dedup_threshold: float = Field(0.9, gt=0, le=1, description="Cosine similarity at which two items merge.")
+    chroma_mode: Literal["persistent", "http", "ephemeral"] = Field(
+        "persistent", description="Embedded store under DATA_DIR/chroma, a Chroma server, or in-process only."
+    )
+    chroma_host: str = "localhost"
+    chroma_port: int = Field(8000, ge=1, le=65535)
+    embedding_batch_size: int = Field(32, ge=1, le=1024)
+    mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only, 0 = diversity only.")
+    judge_context_size: int = Field(30, ge=1, le=200, description="Items the judge sees (MMR-selected).")
+
+
+class Settings(BaseSettings):
+    """The whole configuration tree."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SYNTHESIST_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="forbid",
+        frozen=True,
+    )
+
+    data_dir: Path = Field(default_factory=lambda: _default_data_dir(), description="Caches, indexes, runs.")
+    http: HttpSettings = HttpSettings()
+    pubmed: PubMedSettings = PubMedSettings()
+    trials: ClinicalTrialsSettings = ClinicalTrialsSettings()
+    europepmc: EuropePMCSettings = EuropePMCSettings()
+    web: WebSettings = WebSettings()
+    search: SearchSettings = SearchSettings()
+    memory: MemorySettings = MemorySettings()
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.http.cache_dir or self.data_dir / "http-cache"
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "synthesist"
+
+
+_current: ContextVar[Settings | None] = ContextVar("synthesist_settings", default=None)
+
+
+def current_settings() -> Settings:
+    """The settings of the current context: the innermost ``config_context``, else a fresh read of the env."""
+    settings = _current.get()
+    return settings if settings is not None else load_settings()
+
+
+def load_settings(**values: Any) -> Settings:
+    """Read settings from the environment and ``.env``, with ``values`` on top. Invalid input → ConfigError."""
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+
+
+def with_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
+    """A copy of ``settings`` with nested ``overrides`` applied and validated (sections merge, not replace)."""
+    data = settings.model_dump()
+    _deep_update(data, overrides)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+
+
+@contextmanager
+def config_context(settings: Settings | None = None, /, **overrides: Any) -> Iterator[Settings]:
+    """Scope ``settings`` (default: the current ones) with ``overrides`` to this context and its tasks."""
+    scoped = with_overrides(settings or current_settings(), overrides) if overrides else settings
+    scoped = scoped or current_settings()
+    token = _current.set(scoped)
+    try:
+        yield scoped
+    finally:
+        _current.reset(token)
+
+
+def _deep_update(target: dict[str, Any], updates: dict[str, Any]) -> None:
+    for key, value in updates.items():
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _deep_update(target[key], value)
+        else:
+            target[key] = value
+
+
+def _describe(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "settings"
+    return f"invalid setting {where}: {first['msg']}"

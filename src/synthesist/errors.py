@@ -1,0 +1,82 @@
+"""One exception hierarchy for Synthesist.
+
+Errors carry fields, not prose: the source, status code, file and line that went wrong. They never carry a
+response body (it could echo a key) and they never log themselves. Foreign exceptions (httpx, ddgs, chroma,
+XML parsers) are translated into these at the boundary where they occur, chained with ``raise ... from``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SynthesistError(Exception):
+    """Base class of every error Synthesist raises on purpose."""
+
+
+class BadInputError(SynthesistError):
+    """The caller's input is invalid (question, option, path). Faces report it in one line and exit 2."""
+
+
+class ConfigError(BadInputError):
+    """A setting or override is invalid."""
+
+
+class SourceError(SynthesistError):
+    """A literature source failed. ``kind`` is a short machine-readable category."""
+
+    def __init__(self, source: str, message: str, *, kind: str = "error", status_code: int | None = None):
+        self.source = source
+        self.kind = kind
+        self.status_code = status_code
+        self.message = message
+        status = f" (HTTP {status_code})" if status_code is not None else ""
+        super().__init__(f"{source}: {message}{status}")
+
+
+class RateLimitedError(SourceError):
+    """The source answered 429 after every retry. ``retry_after`` is the last advised wait in seconds."""
+
+    def __init__(self, source: str, *, retry_after: float | None = None):
+        self.retry_after = retry_after
+        hint = f"; retry after {retry_after:g}s" if retry_after is not None else ""
+        super().__init__(source, f"rate limited{hint}", kind="rate_limited", status_code=429)
+
+
+class SourceTimeoutError(SourceError):
+    """The source did not answer within the per-request timeout, after every retry."""
+
+    def __init__(self, source: str, timeout: float):
+        self.timeout = timeout
+        super().__init__(source, f"no answer within {timeout:g}s", kind="timeout")
+
+
+class SourceUnreachableError(SourceError):
+    """The source's host could not be reached (DNS, refused connection, no network)."""
+
+    def __init__(self, source: str, host: str):
+        self.host = host
+        super().__init__(source, f"cannot reach {host}", kind="unreachable")
+
+
+class ParseError(SourceError):
+    """A source answered, but the body is not in the format the parser expects."""
+
+    def __init__(self, source: str, message: str):
+        super().__init__(source, message, kind="parse")
+
+
+class UnsafeDocumentError(ParseError):
+    """An XML document declares entities or a DTD (billion laughs, external entities) and was refused."""
+
+    def __init__(self, source: str):
+        super().__init__(source, "document refused: it declares entities or a DTD")
+
+
+class LibraryError(BadInputError):
+    """A local library path cannot be read at all (missing, unreadable, unknown format)."""
+
+    def __init__(self, path: Path | str, reason: str):
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")

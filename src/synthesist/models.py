@@ -1,0 +1,224 @@
+"""Typed, frozen domain types shared by every layer.
+
+Leaf module: imports nothing of ours. Every type is immutable and validated on construction, so instances can be
+shared freely between asyncio tasks and agents.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SourceName = Literal["pubmed", "clinicaltrials", "europepmc", "preprint", "web", "library", "image"]
+"""Where a piece of evidence was found. ``preprint`` is a Europe PMC PPR record (not peer-reviewed)."""
+
+PREPRINT_LABEL = "Preprint — not peer-reviewed"
+
+
+class Frozen(BaseModel):
+    """Base of every domain type: immutable, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Identifiers(Frozen):
+    """Normalised identifiers of one work. Normalisation lives in :mod:`synthesist.identity`."""
+
+    pmid: str | None = None
+    pmcid: str | None = None
+    doi: str | None = None
+    nct: str | None = None
+    ppr: str | None = None
+
+    def present(self) -> dict[str, str]:
+        """The identifiers that are set, by kind."""
+        return {k: v for k, v in self.model_dump().items() if v}
+
+
+class SourceLink(Frozen):
+    """One place a work was found: the source, its native id there and a URL to it."""
+
+    source: SourceName
+    native_id: str | None = None
+    url: str | None = None
+
+
+class TrialOutcome(Frozen):
+    kind: Literal["primary", "secondary", "other"]
+    measure: str
+    time_frame: str | None = None
+
+
+class TrialInfo(Frozen):
+    """The ClinicalTrials.gov facts a researcher reads first."""
+
+    phases: tuple[str, ...] = ()
+    overall_status: str | None = None
+    conditions: tuple[str, ...] = ()
+    interventions: tuple[str, ...] = ()
+    enrollment: int | None = None
+    has_results: bool = False
+    study_type: str | None = None
+    start_date: str | None = None
+    completion_date: str | None = None
+    outcomes: tuple[TrialOutcome, ...] = ()
+
+
+class Evidence(Frozen):
+    """One work found by a source: an article, a preprint, a trial record, a web page or a library record.
+
+    ``id`` is stable across runs and sources: ``pmid:…`` when a PMID is known, else ``doi:…``, ``nct:…``,
+    ``ppr:…``, ``pmcid:…`` or ``url:…`` (see :func:`synthesist.identity.evidence_id`).
+    """
+
+    id: str = Field(min_length=3)
+    source: SourceName
+    title: str | None = None
+    content: str = ""
+    url: str | None = None
+    identifiers: Identifiers = Identifiers()
+    year: int | None = Field(default=None, ge=1000, le=2200)
+    authors: tuple[str, ...] = ()
+    journal: str | None = None
+    mesh: tuple[str, ...] = ()
+    publication_types: tuple[str, ...] = ()
+    relevance: float = Field(default=0.0, ge=0.0, le=1.0)
+    is_preprint: bool = False
+    has_abstract: bool = True
+    trial: TrialInfo | None = None
+    links: tuple[SourceLink, ...] = ()
+
+    @model_validator(mode="after")
+    def _needs_text(self) -> Evidence:
+        if not (self.title or self.content):
+            raise ValueError("evidence needs a title or content")
+        return self
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every source this work was found in, in the order found (at least its own)."""
+        seen = dict.fromkeys([self.source, *(link.source for link in self.links)])
+        return tuple(seen)
+
+    @property
+    def label(self) -> str:
+        """A short human label: the title, or the first words of the content."""
+        if self.title:
+            return self.title
+        words = self.content.split()
+        return " ".join(words[:12]) + ("…" if len(words) > 12 else "")
+
+
+class Citation(Frozen):
+    """One formatted entry of a reference list."""
+
+    number: int = Field(ge=1)
+    evidence_id: str
+    text: str
+    url: str | None = None
+    is_preprint: bool = False
+
+
+class SourceFailure(Frozen):
+    """A source that failed during a search, reported beside the other sources' results."""
+
+    source: str
+    kind: str
+    message: str
+    status_code: int | None = None
+
+
+class SearchResult(Frozen):
+    """The merged result of one query over several sources."""
+
+    query: str
+    evidence: tuple[Evidence, ...] = ()
+    errors: tuple[SourceFailure, ...] = ()
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Records each source returned before merging (a failed source counts 0)."""
+
+    @property
+    def merged_count(self) -> int:
+        """How many records were folded into another because they were the same work."""
+        return sum(self.counts.values()) - len(self.evidence)
+
+
+# --- What the agents produce (contracts in docs/architecture/contracts.md) ------------------------------------
+
+
+class ScoredAspect(Frozen):
+    score: float = Field(ge=0, le=10)
+    reasoning: str = ""
+
+
+class JudgeAssessment(Frozen):
+    """The JudgeAgent's verdict on the evidence collected so far."""
+
+    mechanism: ScoredAspect
+    clinical: ScoredAspect
+    confidence: float = Field(ge=0, le=1)
+    sufficient: bool
+    recommendation: Literal["continue", "synthesize"]
+    next_search_queries: tuple[str, ...] = ()
+    key_findings: tuple[str, ...] = ()
+    candidates: tuple[str, ...] = ()
+    """Drugs or interventions the evidence points at."""
+    cited_evidence_ids: tuple[str, ...] = ()
+    round: int = Field(0, ge=0)
+
+
+class Hypothesis(Frozen):
+    """intervention → target → pathway → effect, with the evidence for and against it."""
+
+    intervention: str
+    target: str
+    pathway: str
+    effect: str
+    confidence: float = Field(ge=0, le=1)
+    supporting_evidence_ids: tuple[str, ...] = ()
+    contradicting_evidence_ids: tuple[str, ...] = ()
+    search_suggestions: tuple[str, ...] = ()
+
+    @property
+    def statement(self) -> str:
+        return f"{self.intervention} → {self.target} → {self.pathway} → {self.effect}"
+
+
+class HypothesisAssessment(Frozen):
+    hypotheses: tuple[Hypothesis, ...] = ()
+    primary: int | None = Field(None, ge=0, description="Index of the primary hypothesis in ``hypotheses``.")
+    knowledge_gaps: tuple[str, ...] = ()
+    round: int = Field(0, ge=0)
+
+
+class ReportSection(Frozen):
+    heading: str
+    body: str
+    """Markdown; claim sentences carry citation markers ``[pmid:123]`` that name evidence ids."""
+
+
+class ResearchReport(Frozen):
+    title: str
+    executive_summary: str
+    methodology: str
+    sections: tuple[ReportSection, ...] = ()
+    hypotheses_tested: tuple[str, ...] = ()
+    limitations: str = ""
+    conclusion: str = ""
+    references: tuple[Citation, ...] = ()
+    partial: bool = False
+    partial_reason: str | None = None
+    fabricated_citations_removed: int = Field(0, ge=0)
+
+
+class TokenUsage(Frozen):
+    """Tokens and estimated cost of one model call, recorded by agent."""
+
+    agent: str
+    model: str
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    requests: int = Field(1, ge=0)
+    cost_usd: float = Field(0.0, ge=0)
+    round: int = Field(0, ge=0)

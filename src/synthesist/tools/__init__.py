@@ -1,0 +1,1 @@
+"""The world: literature source clients, rate limits, the HTTP cache and the local library."""

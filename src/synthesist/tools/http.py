@@ -1,0 +1,144 @@
+"""The one way Synthesist talks HTTP: rate limit → cache → GET with retries → our errors.
+
+``Fetcher`` wraps an injected, pooled ``httpx.AsyncClient`` (one per run or batch, opened and closed by the
+caller). It retries only transient failures — 429, 5xx, connect/read timeouts — with exponential backoff and
+full jitter, honours ``Retry-After`` (seconds or an HTTP date, capped), and translates every httpx exception into
+a :class:`~synthesist.errors.SourceError` chained with ``from``. A 4xx other than 429 is our own fault and is not
+retried. Error messages never include response bodies or query strings (they may carry an API key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..config import Settings
+from ..errors import RateLimitedError, SourceError, SourceTimeoutError, SourceUnreachableError
+from .cache import ResponseCache
+from .ratelimit import RATE_LIMITS, RateLimitRegistry
+
+log = logging.getLogger("synthesist.http")
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Response:
+    """A successful answer: the body and its content type (from the network or the cache)."""
+
+    body: bytes
+    content_type: str
+    from_cache: bool = False
+
+
+class Fetcher:
+    """GETs for one source family, sharing a client, the process-wide limiters and the disk cache."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        settings: Settings,
+        *,
+        limits: RateLimitRegistry = RATE_LIMITS,
+        sleep: Callable[[float], object] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ):
+        self._client = client
+        self._http = settings.http
+        self._limits = limits
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._cache = ResponseCache(settings.cache_dir, settings.http.cache_ttl) if settings.http.cache_enabled else None
+
+    async def get(
+        self,
+        source: str,
+        url: str,
+        *,
+        params: Mapping[str, object] | None = None,
+        rate_per_second: float,
+        timeout: float | None = None,
+        use_cache: bool = True,
+    ) -> Response:
+        host = urlsplit(url).netloc
+        cache_key = ResponseCache.key(url, params) if self._cache and use_cache else None
+        if cache_key:
+            cached = self._cache.get(cache_key, label=f"{source} {urlsplit(url).path}")  # type: ignore[union-attr]
+            if cached is not None:
+                return Response(cached.body, cached.content_type, from_cache=True)
+        limiter = self._limits.for_host(host, rate_per_second)
+        timeout = timeout or self._http.timeout
+        attempt = 0
+        while True:
+            await limiter.acquire()
+            try:
+                answer = await self._client.get(url, params=params, timeout=timeout)
+            except httpx.TimeoutException as exc:
+                error: SourceError = SourceTimeoutError(source, timeout)
+                retry_after, cause = None, exc
+            except httpx.TransportError as exc:
+                error, retry_after, cause = SourceUnreachableError(source, host), None, exc
+            else:
+                if answer.status_code < 400:
+                    body = answer.content
+                    content_type = answer.headers.get("content-type", "")
+                    if cache_key:
+                        self._cache.put(cache_key, body, content_type)  # type: ignore[union-attr]
+                    return Response(body, content_type)
+                retry_after = parse_retry_after(answer.headers.get("retry-after"))
+                cause = None
+                if answer.status_code == 429:
+                    error = RateLimitedError(source, retry_after=retry_after)
+                    if retry_after:
+                        limiter.defer(min(retry_after, self._http.backoff_max))
+                else:
+                    error = SourceError(source, "request failed", kind="http", status_code=answer.status_code)
+                if answer.status_code not in RETRY_STATUSES:
+                    raise error
+            if attempt >= self._http.max_retries:
+                if cause is not None:
+                    raise error from cause
+                raise error
+            attempt += 1
+            wait = self._backoff(attempt, retry_after)
+            log.info("%s: %s; retry %d/%d in %.2fs", source, error.kind, attempt, self._http.max_retries, wait)
+            await self._sleep(wait)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self._http.backoff_max)
+        ceiling = min(self._http.backoff_max, self._http.backoff_base * 2 ** (attempt - 1))
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+
+def parse_retry_after(value: str | None, *, now: Callable[[], float] = time.time) -> float | None:
+    """Retry-After as seconds: either delta-seconds or an HTTP date. Unparseable → None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now())
+
+
+def open_client(settings: Settings) -> httpx.AsyncClient:
+    """The pooled client a run (or batch) shares. The caller closes it (``async with``)."""
+    return httpx.AsyncClient(
+        headers={"User-Agent": settings.http.user_agent},
+        follow_redirects=True,
+        limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+    )
