@@ -13,7 +13,6 @@ from synthesist.testing import FixtureServer
 from synthesist.tools.ratelimit import RATE_LIMITS
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _shared_dir() -> Path:

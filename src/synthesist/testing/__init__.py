@@ -5,5 +5,6 @@ These are part of the product so that users can test their own integrations offl
 """
 
 from .http_server import FixtureServer, Reply, Request
+from .web import ScriptedWebClient
 
-__all__ = ["FixtureServer", "Reply", "Request"]
+__all__ = ["FixtureServer", "Reply", "Request", "ScriptedWebClient"]

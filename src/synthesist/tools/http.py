@@ -56,7 +56,8 @@ class Fetcher:
         self._limits = limits
         self._sleep = sleep
         self._rng = rng or random.Random()
-        self._cache = ResponseCache(settings.cache_dir, settings.http.cache_ttl) if settings.http.cache_enabled else None
+        http = settings.http
+        self._cache = ResponseCache(settings.cache_dir, http.cache_ttl) if http.cache_enabled else None
 
     async def get(
         self,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
+from ..errors import ParseError
 from ..models import Evidence
 
 SOURCE_NAMES = ("pubmed", "trials", "europepmc", "preprints", "web", "library")
@@ -17,3 +20,18 @@ class Source(Protocol):
     name: str
 
     async def search(self, query: str, limit: int) -> list[Evidence]: ...
+
+
+def rank_by_position(items: Sequence[Evidence]) -> list[Evidence]:
+    """Relevance from a source's own ranking: the first item 1.0, the last 0.5, evenly spaced between."""
+    step = 0.5 / max(len(items) - 1, 1)
+    return [item.model_copy(update={"relevance": round(1.0 - step * i, 4)}) for i, item in enumerate(items)]
+
+
+def load_json(data: bytes, source: str) -> Any:
+    """A JSON answer body, or a :class:`ParseError` saying whether it was an HTML page or just not JSON."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        what = "an HTML page" if data.lstrip()[:1] == b"<" else "not JSON"
+        raise ParseError(source, f"answer is {what}") from exc
