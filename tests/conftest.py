@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,10 @@ from pathlib import Path
 import pytest
 
 from synthesist.config import Settings, load_settings
+from synthesist.memory import Embedder, LibraryIndex, open_chroma
+from synthesist.models import Evidence
 from synthesist.testing import FixtureServer
+from synthesist.tools.library import load_library
 from synthesist.tools.ratelimit import RATE_LIMITS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,3 +56,40 @@ def settings(tmp_path: Path) -> Settings:
         data_dir=tmp_path / "data",
         http={"timeout": 2.0, "max_retries": 2, "backoff_base": 0.01, "backoff_max": 0.2, "cache_enabled": False},
     )
+
+
+# --- The real embedding model and the shared library: loaded/indexed once per test session ---------------
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The real packaged all-MiniLM-L6-v2, loaded once for the whole session (no persistent cache)."""
+    embedder = Embedder()
+    embedder.embed_sync(["warm-up"])
+    return embedder
+
+
+@pytest.fixture(scope="session")
+def library_records(shared_dir: Path) -> list[Evidence]:
+    """The shared library as the local-library source loads it (1,671 records)."""
+    return list(load_library([shared_dir / "corpus" / "library.jsonl"]).evidence)
+
+
+@pytest.fixture(scope="session")
+def dev_questions(shared_dir: Path) -> list[dict[str, str]]:
+    lines = (shared_dir / "corpus" / "questions_dev.jsonl").read_text(encoding="utf-8").split("\n")
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def library_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("library-index")
+
+
+@pytest.fixture(scope="session")
+def library_index(
+    library_records: list[Evidence], library_data_dir: Path, embedder: Embedder
+) -> Iterator[LibraryIndex]:
+    """The whole shared library indexed once per session (about a minute on 2 cores) in a persistent store."""
+    client = open_chroma(load_settings(data_dir=library_data_dir))
+    yield LibraryIndex.build(library_records, embedder=embedder, client=client, name="shared")

@@ -80,3 +80,63 @@ class LibraryError(BadInputError):
         self.path = Path(path)
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+class ModelError(SynthesistError):
+    """A model call failed. ``kind``: timeout, invalid_output, content_filter, usage_limit, auth, rate_limited,
+    quota, context_window, not_found, unreachable, provider. The model layer scrubs ``message`` of secrets before
+    raising; no response body is ever part of it."""
+
+    def __init__(
+        self, agent: str, kind: str, message: str, *, model: str | None = None, status_code: int | None = None
+    ):
+        self.agent = agent
+        self.kind = kind
+        self.model = model
+        self.status_code = status_code
+        self.message = message
+        where = f" ({model})" if model else ""
+        status = f" [HTTP {status_code}]" if status_code is not None else ""
+        super().__init__(f"{agent}: model call failed{where}: {kind}: {message}{status}")
+
+
+class PromptError(SynthesistError):
+    """A prompt template is missing, or a variable it uses was not passed."""
+
+    def __init__(self, template: str, reason: str):
+        self.template = template
+        self.reason = reason
+        super().__init__(f"prompt {template}: {reason}")
+
+
+class EmbeddingModelError(SynthesistError):
+    """The embedding model could not be loaded from ``path`` (missing or unreadable files)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        super().__init__(f"cannot load the embedding model from {path}")
+
+
+class MemoryStoreError(SynthesistError):
+    """The vector store failed during ``operation`` (on ``collection`` when one was involved)."""
+
+    def __init__(self, operation: str, collection: str | None = None):
+        self.operation = operation
+        self.collection = collection
+        where = f" on collection {collection}" if collection else ""
+        super().__init__(f"vector store {operation} failed{where}")
+
+
+class NoActiveRunError(SynthesistError):
+    """:func:`current_memory` was called outside any :func:`research_scope`."""
+
+    def __init__(self) -> None:
+        super().__init__("no research run is active: call this inside `async with research_scope(...)`")
+
+
+class SnapshotError(SynthesistError):
+    """A snapshot handed to :meth:`ResearchMemory.restore` is not one this version wrote."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"cannot restore research memory: {reason}")

@@ -1,0 +1,40 @@
+"""Research memory: per-run evidence with deduplication and hybrid retrieval, and the local-library index.
+
+Importing this package is cheap: the embedding model (torch) is imported the first time a text is embedded.
+"""
+
+from .bibliography import format_bibliography
+from .bm25 import BM25Index, tokenize
+from .embeddings import Embedder, EmbeddingModelError, VectorCache, content_hash
+from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
+from .pool import AddResult, MergeRecord
+from .research_memory import ResearchMemory, SnapshotError
+from .run_state import UsageTotals
+from .scope import NoActiveRunError, current_memory, research_scope, use_memory
+from .store import ChromaVectorCache, MemoryStoreError, open_chroma
+
+__all__ = [
+    "AddResult",
+    "BM25Index",
+    "ChromaVectorCache",
+    "Embedder",
+    "EmbeddingModelError",
+    "IndexStats",
+    "LibraryHit",
+    "LibraryIndex",
+    "MemoryStoreError",
+    "MergeRecord",
+    "NoActiveRunError",
+    "ResearchMemory",
+    "SnapshotError",
+    "UsageTotals",
+    "VectorCache",
+    "content_hash",
+    "current_memory",
+    "format_bibliography",
+    "library_name",
+    "open_chroma",
+    "research_scope",
+    "tokenize",
+    "use_memory",
+]

@@ -1,0 +1,67 @@
+"""A numbered reference list of the evidence a run collected, in first-collected order.
+
+One entry reads ``Authors (three, then et al.). Title. Journal. Year. PMID: n. DOI: x. ClinicalTrials.gov: NCT….``
+Missing parts are left out. Preprints carry :data:`~synthesist.models.PREPRINT_LABEL`. The link prefers PubMed,
+then doi.org, then ClinicalTrials.gov, then the URL the source gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..models import PREPRINT_LABEL, Citation, Evidence
+
+MAX_AUTHORS = 3
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def format_authors(authors: Sequence[str]) -> str:
+    names = [name.strip() for name in authors if name.strip()]
+    if len(names) > MAX_AUTHORS:
+        return ", ".join(names[:MAX_AUTHORS]) + ", et al."
+    return ", ".join(names)
+
+
+def citation_url(evidence: Evidence) -> str | None:
+    ids = evidence.identifiers
+    if ids.pmid:
+        return f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"
+    if ids.doi:
+        return f"https://doi.org/{ids.doi}"
+    if ids.nct:
+        return f"https://clinicaltrials.gov/study/{ids.nct}"
+    return evidence.url
+
+
+def citation_text(evidence: Evidence) -> str:
+    ids = evidence.identifiers
+    parts = [
+        format_authors(evidence.authors),
+        evidence.title or evidence.label,
+        evidence.journal or "",
+        str(evidence.year) if evidence.year else "",
+        f"PMID: {ids.pmid}" if ids.pmid else "",
+        f"DOI: {ids.doi}" if ids.doi else "",
+        f"ClinicalTrials.gov: {ids.nct}" if ids.nct else "",
+        f"Europe PMC: {ids.ppr}" if ids.ppr and not (ids.pmid or ids.doi) else "",
+        PREPRINT_LABEL if evidence.is_preprint else "",
+    ]
+    return " ".join(_sentence(part) for part in parts if part.strip())
+
+
+def format_bibliography(evidence: Sequence[Evidence]) -> list[Citation]:
+    """One :class:`Citation` per item, numbered from 1 in the given order."""
+    return [
+        Citation(
+            number=number,
+            evidence_id=item.id,
+            text=citation_text(item),
+            url=citation_url(item),
+            is_preprint=item.is_preprint,
+        )
+        for number, item in enumerate(evidence, start=1)
+    ]

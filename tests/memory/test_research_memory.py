@@ -1,0 +1,267 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from memory_samples import (
+    COLORECTAL_VERSIONS,
+    DIVERSITY_QUERY,
+    OTHER_FINDINGS,
+    PREPRINT,
+    PUBLISHED,
+    RELATED,
+    UNRELATED,
+    make_evidence,
+)
+
+from synthesist.config import MemorySettings
+from synthesist.memory import Embedder, ResearchMemory, SnapshotError
+from synthesist.models import (
+    Hypothesis,
+    HypothesisAssessment,
+    JudgeAssessment,
+    ResearchReport,
+    ScoredAspect,
+    TokenUsage,
+)
+
+
+def _memory(embedder: Embedder, **settings: object) -> ResearchMemory:
+    return ResearchMemory("Does metformin prevent cancer?", embedder=embedder, settings=MemorySettings(**settings))
+
+
+def _cosine(embedder: Embedder, a: str, b: str) -> float:
+    vectors = embedder.embed_sync([a, b])
+    return float(vectors[0] @ vectors[1])
+
+
+async def test_paraphrase_merges_and_related_finding_stays_separate(embedder: Embedder) -> None:
+    # The similarities the default threshold (0.9) must separate, measured with the real model.
+    assert _cosine(embedder, PREPRINT, PUBLISHED) >= 0.95
+    assert 0.5 <= _cosine(embedder, PUBLISHED, RELATED) <= 0.85
+    memory = _memory(embedder)
+    preprint = make_evidence(PREPRINT, source="preprint", ppr="PPR123456")
+    published = make_evidence(PUBLISHED, pmid="31000001", doi="10.1000/crc.2019.1")
+
+    first = await memory.add([preprint])
+    second = await memory.add([published])
+    third = await memory.add([make_evidence(RELATED, pmid="32000002")])
+
+    assert first.new == ("ppr:PPR123456",)
+    assert second.new == ()
+    [merge] = second.merged
+    assert merge.incoming_id == "pmid:31000001"
+    assert merge.kept_id == "pmid:31000001"  # the held preprint took the journal version's PMID
+    assert merge.similarity >= 0.95
+    assert third.new == ("pmid:32000002",) and third.merged == ()
+    assert len(memory) == 2
+    kept = memory.get("ppr:PPR123456")
+    assert kept is not None and kept.id == "pmid:31000001"
+    assert set(kept.sources) == {"preprint", "pubmed"}
+    assert not kept.is_preprint  # a peer-reviewed version exists
+
+
+async def test_threshold_setting_decides_what_merges(embedder: Embedder) -> None:
+    strict = _memory(embedder, dedup_threshold=0.99)
+    await strict.add([make_evidence(PREPRINT, source="preprint", ppr="PPR1"), make_evidence(PUBLISHED, pmid="1")])
+    assert len(strict) == 2
+    loose = _memory(embedder, dedup_threshold=0.7)
+    await loose.add([make_evidence(PUBLISHED, pmid="1"), make_evidence(RELATED, pmid="2")])
+    assert len(loose) == 1
+
+
+async def test_near_duplicates_within_one_batch_merge(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    result = await memory.add(
+        [
+            make_evidence(PREPRINT, source="preprint", ppr="PPR7"),
+            make_evidence(UNRELATED[0], pmid="5"),
+            make_evidence(PUBLISHED, pmid="6"),
+        ]
+    )
+    # Ids are reported as they stand after the batch: the preprint took the journal version's PMID.
+    assert result.new == ("pmid:6", "pmid:5")
+    assert [(m.incoming_id, m.kept_id) for m in result.merged] == [("pmid:6", "pmid:6")]
+    assert [e.id for e in memory.evidence] == ["pmid:6", "pmid:5"]  # first-collected order is kept
+
+
+async def test_identity_merge_keeps_every_source_link(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    from_pubmed = make_evidence(PUBLISHED, source="pubmed", pmid="31000001", doi="10.1000/crc.2019.1")
+    from_europepmc = make_evidence(
+        "Metformin and colorectal cancer.", source="europepmc", doi="https://doi.org/10.1000/CRC.2019.1", pmcid="PMC42"
+    )
+    await memory.add([from_pubmed])
+    result = await memory.add([from_europepmc])
+
+    [merge] = result.merged
+    assert merge.similarity == 1.0 and merge.kept_id == "pmid:31000001"
+    [kept] = memory.evidence
+    assert kept.sources == ("pubmed", "europepmc")
+    assert kept.identifiers.present() == {"pmid": "31000001", "pmcid": "PMC42", "doi": "10.1000/crc.2019.1"}
+    assert kept.content == PUBLISHED  # the richer text wins
+    assert "pmcid:PMC42" in memory and "doi:10.1000/crc.2019.1" in memory and "pmid:999" not in memory
+
+
+async def test_an_item_bridging_two_held_works_folds_them_together(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    await memory.add([make_evidence(UNRELATED[0], pmid="11"), make_evidence(UNRELATED[1], doi="10.5555/b")])
+    result = await memory.add([make_evidence(UNRELATED[2], pmid="11", doi="10.5555/b")])
+    assert len(memory) == 1
+    assert result.merged[0].kept_id == "pmid:11"
+    assert "doi:10.5555/b" in memory and memory.get("doi:10.5555/b") == memory.get("pmid:11")
+
+
+async def test_a_bridging_batch_never_matches_the_slot_it_emptied(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    longest = UNRELATED[0] + " Adherence was above 90% in both arms."
+    await memory.add([make_evidence(longest, pmid="11"), make_evidence(UNRELATED[1], doi="10.5555/b")])
+    result = await memory.add(
+        [
+            make_evidence(UNRELATED[2], pmid="11", doi="10.5555/b"),  # folds the second held work into the first
+            make_evidence(UNRELATED[1], source="europepmc", pmcid="PMC77"),  # the text of the emptied slot
+        ]
+    )
+    assert result.merged[0].kept_id == "pmid:11"
+    assert memory.evidence[0].content == longest and memory.get("doi:10.5555/b") is memory.evidence[0]
+    assert "pmcid:PMC77" in memory
+    assert all(memory.get(item.id) == item for item in memory.evidence)
+
+
+async def test_adding_known_evidence_embeds_nothing_again(fresh_embedder: Embedder) -> None:
+    memory = _memory(fresh_embedder)
+    batch = [make_evidence(text, pmid=str(i + 1)) for i, text in enumerate(UNRELATED)]
+    await memory.add(batch)
+    assert fresh_embedder.encoded_count == 3
+    result = await memory.add(batch)
+    assert fresh_embedder.encoded_count == 3
+    assert len(result.merged) == 3 and all(m.similarity == 1.0 for m in result.merged)
+    await memory.relevant("statins")
+    await memory.select_diverse("statins")
+    assert fresh_embedder.encoded_count == 4  # the query, once
+
+
+async def test_relevant_fuses_meaning_and_exact_terms(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    await memory.add([make_evidence(text, pmid=str(i + 1)) for i, text in enumerate([*UNRELATED, RELATED, PUBLISHED])])
+    by_meaning = await memory.relevant("do cholesterol-lowering drugs prevent heart attacks in the elderly", k=2)
+    assert by_meaning[0][0].id == "pmid:1"
+    by_term = await memory.relevant("MCF-7 pancreatic adenocarcinoma resected", k=5)
+    assert by_term[0][0].id == "pmid:4"
+    scores = [score for _, score in by_term]
+    assert scores == sorted(scores, reverse=True) and len(by_term) == 5
+
+
+async def test_select_diverse_picks_different_findings_over_paraphrases(embedder: Embedder) -> None:
+    memory = _memory(embedder, dedup_threshold=1.0)  # keep the paraphrases apart for this test
+    versions = [make_evidence(text, pmid=str(100 + i)) for i, text in enumerate(COLORECTAL_VERSIONS)]
+    others = [make_evidence(text, pmid=str(200 + i)) for i, text in enumerate(OTHER_FINDINGS)]
+    await memory.add([*versions, *others])
+    assert len(memory) == 6
+
+    by_relevance = await memory.select_diverse(DIVERSITY_QUERY, k=3, lambda_=1.0)
+    assert {e.id for e in by_relevance} == {e.id for e in versions}  # relevance alone picks the paraphrases
+    diverse = await memory.select_diverse(DIVERSITY_QUERY, k=3, lambda_=0.7)
+    version_ids = {e.id for e in versions}
+    assert sum(e.id in version_ids for e in diverse) == 1
+    assert len({e.id for e in diverse} - version_ids) == 2
+
+
+async def test_select_diverse_defaults_come_from_settings(embedder: Embedder) -> None:
+    memory = _memory(embedder, judge_context_size=2)
+    await memory.add([make_evidence(text, pmid=str(i + 1)) for i, text in enumerate(UNRELATED)])
+    assert len(await memory.select_diverse("aspirin")) == 2
+    assert await _memory(embedder).select_diverse("anything") == []
+    assert await _memory(embedder).relevant("anything") == []
+
+
+def _assessment(round_: int, sufficient: bool) -> JudgeAssessment:
+    aspect = ScoredAspect(score=6.0, reasoning="consistent cohorts")
+    return JudgeAssessment(
+        mechanism=aspect,
+        clinical=aspect,
+        confidence=0.6,
+        sufficient=sufficient,
+        recommendation="synthesize" if sufficient else "continue",
+        round=round_,
+    )
+
+
+def _fill_state(memory: ResearchMemory) -> None:
+    memory.next_round()
+    memory.record_query("pubmed", "metformin colorectal cancer")
+    memory.add_assessment(_assessment(1, False))
+    hypothesis = Hypothesis(
+        intervention="metformin", target="AMPK", pathway="mTOR", effect="less growth", confidence=0.5
+    )
+    memory.add_hypotheses(HypothesisAssessment(hypotheses=(hypothesis,), primary=0, round=1))
+    memory.next_round()
+    memory.add_assessment(_assessment(2, True))
+    memory.add_hypotheses(HypothesisAssessment(hypotheses=(), knowledge_gaps=("dose",), round=2))
+    memory.record_usage(TokenUsage(agent="judge", model="m", input_tokens=100, output_tokens=20, cost_usd=0.01))
+    memory.record_usage(TokenUsage(agent="judge", model="m", input_tokens=50, output_tokens=10, cost_usd=0.02))
+    memory.record_usage(TokenUsage(agent="search", model="m", input_tokens=5, output_tokens=1))
+    memory.set_report(ResearchReport(title="T", executive_summary="S", methodology="M"))
+
+
+def test_run_state_is_recorded(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    assert memory.round == 0 and memory.hypotheses is None and memory.report is None
+    _fill_state(memory)
+    assert memory.round == 2
+    assert memory.record_query("PubMed", "  Metformin   COLORECTAL cancer ") is False  # never the same query twice
+    assert memory.record_query("europepmc", "metformin colorectal cancer") is True
+    assert memory.has_run("pubmed", "metformin colorectal cancer")
+    assert memory.queries_run == (
+        ("pubmed", "metformin colorectal cancer"),
+        ("europepmc", "metformin colorectal cancer"),
+    )
+    assert [a.round for a in memory.assessments] == [1, 2] and memory.latest_assessment.sufficient  # type: ignore[union-attr]
+    assert memory.hypotheses is not None and memory.hypotheses.knowledge_gaps == ("dose",)
+    assert len(memory.hypothesis_history) == 2
+    totals = memory.total_usage
+    assert (totals.input_tokens, totals.output_tokens, totals.requests) == (155, 31, 3)
+    assert totals.cost_usd == pytest.approx(0.03)
+    assert memory.usage_by_agent()["judge"].total_tokens == 180
+    assert memory.report is not None and memory.report.title == "T"
+
+
+async def test_snapshot_round_trips_through_json(fresh_embedder: Embedder) -> None:
+    memory = _memory(fresh_embedder)
+    await memory.add([make_evidence(PREPRINT, source="preprint", ppr="PPR9"), make_evidence(PUBLISHED, pmid="9")])
+    await memory.add([make_evidence(text, pmid=str(i + 20)) for i, text in enumerate(UNRELATED)])
+    _fill_state(memory)
+    encoded = fresh_embedder.encoded_count
+
+    data = json.loads(json.dumps(memory.snapshot()))
+    restored = await ResearchMemory.restore(data, embedder=fresh_embedder, settings=memory.settings)
+
+    assert fresh_embedder.encoded_count == encoded  # vectors came back from the content-hash cache
+    assert restored.run_id == memory.run_id and restored.question == memory.question
+    assert restored.evidence == memory.evidence
+    assert "ppr:PPR9" in restored  # merged-in ids still resolve
+    assert restored.snapshot() == memory.snapshot()
+    assert restored.total_usage == memory.total_usage and restored.round == 2
+    assert restored.has_run("pubmed", "metformin colorectal cancer")
+    assert [e.id for e, _ in await restored.relevant("vitamin D fractures", k=1)] == ["pmid:21"]
+    assert np.array_equal(restored._pool.vectors, memory._pool.vectors)
+
+
+@pytest.mark.parametrize("snapshot", [{}, {"version": 99}, {"version": 1, "evidence": [{"item": {}}]}])
+async def test_restore_rejects_foreign_snapshots(embedder: Embedder, snapshot: dict[str, object]) -> None:
+    with pytest.raises(SnapshotError):
+        await ResearchMemory.restore(snapshot, embedder=embedder)
+
+
+async def test_bibliography_lists_all_evidence_in_collected_order(embedder: Embedder) -> None:
+    memory = _memory(embedder)
+    await memory.add([make_evidence(UNRELATED[1], pmid="2"), make_evidence(UNRELATED[0], doi="10.5555/x")])
+    await memory.add([make_evidence(UNRELATED[2], nct="NCT01234567", source="clinicaltrials")])
+    citations = memory.get_bibliography()
+    assert [(c.number, c.evidence_id) for c in citations] == [
+        (1, "pmid:2"),
+        (2, "doi:10.5555/x"),
+        (3, "nct:NCT01234567"),
+    ]
+    assert citations[2].url == "https://clinicaltrials.gov/study/NCT01234567"
