@@ -33,6 +33,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/memory_bench.py
+	$(BIN)/python bench/e2e_bench.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

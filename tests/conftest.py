@@ -11,6 +11,7 @@ import pytest
 
 from synthesist.config import Settings, load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
+from synthesist.memory.library_index import library_name
 from synthesist.models import Evidence
 from synthesist.testing import FixtureServer
 from synthesist.tools.library import load_library
@@ -75,6 +76,7 @@ def library_records(shared_dir: Path) -> list[Evidence]:
     return list(load_library([shared_dir / "corpus" / "library.jsonl"]).evidence)
 
 
+
 @pytest.fixture(scope="session")
 def dev_questions(shared_dir: Path) -> list[dict[str, str]]:
     lines = (shared_dir / "corpus" / "questions_dev.jsonl").read_text(encoding="utf-8").split("\n")
@@ -92,4 +94,5 @@ def library_index(
 ) -> Iterator[LibraryIndex]:
     """The whole shared library indexed once per session (about a minute on 2 cores) in a persistent store."""
     client = open_chroma(load_settings(data_dir=library_data_dir))
-    yield LibraryIndex.build(library_records, embedder=embedder, client=client, name="shared")
+    name = library_name([_shared_dir() / "corpus" / "library.jsonl"])  # the collection the CLI opens for it
+    yield LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)

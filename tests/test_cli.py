@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,12 +75,53 @@ def test_library_validate_missing_path_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "nope.jsonl" in done.stderr
 
 
-def test_research_prints_the_evidence_found(tmp_path: Path) -> None:
+def test_research_runs_offline_and_writes_the_report_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
     with FixtureServer() as server:
         server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
         server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
-        env = {"SYNTHESIST_PUBMED__BASE_URL": server.url, "SYNTHESIST_DATA_DIR": str(tmp_path)}
-        done = run_cli("research", "metformin cancer", "--sources", "pubmed", env=env)
+        env = {"SYNTHESIST_PUBMED__BASE_URL": server.url, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"),
+               "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+        done = run_cli("research", "metformin cancer", "--sources", "pubmed", "--model", "extractive",
+                       "--max-rounds", "1", "--out", str(out), env=env, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "Found per source: pubmed 3" in done.stdout
-    assert "[1] pmid:39100003" in done.stdout
+    assert "max_rounds after 1 round(s)" in done.stdout
+    assert "search_complete: 3 new" in done.stderr  # the live view, plain because stderr is a pipe
+    report = (out / "report.md").read_text()
+    assert "## References" in report and "pubmed.ncbi.nlm.nih.gov/391000" in report
+    result = json.loads((out / "report.json").read_text())
+    assert result["stop_reason"] == "max_rounds" and result["partial"] is True
+    assert result["fabricated_citations"] == 0
+    assert {e["id"] for e in result["evidence"]} == {"pmid:39100001", "pmid:39100002", "pmid:39100003"}
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    assert events[0]["type"] == "started" and events[-1]["type"] == "complete"
+
+
+def test_library_search_reuses_the_index_and_embeds_no_record(library_index, library_data_dir: Path,
+                                                               shared_dir: Path) -> None:
+    """The session fixture indexed the library under this data dir: a CLI call must embed no record again."""
+    path = shared_dir / "corpus" / "library.jsonl"
+    env = {"SYNTHESIST_DATA_DIR": str(library_data_dir)}
+    done = run_cli("library", "search", str(path), "metformin cancer", "-k", "5", "--json", env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"library: {len(library_index)} records (0 embedded now, {len(library_index)} reused)" in done.stderr
+    rows = json.loads(done.stdout)
+    assert len(rows) == 5 and [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
+    assert set(rows[0]) == {"id", "pmid", "score", "title"}
+    expected = [hit.id for hit in library_index.search("metformin cancer", k=5)]
+    assert [r["id"] for r in rows] == expected
+
+
+def test_library_search_runs_a_queries_file_one_json_line_each(library_index, library_data_dir: Path,
+                                                               shared_dir: Path, tmp_path: Path) -> None:
+    questions = [json.loads(line)["question"] for line in
+                 (shared_dir / "corpus" / "questions_dev.jsonl").read_text().split("\n")[:3]]
+    queries = tmp_path / "queries.txt"
+    queries.write_text("\n".join(questions) + "\n")
+    env = {"SYNTHESIST_DATA_DIR": str(library_data_dir)}
+    done = run_cli("library", "search", str(shared_dir / "corpus" / "library.jsonl"), "--queries", str(queries),
+                   "-k", "3", env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["query"] for line in lines] == questions
+    assert all(len(line["results"]) == 3 for line in lines)

@@ -1,66 +1,219 @@
-"""The composition root: the only place that builds real objects (HTTP client, sources) and wires them.
+"""The Python face of Synthesist::
 
-Faces (the CLI, notebooks, batch scripts) call these functions; everything below receives what it needs.
+    from synthesist import research, stream, research_many
+
+    result = await research("Does metformin lower cancer incidence in type 2 diabetes?")
+    async for event in stream(question, sources="library", libraries=["papers.jsonl"]):
+        print(event.type, event.message)
+    results = await research_many(questions, concurrency=8, out_dir="batch/")
+
+Options (all keyword): ``sources`` (comma string or list), ``libraries`` (paths), ``model`` (spec string, a
+pydantic-ai ``Model``, or a mapping per agent), ``manager`` (``loop``/``magentic``), ``max_rounds``, ``timeout``,
+``settings``, ``out_dir`` (writes report.md, report.json, events.jsonl), ``control`` (a :class:`RunControl` to
+cancel), ``web_client`` (the ddgs seam). Invalid input raises :class:`BadInputError` before anything runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from .config import Settings, current_settings, load_settings
+from .agents.report import ReportAgent
+from .agents.report_format import render_bibtex, render_markdown
+from .composition import (
+    ModelChoice,
+    Shared,
+    build_network_sources,
+    build_team,
+    check_library_paths,
+    check_question,
+    library_source,
+    open_library,
+    open_models,
+    open_shared,
+    parse_source_names,
+)
+from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError
-from .models import SearchResult
-from .tools.clinicaltrials import ClinicalTrialsSource
-from .tools.europepmc import EuropePMCSource
+from .events import Complete, EventBase
+from .memory import LibraryIndex, ResearchMemory
+from .models import ResearchResult, SearchResult
+from .orchestrator.checkpoint import RunOptions, load_checkpoint, run_dir
+from .orchestrator.emitter import Emitter, rewind_log
+from .orchestrator.loop import LoopManager
+from .orchestrator.runner import RunContext, RunControl, run_stream
+from .orchestrator.stop_rules import StopRules
 from .tools.http import Fetcher, open_client
 from .tools.library import LibraryLoad, load_library
-from .tools.pubmed import PubMedSource
 from .tools.search import search_all
-from .tools.source import SOURCE_NAMES, Source
-from .tools.web import WebSearchClient, WebSource
+from .tools.source import SOURCE_NAMES
+from .tools.web import WebSearchClient
 
 __all__ = [
     "LibraryLoad",
+    "RunControl",
     "SourceCheck",
-    "build_sources",
     "check_sources",
     "load_library",
     "load_settings",
+    "open_library_index",
     "parse_source_names",
+    "research",
+    "research_sync",
+    "resume",
     "search",
+    "stream",
+    "write_outputs",
 ]
 
 
-def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:
-    """``"pubmed, trials"`` or a sequence → validated names, in order, without repeats."""
-    items = names.split(",") if isinstance(names, str) else list(names)
-    cleaned = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
-    unknown = [name for name in cleaned if name not in SOURCE_NAMES]
-    if unknown:
-        raise BadInputError(f"unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}")
-    if not cleaned:
-        raise BadInputError("no source selected")
-    return cleaned
+def run_settings(settings: Settings | None = None, *, model: Any = None, manager: str | None = None,
+                 max_rounds: int | None = None, timeout: float | None = None) -> Settings:
+    """``settings`` (default: the current ones) with the per-call options applied and validated."""
+    overrides: dict[str, Any] = {}
+    if isinstance(model, str):
+        overrides["models"] = {"model": model}
+    run = {k: v for k, v in {"manager": manager, "max_rounds": max_rounds, "timeout": timeout}.items() if v}
+    if run:
+        overrides["run"] = run
+    base = settings or current_settings()
+    return with_overrides(base, overrides) if overrides else base
 
 
-def build_sources(
-    names: Sequence[str],
-    fetcher: Fetcher,
-    settings: Settings,
+async def stream(
+    question: str,
     *,
+    sources: str | Sequence[str] | None = None,
+    libraries: Sequence[Path | str] = (),
+    model: ModelChoice = None,
+    manager: str | None = None,
+    max_rounds: int | None = None,
+    timeout: float | None = None,
+    settings: Settings | None = None,
+    out_dir: Path | str | None = None,
+    control: RunControl | None = None,
     web_client: WebSearchClient | None = None,
-) -> list[Source]:
-    """The network sources by name. ``library`` is served by the memory layer and is not built here."""
-    builders = {
-        "pubmed": lambda: PubMedSource(fetcher, settings.pubmed),
-        "trials": lambda: ClinicalTrialsSource(fetcher, settings.trials),
-        "europepmc": lambda: EuropePMCSource(fetcher, settings.europepmc),
-        "preprints": lambda: EuropePMCSource(fetcher, settings.europepmc, preprints_only=True),
-        "web": lambda: WebSource(settings.web, web_client),
-    }
-    return [builders[name]() for name in names if name in builders]
+    shared: Shared | None = None,
+    run_id: str | None = None,
+) -> AsyncIterator[EventBase]:
+    """Run one question and yield its typed events; the last is ``complete`` carrying the result."""
+    settings = run_settings(settings, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
+    question = check_question(question)
+    paths = check_library_paths(libraries or settings.search.libraries)
+    names = _source_names(sources, settings, paths)
+    options = RunOptions(question=question, sources=names, libraries=tuple(map(str, paths)),
+                         model=model if isinstance(model, str) else None, manager=settings.run.manager,
+                         max_rounds=settings.run.max_rounds, timeout=settings.run.timeout)
+    async for event in _run(options, settings, model=model, out_dir=out_dir, control=control,
+                            web_client=web_client, shared=shared, run_id=run_id, checkpoint=None):
+        yield event
+
+
+async def resume(run_id: str, *, settings: Settings | None = None, model: ModelChoice = None,
+                 out_dir: Path | str | None = None, web_client: WebSearchClient | None = None,
+                 shared: Shared | None = None, control: RunControl | None = None) -> AsyncIterator[EventBase]:
+    """Continue a killed run from its last checkpointed round; nothing it had collected is lost."""
+    settings = settings or current_settings()
+    checkpoint = load_checkpoint(settings.data_dir, run_id)
+    options = checkpoint.options
+    settings = run_settings(settings, model=model if model is not None else options.model,
+                            max_rounds=options.max_rounds, timeout=options.timeout)
+    async for event in _run(options, settings, model=model if model is not None else options.model,
+                            out_dir=out_dir, control=control, web_client=web_client, shared=shared,
+                            run_id=run_id, checkpoint=checkpoint):
+        yield event
+
+
+async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, web_client, shared, run_id,
+               checkpoint) -> AsyncIterator[EventBase]:
+    if settings.run.manager == "magentic":
+        raise BadInputError("the magentic manager needs agent-framework: not available in this build yet")
+    async with AsyncExitStack() as stack:
+        shared = shared or await asyncio.to_thread(open_shared, settings)
+        paths = tuple(Path(p) for p in options.libraries)
+        sources = []
+        if "library" in options.sources:
+            sources.append(library_source(await asyncio.to_thread(open_library, paths, shared)))
+        http = await stack.enter_async_context(open_client(settings))
+        sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
+                                            web_client=web_client)
+        sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
+        models = await open_models(model if not isinstance(model, str) else None, settings, stack)
+        team = build_team(sources, models, settings, shared)
+        memory = await _open_memory(options, settings, shared, run_id, checkpoint)
+        directory = run_dir(settings.data_dir, memory.run_id)
+        if checkpoint:
+            rewind_log(directory / "events.jsonl", checkpoint.event_seq)
+        emitter = Emitter(memory.run_id, log_path=directory / "events.jsonl",
+                          start_seq=checkpoint.event_seq if checkpoint else 0)
+        rules = StopRules(settings.run)
+        if checkpoint:
+            rules.load(checkpoint.stop_rules)
+        manager = LoopManager(team, emitter, rules, options=options, checkpoint_dir=directory)
+        ctx = RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
+                         fallback_report=ReportAgent(settings),
+                         control=control or RunControl(),
+                         resumed_from_round=checkpoint.round if checkpoint else 0)
+        async for event in run_stream(ctx):
+            if isinstance(event, Complete):
+                write_outputs(event.data, directory, events_log=None)
+                if out_dir is not None:
+                    write_outputs(event.data, Path(out_dir), events_log=directory / "events.jsonl")
+            yield event
+
+
+async def _open_memory(options, settings, shared: Shared, run_id, checkpoint) -> ResearchMemory:
+    if checkpoint is not None:
+        return await ResearchMemory.restore(checkpoint.memory, embedder=shared.embedder,
+                                            settings=settings.memory, client=shared.client)
+    return await ResearchMemory.open(options.question, embedder=shared.embedder, client=shared.client,
+                                     settings=settings.memory, run_id=run_id)
+
+
+def _source_names(sources, settings: Settings, paths: Sequence[Path]) -> tuple[str, ...]:
+    if sources:
+        names = parse_source_names(sources)
+    else:
+        names = parse_source_names(settings.search.sources) + (("library",) if paths else ())
+    if "library" in names and not paths:
+        raise BadInputError("the library source needs a library: pass --library PATH")
+    return tuple(dict.fromkeys(names))
+
+
+async def research(question: str, **options: Any) -> ResearchResult:
+    """Run one question to the end and return its result (the ``complete`` event's data)."""
+    result = None
+    async for event in stream(question, **options):  # drained to the end, so the run closes in this task
+        if isinstance(event, Complete):
+            result = event.data
+    if result is None:
+        raise RuntimeError("the run ended without a result")  # run_stream always ends with `complete`
+    return result
+
+
+def research_sync(question: str, **options: Any) -> ResearchResult:
+    """:func:`research` for scripts and notebooks without an event loop of their own."""
+    return asyncio.run(research(question, **options))
+
+
+def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:
+    """``report.md``, ``report.json`` (the whole result), ``references.bib`` and ``events.jsonl``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    evidence = {item.id: item for item in result.evidence}
+    paths = {"markdown": directory / "report.md", "json": directory / "report.json",
+             "bibtex": directory / "references.bib"}
+    paths["markdown"].write_text(render_markdown(result.report, evidence), encoding="utf-8")
+    paths["json"].write_text(result.model_dump_json(indent=2), encoding="utf-8")
+    paths["bibtex"].write_text(render_bibtex(result.report.references, evidence), encoding="utf-8")
+    if events_log is not None and events_log.exists():
+        paths["events"] = directory / "events.jsonl"
+        paths["events"].write_bytes(events_log.read_bytes())
+    return paths
 
 
 async def search(
@@ -71,13 +224,14 @@ async def search(
     settings: Settings | None = None,
     web_client: WebSearchClient | None = None,
 ) -> SearchResult:
-    """Search the selected sources once, concurrently, and return the merged evidence and per-source errors."""
+    """Search the selected network sources once, concurrently: merged evidence and per-source errors."""
     settings = settings or current_settings()
-    query = _check_query(query)
+    query = check_question(query)
     names = parse_source_names(sources or settings.search.sources)
+    if "library" in names:
+        raise BadInputError("a one-off search covers network sources; use `synthesist library search` for a library")
     async with open_client(settings) as client:
-        fetcher = Fetcher(client, settings)
-        chosen = build_sources(names, fetcher, settings, web_client=web_client)
+        chosen = build_network_sources(names, Fetcher(client, settings), settings, web_client=web_client)
         return await search_all(query, chosen, limit=limit or settings.search.max_results)
 
 
@@ -97,17 +251,13 @@ async def check_sources(
     settings: Settings | None = None,
     web_client: WebSearchClient | None = None,
 ) -> list[SourceCheck]:
-    """Ask each source one small query, without retries or cache, and report reachability."""
-    settings = settings or current_settings()
-    settings = settings.model_copy(
-        update={"http": settings.http.model_copy(update={"max_retries": 0, "cache_enabled": False,
-                                                           "timeout": min(settings.http.timeout, 10.0)})}
-    )
+    """Ask each network source one small query, without retries or cache, and report reachability."""
+    settings = with_overrides(settings or current_settings(), {"http": {
+        "max_retries": 0, "cache_enabled": False, "timeout": min((settings or current_settings()).http.timeout, 10.0)}})
     chosen_names = [n for n in parse_source_names(names or SOURCE_NAMES) if n != "library"]
     results = []
     async with open_client(settings) as client:
-        fetcher = Fetcher(client, settings)
-        for source in build_sources(chosen_names, fetcher, settings, web_client=web_client):
+        for source in build_network_sources(chosen_names, Fetcher(client, settings), settings, web_client=web_client):
             started = time.monotonic()
             outcome = await search_all("metformin", [source], limit=1)
             elapsed = time.monotonic() - started
@@ -119,10 +269,9 @@ async def check_sources(
     return results
 
 
-def _check_query(query: str) -> str:
-    query = " ".join((query or "").split())
-    if not query:
-        raise BadInputError("the question is empty")
-    if len(query) > 2000:
-        raise BadInputError(f"the question is {len(query)} characters long; the limit is 2000")
-    return query
+def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None = None,
+                       shared: Shared | None = None) -> LibraryIndex:
+    """Index a local library once (persistently, by content hash) and return the index; reopening an unchanged
+    library embeds nothing. ``index.stats`` says what was embedded, reused and removed."""
+    settings = settings or current_settings()
+    return open_library(check_library_paths(paths), shared or open_shared(settings))

@@ -1,23 +1,30 @@
 """The command line: the only module that prints.
 
-Exit codes: 0 finished, 1 internal error or failed check, 2 bad input (one-line reason), 130 interrupted.
-``synthesist --help`` must stay fast, so the composition root (and with it httpx, chromadb, torch) is imported only
-once a command actually runs.
+Exit codes: 0 a finished run (partial included), 1 internal error or failed check, 2 bad input (one-line
+reason), 130 interrupted. ``synthesist --help`` must stay fast, so the composition root (and with it httpx,
+chromadb, torch) is imported only once a command actually runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.console import Console
+
 from . import __version__
+from .agents.redaction import SecretFilter
 from .errors import BadInputError, SynthesistError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,11 +36,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    research = commands.add_parser("research", help="research a question")
-    research.add_argument("question", help="the research question, in quotes")
-    research.add_argument("--sources", help="comma list: pubmed, trials, europepmc, preprints, web, library")
-    research.add_argument("--limit", type=int, help="records asked of each source")
-    research.add_argument("--json", action="store_true", help="print the result as JSON")
+    research = commands.add_parser("research", help="research a question and write a cited report")
+    research.add_argument("question", nargs="?", help="the research question, in quotes")
+    _run_options(research)
+    research.add_argument("--resume", metavar="RUN_ID", help="continue a killed run instead of starting one")
+
+    resume = commands.add_parser("resume", help="continue a killed run from its last round")
+    resume.add_argument("run_id", metavar="RUN_ID")
+    resume.add_argument("--out", type=Path, metavar="DIR", help="also write the report files here")
+    resume.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
+
+    batch = commands.add_parser("batch", help="research every question of a file (one per line)")
+    batch.add_argument("questions_file", type=Path, metavar="FILE")
+    batch.add_argument("--concurrency", type=int, default=8)
+    _run_options(batch, out_required=True)
 
     sources = commands.add_parser("sources", help="literature sources")
     sources_commands = sources.add_subparsers(dest="sources_command", required=True, metavar="ACTION")
@@ -44,7 +60,28 @@ def build_parser() -> argparse.ArgumentParser:
     library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
     validate = library_commands.add_parser("validate", help="load a library and report every bad line or file")
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    index = library_commands.add_parser("index", help="embed a library once (unchanged records are reused)")
+    index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    search = library_commands.add_parser("search", help="rank a library's records for a query")
+    search.add_argument("path", type=Path, metavar="PATH")
+    search.add_argument("query", nargs="?", help="the query (or --queries FILE)")
+    search.add_argument("-k", type=int, default=10, help="how many records (default 10)")
+    search.add_argument("--json", action="store_true", help="JSON output")
+    search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
     return parser
+
+
+def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False) -> None:
+    parser.add_argument("--sources", help=SOURCES_HELP)
+    parser.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
+                        help="a local library file or folder (JSONL, MEDLINE XML); repeatable")
+    parser.add_argument("--model", help="e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: auto)")
+    parser.add_argument("--manager", choices=("loop", "magentic"))
+    parser.add_argument("--max-rounds", type=int)
+    parser.add_argument("--timeout", type=float, help="seconds for the whole run")
+    parser.add_argument("--out", type=Path, metavar="DIR", required=out_required,
+                        help="write report.md, report.json, references.bib, events.jsonl here")
+    parser.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
-        handler = {"research": _research, "sources": _sources, "library": _library}[args.command]
+        handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
+                   "library": _library}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
@@ -72,28 +110,85 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _research(api, args: argparse.Namespace) -> int:
-    settings = api.load_settings()
-    result = asyncio.run(api.search(args.question, sources=args.sources, limit=args.limit, settings=settings))
+    if args.resume:
+        return _drive(lambda control: api.resume(args.resume, out_dir=args.out, control=control), api, args)
+    if args.question is None:
+        raise BadInputError("give a question (or --resume RUN_ID)")
+    return _drive(lambda control: api.stream(
+        args.question, sources=args.sources, libraries=args.library, model=args.model, manager=args.manager,
+        max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control), api, args)
+
+
+def _resume(api, args: argparse.Namespace) -> int:
+    return _drive(lambda control: api.resume(args.run_id, out_dir=args.out, control=control), api, args)
+
+
+def _drive(start, api, args: argparse.Namespace) -> int:
+    """Run to the end: live view on stderr; the result (file paths, or JSON with --json) on stdout.
+    The first Ctrl-C cancels the run, which still writes its partial report."""
+    printer = EventPrinter(Console(stderr=True))
+    result = asyncio.run(_consume(start, api.RunControl(), printer))
     if args.json:
         print(result.model_dump_json(indent=2))
-        return EXIT_OK
-    print(f"Query: {result.query}")
-    print("Found per source: " + ", ".join(f"{k} {v}" for k, v in result.counts.items()))
-    for failure in result.errors:
-        print(f"  ! {failure.source} failed ({failure.kind}): {failure.message}", file=sys.stderr)
-    for number, item in enumerate(result.evidence, 1):
-        print(f"[{number}] {_evidence_line(item)}")
-    if not result.evidence:
-        print("No evidence found.")
+    else:
+        print(printer.summary(result, args.out))
     return EXIT_OK
 
 
-def _evidence_line(item) -> str:
-    where = ", ".join(item.sources)
-    year = f" ({item.year})" if item.year else ""
-    flag = " [PREPRINT — not peer-reviewed]" if item.is_preprint else ""
-    no_abstract = " [no abstract]" if not item.has_abstract and item.source != "web" else ""
-    return f"{item.id}{year} {item.label}{flag}{no_abstract} — {where}"
+async def _consume(start, control, printer: EventPrinter):
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, control.cancel)
+    result = None
+    async for event in start(control):
+        printer.show(event)
+        if event.type == "complete":
+            result = event.data
+    return result
+
+
+class EventPrinter:
+    """One line per event: styled on a terminal, plain when piped."""
+
+    STYLES = {"error": "yellow", "complete": "bold green", "judge_complete": "cyan", "search_complete": "blue",
+              "synthesizing": "magenta", "started": "bold"}
+    QUIET = {"streaming", "progress", "thinking"}
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    def show(self, event) -> None:
+        if event.type in self.QUIET:
+            return
+        who = f" {event.agent}" if event.agent else ""
+        line = f"[round {event.round}]{who} {event.type}: {event.message}"
+        if self.console.is_terminal:
+            self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False, highlight=False)
+        else:
+            self.console.file.write(line + "\n")
+
+    @staticmethod
+    def summary(result, out_dir: Path | None) -> str:
+        report = result.report
+        where = out_dir or "the run directory (DATA_DIR/runs/" + result.run_id + ")"
+        state = f"partial: {report.partial_reason}" if result.partial else "complete"
+        return (f"{report.title}\nrun {result.run_id}: {result.stop_reason} after {result.rounds} round(s), "
+                f"{len(result.evidence)} evidence items, {len(report.references)} cited; report {state}\n"
+                f"report.md, report.json, references.bib, events.jsonl written to {where}")
+
+
+def _batch(api, args: argparse.Namespace) -> int:
+    from .batch import research_many  # noqa: PLC0415
+
+    questions = _read_lines(args.questions_file)
+    items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
+                                      sources=args.sources, libraries=args.library, model=args.model,
+                                      max_rounds=args.max_rounds, timeout=args.timeout))
+    failed = [item for item in items if item.error]
+    for item in items:
+        state = "resumed" if item.resumed else ("FAILED: " + item.error if item.error else item.result.stop_reason)
+        print(f"{item.index:4d} {state:<12} {item.path}  {item.question[:70]}")
+    print(f"{len(items) - len(failed)} of {len(items)} questions done; results in {args.out}")
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _sources(api, args: argparse.Namespace) -> int:
@@ -109,20 +204,61 @@ def _sources(api, args: argparse.Namespace) -> int:
 
 
 def _library(api, args: argparse.Namespace) -> int:
-    loaded = api.load_library(args.paths)
-    for problem in loaded.problems:
+    if args.library_command == "validate":
+        loaded = api.load_library(args.paths)
+        _print_problems(loaded.problems)
+        print(f"{len(loaded.evidence)} records loaded, {len(loaded.problems)} problems")
+        return EXIT_OK
+    if args.library_command == "index":
+        index = api.open_library_index(args.paths)
+        stats = index.stats
+        print(f"{stats.total} records indexed: {stats.embedded} embedded, {stats.reused} reused, "
+              f"{stats.removed} removed")
+        return EXIT_OK
+    queries = _read_lines(args.queries) if args.queries else [args.query] if args.query else []
+    if not queries or not all(q.strip() for q in queries):
+        raise BadInputError("give a query (or --queries FILE with one query per line)")
+    index = api.open_library_index([args.path])
+    stats = index.stats
+    print(f"library: {stats.total} records ({stats.embedded} embedded now, {stats.reused} reused)", file=sys.stderr)
+    for query, hits in zip(queries, index.search_many(queries, k=args.k), strict=True):
+        rows = [{"id": h.id, "pmid": h.pmid, "score": round(h.score, 6), "title": h.label} for h in hits]
+        if args.queries:
+            print(json.dumps({"query": query, "results": rows}, ensure_ascii=False))
+        elif args.json:
+            print(json.dumps(rows, ensure_ascii=False, indent=2))
+        else:
+            for rank, row in enumerate(rows, 1):
+                print(f"{rank:2d}. {row['score']:.4f} {row['id']:<18} {row['title'][:90]}")
+    return EXIT_OK
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {path}: {exc.strerror}") from None
+    questions = [line.strip() for line in lines if line.strip()]
+    if not questions:
+        raise BadInputError(f"{path} holds no line to use")
+    return questions
+
+
+def _print_problems(problems) -> None:
+    for problem in problems:
         where = f"{problem.path}:{problem.line}" if problem.line else f"{problem.path}"
         print(f"{where}: {problem.reason}", file=sys.stderr)
-    print(f"{len(loaded.evidence)} records loaded, {len(loaded.problems)} problems")
-    return EXIT_OK
 
 
 def _configure_logging(verbosity: int) -> None:
     level = logging.WARNING if verbosity == 0 else logging.INFO if verbosity == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(SecretFilter())
+    logging.basicConfig(level=level, handlers=[handler])
     # httpx logs full request URLs at INFO, query strings (and so API keys) included: never let them through.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.getLogger("httpcore").setLevel(logging.WARNING)
+    for noisy in ("httpx", "httpcore", "chromadb", "sentence_transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def _error(message: str) -> None:

@@ -93,6 +93,44 @@ class MemorySettings(Section):
     judge_context_size: int = Field(30, ge=1, le=200, description="Items the judge sees (MMR-selected).")
 
 
+class ModelSettings(Section):
+    model: str | None = Field(
+        None,
+        description="Model spec, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, ollama:llama3.1, "
+        "openai-compatible:NAME@http://host:port/v1, local:/path/model.gguf, extractive. Default: an LLM when a "
+        "provider key is in the environment, else extractive (no LLM).",
+    )
+    search_model: str | None = Field(None, description="Per-agent override for query planning.")
+    judge_model: str | None = Field(None, description="Per-agent override, e.g. a cheaper judge.")
+    hypothesis_model: str | None = None
+    report_model: str | None = None
+    timeout: float = Field(120.0, gt=0, description="Seconds one model call may take, retries included.")
+    retries: int = Field(2, ge=0, le=10, description="Validation retries when a reply does not fit the schema.")
+    temperature: float = Field(0.2, ge=0, le=2)
+    max_output_tokens: int = Field(4096, ge=64)
+    evidence_char_cap: int = Field(8000, ge=200, description="Characters of one evidence item inside a prompt.")
+    ollama_base_url: str = "http://localhost:11434/v1"
+    openrouter_base_url: str = "https://openrouter.ai/api/v1"
+
+
+class RunSettings(Section):
+    """Stop rules and the manager. Every rule is enforced in code and recorded as the run's stop_reason."""
+
+    manager: Literal["loop", "magentic"] = "loop"
+    max_rounds: int = Field(5, ge=1, le=50)
+    stall_rounds: int = Field(3, ge=1, description="Rounds with no new evidence and no score gain before stopping.")
+    timeout: float = Field(600.0, gt=0, description="Seconds for the whole run, report included.")
+    report_reserve: float = Field(
+        30.0, ge=0, description="Seconds of the timeout kept for the fallback report when the rounds run long."
+    )
+    token_budget: int | None = Field(None, ge=1, description="Stop once the run's model tokens reach this.")
+    min_confidence: float = Field(0.7, ge=0, le=1)
+    min_mechanism: float = Field(6.0, ge=0, le=10)
+    min_clinical: float = Field(6.0, ge=0, le=10)
+    magentic_max_stalls: int = Field(3, ge=1)
+    magentic_max_resets: int = Field(2, ge=0)
+
+
 class Settings(BaseSettings):
     """The whole configuration tree."""
 
@@ -112,6 +150,8 @@ class Settings(BaseSettings):
     web: WebSettings = WebSettings()
     search: SearchSettings = SearchSettings()
     memory: MemorySettings = MemorySettings()
+    models: ModelSettings = ModelSettings()
+    run: RunSettings = RunSettings()
 
     @property
     def cache_dir(self) -> Path:

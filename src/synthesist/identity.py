@@ -79,6 +79,14 @@ def identity_keys(evidence: Evidence) -> set[str]:
     return keys
 
 
+def distinct_works(a: Evidence, b: Evidence) -> bool:
+    """True when both carry an identifier of the same kind with different values: two PMIDs, two DOIs or two
+    NCT numbers name two works, however alike their texts. (A preprint's PPR id and its article's PMID are of
+    different kinds, so a preprint can still merge with its published version.)"""
+    mine, theirs = a.identifiers.present(), b.identifiers.present()
+    return any(kind in theirs and theirs[kind] != value for kind, value in mine.items())
+
+
 def _richer_text(a: str | None, b: str | None) -> str | None:
     return b if len(b or "") > len(a or "") else a
 

@@ -198,7 +198,21 @@ class ReportSection(Frozen):
     """Markdown; claim sentences carry citation markers ``[pmid:123]`` that name evidence ids."""
 
 
+class ReportDraft(Frozen):
+    """What a writer (LLM or extractive) produces; references and flags are added by the ReportAgent."""
+
+    title: str
+    executive_summary: str
+    methodology: str = ""
+    sections: tuple[ReportSection, ...] = ()
+    hypotheses_tested: tuple[str, ...] = ()
+    limitations: str = ""
+    conclusion: str = ""
+
+
 class ResearchReport(Frozen):
+    """The final cited report. Every citation marker names evidence the run collected (validated)."""
+
     title: str
     executive_summary: str
     methodology: str
@@ -222,3 +236,55 @@ class TokenUsage(Frozen):
     requests: int = Field(1, ge=0)
     cost_usd: float = Field(0.0, ge=0)
     round: int = Field(0, ge=0)
+
+
+# --- A finished run -------------------------------------------------------------------------------------------
+
+StopReason = Literal["sufficient", "max_rounds", "stalled", "timeout", "budget", "no_evidence", "cancelled"]
+
+
+class Span(Frozen):
+    """A timed piece of work (seconds since the run started): a phase, an agent call, a source request."""
+
+    name: str
+    start: float = Field(ge=0)
+    end: float = Field(ge=0)
+    round: int = Field(0, ge=0)
+    phase: str = ""
+    """Spans that share a phase ran concurrently; phases follow each other."""
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+class UsageSummary(Frozen):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    cost_usd: float = 0.0
+    by_agent: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class ResearchResult(Frozen):
+    """Everything a run produced: the report and the evidence it rests on, and how the run went."""
+
+    run_id: str
+    question: str
+    report: ResearchReport
+    evidence: tuple[Evidence, ...] = ()
+    hypotheses: tuple[HypothesisAssessment, ...] = ()
+    assessments: tuple[JudgeAssessment, ...] = ()
+    stop_reason: StopReason
+    partial: bool
+    rounds: int = Field(ge=0)
+    usage: UsageSummary = UsageSummary()
+    fabricated_citations: int = Field(0, ge=0)
+    """Citations to evidence the run did not collect that the validator removed (the report holds none)."""
+    sources: tuple[str, ...] = ()
+    queries: tuple[tuple[str, str], ...] = ()
+    errors: tuple[SourceFailure, ...] = ()
+    engine: dict[str, str] = Field(default_factory=dict)
+    """Which engine answered for each agent: a model label or ``extractive``."""
+    seconds: float = Field(0.0, ge=0)
+    spans: tuple[Span, ...] = ()

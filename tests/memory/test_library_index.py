@@ -116,13 +116,13 @@ def test_dev_questions_find_their_source_abstract(
 
 @pytest.mark.shared
 def test_reopening_the_shared_library_embeds_nothing(
-    library_index: LibraryIndex, library_records: list[Evidence], library_data_dir: Path
+    library_index: LibraryIndex, library_records: list[Evidence], library_data_dir: Path, shared_dir: Path
 ) -> None:
     assert library_index.stats.total == 1671
     embedder = Embedder()
-    reopened = LibraryIndex.build(
-        library_records, embedder=embedder, client=open_chroma(load_settings(data_dir=library_data_dir)), name="shared"
-    )
+    client = open_chroma(load_settings(data_dir=library_data_dir))
+    name = library_name([shared_dir / "corpus" / "library.jsonl"])  # as the session fixture and the CLI name it
+    reopened = LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)
     assert embedder.encoded_count == 0
     assert (reopened.stats.embedded, reopened.stats.reused) == (0, 1671)
     query = "Can tailored interventions increase mammography use among HMO women?"

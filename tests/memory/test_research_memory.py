@@ -67,8 +67,11 @@ async def test_threshold_setting_decides_what_merges(embedder: Embedder) -> None
     await strict.add([make_evidence(PREPRINT, source="preprint", ppr="PPR1"), make_evidence(PUBLISHED, pmid="1")])
     assert len(strict) == 2
     loose = _memory(embedder, dedup_threshold=0.7)
-    await loose.add([make_evidence(PUBLISHED, pmid="1"), make_evidence(RELATED, pmid="2")])
+    await loose.add([make_evidence(PUBLISHED, pmid="1"), make_evidence(RELATED, source="preprint", ppr="PPR2")])
     assert len(loose) == 1
+    distinct = _memory(embedder, dedup_threshold=0.7)  # two PMIDs are two works, whatever the threshold
+    await distinct.add([make_evidence(PUBLISHED, pmid="1"), make_evidence(RELATED, pmid="2")])
+    assert len(distinct) == 2
 
 
 async def test_near_duplicates_within_one_batch_merge(embedder: Embedder) -> None:
@@ -265,3 +268,21 @@ async def test_bibliography_lists_all_evidence_in_collected_order(embedder: Embe
         (3, "nct:NCT01234567"),
     ]
     assert citations[2].url == "https://clinicaltrials.gov/study/NCT01234567"
+
+
+async def test_two_distinct_pmids_never_merge_however_alike_their_texts(fresh_embedder) -> None:
+    from synthesist.memory import ResearchMemory
+    from synthesist.models import Evidence, Identifiers
+
+    text = "Metformin use was associated with a reduced incidence of colorectal cancer in patients with diabetes."
+    first = Evidence(id="pmid:101", source="pubmed", title="Cohort A", content=text,
+                     identifiers=Identifiers(pmid="101"))
+    second = Evidence(id="pmid:102", source="pubmed", title="Cohort A", content=text,
+                      identifiers=Identifiers(pmid="102"))
+    web_copy = Evidence(id="url:https://news.example/metformin", source="web", title="Cohort A", content=text,
+                        url="https://news.example/metformin")
+    memory = ResearchMemory("metformin", embedder=fresh_embedder)
+    added = await memory.add([first, second, web_copy])
+    assert added.new == ("pmid:101", "pmid:102")
+    assert [(m.incoming_id, m.kept_id) for m in added.merged] == [("url:https://news.example/metformin", "pmid:101")]
+    assert memory.get("pmid:102").title == "Cohort A" and memory.get("pmid:102").id == "pmid:102"

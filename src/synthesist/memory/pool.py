@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..identity import identity_keys, merge_evidence
+from ..identity import distinct_works, identity_keys, merge_evidence
 from ..models import Evidence, Frozen
 from .bm25 import BM25Index, tokenize
 from .documents import evidence_text
@@ -115,7 +115,7 @@ class EvidencePool:
             if hits:
                 target, similarity = hits[0], 1.0
             else:
-                target, similarity = self._nearest(vector)
+                target, similarity = self._nearest(vector, item)
             if target is None or similarity < self.threshold:
                 position = self._append(item, vector)
                 self._index(position, ())
@@ -140,13 +140,19 @@ class EvidencePool:
 
     # --- internals ---------------------------------------------------------------------------------------------
 
-    def _nearest(self, vector: np.ndarray) -> tuple[int | None, float]:
+    def _nearest(self, vector: np.ndarray, item: Evidence) -> tuple[int | None, float]:
+        """The most similar held item that may be the same work as ``item`` (no conflicting identifier)."""
         count = len(self._items)
         if count == 0:
             return None, 0.0
         similarities = self._matrix[:count] @ vector
-        best = int(np.argmax(similarities))
-        return best, float(similarities[best])
+        candidates = np.flatnonzero(similarities >= self.threshold)
+        for position in candidates[np.argsort(-similarities[candidates])]:
+            similarity = float(similarities[position])
+            held = self._items[position]
+            if held is not None and not distinct_works(held, item):
+                return int(position), similarity
+        return None, 0.0
 
     def _fold(self, target: int, other: Evidence, vector: np.ndarray, stale: set[int]) -> None:
         kept = self._items[target]

@@ -87,6 +87,11 @@ class ResearchMemory:
             memory._pool.load(evidence, entry.vector, keys, int(entry.metadata["seq"]))
         return memory
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder this memory's vectors come from (agents embed sentences with the same one)."""
+        return self._embedder
+
     # --- evidence ----------------------------------------------------------------------------------------------
 
     @property

@@ -8,7 +8,8 @@ Sources are exercised with the real httpx client and the real parsers against th
         settings = ...(pubmed={"base_url": server.url})
 
 Each route holds a queue of replies: they are served in order and the last one repeats. ``latency`` delays every
-reply (simulated network latency for benchmarks). Every request is recorded with its arrival time.
+reply (simulated network latency for benchmarks). Every request (GET or POST) is recorded with its arrival time,
+its headers and, for POST, its body — e.g. the JSON an OpenAI-compatible client sent to ``/v1/chat/completions``.
 """
 
 from __future__ import annotations
@@ -62,10 +63,18 @@ class Request:
     path: str
     params: dict[str, list[str]]
     at: float
+    body: bytes = b""
+    """The request body (POST only)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Request headers, names lowercased."""
 
     def param(self, name: str) -> str | None:
         values = self.params.get(name)
         return values[0] if values else None
+
+    def json(self) -> Any:
+        """The body parsed as JSON."""
+        return json.loads(self.body)
 
 
 class FixtureServer:
@@ -121,9 +130,18 @@ class FixtureServer:
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                self._serve("GET", b"")
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                self._serve("POST", self.rfile.read(length) if length else b"")
+
+            def _serve(self, method: str, body: bytes) -> None:
                 parts = urlsplit(self.path)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                request = Request(method, parts.path, parse_qs(parts.query), time.monotonic(), body, headers)
                 with server._lock:
-                    server.requests.append(Request("GET", parts.path, parse_qs(parts.query), time.monotonic()))
+                    server.requests.append(request)
                 reply = server._next_reply(parts.path)
                 delay = server.latency + reply.delay
                 if delay:

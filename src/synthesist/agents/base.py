@@ -1,0 +1,53 @@
+"""What every agent returns, and the one rule for degrading from an LLM to the extractive engine."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ..errors import ModelError
+from ..memory import ResearchMemory
+from ..models import TokenUsage
+from .llm import LLM, LLMReply
+
+T = TypeVar("T")
+log = logging.getLogger("synthesist.agents")
+
+EXTRACTIVE = "extractive"
+
+
+@dataclass(frozen=True)
+class AgentOutput(Generic[T]):
+    """An agent's result. ``engine`` is the model label or ``extractive``; ``fallback_reason`` is set when the LLM
+    failed and the extractive engine answered instead (the orchestrator reports it as an event)."""
+
+    value: T
+    engine: str
+    usage: TokenUsage | None = None
+    fallback_reason: str | None = None
+
+
+async def llm_or_extractive(
+    *,
+    agent: str,
+    llm: LLM | None,
+    memory: ResearchMemory,
+    ask: Callable[[LLM], Awaitable[LLMReply[T]]],
+    extract: Callable[[], Awaitable[T]],
+    finish: Callable[[T], T] = lambda value: value,
+) -> AgentOutput[T]:
+    """Ask the LLM when there is one; on a model failure, or without one, use the extractive engine.
+
+    ``finish`` post-processes an LLM answer (e.g. drops ids the model invented). Usage is recorded in memory.
+    """
+    if llm is None:
+        return AgentOutput(await extract(), EXTRACTIVE)
+    try:
+        reply = await ask(llm)
+    except ModelError as exc:
+        log.warning("%s: %s; the extractive engine answers instead", agent, exc)
+        return AgentOutput(await extract(), EXTRACTIVE, fallback_reason=str(exc))
+    memory.record_usage(reply.usage)
+    return AgentOutput(finish(reply.output), llm.label, usage=reply.usage)

@@ -1,0 +1,135 @@
+"""Citation markers in report text, and the validator that guarantees zero fabricated citations.
+
+A claim sentence ends with one or more markers naming evidence ids: ``[pmid:123]``, ``[pmid:1; nct:NCT01234567]``
+or ``[doi:10.1000/x][ppr:PPR123]``. The validator keeps only ids the run's memory holds. A marker naming nothing
+known is removed; a sentence whose every citation was fabricated is removed too (it is an unsupported claim), and
+each removed id counts towards ``fabricated``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+
+from ..models import ReportSection, ResearchReport
+
+ID_PREFIXES = ("pmid", "doi", "nct", "ppr", "pmcid", "url", "img")
+_PREFIX = "|".join(ID_PREFIXES)
+MARKER = re.compile(rf"\[((?:{_PREFIX}):[^\[\]]+)\]", re.IGNORECASE)
+_SPLIT = re.compile(rf"\s*[;,]\s*(?=(?:{_PREFIX}):)", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"((?<=[.!?])[ \t]+|\n+)")
+
+
+def cited_ids(text: str) -> list[str]:
+    """Every evidence id cited in ``text``, in order of first appearance."""
+    found: dict[str, None] = {}
+    for match in MARKER.finditer(text):
+        for item in _SPLIT.split(match.group(1)):
+            found.setdefault(_normalise(item), None)
+    return list(found)
+
+
+def _normalise(item: str) -> str:
+    prefix, _, rest = item.strip().partition(":")
+    prefix = prefix.lower()
+    rest = rest.strip()
+    if prefix in ("doi", "pmid"):
+        rest = rest.lower()
+    elif prefix in ("nct", "ppr", "pmcid"):
+        rest = rest.upper()
+    return f"{prefix}:{rest}"
+
+
+@dataclass(frozen=True)
+class ValidatedText:
+    text: str
+    fabricated: tuple[str, ...]
+
+
+Resolver = Callable[[str], "str | None"]
+"""Maps a cited id to the id of the evidence held under it (an alias such as a DOI resolves to ``pmid:…``), or
+None when the run holds no such evidence."""
+
+
+def resolver(known: Container[str] | Resolver) -> Resolver:
+    """A resolver from a plain set of ids, or the resolver itself."""
+    if callable(known):
+        return known
+    return lambda evidence_id: evidence_id if evidence_id in known else None
+
+
+def validate_text(text: str, known: Container[str] | Resolver) -> ValidatedText:
+    """Drop unknown ids from markers (rewriting aliases to the held id); drop sentences left with no valid
+    citation after having had some. Sentence and line separators are kept, so paragraphs and lists survive.
+    """
+    resolve = resolver(known)
+    fabricated: list[str] = []
+    pieces = _SENTENCE_END.split(text)  # sentences at even indices, their separators at odd ones
+    out: list[str] = []
+    for index in range(0, len(pieces), 2):
+        sentence = pieces[index]
+        separator = pieces[index + 1] if index + 1 < len(pieces) else ""
+        kept = _validate_sentence(sentence, resolve, fabricated)
+        if kept is not None:
+            out.append(kept + separator)
+        elif "\n" in separator:  # a dropped sentence must not glue two lines together
+            out.append(separator)
+    cleaned = re.sub(r"[ \t]+\n", "\n", "".join(out))
+    return ValidatedText(cleaned.strip(), tuple(fabricated))
+
+
+def _validate_sentence(sentence: str, resolve: Resolver, fabricated: list[str]) -> str | None:
+    if not MARKER.search(sentence):
+        return sentence
+    valid_any = False
+
+    def rewrite(match: re.Match[str]) -> str:
+        nonlocal valid_any
+        ids = [_normalise(item) for item in _SPLIT.split(match.group(1))]
+        resolved = [(i, resolve(i)) for i in ids]
+        good = list(dict.fromkeys(held for _, held in resolved if held is not None))
+        fabricated.extend(i for i, held in resolved if held is None)
+        valid_any = valid_any or bool(good)
+        return f"[{'; '.join(good)}]" if good else ""
+
+    cleaned = MARKER.sub(rewrite, sentence)
+    return re.sub(r"\s+([.!?])$", r"\1", cleaned.rstrip()) if valid_any else None
+
+
+def validate_report(
+    report: ResearchReport, known: Container[str] | Resolver
+) -> tuple[ResearchReport, tuple[str, ...]]:
+    """The report with every fabricated citation removed (aliases rewritten to held ids), and the removed ids."""
+    removed: list[str] = []
+    resolve = resolver(known)
+
+    def check(text: str) -> str:
+        result = validate_text(text, resolve)
+        removed.extend(result.fabricated)
+        return result.text
+
+    summary = check(report.executive_summary)  # in reading order, so ``removed`` is too
+    sections = tuple(ReportSection(heading=s.heading, body=check(s.body)) for s in report.sections)
+    cleaned = report.model_copy(
+        update={
+            "executive_summary": summary,
+            "sections": sections,
+            "hypotheses_tested": tuple(t for t in (check(h) for h in report.hypotheses_tested) if t),
+            "limitations": check(report.limitations),
+            "conclusion": check(report.conclusion),
+            "fabricated_citations_removed": report.fabricated_citations_removed + len(removed),
+        }
+    )
+    return cleaned, tuple(removed)
+
+
+def replace_markers(text: str, number_of: Callable[[str], int | None]) -> str:
+    """Render markers as numbered references ``[1, 3]`` using ``number_of(id)``; unknown ids are dropped."""
+
+    def render(match: re.Match[str]) -> str:
+        numbers = [number_of(_normalise(item)) for item in _SPLIT.split(match.group(1))]
+        shown = sorted({n for n in numbers if n is not None})
+        return f"[{', '.join(str(n) for n in shown)}]" if shown else ""
+
+    return MARKER.sub(render, text)

@@ -1,0 +1,237 @@
+"""Named things in biomedical text: interventions (drug-like names), molecular targets and conditions.
+
+All three are recognised by shape and small vocabularies, never by a model:
+
+- interventions: a drug-name stem (``-formin``, ``-statin``, ``-mab``, ``-nib``, ``-pril``, ``-sartan``, …), a short
+  list of common drugs, supplements and non-drug interventions (``aspirin``, ``vitamin D``, ``exercise``), or the
+  name of a trial record's intervention;
+- targets: gene- and protein-like tokens (``AMPK``, ``mTOR``, ``IGF-1``, ``NF-κB``, ``TNF-α``, ``p53``) and a few
+  named molecules (``insulin``, ``leptin``). Statistical and clinical acronyms (``CI``, ``BMI``, ``RCT``, ``ICU``)
+  are not targets, nor is an abbreviation the text defines as a disease ("type 2 diabetes (T2DM)");
+- conditions: disease words (``cancer``, ``diabetes``, ``-itis``, ``-oma``, ``-emia``, ``-pathy``, …).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from ...models import TrialInfo
+from .text import words
+
+DRUG_SUFFIXES = (
+    "formin statin mab nib tinib ciclib parib lisib pril sartan olol azole mycin micin cillin floxacin oxacin "
+    "cycline gliptin gliflozin glitazone glinide platin taxel rubicin vir prazole dipine parin xaban gatran "
+    "asone isone olone phosphonate oxetine tidine triptan azepam profen coxib lukast setron caine limus dronate "
+    "semide thiazide glutide natide lidomide trexate uracil quine fenac"
+).split()
+_DRUG_SUFFIX = re.compile(rf"^[a-z][a-z-]{{2,}}(?:{'|'.join(DRUG_SUFFIXES)})$")
+NOT_DRUGS = frozenset(
+    "histidine thio-histidine cytidine acetylcytidine uridine thymidine benzimidazole benzotriazole imidazole "
+    "thiazole non-statin".split()
+)
+"""Words with a drug-name ending that name no drug (met in the shared library)."""
+
+KNOWN_DRUGS = frozenset(
+    "aspirin acetaminophen paracetamol warfarin heparin digoxin lithium melatonin resveratrol curcumin rapamycin "
+    "berberine caffeine nicotine tamoxifen letrozole anastrozole ketamine morphine oxytocin metformin ivermectin "
+    "niacin estrogen testosterone progesterone cannabidiol cannabis probiotics statins".split()
+)
+GENERIC_INTERVENTIONS = frozenset(
+    "chemotherapy radiotherapy immunotherapy exercise fasting acupuncture vaccination vaccine yoga surgery".split()
+)
+"""Interventions a question may name, too generic to point a reader at when the evidence mentions them."""
+KNOWN_INTERVENTIONS = KNOWN_DRUGS | GENERIC_INTERVENTIONS
+KNOWN_PHRASES = (
+    "vitamin a",
+    "vitamin b12",
+    "vitamin c",
+    "vitamin d",
+    "vitamin e",
+    "vitamin k",
+    "folic acid",
+    "fish oil",
+    "omega-3 fatty acids",
+    "caloric restriction",
+    "calorie restriction",
+    "physical activity",
+    "smoking cessation",
+    "beta-blockers",
+    "ace inhibitors",
+    "proton pump inhibitors",
+)
+
+_TARGET_SHAPE = re.compile(
+    r"^(?:[A-Z][A-Za-z]?[A-Z0-9][A-Za-z0-9]*(?:[-/][A-Za-z0-9κβαγδ]+)*"  # AMPK, IGF-1, NF-κB, TNF-α, PI3K, Bcl-2
+    r"|[a-z][A-Z]{2,}[A-Za-z0-9]*"  # mTOR, mTORC1
+    r"|p\d{2,3}(?:[A-Z]+)?"  # p53, p21, p70S6K
+    r"|[A-Z][a-z]{1,3}\d[A-Za-z0-9]*"  # Sirt1, Nrf2, Glut4
+    r")$"
+)
+NAMED_TARGETS = frozenset(
+    "insulin leptin adiponectin ghrelin glucagon cortisol serotonin dopamine akt caspase-3 caspase-9 cyclin "
+    "telomerase".split()
+)
+"""Targets that do not look like gene symbols (lowercase)."""
+NOT_TARGETS = frozenset(
+    """CI HR OR RR BMI RCT RCTs ICU CT MRI PET PCR qPCR RT-PCR ELISA SD SE SEM NS IQR AUC ROC USA UK US EU WHO FDA
+    NIH II III IV VI VII HIV AIDS COPD CKD T2DM T1DM T2D DM NSCLC SCLC HCC CRC AML ALL CLL CML MS PD AD ALS ADHD
+    PTSD MI CHD CVD CAD HF AF PCOS NAFLD NASH IBD RA SLE OSA GERD UTI IQ QoL HRQoL ED ER OS PFS DFS RFS ORR CR PR AE
+    AEs SAE SAEs NNT LOS BP SBP DBP HbA1c ECG EEG EMG DNA RNA ATP NO GP ENT PICU NICU NHS GDP IRB DXA BMD ASA
+    NSAIDs NSAID COVID COVID-19 SARS-CoV-2 HPV HBV HCV EBV CMV TB MRSA ICD ICD-9 ICD-10 CPR LDL HDL TG GFR eGFR VS
+    OK PhD MD MSc RN BSc ID IDs ANOVA SPSS NCT AJCC TNM UICC US$ USD DSM DSM-IV DSM-5 CAM NMR LC-MS GC-MS MeSH HIF
+    ESR CRP IV IM SC PO BID TID QD CCT RCC TCC ESCC HNSCC GBM PTC DCIS SCC BCC NHL HL MM MDS CAP VAP ARDS SIRS AKI
+    HTLV HTLV-I HTLV-1 HMO HeLa THP-1 HEK293 NIH3T3 MCF-7 HepG2 Caco-2 A549 PC3 LNCaP RNAi MII
+    IgG IgM IgA IgE cDNA rRNA mRNA miRNA C57BL SF-12 QALY QALYs PPV NPV
+    ESRD HD PCI CABG TAVR TAVI ECMO LV LVEF EF ICP CSF CNS PNS GI ENT OB GYN OBGYN IVF ART IUI PGD ICSI TKA THA ACL
+    MCL PCL ROM VAS NRS EQ-5D SF-36 KPS ECOG ASA-PS GCS APACHE SOFA ISS TBI SAH ICH""".split()
+)
+GENE_STEMS = tuple(
+    """AMPK MAPK JNK ERK MEK RAF RAS KRAS NRAS HRAS BRAF EGFR VEGF HER PTEN MYC BRCA PARP JAK STAT NFKB TNF TGF IGF BDNF
+    ACE COX HIF SIRT PPAR FSH TSH GLP GIP SGLT DPP FOXO GSK AKT PKA PKC CREB ATM ATR CDK ALK MET KIT PDGF FGF NOS
+    ROS GSH MDA SOD AMH GLUT ABCB MTHFR APOE ESR TLR NLRP TERT""".split()
+)
+"""Gene and protein families written in bare capitals (AMPK, EGFR, TNF); other bare-capital words are acronyms."""
+_MOLECULAR = re.compile(
+    r"receptor|kinase|factor|protein|hormone|enzyme|interleukin|necrosis|synthase|transporter|channel|peptide|"
+    r"antigen|ligand|gene|oxide|species|ase\b|cytokine|glutathione|aldehyde|homolog|transcript",
+    re.IGNORECASE,
+)
+_QUALIFIER = re.compile(
+    r"-(?:induced|mediated|dependent|independent|positive|negative|directed|sensitive|activated|controlled|"
+    r"binding|deficient|null|knockout|expressing|related|like|specific|targeted|adjusted|matched|based|associated|"
+    r"treated|free|level|levels)$",
+    re.IGNORECASE,
+)
+_CELL_LINE = re.compile(
+    r"^(?:MDA-MB-\d+|MCF-?\d+\w*|T-?47D|HCT-?116|SW\d{3}|HT-?29|U-?87\w*|K-?562|HUVECs?|HepG2|Huh-?7|A\d{3}|"
+    r"PC-?3|DU-?145|LNCaP|HEK-?293\w*|HeLa|THP-1|NIH-?3T3|Caco-2|SH-SY5Y|RAW ?264\.7|3T3-L1|C2C12|INS-1)$",
+    re.IGNORECASE,
+)
+_DEFINITION = re.compile(r"([A-Za-z][\w\s,'-]{3,80}?)\s*\(([^()\s]{2,12})\)")
+
+CONDITION_WORDS = frozenset(
+    """attack attacks cancer cancers tumor tumors tumour tumours neoplasm neoplasms carcinoma diabetes obesity
+    overweight hypertension disease diseases syndrome disorder disorders infection infections failure injury injuries
+    stroke asthma depression anxiety dementia pain fracture fractures sepsis pneumonia covid-19 infarction arrhythmia
+    fibrillation insufficiency deficiency ulcer ulcers bleeding hemorrhage haemorrhage schizophrenia autism epilepsy
+    migraine eczema preeclampsia pre-eclampsia atherosclerosis stenosis aneurysm thrombosis embolism malaria
+    tuberculosis influenza hepatitis cirrhosis psoriasis arthritis osteoporosis sclerosis leukemia leukaemia
+    lymphoma melanoma glioma sarcoma myeloma adenoma""".split()
+)
+_CONDITION_SUFFIX = re.compile(r"^[a-z-]{3,}(?:itis|omas?|emia|aemia|osis|pathy|algia|plasia|trophy|penia)$")
+
+
+_PROCEDURE = re.compile(
+    r"^[a-z-]{3,}(?:ectomy|otomy|ostomy|plasty|scopy|graphy|therapy|surgery|transplantation|vaccination|screening|"
+    r"counseling|counselling|rehabilitation|training|stimulation|injection|infusion|supplementation|resection|"
+    r"repair|ablation|implantation|fixation|reconstruction|irradiation|radiation)$|^(?:surgery|therapy|"
+    r"radiation|exercise|acupuncture|vaccination|screening|counseling|counselling|transplantation|dialysis|"
+    r"supplementation|intervention|interventions)$"
+)
+_NOT_INTERVENTION_AFTER = re.compile(
+    r"\s+(?:resistance|sensitivity|secretion|levels?|signal(?:l)?ing|receptors?|concentrations?|deficiency|"
+    r"status|production|clearance|exposure|use disorder)\b"
+)
+
+
+def is_procedure(word: str) -> bool:
+    """A procedure or non-drug intervention word: ``cholecystectomy``, ``enteroscopy``, ``radiotherapy``…"""
+    return bool(_PROCEDURE.match(word.lower()))
+
+
+def is_drug_like(word: str) -> bool:
+    """A drug-name stem or a known drug, supplement or intervention name."""
+    lower = word.lower()
+    return lower in KNOWN_INTERVENTIONS or is_drug_name(lower)
+
+
+def is_drug_name(word: str) -> bool:
+    """A drug-name stem (``metformin``, ``atorvastatin``) or a known drug or supplement — not a generic
+    intervention such as ``surgery``."""
+    lower = word.lower()
+    return lower in KNOWN_DRUGS or (bool(_DRUG_SUFFIX.match(lower)) and lower not in NOT_DRUGS)
+
+
+def interventions_in(text: str) -> list[str]:
+    """Drug-like names and known intervention phrases in ``text``, lowercased, in order of appearance, once each."""
+    lower = text.lower()
+    found: dict[str, int] = {}
+    for phrase in KNOWN_PHRASES:
+        position = lower.find(phrase)
+        if position >= 0 and _at_word_boundary(lower, position, len(phrase)):
+            found.setdefault(phrase, position)
+    for match in re.finditer(r"[a-z][a-z0-9-]+", lower):
+        if is_drug_like(match.group()) and not _NOT_INTERVENTION_AFTER.match(lower, match.end()):
+            found.setdefault(match.group(), match.start())
+    return sorted(found, key=found.__getitem__)
+
+
+def _at_word_boundary(text: str, start: int, length: int) -> bool:
+    before = text[start - 1] if start else " "
+    after = text[start + length] if start + length < len(text) else " "
+    return not before.isalnum() and not after.isalnum()
+
+
+def trial_interventions(trial: TrialInfo) -> list[str]:
+    """A trial record's intervention names without their kind (``DRUG: Metformin`` → ``Metformin``), placebo
+    and "no intervention" arms left out."""
+    names = [entry.split(":", 1)[-1].strip() for entry in trial.interventions]
+    return [name for name in names if name and not re.search(r"placebo|no intervention|usual care", name, re.I)]
+
+
+def defined_abbreviations(text: str) -> dict[str, str]:
+    """Abbreviations ``text`` defines in the usual way — "type 2 diabetes mellitus (T2DM)" — mapped to the
+    last words of their long form."""
+    found: dict[str, str] = {}
+    for long_form, short in _DEFINITION.findall(text):
+        initials = [c for c in short if c.isupper()]
+        if len(initials) < 2:
+            continue
+        tail = long_form.split()[-(len(short) + 1) :]
+        found.setdefault(short, " ".join(tail).lower())
+    return found
+
+
+def targets_in(text: str, *, definitions: Mapping[str, str] | None = None, exclude: Iterable[str] = ()) -> list[str]:
+    """Gene- or protein-like names in ``text`` in order of appearance, once each (as first written).
+
+    ``definitions`` (abbreviation → long form, from the whole abstract; default: those in ``text``) decide for
+    abbreviations the abstract defines: "phosphatase and tensin homolog (PTEN)" is a target, "Patient Health
+    Questionnaire (PHQ-9)" and "hepatocellular carcinoma (HCC)" are not."""
+    defined = defined_abbreviations(text) if definitions is None else definitions
+    excluded = {name.lower() for name in exclude}
+    found: dict[str, str] = {}
+    for written in words(text):
+        for part in written.split("/") if "ERK" not in written else [written]:
+            word = _QUALIFIER.sub("", part.rstrip("."))
+            if word.lower() not in excluded and _is_target(word, defined):
+                found.setdefault(word.lower(), word)
+    return list(found.values())
+
+
+def _is_target(word: str, definitions: Mapping[str, str]) -> bool:
+    if word.endswith("s") and word[:-1].isupper():  # plural of an acronym: HMOs, TLRs
+        word = word[:-1]
+    head = word.split("-")[0]
+    if head in NOT_TARGETS or head.rstrip("s") in NOT_TARGETS or len(word) < 2 or _CELL_LINE.match(word):
+        return False
+    if word.lower() in NAMED_TARGETS:
+        return True
+    if word in definitions:
+        return bool(_MOLECULAR.search(definitions[word]))
+    if not _TARGET_SHAPE.match(word) or is_drug_like(word):
+        return False
+    letters = re.sub(r"[^A-Za-z]", "", word)
+    if word.isupper() and letters == word:  # bare capitals (AMPK, DESIGN, MRI): only known gene families
+        return any(word.startswith(stem) for stem in GENE_STEMS)
+    return sum(c.isalpha() for c in word) >= 2
+
+
+def is_condition_word(word: str) -> bool:
+    lower = word.lower()
+    return lower in CONDITION_WORDS or bool(_CONDITION_SUFFIX.match(lower))
+
+
+def is_condition_phrase(phrase: str) -> bool:
+    return any(is_condition_word(word) for word in phrase.split())

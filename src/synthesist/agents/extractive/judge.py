@@ -1,0 +1,284 @@
+"""The evidence judge without a model: scores from signals that can be counted and checked.
+
+Each item counts by its topical weight (0 when off-topic, 1 when squarely on the question; see
+:mod:`.relevance`), so a large off-topic context scores as little as an empty one.
+
+- clinical (0–10): study designs of on-topic items — meta-analyses and systematic reviews 3/2.5 points, randomised
+  trials 2.5, trial records with results 2, other clinical trials 1.5, cohorts 1.25, case-control 1,
+  cross-sectional 0.75, case reports 0.3, other human studies 0.5, cell or animal work 0.1, registered trials
+  without results 0.75; halved for preprints and for items that report no result. ``10·(1 − e^(−points/8))``.
+- mechanism (0–10): mechanistic sentences (a mechanism verb with mechanism words: "metformin activates AMPK"),
+  up to 3 per item, plus mechanism-vocabulary density and 0.5 per distinct molecular target named (up to 3).
+  ``10·(1 − e^(−points/7))``.
+- confidence (0–1): how much on-topic evidence there is (45%), how many sources it came from (15%), how far the
+  directions of its results agree (25%) and what share of the context is on topic (15%).
+
+Sufficient iff mechanism ≥ 6, clinical ≥ 6 and confidence ≥ 0.7. The thresholds were checked on PubMedQA
+questions with their top library hits (one or two on-topic abstracts each: never sufficient) and on rich contexts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from ...models import Evidence, JudgeAssessment, ScoredAspect
+from .designs import Design
+from .entities import is_drug_like, targets_in
+from .findings import candidate_interventions, key_findings
+from .question import QuestionTerms, question_terms
+from .reading import Reading, read
+from .relevance import topical_weight
+from .text import terms
+
+SUFFICIENT_SCORE = 6.0
+SUFFICIENT_CONFIDENCE = 0.7
+CLINICAL_SCALE = 8.0
+MECHANISM_SCALE = 7.0
+DESIGN_POINTS = {
+    Design.META_ANALYSIS: 3.0,
+    Design.SYSTEMATIC_REVIEW: 2.5,
+    Design.RCT: 2.5,
+    Design.CLINICAL_TRIAL: 1.5,
+    Design.COHORT: 1.25,
+    Design.CASE_CONTROL: 1.0,
+    Design.CROSS_SECTIONAL: 0.75,
+    Design.CASE_REPORT: 0.3,
+}
+TRIAL_WITH_RESULTS, TRIAL_REGISTERED, OTHER_HUMAN, PRECLINICAL = 2.0, 0.75, 0.5, 0.1
+
+Weighed = tuple[Reading, float]
+
+
+def assess(
+    question: str,
+    context: Sequence[Evidence],
+    relevance: Mapping[str, float],
+    *,
+    round: int,
+    previous: JudgeAssessment | None = None,
+) -> JudgeAssessment:
+    """Judge ``context`` for ``question``. ``relevance`` maps evidence ids to their cosine similarity with the
+    question (:func:`~.relevance.question_relevance`); an id missing from it counts as off-topic. ``previous``
+    (the last round's verdict) is quoted in the reasoning and its queries are not proposed again."""
+    terms_of = question_terms(question)
+    unique = {item.id: item for item in context}
+    weighed = [(read(item), topical_weight(relevance.get(item.id, 0.0))) for item in unique.values()]
+    clinical, clinical_ids = _clinical(weighed, previous)
+    mechanism, mechanism_ids = _mechanism(weighed, previous)
+    confidence, basis = _confidence(weighed)
+    clinical = clinical.model_copy(update={"reasoning": f"{clinical.reasoning} {basis}"})
+    sufficient = (
+        mechanism.score >= SUFFICIENT_SCORE
+        and clinical.score >= SUFFICIENT_SCORE
+        and confidence >= SUFFICIENT_CONFIDENCE
+    )
+    findings = key_findings(weighed, terms(question))
+    cited = dict.fromkeys([*(i for i, _ in findings), *clinical_ids, *mechanism_ids])
+    return JudgeAssessment(
+        mechanism=mechanism,
+        clinical=clinical,
+        confidence=_rounded(confidence, 2),
+        sufficient=sufficient,
+        recommendation="synthesize" if sufficient else "continue",
+        next_search_queries=()
+        if sufficient
+        else tuple(_next_queries(terms_of, weighed, clinical, mechanism, previous)),
+        key_findings=tuple(text for _, text in findings),
+        candidates=tuple(candidate_interventions(terms_of, weighed)),
+        cited_evidence_ids=tuple(cited),
+        round=round,
+    )
+
+
+def _rounded(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}f}")
+
+
+def _saturate(points: float, scale: float) -> float:
+    return _rounded(10.0 * (1.0 - math.exp(-points / scale)), 1)
+
+
+def _clinical_points(reading: Reading) -> tuple[float, str]:
+    """The points an item earns for clinical evidence, and the design it earns them for (its strongest)."""
+    trial = reading.evidence.trial
+    options: list[tuple[float, str]] = []
+    if trial is not None:
+        options.append(
+            (TRIAL_WITH_RESULTS, "trial record with results")
+            if trial.has_results
+            else (TRIAL_REGISTERED, "trial record without results")
+        )
+    if reading.is_trial_record:
+        return options[0]
+    designs = [d for d in DESIGN_POINTS if d in reading.designs]
+    if designs:
+        points, label = DESIGN_POINTS[designs[0]], designs[0].value
+    elif reading.human:
+        points, label = OTHER_HUMAN, "other human study"
+    elif reading.preclinical_only:
+        points, label = PRECLINICAL, "cell or animal study"
+    else:
+        points, label = 0.0, "no stated design"
+    options.append((points if reading.results else points / 2, label))
+    return max(options)
+
+
+def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> tuple[ScoredAspect, list[str]]:
+    points = 0.0
+    designs: Counter[str] = Counter()
+    strongest: list[tuple[float, str, str]] = []
+    for reading, weight in weighed:
+        if weight <= 0:
+            continue
+        earned, label = _clinical_points(reading)
+        earned *= weight * (0.5 if reading.evidence.is_preprint else 1.0)
+        points += earned
+        designs[label] += 1
+        strongest.append((earned, reading.id, label))
+    strongest.sort(key=lambda entry: -entry[0])
+    top = [(i, label) for earned, i, label in strongest[:3] if earned > 0]
+    score = _saturate(points, CLINICAL_SCALE)
+    on_topic = sum(weight for _, weight in weighed)
+    counted = ", ".join(_counted(n, label) for label, n in designs.most_common()) or "no on-topic studies"
+    reasoning = (
+        f"{counted} among {len(weighed)} items ({on_topic:.1f} on topic, weighted by relevance); "
+        f"{_preprints(weighed)}design points {points:.1f}."
+        + (f" Strongest: {', '.join(f'{i} ({label})' for i, label in top)}." if top else "")
+        + _change(previous.clinical.score if previous else None)
+    )
+    return ScoredAspect(score=score, reasoning=reasoning), [i for i, _ in top]
+
+
+PLURALS = {
+    "meta-analysis": "meta-analyses",
+    "randomized controlled trial": "randomized controlled trials",
+    "trial record with results": "trial records with results",
+    "trial record without results": "trial records without results",
+    "case report": "case reports",
+    "cell or animal study": "cell or animal studies",
+    "other human study": "other human studies",
+    "systematic review": "systematic reviews",
+    "clinical trial": "clinical trials",
+    "cohort": "cohort studies",
+    "case-control": "case-control studies",
+    "cross-sectional": "cross-sectional studies",
+    "no stated design": "without a stated design",
+}
+
+
+def _counted(count: int, label: str) -> str:
+    if label == "cohort" and count == 1:
+        return "1 cohort study"
+    if label in ("case-control", "cross-sectional") and count == 1:
+        return f"1 {label} study"
+    if label == "no stated design":
+        return f"{count} {PLURALS[label]}"
+    return f"{count} {label if count == 1 else PLURALS.get(label, label)}"
+
+
+def _preprints(weighed: Sequence[Weighed]) -> str:
+    count = sum(1 for reading, weight in weighed if weight > 0 and reading.evidence.is_preprint)
+    return f"{count} preprint(s) counted at half weight; " if count else ""
+
+
+def _change(before: float | None) -> str:
+    return f" Round before: {before:.1f}." if before is not None else ""
+
+
+def _mechanism(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> tuple[ScoredAspect, list[str]]:
+    points, sentences, items, hits, word_count = 0.0, 0, 0, 0, 0
+    targets: dict[str, str] = {}
+    strongest: list[tuple[float, str]] = []
+    for reading, weight in weighed:
+        if weight <= 0:
+            continue
+        density = 100.0 * reading.mechanism_hits / max(reading.word_count, 1)
+        earned = min(3, len(reading.mechanisms)) + min(1.0, density / 5.0)
+        earned *= weight * (0.5 if reading.evidence.is_preprint else 1.0)
+        points += earned
+        hits, word_count = hits + reading.mechanism_hits, word_count + reading.word_count
+        if reading.mechanisms:
+            sentences, items = sentences + len(reading.mechanisms), items + 1
+            strongest.append((earned, reading.id))
+            for sentence in reading.mechanisms:
+                for target in targets_in(sentence.text, definitions=reading.definitions):
+                    targets.setdefault(target.lower(), target)
+    points += 0.5 * min(3, len(targets))
+    score = _saturate(points, MECHANISM_SCALE)
+    strongest.sort(key=lambda entry: -entry[0])
+    top = [i for _, i in strongest[:3]]
+    named = ", ".join(list(targets.values())[:6]) or "none"
+    reasoning = (
+        f"{sentences} mechanistic sentence(s) in {items} on-topic item(s); molecular targets named: {named}; "
+        f"mechanism vocabulary {100.0 * hits / max(word_count, 1):.1f} per 100 words."
+        + (f" Strongest: {', '.join(top)}." if top else "")
+        + _change(previous.mechanism.score if previous else None)
+    )
+    return ScoredAspect(score=score, reasoning=reasoning), top
+
+
+def _confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
+    """Confidence in the verdict, and a sentence saying what it rests on."""
+    on_topic = [(reading, weight) for reading, weight in weighed if weight > 0]
+    if not on_topic:
+        return 0.0, "Confidence 0: no on-topic item."
+    amount = sum(weight for _, weight in on_topic)
+    sources = {source for reading, _ in on_topic for source in reading.evidence.sources}
+    directions = Counter(reading.direction for reading, _ in on_topic if reading.direction)
+    total = sum(directions.values())
+    agreement = max(directions.values()) / total if total >= 2 else 0.5
+    confidence = min(
+        1.0,
+        0.45 * (1.0 - math.exp(-amount / 5.0))
+        + 0.15 * min(1.0, len(sources) / 3.0)
+        + 0.25 * agreement
+        + 0.15 * amount / len(weighed),
+    )
+    agreeing = (
+        f"{max(directions.values())} of {total} items with results agree in direction"
+        if total
+        else "no item states a direction of effect"
+    )
+    basis = f"Confidence {confidence:.2f}: {amount:.1f} on-topic items from {len(sources)} source(s); {agreeing}."
+    return confidence, basis
+
+
+def _next_queries(
+    question: QuestionTerms,
+    weighed: Sequence[Weighed],
+    clinical: ScoredAspect,
+    mechanism: ScoredAspect,
+    previous: JudgeAssessment | None,
+) -> list[str]:
+    """Queries aimed at the weaker aspect first; none the previous round already proposed, unless nothing else."""
+    subject = question.interventions[0] if question.interventions else question.core_query(4)
+    base = " ".join(dict.fromkeys(filter(None, (subject, *question.conditions[:1]))))
+    if not base:
+        return []
+    named = {t.lower() for t in (*question.targets, *question.interventions)}
+    found = [
+        t
+        for reading, weight in weighed
+        if weight > 0
+        for s in reading.mechanisms
+        for t in targets_in(s.text, definitions=reading.definitions)
+        if t.lower() not in named
+    ]
+    top_targets = [t for t, _ in Counter(found).most_common(2)]
+    clinical_queries = [f"{base} randomized controlled trial", f"{base} meta-analysis", f"{base} cohort study"]
+    mechanism_queries = [f"{subject} mechanism {t}" for t in top_targets] + [f"{base} mechanism", f"{base} pathway"]
+    molecular = bool(
+        top_targets or question.targets or any(is_drug_like(w) for i in question.interventions for w in i.split())
+    )
+    ordered = (
+        mechanism_queries + clinical_queries
+        if molecular and mechanism.score < clinical.score
+        else clinical_queries + (mechanism_queries if molecular else [])
+    )
+    if clinical.score >= SUFFICIENT_SCORE and mechanism.score >= SUFFICIENT_SCORE:
+        ordered = [f"{base} systematic review", f"{base} clinical trial results", *ordered]
+    asked = {" ".join(q.casefold().split()) for q in (previous.next_search_queries if previous else ())}
+    fresh = [q for q in dict.fromkeys(ordered) if " ".join(q.casefold().split()) not in asked]
+    return (fresh or ordered)[:3]

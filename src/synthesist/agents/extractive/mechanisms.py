@@ -1,0 +1,165 @@
+"""Mechanism statements read out of sentences: intervention → target → pathway → effect, each part quoted.
+
+A statement is taken only from a sentence that states a mechanism (see :func:`~.vocabulary.states_mechanism`)
+and names a molecular target. Its parts come from the sentence (or, for the intervention, from the item it
+belongs to: "This effect was mediated by AMPK" in an abstract about metformin):
+
+- pathway: a named pathway ("AMPK/mTOR pathway", "insulin signalling"), else a second target in the same
+  sentence (its signalling), else a named process (apoptosis, autophagy, gluconeogenesis), else
+  :data:`UNSTATED_PATHWAY`;
+- effect: a direction and an outcome ("reduced proliferation", "increased apoptosis"), from the sentence or else
+  from the item's results; without one the statement is left out — nothing is invented.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .entities import interventions_in, targets_in
+from .reading import Reading
+from .text import Sentence
+
+_PATHWAY = re.compile(
+    r"\b((?:[A-Za-z0-9κβαγ-]+/)*[A-Za-z0-9κβαγ-]+)\s+(?:signal(?:l)?ing\s+)?(?:pathway|cascade|axis)\b"
+    r"|\b((?:[A-Za-z0-9κβαγ-]+/)*[A-Za-z0-9κβαγ-]+)\s+signal(?:l)?ing\b",
+    re.IGNORECASE,
+)
+_NOT_PATHWAY_HEAD = frozenset("the this that a an of cell cellular intracellular downstream upstream its their".split())
+_PROCESS = re.compile(
+    r"\b(apoptosis|autophagy|gluconeogenesis|glycolysis|lipogenesis|angiogenesis|oxidative stress|inflammation|"
+    r"cell cycle(?: arrest)?|fatty acid oxidation|protein synthesis|insulin sensitivity|insulin resistance|"
+    r"mitochondrial respiration|fibrosis|cell death|ferroptosis|senescence)\b",
+    re.IGNORECASE,
+)
+_EFFECT = re.compile(
+    r"\b(reduc\w*|decreas\w*|inhibit\w*|suppress\w*|increas\w*|improv\w*|induc\w*|attenuat\w*|promot\w*|"
+    r"enhanc\w*|lower\w*|prevent\w*|block\w*|arrest\w*|impair\w*|restor\w*|protect\w* against)"
+    r"((?:\s+[\w-]+){0,4}?)\s+"
+    r"(proliferation|growth|apoptosis|viability|survival|migration|invasion|metastasis|inflammation|"
+    r"glucose (?:production|uptake|levels?)|insulin (?:resistance|sensitivity|secretion)|weight gain|"
+    r"cell death|autophagy|angiogenesis|fibrosis|oxidative stress|lipid accumulation|steatosis|blood pressure|"
+    r"tumorigenesis|carcinogenesis|progression|recurrence|incidence|risk|hyperglycemia|injury|damage)\b",
+    re.IGNORECASE,
+)
+_ADJECTIVAL_EFFECT = {
+    re.compile(r"\banti-?proliferative\b", re.IGNORECASE): "reduced proliferation",
+    re.compile(r"\banti-?tumou?r\b|\banti-?cancer\b|\bantineoplastic\b", re.IGNORECASE): "reduced tumour growth",
+    re.compile(r"\banti-?inflammatory\b", re.IGNORECASE): "reduced inflammation",
+    re.compile(r"\bpro-?apoptotic\b", re.IGNORECASE): "increased apoptosis",
+}
+"""Effects stated as adjectives: "antiproliferative effects" → reduced proliferation."""
+_QUALIFIER_STOP = frozenset("the of in by and or a an its their to on with from this that".split())
+_DIRECTION = {
+    "reduc": "reduced",
+    "decreas": "reduced",
+    "inhibit": "reduced",
+    "suppress": "reduced",
+    "attenuat": "reduced",
+    "lower": "reduced",
+    "prevent": "reduced",
+    "block": "reduced",
+    "impair": "reduced",
+    "protect": "reduced",
+    "arrest": "reduced",
+    "increas": "increased",
+    "induc": "increased",
+    "promot": "increased",
+    "enhanc": "increased",
+    "improv": "improved",
+    "restor": "restored",
+}
+
+
+UNSTATED_PATHWAY = "pathway not stated"
+
+
+@dataclass(frozen=True)
+class MechanismStatement:
+    """One sentence's mechanism, and the item it came from."""
+
+    evidence_id: str
+    intervention: str
+    target: str
+    pathway: str
+    effect: str
+    sentence: str
+    human: bool
+    preclinical: bool
+
+
+def statements(reading: Reading, interventions: tuple[str, ...]) -> list[MechanismStatement]:
+    """The mechanism statements of an item. ``interventions`` are the question's: an item that mentions one
+    lends it to sentences that name none."""
+    lower = reading.text.lower()
+    mentioned = [i for i in interventions if i.lower() in lower]
+    found: list[MechanismStatement] = []
+    for sentence in reading.mechanisms:
+        own = interventions_in(sentence.text)
+        intervention = (own or mentioned or [None])[0]
+        if intervention is None:
+            continue
+        effect = effect_of(sentence.text, intervention) or _item_effect(reading, intervention)
+        if effect is None:
+            continue
+        targets = [
+            t
+            for t in targets_in(sentence.text, definitions=reading.definitions, exclude=[intervention, *own])
+            if t.lower() not in effect
+        ]
+        if not targets:
+            continue
+        found.append(
+            MechanismStatement(
+                evidence_id=reading.id,
+                intervention=intervention,
+                target=targets[0],
+                pathway=_pathway(sentence, targets),
+                effect=effect,
+                sentence=sentence.text,
+                human=reading.human,
+                preclinical=reading.preclinical_only,
+            )
+        )
+    return found
+
+
+def effect_of(text: str, subject: str | None = None) -> str | None:
+    """ "reduced proliferation" from "metformin reduced the proliferation of …" (the first effect after
+    ``subject`` when the text names it); None without one."""
+    start = text.lower().find(subject.lower()) if subject else -1
+    match = _EFFECT.search(text, max(start, 0)) or (_EFFECT.search(text) if start > 0 else None)
+    if match is None:
+        return next((effect for pattern, effect in _ADJECTIVAL_EFFECT.items() if pattern.search(text)), None)
+    verb = match.group(1).lower()
+    direction = next((word for stem, word in _DIRECTION.items() if verb.startswith(stem)), verb)
+    before = [w for w in match.group(2).split() if w.lower() not in _QUALIFIER_STOP]
+    qualifier = [before[-1].lower()] if before and not before[-1].lower().endswith(("-induced", "ed")) else []
+    return " ".join([direction, *qualifier, match.group(3).lower()])
+
+
+def _item_effect(reading: Reading, intervention: str) -> str | None:
+    """The effect stated in a result sentence of the item that names the intervention."""
+    return next(
+        (
+            effect_of(s.text, intervention)
+            for s in reading.results
+            if intervention.lower() in s.text.lower() and effect_of(s.text, intervention)
+        ),
+        None,
+    )
+
+
+def _pathway(sentence: Sentence, targets: list[str]) -> str:
+    for match in _PATHWAY.finditer(sentence.text):
+        head = match.group(1) or match.group(2)
+        if head.lower() not in _NOT_PATHWAY_HEAD and head.lower() != targets[0].lower():
+            return match.group(0)
+        if head.lower() == targets[0].lower() and len(targets) == 1:
+            return match.group(0)
+    if len(targets) > 1:
+        return f"{targets[1]} signalling"
+    process = _PROCESS.search(sentence.text)
+    if process:
+        return process.group(1).lower()
+    return UNSTATED_PATHWAY

@@ -1,0 +1,145 @@
+"""What a research question is about: its keywords, interventions, conditions and targets.
+
+Question words, stop words and the generic verbs of a question ("does … reduce …", "what is the role of …") are
+dropped; the remaining words keep their order, so multiword terms stay whole ("type 2 diabetes", "breast cancer")
+and numbers stay attached to the word they qualify ("type 2", "stage 3", "COVID-19").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .entities import interventions_in, is_condition_word, is_drug_like, is_procedure, targets_in
+from .text import words
+
+DROPPED = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each either et etc few for from further had has have having
+    he her here his how however i if in into is it its just may me might more most must my no nor not now of off on
+    once only or other our out over own per same she should so some such than that the their them then there these
+    they this those through thus to too under until up upon us very via was we were what when where whether which
+    while who whom whose why will with within without would yet you your
+    effect effects role roles impact impacts influence influences association associations associated relationship
+    relation related link linked affect affects affected reduce reduces reduced increase increases increased improve
+    improves improved lower lowers lowered prevent prevents prevented cause causes caused lead leads predict predicts
+    benefit benefits help helps work works treat treats treated use used using versus vs compared comparison
+    better worse really actually true truly possible likely useful necessary efficacious safe safety effective
+    efficacy worth any really among patient patients people subjects individuals persons time potential case cases
+    make makes good offer offers result results matter number form variant sufficient reconsider correlate
+    positively negatively outcome outcomes factor factors""".split()
+)
+"""Words a search query does without: function words, question words, and the verbs a question is phrased with."""
+
+QUALIFIERS = frozenset("type stage grade phase class tier level".split())
+_NUMBER = re.compile(r"^(?:\d+|[IVX]{1,4})$")
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    """The searchable content of a question."""
+
+    question: str
+    keywords: tuple[str, ...]
+    """Kept words in question order, each once (original case)."""
+    phrases: tuple[str, ...]
+    """Runs of consecutive kept words: the question's multiword terms ("type 2 diabetes", "HMO women")."""
+    interventions: tuple[str, ...]
+    conditions: tuple[str, ...]
+    targets: tuple[str, ...]
+
+    def core_query(self, max_words: int = 8) -> str:
+        """The keyword query: every kept word in order, at most ``max_words`` (entities are never cut)."""
+        entity_words = {
+            w.lower() for phrase in (*self.interventions, *self.conditions, *self.targets) for w in phrase.split()
+        }
+        kept = list(self.keywords)
+        while len(kept) > max_words:
+            droppable = [w for w in kept if w.lower() not in entity_words]
+            if not droppable:
+                break
+            kept.remove(droppable[-1])
+        return " ".join(kept)
+
+    def short_query(self) -> str:
+        """ "intervention condition" — what a trial registry matches best; the first keywords when either is
+        missing."""
+        parts = [*self.interventions[:1], *self.conditions[:1]]
+        for phrase in self.phrases:
+            if len(parts) >= 2:
+                break
+            if not any(phrase.lower() in part.lower() or part.lower() in phrase.lower() for part in parts):
+                parts.append(phrase)
+        return " ".join(parts) or " ".join(self.keywords[:3])
+
+
+def question_terms(question: str) -> QuestionTerms:
+    """Split ``question`` into its searchable parts."""
+    tokens = [w.strip(".'") for w in words(question)]
+    kept = _kept_flags(tokens)
+    runs: list[list[str]] = []
+    previous = False
+    for token, keep in zip(tokens, kept, strict=True):
+        if keep:
+            if not previous:
+                runs.append([])
+            runs[-1].append(token)
+        previous = keep
+    keywords = tuple(dict.fromkeys(t for run in runs for t in run))
+    phrases = tuple(dict.fromkeys(" ".join(run) for run in runs))
+    interventions = _interventions(question, runs)
+    return QuestionTerms(
+        question=question,
+        keywords=keywords,
+        phrases=phrases,
+        interventions=interventions,
+        conditions=tuple(dict.fromkeys(c for run in runs for c in _conditions(run))),
+        targets=tuple(targets_in(question, exclude=interventions)),
+    )
+
+
+def _kept_flags(tokens: list[str]) -> list[bool]:
+    content = [bool(t) and t.lower() not in DROPPED and not _NUMBER.match(t) for t in tokens]
+    kept = list(content)
+    for i, token in enumerate(tokens):
+        following = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if token.lower() in QUALIFIERS:
+            kept[i] = bool(_NUMBER.match(following))
+        elif _NUMBER.match(token):
+            before = tokens[i - 1].lower() if i else ""
+            kept[i] = before in QUALIFIERS or (i > 0 and content[i - 1] and not token.isdigit())
+    return kept
+
+
+def _interventions(question: str, runs: list[list[str]]) -> tuple[str, ...]:
+    """Drug-like names, and procedures with up to two words before them ("limb-salvage surgery")."""
+    found = {name: question.lower().find(name) for name in interventions_in(question)}
+    for run in runs:
+        for i, word in enumerate(run):
+            if not is_procedure(word):
+                continue
+            start = i
+            while (
+                start > 0 and i - start < 2 and not (is_condition_word(run[start - 1]) or is_drug_like(run[start - 1]))
+            ):
+                start -= 1
+            phrase = " ".join(run[start : i + 1])
+            found = {k: v for k, v in found.items() if k not in phrase.lower()}
+            found[phrase] = question.find(phrase)
+    return tuple(sorted(found, key=found.__getitem__))
+
+
+def _conditions(run: list[str]) -> list[str]:
+    """The conditions in a run of kept words: each disease word with up to four words before it, never reaching
+    back past a drug or target name or the previous condition."""
+    found = []
+    floor = 0
+    for end, word in enumerate(run):
+        if not is_condition_word(word) or (end + 1 < len(run) and is_condition_word(run[end + 1])):
+            continue
+        start = end
+        while start > floor and end - start < 4 and not (is_drug_like(run[start - 1]) or targets_in(run[start - 1])):
+            start -= 1
+        found.append(" ".join(run[start : end + 1]))
+        floor = end + 1
+    return found

@@ -1,0 +1,293 @@
+"""The report writer without a model: an extractive report in which every claim is a quoted, cited sentence.
+
+Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
+``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
+MMR over their embeddings (:mod:`.selection`) from the items most relevant to the question. Methodology and
+limitations state counts, never claims about the literature. The references are exactly the items cited,
+numbered by first citation, and the citation validator runs before the report is returned.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ...memory import Embedder, ResearchMemory, format_bibliography
+from ...models import PREPRINT_LABEL, Citation, HypothesisAssessment, JudgeAssessment, ReportSection, ResearchReport
+from ..citations import cited_ids, validate_report
+from .designs import Design
+from .findings import answer_score, citable, cite
+from .reading import TITLE, Reading, read
+from .relevance import question_relevance, topical_weight
+from .selection import Candidate, SentencePool
+from .text import terms
+from .trials import trial_sentence
+
+TOP_ITEMS = 20
+"""Items read for quotable sentences: the most relevant on-topic ones."""
+MIN_ITEMS = 3
+"""Read at least this many top-ranked items even when fewer are clearly on topic."""
+SUMMARY_SENTENCES, MECHANISM_SENTENCES, CLINICAL_SENTENCES = 4, 5, 6
+TRIALS_SHOWN, PREPRINTS_SHOWN = 8, 4
+ANSWER_WEIGHT, TOPIC_WEIGHT = 0.06, 0.15
+"""What an answer-bearing score (about 0–8) and the item's topical weight (0–1) add to a sentence's cosine when
+answers are chosen."""
+SOURCE_NAMES = {
+    "pubmed": "PubMed",
+    "trials": "ClinicalTrials.gov",
+    "clinicaltrials": "ClinicalTrials.gov",
+    "europepmc": "Europe PMC",
+    "preprints": "Europe PMC preprints",
+    "preprint": "Europe PMC preprints",
+    "web": "web search",
+    "library": "local library",
+    "image": "images",
+}
+"""Search-source and evidence-source names as a reader knows them."""
+MECHANISMS, CLINICAL, TRIALS, PREPRINTS = (
+    "Mechanistic findings",
+    "Clinical findings",
+    "Clinical trials",
+    "Preprints (not peer-reviewed)",
+)
+
+
+async def write_report(
+    question: str,
+    memory: ResearchMemory,
+    *,
+    embedder: Embedder,
+    partial_reason: str | None = None,
+    judge: JudgeAssessment | None = None,
+    hypotheses: HypothesisAssessment | None = None,
+    queries: Sequence[tuple[str, str]] = (),
+    errors: Sequence[str] = (),
+) -> ResearchReport:
+    """An extractive report on ``question`` from ``memory``. ``judge`` and ``hypotheses`` default to the memory's
+    latest, ``queries`` ((source, query) pairs) to the queries the memory recorded; ``errors`` are source failures
+    to state. ``embedder`` must be the memory's (its cache then answers for the items without encoding)."""
+    judge = memory.latest_assessment if judge is None else judge
+    hypotheses = memory.hypotheses if hypotheses is None else hypotheses
+    queries = tuple(queries) or memory.queries_run
+    ranked = [item for item, _ in await memory.relevant(question, k=len(memory))]
+    relevance = await question_relevance(question, ranked, embedder=embedder)
+    readings = [(read(item), topical_weight(relevance[item.id])) for item in ranked if citable(item.id)]
+    considered = _considered(readings)
+    pool = await SentencePool.build(question, _candidates(considered), embedder=embedder)
+    picks = _pick(pool, relevance, terms(question))
+    trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
+    sections = (
+        ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms) or "No mechanistic sentence was found."),
+        ReportSection(
+            heading=CLINICAL, body=_bullets(picks.clinical) or "No result sentence from a human study was found."
+        ),
+        ReportSection(heading=TRIALS, body=_trials(trials)),
+        ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
+    )
+    quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials}
+    report = ResearchReport(
+        title=f"Research report: {question.strip()}",
+        executive_summary=" ".join(cite(c.sentence.text, c.evidence_id) for c in picks.summary)
+        or "None of the evidence collected holds a result or conclusion sentence on this question.",
+        methodology=_methodology(memory, queries, len(considered), len(pool.candidates)),
+        sections=sections,
+        hypotheses_tested=_hypotheses(hypotheses, memory),
+        limitations=_limitations(memory, readings, quoted, partial_reason, errors),
+        conclusion=_conclusion(judge, picks.summary[0] if picks.summary else None),
+        partial=partial_reason is not None,
+        partial_reason=partial_reason,
+    )
+    report = report.model_copy(update={"references": _references(report, memory)})
+    return validate_report(report, memory)[0]
+
+
+@dataclass(frozen=True)
+class _Picks:
+    summary: list[Candidate]
+    mechanisms: list[Candidate]
+    clinical: list[Candidate]
+    preprints: list[Candidate]
+
+    def all(self) -> list[Candidate]:
+        return [*self.summary, *self.mechanisms, *self.clinical, *self.preprints]
+
+
+def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]) -> _Picks:
+    """The sentences of each part. The summary opens with the lead answer (:func:`_lead`); MMR picks the rest
+    from answer-bearing sentences of human studies first, then of any study; no sentence is quoted twice."""
+
+    def preference(candidate: Candidate) -> float:
+        return ANSWER_WEIGHT * answer_score(candidate.sentence, asked) + TOPIC_WEIGHT * candidate.weight
+
+    lead = _lead(pool, relevance, preference)
+    summary = [lead] if lead else []
+    used = {c.sentence.text for c in summary}
+    for required in (("answer", "human"), ("answer",)):
+        accept, taken = _peer_reviewed(*required), frozenset(c.evidence_id for c in summary)
+        summary += pool.select(
+            lambda c, accept=accept, taken=taken: accept(c) and c.evidence_id not in taken,
+            SUMMARY_SENTENCES - len(summary),
+            used=used,
+            prefer=preference,
+        )
+    return _Picks(
+        summary=summary,
+        mechanisms=pool.select(_peer_reviewed("mechanism"), MECHANISM_SENTENCES, per_item=2, used=used),
+        clinical=pool.select(_peer_reviewed("result", "human"), CLINICAL_SENTENCES, per_item=2, used=used),
+        preprints=pool.select(lambda c: {"preprint", "answer"} <= c.tags, PREPRINTS_SHOWN, prefer=preference),
+    )
+
+
+def _lead(
+    pool: SentencePool, relevance: dict[str, float], preference: Callable[[Candidate], float]
+) -> Candidate | None:
+    """The most answer-bearing sentence of the peer-reviewed item closest to the question (a human study when
+    there is one): the study most about the question speaks first."""
+    answers = [c for c in pool.candidates if _peer_reviewed("answer")(c)]
+    if not answers:
+        return None
+    top = max(answers, key=lambda c: ("human" in c.tags, relevance[c.evidence_id])).evidence_id
+    return pool.best(lambda c: c.evidence_id == top and _peer_reviewed("answer")(c), preference)
+
+
+def _considered(readings: list[tuple[Reading, float]]) -> list[tuple[Reading, float]]:
+    """The items to quote from: up to :data:`TOP_ITEMS` on-topic ones in rank order (registry records excluded),
+    topped up with the best-ranked items to :data:`MIN_ITEMS`."""
+    quotable = [(r, w) for r, w in readings if not r.is_trial_record]
+    chosen = [(r, w) for r, w in quotable if w > 0][:TOP_ITEMS]
+    for entry in quotable[:MIN_ITEMS]:
+        if len(chosen) >= MIN_ITEMS:
+            break
+        if entry not in chosen:
+            chosen.append(entry)
+    return chosen
+
+
+def _candidates(considered: list[tuple[Reading, float]]) -> list[Candidate]:
+    candidates = []
+    for reading, weight in considered:
+        results, mechanisms = set(reading.results), set(reading.mechanisms)
+        for sentence in reading.claims:
+            tags = {
+                "answer": sentence.section != TITLE and (sentence in results or sentence.is_conclusion),
+                "result": sentence in results,
+                "mechanism": sentence in mechanisms,
+                "human": reading.human,
+                "preprint": reading.evidence.is_preprint,
+            }
+            if tags["answer"] or tags["mechanism"]:
+                candidates.append(Candidate(reading, sentence, weight, frozenset(k for k, v in tags.items() if v)))
+    return candidates
+
+
+def _peer_reviewed(*required: str) -> Callable[[Candidate], bool]:
+    needed = frozenset(required)
+    return lambda candidate: needed <= candidate.tags and "preprint" not in candidate.tags
+
+
+def _bullets(chosen: Sequence[Candidate]) -> str:
+    return "\n".join(f"- {cite(c.sentence.text, c.evidence_id)}" for c in chosen)
+
+
+def _trials(trials: Sequence[Reading]) -> str:
+    lines = [f"- {sentence}" for r in trials if (sentence := trial_sentence(r.evidence))]
+    return "\n".join(lines) or "No trial record on this question was found."
+
+
+def _preprints(chosen: Sequence[Candidate]) -> str:
+    lines = [f"- **{PREPRINT_LABEL}:** {cite(c.sentence.text, c.evidence_id)}" for c in chosen]
+    return "\n".join(lines) or "No preprint on this question was found."
+
+
+def _hypotheses(assessment: HypothesisAssessment | None, memory: ResearchMemory) -> tuple[str, ...]:
+    if assessment is None:
+        return ()
+    lines = []
+    for hypothesis in assessment.hypotheses:
+        support = [i for i in hypothesis.supporting_evidence_ids if i in memory and citable(i)]
+        against = [i for i in hypothesis.contradicting_evidence_ids if i in memory and citable(i)]
+        line = f"{hypothesis.statement} (confidence {hypothesis.confidence:.2f})"
+        line += f"; supported by [{'; '.join(support)}]" if support else "; no supporting item in this run"
+        if against:
+            line += f"; contradicted by [{'; '.join(against)}]"
+        lines.append(line + ".")
+    return tuple(lines)
+
+
+def _methodology(memory: ResearchMemory, queries: Sequence[tuple[str, str]], read_count: int, sentences: int) -> str:
+    by_source = Counter(_named(source) for item in memory.evidence for source in item.sources)
+    searched = sorted({_named(source) for source, _ in queries} | set(by_source))
+    listed = "; ".join(f"{_named(source)}: “{query}”" for source, query in queries) or "none recorded"
+    found = ", ".join(f"{source} {count}" for source, count in by_source.most_common()) or "none"
+    return (
+        f"Sources searched: {', '.join(searched) or 'none'}. Queries run ({len(queries)}): {listed}. "
+        f"Items collected: {len(memory)} (by source: {found}). The {read_count} items most relevant to the question "
+        f"(dense and BM25 ranking fused) were read sentence by sentence; {sentences} result, conclusion and "
+        "mechanism sentences were embedded and chosen by maximal marginal relevance to the question (λ = 0.6). "
+        "This report was assembled without a language model: every finding is a sentence quoted verbatim from the "
+        "item it cites, and trial entries are built from registry fields only."
+    )
+
+
+def _named(source: str) -> str:
+    return SOURCE_NAMES.get(source, source)
+
+
+def _limitations(
+    memory: ResearchMemory,
+    readings: Sequence[tuple[Reading, float]],
+    quoted: set[str],
+    partial_reason: str | None,
+    errors: Sequence[str],
+) -> str:
+    total = len(memory)
+    on_topic = [r for r, weight in readings if weight > 0]
+    no_abstract = sum(1 for item in memory.evidence if not item.has_abstract)
+    preprints = sum(1 for item in memory.evidence if item.is_preprint)
+    trials = [r.evidence.trial for r in on_topic if r.evidence.trial is not None]
+    sources = {source for item in memory.evidence for source in item.sources}
+    strong = {Design.RCT, Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW}
+    lines = [
+        f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
+        f"of {total} items, read as titles and abstracts only (no full texts); {no_abstract} had no abstract.",
+        f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4).",
+    ]
+    if preprints:
+        lines.append(f"{preprints} item(s) are preprints, not peer-reviewed.")
+    if not any(r.designs & strong for r in on_topic):
+        lines.append("No randomised controlled trial, meta-analysis or systematic review was among the on-topic items.")
+    lines.append(f"{len(trials)} on-topic trial record(s), {sum(t.has_results for t in trials)} with posted results.")
+    if len(sources) == 1:
+        lines.append(f"All evidence came from a single source ({_named(next(iter(sources)))}).")
+    if errors:
+        lines.append(f"Sources that failed during the search: {'; '.join(errors)}.")
+    if partial_reason:
+        lines.append(f"This report is partial: {partial_reason}.")
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def _conclusion(judge: JudgeAssessment | None, lead: Candidate | None) -> str:
+    if judge is None:
+        verdict = "No evidence judgement was made in this run."
+    else:
+        verdict = (
+            f"The evidence judge rated the mechanistic evidence {judge.mechanism.score:.1f}/10 and the clinical "
+            f"evidence {judge.clinical.score:.1f}/10 with confidence {judge.confidence:.2f} in round {judge.round}, "
+            f"and judged it {'sufficient' if judge.sufficient else 'not yet sufficient'} to answer the question."
+        )
+    if lead is None:
+        return verdict
+    return f"{verdict}\n\n{cite(lead.sentence.text, lead.evidence_id)}"
+
+
+def _references(report: ResearchReport, memory: ResearchMemory) -> tuple[Citation, ...]:
+    texts = [
+        report.executive_summary,
+        *(section.body for section in report.sections),
+        *report.hypotheses_tested,
+        report.limitations,
+        report.conclusion,
+    ]
+    ids = dict.fromkeys(i for text in texts for i in cited_ids(text))
+    return tuple(format_bibliography([item for i in ids if (item := memory.get(i)) is not None]))

@@ -1,0 +1,139 @@
+"""Other names for a question's terms: MeSH headings the evidence itself carries, and a small lay-term table.
+
+MeSH headings are the vocabulary PubMed indexes by, so a heading that recurs in the evidence already found and
+shares a word with one of the question's terms (after lay terms are translated: cancer → neoplasms) is the best
+next query term there is: "breast cancer" → ``Breast Neoplasms``, "type 2 diabetes" → ``Diabetes Mellitus,
+Type 2``. Check tags (``Humans``, ``Female``, ``Aged``) and design headings (``Cohort Studies``) are never synonyms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from ...models import Evidence
+from .question import QuestionTerms
+from .text import terms
+
+LAY_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "cancer": ("neoplasms",),
+    "cancers": ("neoplasms",),
+    "tumor": ("neoplasms",),
+    "tumors": ("neoplasms",),
+    "tumour": ("neoplasms",),
+    "tumours": ("neoplasms",),
+    "heart attack": ("myocardial infarction",),
+    "heart attacks": ("myocardial infarction",),
+    "high blood pressure": ("hypertension",),
+    "diabetes": ("diabetes mellitus",),
+    "type 2 diabetes": ("diabetes mellitus, type 2",),
+    "type 1 diabetes": ("diabetes mellitus, type 1",),
+    "heart disease": ("cardiovascular diseases", "coronary disease"),
+    "kidney disease": ("renal insufficiency",),
+    "chronic kidney disease": ("renal insufficiency, chronic",),
+    "kidney failure": ("renal insufficiency",),
+    "fatty liver": ("non-alcoholic fatty liver disease",),
+    "overweight": ("obesity",),
+    "flu": ("influenza, human",),
+    "covid": ("covid-19",),
+    "coronavirus": ("covid-19",),
+    "depression": ("depressive disorder",),
+    "blood sugar": ("blood glucose",),
+    "high cholesterol": ("hypercholesterolemia",),
+    "painkillers": ("analgesics",),
+    "kids": ("child",),
+    "children": ("child",),
+    "elderly": ("aged",),
+    "older adults": ("aged",),
+    "smoking": ("tobacco smoking",),
+    "vitamin d": ("cholecalciferol",),
+    "fish oil": ("fatty acids, omega-3",),
+    "stroke": ("cerebrovascular disorders",),
+    "dementia": ("cognitive dysfunction",),
+}
+"""Lay terms and the MeSH headings (lowercased) that index them."""
+
+ORGAN_ADJECTIVES = {
+    "colon": "colonic",
+    "prostate": "prostatic",
+    "pancreas": "pancreatic",
+    "gastric": "stomach",
+    "bladder": "urinary bladder",
+    "cervical": "uterine cervical",
+    "esophagus": "esophageal",
+    "oral": "mouth",
+}
+_ORGAN_CANCER = re.compile(r"\b([a-z]+) (?:cancers?|tumou?rs?)\b")
+
+_CHECK = re.compile(
+    r"^(?:humans|animals|male|female|adult|aged|middle aged|young adult|adolescent|child|infant|pregnancy|mice|rats|"
+    r"aged, 80 and over|child, preschool|infant, newborn|time factors|risk factors|treatment outcome|prognosis|"
+    r".* studies|.* trials? as topic|surveys and questionnaires|reproducibility of results|"
+    r"sensitivity and specificity|predictive value of tests|risk assessment|incidence|prevalence|age factors|"
+    r"sex factors|.* models|multivariate analysis|retrospective studies|united states|.*, inbred .*)$",
+    re.IGNORECASE,
+)
+
+
+def lay_synonyms(phrase: str) -> tuple[str, ...]:
+    """MeSH-style names for a lay ``phrase``: the table, then organ cancers ("breast cancer" → "breast
+    neoplasms")."""
+    lower = " ".join(phrase.lower().split())
+    found = list(LAY_SYNONYMS.get(lower, ()))
+    for match in _ORGAN_CANCER.finditer(lower):
+        organ = match.group(1)
+        found.append(f"{ORGAN_ADJECTIVES.get(organ, organ)} neoplasms")
+    for word in lower.split():
+        found.extend(s for s in LAY_SYNONYMS.get(word, ()) if not any(s in f for f in found))
+    return tuple(dict.fromkeys(s for s in found if s != lower))
+
+
+def as_query_text(heading: str) -> str:
+    """A MeSH heading as query words: ``Diabetes Mellitus, Type 2`` → ``diabetes mellitus type 2``."""
+    return " ".join(heading.replace(",", " ").lower().split())
+
+
+def is_check_tag(heading: str) -> bool:
+    return bool(_CHECK.match(heading.strip()))
+
+
+def mesh_synonyms(question: QuestionTerms, evidence: Sequence[Evidence], *, top: int = 15) -> list[tuple[str, str]]:
+    """(question phrase, MeSH heading) pairs: headings of the first ``top`` items that share a term with a phrase
+    of the question (lay terms translated) without merely repeating it, most frequent first."""
+    phrases = _question_phrases(question)
+    question_words = terms(question.question)
+    counts: Counter[str] = Counter()
+    first_seen: dict[str, int] = {}
+    for item in evidence[:top]:
+        for heading in dict.fromkeys(item.mesh):
+            if not is_check_tag(heading):
+                counts[heading] += 1
+                first_seen.setdefault(heading, len(first_seen))
+    pairs: list[tuple[str, str]] = []
+    for heading in sorted(counts, key=lambda h: (-counts[h], first_seen[h])):
+        heading_terms = terms(as_query_text(heading))
+        if not heading_terms or heading_terms <= question_words:
+            continue  # nothing new: the question already says it
+        phrase = _best_phrase(phrases, heading_terms)
+        if phrase is not None:
+            pairs.append((phrase, heading))
+    return pairs
+
+
+def _question_phrases(question: QuestionTerms) -> dict[str, frozenset[str]]:
+    """Each entity and phrase of the question with its terms, its lay synonyms' terms included."""
+    phrases: dict[str, frozenset[str]] = {}
+    for phrase in (*question.conditions, *question.interventions, *question.targets, *question.phrases):
+        expanded = terms(" ".join((phrase, *map(as_query_text, lay_synonyms(phrase)))))
+        phrases.setdefault(phrase, expanded)
+    return phrases
+
+
+def _best_phrase(phrases: dict[str, frozenset[str]], heading_terms: frozenset[str]) -> str | None:
+    best, best_share = None, 0.0
+    for phrase, phrase_terms in phrases.items():
+        share = len(phrase_terms & heading_terms) / len(heading_terms)
+        if share > best_share:
+            best, best_share = phrase, share
+    return best if best_share >= 0.5 else None

@@ -1,0 +1,108 @@
+"""Abstracts as sentences, and sentences as terms.
+
+Abstracts come as paragraphs, often labelled (``BACKGROUND: …`` / ``CONCLUSIONS: …`` — PubMed's structured
+abstracts and the PubMedQA records). :func:`split_sentences` keeps each sentence's section label and does not
+break at abbreviations (``et al.``, ``vs.``, ``e.g.``, ``i.v.``), decimals (``0.5``) or bare p-values
+(``P < .001``): a boundary is a ``.``/``!``/``?`` followed by space and a capital, digit or bracket.
+
+Terms are the memory's BM25 tokens (lowercased, stop words dropped, lightly stemmed), so ``diabetic`` and
+``diabetes`` match here exactly as they do in retrieval.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...memory import tokenize
+
+_LABEL = re.compile(r"^\s*([A-Z][A-Z0-9 ,&/()-]{1,60}[A-Z)]):\s*")
+_BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])")
+_LAST_WORD = re.compile(r"(\S+)$")
+_DOTTED = re.compile(r"^\(?(?:[A-Za-z]\.){2,}$")
+ABBREVIATIONS = frozenset(
+    """al. vs. v. e.g. i.e. cf. etc. approx. ca. fig. figs. dr. mr. mrs. ms. prof. no. nos. vol. resp. incl. inc.
+    ltd. co. st. jr. sr. spp. sp. var. eq. ref. refs. ed. eds. dept. univ. min. max. mo. yr. yrs. wk. wks. hr.
+    hrs. approx. corp. subsp. ser.""".split()
+)
+"""Words ending in a dot that do not end a sentence (compared lowercased)."""
+
+_WORD = re.compile(r"[^\W_]+(?:[-'/.][^\W_]+)*")
+MIN_SENTENCE_CHARS = 20
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of an abstract, with the label of the section it sits in (``CONCLUSIONS``) or ``""``."""
+
+    text: str
+    section: str = ""
+
+    @property
+    def is_conclusion(self) -> bool:
+        return self.section.startswith(("CONCLUSION", "INTERPRETATION", "IMPLICATION"))
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """The sentences of ``text`` in order, each whitespace-normalised and carrying its section label."""
+    sentences: list[Sentence] = []
+    section = ""
+    for paragraph in text.splitlines():
+        label = _LABEL.match(paragraph)
+        if label:
+            section = " ".join(label.group(1).split())
+            paragraph = paragraph[label.end() :]
+        for piece in _split_paragraph(paragraph):
+            sentences.append(Sentence(piece, section))
+    return sentences
+
+
+def _split_paragraph(paragraph: str) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(paragraph):
+        end = match.start() + 1
+        if _is_abbreviation(paragraph[start:end]):
+            continue
+        pieces.append(paragraph[start : match.end()])
+        start = match.end()
+    pieces.append(paragraph[start:])
+    return [" ".join(piece.split()) for piece in pieces if piece.strip()]
+
+
+def _is_abbreviation(head: str) -> bool:
+    word = _LAST_WORD.search(head)
+    if word is None:
+        return False
+    token = word.group(1).lower().lstrip("([")
+    return token in ABBREVIATIONS or bool(_DOTTED.match(token))
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as written (case kept): ``IGF-1``, ``NF-κB``, ``TNF-α``, ``i.v.`` stay whole."""
+    return _WORD.findall(text)
+
+
+def terms(text: str) -> frozenset[str]:
+    """The content terms of ``text`` as retrieval sees them (lowercased, stop words out, lightly stemmed)."""
+    return frozenset(tokenize(text))
+
+
+def overlap(question_terms: frozenset[str], text: str) -> float:
+    """The share of ``question_terms`` that ``text`` contains (0 when there are none)."""
+    if not question_terms:
+        return 0.0
+    return len(question_terms & terms(text)) / len(question_terms)
+
+
+def is_claim_length(sentence: str) -> bool:
+    """Long enough to state something, short enough to quote."""
+    return MIN_SENTENCE_CHARS <= len(sentence) <= 600
+
+
+def strip_terminal(sentence: str) -> tuple[str, str]:
+    """``("Metformin reduced X", ".")`` from ``"Metformin reduced X."`` — the body and its closing mark."""
+    body = sentence.rstrip()
+    if body and body[-1] in ".!?":
+        return body[:-1].rstrip(), body[-1]
+    return body, "."

@@ -1,0 +1,66 @@
+"""HypothesisAgent: mechanism hypotheses (intervention → target → pathway → effect), knowledge gaps, searches.
+
+Runs beside the judge on the same round (they are independent); the judge's key findings of the *previous*
+round, when any, are given to the LLM as context.
+"""
+
+from __future__ import annotations
+
+from ..config import Settings
+from ..memory import ResearchMemory
+from ..models import HypothesisAssessment
+from ..prompts import Boundary, render
+from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .extractive.hypotheses import generate
+from .llm import LLM
+
+CONTEXT_SIZE = 30
+
+
+class HypothesisAgent:
+    name = "hypothesis"
+
+    def __init__(self, settings: Settings, *, llm: LLM | None = None):
+        self._settings = settings
+        self._llm = llm
+
+    @property
+    def engine(self) -> str:
+        """The model label answering for this agent, or ``extractive``."""
+        return self._llm.label if self._llm is not None else EXTRACTIVE
+
+    async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
+        context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)
+        shown = {item.id for item in context}
+
+        async def extract() -> HypothesisAssessment:
+            return generate(memory.question, context, round=round)
+
+        async def ask(llm: LLM):
+            boundary = Boundary(cap=self._settings.models.evidence_char_cap)
+            previous = memory.latest_assessment
+            prompt = render(
+                "hypothesis_task", question=memory.question, round=round, evidence=context,
+                key_findings=list(previous.key_findings) if previous else [],
+                output_schema=HypothesisAssessment.model_json_schema(), boundary=boundary,
+            )
+            system = render("hypothesis_system", boundary=boundary)
+            return await llm.call(agent=self.name, output_type=HypothesisAssessment, system=system, prompt=prompt,
+                                  round=round)
+
+        def finish(assessment: HypothesisAssessment) -> HypothesisAssessment:
+            hypotheses = tuple(
+                h.model_copy(update={
+                    "supporting_evidence_ids": tuple(i for i in h.supporting_evidence_ids if i in shown),
+                    "contradicting_evidence_ids": tuple(i for i in h.contradicting_evidence_ids if i in shown),
+                })
+                for h in assessment.hypotheses
+            )
+            primary = assessment.primary if assessment.primary is not None and assessment.primary < len(
+                hypotheses) else (0 if hypotheses else None)
+            return assessment.model_copy(update={"hypotheses": hypotheses, "primary": primary, "round": round})
+
+        output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
+                                         finish=finish)
+        memory.add_hypotheses(output.value)
+        return output

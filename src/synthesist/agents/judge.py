@@ -1,0 +1,71 @@
+"""JudgeAgent: scores the evidence collected so far and says *sufficient* or *continue* with next queries.
+
+Input: the MMR-selected context (``memory.judge_context_size`` items, 30 by default). Output: a
+:class:`JudgeAssessment` whose cited ids and key-finding citations name only evidence in memory.
+"""
+
+from __future__ import annotations
+
+from ..config import Settings
+from ..memory import ResearchMemory
+from ..models import Evidence, JudgeAssessment
+from ..prompts import Boundary, render
+from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .citations import validate_text
+from .extractive.judge import assess
+from .extractive.relevance import question_relevance
+from .llm import LLM
+
+
+class JudgeAgent:
+    name = "judge"
+
+    def __init__(self, settings: Settings, *, llm: LLM | None = None):
+        self._settings = settings
+        self._llm = llm
+
+    @property
+    def engine(self) -> str:
+        """The model label answering for this agent, or ``extractive``."""
+        return self._llm.label if self._llm is not None else EXTRACTIVE
+
+    @property
+    def context_size(self) -> int:
+        return self._settings.memory.judge_context_size
+
+    async def context(self, memory: ResearchMemory) -> list[Evidence]:
+        memory_settings = self._settings.memory
+        return await memory.select_diverse(memory.question, memory_settings.judge_context_size,
+                                           memory_settings.mmr_lambda)
+
+    async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
+        context = await self.context(memory)
+        shown = {item.id for item in context}
+
+        async def extract() -> JudgeAssessment:
+            relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
+            return assess(memory.question, context, relevance, round=round, previous=memory.latest_assessment)
+
+        async def ask(llm: LLM):
+            boundary = Boundary(cap=self._settings.models.evidence_char_cap)
+            prompt = render(
+                "judge_task", question=memory.question, round=round, evidence=context,
+                queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
+                output_schema=JudgeAssessment.model_json_schema(), boundary=boundary,
+            )
+            system = render("judge_system", boundary=boundary)
+            return await llm.call(agent=self.name, output_type=JudgeAssessment, system=system, prompt=prompt,
+                                  round=round)
+
+        def finish(assessment: JudgeAssessment) -> JudgeAssessment:
+            findings = tuple(text for text in (validate_text(f, shown).text for f in assessment.key_findings) if text)
+            return assessment.model_copy(update={
+                "cited_evidence_ids": tuple(i for i in assessment.cited_evidence_ids if i in shown),
+                "key_findings": findings,
+                "round": round,
+            })
+
+        output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
+                                         finish=finish)
+        memory.add_assessment(output.value)
+        return output

@@ -1,0 +1,202 @@
+"""The model layer: build a pydantic-ai model from a spec, and call it for one structured output.
+
+``LLM.call`` is the ONE way agents call a model. It runs a pydantic-ai ``Agent`` with the output type as a tool
+(a reply that does not fit the schema is sent back for repair, up to ``models.retries`` times), bounds the whole
+call — repairs and provider retries included — by ``models.timeout``, records tokens and an estimated cost as a
+:class:`~synthesist.models.TokenUsage`, and turns every failure into a :class:`ModelError` whose message is
+scrubbed of secrets and never carries a response body. Tests pass a ``TestModel`` or ``FunctionModel``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic_ai import Agent
+from pydantic_ai.exceptions import (
+    ContentFilterError,
+    ModelAPIError,
+    ModelAuthenticationError,
+    ModelConnectionError,
+    ModelContextWindowExceededError,
+    ModelNotFoundError,
+    ModelQuotaExceededError,
+    ModelRateLimitError,
+    ModelRequestTimeout,
+    ModelTimeoutError,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
+from pydantic_ai.providers.ollama import OllamaProvider
+from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
+from pydantic_ai.settings import ModelSettings as CallSettings
+
+from ..config import Settings
+from ..errors import ConfigError, ModelError
+from ..models import TokenUsage
+from .local_model import build_local_model
+from .model_spec import ModelSpec, parse_model_spec
+from .pricing import estimate_cost
+from .redaction import scrub
+
+log = logging.getLogger("synthesist.llm")
+
+T = TypeVar("T")
+
+KEY_VARIABLES: Mapping[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "ollama": "OLLAMA_API_KEY",
+    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
+}
+"""Where each provider's key is read from. Ollama and OpenAI-compatible servers usually need none."""
+
+
+@dataclass(frozen=True)
+class LLMReply(Generic[T]):
+    """A validated output and what it cost."""
+
+    output: T
+    usage: TokenUsage
+
+
+def build_model(
+    spec: ModelSpec | str, settings: Settings, *, environ: Mapping[str, str] = os.environ
+) -> Model | None:
+    """The pydantic-ai model for ``spec``, or None for ``extractive``. Touches no network.
+
+    Keys come from ``environ`` (see KEY_VARIABLES); a missing OpenAI/Anthropic/OpenRouter key is a ConfigError. An
+    OpenAI key is only ever sent to OpenAI: compatible servers get their own key or a placeholder.
+    """
+    parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
+    models = settings.models
+    if parsed.kind == "extractive":
+        return None
+    if parsed.kind == "local":
+        return build_local_model(Path(parsed.name))
+    if parsed.kind == "anthropic":
+        return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=_required_key(parsed, environ)))
+    if parsed.kind == "openai":
+        return OpenAIChatModel(parsed.name, provider=OpenAIProvider(api_key=_required_key(parsed, environ)))
+    if parsed.kind == "openrouter":
+        key = _required_key(parsed, environ)
+        provider = OpenAICompatibleProvider("openrouter", base_url=models.openrouter_base_url, api_key=key)
+        return OpenAIChatModel(parsed.name, provider=provider)
+    key = environ.get(KEY_VARIABLES[parsed.kind]) or None
+    if parsed.kind == "ollama":
+        return OpenAIChatModel(parsed.name, provider=OllamaProvider(base_url=models.ollama_base_url, api_key=key))
+    assert parsed.base_url is not None  # openai-compatible specs always carry one
+    provider = OpenAICompatibleProvider("openai-compatible", base_url=parsed.base_url, api_key=key)
+    return OpenAIChatModel(parsed.name, provider=provider)
+
+
+def _required_key(spec: ModelSpec, environ: Mapping[str, str]) -> str:
+    variable = KEY_VARIABLES[spec.kind]
+    key = environ.get(variable, "").strip()
+    if not key:
+        raise ConfigError(f"model {spec.label} needs {variable} in the environment")
+    return key
+
+
+class LLM:
+    """Calls one model for structured outputs. Use ``async with`` to close the provider's HTTP client after use."""
+
+    def __init__(self, model: Model, settings: Settings, *, label: str | None = None):
+        self.model = model
+        self.label = label or f"{model.system}:{model.model_name}"
+        self._settings = settings.models
+        self._call_settings: CallSettings = {
+            "temperature": self._settings.temperature,
+            "max_tokens": self._settings.max_output_tokens,
+        }
+
+    async def __aenter__(self) -> LLM:
+        await self.model.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.model.__aexit__(*exc_info)
+
+    async def call(self, *, agent: str, output_type: type[T], system: str, prompt: str, round: int = 0) -> LLMReply[T]:
+        """One structured call: ``system`` and ``prompt`` in, a validated ``output_type`` and its usage out.
+
+        Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds ``models.timeout``).
+        """
+        runner: Agent[None, T] = Agent(
+            self.model,
+            output_type=output_type,
+            system_prompt=system,
+            retries=self._settings.retries,
+            model_settings=self._call_settings,
+            name=agent,
+        )
+        timeout = self._settings.timeout
+        try:
+            async with asyncio.timeout(timeout):
+                result = await runner.run(prompt)
+        except Exception as exc:  # every failure of the foreign call is translated here, at the boundary
+            # The cause is not chained: provider exceptions carry response bodies and can echo a key.
+            raise _translate(exc, agent=agent, model=self.label, timeout=timeout) from None
+        usage = self._usage(agent, result.usage.input_tokens, result.usage.output_tokens, result.usage.requests, round)
+        log.debug(
+            "model call agent=%s model=%s input_tokens=%d output_tokens=%d requests=%d",
+            agent, self.label, usage.input_tokens, usage.output_tokens, usage.requests,
+        )
+        return LLMReply(output=result.output, usage=usage)
+
+    def _usage(self, agent: str, input_tokens: int, output_tokens: int, requests: int, round: int) -> TokenUsage:
+        cost = estimate_cost(self.model.system, self.model.model_name, input_tokens, output_tokens)
+        return TokenUsage(
+            agent=agent,
+            model=self.label,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            requests=requests,
+            cost_usd=cost,
+            round=round,
+        )
+
+
+_KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (ModelTimeoutError, "timeout"),
+    (ModelRequestTimeout, "timeout"),
+    (TimeoutError, "timeout"),
+    (ContentFilterError, "content_filter"),
+    (UnexpectedModelBehavior, "invalid_output"),
+    (UsageLimitExceeded, "usage_limit"),
+    (ModelAuthenticationError, "auth"),
+    (ModelRateLimitError, "rate_limited"),
+    (ModelQuotaExceededError, "quota"),
+    (ModelContextWindowExceededError, "context_window"),
+    (ModelNotFoundError, "not_found"),
+    (ModelConnectionError, "unreachable"),
+    (ModelAPIError, "provider"),
+)
+
+
+def _translate(exc: Exception, *, agent: str, model: str, timeout: float) -> ModelError:
+    """Our error for a failed call: a kind, a short detail without response bodies, the HTTP status if any."""
+    kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), "provider")
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, ModelAPIError):
+        code = f" ({exc.provider_error_code})" if exc.provider_error_code else ""
+        detail = f"{type(exc).__name__}{code}"
+    elif isinstance(exc, UnexpectedModelBehavior):
+        detail = exc.message  # never the body
+    elif isinstance(exc, TimeoutError):
+        detail = f"no reply within {timeout:g}s"
+    else:
+        detail = f"{type(exc).__name__}: {str(exc)[:300]}"
+    status_code = status if isinstance(status, int) else None
+    return ModelError(agent, kind, scrub(detail), model=model, status_code=status_code)

@@ -1,0 +1,83 @@
+"""Secret scrubbing for error messages and log records.
+
+``scrub`` replaces the values of secret-looking environment variables (provider keys, the NCBI key, anything named
+``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) and common key shapes (``sk-…``, ``sk-ant-…``,
+``Bearer …``, ``api_key=…`` in URLs) with ``[REDACTED]``. ``SecretFilter`` applies it to log records; install it
+on the handlers (a filter on a logger does not see records propagated from its children).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+
+REDACTED = "[REDACTED]"
+
+KNOWN_SECRET_VARS = frozenset(
+    {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "SYNTHESIST_PUBMED__API_KEY"}
+)
+SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+MIN_SECRET_LENGTH = 6
+"""Shorter values are not replaced: redacting every "1" or "on" in a message would hide more than it protects."""
+
+_KEY_SHAPES = (
+    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._~+/\-]+=*"),
+)
+_URL_PARAMS = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access[_-]?token|secret|password|sig)=)[^&\s#\"']+")
+_ASSIGNMENTS = re.compile(
+    r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|client[_-]?secret|password)(\"?\s*[=:]\s*[\"']?)([^\s&\"',;}]+)"
+)
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The secret values found in ``environ`` (default: the process environment), longest first."""
+    env = os.environ if environ is None else environ
+    values = {
+        value
+        for name, value in env.items()
+        if (name.upper() in KNOWN_SECRET_VARS or name.upper().endswith(SECRET_SUFFIXES))
+        and len(value) >= MIN_SECRET_LENGTH
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """``text`` with every known secret value and key-shaped string replaced by ``[REDACTED]``."""
+    for value in secret_values(environ):
+        text = text.replace(value, REDACTED)
+    for shape in _KEY_SHAPES:
+        text = shape.sub(REDACTED, text)
+    text = _URL_PARAMS.sub(lambda m: m.group(1) + REDACTED, text)
+    return _ASSIGNMENTS.sub(_redact_assignment, text)
+
+
+def _redact_assignment(match: re.Match[str]) -> str:
+    name, separator, value = match.groups()
+    return match.group(0) if value.startswith(REDACTED) else f"{name}{separator}{REDACTED}"
+
+
+class SecretFilter(logging.Filter):
+    """A logging filter that scrubs the message, arguments and traceback text of every record it sees.
+
+    It never drops a record. The message is formatted once (``msg % args``) and stored scrubbed, so handlers
+    after it see the clean text.
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        super().__init__()
+        self._environ = environ
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = scrub(record.getMessage(), self._environ)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text, self._environ)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info, self._environ)
+        return True

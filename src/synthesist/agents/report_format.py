@@ -1,0 +1,104 @@
+"""Rendering a :class:`ResearchReport`: Markdown for people, BibTeX for reference managers.
+
+Claim markers (``[pmid:123]``) become numbered references (``[1]``) whose list shows each work's identifiers in the
+usual form with links — ``PMID: 12345678`` → PubMed, ``DOI: 10.…`` → doi.org, ``NCT…`` → ClinicalTrials.gov — and
+marks preprints as not peer-reviewed. JSON is the report model itself (``report.model_dump_json()``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ..models import PREPRINT_LABEL, Citation, Evidence, ResearchReport
+from .citations import replace_markers
+
+
+def identifier_links(evidence: Evidence) -> list[str]:
+    """``PMID: [n](…)``, ``PMCID``, ``DOI: [x](…)``, ``[NCT…](…)``, ``Preprint [PPR…](…)``, else the URL."""
+    ids = evidence.identifiers
+    parts = []
+    if ids.pmid:
+        parts.append(f"PMID: [{ids.pmid}](https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/)")
+    if ids.pmcid:
+        parts.append(f"PMCID: [{ids.pmcid}](https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/)")
+    if ids.doi:
+        parts.append(f"DOI: [{ids.doi}](https://doi.org/{ids.doi})")
+    if ids.nct:
+        parts.append(f"[{ids.nct}](https://clinicaltrials.gov/study/{ids.nct})")
+    if ids.ppr:
+        parts.append(f"[{ids.ppr}](https://europepmc.org/article/PPR/{ids.ppr})")
+    if not parts and evidence.url:
+        parts.append(f"<{evidence.url}>")
+    return parts
+
+
+def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) -> str:
+    """The whole report as Markdown with numbered citations and a linked reference list."""
+    numbers = {citation.evidence_id: citation.number for citation in report.references}
+    cite = numbers.get
+    lines = [f"# {report.title}", ""]
+    if report.partial:
+        lines += [f"> **Partial report** — {report.partial_reason or 'the run stopped early'}.", ""]
+    lines += ["## Executive summary", "", replace_markers(report.executive_summary, cite), ""]
+    lines += ["## Methodology", "", report.methodology, ""]
+    for section in report.sections:
+        lines += [f"## {section.heading}", "", replace_markers(section.body, cite), ""]
+    if report.hypotheses_tested:
+        lines += ["## Hypotheses tested", ""] + [f"- {replace_markers(h, cite)}" for h in report.hypotheses_tested]
+        lines.append("")
+    if report.limitations:
+        lines += ["## Limitations", "", replace_markers(report.limitations, cite), ""]
+    if report.conclusion:
+        lines += ["## Conclusion", "", replace_markers(report.conclusion, cite), ""]
+    lines += ["## References", ""]
+    lines += [_reference_line(c, evidence.get(c.evidence_id)) for c in report.references] or ["(none)"]
+    if report.fabricated_citations_removed:
+        lines += ["", f"_{report.fabricated_citations_removed} citation(s) to evidence this run did not collect "
+                      "were removed before rendering._"]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _reference_line(citation: Citation, evidence: Evidence | None) -> str:
+    text = citation.text
+    links = identifier_links(evidence) if evidence else ([f"<{citation.url}>"] if citation.url else [])
+    flag = f" **[{PREPRINT_LABEL}]**" if citation.is_preprint and PREPRINT_LABEL not in text else ""
+    tail = (" " + " · ".join(links)) if links else ""
+    return f"{citation.number}. {text}{flag}{tail}"
+
+
+def render_bibtex(references: tuple[Citation, ...], evidence: Mapping[str, Evidence]) -> str:
+    """One BibTeX entry per reference: @article, @misc for trials and web pages, preprints noted."""
+    entries = []
+    for citation in references:
+        item = evidence.get(citation.evidence_id)
+        if item is not None:
+            entries.append(_bibtex_entry(citation, item))
+    return "\n\n".join(entries) + ("\n" if entries else "")
+
+
+def _bibtex_entry(citation: Citation, item: Evidence) -> str:
+    kind = "article" if item.source in ("pubmed", "europepmc", "library") and item.journal else "misc"
+    key = re.sub(r"[^A-Za-z0-9]+", "", item.id.replace(":", "_", 1)) or f"ref{citation.number}"
+    fields = {
+        "title": item.title or item.label,
+        "author": " and ".join(item.authors),
+        "journal": item.journal if kind == "article" else None,
+        "howpublished": item.journal if kind == "misc" else None,
+        "year": str(item.year) if item.year else None,
+        "doi": item.identifiers.doi,
+        "pmid": item.identifiers.pmid,
+        "url": item.url,
+        "note": "; ".join(n for n in (
+            PREPRINT_LABEL if item.is_preprint else None,
+            f"ClinicalTrials.gov {item.identifiers.nct}" if item.identifiers.nct else None,
+        ) if n) or None,
+    }
+    body = ",\n".join(f"  {name} = {{{_bibtex_value(name, value)}}}" for name, value in fields.items() if value)
+    return f"@{kind}{{{key},\n{body}\n}}"
+
+
+def _bibtex_value(name: str, value: str) -> str:
+    if name in ("url", "doi"):  # verbatim fields: only braces would break the entry
+        return value.replace("{", "%7B").replace("}", "%7D")
+    return re.sub(r"([{}\\&%$#_])", r"\\\1", value)

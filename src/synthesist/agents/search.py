@@ -1,0 +1,153 @@
+"""SearchAgent: plans per-source queries, runs them concurrently, and adds what they find to memory.
+
+Round 1 is planned by the LLM when there is one (a question needs turning into queries), else by rules. Later
+rounds take the judge's ``next_search_queries`` and the hypotheses' search suggestions directly — they are
+already queries, so asking a model again would only cost a call. No (source, query) pair is ever run twice in a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..identity import merge_all
+from ..memory import AddResult, LibraryIndex, ResearchMemory
+from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResult, SourceFailure
+from ..prompts import Boundary, render
+from ..tools.search import search_all
+from ..tools.source import Source
+from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .extractive.queries import plan_queries
+from .llm import LLM
+from .query_plan import QueryPlan
+
+MAX_QUERIES_PER_SOURCE = 3
+
+
+class LibrarySource:
+    """The local library index as a search source (name ``library``): hybrid dense + BM25 retrieval."""
+
+    name = "library"
+
+    def __init__(self, index: LibraryIndex):
+        self._index = index
+
+    async def search(self, query: str, limit: int) -> list[Evidence]:
+        hits = await self._index.asearch(query, k=limit)
+        top = max((hit.score for hit in hits), default=0.0) or 1.0
+        return [hit.evidence.model_copy(update={"relevance": round(max(0.0, hit.score) / top, 4)}) for hit in hits]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """When one piece of a search ran (``time.monotonic`` values)."""
+
+    name: str
+    started: float
+    ended: float
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """One search round: the plan, what ran, what it added, what failed, and when each request ran."""
+
+    round: int
+    plan: QueryPlan
+    ran: tuple[tuple[str, str], ...]
+    added: AddResult
+    errors: tuple[SourceFailure, ...]
+    counts: dict[str, int]
+    timings: tuple[Timing, ...] = ()
+
+    @property
+    def new_count(self) -> int:
+        return len(self.added.new)
+
+
+class SearchAgent:
+    name = "search"
+
+    def __init__(self, sources: Sequence[Source], settings: Settings, *, llm: LLM | None = None):
+        self._sources = {source.name: source for source in sources}
+        self._settings = settings
+        self._llm = llm
+
+    @property
+    def engine(self) -> str:
+        """The model label answering for this agent, or ``extractive``."""
+        return self._llm.label if self._llm is not None else EXTRACTIVE
+
+    @property
+    def source_names(self) -> tuple[str, ...]:
+        return tuple(self._sources)
+
+    async def plan(
+        self,
+        memory: ResearchMemory,
+        *,
+        round: int,
+        judge: JudgeAssessment | None = None,
+        hypotheses: HypothesisAssessment | None = None,
+    ) -> AgentOutput[QueryPlan]:
+        judge_queries = judge.next_search_queries if judge else ()
+        suggestions = tuple(q for h in (hypotheses.hypotheses if hypotheses else ()) for q in h.search_suggestions)
+
+        async def extract() -> QueryPlan:
+            return plan_queries(
+                memory.question, sources=self.source_names, judge_queries=judge_queries,
+                hypothesis_suggestions=suggestions, evidence=memory.evidence,
+                already_run=frozenset(memory.queries_run),
+            )
+
+        async def ask(llm: LLM):
+            boundary = Boundary(cap=self._settings.models.evidence_char_cap)
+            prompt = render(
+                "search_task", question=memory.question, round=round, sources=list(self.source_names),
+                max_queries=MAX_QUERIES_PER_SOURCE, queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
+                judge_queries=list(judge_queries), hypothesis_suggestions=list(suggestions),
+                output_schema=QueryPlan.model_json_schema(), boundary=boundary,
+            )
+            system = render("search_system", boundary=boundary)
+            return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt, round=round)
+
+        llm = self._llm if round <= 1 else None  # later rounds: the judge's and hypotheses' queries, by rule
+        return await llm_or_extractive(agent=self.name, llm=llm, memory=memory, ask=ask, extract=extract)
+
+    async def execute(self, memory: ResearchMemory, plan: QueryPlan, *, round: int) -> SearchOutcome:
+        """Search every planned (source, query) not run before, concurrently; add the merged evidence to memory."""
+        pairs = self.pairs(plan, memory)
+        limit = self._settings.search.max_results
+
+        async def timed(name: str, query: str) -> tuple[SearchResult, Timing]:
+            started = time.monotonic()
+            result = await search_all(query, [self._sources[name]], limit=limit)
+            return result, Timing(f"{name}: {query}", started, time.monotonic())
+
+        done = await asyncio.gather(*(timed(name, query) for name, query in pairs))
+        for name, query in pairs:
+            memory.record_query(name, query)
+        results = [result for result, _ in done]
+        started = time.monotonic()
+        added = await memory.add(merge_all(e for result in results for e in result.evidence))
+        timings = (*(timing for _, timing in done), Timing("memory.add", started, time.monotonic()))
+        counts: dict[str, int] = {}
+        for result in results:
+            for name, count in result.counts.items():
+                counts[name] = counts.get(name, 0) + count
+        errors = tuple(error for result in results for error in result.errors)
+        return SearchOutcome(round, plan, tuple(pairs), added, errors, counts, timings)
+
+    def pairs(self, plan: QueryPlan, memory: ResearchMemory) -> list[tuple[str, str]]:
+        """The (source, query) pairs a plan asks for that this run has not run yet."""
+        general = plan.all_queries()
+        keyed = any(name in plan.queries for name in self._sources)  # else the plan named no source we know
+        pairs: list[tuple[str, str]] = []
+        for name in self._sources:
+            queries = plan.queries.get(name, ()) if keyed else general
+            for query in queries[:MAX_QUERIES_PER_SOURCE]:
+                if not memory.has_run(name, query) and (name, query) not in pairs:
+                    pairs.append((name, query))
+        return pairs

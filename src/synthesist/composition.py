@@ -1,0 +1,138 @@
+"""Building the real objects of a run and wiring them: the composition root behind :mod:`synthesist.api`.
+
+Nothing below this module constructs an HTTP client, a Chroma client, an embedder or a model: they are built here
+(once per process where they are expensive) and passed down.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from chromadb.api import ClientAPI
+from pydantic_ai.models import Model
+
+from .agents.hypothesis import HypothesisAgent
+from .agents.judge import JudgeAgent
+from .agents.llm import LLM, build_model
+from .agents.model_spec import parse_model_spec, spec_for_agent
+from .agents.report import ReportAgent
+from .agents.search import LibrarySource, SearchAgent
+from .config import Settings
+from .errors import BadInputError
+from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
+from .memory.library_index import library_name
+from .orchestrator.loop import Team
+from .tools.clinicaltrials import ClinicalTrialsSource
+from .tools.europepmc import EuropePMCSource
+from .tools.http import Fetcher
+from .tools.library import load_library
+from .tools.pubmed import PubMedSource
+from .tools.source import SOURCE_NAMES, Source
+from .tools.web import WebSearchClient, WebSource
+
+AGENT_NAMES = ("search", "judge", "hypothesis", "report")
+ModelChoice = str | Model | Mapping[str, "str | Model"] | None
+"""A model spec string, a pydantic-ai Model (tests pass FunctionModel/TestModel), or one of either per agent."""
+
+
+def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:
+    """``"pubmed, trials"`` or a sequence → validated names, in order, without repeats."""
+    items = names.split(",") if isinstance(names, str) else list(names)
+    cleaned = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
+    unknown = [name for name in cleaned if name not in SOURCE_NAMES]
+    if unknown:
+        raise BadInputError(f"unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}")
+    if not cleaned:
+        raise BadInputError("no source selected")
+    return cleaned
+
+
+def check_question(question: str) -> str:
+    question = " ".join((question or "").split())
+    if not question:
+        raise BadInputError("the question is empty")
+    if len(question) > 2000:
+        raise BadInputError(f"the question is {len(question)} characters long; the limit is 2000")
+    return question
+
+
+def check_library_paths(paths: Sequence[Path | str]) -> tuple[Path, ...]:
+    resolved = tuple(Path(p).expanduser() for p in paths)
+    for path in resolved:
+        if not path.exists():
+            raise BadInputError(f"library path not found: {path}")
+    return resolved
+
+
+def build_network_sources(
+    names: Sequence[str], fetcher: Fetcher, settings: Settings, *, web_client: WebSearchClient | None = None
+) -> list[Source]:
+    """The network sources by name (``library`` is built from an index, see :func:`open_library`)."""
+    builders = {
+        "pubmed": lambda: PubMedSource(fetcher, settings.pubmed),
+        "trials": lambda: ClinicalTrialsSource(fetcher, settings.trials),
+        "europepmc": lambda: EuropePMCSource(fetcher, settings.europepmc),
+        "preprints": lambda: EuropePMCSource(fetcher, settings.europepmc, preprints_only=True),
+        "web": lambda: WebSource(settings.web, web_client),
+    }
+    return [builders[name]() for name in names if name in builders]
+
+
+@dataclass(frozen=True)
+class Shared:
+    """Expensive objects shared by every run of a process (or batch): the Chroma client and the embedder."""
+
+    client: ClientAPI
+    embedder: Embedder
+
+
+def open_shared(settings: Settings) -> Shared:
+    client = open_chroma(settings)
+    cache = ChromaVectorCache.open(client, Embedder().model_id)
+    return Shared(client=client, embedder=Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache))
+
+
+def open_library(paths: Sequence[Path], shared: Shared) -> LibraryIndex:
+    """Load and index a local library; vectors persist by content hash, so an unchanged library embeds nothing."""
+    loaded = load_library(paths)
+    if not loaded.evidence:
+        raise BadInputError(f"the library at {', '.join(map(str, paths))} holds no usable record")
+    return LibraryIndex.build(loaded.evidence, embedder=shared.embedder, client=shared.client,
+                              name=library_name(paths))
+
+
+async def open_models(
+    choice: ModelChoice, settings: Settings, stack: AsyncExitStack, environ: Mapping[str, str] = os.environ
+) -> dict[str, LLM | None]:
+    """One LLM (or None for the extractive engine) per agent; LLMs are closed with ``stack``."""
+    built: dict[str, LLM | None] = {}
+    cache: dict[str, LLM | None] = {}
+    for agent in AGENT_NAMES:
+        wanted = choice.get(agent) if isinstance(choice, Mapping) else choice
+        if isinstance(wanted, Model):
+            built[agent] = await stack.enter_async_context(LLM(wanted, settings))
+            continue
+        spec = wanted or spec_for_agent(settings, agent, environ)[0]
+        if spec not in cache:
+            model = build_model(parse_model_spec(spec), settings, environ=environ)
+            cache[spec] = None if model is None else await stack.enter_async_context(LLM(model, settings))
+        built[agent] = cache[spec]
+    return built
+
+
+def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], settings: Settings,
+               shared: Shared) -> Team:
+    return Team(
+        search=SearchAgent(sources, settings, llm=models["search"]),
+        judge=JudgeAgent(settings, llm=models["judge"]),
+        hypothesis=HypothesisAgent(settings, llm=models["hypothesis"]),
+        report=ReportAgent(settings, llm=models["report"]),
+    )
+
+
+def library_source(index: LibraryIndex) -> Source:
+    return LibrarySource(index)

@@ -1,0 +1,195 @@
+"""The typed event stream of a research run: a discriminated union of small frozen models.
+
+Every event has ``type`` (the discriminator), ``run_id``, ``seq`` (1, 2, … per run), ``timestamp``, ``round``,
+``agent``, ``message`` (one human line) and typed ``data``. Rendering lives in the CLI, never here.
+Parse any event from JSON with ``EVENT_ADAPTER.validate_json(line)``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from .models import (
+    Frozen,
+    HypothesisAssessment,
+    JudgeAssessment,
+    ResearchResult,
+    SourceFailure,
+    StopReason,
+)
+
+
+class EventBase(Frozen):
+    run_id: str
+    seq: int = Field(ge=1)
+    timestamp: datetime
+    round: int = Field(0, ge=0)
+    agent: str | None = None
+    message: str = ""
+
+
+class StartedData(Frozen):
+    question: str
+    sources: tuple[str, ...]
+    manager: str
+    engines: dict[str, str]
+    max_rounds: int
+    resumed_from_round: int = 0
+
+
+class Started(EventBase):
+    type: Literal["started"] = "started"
+    data: StartedData
+
+
+class ProgressData(Frozen):
+    fraction: float = Field(ge=0, le=1)
+    evidence: int = 0
+
+
+class Progress(EventBase):
+    type: Literal["progress"] = "progress"
+    data: ProgressData
+
+
+class ThinkingData(Frozen):
+    text: str
+
+
+class Thinking(EventBase):
+    type: Literal["thinking"] = "thinking"
+    data: ThinkingData
+
+
+class SearchingData(Frozen):
+    queries: tuple[tuple[str, str], ...]
+    """(source, query) pairs about to run."""
+    rationale: str = ""
+
+
+class Searching(EventBase):
+    type: Literal["searching"] = "searching"
+    data: SearchingData
+
+
+class SearchCompleteData(Frozen):
+    new: int
+    merged: int
+    total: int
+    counts: dict[str, int]
+    errors: tuple[SourceFailure, ...] = ()
+
+
+class SearchComplete(EventBase):
+    type: Literal["search_complete"] = "search_complete"
+    data: SearchCompleteData
+
+
+class JudgingData(Frozen):
+    context_size: int
+
+
+class Judging(EventBase):
+    type: Literal["judging"] = "judging"
+    data: JudgingData
+
+
+class JudgeComplete(EventBase):
+    type: Literal["judge_complete"] = "judge_complete"
+    data: JudgeAssessment
+
+
+class HypothesizingData(Frozen):
+    evidence: int
+
+
+class Hypothesizing(EventBase):
+    type: Literal["hypothesizing"] = "hypothesizing"
+    data: HypothesizingData | HypothesisAssessment
+    """Before the agent runs: how much evidence it reads; after: its assessment."""
+
+
+class LoopingData(Frozen):
+    next_round: int
+    reason: str
+
+
+class Looping(EventBase):
+    type: Literal["looping"] = "looping"
+    data: LoopingData
+
+
+class SynthesizingData(Frozen):
+    stop_reason: StopReason
+    partial: bool
+    evidence: int
+
+
+class Synthesizing(EventBase):
+    type: Literal["synthesizing"] = "synthesizing"
+    data: SynthesizingData
+
+
+class StreamingData(Frozen):
+    section: str
+    text: str
+
+
+class Streaming(EventBase):
+    type: Literal["streaming"] = "streaming"
+    data: StreamingData
+
+
+class AnalyzingData(Frozen):
+    image: str
+    turn: int = 0
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Analyzing(EventBase):
+    type: Literal["analyzing"] = "analyzing"
+    data: AnalyzingData
+
+
+class AnalysisCompleteData(Frozen):
+    image: str
+    findings: tuple[str, ...] = ()
+    turns: tuple[dict[str, Any], ...] = ()
+
+
+class AnalysisComplete(EventBase):
+    type: Literal["analysis_complete"] = "analysis_complete"
+    data: AnalysisCompleteData
+
+
+class Complete(EventBase):
+    type: Literal["complete"] = "complete"
+    data: ResearchResult
+
+
+class ErrorData(Frozen):
+    kind: str
+    """source, model, timeout, checkpoint, internal …"""
+    source: str | None = None
+    detail: str = ""
+    recoverable: bool = True
+
+
+class Error(EventBase):
+    type: Literal["error"] = "error"
+    data: ErrorData
+
+
+Event = Annotated[
+    Started | Progress | Thinking | Searching | SearchComplete | Judging | JudgeComplete | Hypothesizing | Looping
+    | Synthesizing | Streaming | Analyzing | AnalysisComplete | Complete | Error,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+EVENT_TYPES = (
+    "started", "progress", "thinking", "searching", "search_complete", "judging", "judge_complete",
+    "hypothesizing", "looping", "synthesizing", "streaming", "analyzing", "analysis_complete", "complete", "error",
+)

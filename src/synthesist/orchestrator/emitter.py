@@ -1,0 +1,70 @@
+"""Building events (run id, sequence numbers, timestamps, round) and writing the run's JSONL log."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from ..events import EventBase
+from ..models import Span
+
+
+class Emitter:
+    """Stamps events of one run and appends each to ``log_path`` (JSON Lines) as it is made."""
+
+    def __init__(self, run_id: str, *, log_path: Path | None = None, start_seq: int = 0):
+        self.run_id = run_id
+        self._seq = start_seq
+        self._log: IO[str] | None = None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = log_path.open("a", encoding="utf-8")
+        self.started = time.monotonic()
+        self.spans: list[Span] = []
+
+    @property
+    def seq(self) -> int:
+        return self._seq
+
+    def make(self, event_type: type[EventBase], *, round: int, agent: str | None, message: str, data: Any):
+        self._seq += 1
+        event = event_type(run_id=self.run_id, seq=self._seq, timestamp=datetime.now(UTC), round=round,
+                           agent=agent, message=message, data=data)
+        if self._log is not None:
+            self._log.write(event.model_dump_json() + "\n")
+            self._log.flush()
+        return event
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def span(self, name: str, start: float, *, round: int, phase: str) -> None:
+        """Record that ``name`` ran from ``start`` (an :meth:`elapsed` value) until now, in ``phase``."""
+        self.spans.append(Span(name=name, start=start, end=self.elapsed(), round=round, phase=phase))
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def critical_path(spans: list[Span]) -> float:
+    """The length of the run's critical path: phases run one after another, spans inside a phase concurrently,
+    so it is the sum over phases (in order) of the longest span of each."""
+    longest: dict[tuple[int, str], float] = {}
+    for span in spans:
+        key = (span.round, span.phase)
+        longest[key] = max(longest.get(key, 0.0), span.seconds)
+    return sum(longest.values())
+
+
+def rewind_log(path: Path, seq: int) -> None:
+    """Drop the events after ``seq`` (a resumed run re-does the round they belonged to)."""
+    if not path.exists():
+        return
+    kept = [line for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line).get("seq", 0) <= seq]
+    path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")

@@ -1,0 +1,164 @@
+"""The loop manager: rounds of search → dedup → (hypotheses ∥ judge) → decision, with events and checkpoints.
+
+It makes no model call of its own: routing is fixed and the stop rules are code, so a two-round question costs
+the agents' calls only (plan, judge and hypotheses per round, the report once), not a manager's call per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..agents.base import AgentOutput
+from ..agents.hypothesis import HypothesisAgent
+from ..agents.judge import JudgeAgent
+from ..agents.report import ReportAgent
+from ..agents.search import SearchAgent, SearchOutcome
+from ..events import (
+    Error,
+    ErrorData,
+    EventBase,
+    Hypothesizing,
+    HypothesizingData,
+    JudgeComplete,
+    Judging,
+    JudgingData,
+    Looping,
+    LoopingData,
+    Progress,
+    ProgressData,
+    SearchComplete,
+    SearchCompleteData,
+    Searching,
+    SearchingData,
+)
+from ..memory import ResearchMemory
+from ..models import Span, StopReason
+from .checkpoint import Checkpoint, RunOptions, save_checkpoint
+from .emitter import Emitter
+from .stop_rules import StopRules
+
+Send = Callable[[EventBase], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Team:
+    """The four research agents of a run."""
+
+    search: SearchAgent
+    judge: JudgeAgent
+    hypothesis: HypothesisAgent
+    report: ReportAgent
+
+    def engines(self) -> dict[str, str]:
+        return {agent.name: agent.engine for agent in (self.search, self.judge, self.hypothesis, self.report)}
+
+
+class LoopManager:
+    def __init__(
+        self,
+        team: Team,
+        emitter: Emitter,
+        stop_rules: StopRules,
+        *,
+        options: RunOptions,
+        checkpoint_dir: Path | None,
+    ):
+        self.team = team
+        self.emitter = emitter
+        self.stop_rules = stop_rules
+        self.options = options
+        self.checkpoint_dir = checkpoint_dir
+
+    async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]:
+        """Run rounds until a stop rule fires; returns the reason and its explanation."""
+        while True:
+            round = memory.next_round()
+            outcome = await self._search(memory, round, send)
+            if len(memory) == 0:
+                reason, why = self.stop_rules.after_round(
+                    round=round, new_evidence=0, total_evidence=0, assessment=None, tokens_used=0)
+            else:
+                await self._assess(memory, round, send)
+                reason, why = self.stop_rules.after_round(
+                    round=round, new_evidence=outcome.new_count, total_evidence=len(memory),
+                    assessment=memory.latest_assessment, tokens_used=memory.total_usage.total_tokens)
+            self._checkpoint(memory, round)
+            fraction = min(1.0, round / self.options.max_rounds)
+            await send(self._event(Progress, round, None, f"round {round} done",
+                                   ProgressData(fraction=fraction, evidence=len(memory))))
+            if reason is not None:
+                return reason, why
+            await send(self._event(Looping, round, None, f"round {round + 1}: {why}",
+                                   LoopingData(next_round=round + 1, reason=why)))
+
+    async def _search(self, memory: ResearchMemory, round: int, send: Send) -> SearchOutcome:
+        search = self.team.search
+        started = self.emitter.elapsed()
+        planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
+                                    hypotheses=memory.hypotheses)
+        self.emitter.span("plan", started, round=round, phase="plan")
+        await self._report_fallback(planned, round, send)
+        pairs = tuple(search.pairs(planned.value, memory))
+        await send(self._event(Searching, round, search.name, f"{len(pairs)} queries",
+                               SearchingData(queries=pairs, rationale=planned.value.rationale)))
+        outcome = await search.execute(memory, planned.value, round=round)
+        for timing in outcome.timings:
+            phase = "dedup" if timing.name == "memory.add" else "search"
+            start = timing.started - self.emitter.started
+            self.emitter.spans.append(self._span(timing.name, start, timing.ended - self.emitter.started, round, phase))
+        for error in outcome.errors:
+            await send(self._event(Error, round, search.name, f"{error.source} failed: {error.message}",
+                                   ErrorData(kind="source", source=error.source, detail=error.message)))
+        message = f"{outcome.new_count} new, {len(outcome.added.merged)} merged, {len(memory)} in memory"
+        await send(self._event(SearchComplete, round, search.name, message, SearchCompleteData(
+            new=outcome.new_count, merged=len(outcome.added.merged), total=len(memory), counts=outcome.counts,
+            errors=outcome.errors)))
+        return outcome
+
+    async def _assess(self, memory: ResearchMemory, round: int, send: Send) -> None:
+        judge, hypothesis = self.team.judge, self.team.hypothesis
+        await send(self._event(Judging, round, judge.name, "judging the evidence",
+                               JudgingData(context_size=min(len(memory), judge.context_size))))
+        await send(self._event(Hypothesizing, round, hypothesis.name, "forming hypotheses",
+                               HypothesizingData(evidence=len(memory))))
+        judged, hypothesised = await asyncio.gather(self._timed(judge.run(memory, round=round), "judge", round),
+                                                    self._timed(hypothesis.run(memory, round=round), "hypothesis",
+                                                                round))
+        for output in (judged, hypothesised):
+            await self._report_fallback(output, round, send)
+        assessment = judged.value
+        await send(self._event(Hypothesizing, round, hypothesis.name,
+                               f"{len(hypothesised.value.hypotheses)} hypotheses", hypothesised.value))
+        verdict = "sufficient" if assessment.sufficient else "continue"
+        await send(self._event(JudgeComplete, round, judge.name,
+                               f"mechanism {assessment.mechanism.score:g}, clinical {assessment.clinical.score:g}, "
+                               f"confidence {assessment.confidence:.2f}: {verdict}", assessment))
+
+    async def _timed(self, work: Awaitable[AgentOutput], name: str, round: int) -> AgentOutput:
+        started = self.emitter.elapsed()
+        try:
+            return await work
+        finally:
+            self.emitter.span(name, started, round=round, phase="assess")
+
+    async def _report_fallback(self, output: AgentOutput, round: int, send: Send) -> None:
+        if output.fallback_reason:
+            await send(self._event(Error, round, None, "model failed; the extractive engine answered",
+                                   ErrorData(kind="model", detail=output.fallback_reason)))
+
+    def _checkpoint(self, memory: ResearchMemory, round: int) -> None:
+        if self.checkpoint_dir is None:
+            return
+        save_checkpoint(self.checkpoint_dir, Checkpoint(
+            run_id=memory.run_id, options=self.options, round=round, memory=memory.snapshot(),
+            stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq))
+
+    def _event(self, kind: type[EventBase], round: int, agent: str | None, message: str, data: object):
+        return self.emitter.make(kind, round=round, agent=agent, message=message, data=data)
+
+    @staticmethod
+    def _span(name: str, start: float, end: float, round: int, phase: str) -> Span:
+        return Span(name=name, start=max(0.0, start), end=max(0.0, end), round=round, phase=phase)

@@ -1,0 +1,189 @@
+"""Running one research question as a stream of events that always ends with a report.
+
+``run_stream`` is an async generator. The rounds run in a producer task under the run's deadline; on
+``timeout`` or ``cancelled`` the in-flight work is cancelled cleanly and the ReportAgent still writes the report
+from what memory holds (marked partial, with the reason). If the LLM report fails or overruns, the extractive
+engine writes it. Only invalid input ends a run without a report (it is rejected before the run starts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from ..agents.report import ReportAgent
+from ..config import Settings
+from ..events import (
+    Complete,
+    Error,
+    ErrorData,
+    EventBase,
+    Started,
+    StartedData,
+    Streaming,
+    StreamingData,
+    Synthesizing,
+    SynthesizingData,
+)
+from ..memory import ResearchMemory, use_memory
+from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
+from .checkpoint import RunOptions
+from .emitter import Emitter
+from .loop import LoopManager
+
+_DONE = object()
+
+
+@dataclass
+class RunControl:
+    """Lets a caller stop a run early; the run then reports with stop_reason ``cancelled``."""
+
+    _event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+@dataclass
+class RunContext:
+    """Everything one run needs, built by the composition root."""
+
+    memory: ResearchMemory
+    manager: LoopManager
+    fallback_report: ReportAgent
+    settings: Settings
+    options: RunOptions
+    emitter: Emitter
+    control: RunControl = field(default_factory=RunControl)
+    resumed_from_round: int = 0
+    errors: list[SourceFailure] = field(default_factory=list)
+
+
+async def run_stream(ctx: RunContext) -> AsyncIterator[EventBase]:
+    """Yield the run's events; the last one is ``complete`` with the result."""
+    queue: asyncio.Queue[object] = asyncio.Queue()
+    with use_memory(ctx.memory):  # the task copies this context: current_memory() is this run's inside it only
+        producer = asyncio.create_task(_produce(ctx, queue.put))
+    try:
+        while True:
+            item = await queue.get()
+            if item is _DONE:
+                break
+            yield item  # type: ignore[misc]
+        await producer  # surfaces an internal error after the events that preceded it
+    finally:
+        if not producer.done():
+            producer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await producer
+        ctx.emitter.close()
+
+
+async def _produce(ctx: RunContext, put) -> None:
+    try:
+        await _run(ctx, put)
+    finally:
+        await put(_DONE)
+
+
+async def _run(ctx: RunContext, put) -> None:
+    emitter, memory, manager = ctx.emitter, ctx.memory, ctx.manager
+
+    async def send(event: EventBase) -> None:
+        if isinstance(event, Error) and event.data.kind == "source":
+            ctx.errors.append(SourceFailure(source=event.data.source or "", kind="source", message=event.data.detail))
+        await put(event)
+
+    engines = manager.team.engines()
+    await send(emitter.make(Started, round=memory.round, agent=None, message=ctx.options.question, data=StartedData(
+        question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
+        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round)))
+    reason, why = await _rounds_until_stop(ctx, send)
+    partial = reason != "sufficient"
+    await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
+                            data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
+    report, engine = await _write_report(ctx, send, partial_reason=why if partial else None)
+    engines["report"] = engine
+    for section in report.sections:
+        await send(emitter.make(Streaming, round=memory.round, agent="report", message=section.heading,
+                                data=StreamingData(section=section.heading, text=section.body)))
+    result = _result(ctx, report, reason, engines)
+    await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
+                            f"items, {len(report.references)} cited", data=result))
+
+
+async def _rounds_until_stop(ctx: RunContext, send) -> tuple[StopReason, str]:
+    rules = ctx.settings.run
+    reserve = min(rules.report_reserve, rules.timeout * 0.25)
+    budget = max(0.0, rules.timeout - reserve - ctx.emitter.elapsed())
+    rounds = asyncio.create_task(ctx.manager.rounds(ctx.memory, send))
+    cancel_wait = asyncio.create_task(ctx.control.wait())
+    try:
+        done, _ = await asyncio.wait({rounds, cancel_wait}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cancel_wait.cancel()
+    if rounds in done:
+        return rounds.result()  # an internal error in the rounds propagates here
+    rounds.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await rounds
+    if ctx.control.cancelled:
+        why = "cancelled by the caller"
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=why,
+                                    data=ErrorData(kind="cancelled", detail=why)))
+        return "cancelled", why
+    why = f"run timed out after {rules.timeout:g}s (in round {ctx.memory.round})"
+    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=why,
+                                data=ErrorData(kind="timeout", detail=why)))
+    return "timeout", why
+
+
+async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) -> tuple[ResearchReport, str]:
+    """The report agent within the time left; the extractive engine if it fails or overruns."""
+    agent = ctx.manager.team.report
+    remaining = max(1.0, ctx.settings.run.timeout - ctx.emitter.elapsed())
+    started = ctx.emitter.elapsed()
+    kwargs = {"sources": ctx.options.sources, "partial_reason": partial_reason,
+              "errors": [f"{e.source}: {e.message}" for e in ctx.errors]}
+    try:
+        async with asyncio.timeout(remaining):
+            output = await agent.run(ctx.memory, **kwargs)
+        if output.fallback_reason:
+            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message="model failed; "
+                                        "the extractive engine wrote the report",
+                                        data=ErrorData(kind="model", detail=output.fallback_reason)))
+        ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
+        return output.value, output.engine
+    except TimeoutError:
+        detail = f"the report did not finish in the {remaining:.0f}s left"
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message=detail,
+                                    data=ErrorData(kind="timeout", detail=detail)))
+    output = await ctx.fallback_report.run(ctx.memory, **kwargs)
+    ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
+    return output.value, output.engine
+
+
+def _result(ctx: RunContext, report: ResearchReport, reason: StopReason, engines: dict[str, str]) -> ResearchResult:
+    memory = ctx.memory
+    totals = memory.total_usage
+    by_agent = {name: {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "requests": u.requests,
+                       "cost_usd": u.cost_usd} for name, u in memory.usage_by_agent().items()}
+    return ResearchResult(
+        run_id=memory.run_id, question=memory.question, report=report, evidence=memory.evidence,
+        hypotheses=memory.hypothesis_history, assessments=memory.assessments, stop_reason=reason,
+        partial=reason != "sufficient", rounds=memory.round,
+        usage=UsageSummary(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens,
+                           requests=totals.requests, cost_usd=totals.cost_usd, by_agent=by_agent),
+        fabricated_citations=report.fabricated_citations_removed, sources=ctx.options.sources,
+        queries=memory.queries_run, errors=tuple(ctx.errors), engine=engines, seconds=ctx.emitter.elapsed(),
+        spans=tuple(ctx.emitter.spans),
+    )

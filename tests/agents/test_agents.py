@@ -1,0 +1,154 @@
+"""Each research agent alone, on a memory filled with realistic evidence: extractive and with a scripted LLM.
+
+The outputs must validate against the agents' contracts (docs/architecture/contracts.md): ids only from memory,
+fabricated citations removed and counted, fallbacks reported, the untrusted boundary kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION, RICH
+from pydantic_ai.exceptions import ModelHTTPError
+
+from synthesist.agents.citations import cited_ids
+from synthesist.agents.hypothesis import HypothesisAgent
+from synthesist.agents.judge import JudgeAgent
+from synthesist.agents.llm import LLM
+from synthesist.agents.report import ReportAgent
+from synthesist.agents.search import LibrarySource, SearchAgent
+from synthesist.config import Settings
+from synthesist.memory import Embedder, LibraryIndex, ResearchMemory
+from synthesist.models import HypothesisAssessment, JudgeAssessment, ResearchReport
+from synthesist.testing import scripted_model
+
+JUDGEMENT = {
+    "mechanism": {"score": 7, "reasoning": "AMPK activation [pmid:31000005]"},
+    "clinical": {"score": 6, "reasoning": "cohorts and a meta-analysis"},
+    "confidence": 0.8,
+    "sufficient": True,
+    "recommendation": "synthesize",
+    "next_search_queries": [],
+    "key_findings": ["Metformin lowered breast cancer risk [pmid:31000001; pmid:99999999].",
+                     "It cures everything [pmid:88888888]."],
+    "candidates": ["metformin"],
+    "cited_evidence_ids": ["pmid:31000001", "pmid:99999999"],
+}
+
+
+@pytest.fixture
+async def memory(embedder: Embedder) -> ResearchMemory:
+    memory = ResearchMemory(QUESTION, embedder=embedder)
+    await memory.add(RICH)
+    memory.next_round()
+    return memory
+
+
+def llm(settings: Settings, *replies, latency: float = 0.0) -> LLM:
+    return LLM(scripted_model(*replies, latency=latency), settings, label="scripted")
+
+
+async def test_extractive_judge_and_hypotheses_fill_their_contracts(memory: ResearchMemory, settings) -> None:
+    judged = await JudgeAgent(settings).run(memory, round=1)
+    hypothesised = await HypothesisAgent(settings).run(memory, round=1)
+    assert judged.engine == "extractive" and judged.fallback_reason is None
+    assessment = judged.value
+    assert isinstance(assessment, JudgeAssessment) and assessment.round == 1
+    assert assessment.cited_evidence_ids and all(i in memory for i in assessment.cited_evidence_ids)
+    assert all(set(cited_ids(f)) <= {e.id for e in memory.evidence} for f in assessment.key_findings)
+    assert assessment.clinical.score > 3  # a meta-analysis, trials and a cohort are in memory
+    assert memory.latest_assessment == assessment
+    assert isinstance(hypothesised.value, HypothesisAssessment) and hypothesised.value.hypotheses
+    primary = hypothesised.value.hypotheses[hypothesised.value.primary or 0]
+    assert primary.intervention.lower() == "metformin"
+    assert all(i in memory for i in primary.supporting_evidence_ids)
+
+
+async def test_scripted_judge_loses_invented_ids_and_records_usage(memory: ResearchMemory, settings) -> None:
+    output = await JudgeAgent(settings, llm=llm(settings, JUDGEMENT)).run(memory, round=1)
+    assessment = output.value
+    assert output.engine == "scripted" and output.usage is not None
+    assert assessment.cited_evidence_ids == ("pmid:31000001",)
+    assert assessment.key_findings == ("Metformin lowered breast cancer risk [pmid:31000001].",)
+    assert [u.agent for u in memory.usage] == ["judge"]
+
+
+async def test_a_failing_model_falls_back_to_the_extractive_engine(memory: ResearchMemory, settings) -> None:
+    failure = ModelHTTPError(status_code=503, model_name="scripted", body={"error": "overloaded"})
+    output = await JudgeAgent(settings, llm=llm(settings, failure)).run(memory, round=1)
+    assert output.engine == "extractive"
+    assert output.fallback_reason and "judge" in output.fallback_reason and "HTTP 503" in output.fallback_reason
+    assert isinstance(output.value, JudgeAssessment)
+
+
+async def test_injected_abstract_stays_inside_the_boundary_of_the_judge_prompt(embedder, settings) -> None:
+    memory = ResearchMemory(QUESTION, embedder=embedder)
+    await memory.add([INJECTED_COHORT])
+    model = scripted_model(JUDGEMENT)
+    await JudgeAgent(settings, llm=LLM(model, settings)).run(memory, round=1)
+    prompt = model.function.prompts[0]
+    tokens = set(re.findall(r"<<UNTRUSTED-([0-9a-f]+)>>", prompt))
+    assert len(tokens) == 1  # one random token per call
+    token = tokens.pop()
+    inside = re.findall(rf"<<UNTRUSTED-{token}>>(.*?)<<END-UNTRUSTED-{token}>>", prompt, flags=re.S)
+    assert any(INJECTION in block for block in inside)
+    outside = re.sub(rf"<<UNTRUSTED-{token}>>.*?<<END-UNTRUSTED-{token}>>", "", prompt, flags=re.S)
+    assert INJECTION not in outside
+
+
+async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory, settings) -> None:
+    draft = {
+        "title": "Metformin and breast cancer",
+        "executive_summary": "Metformin users had fewer breast cancers [pmid:31000001]. It is a cure [pmid:42].",
+        "methodology": "Library search.",
+        "sections": [{"heading": "Clinical findings", "body": "A trial [nct:NCT01101438; pmid:7]."}],
+        "conclusion": "Probably protective [pmid:31000001].",
+    }
+    output = await ReportAgent(settings, llm=llm(settings, draft)).run(memory, partial_reason="max rounds")
+    report = output.value
+    assert isinstance(report, ResearchReport)
+    assert report.fabricated_citations_removed == 2
+    assert report.executive_summary == "Metformin users had fewer breast cancers [pmid:31000001]."
+    trial = memory.get("nct:NCT01101438")  # the registry record merged into its results paper: an alias
+    assert [c.evidence_id for c in report.references] == ["pmid:31000001", trial.id]
+    assert "[nct:NCT01101438" not in report.sections[0].body and f"[{trial.id}]" in report.sections[0].body
+    assert report.partial and report.partial_reason == "max rounds"
+
+
+async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation(memory, settings) -> None:
+    report = (await ReportAgent(settings).run(memory)).value
+    text = " ".join([report.executive_summary, *(s.body for s in report.sections), report.conclusion])
+    cited = cited_ids(text)
+    assert cited and all(i in memory for i in cited)
+    assert [c.evidence_id for c in report.references] == cited
+    assert report.fabricated_citations_removed == 0 and not report.partial
+
+
+async def test_search_agent_never_repeats_a_query(library_index: LibraryIndex, embedder, settings) -> None:
+    memory = ResearchMemory("Does metformin lower cancer incidence in type 2 diabetes?", embedder=embedder)
+    agent = SearchAgent([LibrarySource(library_index)], settings)
+    memory.next_round()
+    planned = await agent.plan(memory, round=1)
+    first = await agent.execute(memory, planned.value, round=1)
+    assert first.ran and first.new_count > 0 and len(memory) == first.new_count
+    assert all(e.source == "library" for e in memory.evidence)
+    again = await agent.execute(memory, planned.value, round=2)
+    assert again.ran == () and again.new_count == 0
+    assert len(memory.queries_run) == len(first.ran)
+
+
+async def test_scripted_planner_queries_are_run_on_round_one_only(library_index, embedder, settings) -> None:
+    memory = ResearchMemory("metformin and cancer", embedder=embedder)
+    plan = {"queries": {"library": ["metformin colorectal cancer", "metformin AMPK"]}, "rationale": "two angles"}
+    model = scripted_model(plan)
+    agent = SearchAgent([LibrarySource(library_index)], settings, llm=LLM(model, settings))
+    outcome, _ = await _plan_and_run(agent, memory, round=1)
+    assert outcome.ran == (("library", "metformin colorectal cancer"), ("library", "metformin AMPK"))
+    await _plan_and_run(agent, memory, round=2)
+    assert len(model.function.calls) == 1  # later rounds take the judge's and hypotheses' queries by rule
+
+
+async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory, *, round: int):
+    planned = await agent.plan(memory, round=round, judge=memory.latest_assessment)
+    return await agent.execute(memory, planned.value, round=round), planned

@@ -1,0 +1,132 @@
+"""Layer 2: the extractive engine end to end on the real library and 20 PubMedQA dev questions (every 25th).
+
+Each question gets a memory of its 15 best library hits, then a search plan, a verdict, hypotheses and a report.
+Every citation must name a library record, the question's own source abstract must be cited, and the citation
+validator must find nothing to remove.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import pytest
+from extractive_samples import is_verbatim_sentence, quoted_claims
+
+from synthesist.agents.citations import cited_ids, validate_report
+from synthesist.agents.extractive import assess, generate, plan_queries, question_relevance, write_report
+from synthesist.agents.extractive.queries import normalise_query
+from synthesist.agents.query_plan import QueryPlan
+from synthesist.memory import Embedder, LibraryIndex, ResearchMemory
+from synthesist.models import Evidence, HypothesisAssessment, JudgeAssessment, ResearchReport
+
+pytestmark = pytest.mark.shared
+
+EVERY, COUNT, HITS = 25, 20, 15
+SOURCES = ("library", "pubmed", "trials")
+
+
+@dataclass(frozen=True)
+class Run:
+    pmid: str
+    memory: ResearchMemory
+    first_plan: QueryPlan
+    second_plan: QueryPlan
+    verdict: JudgeAssessment
+    hypotheses: HypothesisAssessment
+    report: ResearchReport
+
+
+async def _run(question: dict[str, str], index: LibraryIndex, embedder: Embedder) -> Run:
+    text = question["question"]
+    memory = ResearchMemory(text, embedder=embedder)
+    await memory.add([hit.evidence for hit in await index.asearch(text, k=HITS)])
+    first = plan_queries(text, sources=SOURCES, evidence=memory.evidence)
+    for source, queries in first.queries.items():
+        for query in queries:
+            memory.record_query(source, query)
+    context = await memory.select_diverse(text, k=HITS)
+    verdict = assess(text, context, await question_relevance(text, context, embedder=embedder), round=1)
+    hypotheses = generate(text, context, round=1)
+    memory.add_assessment(verdict)
+    memory.add_hypotheses(hypotheses)
+    second = plan_queries(
+        text,
+        sources=SOURCES,
+        judge_queries=verdict.next_search_queries,
+        hypothesis_suggestions=[q for h in hypotheses.hypotheses for q in h.search_suggestions],
+        evidence=memory.evidence,
+        already_run=memory.queries_run,
+    )
+    report = await write_report(text, memory, embedder=embedder)
+    return Run(question["pmid"], memory, first, second, verdict, hypotheses, report)
+
+
+@pytest.fixture(scope="module")
+def runs(dev_questions: list[dict[str, str]], library_index: LibraryIndex, embedder: Embedder) -> list[Run]:
+    """The session's library index and embedder (tests/conftest.py), so the library is embedded once."""
+    questions = dev_questions[::EVERY][:COUNT]
+    assert len(questions) == COUNT
+
+    async def run_all() -> list[Run]:
+        return [await _run(question, library_index, embedder) for question in questions]
+
+    return asyncio.run(run_all())
+
+
+def _report_texts(report: ResearchReport) -> list[str]:
+    return [
+        report.executive_summary,
+        *(section.body for section in report.sections),
+        *report.hypotheses_tested,
+        report.limitations,
+        report.conclusion,
+    ]
+
+
+def test_every_citation_resolves_to_a_library_record(runs: list[Run], library_records: list[Evidence]) -> None:
+    records = {item.id for item in library_records}
+    for run in runs:
+        cited = {i for text in _report_texts(run.report) for i in cited_ids(text)}
+        assert cited and cited <= records
+        assert [c.evidence_id for c in run.report.references] == list(
+            dict.fromkeys(i for text in _report_texts(run.report) for i in cited_ids(text))
+        )
+        assert set(run.verdict.cited_evidence_ids) <= records
+        assert {i for f in run.verdict.key_findings for i in cited_ids(f)} <= set(run.verdict.cited_evidence_ids)
+        for hypothesis in run.hypotheses.hypotheses:
+            assert set(hypothesis.supporting_evidence_ids) | set(hypothesis.contradicting_evidence_ids) <= records
+
+
+def test_each_question_source_abstract_is_cited(runs: list[Run]) -> None:
+    missing = [run.pmid for run in runs if f"pmid:{run.pmid}" not in {c.evidence_id for c in run.report.references}]
+    assert missing == []
+
+
+def test_reports_validate_with_no_fabricated_citation_and_quote_verbatim(runs: list[Run]) -> None:
+    for run in runs:
+        revalidated, removed = validate_report(run.report, run.memory)
+        assert removed == () and run.report.fabricated_citations_removed == 0 and revalidated == run.report
+        trials = run.report.sections[2].body
+        for text in _report_texts(run.report):
+            if text in (trials, *run.report.hypotheses_tested):
+                continue
+            for claim, ids in quoted_claims(text):
+                item = run.memory.get(ids[0])
+                assert item is not None and is_verbatim_sentence(claim, item), (run.pmid, claim)
+
+
+def test_plans_keep_the_question_entities_and_never_repeat_a_query(runs: list[Run]) -> None:
+    for run in runs:
+        assert set(run.first_plan.queries) == set(SOURCES)
+        ran = {(source, normalise_query(query)) for source, query in run.memory.queries_run}
+        for source, queries in run.second_plan.queries.items():
+            assert all((source, normalise_query(query)) not in ran for query in queries)
+        for query in run.first_plan.queries["pubmed"]:
+            assert not {"does", "is", "can", "the", "of"} & set(query.lower().split())
+
+
+def test_single_abstract_library_contexts_are_never_judged_sufficient(runs: list[Run]) -> None:
+    # Each PubMedQA question has one or two abstracts on it in the library: never enough to stop searching.
+    assert [run.pmid for run in runs if run.verdict.sufficient] == []
+    assert all(run.verdict.recommendation == "continue" and run.verdict.next_search_queries for run in runs)

@@ -1,0 +1,97 @@
+"""Checkpoints and resume: a run killed after round 2 continues where it stopped and loses nothing.
+Batches resume too: finished questions are skipped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from run_helpers import INSUFFICIENT, QUESTION, assert_valid_order, run_settings, write_library
+
+from synthesist import api
+from synthesist.batch import research_many
+from synthesist.composition import Shared
+from synthesist.memory import open_chroma
+from synthesist.orchestrator.checkpoint import load_checkpoint
+from synthesist.testing import scripted_model
+
+CHILD = textwrap.dedent("""
+    import asyncio, os, sys
+    sys.path[:0] = [{tests!r}, {tests_root!r}]
+    from run_helpers import INSUFFICIENT, QUESTION
+    from synthesist import api
+    from synthesist.config import load_settings
+    from synthesist.testing import scripted_model
+
+    calls = []
+    def judge(prompt):
+        calls.append(prompt)
+        if len(calls) == 3:  # round 3's judgement: the process dies here, after round 2 was checkpointed
+            os._exit(9)
+        return dict(INSUFFICIENT, next_search_queries=["metformin mTOR breast cancer cells"])
+
+    settings = load_settings(data_dir={data!r}, search={{"max_results": 3}},
+                             run={{"max_rounds": 4, "stall_rounds": 9}})
+    models = {{"judge": scripted_model(judge), "search": "extractive", "hypothesis": "extractive",
+              "report": "extractive"}}
+    asyncio.run(api.research(QUESTION, sources="library", libraries=[{library!r}], model=models,
+                             settings=settings, run_id="killed-run"))
+""")
+
+
+def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path, embedder) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    data = tmp_path / "data"
+    here = Path(__file__).parent
+    script = CHILD.format(tests=str(here), tests_root=str(here.parent), data=str(data), library=str(library))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 9, done.stderr[-2000:]
+
+    settings = run_settings(data).model_copy(update={"memory": run_settings(data).memory.model_copy(
+        update={"chroma_mode": "persistent"})})
+    checkpoint = load_checkpoint(data, "killed-run")
+    assert checkpoint.round == 2 and not checkpoint.finished
+    before = [item["item"]["id"] for item in checkpoint.memory["evidence"]]
+    assert before
+
+    shared = Shared(client=open_chroma(settings), embedder=embedder)
+    models = {"judge": scripted_model(INSUFFICIENT), "search": "extractive", "hypothesis": "extractive",
+              "report": "extractive"}
+    events = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, shared=shared)))
+    assert_valid_order(events)
+    assert events[0].data.resumed_from_round == 2
+    assert events[0].seq == checkpoint.event_seq + 1  # the event log continues, no gap, no repeat
+    result = events[-1].data
+    assert result.run_id == "killed-run" and result.rounds == 4 and result.stop_reason == "max_rounds"
+    assert [e.id for e in result.evidence][: len(before)] == before  # nothing lost, order kept
+    assert len(result.assessments) == 4  # two from before the kill, two after
+    logged = [json.loads(line) for line in (data / "runs" / "killed-run" / "events.jsonl").read_text().splitlines()]
+    assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))
+
+
+async def _drain(events):
+    return [event async for event in events]
+
+
+async def test_a_batch_resumes_skipping_finished_questions(tmp_path: Path, embedder) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    shared = Shared(client=open_chroma(settings), embedder=embedder)
+    questions = [QUESTION, "Is metformin associated with lower breast cancer risk?", ""]
+    out = tmp_path / "batch"
+    options = {"sources": "library", "libraries": [library], "model": "extractive", "settings": settings,
+               "shared": shared, "progress": False}
+    first = await research_many(questions, out_dir=out, concurrency=2, **options)
+    assert [bool(item.result) for item in first] == [True, True, False]
+    assert "empty" in first[2].error  # one bad question does not stop the batch
+    assert len(list(out.glob("*.json"))) == 2
+
+    first[1].path.unlink()
+    again = await research_many(questions, out_dir=out, concurrency=2, **options)
+    assert [item.resumed for item in again] == [True, False, False]
+    assert again[0].result.run_id == first[0].result.run_id
+    assert again[1].result is not None and again[1].result.run_id != first[1].result.run_id

@@ -1,0 +1,173 @@
+"""Whole research runs through the public API, offline: events, every stop rule, timeout, cancel, isolation."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from run_helpers import INSUFFICIENT, QUESTION, SUFFICIENT, assert_valid_order, run_settings, write_library
+
+from synthesist import api
+from synthesist.agents.citations import cited_ids
+from synthesist.composition import Shared
+from synthesist.errors import BadInputError
+from synthesist.memory import Embedder, open_chroma
+from synthesist.testing import FixtureServer, Reply, scripted_model
+
+FIXTURES = Path(__file__).parent.parent / "tools" / "fixtures"
+
+
+@pytest.fixture
+def shared(embedder: Embedder, tmp_path: Path) -> Shared:
+    return Shared(client=open_chroma(run_settings(tmp_path / "data")), embedder=embedder)
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    return write_library(tmp_path / "papers.jsonl")
+
+
+async def collect(question: str, **options) -> list:
+    return [event async for event in api.stream(question, **options)]
+
+
+def report_text(result) -> str:
+    report = result.report
+    return " ".join([report.executive_summary, *(s.body for s in report.sections), report.conclusion])
+
+
+async def test_extractive_library_run_reports_with_valid_events_and_citations(shared, library, tmp_path) -> None:
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                           settings=run_settings(tmp_path / "data"), shared=shared, out_dir=tmp_path / "out")
+    assert_valid_order(events)
+    result = events[-1].data
+    assert result.stop_reason in ("sufficient", "max_rounds", "stalled")
+    assert result.engine == {"search": "extractive", "judge": "extractive", "hypothesis": "extractive",
+                             "report": "extractive"}
+    cited = cited_ids(report_text(result))
+    held = {e.id for e in result.evidence}
+    assert cited and set(cited) <= held and "pmid:31000001" in cited  # the meta-analysis answers the question
+    assert result.fabricated_citations == 0 and result.usage.requests == 0
+    written = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"report.md", "report.json", "references.bib", "events.jsonl"} <= written
+    started = events[0]
+    assert started.data.engines["judge"] == "extractive" and "library" in started.data.sources
+
+
+@pytest.mark.parametrize(
+    ("judge", "run", "expected_reason", "expected_rounds"),
+    [
+        (SUFFICIENT, {}, "sufficient", 1),
+        (INSUFFICIENT, {"max_rounds": 2, "stall_rounds": 5}, "max_rounds", 2),
+        (INSUFFICIENT, {"max_rounds": 5, "stall_rounds": 1}, "stalled", 2),
+        (INSUFFICIENT, {"token_budget": 10}, "budget", 1),
+    ],
+)
+async def test_each_stop_rule_is_decided_in_code(shared, library, tmp_path, judge, run, expected_reason,
+                                                 expected_rounds) -> None:
+    result = await api.research(QUESTION, sources="library", libraries=[library],
+                                model={"judge": scripted_model(judge), "search": "extractive",
+                                       "hypothesis": "extractive", "report": "extractive"},
+                                settings=run_settings(tmp_path / "data", **run), shared=shared)
+    assert (result.stop_reason, result.rounds) == (expected_reason, expected_rounds)
+    assert result.partial is (expected_reason != "sufficient")
+    assert result.report.partial is result.partial
+    assert len(result.assessments) == expected_rounds
+    assert result.usage.by_agent["judge"]["requests"] == expected_rounds
+
+
+async def test_a_judge_saying_sufficient_with_low_scores_does_not_stop_the_run(shared, library, tmp_path) -> None:
+    claims_sufficient = {**INSUFFICIENT, "sufficient": True, "recommendation": "synthesize"}
+    result = await api.research(QUESTION, sources="library", libraries=[library],
+                                model={"judge": scripted_model(claims_sufficient), "search": "extractive",
+                                       "hypothesis": "extractive", "report": "extractive"},
+                                settings=run_settings(tmp_path / "data", max_rounds=2), shared=shared)
+    assert result.stop_reason == "max_rounds"
+
+
+async def test_no_evidence_still_ends_with_a_report(shared, tmp_path) -> None:
+    with FixtureServer() as server:
+        server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch_empty.json"))
+        settings = run_settings(tmp_path / "data").model_copy(
+            update={"pubmed": run_settings(tmp_path).pubmed.model_copy(update={"base_url": server.url})})
+        events = await collect("metformin zebrafish fins", sources="pubmed", model="extractive", settings=settings,
+                               shared=shared)
+    assert_valid_order(events)
+    result = events[-1].data
+    assert result.stop_reason == "no_evidence" and result.evidence == ()
+    assert result.report.partial and result.report.references == ()
+
+
+async def test_timeout_mid_round_yields_a_partial_report(shared, library, tmp_path) -> None:
+    slow_judge = scripted_model(SUFFICIENT, latency=5.0)
+    events = await collect(QUESTION, sources="library", libraries=[library],
+                           model={"judge": slow_judge, "search": "extractive", "hypothesis": "extractive",
+                                  "report": "extractive"},
+                           settings=run_settings(tmp_path / "data", timeout=4.0, report_reserve=1.0), shared=shared)
+    assert_valid_order(events)
+    result = events[-1].data
+    assert result.stop_reason == "timeout" and result.partial and "timed out" in result.report.partial_reason
+    assert result.evidence and cited_ids(report_text(result))  # what round 1 collected is in the report
+    assert any(e.type == "error" and e.data.kind == "timeout" for e in events)
+    assert result.seconds < 8
+
+
+async def test_cancel_stops_the_rounds_and_still_reports(shared, library, tmp_path) -> None:
+    control = api.RunControl()
+    events = []
+    async for event in api.stream(QUESTION, sources="library", libraries=[library], model="extractive",
+                                  settings=run_settings(tmp_path / "data", max_rounds=5), shared=shared,
+                                  control=control):
+        events.append(event)
+        if event.type == "search_complete":
+            control.cancel()
+    assert_valid_order(events)
+    assert events[-1].data.stop_reason == "cancelled" and events[-1].data.report.partial
+
+
+async def test_twenty_concurrent_runs_see_only_their_own_evidence(shared, tmp_path) -> None:
+    from extractive_samples import OFF_TOPIC, RICH  # noqa: PLC0415
+
+    items = [e for e in (*RICH, *OFF_TOPIC) if e.identifiers.pmid][:10]
+    libraries = [write_library(tmp_path / f"lib{i}.jsonl", (items[i % len(items)],)) for i in range(20)]
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    results = await asyncio.gather(*(
+        api.research(f"question {i}: {items[i % len(items)].title}", sources="library", libraries=[libraries[i]],
+                     model="extractive", settings=settings, shared=shared) for i in range(20)))
+    for i, result in enumerate(results):
+        assert [e.id for e in result.evidence] == [items[i % len(items)].id]
+    assert len({r.run_id for r in results}) == 20
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"sources": "library"}, "needs a library"),
+        ({"sources": "pubmed,scholar"}, "unknown source 'scholar'"),
+        ({"libraries": ["/nonexistent/papers.jsonl"]}, "library path not found"),
+    ],
+)
+async def test_bad_input_is_rejected_before_the_run(options, message, tmp_path) -> None:
+    with pytest.raises(BadInputError, match=message):
+        await api.research(QUESTION, settings=run_settings(tmp_path / "data"), **options)
+    with pytest.raises(BadInputError, match="empty"):
+        await api.research("  ", settings=run_settings(tmp_path / "data"))
+
+
+async def test_current_memory_is_the_runs_own_inside_its_agents_and_unset_outside(shared, library, tmp_path) -> None:
+    from synthesist.errors import NoActiveRunError  # noqa: PLC0415
+    from synthesist.memory import current_memory  # noqa: PLC0415
+
+    seen = []
+
+    def judge(prompt: str) -> dict:
+        seen.append(current_memory().question)
+        return INSUFFICIENT
+
+    result = await api.research(QUESTION, sources="library", libraries=[library], settings=run_settings(
+        tmp_path / "data", max_rounds=1), shared=shared, model={"judge": scripted_model(judge), "search": "extractive",
+                                                                "hypothesis": "extractive", "report": "extractive"})
+    assert seen == [QUESTION] and result.question == QUESTION
+    with pytest.raises(NoActiveRunError):
+        current_memory()
