@@ -23,11 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_framework import BaseChatClient
+
+from .agents.model_spec import default_model_spec
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .composition import (
     ModelChoice,
     Shared,
+    build_chat_client,
     build_network_sources,
     build_team,
     check_library_paths,
@@ -46,6 +50,7 @@ from .models import ResearchResult, SearchResult
 from .orchestrator.checkpoint import RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager
+from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .tools.http import Fetcher, open_client
@@ -100,6 +105,7 @@ async def stream(
     web_client: WebSearchClient | None = None,
     shared: Shared | None = None,
     run_id: str | None = None,
+    chat_client: BaseChatClient | None = None,
 ) -> AsyncIterator[EventBase]:
     """Run one question and yield its typed events; the last is ``complete`` carrying the result."""
     settings = run_settings(settings, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
@@ -110,30 +116,31 @@ async def stream(
                          model=model if isinstance(model, str) else None, manager=settings.run.manager,
                          max_rounds=settings.run.max_rounds, timeout=settings.run.timeout)
     async for event in _run(options, settings, model=model, out_dir=out_dir, control=control,
-                            web_client=web_client, shared=shared, run_id=run_id, checkpoint=None):
+                            web_client=web_client, shared=shared, run_id=run_id, checkpoint=None,
+                            chat_client=chat_client):
         yield event
 
 
 async def resume(run_id: str, *, settings: Settings | None = None, model: ModelChoice = None,
                  out_dir: Path | str | None = None, web_client: WebSearchClient | None = None,
-                 shared: Shared | None = None, control: RunControl | None = None) -> AsyncIterator[EventBase]:
+                 shared: Shared | None = None, control: RunControl | None = None,
+                 chat_client: BaseChatClient | None = None) -> AsyncIterator[EventBase]:
     """Continue a killed run from its last checkpointed round; nothing it had collected is lost."""
     settings = settings or current_settings()
     checkpoint = load_checkpoint(settings.data_dir, run_id)
     options = checkpoint.options
     settings = run_settings(settings, model=model if model is not None else options.model,
-                            max_rounds=options.max_rounds, timeout=options.timeout)
+                            manager=options.manager, max_rounds=options.max_rounds, timeout=options.timeout)
     async for event in _run(options, settings, model=model if model is not None else options.model,
                             out_dir=out_dir, control=control, web_client=web_client, shared=shared,
-                            run_id=run_id, checkpoint=checkpoint):
+                            run_id=run_id, checkpoint=checkpoint, chat_client=chat_client):
         yield event
 
 
 async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, web_client, shared, run_id,
-               checkpoint) -> AsyncIterator[EventBase]:
-    if settings.run.manager == "magentic":
-        raise BadInputError("the magentic manager needs agent-framework: not available in this build yet")
+               checkpoint, chat_client) -> AsyncIterator[EventBase]:
     async with AsyncExitStack() as stack:
+        magentic = await _magentic_client(settings, chat_client, stack)  # bad config fails before anything runs
         shared = shared or await asyncio.to_thread(open_shared, settings)
         paths = tuple(Path(p) for p in options.libraries)
         sources = []
@@ -154,17 +161,48 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
         rules = StopRules(settings.run)
         if checkpoint:
             rules.load(checkpoint.stop_rules)
-        manager = LoopManager(team, emitter, rules, options=options, checkpoint_dir=directory)
+        manager = _manager(team, emitter, rules, options, directory, settings, magentic)
         ctx = RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
-                         resumed_from_round=checkpoint.round if checkpoint else 0)
+                         resumed_from_round=checkpoint.round if checkpoint else 0,
+                         notice=_engine_notice(model, settings))
         async for event in run_stream(ctx):
             if isinstance(event, Complete):
                 write_outputs(event.data, directory, events_log=None)
                 if out_dir is not None:
                     write_outputs(event.data, Path(out_dir), events_log=directory / "events.jsonl")
             yield event
+
+
+async def _magentic_client(settings: Settings, chat_client: BaseChatClient | None, stack: AsyncExitStack):
+    if settings.run.manager != "magentic":
+        return None
+    if chat_client is not None:
+        return chat_client, getattr(chat_client, "model", None) or "magentic"
+    spec = default_model_spec(settings)[0]
+    if spec == "extractive":
+        raise BadInputError("the magentic manager needs an LLM: pass --model (e.g. openai:gpt-4o) or set a key")
+    client, label = build_chat_client(spec, settings)
+    stack.push_async_callback(client.client.close)
+    return client, label
+
+
+def _manager(team, emitter, rules, options, directory, settings: Settings, magentic) -> LoopManager:
+    if magentic is None:
+        return LoopManager(team, emitter, rules, options=options, checkpoint_dir=directory)
+    client, label = magentic
+    return MagenticManager(team, emitter, rules, options=options, checkpoint_dir=directory, chat_client=client,
+                           model=label, chat_options={"temperature": settings.models.temperature,
+                                                      "max_tokens": settings.models.max_output_tokens})
+
+
+def _engine_notice(model: ModelChoice, settings: Settings) -> str:
+    """How the engines were chosen, when the user did not choose them: said once, in the ``started`` event."""
+    if model is not None and not isinstance(model, str):
+        return "scripted or custom models"
+    spec, reason = default_model_spec(settings)
+    return reason if spec == "extractive" else f"model {spec} ({reason})"
 
 
 async def _open_memory(options, settings, shared: Shared, run_id, checkpoint) -> ResearchMemory:

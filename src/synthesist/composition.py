@@ -12,17 +12,19 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_framework import BaseChatClient
+from agent_framework.openai import OpenAIChatCompletionClient
 from chromadb.api import ClientAPI
 from pydantic_ai.models import Model
 
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
-from .agents.llm import LLM, build_model
+from .agents.llm import KEY_VARIABLES, LLM, build_model
 from .agents.model_spec import parse_model_spec, spec_for_agent
 from .agents.report import ReportAgent
 from .agents.search import LibrarySource, SearchAgent
 from .config import Settings
-from .errors import BadInputError
+from .errors import BadInputError, ConfigError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
 from .memory.library_index import library_name
 from .orchestrator.loop import Team
@@ -136,3 +138,24 @@ def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], sett
 
 def library_source(index: LibraryIndex) -> Source:
     return LibrarySource(index)
+
+
+MAGENTIC_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
+
+
+def build_chat_client(spec: str, settings: Settings, environ: Mapping[str, str] = os.environ
+                      ) -> tuple[BaseChatClient, str]:
+    """The Magentic workflow's chat client and its label; OpenAI-style providers only. A server other than
+    OpenAI gets its own key or a placeholder, never OPENAI_API_KEY. Building it touches no network."""
+    parsed = parse_model_spec(spec)
+    if parsed.kind not in MAGENTIC_KINDS:
+        raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(MAGENTIC_KINDS)}); "
+                          f"got {parsed.label}")
+    variable = KEY_VARIABLES[parsed.kind]
+    key = environ.get(variable, "").strip()
+    if parsed.kind in ("openai", "openrouter") and not key:
+        raise ConfigError(f"model {parsed.label} needs {variable} in the environment")
+    base_url = {"openai": None, "openrouter": settings.models.openrouter_base_url,
+                "ollama": settings.models.ollama_base_url}.get(parsed.kind, parsed.base_url)
+    client = OpenAIChatCompletionClient(model=parsed.name, api_key=key or "not-needed", base_url=base_url)
+    return client, parsed.label

@@ -113,6 +113,25 @@ class ModelSettings(Section):
     openrouter_base_url: str = "https://openrouter.ai/api/v1"
 
 
+class OpenISettings(Section):
+    base_url: str = "https://openi.nlm.nih.gov"
+    rate_per_second: float = Field(1.0, gt=0, description="No documented limit; answers are slow (2-9 s).")
+    allowed_hosts: tuple[str, ...] = Field(("openi.nlm.nih.gov",), description="Hosts image URLs may point at.")
+    allow_private_hosts: bool = Field(
+        False, description="Allow http and loopback/private addresses (tests against a local server only)."
+    )
+
+
+class VisualSettings(Section):
+    model: str | None = Field(None, description="A vision model spec (openai:…, openrouter:…, openai-compatible:…); "
+                              "none: the deterministic viewer protocol, measurements only.")
+    max_turns: int = Field(10, ge=1, description="Turns of the image loop; values above 30 are clamped to 30.")
+    max_image_pixels: int = Field(40_000_000, ge=1, description="Larger images are refused (decompression bombs).")
+    max_image_bytes: int = Field(50_000_000, ge=1)
+    tool_result_cap: int = Field(8000, ge=200, description="Characters of one tool result in the conversation.")
+    max_nudges: int = Field(6, ge=1, description="Recovery nudges allowed in one analysis before it fails.")
+
+
 class RunSettings(Section):
     """Stop rules and the manager. Every rule is enforced in code and recorded as the run's stop_reason."""
 
@@ -152,6 +171,8 @@ class Settings(BaseSettings):
     memory: MemorySettings = MemorySettings()
     models: ModelSettings = ModelSettings()
     run: RunSettings = RunSettings()
+    openi: OpenISettings = OpenISettings()
+    visual: VisualSettings = VisualSettings()
 
     @property
     def cache_dir(self) -> Path:

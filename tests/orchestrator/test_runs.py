@@ -171,3 +171,25 @@ async def test_current_memory_is_the_runs_own_inside_its_agents_and_unset_outsid
     assert seen == [QUESTION] and result.question == QUESTION
     with pytest.raises(NoActiveRunError):
         current_memory()
+
+
+async def test_the_api_runs_the_magentic_manager_with_a_scripted_chat_client(shared, library, tmp_path) -> None:
+    from test_magentic import _search_then_judge_script  # noqa: PLC0415 — the same scripted workflow
+
+    from synthesist.testing import ScriptedChatClient  # noqa: PLC0415
+
+    client = ScriptedChatClient(_search_then_judge_script())
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                           manager="magentic", chat_client=client, settings=run_settings(tmp_path / "data"),
+                           shared=shared)
+    assert_valid_order(events)
+    result = events[-1].data
+    assert events[0].data.manager == "magentic" and len(client.calls) == 10
+    assert result.stop_reason in ("stalled", "sufficient") and result.evidence
+    assert set(cited_ids(report_text(result))) <= {e.id for e in result.evidence}
+
+
+async def test_magentic_without_an_llm_is_bad_input(library, tmp_path) -> None:
+    with pytest.raises(BadInputError, match="magentic manager needs an LLM"):
+        await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
+                           manager="magentic", settings=run_settings(tmp_path / "data"))

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..agents.base import AgentOutput
 from ..agents.hypothesis import HypothesisAgent
 from ..agents.judge import JudgeAgent
+from ..agents.query_plan import QueryPlan
 from ..agents.report import ReportAgent
 from ..agents.search import SearchAgent, SearchOutcome
 from ..events import (
@@ -35,7 +36,7 @@ from ..events import (
     SearchingData,
 )
 from ..memory import ResearchMemory
-from ..models import Span, StopReason
+from ..models import HypothesisAssessment, JudgeAssessment, Span, StopReason
 from .checkpoint import Checkpoint, RunOptions, save_checkpoint
 from .emitter import Emitter
 from .stop_rules import StopRules
@@ -101,10 +102,15 @@ class LoopManager:
                                     hypotheses=memory.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
         await self._report_fallback(planned, round, send)
-        pairs = tuple(search.pairs(planned.value, memory))
+        return await self._execute_search(memory, planned.value, round, send)
+
+    async def _execute_search(self, memory: ResearchMemory, plan: QueryPlan, round: int, send: Send) -> SearchOutcome:
+        """Announce, run and report one plan's searches; record each request as a span."""
+        search = self.team.search
+        pairs = tuple(search.pairs(plan, memory))
         await send(self._event(Searching, round, search.name, f"{len(pairs)} queries",
-                               SearchingData(queries=pairs, rationale=planned.value.rationale)))
-        outcome = await search.execute(memory, planned.value, round=round)
+                               SearchingData(queries=pairs, rationale=plan.rationale)))
+        outcome = await search.execute(memory, plan, round=round)
         for timing in outcome.timings:
             phase = "dedup" if timing.name == "memory.add" else "search"
             start = timing.started - self.emitter.started
@@ -119,30 +125,40 @@ class LoopManager:
         return outcome
 
     async def _assess(self, memory: ResearchMemory, round: int, send: Send) -> None:
-        judge, hypothesis = self.team.judge, self.team.hypothesis
+        """Judge and hypotheses are independent: they run concurrently, in one phase."""
+        await asyncio.gather(self._judge(memory, round, send, phase="assess"),
+                             self._hypothesize(memory, round, send, phase="assess"))
+
+    async def _judge(self, memory: ResearchMemory, round: int, send: Send, *, phase: str) -> JudgeAssessment:
+        judge = self.team.judge
         await send(self._event(Judging, round, judge.name, "judging the evidence",
                                JudgingData(context_size=min(len(memory), judge.context_size))))
-        await send(self._event(Hypothesizing, round, hypothesis.name, "forming hypotheses",
-                               HypothesizingData(evidence=len(memory))))
-        judged, hypothesised = await asyncio.gather(self._timed(judge.run(memory, round=round), "judge", round),
-                                                    self._timed(hypothesis.run(memory, round=round), "hypothesis",
-                                                                round))
-        for output in (judged, hypothesised):
-            await self._report_fallback(output, round, send)
+        judged = await self._timed(judge.run(memory, round=round), "judge", round, phase)
+        await self._report_fallback(judged, round, send)
         assessment = judged.value
-        await send(self._event(Hypothesizing, round, hypothesis.name,
-                               f"{len(hypothesised.value.hypotheses)} hypotheses", hypothesised.value))
         verdict = "sufficient" if assessment.sufficient else "continue"
         await send(self._event(JudgeComplete, round, judge.name,
                                f"mechanism {assessment.mechanism.score:g}, clinical {assessment.clinical.score:g}, "
                                f"confidence {assessment.confidence:.2f}: {verdict}", assessment))
+        return assessment
 
-    async def _timed(self, work: Awaitable[AgentOutput], name: str, round: int) -> AgentOutput:
+    async def _hypothesize(self, memory: ResearchMemory, round: int, send: Send, *,
+                           phase: str) -> HypothesisAssessment:
+        hypothesis = self.team.hypothesis
+        await send(self._event(Hypothesizing, round, hypothesis.name, "forming hypotheses",
+                               HypothesizingData(evidence=len(memory))))
+        output = await self._timed(hypothesis.run(memory, round=round), "hypothesis", round, phase)
+        await self._report_fallback(output, round, send)
+        await send(self._event(Hypothesizing, round, hypothesis.name,
+                               f"{len(output.value.hypotheses)} hypotheses", output.value))
+        return output.value
+
+    async def _timed(self, work: Awaitable[AgentOutput], name: str, round: int, phase: str) -> AgentOutput:
         started = self.emitter.elapsed()
         try:
             return await work
         finally:
-            self.emitter.span(name, started, round=round, phase="assess")
+            self.emitter.span(name, started, round=round, phase=phase)
 
     async def _report_fallback(self, output: AgentOutput, round: int, send: Send) -> None:
         if output.fallback_reason:

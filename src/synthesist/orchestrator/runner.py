@@ -65,6 +65,8 @@ class RunContext:
     emitter: Emitter
     control: RunControl = field(default_factory=RunControl)
     resumed_from_round: int = 0
+    notice: str = ""
+    """How the engines were chosen (e.g. "no LLM configured …: using the extractive engine"), said at the start."""
     errors: list[SourceFailure] = field(default_factory=list)
 
 
@@ -104,7 +106,8 @@ async def _run(ctx: RunContext, put) -> None:
         await put(event)
 
     engines = manager.team.engines()
-    await send(emitter.make(Started, round=memory.round, agent=None, message=ctx.options.question, data=StartedData(
+    message = f"{ctx.options.question} — {ctx.notice}" if ctx.notice else ctx.options.question
+    await send(emitter.make(Started, round=memory.round, agent=None, message=message, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
         max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round)))
     reason, why = await _rounds_until_stop(ctx, send)

@@ -1,0 +1,276 @@
+"""Whole Magentic runs, offline: a scripted chat client drives the agent-framework workflow, our extractive agents do
+the work on a small in-test library (real embeddings), and the runner writes the report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from pydantic_ai.models.test import TestModel
+
+from synthesist.agents.llm import LLM
+from synthesist.agents.report import ReportAgent
+from synthesist.agents.search import LibrarySource
+from synthesist.composition import Shared, build_team
+from synthesist.config import Settings, load_settings
+from synthesist.events import Complete, EventBase
+from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chroma, use_memory
+from synthesist.models import Evidence, Identifiers, ResearchResult
+from synthesist.orchestrator.checkpoint import RunOptions
+from synthesist.orchestrator.emitter import Emitter
+from synthesist.orchestrator.magentic import (
+    HYPOTHESIZER,
+    INSTRUCTIONS,
+    JUDGE,
+    MANAGER,
+    SEARCHER,
+    MagenticManager,
+    magentic_limits,
+)
+from synthesist.orchestrator.runner import RunContext, run_stream
+from synthesist.orchestrator.stop_rules import StopRules, is_sufficient
+from synthesist.testing import ScriptedChatClient
+from synthesist.testing.chat_client import ScriptedCall, function_call, progress_ledger
+
+QUESTION = "Does metformin reduce the risk of breast cancer in women with type 2 diabetes?"
+ABSTRACTS = {
+    "41000001": ("Metformin use and breast cancer risk in women with type 2 diabetes: a meta-analysis.",
+                 "We pooled 12 observational studies of 386,000 women with type 2 diabetes. Metformin use was "
+                 "associated with a 17% lower risk of breast cancer (relative risk 0.83, 95% CI 0.71-0.97)."),
+    "41000002": ("Adjuvant metformin versus placebo in early breast cancer: a randomized trial.",
+                 "Among 3,649 patients, metformin did not improve invasive disease-free survival compared with "
+                 "placebo (hazard ratio 1.01, 95% CI 0.84-1.21)."),
+    "41000003": ("Metformin activates AMPK and inhibits mTOR signalling in breast cancer cells.",
+                 "In MCF-7 cells metformin activated AMPK, reduced mTOR activity and inhibited proliferation."),
+    "41000004": ("Metformin and incident breast cancer in a cohort of postmenopausal women with diabetes.",
+                 "In 68,019 women followed for 12 years, metformin users had a lower incidence of invasive breast "
+                 "cancer than users of other antidiabetic drugs (hazard ratio 0.75)."),
+    "41000005": ("Insulin lowering by metformin and breast tumour growth in obese mice.",
+                 "Metformin lowered insulin levels and slowed mammary tumour growth in diet-induced obese mice."),
+    "41000006": ("Statin use and colorectal cancer incidence.",
+                 "Statin use was not associated with colorectal cancer incidence in a large cohort."),
+}
+
+
+def _library() -> list[Evidence]:
+    return [Evidence(id=f"pmid:{pmid}", source="library", title=title, content=abstract, year=2020,
+                     identifiers=Identifiers(pmid=pmid), authors=("Smith J",), journal="Oncology Reports")
+            for pmid, (title, abstract) in ABSTRACTS.items()]
+
+
+@pytest.fixture(scope="module")
+def small_library(embedder: Embedder) -> LibraryIndex:
+    """The in-test library indexed in-process with the real embedder (``embedder`` comes from tests/conftest.py)."""
+    return LibraryIndex.build(_library(), embedder=embedder)
+
+
+def _settings(tmp_path: Path, **run: object) -> Settings:
+    return load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"},
+                         run={"manager": "magentic", "max_rounds": 2, "stall_rounds": 5, **run})
+
+
+async def _context(tmp_path: Path, settings: Settings, embedder: Embedder, index: LibraryIndex,
+                   client: ScriptedChatClient, *, judge: LLM | None = None) -> RunContext:
+    """Built the way ``api._run`` builds a run, with the scripted client as the Magentic manager's model and the
+    extractive engine for our agents (or ``judge`` as the judge's model)."""
+    shared = Shared(client=open_chroma(settings), embedder=embedder)
+    models = {"search": None, "judge": judge, "hypothesis": None, "report": None}
+    team = build_team([LibrarySource(index)], models, settings, shared)
+    memory = await ResearchMemory.open(QUESTION, embedder=embedder, client=shared.client, settings=settings.memory)
+    directory = tmp_path / "runs" / memory.run_id
+    emitter = Emitter(memory.run_id, log_path=directory / "events.jsonl")
+    options = RunOptions(question=QUESTION, sources=("library",), manager="magentic",
+                         max_rounds=settings.run.max_rounds, timeout=settings.run.timeout)
+    manager = MagenticManager(team, emitter, StopRules(settings.run), options=options, checkpoint_dir=directory,
+                              chat_client=client, model="scripted:test", chat_options={"temperature": 0.1})
+    return RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
+                      fallback_report=ReportAgent(settings))
+
+
+async def _run(ctx: RunContext) -> tuple[list[EventBase], ResearchResult]:
+    with use_memory(ctx.memory):
+        events = [event async for event in run_stream(ctx)]
+    complete = events[-1]
+    assert isinstance(complete, Complete)
+    return events, complete.data
+
+
+def _search_then_judge_script() -> list[object]:
+    return [
+        "1. GIVEN OR VERIFIED FACTS: none.\n2. FACTS TO LOOK UP: trials and cohorts.",
+        "- searcher: search\n- judge: assess",
+        progress_ledger(SEARCHER, "Search for metformin and breast cancer incidence."),
+        function_call("search_literature", queries=["metformin breast cancer risk"]),
+        "The search found cohort, trial and mechanism studies.",
+        progress_ledger(JUDGE, "Judge the evidence."),
+        function_call("judge_evidence"),
+        "The judge asks for more evidence.",
+        progress_ledger(JUDGE, "We are done.", satisfied=True),
+        "Metformin is associated with lower breast cancer risk in observational studies.",
+    ]
+
+
+def _order(events: list[EventBase], kind: str) -> list[int]:
+    return [i for i, event in enumerate(events) if event.type == kind]
+
+
+def _role_calls(client: ScriptedChatClient, role: str) -> list[ScriptedCall]:
+    return [call for call in client.calls if call.instructions.startswith(INSTRUCTIONS[role].split(".")[0])]
+
+
+async def test_scripted_magentic_run_searches_judges_and_reports_from_memory(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path, min_confidence=0.99)  # the judge's verdict cannot clear it: insufficient
+    client = ScriptedChatClient(_search_then_judge_script())
+    ctx = await _context(tmp_path, settings, embedder, small_library, client)
+
+    events, result = await _run(ctx)
+
+    types = [event.type for event in events]
+    assert types[0] == "started" and events[0].data.manager == "magentic" and types[-1] == "complete"
+    assert [event.seq for event in events] == list(range(1, len(events) + 1))
+    assert _order(events, "searching")[0] < _order(events, "search_complete")[0] < _order(events, "judging")[0]
+    assert _order(events, "judging")[0] < _order(events, "judge_complete")[0] < _order(events, "synthesizing")[0]
+    searching = events[_order(events, "searching")[0]]
+    assert searching.data.queries == (("library", "metformin breast cancer risk"),)
+    assert any(event.type == "thinking" and event.agent == MANAGER for event in events)
+
+    held = {item.id for item in result.evidence}
+    assert result.evidence and {"pmid:41000001", "pmid:41000004"} <= held
+    assert result.report.references and all(ref.evidence_id in held for ref in result.report.references)
+    assert result.fabricated_citations == 0
+
+    # the ledger said "satisfied", the code did not: never "sufficient"
+    assert len(result.assessments) == 1 and not is_sufficient(result.assessments[0], settings.run)
+    assert result.stop_reason == "stalled" and result.partial and result.report.partial
+    assert "without sufficient evidence" in events[_order(events, "synthesizing")[0]].message
+
+    # calls per role: manager = facts, plan, three ledgers, final answer; each participant = tool call + summary
+    assert len(client.calls) == 10
+    assert (len(_role_calls(client, MANAGER)), len(_role_calls(client, SEARCHER)), len(_role_calls(client, JUDGE)),
+            len(_role_calls(client, HYPOTHESIZER))) == (6, 2, 2, 0)
+    assert _role_calls(client, SEARCHER)[0].tool_names == ("search_literature", "get_bibliography")
+    assert all(call.options.get("temperature") == 0.1 for call in client.calls)
+    assert "Round 1: ran metformin breast cancer risk" in _role_calls(client, SEARCHER)[1].tool_results[0]
+    usage = result.usage.by_agent
+    assert (usage[MANAGER]["requests"], usage[SEARCHER]["requests"], usage[JUDGE]["requests"]) == (6, 2, 2)
+    assert usage[MANAGER]["input_tokens"] > 0 and usage[SEARCHER]["output_tokens"] > 0
+
+    checkpoint = json.loads((tmp_path / "runs" / result.run_id / "checkpoint.json").read_text(encoding="utf-8"))
+    assert checkpoint["round"] == 1 and checkpoint["options"]["manager"] == "magentic"
+
+
+async def test_stop_rule_ends_the_workflow_without_another_manager_call(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path, max_rounds=1, min_confidence=0.99)
+    client = ScriptedChatClient(_search_then_judge_script())
+    ctx = await _context(tmp_path, settings, embedder, small_library, client)
+
+    events, result = await _run(ctx)
+
+    assert result.stop_reason == "max_rounds" and result.rounds == 1
+    assert len(_role_calls(client, MANAGER)) == 4  # facts, plan, two ledgers: no closing ledger, no final answer
+    assert events[_order(events, "judge_complete")[-1]].seq < events[_order(events, "synthesizing")[0]].seq
+
+
+async def test_sufficient_verdict_by_the_rules_stops_the_workflow_at_once(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path)
+    verdict = {"mechanism": {"score": 8}, "clinical": {"score": 8}, "confidence": 0.9, "sufficient": True,
+               "recommendation": "synthesize", "cited_evidence_ids": ["pmid:41000001", "pmid:99999999"]}
+    client = ScriptedChatClient(_search_then_judge_script())
+    judge = LLM(TestModel(custom_output_args=verdict), settings)
+    ctx = await _context(tmp_path, settings, embedder, small_library, client, judge=judge)
+
+    events, result = await _run(ctx)
+
+    assert result.stop_reason == "sufficient" and not result.partial and result.rounds == 1
+    assert result.assessments[0].cited_evidence_ids == ("pmid:41000001",)  # the invented id was dropped
+    assert len(_role_calls(client, MANAGER)) == 4  # the ledger that would have asked for more never ran
+    assert result.engine["judge"] == "test:test"
+
+
+async def test_search_limit_holds_whatever_the_manager_asks(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path, max_rounds=1)
+    client = ScriptedChatClient([
+        "facts", "plan",
+        progress_ledger(SEARCHER, "Search."),
+        function_call("search_literature", queries=["metformin breast cancer"]),
+        "Searched.",
+        progress_ledger(SEARCHER, "Search again."),
+        function_call("search_literature", queries=["metformin AMPK mTOR"]),
+        "Could not search.",
+        progress_ledger(SEARCHER, "Done.", satisfied=True),
+        "Final.",
+    ])
+    ctx = await _context(tmp_path, settings, embedder, small_library, client)
+
+    events, result = await _run(ctx)
+
+    assert len(_order(events, "searching")) == 1 and result.queries == (("library", "metformin breast cancer"),)
+    assert "No search ran" in client.calls[7].tool_results[-1]
+    assert result.stop_reason == "max_rounds"
+
+
+async def test_manager_stalling_past_its_resets_ends_the_run_as_stalled(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path, magentic_max_stalls=1, magentic_max_resets=0)
+    client = ScriptedChatClient([
+        "facts", "plan",
+        progress_ledger(SEARCHER, "Search.", progress=False),
+        function_call("search_literature", queries=["metformin breast cancer"]),
+        "Searched.",
+        progress_ledger(SEARCHER, "Search.", progress=False),  # second stall: reset, re-plan, and the limit ends it
+        "updated facts", "updated plan",
+    ])
+    ctx = await _context(tmp_path, settings, embedder, small_library, client)
+
+    events, result = await _run(ctx)
+
+    assert result.stop_reason == "stalled" and result.evidence
+    assert [event.message for event in events if event.type == "thinking"][-1] == "new plan"
+    assert len(_role_calls(client, MANAGER)) == 6 and len(client.calls) == 8
+
+
+async def test_timeout_cancels_the_workflow_and_still_reports(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path, timeout=10.0, report_reserve=2.0)
+    script = _search_then_judge_script()
+
+    async def slow_after_search(call: ScriptedCall) -> object:
+        if call.index == 5:  # the ledger after the search: the model hangs
+            await asyncio.sleep(60)
+        return script[call.index]
+
+    client = ScriptedChatClient(slow_after_search)
+    ctx = await _context(tmp_path, settings, embedder, small_library, client)
+
+    events, result = await _run(ctx)
+
+    assert result.stop_reason == "timeout" and result.report.partial
+    assert any(event.type == "error" and event.data.kind == "timeout" for event in events)
+    held = {item.id for item in result.evidence}
+    assert held and all(ref.evidence_id in held for ref in result.report.references)
+    calls = len(client.calls)
+    await asyncio.sleep(0.2)
+    assert len(client.calls) == calls == 6  # the workflow was cancelled, not left running
+
+
+async def test_failing_chat_client_hands_the_rounds_to_the_loop_manager(tmp_path, embedder, small_library):
+    settings = _settings(tmp_path)
+
+    def unreachable(call: ScriptedCall) -> object:
+        raise ConnectionError("provider unreachable")
+
+    client = ScriptedChatClient(unreachable)
+    ctx = await _context(tmp_path, settings, embedder, small_library, client)
+
+    events, result = await _run(ctx)
+
+    failure = next(event for event in events if event.type == "error" and event.agent == MANAGER)
+    assert failure.data.kind == "model" and "ConnectionError" in failure.data.detail
+    assert "loop manager" in failure.data.detail
+    assert _order(events, "search_complete") and _order(events, "judge_complete") and result.evidence
+    assert result.stop_reason in ("max_rounds", "stalled", "sufficient") and len(client.calls) == 1
+
+
+def test_limits_allow_three_participant_turns_per_round():
+    rules = load_settings(run={"max_rounds": 4, "magentic_max_stalls": 2, "magentic_max_resets": 0}).run
+    assert magentic_limits(rules) == {"max_round_count": 13, "max_stall_count": 2, "max_reset_count": 1}
