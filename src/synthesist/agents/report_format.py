@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Citation, Evidence, ResearchReport
 from .citations import replace_markers
 
@@ -60,7 +61,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
 
 
 def _reference_line(citation: Citation, evidence: Evidence | None) -> str:
-    text = citation.text
+    """The citation with its identifiers as links (the plain identifiers of ``citation.text`` are not repeated)."""
+    text = citation_text(evidence, identifiers=False) if evidence else citation.text
     links = identifier_links(evidence) if evidence else ([f"<{citation.url}>"] if citation.url else [])
     flag = f" **[{PREPRINT_LABEL}]**" if citation.is_preprint and PREPRINT_LABEL not in text else ""
     tail = (" " + " · ".join(links)) if links else ""

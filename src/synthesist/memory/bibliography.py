@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..models import PREPRINT_LABEL, Citation, Evidence
+from ..models import PREPRINT_LABEL, Citation, Evidence, Identifiers
 
 MAX_AUTHORS = 3
 
@@ -37,8 +37,9 @@ def citation_url(evidence: Evidence) -> str | None:
     return evidence.url
 
 
-def citation_text(evidence: Evidence) -> str:
-    ids = evidence.identifiers
+def citation_text(evidence: Evidence, *, identifiers: bool = True) -> str:
+    """"Authors. Title. Journal. Year." then, with ``identifiers``, "PMID: n. DOI: x. …"; preprints marked."""
+    ids = evidence.identifiers if identifiers else Identifiers()
     parts = [
         format_authors(evidence.authors),
         evidence.title or evidence.label,

@@ -1,0 +1,50 @@
+"""Markdown and BibTeX rendering of a report: numbered citations, linked identifiers, preprints marked."""
+
+from __future__ import annotations
+
+from synthesist.agents.report_format import render_bibtex, render_markdown
+from synthesist.memory import format_bibliography
+from synthesist.models import PREPRINT_LABEL, Evidence, Identifiers, ReportSection, ResearchReport, TrialInfo
+
+ARTICLE = Evidence(id="pmid:19307517", source="pubmed", title="Metformin and cancer risk in diabetic patients",
+                   content="…", identifiers=Identifiers(pmid="19307517", doi="10.2337/dc08-2175"), year=2009,
+                   authors=("Libby G", "Donnelly LA", "Donnan PT", "Alessi DR"), journal="Diabetes Care")
+TRIAL = Evidence(id="nct:NCT01101438", source="clinicaltrials", title="Metformin in early breast cancer (MA.32)",
+                 content="…", identifiers=Identifiers(nct="NCT01101438"), trial=TrialInfo(phases=("PHASE3",)))
+PREPRINT = Evidence(id="ppr:PPR123456", source="preprint", title="Metformin & AMPK_signalling {in vitro}",
+                    content="…", identifiers=Identifiers(ppr="PPR123456"), is_preprint=True, year=2025)
+ITEMS = {e.id: e for e in (ARTICLE, TRIAL, PREPRINT)}
+REPORT = ResearchReport(
+    title="Metformin and cancer",
+    executive_summary="Metformin users had less cancer [pmid:19307517]. A trial is ongoing [nct:NCT01101438].",
+    methodology="PubMed, ClinicalTrials.gov, Europe PMC.",
+    sections=(ReportSection(heading="Preprints", body="AMPK is activated [ppr:PPR123456; pmid:19307517]."),),
+    references=tuple(format_bibliography([ARTICLE, TRIAL, PREPRINT])),
+    partial=True, partial_reason="reached the maximum of 5 rounds",
+)
+
+
+def test_markdown_numbers_citations_and_links_identifiers_once() -> None:
+    text = render_markdown(REPORT, ITEMS)
+    assert "Metformin users had less cancer [1]. A trial is ongoing [2]." in text
+    assert "AMPK is activated [1, 3]." in text
+    assert "> **Partial report** — reached the maximum of 5 rounds." in text
+    line_1 = next(line for line in text.splitlines() if line.startswith("1. "))
+    assert "PMID: [19307517](https://pubmed.ncbi.nlm.nih.gov/19307517/)" in line_1
+    assert "DOI: [10.2337/dc08-2175](https://doi.org/10.2337/dc08-2175)" in line_1
+    assert line_1.count("19307517") == 2  # the linked identifier only: label and URL
+    assert "Libby G, Donnelly LA, Donnan PT, et al." in line_1
+    line_2 = next(line for line in text.splitlines() if line.startswith("2. "))
+    assert "[NCT01101438](https://clinicaltrials.gov/study/NCT01101438)" in line_2
+    line_3 = next(line for line in text.splitlines() if line.startswith("3. "))
+    assert PREPRINT_LABEL in line_3 and "europepmc.org/article/PPR/PPR123456" in line_3
+
+
+def test_bibtex_has_one_entry_per_reference_with_escaped_text_and_verbatim_urls() -> None:
+    bib = render_bibtex(REPORT.references, ITEMS)
+    assert bib.count("@") == 3
+    assert "@article{pmid19307517," in bib and "journal = {Diabetes Care}" in bib
+    assert "doi = {10.2337/dc08-2175}" in bib and "author = {Libby G and Donnelly LA and Donnan PT and Alessi DR}" in bib
+    assert "@misc{nctNCT01101438," in bib and "note = {ClinicalTrials.gov NCT01101438}" in bib
+    assert r"title = {Metformin \& AMPK\_signalling \{in vitro\}}" in bib
+    assert f"note = {{{PREPRINT_LABEL}}}" in bib
