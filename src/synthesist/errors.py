@@ -140,3 +140,35 @@ class SnapshotError(SynthesistError):
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(f"cannot restore research memory: {reason}")
+
+
+class ToolArgumentError(BadInputError):
+    """A viewer tool was called with an invalid argument. ``argument`` is None when the whole call is malformed."""
+
+    def __init__(self, tool: str, argument: str | None, reason: str):
+        self.tool = tool
+        self.argument = argument
+        self.reason = reason
+        where = f"argument '{argument}' " if argument else ""
+        super().__init__(f"{tool}: {where}{reason}")
+
+
+class ImageError(BadInputError):
+    """An image cannot be used: too large, corrupt, truncated, or not an image of an accepted format.
+
+    ``path`` is the file (``None`` for bytes handed over directly) and ``reason`` a short explanation.
+    """
+
+    def __init__(self, path: Path | str | None, reason: str):
+        self.path = Path(path) if path is not None else None
+        self.reason = reason
+        super().__init__(f"{path or 'image'}: {reason}")
+
+
+class UnsafeURLError(SourceError):
+    """An image URL was refused before any request: wrong scheme, host not allow-listed, or a private address."""
+
+    def __init__(self, host: str, reason: str):
+        self.host = host
+        self.reason = reason
+        super().__init__("openi", f"refused URL on host {host or '(none)'}: {reason}", kind="unsafe_url")

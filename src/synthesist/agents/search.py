@@ -91,9 +91,12 @@ class SearchAgent:
         round: int,
         judge: JudgeAssessment | None = None,
         hypotheses: HypothesisAssessment | None = None,
+        seeds: Sequence[str] = (),
     ) -> AgentOutput[QueryPlan]:
+        """The next queries. ``seeds`` are searches suggested from outside the loop (an image's findings)."""
         judge_queries = judge.next_search_queries if judge else ()
-        suggestions = tuple(q for h in (hypotheses.hypotheses if hypotheses else ()) for q in h.search_suggestions)
+        held = hypotheses.hypotheses if hypotheses else ()
+        suggestions = (*seeds, *(q for h in held for q in h.search_suggestions))
 
         async def extract() -> QueryPlan:
             return plan_queries(
