@@ -125,3 +125,28 @@ def test_library_search_runs_a_queries_file_one_json_line_each(library_index, li
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["query"] for line in lines] == questions
     assert all(len(line["results"]) == 3 for line in lines)
+
+
+def test_research_with_a_real_chest_xray_reports_an_imaging_section(library_index, library_data_dir: Path,
+                                                                   shared_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    env = {"SYNTHESIST_DATA_DIR": str(library_data_dir)}  # the session index: the library is not embedded again
+    done = run_cli("research", "cardiomegaly causes", "--image", str(shared_dir / "images" / "00000001_000.png"),
+                   "--sources", "library", "--library", str(shared_dir / "corpus" / "library.jsonl"),
+                   "--max-rounds", "1", "--out", str(out), env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "analysis_complete" in done.stderr
+    report = (out / "report.md").read_text()
+    assert "## Imaging findings" in report and "non-diagnostic" in report.lower()
+    result = json.loads((out / "report.json").read_text())
+    cited = {c["evidence_id"] for c in result["report"]["references"]}
+    assert any(i.startswith("img:") for i in cited) and any(i.startswith("pmid:") for i in cited)
+
+
+def test_research_with_an_unreadable_image_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "x.png").write_bytes(b"not an image")
+    library = tmp_path / "lib.jsonl"
+    library.write_text('{"pmid": "1", "title": "A", "abstract": "Cardiomegaly and heart failure."}\n')
+    done = run_cli("research", "cardiomegaly", "--image", str(tmp_path / "x.png"), "--sources", "library",
+                   "--library", str(library))
+    assert done.returncode == 2 and "x.png" in done.stderr and "Traceback" not in done.stderr

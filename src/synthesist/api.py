@@ -28,6 +28,9 @@ from agent_framework import BaseChatClient
 from .agents.model_spec import default_model_spec
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
+from .agents.visual.adapter import VisionAdapter, build_vision_adapter
+from .agents.visual.agent import VisualAgent
+from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
 from .composition import (
     ModelChoice,
     Shared,
@@ -51,10 +54,12 @@ from .orchestrator.checkpoint import RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager
 from .orchestrator.magentic import MagenticManager
-from .orchestrator.runner import RunContext, RunControl, run_stream
+from .orchestrator.runner import ImageStep, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .tools.http import Fetcher, open_client
+from .tools.imaging import load_image
 from .tools.library import LibraryLoad, load_library
+from .tools.openi import OpenISource
 from .tools.search import search_all
 from .tools.source import SOURCE_NAMES
 from .tools.web import WebSearchClient
@@ -106,18 +111,25 @@ async def stream(
     shared: Shared | None = None,
     run_id: str | None = None,
     chat_client: BaseChatClient | None = None,
+    image: Path | str | None = None,
+    vision: str | VisionAdapter | None = None,
 ) -> AsyncIterator[EventBase]:
-    """Run one question and yield its typed events; the last is ``complete`` carrying the result."""
+    """Run one question and yield its typed events; the last is ``complete`` carrying the result.
+
+    ``image``: analysed first by the VisualAgent (its findings become ``image`` evidence and seed the searches);
+    ``vision``: a vision model spec or adapter for it (default ``visual.model``; none → measurements only)."""
     settings = run_settings(settings, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
     question = check_question(question)
+    image_path = check_image(image, settings) if image is not None else None
     paths = check_library_paths(libraries or settings.search.libraries)
     names = _source_names(sources, settings, paths)
     options = RunOptions(question=question, sources=names, libraries=tuple(map(str, paths)),
                          model=model if isinstance(model, str) else None, manager=settings.run.manager,
-                         max_rounds=settings.run.max_rounds, timeout=settings.run.timeout)
+                         max_rounds=settings.run.max_rounds, timeout=settings.run.timeout,
+                         image=str(image_path) if image_path else None)
     async for event in _run(options, settings, model=model, out_dir=out_dir, control=control,
                             web_client=web_client, shared=shared, run_id=run_id, checkpoint=None,
-                            chat_client=chat_client):
+                            chat_client=chat_client, vision=vision):
         yield event
 
 
@@ -133,12 +145,12 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
                             manager=options.manager, max_rounds=options.max_rounds, timeout=options.timeout)
     async for event in _run(options, settings, model=model if model is not None else options.model,
                             out_dir=out_dir, control=control, web_client=web_client, shared=shared,
-                            run_id=run_id, checkpoint=checkpoint, chat_client=chat_client):
+                            run_id=run_id, checkpoint=checkpoint, chat_client=chat_client, vision=None):
         yield event
 
 
 async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, web_client, shared, run_id,
-               checkpoint, chat_client) -> AsyncIterator[EventBase]:
+               checkpoint, chat_client, vision) -> AsyncIterator[EventBase]:
     async with AsyncExitStack() as stack:
         magentic = await _magentic_client(settings, chat_client, stack)  # bad config fails before anything runs
         shared = shared or await asyncio.to_thread(open_shared, settings)
@@ -162,7 +174,9 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
         if checkpoint:
             rules.load(checkpoint.stop_rules)
         manager = _manager(team, emitter, rules, options, directory, settings, magentic)
+        image = _image_step(options, settings, vision, http, sources)
         ctx = RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
+                         image=image,
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
@@ -195,6 +209,31 @@ def _manager(team, emitter, rules, options, directory, settings: Settings, magen
     return MagenticManager(team, emitter, rules, options=options, checkpoint_dir=directory, chat_client=client,
                            model=label, chat_options={"temperature": settings.models.temperature,
                                                       "max_tokens": settings.models.max_output_tokens})
+
+
+def _image_step(options: RunOptions, settings: Settings, vision, http, sources) -> ImageStep | None:
+    """The VisualAgent for ``--image``: a vision adapter when one is configured, else the viewer protocol; it may
+    search the literature (the run's first network literature source) and Open-i while it looks."""
+    if options.image is None:
+        return None
+    adapter = vision if vision is not None and not isinstance(vision, str) else None
+    spec = vision if isinstance(vision, str) else settings.visual.model
+    if adapter is None and spec:
+        adapter = build_vision_adapter(spec, settings, client=http)
+    literature = [s for s in sources if s.name in ("pubmed", "europepmc")]
+    searches = [LiteratureSearchTool(literature[0])] if literature else []
+    if literature:
+        searches.append(ImageSearchTool(OpenISource(Fetcher(http, settings), settings.openi).search))
+    return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
+
+
+def check_image(image: Path | str, settings: Settings) -> Path:
+    """The image path, after checking it opens within the size limits (a bad file is bad input: exit 2)."""
+    path = Path(image).expanduser()
+    if not path.is_file():
+        raise BadInputError(f"image not found: {path}")
+    load_image(path, max_pixels=settings.visual.max_image_pixels, max_bytes=settings.visual.max_image_bytes)
+    return path
 
 
 def _engine_notice(model: ModelChoice, settings: Settings) -> str:

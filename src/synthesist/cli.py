@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     research = commands.add_parser("research", help="research a question and write a cited report")
     research.add_argument("question", nargs="?", help="the research question, in quotes")
     _run_options(research)
+    research.add_argument("--image", type=Path, metavar="PATH",
+                          help="an image (PNG/JPEG/TIFF) the VisualAgent analyses first; its findings seed the search")
+    research.add_argument("--vision-model", metavar="SPEC",
+                          help="a vision model for --image (e.g. openai:gpt-4o); none: measurements only")
     research.add_argument("--resume", metavar="RUN_ID", help="continue a killed run instead of starting one")
 
     resume = commands.add_parser("resume", help="continue a killed run from its last round")
@@ -116,7 +120,8 @@ def _research(api, args: argparse.Namespace) -> int:
         raise BadInputError("give a question (or --resume RUN_ID)")
     return _drive(lambda control: api.stream(
         args.question, sources=args.sources, libraries=args.library, model=args.model, manager=args.manager,
-        max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control), api, args)
+        max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control, image=args.image,
+        vision=args.vision_model), api, args)
 
 
 def _resume(api, args: argparse.Namespace) -> int:

@@ -19,8 +19,8 @@ from pydantic_ai.models import Model
 
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
-from .agents.llm import KEY_VARIABLES, LLM, build_model
-from .agents.model_spec import parse_model_spec, spec_for_agent
+from .agents.llm import LLM, build_model
+from .agents.model_spec import KEY_VARIABLES, parse_model_spec, spec_for_agent
 from .agents.report import ReportAgent
 from .agents.search import LibrarySource, SearchAgent
 from .config import Settings

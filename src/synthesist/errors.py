@@ -172,3 +172,15 @@ class UnsafeURLError(SourceError):
         self.host = host
         self.reason = reason
         super().__init__("openi", f"refused URL on host {host or '(none)'}: {reason}", kind="unsafe_url")
+
+
+class VisualLoopError(SynthesistError):
+    """The image loop could not produce an answer. ``reason``: continue_value, nudge_cap, final_tool_calls,
+    no_answer. ``turn`` is the turn it happened on. Never carries a model reply.
+    """
+
+    def __init__(self, reason: str, message: str, *, turn: int):
+        self.reason = reason
+        self.turn = turn
+        self.message = message
+        super().__init__(f"image analysis failed on turn {turn}: {reason}: {message}")

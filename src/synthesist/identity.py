@@ -82,7 +82,10 @@ def identity_keys(evidence: Evidence) -> set[str]:
 def distinct_works(a: Evidence, b: Evidence) -> bool:
     """True when both carry an identifier of the same kind with different values: two PMIDs, two DOIs or two
     NCT numbers name two works, however alike their texts. (A preprint's PPR id and its article's PMID are of
-    different kinds, so a preprint can still merge with its published version.)"""
+    different kinds, so a preprint can still merge with its published version.) An image finding is an
+    observation of this run, never a copy of another item."""
+    if "image" in (a.source, b.source):
+        return True
     mine, theirs = a.identifiers.present(), b.identifiers.present()
     return any(kind in theirs and theirs[kind] != value for kind, value in mine.items())
 

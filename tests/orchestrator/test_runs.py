@@ -193,3 +193,37 @@ async def test_magentic_without_an_llm_is_bad_input(library, tmp_path) -> None:
     with pytest.raises(BadInputError, match="magentic manager needs an LLM"):
         await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
                            manager="magentic", settings=run_settings(tmp_path / "data"))
+
+
+def _synthetic_chest(path: Path) -> Path:
+    import numpy as np  # noqa: PLC0415
+    from PIL import Image  # noqa: PLC0415
+
+    rows, cols = np.mgrid[0:128, 0:128]
+    pixels = (60 + 120 * np.exp(-((cols - 50) ** 2 + (rows - 64) ** 2) / 800.0)).astype(np.uint8)
+    Image.fromarray(pixels, mode="L").save(path)
+    return path
+
+
+async def test_an_image_is_analysed_first_and_its_findings_are_cited_evidence(shared, library, tmp_path) -> None:
+    image = _synthetic_chest(tmp_path / "chest.png")
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive", image=image,
+                           settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+    assert_valid_order(events)
+    types = [e.type for e in events]
+    assert types.index("analyzing") < types.index("analysis_complete") < types.index("searching")
+    result = events[-1].data
+    image_items = [e for e in result.evidence if e.source == "image"]
+    assert image_items and all(e.id.startswith("img:") for e in image_items)
+    imaging = next(s for s in result.report.sections if s.heading == "Imaging findings")
+    assert set(cited_ids(imaging.body)) == {e.id for e in image_items}
+    assert "non-diagnostic" in imaging.body.lower()
+    assert {c.evidence_id for c in result.report.references} >= {e.id for e in image_items}
+
+
+async def test_a_corrupt_image_is_bad_input(tmp_path, library) -> None:
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    with pytest.raises(BadInputError, match="broken.png"):
+        await api.research(QUESTION, sources="library", libraries=[library], image=broken,
+                           settings=run_settings(tmp_path / "data"))

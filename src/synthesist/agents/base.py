@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from ..config import Settings
 from ..errors import ModelError
 from ..memory import ResearchMemory
 from ..models import TokenUsage
@@ -16,6 +17,21 @@ T = TypeVar("T")
 log = logging.getLogger("synthesist.agents")
 
 EXTRACTIVE = "extractive"
+
+
+class ModelAgent:
+    """What the research agents share: the settings, an optional LLM, and which engine answers."""
+
+    name: str
+
+    def __init__(self, settings: Settings, *, llm: LLM | None = None):
+        self._settings = settings
+        self._llm = llm
+
+    @property
+    def engine(self) -> str:
+        """The model label answering for this agent, or ``extractive``."""
+        return self._llm.label if self._llm is not None else EXTRACTIVE
 
 
 @dataclass(frozen=True)

@@ -6,28 +6,19 @@ round, when any, are given to the LLM as context.
 
 from __future__ import annotations
 
-from ..config import Settings
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment
 from ..prompts import Boundary, render
-from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .extractive.hypotheses import generate
 from .llm import LLM
 
 CONTEXT_SIZE = 30
 
 
-class HypothesisAgent:
+class HypothesisAgent(ModelAgent):
     name = "hypothesis"
 
-    def __init__(self, settings: Settings, *, llm: LLM | None = None):
-        self._settings = settings
-        self._llm = llm
-
-    @property
-    def engine(self) -> str:
-        """The model label answering for this agent, or ``extractive``."""
-        return self._llm.label if self._llm is not None else EXTRACTIVE
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
         context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)

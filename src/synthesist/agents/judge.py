@@ -6,28 +6,19 @@ Input: the MMR-selected context (``memory.judge_context_size`` items, 30 by defa
 
 from __future__ import annotations
 
-from ..config import Settings
 from ..memory import ResearchMemory
 from ..models import Evidence, JudgeAssessment
 from ..prompts import Boundary, render
-from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import validate_text
 from .extractive.judge import assess
 from .extractive.relevance import question_relevance
 from .llm import LLM
 
 
-class JudgeAgent:
+class JudgeAgent(ModelAgent):
     name = "judge"
 
-    def __init__(self, settings: Settings, *, llm: LLM | None = None):
-        self._settings = settings
-        self._llm = llm
-
-    @property
-    def engine(self) -> str:
-        """The model label answering for this agent, or ``extractive``."""
-        return self._llm.label if self._llm is not None else EXTRACTIVE
 
     @property
     def context_size(self) -> int:

@@ -45,7 +45,7 @@ from ..config import Settings
 from ..errors import ConfigError, ModelError
 from ..models import TokenUsage
 from .local_model import build_local_model
-from .model_spec import ModelSpec, parse_model_spec
+from .model_spec import KEY_VARIABLES, ModelSpec, parse_model_spec
 from .pricing import estimate_cost
 from .redaction import scrub
 
@@ -53,14 +53,6 @@ log = logging.getLogger("synthesist.llm")
 
 T = TypeVar("T")
 
-KEY_VARIABLES: Mapping[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "ollama": "OLLAMA_API_KEY",
-    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
-}
-"""Where each provider's key is read from. Ollama and OpenAI-compatible servers usually need none."""
 
 
 @dataclass(frozen=True)

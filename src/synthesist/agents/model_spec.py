@@ -46,6 +46,15 @@ AGENT_OVERRIDES: Mapping[str, str] = {
 }
 """Agents with a per-agent override in ``Settings.models``; other agents use the run's model."""
 
+KEY_VARIABLES: Mapping[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "ollama": "OLLAMA_API_KEY",
+    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
+}
+"""Where each provider's key is read from. Ollama and OpenAI-compatible servers usually need none."""
+
 NO_LLM_REASON = "no LLM configured (set SYNTHESIST_MODELS__MODEL or a provider key): using the extractive engine"
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..config import Settings
 from ..memory import ResearchMemory, format_bibliography
-from ..models import ReportDraft, ResearchReport
+from ..models import ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
-from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import Resolver, cited_ids, validate_report
 from .extractive.report import write_report
 from .llm import LLM
@@ -22,17 +21,9 @@ from .llm import LLM
 CONTEXT_SIZE = 40
 
 
-class ReportAgent:
+class ReportAgent(ModelAgent):
     name = "report"
 
-    def __init__(self, settings: Settings, *, llm: LLM | None = None):
-        self._settings = settings
-        self._llm = llm
-
-    @property
-    def engine(self) -> str:
-        """The model label answering for this agent, or ``extractive``."""
-        return self._llm.label if self._llm is not None else EXTRACTIVE
 
     async def run(
         self,
@@ -71,8 +62,24 @@ class ReportAgent:
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason)
 
 
+IMAGING_HEADING = "Imaging findings"
+
+
+def imaging_section(memory: ResearchMemory) -> ReportSection | None:
+    """The VisualAgent's findings, each quoted from its ``image`` evidence item and cited like any other."""
+    findings = [item for item in memory.evidence if item.source == "image"]
+    if not findings:
+        return None
+    lines = [f"- {item.label.removeprefix('Image finding: ')}: {item.content} [{item.id}]" for item in findings]
+    return ReportSection(heading=IMAGING_HEADING, body="\n".join(lines))
+
+
 def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason: str | None) -> ResearchReport:
-    """Validate citations against memory, attach numbered references, and set the partial flag."""
+    """Validate citations against memory, attach numbered references, add the imaging section when the run
+    analysed an image, and set the partial flag."""
+    imaging = imaging_section(memory)
+    if imaging is not None and all(section.heading != IMAGING_HEADING for section in draft.sections):
+        draft = draft.model_copy(update={"sections": (imaging, *draft.sections)})
     report = ResearchReport(**draft.model_dump(), partial=partial_reason is not None, partial_reason=partial_reason)
     report, _removed = validate_report(report, _held_id(memory))
     text = " ".join([report.executive_summary, *(s.body for s in report.sections), *report.hypotheses_tested,

@@ -19,7 +19,7 @@ from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResu
 from ..prompts import Boundary, render
 from ..tools.search import search_all
 from ..tools.source import Source
-from .base import EXTRACTIVE, AgentOutput, llm_or_extractive
+from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .extractive.queries import plan_queries
 from .llm import LLM
 from .query_plan import QueryPlan
@@ -67,18 +67,12 @@ class SearchOutcome:
         return len(self.added.new)
 
 
-class SearchAgent:
+class SearchAgent(ModelAgent):
     name = "search"
 
     def __init__(self, sources: Sequence[Source], settings: Settings, *, llm: LLM | None = None):
+        super().__init__(settings, llm=llm)
         self._sources = {source.name: source for source in sources}
-        self._settings = settings
-        self._llm = llm
-
-    @property
-    def engine(self) -> str:
-        """The model label answering for this agent, or ``extractive``."""
-        return self._llm.label if self._llm is not None else EXTRACTIVE
 
     @property
     def source_names(self) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ class RunOptions(Frozen):
     manager: str = "loop"
     max_rounds: int = 5
     timeout: float = 600.0
+    image: str | None = None
 
 
 class Checkpoint(Frozen):

@@ -72,6 +72,8 @@ class LoopManager:
         self.stop_rules = stop_rules
         self.options = options
         self.checkpoint_dir = checkpoint_dir
+        self.seeds: tuple[str, ...] = ()
+        """Searches suggested before the rounds (an image's findings), planned in round 1."""
 
     async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]:
         """Run rounds until a stop rule fires; returns the reason and its explanation."""
@@ -99,7 +101,7 @@ class LoopManager:
         search = self.team.search
         started = self.emitter.elapsed()
         planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
-                                    hypotheses=memory.hypotheses)
+                                    hypotheses=memory.hypotheses, seeds=self.seeds if round == 1 else ())
         self.emitter.span("plan", started, round=round, phase="plan")
         await self._report_fallback(planned, round, send)
         return await self._execute_search(memory, planned.value, round, send)

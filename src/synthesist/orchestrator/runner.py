@@ -12,10 +12,19 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..agents.report import ReportAgent
+from ..agents.visual.adapter import VisionAdapter
+from ..agents.visual.agent import PROTOCOL_ENGINE, VisualAgent
+from ..agents.visual.report import VisualReport, findings_as_evidence, turn_summary
 from ..config import Settings
+from ..errors import ModelError, VisualLoopError
 from ..events import (
+    AnalysisComplete,
+    AnalysisCompleteData,
+    Analyzing,
+    AnalyzingData,
     Complete,
     Error,
     ErrorData,
@@ -53,6 +62,15 @@ class RunControl:
         await self._event.wait()
 
 
+@dataclass(frozen=True)
+class ImageStep:
+    """An image to analyse before the first search round (``--image``)."""
+
+    path: Path
+    agent: VisualAgent
+    adapter: VisionAdapter | None
+
+
 @dataclass
 class RunContext:
     """Everything one run needs, built by the composition root."""
@@ -65,6 +83,7 @@ class RunContext:
     emitter: Emitter
     control: RunControl = field(default_factory=RunControl)
     resumed_from_round: int = 0
+    image: ImageStep | None = None
     notice: str = ""
     """How the engines were chosen (e.g. "no LLM configured …: using the extractive engine"), said at the start."""
     errors: list[SourceFailure] = field(default_factory=list)
@@ -110,6 +129,8 @@ async def _run(ctx: RunContext, put) -> None:
     await send(emitter.make(Started, round=memory.round, agent=None, message=message, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
         max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round)))
+    if ctx.image is not None and ctx.resumed_from_round == 0:
+        ctx.manager.seeds = await analyze_image(ctx, send)
     reason, why = await _rounds_until_stop(ctx, send)
     partial = reason != "sufficient"
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
@@ -122,6 +143,46 @@ async def _run(ctx: RunContext, put) -> None:
     result = _result(ctx, report, reason, engines)
     await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
                             f"items, {len(report.references)} cited", data=result))
+
+
+async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
+    """Run the VisualAgent; its findings join memory as ``image`` evidence; returns its suggested searches.
+    A vision model that fails is reported and the deterministic viewer protocol measures the image instead."""
+    step, memory, emitter = ctx.image, ctx.memory, ctx.emitter
+    assert step is not None
+    name = step.path.name
+    started = emitter.elapsed()
+    await send(emitter.make(Analyzing, round=0, agent="visual", message=f"analysing {name}",
+                            data=AnalyzingData(image=name, detail={"engine": step.adapter.label if step.adapter
+                                                                   else PROTOCOL_ENGINE})))
+    try:
+        report = await _visual_report(step, ctx, send)
+    except (VisualLoopError, ModelError) as exc:
+        await send(emitter.make(Error, round=0, agent="visual", message="vision model failed; measuring instead",
+                                data=ErrorData(kind="model", detail=str(exc))))
+        report = await step.agent.analyze(step.path, memory.question, adapter=None, settings=ctx.settings)
+    looked_up = [e for tool in step.agent.searches for e in getattr(tool, "found", ())]  # literature it read
+    added = await memory.add([*findings_as_evidence(report, step.path), *looked_up])
+    emitter.span("visual", started, round=0, phase="visual")
+    turns = tuple(turn_summary(t) for t in report.result.turns) if report.result else ()
+    findings = tuple(f"{f.label}: {f.description}".strip(": ") for f in report.findings)
+    await send(emitter.make(AnalysisComplete, round=0, agent="visual",
+                            message=f"{len(findings)} findings ({len(added.new)} new evidence items)",
+                            data=AnalysisCompleteData(image=name, findings=findings, turns=turns)))
+    return report.suggested_searches
+
+
+async def _visual_report(step: ImageStep, ctx: RunContext, send) -> VisualReport:
+    report = None
+    async for item in step.agent.stream(step.path, ctx.memory.question, adapter=step.adapter, settings=ctx.settings):
+        if isinstance(item, VisualReport):
+            report = item
+        else:
+            await send(ctx.emitter.make(Analyzing, round=0, agent="visual", message=f"turn {item.index}",
+                                        data=AnalyzingData(image=step.path.name, turn=item.index,
+                                                           detail=turn_summary(item))))
+    assert report is not None
+    return report
 
 
 async def _rounds_until_stop(ctx: RunContext, send) -> tuple[StopReason, str]:

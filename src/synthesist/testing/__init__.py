@@ -7,6 +7,7 @@ These are part of the product so that users can test their own integrations offl
 from .chat_client import ScriptedChatClient
 from .http_server import FixtureServer, Reply, Request
 from .models import ScriptedReplies, prompt_text, scripted_model
+from .vision import ScriptedVisionAdapter
 from .web import ScriptedWebClient
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Request",
     "ScriptedChatClient",
     "ScriptedReplies",
+    "ScriptedVisionAdapter",
     "ScriptedWebClient",
     "prompt_text",
     "scripted_model",

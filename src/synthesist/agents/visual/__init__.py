@@ -1,0 +1,56 @@
+"""Image analysis: a vision model drives the image viewer's tools in a multi-turn loop (GAZE-style), or, without
+one, a deterministic protocol measures the image. See docs/architecture/visual.md.
+
+- :mod:`.agent` — :class:`VisualAgent` (``analyze``/``stream``) and the protocol fallback;
+- :mod:`.processor` — :class:`AgenticProcessor`, the loop and its recovery rules; :mod:`.radiology` its radiologist;
+- :mod:`.adapter` — the :class:`VisionAdapter` seam and :class:`OpenAIChatAdapter` (Chat Completions over httpx);
+- :mod:`.tooling`, :mod:`.search_tools` — the tools one analysis offers; :mod:`.conversation` — the messages;
+- :mod:`.salvage` — reading JSON answers; :mod:`.protocol`; :mod:`.report` — reports, evidence, event summaries;
+- :mod:`.rewards` — scores against reference answers.
+"""
+
+from ...errors import VisualLoopError
+from .adapter import AdapterReply, OpenAIChatAdapter, VisionAdapter, build_vision_adapter, parse_chat_completion
+from .agent import VisualAgent
+from .processor import MAX_TURNS_CEILING, AgenticProcessor
+from .protocol import NON_DIAGNOSTIC, run_protocol
+from .radiology import RESPONSE_SCHEMA, RadiologyProcessor
+from .report import ImageFinding, VisualReport, findings_as_evidence, turn_summary
+from .rewards import Combined, ExactMatch, IoU, OnField, TokenF1
+from .search_tools import ImageSearchTool, LiteratureSearchTool
+from .tooling import SearchTool, ToolBox
+from .types import AgenticResult, ToolCall, ToolResult, Turn, Usage
+
+__all__ = [
+    "MAX_TURNS_CEILING",
+    "NON_DIAGNOSTIC",
+    "RESPONSE_SCHEMA",
+    "AdapterReply",
+    "AgenticProcessor",
+    "AgenticResult",
+    "Combined",
+    "ExactMatch",
+    "ImageFinding",
+    "ImageSearchTool",
+    "IoU",
+    "LiteratureSearchTool",
+    "OnField",
+    "OpenAIChatAdapter",
+    "RadiologyProcessor",
+    "SearchTool",
+    "TokenF1",
+    "ToolBox",
+    "ToolCall",
+    "ToolResult",
+    "Turn",
+    "Usage",
+    "VisionAdapter",
+    "VisualAgent",
+    "VisualLoopError",
+    "VisualReport",
+    "build_vision_adapter",
+    "findings_as_evidence",
+    "parse_chat_completion",
+    "run_protocol",
+    "turn_summary",
+]

@@ -1,0 +1,175 @@
+"""The OpenAI-style vision adapter over real HTTP against the loopback fixture server (no mocks, no internet)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from synthesist.agents.visual import (
+    OpenAIChatAdapter,
+    RadiologyProcessor,
+    ToolBox,
+    build_vision_adapter,
+    parse_chat_completion,
+)
+from synthesist.config import Settings
+from synthesist.errors import ConfigError, ModelError
+from synthesist.testing import FixtureServer, Reply
+from synthesist.tools.imaging import VIEWER_TOOLS, ImageManager
+
+OPENAI_KEY = "sk-test-openai-5e4d3c2b1a09876543210"
+COMPATIBLE_KEY = "local-server-key-0123456789"
+PATH = "/v1/chat/completions"
+ANSWER = {"findings": [{"label": "Edges", "description": "Edge fraction 0.8% (measured).", "location": "whole",
+                        "confidence": 0.4}],
+          "impression": "Few edges.", "suggested_searches": ["chest radiograph edges"], "continue": False}
+
+
+def completion(message: dict[str, Any], finish_reason: str, *, prompt: int = 900, completion_tokens: int = 40
+               ) -> Reply:
+    return Reply.json({
+        "id": "chatcmpl-fixture", "object": "chat.completion", "created": 1_763_700_000, "model": "vis",
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", **message}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt + completion_tokens},
+    })
+
+
+def tool_call_answer(name: str, arguments: str) -> Reply:
+    call = {"id": "call_abc", "type": "function", "function": {"name": name, "arguments": arguments}}
+    return completion({"content": None, "tool_calls": [call]}, "tool_calls")
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as shared:
+        yield shared
+
+
+@pytest.fixture
+def adapter(server: FixtureServer, settings: Settings, client: httpx.AsyncClient,
+            monkeypatch: pytest.MonkeyPatch) -> OpenAIChatAdapter:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)  # must never reach a non-OpenAI server
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", COMPATIBLE_KEY)
+    return build_vision_adapter(f"openai-compatible:vis@{server.url}/v1", settings, client=client)
+
+
+async def test_loop_round_trip_over_http(server: FixtureServer, adapter: OpenAIChatAdapter, settings: Settings,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    server.route(PATH, tool_call_answer("detect_edges", "{}"),
+                 completion({"content": json.dumps(ANSWER)}, "stop", prompt=1500, completion_tokens=60))
+    manager = ImageManager.from_array(np.eye(32, dtype=np.float32), name="eye.png")
+    processor = RadiologyProcessor(adapter, manager, question="Any lines?", settings=settings.visual,
+                                   tools=ToolBox(manager, VIEWER_TOOLS), max_turns=2, max_tokens=512)
+    result = await processor.run()
+
+    assert result.final == ANSWER and result.stopped_because == "max_turns"
+    assert result.usage.input_tokens == 2400 and result.usage.output_tokens == 100 and result.usage.requests == 2
+    assert result.turns[0].tool_calls[0].id == "call_abc" and result.turns[0].tool_results[0].ok
+
+    first, second = (request.json() for request in server.requests_to(PATH))
+    assert first["model"] == "vis" and first["max_tokens"] == 512 and first["temperature"] == 0.2
+    assert first["messages"][0]["role"] == "system"
+    image = first["messages"][1]["content"][1]
+    assert image["type"] == "image_url" and image["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
+    assert "detect_edges" in [tool["function"]["name"] for tool in first["tools"]]
+    assert first["tool_choice"] == "auto" and "response_format" not in first
+    assert "tools" not in second and second["response_format"]["type"] == "json_schema"
+    assert second["response_format"]["json_schema"]["schema"]["properties"]["continue"] == {"type": "boolean"}
+
+    assistant, tool, view = second["messages"][2:5]
+    assert assistant["tool_calls"][0]["function"] == {"name": "detect_edges", "arguments": "{}"}
+    assert tool == {"role": "tool", "tool_call_id": "call_abc", "content": tool["content"]}
+    assert isinstance(tool["content"], str) and "attached in the next user message" in tool["content"]
+    assert view["role"] == "user" and view["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert second["messages"][1]["content"][1]["type"] == "text"  # the first image became a placeholder
+
+    headers = [request.headers.get("authorization") for request in server.requests_to(PATH)]
+    assert headers == [f"Bearer {COMPATIBLE_KEY}"] * 2
+    assert OPENAI_KEY not in caplog.text and COMPATIBLE_KEY not in caplog.text
+
+
+async def test_request_never_carries_tools_and_a_response_format(adapter: OpenAIChatAdapter) -> None:
+    with pytest.raises(ValueError, match="never both"):
+        await adapter.complete([], tools=[{"type": "function"}], response_format={"type": "json_object"},
+                               max_tokens=10)
+
+
+async def test_transient_failures_are_retried(server: FixtureServer, adapter: OpenAIChatAdapter) -> None:
+    server.route(PATH, Reply.html_error(503), Reply(status=429, headers={"Retry-After": "0"}),
+                 completion({"content": "{}"}, "stop"))
+    reply = await adapter.complete([{"role": "user", "content": "hi"}], tools=None, response_format=None,
+                                   max_tokens=10)
+    assert reply.content == "{}" and len(server.requests_to(PATH)) == 3
+
+
+@pytest.mark.parametrize(("status", "kind"), [(401, "auth"), (404, "not_found"), (400, "provider")])
+async def test_client_errors_fail_at_once_without_the_body(server: FixtureServer, adapter: OpenAIChatAdapter,
+                                                           status: int, kind: str) -> None:
+    server.route(PATH, Reply.json({"error": {"message": f"bad key {COMPATIBLE_KEY}"}}, status=status))
+    with pytest.raises(ModelError) as caught:
+        await adapter.complete([], tools=None, response_format=None, max_tokens=10)
+    assert caught.value.kind == kind and caught.value.status_code == status
+    assert COMPATIBLE_KEY not in str(caught.value) and len(server.requests_to(PATH)) == 1
+
+
+async def test_an_html_page_is_invalid_output(server: FixtureServer, adapter: OpenAIChatAdapter) -> None:
+    server.route(PATH, Reply(body=b"<html>proxy</html>", content_type="text/html"))
+    with pytest.raises(ModelError) as caught:
+        await adapter.complete([], tools=None, response_format=None, max_tokens=10)
+    assert caught.value.kind == "invalid_output" and "<html>" not in str(caught.value)
+
+
+async def test_an_unreachable_server_is_reported(settings: Settings, client: httpx.AsyncClient) -> None:
+    adapter = build_vision_adapter("openai-compatible:vis@http://127.0.0.1:9/v1", settings, client=client)
+    with pytest.raises(ModelError) as caught:
+        await adapter.complete([], tools=None, response_format=None, max_tokens=10)
+    assert caught.value.kind == "unreachable"
+
+
+def test_parse_chat_completion_keeps_bad_arguments_as_errors() -> None:
+    body = {"choices": [{"finish_reason": "length", "message": {
+        "content": [{"type": "text", "text": "part one "}, {"type": "text", "text": "part two"}],
+        "tool_calls": [{"id": "a", "function": {"name": "zoom", "arguments": '{"box": [0.1'}},
+                       {"id": "b", "function": {"name": "crop", "arguments": "[1]"}},
+                       {"id": "c", "function": {"name": "reset", "arguments": ""}}]}}]}
+    reply = parse_chat_completion(body, model="m")
+    assert reply.content == "part one part two" and reply.finish_reason == "length"
+    assert reply.tool_calls[0].arguments_error.startswith("invalid JSON")
+    assert reply.tool_calls[1].arguments_error == "a JSON list, not an object"
+    assert reply.tool_calls[2].arguments == {} and reply.tool_calls[2].arguments_error is None
+    assert reply.usage.input_tokens == 0 and reply.usage.requests == 1
+    with pytest.raises(ModelError, match="no choices"):
+        parse_chat_completion({"error": "x"}, model="m")
+
+
+def test_building_adapters_from_specs(settings: Settings, client: httpx.AsyncClient) -> None:
+    environ = {"OPENAI_API_KEY": OPENAI_KEY, "OPENROUTER_API_KEY": "or-key-123456"}
+    openai = build_vision_adapter("openai:gpt-4o", settings, client=client, environ=environ)
+    assert openai.label == "openai:gpt-4o" and openai.model == "gpt-4o"
+    assert openai.url == "https://api.openai.com/v1/chat/completions"
+    routed = build_vision_adapter("openrouter:openai/gpt-4o", settings, client=client, environ=environ)
+    assert routed.url == "https://openrouter.ai/api/v1/chat/completions" and routed.label == "openrouter:openai/gpt-4o"
+    ollama = build_vision_adapter("ollama:llava", settings, client=client, environ={})
+    assert ollama.url == "http://localhost:11434/v1/chat/completions" and ollama.images_in_tool_messages is False
+    with pytest.raises(ConfigError, match="needs OPENAI_API_KEY"):
+        build_vision_adapter("openai:gpt-4o", settings, client=client, environ={})
+    with pytest.raises(ConfigError, match="cannot serve the image loop"):
+        build_vision_adapter("anthropic:claude-sonnet-4-6", settings, client=client, environ=environ)
+
+
+async def test_the_openai_key_never_goes_to_another_server(server: FixtureServer, settings: Settings,
+                                                           client: httpx.AsyncClient) -> None:
+    server.route(PATH, completion({"content": "{}"}, "stop"))
+    adapter = build_vision_adapter(f"openai-compatible:vis@{server.url}/v1", settings, client=client,
+                                   environ={"OPENAI_API_KEY": OPENAI_KEY})
+    await adapter.complete([{"role": "user", "content": "hi"}], tools=None, response_format=None, max_tokens=10)
+    (request,) = server.requests_to(PATH)
+    assert "authorization" not in request.headers and OPENAI_KEY.encode() not in request.body
