@@ -36,6 +36,8 @@ def test_help_does_not_import_heavy_modules() -> None:
         (["research", "   "], "the question is empty"),
         (["research", "x" * 10_000], "10000 characters long"),
         (["research", "metformin", "--sources", "pubmed,scihub"], "unknown source 'scihub'"),
+        (["research", "metformin", "--sources", "library", "--library", "/nonexistent/papers.jsonl"],
+         "library path not found"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
