@@ -19,7 +19,7 @@ from synthesist.tools.library import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LIBRARY = FIXTURES / "library.jsonl"
+LIBRARY = FIXTURES / "library_with_bad_lines.jsonl"
 MEDLINE = FIXTURES / "medline_2016.xml"
 
 
