@@ -23,7 +23,7 @@ from ..errors import ParseError
 from ..identity import evidence_id, make_identifiers
 from ..models import Evidence, SourceLink, TrialInfo, TrialOutcome
 from .http import Fetcher
-from .source import load_json, rank_by_position
+from .source import load_json, parse_each, rank_by_position
 
 log = logging.getLogger("synthesist.tools.clinicaltrials")
 
@@ -63,12 +63,7 @@ def parse_studies(data: bytes) -> StudiesPage:
     payload = load_json(data, SOURCE)
     if not isinstance(payload, dict) or not isinstance(payload.get("studies"), list):
         raise ParseError(SOURCE, "expected an object with a 'studies' list")
-    evidence: list[Evidence] = []
-    for study in payload["studies"]:
-        try:
-            evidence.append(_study_evidence(study))
-        except ParseError as exc:
-            log.warning("clinicaltrials: study skipped: %s", exc.message)
+    evidence = parse_each(payload["studies"], _study_evidence, SOURCE, "study")
     token = payload.get("nextPageToken")
     total = payload.get("totalCount")
     return StudiesPage(

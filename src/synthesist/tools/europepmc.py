@@ -27,7 +27,7 @@ from ..errors import ParseError
 from ..identity import evidence_id, make_identifiers
 from ..models import PREPRINT_LABEL, Evidence, SourceLink
 from .http import Fetcher
-from .source import load_json, rank_by_position
+from .source import load_json, parse_each, rank_by_position
 
 __all__ = ["PREPRINT_LABEL", "EuropePMCPage", "EuropePMCSource", "parse_search", "preprint_label"]
 
@@ -64,12 +64,7 @@ def parse_search(data: bytes) -> EuropePMCPage:
     records = results.get("result") if isinstance(results, dict) else None
     if not isinstance(records, list):
         raise ParseError(SOURCE, "expected an object with 'resultList.result'")
-    evidence: list[Evidence] = []
-    for record in records:
-        try:
-            evidence.append(_record_evidence(record))
-        except ParseError as exc:
-            log.warning("europepmc: record skipped: %s", exc.message)
+    evidence = parse_each(records, _record_evidence, SOURCE, "record")
     hits = payload.get("hitCount")
     cursor = payload.get("nextCursorMark")
     return EuropePMCPage(
