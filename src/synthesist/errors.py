@@ -82,6 +82,15 @@ class LibraryError(BadInputError):
         super().__init__(f"{path}: {reason}")
 
 
+class CassetteError(BadInputError):
+    """A record/replay cassette cannot be used: missing, corrupt, recorded for another run, or lacking an answer."""
+
+    def __init__(self, directory: Path | str, reason: str):
+        self.directory = Path(directory)
+        self.reason = reason
+        super().__init__(f"cassette {directory}: {reason}")
+
+
 class ModelError(SynthesistError):
     """A model call failed. ``kind``: timeout, invalid_output, content_filter, usage_limit, auth, rate_limited,
     quota, context_window, not_found, unreachable, provider. The model layer scrubs ``message`` of secrets before
