@@ -223,7 +223,7 @@ def _image_step(options: RunOptions, settings: Settings, vision, http, sources) 
     literature = [s for s in sources if s.name in ("pubmed", "europepmc")]
     searches = [LiteratureSearchTool(literature[0])] if literature else []
     if literature:
-        searches.append(ImageSearchTool(OpenISource(Fetcher(http, settings), settings.openi).search))
+        searches.append(ImageSearchTool(OpenISource(Fetcher(http, settings), settings.openi)))
     return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
 
 

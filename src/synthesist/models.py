@@ -240,7 +240,8 @@ class TokenUsage(Frozen):
 
 # --- A finished run -------------------------------------------------------------------------------------------
 
-StopReason = Literal["sufficient", "max_rounds", "stalled", "timeout", "budget", "no_evidence", "cancelled"]
+StopReason = Literal["sufficient", "max_rounds", "stalled", "timeout", "budget", "no_evidence", "cancelled", "error"]
+"""Why a run stopped; ``error``: an internal error (a bug) stopped the rounds, and the report was still written."""
 
 
 class Span(Frozen):

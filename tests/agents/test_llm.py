@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -143,15 +143,22 @@ async def test_provider_errors_never_carry_the_key(settings: Settings, monkeypat
     monkeypatch.setenv("OPENAI_API_KEY", key)
 
     def leaky(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        raise RuntimeError(f"401 Unauthorized: incorrect API key provided: {key}")
+        raise ModelAPIError("scripted", f"401 Unauthorized: incorrect API key provided: {key}")
 
     with pytest.raises(ModelError) as caught:
         await LLM(FunctionModel(leaky), settings).call(agent="judge", output_type=QueryPlan, system="s", prompt="p")
     error = caught.value
-    assert error.kind == "provider" and "RuntimeError" in str(error)
+    assert error.kind == "provider" and "ModelAPIError" in str(error)
     assert key not in str(error) and key not in repr(error.args) and key not in error.message
-    assert "[REDACTED]" in str(error)
     assert error.__cause__ is None and error.__suppress_context__
+
+
+async def test_a_bug_in_the_call_is_not_mistaken_for_a_provider_error(settings: Settings) -> None:
+    def buggy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise KeyError("a bug, not the provider")
+
+    with pytest.raises(KeyError):
+        await LLM(FunctionModel(buggy), settings).call(agent="judge", output_type=QueryPlan, system="s", prompt="p")
 
 
 async def test_http_errors_keep_the_status_but_not_the_body(settings: Settings, monkeypatch) -> None:

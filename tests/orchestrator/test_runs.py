@@ -10,10 +10,12 @@ from run_helpers import INSUFFICIENT, QUESTION, SUFFICIENT, assert_valid_order, 
 
 from synthesist import api
 from synthesist.agents.citations import cited_ids
-from synthesist.composition import Shared
+from synthesist.composition import Shared, build_team
+from synthesist.config import with_overrides
 from synthesist.errors import BadInputError
 from synthesist.memory import Embedder, open_chroma
-from synthesist.testing import FixtureServer, Reply, scripted_model
+from synthesist.testing import FixtureServer, Reply, ScriptedVisionAdapter, scripted_model
+from synthesist.testing.vision import json_reply, tool_call, tool_reply
 
 FIXTURES = Path(__file__).parent.parent / "tools" / "fixtures"
 
@@ -227,3 +229,59 @@ async def test_a_corrupt_image_is_bad_input(tmp_path, library) -> None:
     with pytest.raises(BadInputError, match="broken.png"):
         await api.research(QUESTION, sources="library", libraries=[library], image=broken,
                            settings=run_settings(tmp_path / "data"))
+
+
+async def test_a_vision_model_searching_open_i_reaches_the_real_client_and_the_run_reports(
+        shared, tmp_path) -> None:
+
+    with FixtureServer() as server:
+        server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        server.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+        server.route("/api/search", Reply.file(FIXTURES / "openi_search_chest.json"))
+        adapter = ScriptedVisionAdapter([
+            tool_reply(tool_call("search_images", query="cardiomegaly")),
+            json_reply({"findings": [{"label": "enlarged heart", "description": "wide cardiac silhouette"}],
+                        "impression": "Cardiomegaly.", "suggested_searches": [], "continue": False}),
+        ])
+        settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
+            "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
+            "openi": {"base_url": server.url, "rate_per_second": 50, "allowed_hosts": ["127.0.0.1"],
+                      "allow_private_hosts": True}})
+        result = await api.research(QUESTION, sources="pubmed", model="extractive", settings=settings,
+                                    shared=shared, image=_synthetic_chest(tmp_path / "chest.png"),
+                                    vision=adapter)
+        assert server.requests_to("/api/search"), "the real Open-i client was called"
+    second_turn = " ".join(adapter.requests[1].texts())
+    assert "images for 'cardiomegaly'" in second_turn  # the tool's result, not an internal error
+    assert result.report.title and result.stop_reason in ("max_rounds", "sufficient")
+
+
+class _BrokenJudge:
+    name = "judge"
+    engine = "extractive"
+    context_size = 30
+
+    async def run(self, memory, *, round):
+        raise ValueError("a bug in the judge")
+
+
+async def test_an_agent_bug_is_an_internal_error_event_and_the_run_still_reports(shared, library, tmp_path,
+                                                                                 monkeypatch) -> None:
+
+    build = build_team
+
+    def broken_team(*args, **kwargs):
+        team = build(*args, **kwargs)
+        return type(team)(search=team.search, judge=_BrokenJudge(), hypothesis=team.hypothesis, report=team.report)
+
+    monkeypatch.setattr("synthesist.api.build_team", broken_team)
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                           settings=run_settings(tmp_path / "data"), shared=shared)
+    errors = [e for e in events if e.type == "error"]
+    assert [e.data.kind for e in errors] == ["internal"]
+    assert "ValueError: a bug in the judge" in errors[0].data.detail
+    result = events[-1].data
+    assert result.stop_reason == "error" and result.partial
+    assert "internal error" in result.report.partial_reason
+    assert result.evidence, "the evidence collected before the bug is kept"
+    assert result.report.references, "the fallback report cites it"

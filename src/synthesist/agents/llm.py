@@ -17,8 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+import anthropic
+import httpx
+import openai
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import (
+    AgentRunError,
     ContentFilterError,
     ModelAPIError,
     ModelAuthenticationError,
@@ -137,9 +141,11 @@ class LLM:
         try:
             async with asyncio.timeout(timeout):
                 result = await runner.run(prompt)
-        except Exception as exc:  # every failure of the foreign call is translated here, at the boundary
+        except PROVIDER_ERRORS as exc:  # every failure of the foreign call is translated here, at the boundary
             # The cause is not chained: provider exceptions carry response bodies and can echo a key.
             raise _translate(exc, agent=agent, model=self.label, timeout=timeout) from None
+        # Anything else is a bug (ours or a library's): it is not a model failure to fall back from silently,
+        # so it propagates, and the run reports it as an ``internal`` error.
         usage = self._usage(agent, result.usage.input_tokens, result.usage.output_tokens, result.usage.requests, round)
         log.debug(
             "model call agent=%s model=%s input_tokens=%d output_tokens=%d requests=%d",
@@ -159,6 +165,12 @@ class LLM:
             round=round,
         )
 
+
+PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
+    AgentRunError, ModelAPIError, UsageLimitExceeded, TimeoutError, httpx.HTTPError, openai.APIError,
+    anthropic.APIError,
+)
+"""What a model call may fail with that is the provider's doing (HTTP, timeouts, replies that do not fit)."""
 
 _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (ModelTimeoutError, "timeout"),

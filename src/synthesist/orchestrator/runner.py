@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.redaction import scrub
 from ..agents.report import ReportAgent
 from ..agents.visual.adapter import VisionAdapter
 from ..agents.visual.agent import PROTOCOL_ENGINE, VisualAgent
@@ -43,6 +45,7 @@ from .emitter import Emitter
 from .loop import LoopManager
 
 _DONE = object()
+log = logging.getLogger("synthesist.run")
 
 
 @dataclass
@@ -130,8 +133,15 @@ async def _run(ctx: RunContext, put) -> None:
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
         max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round)))
     if ctx.image is not None and ctx.resumed_from_round == 0:
-        ctx.manager.seeds = await analyze_image(ctx, send)
-    reason, why = await _rounds_until_stop(ctx, send)
+        try:
+            ctx.manager.seeds = await analyze_image(ctx, send)
+        except Exception as exc:  # a bug in the image step must not cost the literature search
+            await _internal_error(ctx, send, "visual", exc)
+    try:
+        reason, why = await _rounds_until_stop(ctx, send)
+    except Exception as exc:  # a bug in an agent, a tool or a source: report it, keep the evidence, still report
+        why = await _internal_error(ctx, send, "rounds", exc)
+        reason = "error"
     partial = reason != "sufficient"
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
                             data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
@@ -143,6 +153,16 @@ async def _run(ctx: RunContext, put) -> None:
     result = _result(ctx, report, reason, engines)
     await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
                             f"items, {len(report.references)} cited", data=result))
+
+
+async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException) -> str:
+    """Report an unexpected exception (our bug, not a source's or a model's failure) as an ``internal`` error
+    event; the run goes on to its report with what memory holds. Returns the partial reason."""
+    log.error("internal error in %s", where, exc_info=exc)
+    detail = f"{where}: {type(exc).__name__}: {scrub(str(exc))[:300]}"
+    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=f"internal error in {where}",
+                                data=ErrorData(kind="internal", detail=detail, recoverable=False)))
+    return f"an internal error stopped the run ({detail})"
 
 
 async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
@@ -221,16 +241,19 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
     try:
         async with asyncio.timeout(remaining):
             output = await agent.run(ctx.memory, **kwargs)
+    except TimeoutError:
+        detail = f"the report did not finish in the {remaining:.0f}s left"
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message=detail,
+                                    data=ErrorData(kind="timeout", detail=detail)))
+    except Exception as exc:  # our bug in the report agent: the extractive engine still writes the report
+        await _internal_error(ctx, send, "report", exc)
+    else:
         if output.fallback_reason:
             await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message="model failed; "
                                         "the extractive engine wrote the report",
                                         data=ErrorData(kind="model", detail=output.fallback_reason)))
         ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
         return output.value, output.engine
-    except TimeoutError:
-        detail = f"the report did not finish in the {remaining:.0f}s left"
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message=detail,
-                                    data=ErrorData(kind="timeout", detail=detail)))
     output = await ctx.fallback_report.run(ctx.memory, **kwargs)
     ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
     return output.value, output.engine

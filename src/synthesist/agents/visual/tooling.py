@@ -10,7 +10,7 @@
   ``asyncio.gather``: searches overlap their network waits, while viewer tools take the manager in call order
   (one lock; they run in a worker thread so a large image does not block the event loop).
 
-A failing call (bad arguments, unknown tool, a source error) becomes a failed :class:`ToolResult` the model reads;
+A failing call (bad arguments, unknown tool, a source error, a bug in the tool) becomes a failed :class:`ToolResult` the model reads;
 it never stops the loop.
 """
 
@@ -107,6 +107,9 @@ class ToolBox:
         except (ToolArgumentError, SynthesistError) as exc:
             log.info("tool %s failed: %s", call.name, exc)
             return _failed(call, str(exc))
+        except Exception as exc:  # a bug in one tool fails that call, never the analysis
+            log.error("tool %s raised unexpectedly", call.name, exc_info=exc)
+            return _failed(call, f"internal error in tool {call.name}: {type(exc).__name__}")
         return ToolResult(
             call_id=call.id, name=call.name, ok=True, text=output.text, data=dict(output.data),
             image_changed=output.image_changed,
