@@ -3,7 +3,7 @@
 NCBI allows 3 requests/s (10 with an API key) per *process and key*, not per run: a batch of 50 concurrent research
 runs must share one budget. ``RATE_LIMITS`` is therefore deliberately process-wide. The limiter reserves time slots
 under a thread lock and then sleeps outside it, so it works across event loops (sync wrappers start new ones) and
-threads, and concurrent callers are spaced exactly ``1/rate`` apart without a burst.
+threads. The rule is a sliding window: never more than the documented number of calls in any one second.
 """
 
 from __future__ import annotations
@@ -11,11 +11,18 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 
 
 class RateLimiter:
-    """Spaces calls at least ``1/rate`` seconds apart. ``clock`` and ``sleep`` are injectable for tests."""
+    """At most ``rate`` calls in ANY window of one second (a sliding-window log of granted slots).
+
+    Spacing calls exactly ``1/rate`` apart is not enough: at 3/s, calls at 0, 1/3, 2/3 and 1.0 put four inside one
+    second. Here a call may start only once the call ``n`` places before it is a full window (plus ``margin``, for
+    the network's jitter) in the past, where ``n`` is the number of calls a window allows. Rates below 1/s use a
+    window of ``1/rate`` seconds holding one call. ``clock`` and ``sleep`` are injectable for tests.
+    """
 
     def __init__(
         self,
@@ -23,37 +30,52 @@ class RateLimiter:
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        margin: float = 0.01,
     ):
-        if rate_per_second <= 0:
-            raise ValueError("rate must be positive")
-        self._interval = 1.0 / rate_per_second
         self._clock = clock
         self._sleep = sleep
-        self._next_slot = 0.0
+        self._margin = margin
+        self._slots: deque[float] = deque()
+        self._not_before = 0.0
         self._lock = threading.Lock()
+        self._configure(rate_per_second)
+
+    def _configure(self, rate_per_second: float) -> None:
+        if rate_per_second <= 0:
+            raise ValueError("rate must be positive")
+        self._rate = rate_per_second
+        self._window = max(1.0, 1.0 / rate_per_second)
+        self._per_window = max(1, int(rate_per_second * self._window + 1e-9))
 
     @property
     def rate(self) -> float:
-        return 1.0 / self._interval
+        return self._rate
+
+    @property
+    def window(self) -> tuple[int, float]:
+        """(calls, seconds): at most that many calls start in any window of that length."""
+        return self._per_window, self._window
 
     def set_rate(self, rate_per_second: float) -> None:
-        if rate_per_second <= 0:
-            raise ValueError("rate must be positive")
         with self._lock:
-            self._interval = 1.0 / rate_per_second
+            self._configure(rate_per_second)
 
     def reserve(self) -> float:
         """Claim the next free slot; returns how long the caller must wait for it."""
         with self._lock:
             now = self._clock()
-            slot = max(now, self._next_slot)
-            self._next_slot = slot + self._interval
+            slot = max(now, self._not_before)
+            if len(self._slots) >= self._per_window:
+                slot = max(slot, self._slots[-self._per_window] + self._window + self._margin)
+            self._slots.append(slot)
+            while len(self._slots) > self._per_window:
+                self._slots.popleft()
             return slot - now
 
     def defer(self, seconds: float) -> None:
-        """Push every future slot at least ``seconds`` from now (a server said Retry-After)."""
+        """Start no call before ``seconds`` from now (a server said Retry-After)."""
         with self._lock:
-            self._next_slot = max(self._next_slot, self._clock() + seconds)
+            self._not_before = max(self._not_before, self._clock() + seconds)
 
     async def acquire(self) -> None:
         wait = self.reserve()
