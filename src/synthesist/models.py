@@ -166,6 +166,11 @@ class JudgeAssessment(Frozen):
     """Drugs or interventions the evidence points at."""
     cited_evidence_ids: tuple[str, ...] = ()
     round: int = Field(0, ge=0)
+    question_type: Literal["clinical", "mechanism", "open"] = "open"
+    required: tuple[Literal["mechanism", "clinical"], ...] = ()
+    """The dimensions this question needs to be sufficient (see ``synthesist.agents.sufficiency``)."""
+    rule: str = ""
+    """One line: which dimensions were required, at which thresholds, and why."""
 
 
 class Hypothesis(Frozen):

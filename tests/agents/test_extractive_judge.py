@@ -26,6 +26,7 @@ from extractive_samples import (
 )
 
 from synthesist.agents.extractive import assess, question_relevance
+from synthesist.config import RunSettings
 from synthesist.memory import Embedder
 from synthesist.models import Evidence
 
@@ -37,7 +38,8 @@ def on_topic(*items: Evidence) -> dict[str, float]:
 
 
 def judge(*items: Evidence, relevance: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
-    return assess(QUESTION, items, on_topic(*items) if relevance is None else relevance, round=1)
+    return assess(QUESTION, items, on_topic(*items) if relevance is None else relevance, round=1,
+                  rules=RunSettings())
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +87,15 @@ def test_off_topic_weak_and_tiny_contexts_are_not(real_relevance: dict[str, floa
     tiny = judge(META_ANALYSIS, CELL_STUDY, relevance=real_relevance)
     assert not tiny.sufficient and tiny.recommendation == "continue" and tiny.confidence < 0.7
     assert not judge(*MECHANISTIC, relevance=real_relevance).sufficient  # preclinical only
-    assert not judge(*CLINICAL, relevance=real_relevance).sufficient  # no mechanism
+
+
+
+def test_a_clinical_question_answered_by_on_topic_clinical_studies_needs_no_mechanism(
+        real_relevance: dict[str, float]) -> None:
+    verdict = judge(*CLINICAL, relevance=real_relevance)
+    assert verdict.question_type == "clinical" and verdict.required == ("clinical",)
+    assert verdict.mechanism.score < 6 <= verdict.clinical.score
+    assert verdict.sufficient and "no mechanism score is required" in verdict.rule
 
 
 def test_an_injected_instruction_changes_nothing_and_is_never_a_finding() -> None:
@@ -115,7 +125,8 @@ def test_key_findings_are_result_sentences_quoted_from_the_cited_item() -> None:
 
 
 def test_next_queries_target_the_weaker_aspect() -> None:
-    clinical_only = judge(*CLINICAL)
+    clinical_only = assess(QUESTION, CLINICAL, on_topic(*CLINICAL), round=1, rules=RunSettings(min_clinical=10))
+    assert not clinical_only.sufficient
     assert clinical_only.next_search_queries[0] == "metformin mechanism AMPK"
     assert all("mechanism" in q or "pathway" in q for q in clinical_only.next_search_queries)
     mechanistic_only = judge(*MECHANISTIC)
@@ -128,7 +139,7 @@ def test_next_queries_target_the_weaker_aspect() -> None:
 
 def test_queries_proposed_in_the_previous_round_are_not_proposed_again() -> None:
     first = judge(*MECHANISTIC)
-    second = assess(QUESTION, MECHANISTIC, on_topic(*MECHANISTIC), round=2, previous=first)
+    second = assess(QUESTION, MECHANISTIC, on_topic(*MECHANISTIC), round=2, rules=RunSettings(), previous=first)
     assert second.round == 2
     assert not set(second.next_search_queries) & set(first.next_search_queries)
     assert f"Round before: {first.clinical.score:.1f}." in second.clinical.reasoning
@@ -147,3 +158,13 @@ def test_candidates_are_the_question_drug_then_drugs_the_evidence_names() -> Non
     assert verdict.candidates[0] == "metformin"
     assert "atorvastatin" in [c.lower() for c in verdict.candidates]
     assert "Hypoglycemic Agents" in verdict.candidates  # a MeSH drug class
+
+
+def test_the_extractive_judge_reads_the_configured_thresholds() -> None:
+    lenient = RunSettings(min_clinical=0.5, min_mechanism=0.5, min_confidence=0.05)
+    strict = RunSettings(min_clinical=10, min_mechanism=10, min_confidence=1.0)
+    items = (META_ANALYSIS, COHORT)
+    relaxed = assess(QUESTION, items, on_topic(*items), round=1, rules=lenient)
+    demanding = assess(QUESTION, items, on_topic(*items), round=1, rules=strict)
+    assert relaxed.sufficient and not demanding.sufficient
+    assert relaxed.required == ("clinical",) and "clinical ≥ 0.5" in relaxed.rule

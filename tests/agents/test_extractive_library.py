@@ -17,6 +17,7 @@ from synthesist.agents.citations import cited_ids, validate_report
 from synthesist.agents.extractive import assess, generate, plan_queries, question_relevance, write_report
 from synthesist.agents.extractive.queries import normalise_query
 from synthesist.agents.query_plan import QueryPlan
+from synthesist.config import RunSettings
 from synthesist.memory import Embedder, LibraryIndex, ResearchMemory
 from synthesist.models import Evidence, HypothesisAssessment, JudgeAssessment, ResearchReport
 
@@ -46,7 +47,8 @@ async def _run(question: dict[str, str], index: LibraryIndex, embedder: Embedder
         for query in queries:
             memory.record_query(source, query)
     context = await memory.select_diverse(text, k=HITS)
-    verdict = assess(text, context, await question_relevance(text, context, embedder=embedder), round=1)
+    verdict = assess(text, context, await question_relevance(text, context, embedder=embedder), round=1,
+                     rules=RunSettings())
     hypotheses = generate(text, context, round=1)
     memory.add_assessment(verdict)
     memory.add_hypotheses(hypotheses)

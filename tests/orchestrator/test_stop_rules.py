@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from synthesist.config import RunSettings
 from synthesist.models import JudgeAssessment, ScoredAspect
-from synthesist.orchestrator.stop_rules import StopRules, is_sufficient
+from synthesist.agents.sufficiency import is_sufficient, question_type, rule_for
+from synthesist.orchestrator.stop_rules import StopRules
 
 
 def verdict(mechanism: float, clinical: float, confidence: float, sufficient: bool = True) -> JudgeAssessment:
@@ -21,6 +22,30 @@ def test_sufficient_needs_every_threshold_not_just_the_judges_word() -> None:
     assert not is_sufficient(verdict(5.9, 9, 0.9), rules)
     assert not is_sufficient(verdict(9, 5.9, 0.9), rules)
     assert not is_sufficient(verdict(9, 9, 0.9, sufficient=False), rules)
+
+
+def test_a_clinical_question_needs_the_clinical_score_not_a_mechanism() -> None:
+    rules = RunSettings()
+    kind, required, rule = rule_for("Does metformin lower cancer incidence in type 2 diabetes?", rules)
+    assert (kind, required) == ("clinical", ("clinical",))
+    assert "clinical ≥ 6" in rule and "mechanism" in rule and "no mechanism score is required" in rule
+    clinical_only = verdict(0, 7, 0.8).model_copy(update={"required": required})
+    assert is_sufficient(clinical_only, rules)
+    assert not is_sufficient(verdict(0, 7, 0.8), rules)  # an assessment that names no dimension needs both
+
+
+def test_a_mechanism_question_needs_the_mechanism_score() -> None:
+    kind, required, _ = rule_for("How does metformin act on AMPK signalling in tumour cells?", RunSettings())
+    assert (kind, required) == ("mechanism", ("mechanism",))
+    assert not is_sufficient(verdict(3, 9, 0.9).model_copy(update={"required": required}), RunSettings())
+    assert question_type("What causes cardiomegaly in adults") == "open"
+
+
+def test_configured_thresholds_are_the_ones_every_check_reads() -> None:
+    strict = RunSettings(min_clinical=8, min_confidence=0.9)
+    sufficient = verdict(0, 7, 0.8).model_copy(update={"required": ("clinical",)})
+    assert is_sufficient(sufficient, RunSettings()) and not is_sufficient(sufficient, strict)
+    assert "clinical ≥ 8" in rule_for("Does aspirin prevent stroke?", strict)[2]
 
 
 def test_max_rounds() -> None:

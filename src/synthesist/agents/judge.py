@@ -14,6 +14,7 @@ from .citations import validate_text
 from .extractive.judge import assess
 from .extractive.relevance import question_relevance
 from .llm import LLM
+from .sufficiency import rule_for
 
 
 class JudgeAgent(ModelAgent):
@@ -35,7 +36,8 @@ class JudgeAgent(ModelAgent):
 
         async def extract() -> JudgeAssessment:
             relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
-            return assess(memory.question, context, relevance, round=round, previous=memory.latest_assessment)
+            return assess(memory.question, context, relevance, round=round, rules=self._settings.run,
+                          previous=memory.latest_assessment)
 
         async def ask(llm: LLM):
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
@@ -50,7 +52,9 @@ class JudgeAgent(ModelAgent):
 
         def finish(assessment: JudgeAssessment) -> JudgeAssessment:
             findings = tuple(text for text in (validate_text(f, shown).text for f in assessment.key_findings) if text)
+            kind, required, rule = rule_for(memory.question, self._settings.run)
             return assessment.model_copy(update={
+                "question_type": kind, "required": required, "rule": rule,
                 "cited_evidence_ids": tuple(i for i in assessment.cited_evidence_ids if i in shown),
                 "key_findings": findings,
                 "round": round,

@@ -8,18 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..agents.sufficiency import is_sufficient
 from ..config import RunSettings
 from ..models import JudgeAssessment, StopReason
-
-
-def is_sufficient(assessment: JudgeAssessment, rules: RunSettings) -> bool:
-    """The judge says sufficient AND confidence, mechanism and clinical scores clear their thresholds."""
-    return (
-        assessment.sufficient
-        and assessment.confidence >= rules.min_confidence
-        and assessment.mechanism.score >= rules.min_mechanism
-        and assessment.clinical.score >= rules.min_clinical
-    )
 
 
 def score(assessment: JudgeAssessment | None) -> float:
@@ -55,7 +46,7 @@ class StopRules:
             return "no_evidence", "no source returned any evidence"
         if assessment is not None and is_sufficient(assessment, self.rules):
             return "sufficient", (
-                f"judge: sufficient (mechanism {assessment.mechanism.score:g}, clinical "
+                f"judge: sufficient for a {assessment.question_type} question (mechanism {assessment.mechanism.score:g}, clinical "
                 f"{assessment.clinical.score:g}, confidence {assessment.confidence:.2f})"
             )
         if self.rules.token_budget is not None and tokens_used >= self.rules.token_budget:

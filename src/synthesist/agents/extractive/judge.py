@@ -13,8 +13,8 @@ Each item counts by its topical weight (0 when off-topic, 1 when squarely on the
 - confidence (0–1): how much on-topic evidence there is (45%), how many sources it came from (15%), how far the
   directions of its results agree (25%) and what share of the context is on topic (15%).
 
-Sufficient iff mechanism ≥ 6, clinical ≥ 6 and confidence ≥ 0.7. The thresholds were checked on PubMedQA
-questions with their top library hits (one or two on-topic abstracts each: never sufficient) and on rich contexts.
+Sufficient iff the dimensions the question requires clear the configured thresholds (``run.min_*``; defaults
+score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from ...config import RunSettings
 from ...models import Evidence, JudgeAssessment, ScoredAspect
+from ..sufficiency import clears, rule_for
 from .designs import Design
 from .entities import is_drug_like, targets_in
 from .findings import candidate_interventions, key_findings
@@ -32,8 +34,6 @@ from .reading import Reading, read
 from .relevance import topical_weight
 from .text import terms
 
-SUFFICIENT_SCORE = 6.0
-SUFFICIENT_CONFIDENCE = 0.7
 CLINICAL_SCALE = 8.0
 MECHANISM_SCALE = 7.0
 DESIGN_POINTS = {
@@ -57,6 +57,7 @@ def assess(
     relevance: Mapping[str, float],
     *,
     round: int,
+    rules: RunSettings,
     previous: JudgeAssessment | None = None,
 ) -> JudgeAssessment:
     """Judge ``context`` for ``question``. ``relevance`` maps evidence ids to their cosine similarity with the
@@ -69,11 +70,8 @@ def assess(
     mechanism, mechanism_ids = _mechanism(weighed, previous)
     confidence, basis = _confidence(weighed)
     clinical = clinical.model_copy(update={"reasoning": f"{clinical.reasoning} {basis}"})
-    sufficient = (
-        mechanism.score >= SUFFICIENT_SCORE
-        and clinical.score >= SUFFICIENT_SCORE
-        and confidence >= SUFFICIENT_CONFIDENCE
-    )
+    kind, required, rule = rule_for(question, rules)
+    sufficient = clears(mechanism.score, clinical.score, _rounded(confidence, 2), required, rules)
     findings = key_findings(weighed, terms(question))
     cited = dict.fromkeys([*(i for i, _ in findings), *clinical_ids, *mechanism_ids])
     return JudgeAssessment(
@@ -89,6 +87,9 @@ def assess(
         candidates=tuple(candidate_interventions(terms_of, weighed)),
         cited_evidence_ids=tuple(cited),
         round=round,
+        question_type=kind,
+        required=required,
+        rule=rule,
     )
 
 
@@ -277,7 +278,7 @@ def _next_queries(
         if molecular and mechanism.score < clinical.score
         else clinical_queries + (mechanism_queries if molecular else [])
     )
-    if clinical.score >= SUFFICIENT_SCORE and mechanism.score >= SUFFICIENT_SCORE:
+    if clinical.score >= 6 and mechanism.score >= 6:
         ordered = [f"{base} systematic review", f"{base} clinical trial results", *ordered]
     asked = {" ".join(q.casefold().split()) for q in (previous.next_search_queries if previous else ())}
     fresh = [q for q in dict.fromkeys(ordered) if " ".join(q.casefold().split()) not in asked]
