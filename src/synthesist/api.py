@@ -20,6 +20,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ from .errors import BadInputError
 from .events import Complete, EventBase
 from .memory import LibraryIndex, ResearchMemory
 from .models import ResearchResult, SearchResult
-from .orchestrator.checkpoint import RunOptions, load_checkpoint, run_dir
+from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager
 from .orchestrator.magentic import MagenticManager
@@ -137,9 +138,13 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
                  out_dir: Path | str | None = None, web_client: WebSearchClient | None = None,
                  shared: Shared | None = None, control: RunControl | None = None,
                  chat_client: BaseChatClient | None = None) -> AsyncIterator[EventBase]:
-    """Continue a killed run from its last checkpointed round; nothing it had collected is lost."""
+    """Continue a killed run from its last checkpointed round; nothing it had collected is lost. A run that had
+    already finished is not run again: its stored result comes back in one ``complete`` event that says so."""
     settings = settings or current_settings()
     checkpoint = load_checkpoint(settings.data_dir, run_id)
+    if checkpoint.finished:
+        yield finished_run(checkpoint, settings, out_dir)
+        return
     options = checkpoint.options
     settings = run_settings(settings, model=model if model is not None else options.model,
                             manager=options.manager, max_rounds=options.max_rounds, timeout=options.timeout)
@@ -147,6 +152,20 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
                             out_dir=out_dir, control=control, web_client=web_client, shared=shared,
                             run_id=run_id, checkpoint=checkpoint, chat_client=chat_client, vision=None):
         yield event
+
+
+def finished_run(checkpoint: Checkpoint, settings: Settings, out_dir: Path | str | None) -> Complete:
+    """The ``complete`` event of a run that had already finished, rebuilt from its stored report.json."""
+    directory = run_dir(settings.data_dir, checkpoint.run_id)
+    try:
+        result = ResearchResult.model_validate_json((directory / "report.json").read_bytes())
+    except (OSError, ValueError) as exc:
+        raise BadInputError(f"run {checkpoint.run_id!r} finished, but its report.json is unreadable") from exc
+    if out_dir is not None:
+        write_outputs(result, Path(out_dir), events_log=directory / "events.jsonl")
+    return Complete(run_id=checkpoint.run_id, seq=max(1, checkpoint.event_seq), timestamp=datetime.now(UTC),
+                    round=result.rounds, message=f"run {checkpoint.run_id} had already finished "
+                    f"({result.stop_reason}); nothing was run again", data=result)
 
 
 async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, web_client, shared, run_id,

@@ -58,6 +58,9 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     before = [item["item"]["id"] for item in checkpoint.memory["evidence"]]
     assert before
 
+    log = data / "runs" / "killed-run" / "events.jsonl"
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write('{"run_id": "killed-run", "seq": 9')  # the kill tore the last line
     shared = Shared(client=open_chroma(settings), embedder=embedder)
     models = {"judge": scripted_model(INSUFFICIENT), "search": "extractive", "hypothesis": "extractive",
               "report": "extractive"}
@@ -69,8 +72,20 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     assert result.run_id == "killed-run" and result.rounds == 4 and result.stop_reason == "max_rounds"
     assert [e.id for e in result.evidence][: len(before)] == before  # nothing lost, order kept
     assert len(result.assessments) == 4  # two from before the kill, two after
-    logged = [json.loads(line) for line in (data / "runs" / "killed-run" / "events.jsonl").read_text().splitlines()]
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
     assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))
+    before_resume = [(e["type"], e["round"]) for e in logged if e["seq"] <= checkpoint.event_seq]
+    assert ("progress", 2) in before_resume and ("looping", 2) in before_resume  # the last saved round's kept
+
+    finished = load_checkpoint(data, "killed-run")
+    assert finished.finished and finished.stop_reason == "max_rounds" and finished.round == 4
+    report = (data / "runs" / "killed-run" / "report.json").read_bytes()
+    again = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, shared=shared)))
+    assert [e.type for e in again] == ["complete"]
+    assert "already finished" in again[0].message and again[0].data.rounds == 4
+    assert again[0].data == result
+    assert (data / "runs" / "killed-run" / "report.json").read_bytes() == report  # not overwritten
+    assert load_checkpoint(data, "killed-run").round == 4  # no round past the limit
 
 
 async def _drain(events):

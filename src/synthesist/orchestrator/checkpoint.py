@@ -42,6 +42,8 @@ class Checkpoint(Frozen):
     stop_rules: dict[str, float] = Field(default_factory=dict)
     event_seq: int = 0
     finished: bool = False
+    """Set once the run wrote its report: resuming it runs nothing and returns the stored result."""
+    stop_reason: str | None = None
 
 
 def run_dir(data_dir: Path, run_id: str) -> Path:

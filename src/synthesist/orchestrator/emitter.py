@@ -62,9 +62,19 @@ def critical_path(spans: list[Span]) -> float:
 
 
 def rewind_log(path: Path, seq: int) -> None:
-    """Drop the events after ``seq`` (a resumed run re-does the round they belonged to)."""
+    """Drop the events after ``seq`` (a resumed run re-does the round they belonged to), and torn lines."""
     if not path.exists():
         return
-    kept = [line for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line).get("seq", 0) <= seq]
+    kept = [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if _seq_of(line) is not None and _seq_of(line) <= seq]  # type: ignore[operator]
     path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+
+
+def _seq_of(line: str) -> int | None:
+    """An event line's sequence number; None for a blank or torn line (a write cut short by a kill)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    seq = event.get("seq") if isinstance(event, dict) else None
+    return seq if isinstance(seq, int) else None

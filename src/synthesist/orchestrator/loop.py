@@ -88,14 +88,15 @@ class LoopManager:
                 reason, why = self.stop_rules.after_round(
                     round=round, new_evidence=outcome.new_count, total_evidence=len(memory),
                     assessment=memory.latest_assessment, tokens_used=memory.total_usage.total_tokens)
-            self._checkpoint(memory, round)
             fraction = min(1.0, round / self.options.max_rounds)
             await send(self._event(Progress, round, None, f"round {round} done",
                                    ProgressData(fraction=fraction, evidence=len(memory))))
+            if reason is None:
+                await send(self._event(Looping, round, None, f"round {round + 1}: {why}",
+                                       LoopingData(next_round=round + 1, reason=why)))
+            self._checkpoint(memory, round)  # after the round's last events: a resumed run's log keeps them
             if reason is not None:
                 return reason, why
-            await send(self._event(Looping, round, None, f"round {round + 1}: {why}",
-                                   LoopingData(next_round=round + 1, reason=why)))
 
     async def _search(self, memory: ResearchMemory, round: int, send: Send) -> SearchOutcome:
         search = self.team.search
@@ -168,11 +169,16 @@ class LoopManager:
                                    ErrorData(kind="model", detail=output.fallback_reason)))
 
     def _checkpoint(self, memory: ResearchMemory, round: int) -> None:
+        self.checkpoint(memory, round)
+
+    def checkpoint(self, memory: ResearchMemory, round: int, *, stop_reason: StopReason | None = None) -> None:
+        """Save the run's state; with ``stop_reason`` the run is marked finished (a resume only reprints it)."""
         if self.checkpoint_dir is None:
             return
         save_checkpoint(self.checkpoint_dir, Checkpoint(
             run_id=memory.run_id, options=self.options, round=round, memory=memory.snapshot(),
-            stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq))
+            stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
+            stop_reason=stop_reason))
 
     def _event(self, kind: type[EventBase], round: int, agent: str | None, message: str, data: object):
         return self.emitter.make(kind, round=round, agent=agent, message=message, data=data)

@@ -313,10 +313,10 @@ class MagenticManager(LoopManager):
             round=round, new_evidence=len(memory) - self._judged_evidence, total_evidence=len(memory),
             assessment=assessment, tokens_used=memory.total_usage.total_tokens)
         self._judged_evidence = len(memory)
-        self._checkpoint(memory, round)
         fraction = min(1.0, round / self.stop_rules.rules.max_rounds)
         await send(self._event(Progress, round, None, f"round {round} judged",
                                ProgressData(fraction=fraction, evidence=len(memory))))
+        self._checkpoint(memory, round)  # after its progress event, so a resumed run's log keeps it
         findings = "\n".join(assessment.key_findings[:5])
         queries = "\n".join(assessment.next_search_queries)
         summary = (f"Round {round}: mechanism {assessment.mechanism.score:g}/10, clinical "

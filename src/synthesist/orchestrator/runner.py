@@ -153,6 +153,7 @@ async def _run(ctx: RunContext, put) -> None:
     result = _result(ctx, report, reason, engines)
     await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
                             f"items, {len(report.references)} cited", data=result))
+    ctx.manager.checkpoint(memory, memory.round, stop_reason=reason)
 
 
 async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException) -> str:
