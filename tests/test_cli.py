@@ -67,9 +67,24 @@ def test_library_validate_reports_bad_lines_with_their_numbers(tmp_path: Path) -
         '{"pmid": "2", "title": "B", "abstract": "Statins lower LDL."}\n'
     )
     done = run_cli("library", "validate", str(library))
-    assert done.returncode == 0
+    assert done.returncode == 1  # problems found: a script must be able to tell
     assert f"{library}:2:" in done.stderr
     assert "2 records loaded, 1 problems" in done.stdout
+
+
+def test_library_validate_exits_0_on_a_clean_library_and_1_on_a_refused_document(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text('{"pmid": "1", "title": "A", "abstract": "Metformin lowers glucose."}\n')
+    assert run_cli("library", "validate", str(clean)).returncode == 0
+    bomb = tmp_path / "bomb.xml"
+    bomb.write_bytes((FIXTURES / "billion_laughs.xml").read_bytes())
+    done = run_cli("library", "validate", str(bomb))
+    assert done.returncode == 1 and "document refused" in done.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("x")
+    done = run_cli("library", "validate", str(empty))
+    assert done.returncode == 1 and "no library file" in done.stderr
 
 
 def test_library_validate_missing_path_exits_2(tmp_path: Path) -> None:

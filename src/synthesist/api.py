@@ -59,7 +59,8 @@ from .orchestrator.runner import ImageStep, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .tools.http import Fetcher, open_client
 from .tools.imaging import load_image
-from .tools.library import LibraryLoad, load_library
+from .tools.library import LibraryLoad
+from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
 from .tools.source import SOURCE_NAMES
@@ -81,6 +82,12 @@ __all__ = [
     "stream",
     "write_outputs",
 ]
+
+
+def load_library(paths: Sequence[Path | str], *, settings: Settings | None = None) -> LibraryLoad:
+    """Load (without indexing) the library files under ``paths``: evidence, problems and notices."""
+    settings = settings or current_settings()
+    return _load_library(paths, field_cap=settings.search.library_field_cap)
 
 
 def run_settings(settings: Settings | None = None, *, model: Any = None, manager: str | None = None,
@@ -174,9 +181,11 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
         magentic = await _magentic_client(settings, chat_client, stack)  # bad config fails before anything runs
         shared = shared or await asyncio.to_thread(open_shared, settings)
         paths = tuple(Path(p) for p in options.libraries)
-        sources = []
+        sources, warnings = [], []
         if "library" in options.sources:
-            sources.append(library_source(await asyncio.to_thread(open_library, paths, shared)))
+            index, loaded = await asyncio.to_thread(open_library, paths, shared, settings)
+            sources.append(library_source(index))
+            warnings += [loaded.summary()] if loaded.summary() else []
         http = await stack.enter_async_context(open_client(settings))
         sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
                                             web_client=web_client)
@@ -199,7 +208,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
-                         notice=_engine_notice(model, settings))
+                         notice=_engine_notice(model, settings), warnings=tuple(warnings))
         async for event in run_stream(ctx):
             if isinstance(event, Complete):
                 write_outputs(event.data, directory, events_log=None)
@@ -370,4 +379,4 @@ def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None
     """Index a local library once (persistently, by content hash) and return the index; reopening an unchanged
     library embeds nothing. ``index.stats`` says what was embedded, reused and removed."""
     settings = settings or current_settings()
-    return open_library(check_library_paths(paths), shared or open_shared(settings))
+    return open_library(check_library_paths(paths), shared or open_shared(settings), settings)[0]

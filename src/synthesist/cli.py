@@ -212,8 +212,10 @@ def _library(api, args: argparse.Namespace) -> int:
     if args.library_command == "validate":
         loaded = api.load_library(args.paths)
         _print_problems(loaded.problems)
-        print(f"{len(loaded.evidence)} records loaded, {len(loaded.problems)} problems")
-        return EXIT_OK
+        _print_problems(loaded.notices)
+        print(f"{len(loaded.evidence)} records loaded, {len(loaded.problems)} problems, "
+              f"{len(loaded.notices)} fields cut")
+        return EXIT_FAILED if loaded.problems else EXIT_OK
     if args.library_command == "index":
         index = api.open_library_index(args.paths)
         stats = index.stats

@@ -31,7 +31,7 @@ from .orchestrator.loop import Team
 from .tools.clinicaltrials import ClinicalTrialsSource
 from .tools.europepmc import EuropePMCSource
 from .tools.http import Fetcher
-from .tools.library import load_library
+from .tools.library import LibraryLoad, load_library
 from .tools.pubmed import PubMedSource
 from .tools.source import SOURCE_NAMES, Source
 from .tools.web import WebSearchClient, WebSource
@@ -98,13 +98,15 @@ def open_shared(settings: Settings) -> Shared:
     return Shared(client=client, embedder=Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache))
 
 
-def open_library(paths: Sequence[Path], shared: Shared) -> LibraryIndex:
-    """Load and index a local library; vectors persist by content hash, so an unchanged library embeds nothing."""
-    loaded = load_library(paths)
+def open_library(paths: Sequence[Path], shared: Shared, settings: Settings) -> tuple[LibraryIndex, LibraryLoad]:
+    """Load and index a local library; vectors persist by content hash, so an unchanged library embeds nothing.
+    Returns the index and the load (its problems and notices, for the run to say once)."""
+    loaded = load_library(paths, field_cap=settings.search.library_field_cap)
     if not loaded.evidence:
         raise BadInputError(f"the library at {', '.join(map(str, paths))} holds no usable record")
-    return LibraryIndex.build(loaded.evidence, embedder=shared.embedder, client=shared.client,
-                              name=library_name(paths))
+    index = LibraryIndex.build(loaded.evidence, embedder=shared.embedder, client=shared.client,
+                               name=library_name(paths))
+    return index, loaded
 
 
 async def open_models(

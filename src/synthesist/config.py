@@ -79,6 +79,8 @@ class SearchSettings(Section):
     )
     max_results: int = Field(10, ge=1, le=200, description="Records asked of each source per query.")
     libraries: tuple[Path, ...] = Field((), description="Local library files or folders (JSONL, MEDLINE XML).")
+    library_field_cap: int = Field(100_000, ge=1_000, description="Characters of a library record's title or "
+                                   "abstract kept; a longer one is cut there and the cut is reported.")
 
 
 class MemorySettings(Section):

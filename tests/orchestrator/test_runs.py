@@ -285,3 +285,14 @@ async def test_an_agent_bug_is_an_internal_error_event_and_the_run_still_reports
     assert "internal error" in result.report.partial_reason
     assert result.evidence, "the evidence collected before the bug is kept"
     assert result.report.references, "the fallback report cites it"
+
+
+async def test_a_malformed_library_line_is_said_once_with_its_line_number(shared, library, tmp_path) -> None:
+    with library.open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n")
+    lines = library.read_text(encoding="utf-8").count("\n")
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                           settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+    said = [e for e in events if e.type == "error" and e.data.kind == "library"]
+    assert len(said) == 1 and f"first at papers.jsonl:{lines}" in said[0].message
+    assert events[-1].data.evidence

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -216,3 +217,49 @@ def test_real_jsonl_and_medline_sample_together_merge_the_526_shared_works(share
     assert both.authors == ("Chandrasekaran B", "Gandour JT", "Krishnan A")  # only the XML has authors
     assert both.identifiers.pmcid == "PMC4380289"  # from the XML's OtherID
     assert len(both.links) == 1
+
+
+def test_a_gzipped_jsonl_library_loads_like_the_plain_one(tmp_path: Path):
+    packed = tmp_path / "records.jsonl.gz"
+    packed.write_bytes(gzip.compress(LIBRARY.read_bytes()))
+    plain, gzipped = load_library([LIBRARY]), load_library([packed])
+    assert [e.id for e in gzipped.evidence] == [e.id for e in plain.evidence]
+    assert [p.line for p in gzipped.problems] == [p.line for p in plain.problems]
+    assert library_files([tmp_path]) == [packed]
+
+
+def test_a_folder_without_any_library_file_is_a_problem(tmp_path: Path):
+    (tmp_path / "notes.txt").write_text("nothing to load")
+    loaded = load_library([tmp_path])
+    assert loaded.evidence == ()
+    assert [(p.path, p.reason) for p in loaded.problems] == [
+        (tmp_path, "no library file (.jsonl, .jsonl.gz, .xml, .xml.gz) in this folder")]
+
+
+def test_a_fifo_named_like_a_library_is_refused_without_reading_it(tmp_path: Path):
+    fifo = tmp_path / "papers.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(LibraryError, match="not a regular file"):
+        load_library([fifo])  # a read would block forever
+    (tmp_path / "real.jsonl").write_bytes(LIBRARY.read_bytes())
+    assert library_files([tmp_path]) == [tmp_path / "real.jsonl"]  # inside a folder it is passed over
+
+
+def test_a_link_to_a_device_is_refused(tmp_path: Path):
+    link = tmp_path / "zeros.jsonl"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(LibraryError, match="not a regular file"):
+        load_library([link])
+
+
+def test_an_over_long_abstract_is_cut_at_the_cap_and_the_cut_reported(tmp_path: Path):
+    path = tmp_path / "huge.jsonl"
+    record = {"pmid": "123", "title": "Metformin and cancer", "abstract": "metformin " * 50_000}
+    path.write_text(json.dumps(record) + "\n" + "{broken\n", encoding="utf-8")
+    loaded = load_library([path], field_cap=1_000)
+    assert len(loaded.evidence[0].content) == 1_000 and loaded.evidence[0].title == "Metformin and cancer"
+    assert [n.reason for n in loaded.notices] == ["abstract of pmid:123 cut from 499,999 to 1,000 characters"]
+    summary = loaded.summary()
+    assert summary is not None and "1 library problem(s) skipped (first at huge.jsonl:2" in summary
+    assert "1 over-long field(s) cut" in summary
+    assert load_library([LIBRARY]).summary().startswith("5 library problem(s) skipped")

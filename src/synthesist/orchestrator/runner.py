@@ -89,6 +89,8 @@ class RunContext:
     image: ImageStep | None = None
     notice: str = ""
     """How the engines were chosen (e.g. "no LLM configured …: using the extractive engine"), said at the start."""
+    warnings: tuple[str, ...] = ()
+    """Problems met before the run (library lines skipped, fields cut), each said once after ``started``."""
     errors: list[SourceFailure] = field(default_factory=list)
 
 
@@ -132,6 +134,9 @@ async def _run(ctx: RunContext, put) -> None:
     await send(emitter.make(Started, round=memory.round, agent=None, message=message, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
         max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round)))
+    for warning in ctx.warnings:
+        await send(emitter.make(Error, round=memory.round, agent=None, message=warning,
+                                data=ErrorData(kind="library", detail=warning, recoverable=True)))
     if ctx.image is not None and ctx.resumed_from_round == 0:
         try:
             ctx.manager.seeds = await analyze_image(ctx, send)

@@ -1,9 +1,11 @@
 """The local library: JSONL records and MEDLINE/PubMed XML files (plain or gzipped) the user already has.
 
-``load_library`` takes files and folders. A folder contributes every ``*.jsonl``, ``*.xml`` and ``*.xml.gz`` under
-it, recursively and sorted. A bad JSONL line or an unreadable XML file becomes a :class:`LibraryProblem` and the rest
-still loads; a missing path or a file of unknown type stops the load with :class:`~synthesist.errors.LibraryError`.
-Records of the same work (shared PMID or DOI) are merged. JSONL records look like::
+``load_library`` takes files and folders. A folder contributes every ``*.jsonl``, ``*.jsonl.gz``, ``*.xml`` and
+``*.xml.gz`` under it, recursively and sorted. A bad JSONL line, an unreadable XML file or a folder with no library
+file becomes a :class:`LibraryProblem` and the rest still loads; a missing path, a file of unknown type, or a path
+that is not a regular file (a FIFO, a device such as /dev/zero, a link to one) stops the load with
+:class:`~synthesist.errors.LibraryError`. A title or abstract longer than ``field_cap`` characters is cut there and
+the cut is reported as a notice. Records of the same work (shared PMID or DOI) are merged. JSONL records look like::
 
     {"pmid": "21645374", "title": null, "abstract": "BACKGROUND: …", "year": 2011, "journal": "…",
      "mesh": ["Humans"], "doi": "10.1186/…"}
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import stat
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,8 +30,10 @@ from ..identity import evidence_id, make_identifiers, merge_all, normalize_doi, 
 from ..models import Evidence, SourceLink
 from .pubmed import parse_pubmed_xml, pubmed_url
 
-SUFFIXES = (".jsonl", ".xml", ".xml.gz")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".xml", ".xml.gz")
 """The file types a library may hold."""
+FIELD_CAP = 100_000
+"""Characters of a title or abstract kept by default (``search.library_field_cap``); longer ones are cut."""
 
 
 @dataclass(frozen=True)
@@ -45,40 +51,91 @@ class LibraryProblem:
 
 @dataclass(frozen=True)
 class LibraryLoad:
-    """What a load produced: the evidence, and every problem met on the way."""
+    """What a load produced: the evidence, every problem met on the way (lines or files left out), and notices
+    (records kept but changed: a field cut at the cap)."""
 
     evidence: tuple[Evidence, ...] = ()
     problems: tuple[LibraryProblem, ...] = ()
+    notices: tuple[LibraryProblem, ...] = ()
+
+    def summary(self) -> str | None:
+        """One line on what was left out or cut (None when nothing was), e.g. for a run to say once."""
+        parts = []
+        if self.problems:
+            first = self.problems[0]
+            where = f"{first.path.name}:{first.line}" if first.line is not None else first.path.name
+            parts.append(f"{len(self.problems)} library problem(s) skipped (first at {where}: {first.reason})")
+        if self.notices:
+            parts.append(f"{len(self.notices)} over-long field(s) cut (first: {self.notices[0]})")
+        return "; ".join(parts) or None
 
 
-def load_library(paths: Iterable[Path | str]) -> LibraryLoad:
+def load_library(paths: Iterable[Path | str], *, field_cap: int = FIELD_CAP) -> LibraryLoad:
     """Load every library file under ``paths`` and merge duplicate works.
 
-    Raises LibraryError for a path that does not exist or a file whose type is not .jsonl, .xml or .xml.gz.
+    Raises LibraryError for a path that does not exist, is not a regular file, or whose type is not a library's.
     """
     evidence: list[Evidence] = []
     problems: list[LibraryProblem] = []
-    for path in library_files(paths):
+    notices: list[LibraryProblem] = []
+    files, empty = _collect(paths)
+    problems.extend(LibraryProblem(folder, None, f"no library file ({', '.join(SUFFIXES)}) in this folder")
+                    for folder in empty)
+    for path in files:
         loaded = _load_file(path)
-        evidence.extend(loaded.evidence)
+        for item in loaded.evidence:
+            kept, cut = _capped(item, field_cap)
+            evidence.append(kept)
+            notices.extend(LibraryProblem(path, None, reason) for reason in cut)
         problems.extend(loaded.problems)
-    return LibraryLoad(evidence=tuple(merge_all(evidence)), problems=tuple(problems))
+    return LibraryLoad(evidence=tuple(merge_all(evidence)), problems=tuple(problems), notices=tuple(notices))
+
+
+def _capped(item: Evidence, cap: int) -> tuple[Evidence, list[str]]:
+    cut: dict[str, str] = {}
+    reasons = []
+    for field in ("title", "content"):
+        text = getattr(item, field) or ""
+        if len(text) > cap:
+            cut[field] = text[:cap]
+            reasons.append(f"{'abstract' if field == 'content' else field} of {item.id} cut from {len(text):,} "
+                           f"to {cap:,} characters")
+    return (item.model_copy(update=cut) if cut else item), reasons
 
 
 def library_files(paths: Iterable[Path | str]) -> list[Path]:
     """The files ``paths`` name, folders expanded (recursively, sorted), each file once."""
+    return _collect(paths)[0]
+
+
+def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[Path]]:
+    """The library files ``paths`` name, and the folders among them that hold none."""
     files: dict[Path, None] = {}
+    empty: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.exists():
             raise LibraryError(path, "no such file or folder")
         if path.is_dir():
-            files.update(dict.fromkeys(sorted(p for p in path.rglob("*") if p.is_file() and _is_library_file(p))))
-        elif _is_library_file(path):
-            files[path] = None
-        else:
+            found = sorted(p for p in path.rglob("*") if _is_regular(p) and _is_library_file(p))
+            if not found:
+                empty.append(path)
+            files.update(dict.fromkeys(found))
+        elif not _is_library_file(path):
             raise LibraryError(path, f"unknown library file type: expected one of {', '.join(SUFFIXES)}")
-    return list(files)
+        elif not _is_regular(path):
+            raise LibraryError(path, "not a regular file (a pipe, a device or a link to one): refused")
+        else:
+            files[path] = None
+    return list(files), empty
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file, after following links (a FIFO would hang a read, /dev/zero would never end)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _is_library_file(path: Path) -> bool:
@@ -90,7 +147,13 @@ def _load_file(path: Path) -> LibraryLoad:
         data = path.read_bytes()
     except OSError as exc:
         raise LibraryError(path, f"cannot read: {exc.strerror or exc}") from exc
-    if path.name.lower().endswith(".jsonl"):
+    name = path.name.lower()
+    if name.endswith(".jsonl.gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            return LibraryLoad(problems=(LibraryProblem(path, None, f"not a readable gzip file: {exc}"),))
+    if name.endswith((".jsonl", ".jsonl.gz")):
         return parse_library_jsonl(data.splitlines(), path)
     return parse_library_xml(data, path)
 
