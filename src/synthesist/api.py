@@ -47,7 +47,7 @@ from .composition import (
     parse_source_names,
 )
 from .config import Settings, current_settings, load_settings, with_overrides
-from .errors import BadInputError
+from .errors import BadInputError, ImageError
 from .events import Complete, EventBase
 from .memory import LibraryIndex, ResearchMemory
 from .models import ResearchResult, SearchResult
@@ -260,7 +260,11 @@ def check_image(image: Path | str, settings: Settings) -> Path:
     path = Path(image).expanduser()
     if not path.is_file():
         raise BadInputError(f"image not found: {path}")
-    load_image(path, max_pixels=settings.visual.max_image_pixels, max_bytes=settings.visual.max_image_bytes)
+    image = load_image(path, max_pixels=settings.visual.max_image_pixels, max_bytes=settings.visual.max_image_bytes)
+    smallest = settings.visual.min_image_side
+    if min(image.size) < smallest:
+        raise ImageError(path, f"image is {image.size[0]}×{image.size[1]} pixels: too small to measure (at least "
+                               f"{smallest}×{smallest} is needed)")
     return path
 
 

@@ -130,6 +130,8 @@ class VisualSettings(Section):
     max_turns: int = Field(10, ge=1, description="Turns of the image loop; values above 30 are clamped to 30.")
     max_image_pixels: int = Field(40_000_000, ge=1, description="Larger images are refused (decompression bombs).")
     max_image_bytes: int = Field(50_000_000, ge=1)
+    min_image_side: int = Field(32, ge=2, description="Images narrower or shorter than this are refused: too small "
+                                "to measure (a 1×1 image has no left and right, no histogram spread).")
     tool_result_cap: int = Field(8000, ge=200, description="Characters of one tool result in the conversation.")
     max_nudges: int = Field(6, ge=1, description="Recovery nudges allowed in one analysis before it fails.")
 

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from run_helpers import INSUFFICIENT, QUESTION, SUFFICIENT, assert_valid_order, run_settings, write_library
 
 from synthesist import api
@@ -296,3 +297,12 @@ async def test_a_malformed_library_line_is_said_once_with_its_line_number(shared
     said = [e for e in events if e.type == "error" and e.data.kind == "library"]
     assert len(said) == 1 and f"first at papers.jsonl:{lines}" in said[0].message
     assert events[-1].data.evidence
+
+
+@pytest.mark.parametrize("size", [(1, 1), (31, 200)])
+async def test_an_image_too_small_to_measure_is_bad_input(tmp_path, library, size) -> None:
+    tiny = tmp_path / "tiny.png"
+    Image.new("L", size, 128).save(tiny)
+    with pytest.raises(BadInputError, match=r"too small to measure \(at least 32×32"):
+        await api.research(QUESTION, sources="library", libraries=[library], image=tiny,
+                           settings=run_settings(tmp_path / "data"))

@@ -137,3 +137,12 @@ async def test_protocol_evidence_says_it_is_a_measurement(xray: Path, settings: 
     assert len(evidence) == 4 and all(e.id.startswith("img:") and e.source == "image" for e in evidence)
     assert all(e.content.endswith("Non-diagnostic measurement, no interpretation.") for e in evidence)
     assert evidence[2].title == f"Image finding: Left-right symmetry ({NON_DIAGNOSTIC})"
+
+
+def test_a_measurement_that_came_out_non_finite_never_reaches_a_finding_as_a_number() -> None:
+    from synthesist.agents.visual.protocol import _finding  # noqa: PLC0415
+
+    finding = _finding("Symmetry", "Asymmetry score nan (mean |left - right|), peak inf.", "whole image")
+    assert "nan" not in finding.description.lower() and "inf" not in finding.description.lower()
+    kept = _finding("Symmetry", "Asymmetry score 0.0123; information about the infiltrate.", "whole image")
+    assert kept.description.startswith("Asymmetry score 0.0123")

@@ -9,6 +9,8 @@ terms (nothing is inferred from the pixels). Same image, same question → the s
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +68,12 @@ def suggested_searches(question: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(query for query in queries if query.strip()))
 
 
+_NON_FINITE = re.compile(r"(?<![\w.])-?(?:nan|inf)(?![\w])", re.IGNORECASE)
+
+
 def _finding(label: str, description: str, location: str) -> ImageFinding:
+    if _NON_FINITE.search(description):  # a measurement that failed never reaches a report as a number
+        description = "Not measurable on this image."
     return ImageFinding(label=f"{label} ({NON_DIAGNOSTIC})", description=description, location=location,
                         confidence=1.0)
 
