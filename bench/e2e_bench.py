@@ -126,7 +126,7 @@ async def batch_rate(tmp: Path, questions: int = 50, rate: float = 10.0) -> None
             update={"rate_per_second": rate})})
         asks = [f"{QUESTION} (variant {i})" for i in range(questions)]
         await research_many(asks, out_dir=tmp / "batch", concurrency=8, sources="pubmed", model="extractive",
-                            settings=settings, progress=False)
+                            settings=settings)
         arrivals = sorted(r.at for r in server.requests if r.path.startswith("/eutils"))
     span = arrivals[-1] - arrivals[0]
     achieved = (len(arrivals) - 1) / span

@@ -167,3 +167,90 @@ def test_research_with_an_unreadable_image_exits_2(tmp_path: Path) -> None:
     done = run_cli("research", "cardiomegaly", "--image", str(tmp_path / "x.png"), "--sources", "library",
                    "--library", str(library))
     assert done.returncode == 2 and "x.png" in done.stderr and "Traceback" not in done.stderr
+
+
+def run_cli_bytes(*args: bytes | str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The CLI with raw argument bytes (as a shell passes them), output kept as bytes."""
+    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True,
+                          env={**os.environ, **(env or {})}, timeout=60)
+
+
+def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None:
+    hostile = str(tmp_path / "\x1b[2J\x1b[31mred\rlib.jsonl")
+    done = run_cli_bytes("research", "metformin", "--sources", "library", "--library", hostile)
+    assert done.returncode == 2
+    assert b"\x1b" not in done.stderr and b"\r" not in done.stderr
+    assert b"\\x1b[2J\\x1b[31mred\\rlib.jsonl" in done.stderr
+
+
+def test_printable_escapes_ansi_bidi_and_undecodable_bytes_but_keeps_text() -> None:
+    from synthesist.cli import printable  # noqa: PLC0415
+
+    assert printable("metformin \x1b[31mred\x1b[0m") == "metformin \\x1b[31mred\\x1b[0m"
+    assert printable("a\u202eb\x00c\udcff") == "a\\u202eb\\x00c\\udcff"
+    assert printable("Métformine — 5 µg, tab\tok") == "Métformine — 5 µg, tab\tok"
+
+
+def test_a_question_that_is_not_utf8_is_bad_input() -> None:
+    done = run_cli_bytes("research", b"metformin \xff\xfe cancer", "--model", "extractive")
+    assert done.returncode == 2
+    assert done.stderr.decode().strip() == "synthesist: error: the question is not valid UTF-8 text"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"Does metformin help?\nbad \xff line\n", "questions.txt:2: not UTF-8 text"),
+    (b"Does metformin help?\nnul \x00 inside\n", "questions.txt:2 holds a NUL byte"),
+])
+def test_a_batch_file_with_bad_text_is_refused_before_any_run(tmp_path: Path, content: bytes, message: str) -> None:
+    questions = tmp_path / "questions.txt"
+    questions.write_bytes(content)
+    done = run_cli("batch", str(questions), "--out", str(tmp_path / "out"), "--model", "extractive")
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--max-rounds", "0", "invalid setting run.max_rounds"),
+    ("--timeout", "0", "invalid setting run.timeout"),
+])
+def test_a_zero_limit_is_refused_not_ignored(tmp_path: Path, option: str, value: str, message: str) -> None:
+    library = tmp_path / "lib.jsonl"
+    library.write_text('{"pmid": "1", "title": "A", "abstract": "Metformin lowers glucose."}\n')
+    done = run_cli("research", "metformin", "--sources", "library", "--library", str(library), option, value,
+                   env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data")})
+    assert done.returncode == 2 and message in done.stderr
+    assert not (tmp_path / "data" / "runs").exists()  # refused before any work
+
+
+def test_out_on_a_file_is_refused_before_the_run(tmp_path: Path) -> None:
+    library = tmp_path / "lib.jsonl"
+    library.write_text('{"pmid": "1", "title": "A", "abstract": "Metformin lowers glucose."}\n')
+    taken = tmp_path / "report.md"
+    taken.write_text("mine")
+    done = run_cli("research", "metformin", "--sources", "library", "--library", str(library), "--out", str(taken),
+                   env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data")})
+    assert done.returncode == 2 and "is a file, not a folder" in done.stderr
+    assert not (tmp_path / "data" / "runs").exists()
+
+
+def test_batch_honours_json_and_manager(tmp_path: Path) -> None:
+    library = tmp_path / "lib.jsonl"
+    library.write_text('{"pmid": "1", "title": "Metformin and cancer", "abstract": "Metformin users had fewer '
+                       'cancers in a cohort of 1,000 adults with type 2 diabetes."}\n')
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Does metformin lower cancer incidence?\n")
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    base = ["batch", str(questions), "--out", str(tmp_path / "out"), "--sources", "library", "--library",
+            str(library), "--max-rounds", "1"]
+    done = run_cli(*base, "--json", "--manager", "loop", env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = [json.loads(text) for text in done.stdout.splitlines()]
+    assert line["index"] == 0 and line["error"] is None and line["stop_reason"] in ("sufficient", "max_rounds")
+    base[3] = str(tmp_path / "other")
+    refused = run_cli(*base, "--manager", "magentic", "--model", "extractive", env=env, timeout=300)
+    assert refused.returncode == 1 and "magentic manager needs an LLM" in refused.stdout  # the option reached it
+
+
+def test_the_batch_module_prints_nothing() -> None:
+    source = (Path(__file__).parent.parent / "src" / "synthesist" / "batch.py").read_text()
+    assert "print(" not in source and "rich" not in source

@@ -38,17 +38,15 @@ from .composition import (
     build_chat_client,
     build_network_sources,
     build_team,
-    check_library_paths,
-    check_question,
     library_source,
     open_library,
     open_models,
     open_shared,
-    parse_source_names,
 )
 from .config import Settings, current_settings, load_settings, with_overrides
-from .errors import BadInputError, ImageError
-from .events import Complete, EventBase
+from .errors import BadInputError
+from .events import Complete, Error, ErrorData, EventBase
+from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .memory import LibraryIndex, ResearchMemory
 from .models import ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
@@ -58,7 +56,6 @@ from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import ImageStep, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .tools.http import Fetcher, open_client
-from .tools.imaging import load_image
 from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
@@ -70,6 +67,8 @@ __all__ = [
     "LibraryLoad",
     "RunControl",
     "SourceCheck",
+    "check_out_dir",
+    "check_question",
     "check_sources",
     "load_library",
     "load_settings",
@@ -96,7 +95,8 @@ def run_settings(settings: Settings | None = None, *, model: Any = None, manager
     overrides: dict[str, Any] = {}
     if isinstance(model, str):
         overrides["models"] = {"model": model}
-    run = {k: v for k, v in {"manager": manager, "max_rounds": max_rounds, "timeout": timeout}.items() if v}
+    run = {k: v for k, v in {"manager": manager, "max_rounds": max_rounds, "timeout": timeout}.items()
+           if v is not None}  # 0 is a value (and refused by the settings' bounds), not "unset"
     if run:
         overrides["run"] = run
     base = settings or current_settings()
@@ -128,6 +128,7 @@ async def stream(
     ``vision``: a vision model spec or adapter for it (default ``visual.model``; none → measurements only)."""
     settings = run_settings(settings, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
     question = check_question(question)
+    check_out_dir(out_dir)
     image_path = check_image(image, settings) if image is not None else None
     paths = check_library_paths(libraries or settings.search.libraries)
     names = _source_names(sources, settings, paths)
@@ -149,6 +150,7 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
     already finished is not run again: its stored result comes back in one ``complete`` event that says so."""
     settings = settings or current_settings()
     checkpoint = load_checkpoint(settings.data_dir, run_id)
+    check_out_dir(out_dir)
     if checkpoint.finished:
         yield finished_run(checkpoint, settings, out_dir)
         return
@@ -159,6 +161,18 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
                             out_dir=out_dir, control=control, web_client=web_client, shared=shared,
                             run_id=run_id, checkpoint=checkpoint, chat_client=chat_client, vision=None):
         yield event
+
+
+def _write_out(result: ResearchResult, out_dir: Path, directory: Path, emitter: Emitter) -> Error | None:
+    """Copy the report files to ``out_dir``; if that fails now (it passed the check before the run), the report
+    stays in the run directory and an ``output`` error event says where."""
+    try:
+        write_outputs(result, out_dir, events_log=directory / "events.jsonl")
+    except OSError as exc:
+        detail = f"could not write {out_dir} ({exc.strerror or exc}); the report is in {directory}"
+        return emitter.make(Error, round=result.rounds, agent=None, message=detail,
+                            data=ErrorData(kind="output", source=str(directory), detail=detail))
+    return None
 
 
 def finished_run(checkpoint: Checkpoint, settings: Settings, out_dir: Path | str | None) -> Complete:
@@ -213,7 +227,9 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
             if isinstance(event, Complete):
                 write_outputs(event.data, directory, events_log=None)
                 if out_dir is not None:
-                    write_outputs(event.data, Path(out_dir), events_log=directory / "events.jsonl")
+                    failed = _write_out(event.data, Path(out_dir), directory, emitter)
+                    if failed is not None:
+                        yield failed
             yield event
 
 
@@ -253,19 +269,6 @@ def _image_step(options: RunOptions, settings: Settings, vision, http, sources) 
     if literature:
         searches.append(ImageSearchTool(OpenISource(Fetcher(http, settings), settings.openi)))
     return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
-
-
-def check_image(image: Path | str, settings: Settings) -> Path:
-    """The image path, after checking it opens within the size limits (a bad file is bad input: exit 2)."""
-    path = Path(image).expanduser()
-    if not path.is_file():
-        raise BadInputError(f"image not found: {path}")
-    image = load_image(path, max_pixels=settings.visual.max_image_pixels, max_bytes=settings.visual.max_image_bytes)
-    smallest = settings.visual.min_image_side
-    if min(image.size) < smallest:
-        raise ImageError(path, f"image is {image.size[0]}×{image.size[1]} pixels: too small to measure (at least "
-                               f"{smallest}×{smallest} is needed)")
-    return path
 
 
 def _engine_notice(model: ModelChoice, settings: Settings) -> str:

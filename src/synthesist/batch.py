@@ -16,12 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from .api import research, run_settings
 from .composition import open_shared
-from .errors import SynthesistError
+from .errors import BadInputError, SynthesistError
 from .models import ResearchResult
 
 log = logging.getLogger("synthesist.batch")
@@ -55,22 +52,23 @@ async def research_many(
     *,
     out_dir: Path | str,
     concurrency: int = 8,
-    progress: bool = True,
     on_item: Callable[[BatchItem], None] | None = None,
     **options: Any,
 ) -> list[BatchItem]:
     """Research every question (at most ``concurrency`` at once); one result file per question under
-    ``out_dir``; questions whose file is already there are skipped. Items come back in input order."""
+    ``out_dir``; questions whose file is already there are skipped. Items come back in input order.
+    ``on_item`` is called with each item as it finishes (a face renders progress from it; this module prints
+    nothing). Other options (``sources``, ``libraries``, ``model``, ``manager``…) go to every run."""
     if concurrency < 1:
-        raise SynthesistError("concurrency must be at least 1")
+        raise BadInputError("concurrency must be at least 1")
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     settings = run_settings(options.pop("settings", None), model=options.get("model"),
-                            max_rounds=options.pop("max_rounds", None), timeout=options.pop("timeout", None))
+                            manager=options.pop("manager", None), max_rounds=options.pop("max_rounds", None),
+                            timeout=options.pop("timeout", None))
     shared = options.pop("shared", None) or await asyncio.to_thread(open_shared, settings)
     gate = asyncio.Semaphore(concurrency)
     items: list[BatchItem | None] = [None] * len(questions)
-    bar = _progress_bar(progress, len(questions))
 
     async def one(index: int, question: str) -> None:
         path = result_path(directory, index, question)
@@ -81,18 +79,10 @@ async def research_many(
             async with gate:
                 item = await _run_one(index, question, path, settings=settings, shared=shared, options=options)
         items[index] = item
-        if bar is not None:
-            bar.advance(bar.task_ids[0])
         if on_item is not None:
             on_item(item)
 
-    if bar is not None:
-        bar.start()
-    try:
-        await asyncio.gather(*(one(i, q) for i, q in enumerate(questions)))
-    finally:
-        if bar is not None:
-            bar.stop()
+    await asyncio.gather(*(one(i, q) for i, q in enumerate(questions)))
     return [item for item in items if item is not None]
 
 
@@ -113,13 +103,3 @@ async def _run_one(index, question, path: Path, *, settings, shared, options) ->
 def research_many_sync(questions: Sequence[str], **options: Any) -> list[BatchItem]:
     """:func:`research_many` for scripts and notebooks."""
     return asyncio.run(research_many(questions, **options))
-
-
-def _progress_bar(enabled: bool, total: int) -> Progress | None:
-    if not enabled:
-        return None
-    console = Console(stderr=True)
-    bar = Progress(TextColumn("research"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, disable=not console.is_terminal)
-    bar.add_task("questions", total=total)
-    return bar

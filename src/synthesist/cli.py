@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -136,7 +137,7 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        print(printer.summary(result, args.out))
+        _say(printer.summary(result, printer.written or args.out))
     return EXIT_OK
 
 
@@ -160,12 +161,16 @@ class EventPrinter:
 
     def __init__(self, console: Console):
         self.console = console
+        self.written: Path | None = None
+        """Where the report files are, when an output folder could not be written (the run directory)."""
 
     def show(self, event) -> None:
+        if event.type == "error" and event.data.kind == "output" and event.data.source:
+            self.written = Path(event.data.source)
         if event.type in self.QUIET:
             return
         who = f" {event.agent}" if event.agent else ""
-        line = f"[round {event.round}]{who} {event.type}: {event.message}"
+        line = printable(f"[round {event.round}]{who} {event.type}: {event.message}")
         if self.console.is_terminal:
             self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False, highlight=False)
         else:
@@ -184,15 +189,32 @@ class EventPrinter:
 def _batch(api, args: argparse.Namespace) -> int:
     from .batch import research_many  # noqa: PLC0415
 
-    questions = _read_lines(args.questions_file)
+    questions = [api.check_question(q, where=f"{args.questions_file}:{n}")
+                 for n, q in enumerate(_read_lines(args.questions_file), 1)]
+    api.check_out_dir(args.out)
+    console = Console(stderr=True)
+    done: list = []
+
+    def finished(item) -> None:  # progress, rendered here: the batch module prints nothing
+        done.append(item)
+        if not args.json and console.is_terminal:
+            console.print(f"{len(done)}/{len(questions)} done", markup=False, highlight=False)
+
     items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
                                       sources=args.sources, libraries=args.library, model=args.model,
-                                      max_rounds=args.max_rounds, timeout=args.timeout))
+                                      manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout,
+                                      on_item=finished))
     failed = [item for item in items if item.error]
     for item in items:
+        if args.json:
+            print(json.dumps({"index": item.index, "question": item.question, "file": str(item.path),
+                              "stop_reason": item.result.stop_reason if item.result else None,
+                              "resumed": item.resumed, "error": item.error}))
+            continue
         state = "resumed" if item.resumed else ("FAILED: " + item.error if item.error else item.result.stop_reason)
-        print(f"{item.index:4d} {state:<12} {item.path}  {item.question[:70]}")
-    print(f"{len(items) - len(failed)} of {len(items)} questions done; results in {args.out}")
+        _say(f"{item.index:4d} {state:<12} {item.path}  {item.question[:70]}")
+    if not args.json:
+        _say(f"{len(items) - len(failed)} of {len(items)} questions done; results in {args.out}")
     return EXIT_FAILED if failed else EXIT_OK
 
 
@@ -200,7 +222,7 @@ def _sources(api, args: argparse.Namespace) -> int:
     checks = asyncio.run(api.check_sources(args.sources, settings=api.load_settings()))
     for check in checks:
         mark = "ok  " if check.ok else "FAIL"
-        print(f"{mark} {check.name:<10} {check.detail} ({check.seconds:.1f}s)")
+        _say(f"{mark} {check.name:<10} {check.detail} ({check.seconds:.1f}s)")
     failed = [c.name for c in checks if not c.ok]
     if failed:
         print(f"{len(failed)} of {len(checks)} sources unreachable: check the network, a proxy, or the base URLs "
@@ -236,15 +258,20 @@ def _library(api, args: argparse.Namespace) -> int:
             print(json.dumps(rows, ensure_ascii=False, indent=2))
         else:
             for rank, row in enumerate(rows, 1):
-                print(f"{rank:2d}. {row['score']:.4f} {row['id']:<18} {row['title'][:90]}")
+                _say(f"{rank:2d}. {row['score']:.4f} {row['id']:<18} {row['title'][:90]}")
     return EXIT_OK
 
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except OSError as exc:
         raise BadInputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BadInputError(f"{path}:{line}: not UTF-8 text") from None
     questions = [line.strip() for line in lines if line.strip()]
     if not questions:
         raise BadInputError(f"{path} holds no line to use")
@@ -254,7 +281,7 @@ def _read_lines(path: Path) -> list[str]:
 def _print_problems(problems) -> None:
     for problem in problems:
         where = f"{problem.path}:{problem.line}" if problem.line else f"{problem.path}"
-        print(f"{where}: {problem.reason}", file=sys.stderr)
+        _say(f"{where}: {problem.reason}", err=True)
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -269,7 +296,21 @@ def _configure_logging(verbosity: int) -> None:
 
 
 def _error(message: str) -> None:
-    print(f"synthesist: error: {message}", file=sys.stderr)
+    _say(f"synthesist: error: {message}", err=True)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control characters (ANSI escapes, carriage returns, bidi overrides, bytes that
+    were not UTF-8) are shown as escapes, never sent raw, so no input can recolour or rewrite the screen."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """The one way plain lines reach the terminal."""
+    print(printable(text), file=sys.stderr if err else sys.stdout)
 
 
 if __name__ == "__main__":

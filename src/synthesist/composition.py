@@ -33,41 +33,12 @@ from .tools.europepmc import EuropePMCSource
 from .tools.http import Fetcher
 from .tools.library import LibraryLoad, load_library
 from .tools.pubmed import PubMedSource
-from .tools.source import SOURCE_NAMES, Source
+from .tools.source import Source
 from .tools.web import WebSearchClient, WebSource
 
 AGENT_NAMES = ("search", "judge", "hypothesis", "report")
 ModelChoice = str | Model | Mapping[str, "str | Model"] | None
 """A model spec string, a pydantic-ai Model (tests pass FunctionModel/TestModel), or one of either per agent."""
-
-
-def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:
-    """``"pubmed, trials"`` or a sequence → validated names, in order, without repeats."""
-    items = names.split(",") if isinstance(names, str) else list(names)
-    cleaned = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
-    unknown = [name for name in cleaned if name not in SOURCE_NAMES]
-    if unknown:
-        raise BadInputError(f"unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}")
-    if not cleaned:
-        raise BadInputError("no source selected")
-    return cleaned
-
-
-def check_question(question: str) -> str:
-    question = " ".join((question or "").split())
-    if not question:
-        raise BadInputError("the question is empty")
-    if len(question) > 2000:
-        raise BadInputError(f"the question is {len(question)} characters long; the limit is 2000")
-    return question
-
-
-def check_library_paths(paths: Sequence[Path | str]) -> tuple[Path, ...]:
-    resolved = tuple(Path(p).expanduser() for p in paths)
-    for path in resolved:
-        if not path.exists():
-            raise BadInputError(f"library path not found: {path}")
-    return resolved
 
 
 def build_network_sources(

@@ -99,7 +99,7 @@ async def test_a_batch_resumes_skipping_finished_questions(tmp_path: Path, embed
     questions = [QUESTION, "Is metformin associated with lower breast cancer risk?", ""]
     out = tmp_path / "batch"
     options = {"sources": "library", "libraries": [library], "model": "extractive", "settings": settings,
-               "shared": shared, "progress": False}
+               "shared": shared}
     first = await research_many(questions, out_dir=out, concurrency=2, **options)
     assert [bool(item.result) for item in first] == [True, True, False]
     assert "empty" in first[2].error  # one bad question does not stop the batch

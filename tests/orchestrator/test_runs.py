@@ -306,3 +306,21 @@ async def test_an_image_too_small_to_measure_is_bad_input(tmp_path, library, siz
     with pytest.raises(BadInputError, match=r"too small to measure \(at least 32×32"):
         await api.research(QUESTION, sources="library", libraries=[library], image=tiny,
                            settings=run_settings(tmp_path / "data"))
+
+
+async def test_an_out_folder_that_fails_at_the_end_leaves_the_report_in_the_run_directory(
+        shared, library, tmp_path) -> None:
+    out = tmp_path / "out"
+    events = []
+    async for event in api.stream(QUESTION, sources="library", libraries=[library], model="extractive",
+                                  settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared,
+                                  out_dir=out):
+        if event.type == "started":
+            out.rmdir()
+            out.write_text("a file now stands where the folder was")
+        events.append(event)
+    failed = [e for e in events if e.type == "error" and e.data.kind == "output"]
+    assert len(failed) == 1 and events[-1].type == "complete"
+    run_directory = tmp_path / "data" / "runs" / events[-1].data.run_id
+    assert str(run_directory) in failed[0].message
+    assert (run_directory / "report.md").exists() and (run_directory / "report.json").exists()

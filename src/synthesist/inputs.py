@@ -1,0 +1,83 @@
+"""Every check of what a caller asks for, in one place: the faces call these before any work starts.
+
+Each raises :class:`~synthesist.errors.BadInputError` with a one-line reason (the CLI exits 2 with it).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from .config import Settings
+from .errors import BadInputError, ImageError
+from .tools.imaging import load_image
+from .tools.source import SOURCE_NAMES
+
+
+def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:
+    """``"pubmed, trials"`` or a sequence → validated names, in order, without repeats."""
+    items = names.split(",") if isinstance(names, str) else list(names)
+    cleaned = tuple(dict.fromkeys(item.strip().lower() for item in items if item.strip()))
+    unknown = [name for name in cleaned if name not in SOURCE_NAMES]
+    if unknown:
+        raise BadInputError(f"unknown source {unknown[0]!r}; choose from {', '.join(SOURCE_NAMES)}")
+    if not cleaned:
+        raise BadInputError("no source selected")
+    return cleaned
+
+
+def check_question(question: str, *, where: str = "the question") -> str:
+    """A question (or query) with its whitespace folded; empty, over-long, NUL-bearing or not-UTF-8 text refused."""
+    if "\x00" in (question or ""):
+        raise BadInputError(f"{where} holds a NUL byte")
+    try:
+        (question or "").encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInputError(f"{where} is not valid UTF-8 text") from None
+    question = " ".join((question or "").split())
+    if not question:
+        raise BadInputError(f"{where} is empty" if where != "the question" else "the question is empty")
+    if len(question) > 2000:
+        raise BadInputError(f"{where} is {len(question)} characters long; the limit is 2000")
+    return question
+
+
+def check_library_paths(paths: Sequence[Path | str]) -> tuple[Path, ...]:
+    resolved = tuple(Path(p).expanduser() for p in paths)
+    for path in resolved:
+        if not path.exists():
+            raise BadInputError(f"library path not found: {path}")
+    return resolved
+
+
+def check_out_dir(out_dir: Path | str | None) -> Path | None:
+    """An output folder that exists (or can be made) and can be written, checked before the run, not after."""
+    if out_dir is None:
+        return None
+    path = Path(out_dir).expanduser()
+    if path.exists() and not path.is_dir():
+        raise BadInputError(f"--out {path} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".synthesist-probe-"):
+            pass
+    except OSError as exc:
+        raise BadInputError(f"--out {path} cannot be written: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK):
+        raise BadInputError(f"--out {path} cannot be written: permission denied")
+    return path
+
+
+def check_image(image: Path | str, settings: Settings) -> Path:
+    """The image path, after checking it opens within the size limits (a bad file is bad input: exit 2)."""
+    path = Path(image).expanduser()
+    if not path.is_file():
+        raise BadInputError(f"image not found: {path}")
+    image = load_image(path, max_pixels=settings.visual.max_image_pixels, max_bytes=settings.visual.max_image_bytes)
+    smallest = settings.visual.min_image_side
+    if min(image.size) < smallest:
+        raise ImageError(path, f"image is {image.size[0]}×{image.size[1]} pixels: too small to measure (at least "
+                               f"{smallest}×{smallest} is needed)")
+    return path
