@@ -27,6 +27,7 @@ from typing import Any
 from agent_framework import BaseChatClient
 
 from .agents.model_spec import default_model_spec
+from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.visual.adapter import VisionAdapter, build_vision_adapter
@@ -133,7 +134,7 @@ async def stream(
     paths = check_library_paths(libraries or settings.search.libraries)
     names = _source_names(sources, settings, paths)
     options = RunOptions(question=question, sources=names, libraries=tuple(map(str, paths)),
-                         model=model if isinstance(model, str) else None, manager=settings.run.manager,
+                         model=scrub(model) if isinstance(model, str) else None, manager=settings.run.manager,
                          max_rounds=settings.run.max_rounds, timeout=settings.run.timeout,
                          image=str(image_path) if image_path else None)
     async for event in _run(options, settings, model=model, out_dir=out_dir, control=control,
@@ -155,6 +156,9 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
         yield finished_run(checkpoint, settings, out_dir)
         return
     options = checkpoint.options
+    if model is None and options.model and REDACTED in options.model:
+        raise BadInputError(f"run {run_id!r} used a model whose URL held credentials, which were not stored: "
+                            "pass the model again (--model SPEC) to resume it")
     settings = run_settings(settings, model=model if model is not None else options.model,
                             manager=options.manager, max_rounds=options.max_rounds, timeout=options.timeout)
     async for event in _run(options, settings, model=model if model is not None else options.model,
@@ -276,7 +280,7 @@ def _engine_notice(model: ModelChoice, settings: Settings) -> str:
     if model is not None and not isinstance(model, str):
         return "scripted or custom models"
     spec, reason = default_model_spec(settings)
-    return reason if spec == "extractive" else f"model {spec} ({reason})"
+    return scrub(reason if spec == "extractive" else f"model {spec} ({reason})")
 
 
 async def _open_memory(options, settings, shared: Shared, run_id, checkpoint) -> ResearchMemory:

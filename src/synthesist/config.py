@@ -38,6 +38,8 @@ class HttpSettings(Section):
     cache_ttl: float = Field(24 * 3600.0, ge=0, description="How long a cached response stays fresh, in seconds.")
     cache_dir: Path | None = Field(None, description="Where the cache lives; default DATA_DIR/http-cache.")
     user_agent: str = "synthesist/0.1 (+https://github.com/synthesist)"
+    max_body_bytes: int = Field(20_000_000, ge=1_000, description="Largest answer read from a source, in bytes; "
+                                "a larger one is refused while streaming (a source error, kind too_large).")
 
 
 class PubMedSettings(Section):

@@ -78,3 +78,14 @@ def test_log_filter_scrubs_messages_arguments_and_tracebacks() -> None:
     assert ENVIRON["OPENAI_API_KEY"] not in output and ENVIRON["GITHUB_TOKEN"] not in output
     assert "calling with key [REDACTED]" in output
     assert "RuntimeError: provider said: bad token [REDACTED]" in output
+
+
+def test_credentials_written_into_a_url_are_redacted() -> None:
+    from synthesist.agents.model_spec import parse_model_spec  # noqa: PLC0415
+
+    text = "cannot reach http://alice:s3cr3t-pass@127.0.0.1:8080/v1 nor https://token@example.org/x"
+    assert scrub(text, {}) == ("cannot reach http://[REDACTED]@127.0.0.1:8080/v1 nor "
+                               "https://[REDACTED]@example.org/x")
+    spec = parse_model_spec("openai-compatible:mymodel@http://alice:s3cr3t-pass@127.0.0.1:8080/v1")
+    assert "s3cr3t" not in str(spec) and "alice" not in str(spec) and spec.base_url.startswith("http://alice")
+    assert scrub("plain http://127.0.0.1:8080/v1 stays", {}) == "plain http://127.0.0.1:8080/v1 stays"

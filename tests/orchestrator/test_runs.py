@@ -324,3 +324,19 @@ async def test_an_out_folder_that_fails_at_the_end_leaves_the_report_in_the_run_
     run_directory = tmp_path / "data" / "runs" / events[-1].data.run_id
     assert str(run_directory) in failed[0].message
     assert (run_directory / "report.md").exists() and (run_directory / "report.json").exists()
+
+
+async def test_credentials_in_a_source_url_appear_in_no_event_checkpoint_or_report(shared, library, tmp_path) -> None:
+    with FixtureServer() as gone:
+        url = gone.url
+    secret = "hunter2-pass"
+    settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
+        "pubmed": {"base_url": url.replace("http://", f"http://alice:{secret}@") + "/eutils"},
+        "http": {"max_retries": 0, "cache_enabled": False}})
+    events = await collect(QUESTION, sources="pubmed,library", libraries=[library], settings=settings,
+                           shared=shared, model="extractive")
+    failures = [e for e in events if e.type == "error" and e.data.kind == "source"]
+    assert failures and failures[0].data.source == "pubmed"
+    run_directory = tmp_path / "data" / "runs" / events[-1].data.run_id
+    for path in run_directory.iterdir():
+        assert secret not in path.read_text(encoding="utf-8") and "alice" not in path.read_text(encoding="utf-8")

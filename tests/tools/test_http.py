@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import logging
 import time
 
@@ -122,3 +123,61 @@ def test_parse_retry_after_seconds_and_http_date() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=lambda: 1445412480.0) == 10.0
     assert parse_retry_after("soon") is None
     assert parse_retry_after(None) is None
+
+
+KEY = "ncbi-key-do-not-leak-0123456789"
+
+
+async def test_a_redirect_to_another_host_is_refused_and_the_key_never_travels(
+        server: FixtureServer, settings: Settings) -> None:
+    with FixtureServer() as elsewhere:
+        server.route("/esearch", Reply(status=302, headers={"Location": f"{elsewhere.url}/steal?x=1"}))
+        elsewhere.route("/steal", Reply(body=b"ok"))
+        with pytest.raises(SourceError) as info:
+            await fetch(settings, server.url + "/esearch", params={"term": "metformin", "api_key": KEY})
+        assert info.value.kind == "redirect" and "another host" in info.value.message
+        assert elsewhere.requests == []  # nothing at all reached the other host
+    assert KEY not in str(info.value)
+
+
+async def test_a_redirect_within_the_same_host_is_followed(server: FixtureServer, settings: Settings) -> None:
+    server.route("/old", Reply(status=301, headers={"Location": "/new?term=metformin"}))
+    server.route("/new", Reply(body=b"moved here"))
+    response = await fetch(settings, server.url + "/old", params={"term": "metformin"})
+    assert response.body == b"moved here"
+    assert server.requests_to("/new")[0].param("term") == "metformin"
+
+
+async def test_a_redirect_loop_is_a_source_error_not_a_traceback(server: FixtureServer, settings: Settings) -> None:
+    server.route("/a", Reply(status=302, headers={"Location": "/b"}))
+    server.route("/b", Reply(status=302, headers={"Location": "/a"}))
+    with pytest.raises(SourceError) as info:
+        await fetch(settings, server.url + "/a")
+    assert info.value.kind == "redirect" and "more than 5 redirects" in info.value.message
+
+
+async def test_a_corrupt_gzip_body_is_a_source_error(server: FixtureServer, settings: Settings) -> None:
+    server.route("/x", Reply(body=b"\x1f\x8b\x08\x00 this is not deflate data", content_type="application/json",
+                             headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(SourceError) as info:
+        await fetch(settings, server.url + "/x")
+    assert info.value.kind == "decoding"
+    assert len(server.requests_to("/x")) == 1  # the server's fault, and not a transient one
+
+
+async def test_an_answer_announced_above_the_cap_is_refused_unread(server: FixtureServer, settings: Settings) -> None:
+    capped = with_overrides(settings, {"http": {"max_body_bytes": 10_000}})
+    server.route("/big", Reply(body=b"x" * 50_000))
+    with pytest.raises(SourceError) as info:
+        await fetch(capped, server.url + "/big")
+    assert info.value.kind == "too_large" and "above the limit of 10,000" in info.value.message
+
+
+async def test_a_body_that_grows_past_the_cap_while_streaming_is_cut_off(
+        server: FixtureServer, settings: Settings) -> None:
+    capped = with_overrides(settings, {"http": {"max_body_bytes": 100_000}})
+    bomb = gzip.compress(b"0" * 5_000_000)  # 5 MB once inflated, a few kB on the wire
+    server.route("/bomb", Reply(body=bomb, content_type="application/json", headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(SourceError) as info:
+        await fetch(capped, server.url + "/bomb")
+    assert info.value.kind == "too_large" and "stopped reading" in info.value.message

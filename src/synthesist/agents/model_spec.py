@@ -77,8 +77,9 @@ class ModelSpec:
         return EXTRACTIVE if self.kind == "extractive" else f"{self.kind}:{self.name}"
 
     def __str__(self) -> str:
+        """The spec as shown or stored: credentials written into the base URL are redacted."""
         if self.kind == "openai-compatible":
-            return f"{self.kind}:{self.name}@{self.base_url}"
+            return scrub(f"{self.kind}:{self.name}@{self.base_url}")
         return self.label
 
 

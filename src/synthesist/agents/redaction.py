@@ -2,7 +2,7 @@
 
 ``scrub`` replaces the values of secret-looking environment variables (provider keys, the NCBI key, anything named
 ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) and common key shapes (``sk-…``, ``sk-ant-…``,
-``Bearer …``, ``api_key=…`` in URLs) with ``[REDACTED]``. ``SecretFilter`` applies it to log records; install it
+``Bearer …``, ``api_key=…`` in URLs, ``user:password@`` in URLs) with ``[REDACTED]``. ``SecretFilter`` applies it to log records; install it
 on the handlers (a filter on a logger does not see records propagated from its children).
 """
 
@@ -27,6 +27,8 @@ _KEY_SHAPES = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
     re.compile(r"(?i)\bBearer\s+[A-Za-z0-9._~+/\-]+=*"),
 )
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#]+@")
+"""Credentials written into a URL: ``http://user:pass@host`` → ``http://[REDACTED]@host``."""
 _URL_PARAMS = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access[_-]?token|secret|password|sig)=)[^&\s#\"']+")
 _ASSIGNMENTS = re.compile(
     r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|client[_-]?secret|password)(\"?\s*[=:]\s*[\"']?)([^\s&\"',;}]+)"
@@ -52,6 +54,7 @@ def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     for shape in _KEY_SHAPES:
         text = shape.sub(REDACTED, text)
     text = _URL_PARAMS.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
     return _ASSIGNMENTS.sub(_redact_assignment, text)
 
 

@@ -1,10 +1,12 @@
 """The one way Synthesist talks HTTP: rate limit → cache → GET with retries → our errors.
 
 ``Fetcher`` wraps an injected, pooled ``httpx.AsyncClient`` (one per run or batch, opened and closed by the
-caller). It retries only transient failures — 429, 5xx, connect/read timeouts — with exponential backoff and
-full jitter, honours ``Retry-After`` (seconds or an HTTP date, capped), and translates every httpx exception into
-a :class:`~synthesist.errors.SourceError` chained with ``from``. A 4xx other than 429 is our own fault and is not
-retried. Error messages never include response bodies or query strings (they may carry an API key).
+caller). It retries only transient failures — 429, 5xx, timeouts, and a failed connection once — with exponential
+backoff and jitter, honours ``Retry-After`` (seconds or an HTTP date, capped), and translates every httpx exception
+(a corrupt gzip body included) into a :class:`~synthesist.errors.SourceError` chained with ``from``. A 4xx other
+than 429 is our own fault and is not retried. It follows redirects itself, only within the same scheme, host and
+port, so parameters such as an API key never reach another host; and it streams bodies, stopping at
+``http.max_body_bytes``. Error messages never include response bodies or query strings (they may carry a key).
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ from .ratelimit import RATE_LIMITS, RateLimitRegistry
 log = logging.getLogger("synthesist.http")
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,8 @@ class Fetcher:
         timeout: float | None = None,
         use_cache: bool = True,
     ) -> Response:
-        host = urlsplit(url).netloc
+        parts = urlsplit(url)
+        host = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)  # never the userinfo
         cache_key = ResponseCache.key(url, params) if self._cache and use_cache else None
         if cache_key:
             cached = self._cache.get(cache_key, label=f"{source} {urlsplit(url).path}")  # type: ignore[union-attr]
@@ -77,32 +86,36 @@ class Fetcher:
                 return Response(cached.body, cached.content_type, from_cache=True)
         limiter = self._limits.for_host(host, rate_per_second)
         timeout = timeout or self._http.timeout
-        attempt = 0
+        attempt, connect_failures = 0, 0
         while True:
             await limiter.acquire()
             try:
-                answer = await self._client.get(url, params=params, timeout=timeout)
+                status, headers, body = await self._exchange(source, url, params, timeout)
             except httpx.TimeoutException as exc:
                 error: SourceError = SourceTimeoutError(source, timeout)
                 retry_after, cause = None, exc
+            except httpx.DecodingError as exc:  # e.g. a gzip body that does not inflate: the server's fault
+                raise SourceError(source, "the answer's body could not be decoded", kind="decoding") from exc
             except httpx.TransportError as exc:
                 error, retry_after, cause = SourceUnreachableError(source, host), None, exc
+                connect_failures += isinstance(exc, httpx.ConnectError)
+                if connect_failures > 1:  # refused or unresolvable twice: retrying longer only delays the report
+                    raise error from exc
             else:
-                if answer.status_code < 400:
-                    body = answer.content
-                    content_type = answer.headers.get("content-type", "")
+                if status < 400:
+                    content_type = headers.get("content-type", "")
                     if cache_key:
                         self._cache.put(cache_key, body, content_type)  # type: ignore[union-attr]
                     return Response(body, content_type)
-                retry_after = parse_retry_after(answer.headers.get("retry-after"))
+                retry_after = parse_retry_after(headers.get("retry-after"))
                 cause = None
-                if answer.status_code == 429:
+                if status == 429:
                     error = RateLimitedError(source, retry_after=retry_after)
                     if retry_after:
                         limiter.defer(min(retry_after, self._http.backoff_max))
                 else:
-                    error = SourceError(source, "request failed", kind="http", status_code=answer.status_code)
-                if answer.status_code not in RETRY_STATUSES:
+                    error = SourceError(source, "request failed", kind="http", status_code=status)
+                if status not in RETRY_STATUSES:
                     raise error
             if attempt >= self._http.max_retries:
                 if cause is not None:
@@ -112,6 +125,39 @@ class Fetcher:
             wait = self._backoff(attempt, retry_after)
             log.info("%s: %s; retry %d/%d in %.2fs", source, error.kind, attempt, self._http.max_retries, wait)
             await self._sleep(wait)
+
+    async def _exchange(self, source: str, url: str, params: Mapping[str, object] | None,
+                        timeout: float) -> tuple[int, httpx.Headers, bytes]:
+        """One GET with its redirects followed by hand: only to the same scheme, host and port (the parameters,
+        an API key among them, never travel to another host), at most ``MAX_REDIRECTS`` hops; the body is
+        streamed and refused past ``http.max_body_bytes``."""
+        origin = _origin(httpx.URL(url))
+        target, query = httpx.URL(url), params
+        for _ in range(MAX_REDIRECTS + 1):
+            async with self._client.stream("GET", target, params=query, timeout=timeout) as answer:
+                location = answer.headers.get("location")
+                if answer.status_code in REDIRECT_STATUSES and location:
+                    target, query = answer.url.join(location), None
+                    if _origin(target) != origin:
+                        raise SourceError(source, f"redirected to another host ({target.host}); not followed",
+                                          kind="redirect", status_code=answer.status_code)
+                    continue
+                return answer.status_code, answer.headers, await self._read_capped(source, answer)
+        raise SourceError(source, f"more than {MAX_REDIRECTS} redirects; not followed", kind="redirect")
+
+    async def _read_capped(self, source: str, answer: httpx.Response) -> bytes:
+        cap = self._http.max_body_bytes
+        declared = answer.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > cap:
+            raise SourceError(source, f"answer of {int(declared):,} bytes is above the limit of {cap:,}",
+                              kind="too_large")
+        body = bytearray()
+        async for chunk in answer.aiter_bytes():
+            body.extend(chunk)
+            if len(body) > cap:
+                raise SourceError(source, f"answer is above the limit of {cap:,} bytes; stopped reading",
+                                  kind="too_large")
+        return bytes(body)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -136,10 +182,12 @@ def parse_retry_after(value: str | None, *, now: Callable[[], float] = time.time
     return max(0.0, when.timestamp() - now())
 
 
-def open_client(settings: Settings) -> httpx.AsyncClient:
-    """The pooled client a run (or batch) shares. The caller closes it (``async with``)."""
+def open_client(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """The pooled client a run (or batch) shares. The caller closes it (``async with``). Redirects are followed by
+    :class:`Fetcher` itself (same host only), never by the client. ``transport``: e.g. a record/replay cassette's."""
     return httpx.AsyncClient(
         headers={"User-Agent": settings.http.user_agent},
-        follow_redirects=True,
+        follow_redirects=False,
         limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
+        transport=transport,
     )
