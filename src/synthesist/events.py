@@ -176,6 +176,8 @@ class ErrorData(Frozen):
     source: str | None = None
     detail: str = ""
     recoverable: bool = True
+    failure: SourceFailure | None = None
+    """For kind ``source``: the failure as the search reported it (kind, status code, rate limited)."""
 
 
 class Error(EventBase):

@@ -127,6 +127,8 @@ class SourceFailure(Frozen):
     kind: str
     message: str
     status_code: int | None = None
+    rate_limited: bool = False
+    """The source said 429 (too many requests) until the retries ran out."""
 
 
 class SearchResult(Frozen):
@@ -231,15 +233,30 @@ class ResearchReport(Frozen):
     fabricated_citations_removed: int = Field(0, ge=0)
 
 
-class TokenUsage(Frozen):
-    """Tokens and estimated cost of one model call, recorded by agent."""
+class Usage(Frozen):
+    """Tokens, requests and estimated cost: of one call, of an agent, of a whole run. The one usage type."""
+
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+    requests: int = Field(0, ge=0)
+    cost_usd: float = Field(0.0, ge=0)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(input_tokens=self.input_tokens + other.input_tokens,
+                     output_tokens=self.output_tokens + other.output_tokens,
+                     requests=self.requests + other.requests, cost_usd=self.cost_usd + other.cost_usd)
+
+
+class TokenUsage(Usage):
+    """The usage of one model call, recorded with the agent that made it (``visual`` for the image loop)."""
 
     agent: str
     model: str
-    input_tokens: int = Field(0, ge=0)
-    output_tokens: int = Field(0, ge=0)
     requests: int = Field(1, ge=0)
-    cost_usd: float = Field(0.0, ge=0)
     round: int = Field(0, ge=0)
 
 
@@ -264,12 +281,10 @@ class Span(Frozen):
         return self.end - self.start
 
 
-class UsageSummary(Frozen):
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    cost_usd: float = 0.0
-    by_agent: dict[str, dict[str, float]] = Field(default_factory=dict)
+class UsageSummary(Usage):
+    """A run's usage in all, and by agent."""
+
+    by_agent: dict[str, Usage] = Field(default_factory=dict)
 
 
 class ResearchResult(Frozen):

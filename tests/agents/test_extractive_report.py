@@ -26,6 +26,7 @@ from extractive_samples import (
 from synthesist.agents.citations import cited_ids, validate_report
 from synthesist.agents.extractive import assess, generate, question_relevance, write_report
 from synthesist.agents.extractive.reading import read
+from synthesist.config import RunSettings
 from synthesist.agents.extractive.report import CLINICAL, MECHANISMS, PREPRINTS, TRIALS
 from synthesist.agents.extractive.selection import Candidate, SentencePool
 from synthesist.agents.report_format import render_markdown
@@ -55,7 +56,7 @@ def written(embedder: Embedder) -> tuple[ResearchMemory, ResearchReport]:
         memory = await _memory(embedder)
         context = list(memory.evidence)
         relevance = await question_relevance(QUESTION, context, embedder=embedder)
-        memory.add_assessment(assess(QUESTION, context, relevance, round=1))
+        memory.add_assessment(assess(QUESTION, context, relevance, round=1, rules=RunSettings()))
         memory.add_hypotheses(generate(QUESTION, context, round=1))
         return memory, await write_report(QUESTION, memory, embedder=embedder, errors=("web: rate_limited",))
 

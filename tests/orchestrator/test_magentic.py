@@ -154,8 +154,8 @@ async def test_scripted_magentic_run_searches_judges_and_reports_from_memory(tmp
     assert all(call.options.get("temperature") == 0.1 for call in client.calls)
     assert "Round 1: ran metformin breast cancer risk" in _role_calls(client, SEARCHER)[1].tool_results[0]
     usage = result.usage.by_agent
-    assert (usage[MANAGER]["requests"], usage[SEARCHER]["requests"], usage[JUDGE]["requests"]) == (6, 2, 2)
-    assert usage[MANAGER]["input_tokens"] > 0 and usage[SEARCHER]["output_tokens"] > 0
+    assert (usage[MANAGER].requests, usage[SEARCHER].requests, usage[JUDGE].requests) == (6, 2, 2)
+    assert usage[MANAGER].input_tokens > 0 and usage[SEARCHER].output_tokens > 0
 
     checkpoint = json.loads((tmp_path / "runs" / result.run_id / "checkpoint.json").read_text(encoding="utf-8"))
     assert checkpoint["round"] == 1 and checkpoint["options"]["manager"] == "magentic"

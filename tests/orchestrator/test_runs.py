@@ -77,7 +77,7 @@ async def test_each_stop_rule_is_decided_in_code(shared, library, tmp_path, judg
     assert result.partial is (expected_reason != "sufficient")
     assert result.report.partial is result.partial
     assert len(result.assessments) == expected_rounds
-    assert result.usage.by_agent["judge"]["requests"] == expected_rounds
+    assert result.usage.by_agent["judge"].requests == expected_rounds
 
 
 async def test_a_judge_saying_sufficient_with_low_scores_does_not_stop_the_run(shared, library, tmp_path) -> None:
@@ -241,20 +241,25 @@ async def test_a_vision_model_searching_open_i_reaches_the_real_client_and_the_r
         server.route("/api/search", Reply.file(FIXTURES / "openi_search_chest.json"))
         adapter = ScriptedVisionAdapter([
             tool_reply(tool_call("search_images", query="cardiomegaly")),
-            json_reply({"findings": [{"label": "enlarged heart", "description": "wide cardiac silhouette"}],
+            json_reply({"findings": [{"label": "Cardiac silhouette", "description": "Wide cardiac silhouette.",
+                                      "location": "centre", "box": [0.3, 0.4, 0.7, 0.8], "confidence": 0.6}],
                         "impression": "Cardiomegaly.", "suggested_searches": [], "continue": False}),
         ])
         settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
             "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
             "openi": {"base_url": server.url, "rate_per_second": 50, "allowed_hosts": ["127.0.0.1"],
                       "allow_private_hosts": True}})
-        result = await api.research(QUESTION, sources="pubmed", model="extractive", settings=settings,
-                                    shared=shared, image=_synthetic_chest(tmp_path / "chest.png"),
-                                    vision=adapter)
+        events = await collect(QUESTION, sources="pubmed", model="extractive", settings=settings,
+                               shared=shared, image=_synthetic_chest(tmp_path / "chest.png"), vision=adapter)
+        result = events[-1].data
         assert server.requests_to("/api/search"), "the real Open-i client was called"
     second_turn = " ".join(adapter.requests[1].texts())
     assert "images for 'cardiomegaly'" in second_turn  # the tool's result, not an internal error
+    vision = result.usage.by_agent["visual"]
+    assert vision.requests == 2 and vision.input_tokens > 0 and vision.output_tokens > 0
+    assert result.usage.input_tokens >= vision.input_tokens
     assert result.report.title and result.stop_reason in ("max_rounds", "sufficient")
+    assert not [e for e in events if e.type == "error"]
 
 
 class _BrokenJudge:
@@ -340,3 +345,41 @@ async def test_credentials_in_a_source_url_appear_in_no_event_checkpoint_or_repo
     run_directory = tmp_path / "data" / "runs" / events[-1].data.run_id
     for path in run_directory.iterdir():
         assert secret not in path.read_text(encoding="utf-8") and "alice" not in path.read_text(encoding="utf-8")
+
+
+async def test_a_hanging_source_never_costs_the_evidence_others_returned(shared, library, tmp_path) -> None:
+    with FixtureServer() as server:
+        server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json", delay=20))
+        settings = with_overrides(run_settings(tmp_path / "data", max_rounds=3, timeout=4, report_reserve=1), {
+            "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
+            "http": {"timeout": 30, "max_retries": 0}})
+        result = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
+                                    settings=settings, shared=shared)
+    assert result.stop_reason == "timeout"
+    assert {e.source for e in result.evidence} == {"library"} and len(result.evidence) >= 3
+    assert result.report.references, "the partial report cites what the library returned"
+
+
+async def test_a_source_failure_reaches_the_result_with_its_kind_status_and_rate_limit(shared, library,
+                                                                                     tmp_path) -> None:
+    with FixtureServer() as server:
+        server.route("/eutils/esearch.fcgi", Reply(status=429, headers={"Retry-After": "0"}))
+        settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
+            "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
+            "http": {"max_retries": 0}})
+        result = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
+                                    settings=settings, shared=shared)
+    (failure,) = {(e.source, e.kind, e.status_code, e.rate_limited) for e in result.errors}
+    assert failure == ("pubmed", "rate_limited", 429, True)
+
+
+async def test_after_a_model_fallback_the_result_names_who_really_answered(shared, library, tmp_path) -> None:
+    broken = scripted_model("{this is not json", name="broken-judge")
+    models = {"judge": broken, "search": "extractive", "hypothesis": "extractive", "report": "extractive"}
+    settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {"models": {"retries": 0}})
+    events = await collect(QUESTION, sources="library", libraries=[library], model=models, settings=settings,
+                           shared=shared)
+    assert [e.data.kind for e in events if e.type == "error"] == ["model"]
+    result = events[-1].data
+    assert result.engine["judge"] == "extractive (fallback from function:broken-judge)"
+    assert result.engine["report"] == "extractive" and result.engine["search"] == "extractive"

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config import Settings
-from ..identity import merge_all
 from ..memory import AddResult, LibraryIndex, ResearchMemory
 from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResult, SourceFailure
 from ..prompts import Boundary, render
@@ -43,7 +42,7 @@ class LibrarySource:
 
 @dataclass(frozen=True)
 class Timing:
-    """When one piece of a search ran (``time.monotonic`` values)."""
+    """When one (source, query) search ran, storing its answer included (``time.monotonic`` values)."""
 
     name: str
     started: float
@@ -114,22 +113,23 @@ class SearchAgent(ModelAgent):
         return await llm_or_extractive(agent=self.name, llm=llm, memory=memory, ask=ask, extract=extract)
 
     async def execute(self, memory: ResearchMemory, plan: QueryPlan, *, round: int) -> SearchOutcome:
-        """Search every planned (source, query) not run before, concurrently; add the merged evidence to memory."""
+        """Search every planned (source, query) not run before, concurrently. Each answer enters memory as soon as
+        it arrives, so a slow or hanging source never holds back (or, on cancel, loses) the others' evidence."""
         pairs = self.pairs(plan, memory)
         limit = self._settings.search.max_results
 
-        async def timed(name: str, query: str) -> tuple[SearchResult, Timing]:
+        async def one(name: str, query: str) -> tuple[SearchResult, AddResult, Timing]:
             started = time.monotonic()
             result = await search_all(query, [self._sources[name]], limit=limit)
-            return result, Timing(f"{name}: {query}", started, time.monotonic())
-
-        done = await asyncio.gather(*(timed(name, query) for name, query in pairs))
-        for name, query in pairs:
             memory.record_query(name, query)
-        results = [result for result, _ in done]
-        started = time.monotonic()
-        added = await memory.add(merge_all(e for result in results for e in result.evidence))
-        timings = (*(timing for _, timing in done), Timing("memory.add", started, time.monotonic()))
+            added = await memory.add(list(result.evidence))
+            return result, added, Timing(f"{name}: {query}", started, time.monotonic())
+
+        done = await asyncio.gather(*(one(name, query) for name, query in pairs))
+        results = [result for result, _, _ in done]
+        added = AddResult(new=tuple(dict.fromkeys(i for _, a, _ in done for i in a.new)),
+                          merged=tuple(m for _, a, _ in done for m in a.merged))
+        timings = tuple(timing for _, _, timing in done)
         counts: dict[str, int] = {}
         for result in results:
             for name, count in result.counts.items():

@@ -9,7 +9,6 @@ from .embeddings import Embedder, EmbeddingModelError, VectorCache, content_hash
 from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
 from .pool import AddResult, MergeRecord
 from .research_memory import ResearchMemory, SnapshotError
-from .run_state import UsageTotals
 from .scope import NoActiveRunError, current_memory, research_scope, use_memory
 from .store import ChromaVectorCache, MemoryStoreError, open_chroma
 
@@ -27,7 +26,6 @@ __all__ = [
     "NoActiveRunError",
     "ResearchMemory",
     "SnapshotError",
-    "UsageTotals",
     "VectorCache",
     "content_hash",
     "current_memory",

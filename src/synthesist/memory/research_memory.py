@@ -20,13 +20,13 @@ from pydantic import ValidationError
 
 from ..config import MemorySettings
 from ..errors import SnapshotError
-from ..models import Citation, Evidence, HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage
+from ..models import Citation, Evidence, HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage, Usage
 from .bibliography import format_bibliography
 from .documents import evidence_text
 from .embeddings import Embedder
 from .pool import AddOutcome, AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
-from .run_state import RunState, UsageTotals
+from .run_state import RunState
 from .store import VectorCollection, collection_name, open_collection
 
 if TYPE_CHECKING:
@@ -236,10 +236,10 @@ class ResearchMemory:
         return tuple(self._state.usage)
 
     @property
-    def total_usage(self) -> UsageTotals:
+    def total_usage(self) -> Usage:
         return self._state.total_usage()
 
-    def usage_by_agent(self) -> dict[str, UsageTotals]:
+    def usage_by_agent(self) -> dict[str, Usage]:
         return self._state.usage_by_agent()
 
     # --- snapshot ----------------------------------------------------------------------------------------------

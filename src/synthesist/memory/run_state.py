@@ -4,28 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..models import Frozen, HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage
-
-
-class UsageTotals(Frozen):
-    """Token usage and estimated cost summed over model calls."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    cost_usd: float = 0.0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    def plus(self, usage: TokenUsage) -> UsageTotals:
-        return UsageTotals(
-            input_tokens=self.input_tokens + usage.input_tokens,
-            output_tokens=self.output_tokens + usage.output_tokens,
-            requests=self.requests + usage.requests,
-            cost_usd=self.cost_usd + usage.cost_usd,
-        )
+from ..models import HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage, Usage
 
 
 def _query_key(source: str, query: str) -> tuple[str, str]:
@@ -60,16 +39,13 @@ class RunState:
     def has_run(self, source: str, query: str) -> bool:
         return _query_key(source, query) in self._query_keys
 
-    def total_usage(self) -> UsageTotals:
-        totals = UsageTotals()
-        for usage in self.usage:
-            totals = totals.plus(usage)
-        return totals
+    def total_usage(self) -> Usage:
+        return sum(self.usage, Usage())
 
-    def usage_by_agent(self) -> dict[str, UsageTotals]:
-        totals: dict[str, UsageTotals] = {}
+    def usage_by_agent(self) -> dict[str, Usage]:
+        totals: dict[str, Usage] = {}
         for usage in self.usage:
-            totals[usage.agent] = totals.get(usage.agent, UsageTotals()).plus(usage)
+            totals[usage.agent] = totals.get(usage.agent, Usage()) + usage
         return totals
 
     def to_dict(self) -> dict[str, Any]:

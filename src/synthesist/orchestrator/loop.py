@@ -74,6 +74,8 @@ class LoopManager:
         self.checkpoint_dir = checkpoint_dir
         self.seeds: tuple[str, ...] = ()
         """Searches suggested before the rounds (an image's findings), planned in round 1."""
+        self.fallbacks: dict[str, str] = {}
+        """Agents whose model failed at least once: who answered instead (``extractive (fallback from …)``)."""
 
     async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]:
         """Run rounds until a stop rule fires; returns the reason and its explanation."""
@@ -104,7 +106,7 @@ class LoopManager:
         planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
                                     hypotheses=memory.hypotheses, seeds=self.seeds if round == 1 else ())
         self.emitter.span("plan", started, round=round, phase="plan")
-        await self._report_fallback(planned, round, send)
+        await self._report_fallback(planned, round, send, search.name)
         return await self._execute_search(memory, planned.value, round, send)
 
     async def _execute_search(self, memory: ResearchMemory, plan: QueryPlan, round: int, send: Send) -> SearchOutcome:
@@ -114,13 +116,14 @@ class LoopManager:
         await send(self._event(Searching, round, search.name, f"{len(pairs)} queries",
                                SearchingData(queries=pairs, rationale=plan.rationale)))
         outcome = await search.execute(memory, plan, round=round)
-        for timing in outcome.timings:
-            phase = "dedup" if timing.name == "memory.add" else "search"
+        for timing in outcome.timings:  # each answer is stored as it arrives: storing is part of its search
             start = timing.started - self.emitter.started
-            self.emitter.spans.append(self._span(timing.name, start, timing.ended - self.emitter.started, round, phase))
+            self.emitter.spans.append(self._span(timing.name, start, timing.ended - self.emitter.started, round,
+                                                 "search"))
         for error in outcome.errors:
             await send(self._event(Error, round, search.name, f"{error.source} failed: {error.message}",
-                                   ErrorData(kind="source", source=error.source, detail=error.message)))
+                                   ErrorData(kind="source", source=error.source, detail=error.message,
+                                             failure=error)))
         message = f"{outcome.new_count} new, {len(outcome.added.merged)} merged, {len(memory)} in memory"
         await send(self._event(SearchComplete, round, search.name, message, SearchCompleteData(
             new=outcome.new_count, merged=len(outcome.added.merged), total=len(memory), counts=outcome.counts,
@@ -137,7 +140,7 @@ class LoopManager:
         await send(self._event(Judging, round, judge.name, "judging the evidence",
                                JudgingData(context_size=min(len(memory), judge.context_size))))
         judged = await self._timed(judge.run(memory, round=round), "judge", round, phase)
-        await self._report_fallback(judged, round, send)
+        await self._report_fallback(judged, round, send, judge.name)
         assessment = judged.value
         verdict = "sufficient" if assessment.sufficient else "continue"
         await send(self._event(JudgeComplete, round, judge.name,
@@ -151,7 +154,7 @@ class LoopManager:
         await send(self._event(Hypothesizing, round, hypothesis.name, "forming hypotheses",
                                HypothesizingData(evidence=len(memory))))
         output = await self._timed(hypothesis.run(memory, round=round), "hypothesis", round, phase)
-        await self._report_fallback(output, round, send)
+        await self._report_fallback(output, round, send, hypothesis.name)
         await send(self._event(Hypothesizing, round, hypothesis.name,
                                f"{len(output.value.hypotheses)} hypotheses", output.value))
         return output.value
@@ -163,8 +166,10 @@ class LoopManager:
         finally:
             self.emitter.span(name, started, round=round, phase=phase)
 
-    async def _report_fallback(self, output: AgentOutput, round: int, send: Send) -> None:
+    async def _report_fallback(self, output: AgentOutput, round: int, send: Send, agent: str) -> None:
+        """Say when the extractive engine answered for a failed model, and remember who answered."""
         if output.fallback_reason:
+            self.fallbacks[agent] = f"{output.engine} (fallback from {self.team.engines()[agent]})"
             await send(self._event(Error, round, None, "model failed; the extractive engine answered",
                                    ErrorData(kind="model", detail=output.fallback_reason)))
 

@@ -301,7 +301,7 @@ class MagenticManager(LoopManager):
         planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
                                     hypotheses=memory.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
-        await self._report_fallback(planned, round, send)
+        await self._report_fallback(planned, round, send, search.name)
         return planned.value
 
     async def _judge_tool(self, memory: ResearchMemory, send: Send) -> str:

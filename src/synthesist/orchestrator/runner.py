@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.pricing import estimate_cost
 from ..agents.redaction import scrub
 from ..agents.report import ReportAgent
 from ..agents.visual.adapter import VisionAdapter
@@ -39,7 +40,7 @@ from ..events import (
     SynthesizingData,
 )
 from ..memory import ResearchMemory, use_memory
-from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
+from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, TokenUsage, UsageSummary
 from .checkpoint import RunOptions
 from .emitter import Emitter
 from .loop import LoopManager
@@ -126,7 +127,8 @@ async def _run(ctx: RunContext, put) -> None:
 
     async def send(event: EventBase) -> None:
         if isinstance(event, Error) and event.data.kind == "source":
-            ctx.errors.append(SourceFailure(source=event.data.source or "", kind="source", message=event.data.detail))
+            ctx.errors.append(event.data.failure or SourceFailure(source=event.data.source or "", kind="source",
+                                                                  message=event.data.detail))
         await put(event)
 
     engines = manager.team.engines()
@@ -151,7 +153,9 @@ async def _run(ctx: RunContext, put) -> None:
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
                             data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
     report, engine = await _write_report(ctx, send, partial_reason=why if partial else None)
-    engines["report"] = engine
+    engines.update(manager.fallbacks)
+    if engine != engines["report"]:
+        engines["report"] = f"{engine} (fallback from {engines['report']})"
     for section in report.sections:
         await send(emitter.make(Streaming, round=memory.round, agent="report", message=section.heading,
                                 data=StreamingData(section=section.heading, text=section.body)))
@@ -198,11 +202,24 @@ async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
     return report.suggested_searches
 
 
+def _record_vision_usage(ctx: RunContext, step: ImageStep, report: VisualReport) -> None:
+    """The vision model's tokens and cost join the run's usage under the agent ``visual``."""
+    usage = report.result.usage if report.result is not None else None
+    if step.adapter is None or usage is None or not usage.requests:
+        return
+    kind, _, name = step.adapter.label.rpartition(":")
+    cost = estimate_cost(kind or "openai", name, usage.input_tokens, usage.output_tokens)
+    ctx.memory.record_usage(TokenUsage(agent="visual", model=step.adapter.label, input_tokens=usage.input_tokens,
+                                       output_tokens=usage.output_tokens, requests=usage.requests, cost_usd=cost,
+                                       round=0))
+
+
 async def _visual_report(step: ImageStep, ctx: RunContext, send) -> VisualReport:
     report = None
     async for item in step.agent.stream(step.path, ctx.memory.question, adapter=step.adapter, settings=ctx.settings):
         if isinstance(item, VisualReport):
             report = item
+            _record_vision_usage(ctx, step, item)
         else:
             await send(ctx.emitter.make(Analyzing, round=0, agent="visual", message=f"turn {item.index}",
                                         data=AnalyzingData(image=step.path.name, turn=item.index,
@@ -268,14 +285,11 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
 def _result(ctx: RunContext, report: ResearchReport, reason: StopReason, engines: dict[str, str]) -> ResearchResult:
     memory = ctx.memory
     totals = memory.total_usage
-    by_agent = {name: {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "requests": u.requests,
-                       "cost_usd": u.cost_usd} for name, u in memory.usage_by_agent().items()}
     return ResearchResult(
         run_id=memory.run_id, question=memory.question, report=report, evidence=memory.evidence,
         hypotheses=memory.hypothesis_history, assessments=memory.assessments, stop_reason=reason,
         partial=reason != "sufficient", rounds=memory.round,
-        usage=UsageSummary(input_tokens=totals.input_tokens, output_tokens=totals.output_tokens,
-                           requests=totals.requests, cost_usd=totals.cost_usd, by_agent=by_agent),
+        usage=UsageSummary(**totals.model_dump(), by_agent=memory.usage_by_agent()),
         fabricated_citations=report.fabricated_citations_removed, sources=ctx.options.sources,
         queries=memory.queries_run, errors=tuple(ctx.errors), engine=engines, seconds=ctx.emitter.elapsed(),
         spans=tuple(ctx.emitter.spans),

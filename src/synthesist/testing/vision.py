@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agents.visual.adapter import AdapterReply
-from ..agents.visual.types import ToolCall, Usage
+from ..agents.visual.types import ToolCall
+from ..models import Usage
 
 VisionReply = AdapterReply | str | Mapping[str, Any] | Callable[..., Any]
 

@@ -40,7 +40,8 @@ async def _search_one(source: Source, query: str, limit: int) -> list[Evidence] 
         return await source.search(query, limit)
     except SourceError as exc:
         log.info("source %s failed: %s", source.name, exc)
-        return SourceFailure(source=source.name, kind=exc.kind, message=exc.message, status_code=exc.status_code)
+        return SourceFailure(source=source.name, kind=exc.kind, message=exc.message, status_code=exc.status_code,
+                             rate_limited=exc.kind == "rate_limited" or exc.status_code == 429)
     except Exception as exc:  # a bug in one source must not lose the others' evidence
         log.exception("source %s raised unexpectedly", source.name)
         return SourceFailure(source=source.name, kind="internal", message=type(exc).__name__)

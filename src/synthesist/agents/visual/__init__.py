@@ -19,7 +19,8 @@ from .report import ImageFinding, VisualReport, findings_as_evidence, turn_summa
 from .rewards import Combined, ExactMatch, IoU, OnField, TokenF1
 from .search_tools import ImageSearchTool, LiteratureSearchTool
 from .tooling import SearchTool, ToolBox
-from .types import AgenticResult, ToolCall, ToolResult, Turn, Usage
+from ...models import Usage
+from .types import AgenticResult, ToolCall, ToolResult, Turn
 
 __all__ = [
     "MAX_TURNS_CEILING",

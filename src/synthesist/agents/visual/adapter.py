@@ -26,7 +26,8 @@ from ...config import Settings
 from ...errors import ConfigError, ModelError
 from ..model_spec import KEY_VARIABLES, ModelSpec, parse_model_spec
 from ..redaction import scrub
-from .types import ToolCall, Usage
+from ...models import Usage
+from .types import ToolCall
 
 log = logging.getLogger("synthesist.visual")
 

@@ -50,7 +50,8 @@ from .instructions import (
 )
 from .salvage import ContinueValueError, coerce_continue, extract_json, repair_truncated, rewrap_subschema_keys
 from .tooling import ToolBox
-from .types import AgenticResult, RequestKind, StopReason, ToolResult, Turn, Usage
+from ...models import Usage
+from .types import AgenticResult, RequestKind, StopReason, ToolResult, Turn
 
 log = logging.getLogger("synthesist.visual")
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ...models import Frozen
+from ...models import Frozen, Usage
 
 RequestKind = Literal["tools", "final", "single"]
 """What a turn offered: ``tools`` (viewer and search tools, no response format), ``final`` (no tools, the answer
@@ -20,21 +20,6 @@ StopReason = Literal["complete", "max_turns", "idle_tools", "forced", "salvaged"
 """Why the loop stopped: the model said ``continue: false`` (``complete``); the last turn was answered
 (``max_turns``); tools went unused and the answer was forced (``idle_tools``); bad replies forced it
 (``forced``); the answer was recovered from text (``salvaged``, see the warnings)."""
-
-
-class Usage(Frozen):
-    """Tokens of one call, or of a whole loop."""
-
-    input_tokens: int = Field(0, ge=0)
-    output_tokens: int = Field(0, ge=0)
-    requests: int = Field(0, ge=0)
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            requests=self.requests + other.requests,
-        )
 
 
 class ToolCall(Frozen):
