@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Container
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from ..models import ReportSection, ResearchReport
+from pydantic import BaseModel
+
+from ..models import ResearchReport
 
 ID_PREFIXES = ("pmid", "doi", "nct", "ppr", "pmcid", "url", "img")
 _PREFIX = "|".join(ID_PREFIXES)
@@ -97,31 +100,86 @@ def _validate_sentence(sentence: str, resolve: Resolver, fabricated: list[str]) 
     return re.sub(r"\s+([.!?])$", r"\1", cleaned.rstrip()) if valid_any else None
 
 
+CLAIM_FIELDS = frozenset({"executive_summary", "body", "conclusion", "limitations", "hypotheses_tested",
+                          "key_findings", "statement"})
+"""Fields that hold cited claims: a sentence whose every citation is fabricated is dropped from them. In every
+other text field (titles, headings, methodology, hypotheses' parts…) a fabricated id is cut out of the text."""
+SKIPPED_FIELDS = frozenset({"references", "partial_reason"})
+"""Written by us from memory, never by a model."""
+_BARE_ID = re.compile(r"(?i)\b(?:pmid:\s*\d+|nct:\s*NCT\d{8}|ppr:\s*PPR\d+|pmcid:\s*PMC\d+|"
+                      r"doi:\s*10\.\d{4,9}/[^\s\[\];,]+[^\s\[\];,.])")
+
+M = TypeVar("M", bound=BaseModel)
+
+
 def validate_report(
     report: ResearchReport, known: Container[str] | Resolver
 ) -> tuple[ResearchReport, tuple[str, ...]]:
     """The report with every fabricated citation removed (aliases rewritten to held ids), and the removed ids."""
-    removed: list[str] = []
-    resolve = resolver(known)
+    cleaned, removed = validate_model(report, known)
+    count = report.fabricated_citations_removed + len(removed)
+    return cleaned.model_copy(update={"fabricated_citations_removed": count}), removed
 
-    def check(text: str) -> str:
+
+def validate_model(model: M, known: Container[str] | Resolver) -> tuple[M, tuple[str, ...]]:
+    """``model`` with no id left that ``known`` does not hold, in ANY text field at any depth (the walk covers every
+    string of the model, nested models, tuples, lists and dicts; fields ending in ``_ids`` are id lists and are
+    filtered as such). Returns the cleaned model and every removed id, in reading order."""
+    resolve = resolver(known)
+    removed: list[str] = []
+    return _walk(model, "", resolve, removed), tuple(removed)
+
+
+def _walk(value: Any, field: str, resolve: Resolver, removed: list[str]) -> Any:
+    if isinstance(value, BaseModel):
+        updates = {name: _walk(getattr(value, name), name, resolve, removed)
+                   for name in type(value).model_fields if name not in SKIPPED_FIELDS}
+        changed = {name: new for name, new in updates.items() if new is not getattr(value, name)}
+        return value.model_copy(update=changed) if changed else value
+    if isinstance(value, (tuple, list)):
+        items = [_walk(item, field, resolve, removed) for item in value]
+        if field.endswith("_ids") or all(isinstance(item, str) for item in value):
+            items = [item for item in items if not (isinstance(item, str) and not item.strip())]
+        return type(value)(items) if items != list(value) else value
+    if isinstance(value, dict):
+        return {key: _walk(item, field, resolve, removed) for key, item in value.items()}
+    if isinstance(value, str):
+        return _clean_text(value, field, resolve, removed)
+    return value
+
+
+def _clean_text(text: str, field: str, resolve: Resolver, removed: list[str]) -> str:
+    if field.endswith("_ids"):
+        held = resolve(_normalise(text))
+        if held is None:
+            removed.append(text)
+        return held or ""
+    original = text
+    if field in CLAIM_FIELDS:
         result = validate_text(text, resolve)
         removed.extend(result.fabricated)
-        return result.text
+        text = result.text
+    else:
+        text = MARKER.sub(lambda m: _kept_marker(m, resolve, removed), text)
 
-    summary = check(report.executive_summary)  # in reading order, so ``removed`` is too
-    sections = tuple(ReportSection(heading=s.heading, body=check(s.body)) for s in report.sections)
-    cleaned = report.model_copy(
-        update={
-            "executive_summary": summary,
-            "sections": sections,
-            "hypotheses_tested": tuple(t for t in (check(h) for h in report.hypotheses_tested) if t),
-            "limitations": check(report.limitations),
-            "conclusion": check(report.conclusion),
-            "fabricated_citations_removed": report.fabricated_citations_removed + len(removed),
-        }
-    )
-    return cleaned, tuple(removed)
+    def bare(match: re.Match[str]) -> str:
+        if resolve(_normalise(match.group(0).replace(" ", ""))) is not None:
+            return match.group(0)
+        removed.append(match.group(0))
+        return ""
+
+    cleaned = _BARE_ID.sub(bare, text)
+    if cleaned == original:
+        return original
+    cleaned = re.sub(r"\(\s*\)", "", cleaned)  # "(pmid:…)" left empty
+    return re.sub(r"[ \t]+([.,;:!?])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
+
+
+def _kept_marker(match: re.Match[str], resolve: Resolver, removed: list[str]) -> str:
+    ids = [_normalise(item) for item in _SPLIT.split(match.group(1))]
+    good = [held for held in (resolve(i) for i in ids) if held is not None]
+    removed.extend(i for i in ids if resolve(i) is None)
+    return f"[{'; '.join(dict.fromkeys(good))}]" if good else ""
 
 
 def replace_markers(text: str, number_of: Callable[[str], int | None]) -> str:

@@ -10,6 +10,7 @@ from ..memory import ResearchMemory
 from ..models import HypothesisAssessment
 from ..prompts import Boundary, render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
+from .citations import validate_model
 from .extractive.hypotheses import generate
 from .llm import LLM
 
@@ -49,7 +50,8 @@ class HypothesisAgent(ModelAgent):
             )
             primary = assessment.primary if assessment.primary is not None and assessment.primary < len(
                 hypotheses) else (0 if hypotheses else None)
-            return assessment.model_copy(update={"hypotheses": hypotheses, "primary": primary, "round": round})
+            checked = assessment.model_copy(update={"hypotheses": hypotheses, "primary": primary, "round": round})
+            return validate_model(checked, shown)[0]  # no id the context lacks, in any text the run stores
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                          finish=finish)

@@ -10,7 +10,7 @@ from ..memory import ResearchMemory
 from ..models import Evidence, JudgeAssessment
 from ..prompts import Boundary, render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
-from .citations import validate_text
+from .citations import validate_model
 from .extractive.judge import assess
 from .extractive.relevance import question_relevance
 from .llm import LLM
@@ -51,14 +51,10 @@ class JudgeAgent(ModelAgent):
                                   round=round)
 
         def finish(assessment: JudgeAssessment) -> JudgeAssessment:
-            findings = tuple(text for text in (validate_text(f, shown).text for f in assessment.key_findings) if text)
             kind, required, rule = rule_for(memory.question, self._settings.run)
-            return assessment.model_copy(update={
-                "question_type": kind, "required": required, "rule": rule,
-                "cited_evidence_ids": tuple(i for i in assessment.cited_evidence_ids if i in shown),
-                "key_findings": findings,
-                "round": round,
-            })
+            checked = validate_model(assessment, shown)[0]  # no id the context lacks, in any text it stores
+            return checked.model_copy(update={"question_type": kind, "required": required, "rule": rule,
+                                              "round": round})
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                          finish=finish)
