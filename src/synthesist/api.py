@@ -56,6 +56,9 @@ from .orchestrator.loop import LoopManager
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import ImageStep, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
+from .runs import PruneOutcome, RunInfo, parse_duration
+from .runs import list_runs as _list_runs
+from .runs import prune_runs as _prune_runs
 from .tools.http import Fetcher, open_client
 from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
@@ -71,7 +74,9 @@ __all__ = [
     "check_out_dir",
     "check_question",
     "check_sources",
+    "list_runs",
     "load_library",
+    "prune_runs",
     "load_settings",
     "open_library_index",
     "parse_source_names",
@@ -82,6 +87,17 @@ __all__ = [
     "stream",
     "write_outputs",
 ]
+
+
+def list_runs(*, settings: Settings | None = None) -> list[RunInfo]:
+    """The runs kept under ``DATA_DIR/runs``, newest first."""
+    return _list_runs(settings or current_settings())
+
+
+def prune_runs(older_than: str | float, *, settings: Settings | None = None) -> PruneOutcome:
+    """Remove runs older than ``older_than`` (seconds, or a duration such as ``7d``) and orphan collections."""
+    seconds = parse_duration(older_than) if isinstance(older_than, str) else float(older_than)
+    return _prune_runs(settings or current_settings(), seconds)
 
 
 def load_library(paths: Sequence[Path | str], *, settings: Settings | None = None) -> LibraryLoad:
@@ -235,6 +251,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                     if failed is not None:
                         yield failed
             yield event
+        await memory.drop_collection()  # a finished run keeps its checkpoint and files, not a live collection
 
 
 async def _magentic_client(settings: Settings, chat_client: BaseChatClient | None, stack: AsyncExitStack):

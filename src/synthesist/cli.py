@@ -15,6 +15,7 @@ import logging
 import re
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -61,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = sources_commands.add_parser("check", help="check that each source answers")
     check.add_argument("--sources", help="comma list (default: every network source)")
 
+    runs = commands.add_parser("runs", help="the runs kept in DATA_DIR/runs")
+    runs_commands = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
+    runs_commands.add_parser("list", help="every run: id, date, stop reason, size, question")
+    prune = runs_commands.add_parser("prune", help="remove old runs and their leftovers in the store")
+    prune.add_argument("--older-than", required=True, metavar="DURATION", help="e.g. 12h, 7d, 2w")
+
     library = commands.add_parser("library", help="local libraries")
     library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
     validate = library_commands.add_parser("validate", help="load a library and report every bad line or file")
@@ -96,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-                   "library": _library}[args.command]
+                   "library": _library, "runs": _runs}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
@@ -228,6 +235,19 @@ def _sources(api, args: argparse.Namespace) -> int:
         print(f"{len(failed)} of {len(checks)} sources unreachable: check the network, a proxy, or the base URLs "
               "(SYNTHESIST_<SOURCE>__BASE_URL).", file=sys.stderr)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _runs(api, args: argparse.Namespace) -> int:
+    if args.runs_command == "prune":
+        outcome = api.prune_runs(args.older_than)
+        _say(f"{len(outcome.removed_runs)} runs removed ({outcome.freed_bytes / 1e6:.1f} MB), "
+             f"{len(outcome.dropped_collections)} stored collections dropped")
+        return EXIT_OK
+    for run in api.list_runs():
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.modified))
+        state = run.stop_reason or f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)"
+        _say(f"{run.run_id}  {when}  {run.size_bytes / 1e6:6.2f} MB  {state:<12}  {run.question[:70]}")
+    return EXIT_OK
 
 
 def _library(api, args: argparse.Namespace) -> int:

@@ -137,10 +137,10 @@ class MemoryStoreError(SynthesistError):
 
 
 class NoActiveRunError(SynthesistError):
-    """:func:`current_memory` was called outside any :func:`research_scope`."""
+    """:func:`current_memory` was called outside any run (see :func:`synthesist.memory.use_memory`)."""
 
     def __init__(self) -> None:
-        super().__init__("no research run is active: call this inside `async with research_scope(...)`")
+        super().__init__("no research run is active: call this inside a run (`with use_memory(memory):`)")
 
 
 class SnapshotError(SynthesistError):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import asynccontextmanager
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,6 @@ from synthesist.memory import (
     ResearchMemory,
     current_memory,
     open_chroma,
-    research_scope,
     use_memory,
 )
 from synthesist.memory.documents import evidence_text
@@ -28,11 +28,21 @@ from synthesist.memory.store import open_collection
 RUNS = 50
 
 
+@asynccontextmanager
+async def research_scope(question: str, settings: Settings, *, embedder: Embedder, client=None, run_id=None):
+    """What a run does: open its memory in the store, make it the current one for the block."""
+    client = client if client is not None else open_chroma(settings)
+    memory = await ResearchMemory.open(question, embedder=embedder, client=client, settings=settings.memory,
+                                       run_id=run_id)
+    with use_memory(memory):
+        yield memory
+
+
 def test_current_memory_outside_a_run_raises() -> None:
     with pytest.raises(NoActiveRunError) as caught:
         current_memory()
     assert isinstance(caught.value, SynthesistError)
-    assert "research_scope" in str(caught.value)
+    assert "no research run is active" in str(caught.value)
 
 
 async def test_scope_sets_and_resets_the_current_memory(settings: Settings, embedder: Embedder) -> None:
@@ -90,16 +100,19 @@ async def _evidence_ids_of_current_run() -> set[str]:
 
 _WRITER = """
 import asyncio, json, sys
+from synthesist.composition import open_shared
 from synthesist.config import load_settings
-from synthesist.memory import research_scope
+from synthesist.memory import ResearchMemory
 from synthesist.models import Evidence
 
 async def main():
     settings = load_settings(data_dir=sys.argv[1])
+    shared = open_shared(settings)
     items = [Evidence.model_validate(item) for item in json.loads(sys.stdin.read())]
-    async with research_scope("Which drugs prevent fractures?", settings, run_id="restart-test") as memory:
-        await memory.add(items)
-        print(json.dumps([e.id for e in memory.evidence]))
+    memory = await ResearchMemory.open("Which drugs prevent fractures?", embedder=shared.embedder,
+                                       client=shared.client, settings=settings.memory, run_id="restart-test")
+    await memory.add(items)
+    print(json.dumps([e.id for e in memory.evidence]))
 
 asyncio.run(main())
 """

@@ -8,8 +8,8 @@ from .bm25 import BM25Index, tokenize
 from .embeddings import Embedder, EmbeddingModelError, VectorCache, content_hash
 from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
 from .pool import AddResult, MergeRecord
-from .research_memory import ResearchMemory, SnapshotError
-from .scope import NoActiveRunError, current_memory, research_scope, use_memory
+from .research_memory import ResearchMemory, SnapshotError, drop_run_collection, run_collections
+from .scope import NoActiveRunError, current_memory, use_memory
 from .store import ChromaVectorCache, MemoryStoreError, open_chroma
 
 __all__ = [
@@ -32,7 +32,8 @@ __all__ = [
     "format_bibliography",
     "library_name",
     "open_chroma",
-    "research_scope",
+    "drop_run_collection",
+    "run_collections",
     "tokenize",
     "use_memory",
 ]

@@ -27,7 +27,7 @@ from .embeddings import Embedder
 from .pool import AddOutcome, AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
 from .run_state import RunState
-from .store import VectorCollection, collection_name, open_collection
+from .store import VectorCollection, collection_name, collection_names, drop_collection, open_collection
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -39,8 +39,22 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+RUN_COLLECTION_PREFIX = "run-"
+
+
 def run_collection_name(run_id: str) -> str:
     return collection_name("run", run_id)
+
+
+def run_collections(client: ClientAPI) -> dict[str, str]:
+    """The run collections in a store, by run id (``run-<run_id>`` → run_id)."""
+    return {name.removeprefix(RUN_COLLECTION_PREFIX): name
+            for name in collection_names(client, RUN_COLLECTION_PREFIX)}
+
+
+def drop_run_collection(client: ClientAPI, run_id: str) -> bool:
+    """Delete the collection of run ``run_id``; False when it had none."""
+    return drop_collection(client, run_collection_name(run_id))
 
 
 class ResearchMemory:
@@ -86,6 +100,13 @@ class ResearchMemory:
             keys = json.loads(str(entry.metadata["keys"]))
             memory._pool.load(evidence, entry.vector, keys, int(entry.metadata["seq"]))
         return memory
+
+    async def drop_collection(self) -> None:
+        """Delete the run's Chroma collection (a finished run keeps its checkpoint and files, not a live
+        collection); the memory stays usable in-process, and :meth:`restore` rebuilds the collection on resume."""
+        if self._collection is not None:
+            collection, self._collection = self._collection, None
+            await asyncio.to_thread(collection.drop)
 
     @property
     def embedder(self) -> Embedder:

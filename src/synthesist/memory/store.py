@@ -113,6 +113,10 @@ class VectorCollection:
     def metadata(self) -> dict[str, Any]:
         return dict(self._collection.metadata or {})
 
+    def drop(self) -> bool:
+        """Delete this collection from the store (the object must not be used after)."""
+        return drop_collection(self._client, self.name)
+
     def count(self) -> int:
         with translated("count", self.name):
             return self._collection.count()
@@ -153,6 +157,14 @@ class VectorCollection:
             )
             for i, entry_id in enumerate(found["ids"])
         ]
+
+
+def collection_names(client: ClientAPI, prefix: str) -> list[str]:
+    """The names of the collections whose name starts with ``prefix``."""
+    with translated("list collections"):
+        listed = client.list_collections()
+    names = [item if isinstance(item, str) else item.name for item in listed]
+    return sorted(name for name in names if name.startswith(prefix))
 
 
 def open_collection(client: ClientAPI, name: str, metadata: Metadata | None = None) -> VectorCollection:

@@ -1,0 +1,69 @@
+"""Runs kept on disk: a finished run drops its store collection; list and prune manage the rest."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "orchestrator"))
+from run_helpers import QUESTION, write_library  # noqa: E402
+
+from synthesist import api  # noqa: E402
+from synthesist.composition import Shared  # noqa: E402
+from synthesist.config import load_settings  # noqa: E402
+from synthesist.errors import BadInputError  # noqa: E402
+from synthesist.memory import Embedder, open_chroma, run_collections  # noqa: E402
+from synthesist.memory.research_memory import run_collection_name  # noqa: E402
+from synthesist.memory.store import open_collection  # noqa: E402
+from synthesist.runs import parse_duration  # noqa: E402
+
+
+@pytest.fixture
+def persistent(tmp_path: Path):
+    return load_settings(data_dir=tmp_path / "data", run={"max_rounds": 1})
+
+
+async def test_a_finished_run_keeps_its_files_but_not_a_live_collection(persistent, embedder: Embedder,
+                                                                          tmp_path: Path) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    shared = Shared(client=open_chroma(persistent), embedder=embedder)
+    result = await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
+                                settings=persistent, shared=shared)
+    assert result.run_id not in run_collections(shared.client)
+    folder = persistent.data_dir / "runs" / result.run_id
+    assert {p.name for p in folder.iterdir()} >= {"checkpoint.json", "events.jsonl", "report.json", "report.md"}
+    (listed,) = api.list_runs(settings=persistent)
+    assert (listed.run_id, listed.stop_reason, listed.finished) == (result.run_id, result.stop_reason, True)
+    assert listed.question == QUESTION and listed.size_bytes > 0
+
+
+def test_prune_removes_old_runs_their_collections_and_orphans(persistent, tmp_path: Path) -> None:
+    client = open_chroma(persistent)
+    runs = persistent.data_dir / "runs"
+    for run_id in ("old-killed", "fresh-killed"):
+        (runs / run_id).mkdir(parents=True)
+        (runs / run_id / "checkpoint.json").write_text('{"round": 1, "finished": false, "options": {}}')
+        open_collection(client, run_collection_name(run_id))
+    open_collection(client, run_collection_name("orphan"))  # its folder is long gone
+    old = runs / "old-killed" / "checkpoint.json"
+    os.utime(old, (old.stat().st_atime - 10 * 86400, old.stat().st_mtime - 10 * 86400))
+
+    outcome = api.prune_runs("7d", settings=persistent)
+    assert outcome.removed_runs == ("old-killed",)
+    assert set(outcome.dropped_collections) == {"old-killed", "orphan"}
+    assert set(run_collections(client)) == {"fresh-killed"}  # a recent unfinished run can still be resumed
+    assert [run.run_id for run in api.list_runs(settings=persistent)] == ["fresh-killed"]
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("30s", 30), ("15m", 900), ("12h", 43200), ("7d", 604800),
+                                               ("2w", 1209600), ("1.5h", 5400)])
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+def test_a_bad_duration_is_bad_input() -> None:
+    with pytest.raises(BadInputError, match="not a duration"):
+        parse_duration("seven days")
