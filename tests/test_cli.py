@@ -254,3 +254,16 @@ def test_batch_honours_json_and_manager(tmp_path: Path) -> None:
 def test_the_batch_module_prints_nothing() -> None:
     source = (Path(__file__).parent.parent / "src" / "synthesist" / "batch.py").read_text()
     assert "print(" not in source and "rich" not in source
+
+
+def test_library_index_says_what_it_embeds_and_when_it_is_done(tmp_path: Path) -> None:
+    library = tmp_path / "lib.jsonl"
+    library.write_text('{"pmid": "1", "title": "A", "abstract": "Metformin lowers glucose."}\n'
+                       '{"pmid": "2", "title": "B", "abstract": "Statins lower LDL."}\n')
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    first = run_cli("library", "index", str(library), env=env, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "indexing: embedding 2 records (once; later runs reuse them)" in first.stderr
+    assert "indexing: 2 records embedded" in first.stderr
+    again = run_cli("library", "index", str(library), env=env, timeout=300)
+    assert "embedding" not in again.stderr and "0 embedded, 2 reused" in again.stdout

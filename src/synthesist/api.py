@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +30,7 @@ from .agents.model_spec import default_model_spec
 from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
+from .agents.search import LibrarySource
 from .agents.visual.adapter import VisionAdapter, build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
@@ -39,8 +40,8 @@ from .composition import (
     build_chat_client,
     build_network_sources,
     build_team,
-    library_source,
-    open_library,
+    index_library,
+    load_usable_library,
     open_models,
     open_shared,
 )
@@ -54,7 +55,7 @@ from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, ru
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager
 from .orchestrator.magentic import MagenticManager
-from .orchestrator.runner import ImageStep, RunContext, RunControl, run_stream
+from .orchestrator.runner import ImageStep, Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .runs import PruneOutcome, RunInfo, parse_duration
 from .runs import list_runs as _list_runs
@@ -215,11 +216,17 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
         magentic = await _magentic_client(settings, chat_client, stack)  # bad config fails before anything runs
         shared = shared or await asyncio.to_thread(open_shared, settings)
         paths = tuple(Path(p) for p in options.libraries)
-        sources, warnings = [], []
+        sources, warnings, preparations = [], [], []
         if "library" in options.sources:
-            index, loaded = await asyncio.to_thread(open_library, paths, shared, settings)
-            sources.append(library_source(index))
+            loaded = await asyncio.to_thread(load_usable_library, paths, settings)  # bad input: before the run
+            library = LibrarySource()
+            sources.append(library)
             warnings += [loaded.summary()] if loaded.summary() else []
+
+            async def index(progress, library=library, loaded=loaded) -> None:
+                library.index = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
+
+            preparations.append(Preparation("indexing the library", index))
         http = await stack.enter_async_context(open_client(settings))
         sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
                                             web_client=web_client)
@@ -242,7 +249,8 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
-                         notice=_engine_notice(model, settings), warnings=tuple(warnings))
+                         notice=_engine_notice(model, settings), warnings=tuple(warnings),
+                         preparations=tuple(preparations))
         async for event in run_stream(ctx):
             if isinstance(event, Complete):
                 write_outputs(event.data, directory, events_log=None)
@@ -403,8 +411,11 @@ async def check_sources(
 
 
 def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None = None,
-                       shared: Shared | None = None) -> LibraryIndex:
+                       shared: Shared | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> LibraryIndex:
     """Index a local library once (persistently, by content hash) and return the index; reopening an unchanged
-    library embeds nothing. ``index.stats`` says what was embedded, reused and removed."""
+    library embeds nothing. ``index.stats`` says what was embedded, reused and removed. ``progress(done,
+    total)`` follows the embedding of the records not embedded before."""
     settings = settings or current_settings()
-    return open_library(check_library_paths(paths), shared or open_shared(settings), settings)[0]
+    checked = check_library_paths(paths)
+    return index_library(load_usable_library(checked, settings), checked, shared or open_shared(settings), progress)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import __version__
 from .agents.redaction import SecretFilter
@@ -159,6 +160,35 @@ async def _consume(start, control, printer: EventPrinter):
     return result
 
 
+class WaitBar:
+    """A long wait (embedding a library) as a progress bar with counts and ETA on a terminal, or a line at its
+    start and end when stderr is a pipe."""
+
+    def __init__(self, console: Console, what: str):
+        self.console = console
+        self.what = what
+        self._bar: Progress | None = None
+        self._task = None
+
+    def update(self, done: int, total: int) -> None:
+        if total == 0:
+            return
+        if self._bar is None:
+            if not self.console.is_terminal:
+                self.console.file.write(printable(f"{self.what}: embedding {total} records (once; later runs "
+                                                  "reuse them)\n"))
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeRemainingColumn(), console=self.console, disable=not self.console.is_terminal,
+                                 transient=True)
+            self._task = self._bar.add_task(printable(self.what), total=total)
+            self._bar.start()
+        self._bar.update(self._task, completed=done)
+        if done >= total:
+            self._bar.stop()
+            if not self.console.is_terminal:
+                self.console.file.write(printable(f"{self.what}: {total} records embedded\n"))
+
+
 class EventPrinter:
     """One line per event: styled on a terminal, plain when piped."""
 
@@ -168,12 +198,17 @@ class EventPrinter:
 
     def __init__(self, console: Console):
         self.console = console
+        self.waits: dict[str, WaitBar] = {}
         self.written: Path | None = None
         """Where the report files are, when an output folder could not be written (the run directory)."""
 
     def show(self, event) -> None:
         if event.type == "error" and event.data.kind == "output" and event.data.source:
             self.written = Path(event.data.source)
+        if event.type == "progress" and event.data.stage != "rounds" and event.data.total is not None:
+            wait = self.waits.setdefault(event.data.stage, WaitBar(self.console, event.data.stage))
+            wait.update(event.data.done or 0, event.data.total)
+            return
         if event.type in self.QUIET:
             return
         who = f" {event.agent}" if event.agent else ""
@@ -259,7 +294,7 @@ def _library(api, args: argparse.Namespace) -> int:
               f"{len(loaded.notices)} fields cut")
         return EXIT_FAILED if loaded.problems else EXIT_OK
     if args.library_command == "index":
-        index = api.open_library_index(args.paths)
+        index = api.open_library_index(args.paths, progress=WaitBar(Console(stderr=True), "indexing").update)
         stats = index.stats
         print(f"{stats.total} records indexed: {stats.embedded} embedded, {stats.reused} reused, "
               f"{stats.removed} removed")
@@ -267,7 +302,7 @@ def _library(api, args: argparse.Namespace) -> int:
     queries = _read_lines(args.queries) if args.queries else [args.query] if args.query else []
     if not queries or not all(q.strip() for q in queries):
         raise BadInputError("give a query (or --queries FILE with one query per line)")
-    index = api.open_library_index([args.path])
+    index = api.open_library_index([args.path], progress=WaitBar(Console(stderr=True), "indexing").update)
     stats = index.stats
     print(f"library: {stats.total} records ({stats.embedded} embedded now, {stats.reused} reused)", file=sys.stderr)
     for query, hits in zip(queries, index.search_many(queries, k=args.k), strict=True):

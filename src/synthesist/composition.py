@@ -7,7 +7,7 @@ Nothing below this module constructs an HTTP client, a Chroma client, an embedde
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,15 +69,19 @@ def open_shared(settings: Settings) -> Shared:
     return Shared(client=client, embedder=Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache))
 
 
-def open_library(paths: Sequence[Path], shared: Shared, settings: Settings) -> tuple[LibraryIndex, LibraryLoad]:
-    """Load and index a local library; vectors persist by content hash, so an unchanged library embeds nothing.
-    Returns the index and the load (its problems and notices, for the run to say once)."""
+def load_usable_library(paths: Sequence[Path], settings: Settings) -> LibraryLoad:
+    """Load a local library's records (fast: no embedding); a library with no usable record is bad input."""
     loaded = load_library(paths, field_cap=settings.search.library_field_cap)
     if not loaded.evidence:
         raise BadInputError(f"the library at {', '.join(map(str, paths))} holds no usable record")
-    index = LibraryIndex.build(loaded.evidence, embedder=shared.embedder, client=shared.client,
-                               name=library_name(paths))
-    return index, loaded
+    return loaded
+
+
+def index_library(loaded: LibraryLoad, paths: Sequence[Path], shared: Shared,
+                  progress: Callable[[int, int], None] | None = None) -> LibraryIndex:
+    """Index a loaded library; vectors persist by content hash, so an unchanged library embeds nothing."""
+    return LibraryIndex.build(loaded.evidence, embedder=shared.embedder, client=shared.client,
+                              name=library_name(paths), progress=progress)
 
 
 async def open_models(
@@ -107,10 +111,6 @@ def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], sett
         hypothesis=HypothesisAgent(settings, llm=models["hypothesis"]),
         report=ReportAgent(settings, llm=models["report"]),
     )
-
-
-def library_source(index: LibraryIndex) -> Source:
-    return LibrarySource(index)
 
 
 MAGENTIC_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")

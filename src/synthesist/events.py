@@ -48,6 +48,11 @@ class Started(EventBase):
 class ProgressData(Frozen):
     fraction: float = Field(ge=0, le=1)
     evidence: int = 0
+    stage: str = "rounds"
+    """``rounds`` (end of a round), or a long wait before them (``indexing the library``)."""
+    done: int | None = None
+    total: int | None = None
+    """For a long wait: how many of how many units (records to embed) are done."""
 
 
 class Progress(EventBase):

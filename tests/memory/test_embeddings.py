@@ -105,3 +105,16 @@ def test_a_missing_model_raises_our_error(tmp_path: Path) -> None:
 
 def test_content_hash_is_sha256_of_the_text() -> None:
     assert content_hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+
+def test_loading_the_model_leaves_the_users_environment_as_it_was(tmp_path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = ("import os\nos.environ['HF_HUB_OFFLINE'] = '0'\nbefore = dict(os.environ)\n"
+            "from synthesist.memory import Embedder\nEmbedder().embed_sync(['metformin'])\n"
+            "changed = {k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k)}\n"
+            "print(sorted(changed))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -435,3 +435,30 @@ async def test_an_injected_fake_id_survives_in_no_field_of_the_report_or_what_th
     assert result.fabricated_citations >= 5
     checkpoint = (tmp_path / "data" / "runs" / result.run_id / "checkpoint.json").read_text()
     assert checkpoint.count("99999999") == checkpoint.count(INJECTED_ABSTRACT[:40]) == 1  # inside the abstract only
+
+
+async def test_when_every_network_source_is_unreachable_the_report_says_so_and_how_to_run_offline(
+        shared, library, tmp_path) -> None:
+    with FixtureServer() as gone:
+        url = gone.url
+    settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
+        "pubmed": {"base_url": url}, "trials": {"base_url": url}, "http": {"max_retries": 0}})
+    result = await api.research(QUESTION, sources="pubmed,trials", model="extractive", settings=settings,
+                                shared=shared)
+    assert result.stop_reason == "no_evidence" and result.partial
+    assert "every network source was unreachable" in result.report.partial_reason
+    assert "--sources library --library PATH" in result.report.partial_reason
+    with_library = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
+                                      settings=settings, shared=shared)
+    assert "every network source was unreachable" in (with_library.report.partial_reason or "")
+
+
+async def test_embedding_a_new_library_is_reported_as_progress_after_the_start(shared, library, tmp_path) -> None:
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                           settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+    types = [e.type for e in events]
+    waits = [e for e in events if e.type == "progress" and e.data.stage == "indexing the library"]
+    assert waits and types.index("started") < events.index(waits[0]) and events.index(waits[-1]) < types.index(
+        "searching")
+    assert (waits[0].data.done, waits[-1].data.done) == (0, waits[-1].data.total)
+    assert_valid_order(events)

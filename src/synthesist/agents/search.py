@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config import Settings
+from ..errors import SourceError
 from ..memory import AddResult, LibraryIndex, ResearchMemory
 from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResult, SourceFailure
 from ..prompts import Boundary, render
@@ -27,15 +28,20 @@ MAX_QUERIES_PER_SOURCE = 3
 
 
 class LibrarySource:
-    """The local library index as a search source (name ``library``): hybrid dense + BM25 retrieval."""
+    """The local library index as a search source (name ``library``): hybrid dense + BM25 retrieval.
+
+    The index may be attached after the source is built (a run embeds a new library once it has started, so that
+    it can report the progress); searching before then is a source error."""
 
     name = "library"
 
-    def __init__(self, index: LibraryIndex):
-        self._index = index
+    def __init__(self, index: LibraryIndex | None = None):
+        self.index = index
 
     async def search(self, query: str, limit: int) -> list[Evidence]:
-        hits = await self._index.asearch(query, k=limit)
+        if self.index is None:
+            raise SourceError(self.name, "the library is not indexed yet", kind="not_ready")
+        hits = await self.index.asearch(query, k=limit)
         top = max((hit.score for hit in hits), default=0.0) or 1.0
         return [hit.evidence.model_copy(update={"relevance": round(max(0.0, hit.score) / top, 4)}) for hit in hits]
 

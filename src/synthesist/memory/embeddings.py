@@ -15,7 +15,8 @@ import asyncio
 import hashlib
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -59,6 +60,25 @@ _MODELS: dict[str, LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+_OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+"""What the loader needs while it loads: never fall back to the hub, draw no "Loading weights" bar."""
+
+
+@contextmanager
+def _offline_environment() -> Iterator[None]:
+    """Set the loader's variables for the load only (under the models' lock), then restore the user's own."""
+    saved = {name: os.environ.get(name) for name in _OFFLINE}
+    os.environ.update(_OFFLINE)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def load_model(path: Path) -> LoadedModel:
     """The model at ``path``, loaded at most once per process whatever the number of embedders or threads."""
     key = str(path.resolve())
@@ -66,14 +86,12 @@ def load_model(path: Path) -> LoadedModel:
         loaded = _MODELS.get(key)
         if loaded is not None:
             return loaded
-        os.environ["HF_HUB_OFFLINE"] = "1"  # a local directory must never fall back to the hub
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bar on the CLI's stderr
         # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
         from sentence_transformers import SentenceTransformer
 
         try:
-            model = SentenceTransformer(key, device="cpu")
+            with _offline_environment():
+                model = SentenceTransformer(key, device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
             raise EmbeddingModelError(path) from exc
         loaded = LoadedModel(model=model, dimension=int(model.get_embedding_dimension()), lock=threading.Lock())

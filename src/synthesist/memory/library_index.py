@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,14 +101,17 @@ class LibraryIndex:
         client: ClientAPI | None = None,
         name: str = "library",
         rrf_k: float = LIBRARY_RRF_K,
+        progress: Progress | None = None,
     ) -> LibraryIndex:
         """Index ``evidence`` (records sharing an identifier are merged first). With ``client``, vectors are
-        kept in the collection ``library-<name>`` and reused on the next build; without, nothing persists."""
+        kept in the collection ``library-<name>`` and reused on the next build; without, nothing persists.
+        ``progress(done, total)`` is called as the records to embed are embedded (first with ``done = 0``), and
+        each chunk is stored as soon as it is embedded, so an interrupted first build keeps what it did."""
         records = merge_all(evidence)
         texts = [library_text(record) for record in records]
         keys = [content_hash(text) for text in texts]
         if client is None:
-            vectors = embedder.embed_sync(texts)
+            vectors = _embed_in_chunks(embedder, texts, progress, lambda keys, vectors: None, keys)
             stats = IndexStats(embedded=len(set(keys)), reused=0, removed=0, total=len(records))
             return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k)
         metadata = {"model": embedder.model_id, "scheme": LIBRARY_SCHEME}
@@ -118,8 +121,7 @@ class LibraryIndex:
         found = {entry.id: entry.vector for entry in collection.get([k for k in wanted if k in stored_ids])}
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         if missing:
-            fresh = embedder.embed_sync(list(missing.values()))
-            collection.upsert(list(missing), fresh)
+            fresh = _embed_in_chunks(embedder, list(missing.values()), progress, collection.upsert, list(missing))
             found.update(zip(missing, fresh, strict=True))
         removed = [key for key in stored_ids if key not in wanted]
         collection.delete(removed)
@@ -158,3 +160,24 @@ class LibraryIndex:
     @staticmethod
     def _hit(record: Evidence, score: float) -> LibraryHit:
         return LibraryHit(id=record.id, pmid=record.identifiers.pmid, score=score, label=record.label, evidence=record)
+
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``: how many of the records to embed are embedded."""
+CHUNK = 64
+
+
+def _embed_in_chunks(embedder: Embedder, texts: list[str], progress: Progress | None,
+                     store: Callable[[list[str], np.ndarray], None], keys: list[str]) -> np.ndarray:
+    """Embed ``texts`` a chunk at a time, storing each chunk under its ``keys`` and reporting progress."""
+    total = len(texts)
+    if progress is not None:
+        progress(0, total)
+    parts = []
+    for start in range(0, total, CHUNK):
+        vectors = embedder.embed_sync(texts[start:start + CHUNK])
+        store(keys[start:start + CHUNK], vectors)
+        parts.append(vectors)
+        if progress is not None:
+            progress(min(start + CHUNK, total), total)
+    return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)

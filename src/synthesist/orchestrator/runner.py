@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,8 @@ from ..events import (
     Error,
     ErrorData,
     EventBase,
+    Progress,
+    ProgressData,
     Started,
     StartedData,
     Streaming,
@@ -67,6 +69,15 @@ class RunControl:
 
 
 @dataclass(frozen=True)
+class Preparation:
+    """Slow work a run does once it has started and before its rounds (embedding a new library), reported as
+    ``progress`` events: ``run(progress)`` calls ``progress(done, total)``, from any thread."""
+
+    name: str
+    run: Callable[[Callable[[int, int], None]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
 class ImageStep:
     """An image to analyse before the first search round (``--image``)."""
 
@@ -92,6 +103,7 @@ class RunContext:
     """How the engines were chosen (e.g. "no LLM configured …: using the extractive engine"), said at the start."""
     warnings: tuple[str, ...] = ()
     """Problems met before the run (library lines skipped, fields cut), each said once after ``started``."""
+    preparations: tuple[Preparation, ...] = ()
     errors: list[SourceFailure] = field(default_factory=list)
 
 
@@ -139,6 +151,11 @@ async def _run(ctx: RunContext, put) -> None:
     for warning in ctx.warnings:
         await send(emitter.make(Error, round=memory.round, agent=None, message=warning,
                                 data=ErrorData(kind="library", detail=warning, recoverable=True)))
+    for preparation in ctx.preparations:
+        try:
+            await _prepare(ctx, send, preparation)
+        except Exception as exc:  # e.g. a store that went away: the other sources still search
+            await _internal_error(ctx, send, preparation.name, exc)
     if ctx.image is not None and ctx.resumed_from_round == 0:
         try:
             ctx.manager.seeds = await analyze_image(ctx, send)
@@ -149,6 +166,9 @@ async def _run(ctx: RunContext, put) -> None:
     except Exception as exc:  # a bug in an agent, a tool or a source: report it, keep the evidence, still report
         why = await _internal_error(ctx, send, "rounds", exc)
         reason = "error"
+    offline = _all_network_sources_unreachable(ctx)
+    if offline:
+        why = f"{why}; {offline}"
     partial = reason != "sufficient"
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
                             data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
@@ -163,6 +183,45 @@ async def _run(ctx: RunContext, put) -> None:
     await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
                             f"items, {len(report.references)} cited", data=result))
     ctx.manager.checkpoint(memory, memory.round, stop_reason=reason)
+
+
+OFFLINE_HINT = ("every network source was unreachable from here (no network?): for an offline run, research your "
+                "own library with --sources library --library PATH")
+
+
+def _all_network_sources_unreachable(ctx: RunContext) -> str | None:
+    """The plain explanation when every network source selected failed to connect and none answered."""
+    network = {name for name in ctx.options.sources if name != "library"}
+    unreachable = {e.source for e in ctx.errors if e.kind in ("unreachable", "timeout")}
+    found = {source for item in ctx.memory.evidence for source in item.sources}
+    answered = found & {"pubmed", "clinicaltrials", "europepmc", "preprint", "web"}
+    return OFFLINE_HINT if network and network <= unreachable and not answered else None
+
+
+async def _prepare(ctx: RunContext, send, preparation: Preparation) -> None:
+    """Run one preparation, turning its progress callbacks (from a worker thread) into ``progress`` events."""
+    loop = asyncio.get_running_loop()
+    updates: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
+    started = ctx.emitter.elapsed()
+    work = asyncio.create_task(preparation.run(
+        lambda done, total: loop.call_soon_threadsafe(updates.put_nowait, (done, total))))
+    while True:
+        update = asyncio.create_task(updates.get())
+        finished, _ = await asyncio.wait({work, update}, return_when=asyncio.FIRST_COMPLETED)
+        if update not in finished:
+            update.cancel()
+            while not updates.empty():
+                await _progress(ctx, send, preparation, *updates.get_nowait())
+            break
+        await _progress(ctx, send, preparation, *update.result())
+    await work  # its failure is the run's (a bug, or a broken store): reported like any other
+    ctx.emitter.span(preparation.name, started, round=0, phase="prepare")
+
+
+async def _progress(ctx: RunContext, send, preparation: Preparation, done: int, total: int) -> None:
+    await send(ctx.emitter.make(Progress, round=0, agent=None, message=f"{preparation.name}: {done} of {total}",
+                                data=ProgressData(fraction=done / total if total else 1.0, stage=preparation.name,
+                                                  done=done, total=total)))
 
 
 async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException) -> str:
