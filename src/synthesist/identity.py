@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .models import Evidence, Identifiers, SourceLink
+from .models import Evidence, Identifiers, SourceLink, VersionLink
 
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 _DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
@@ -56,6 +56,20 @@ _NORMALISERS = {
 }
 
 
+_NCT_IN_TEXT = re.compile(r"\bNCT\s?0?(\d{7,8})\b", re.IGNORECASE)
+
+
+def nct_numbers(text: str | None) -> tuple[str, ...]:
+    """Every ClinicalTrials.gov number written in ``text`` ("NCT01234567", "NCT 01234567"), normalised, once each."""
+    found = (normalize_nct("NCT" + match.group(1).zfill(8)) for match in _NCT_IN_TEXT.finditer(text or ""))
+    return tuple(dict.fromkeys(nct for nct in found if nct))
+
+
+def registry_links(ncts: Iterable[str], via: str) -> tuple[VersionLink, ...]:
+    """``registered`` links from an article to the trial records it names."""
+    return tuple(VersionLink(kind="registered", other_id=f"nct:{nct}", via=via) for nct in dict.fromkeys(ncts))
+
+
 def make_identifiers(**raw: object) -> Identifiers:
     """Build :class:`Identifiers` from raw values, normalising each and dropping the invalid ones."""
     return Identifiers(**{kind: _NORMALISERS[kind](value) for kind, value in raw.items() if value})
@@ -80,14 +94,49 @@ def identity_keys(evidence: Evidence) -> set[str]:
 
 
 def distinct_works(a: Evidence, b: Evidence) -> bool:
-    """True when both carry an identifier of the same kind with different values: two PMIDs, two DOIs or two
-    NCT numbers name two works, however alike their texts. (A preprint's PPR id and its article's PMID are of
-    different kinds, so a preprint can still merge with its published version.) An image finding is an
-    observation of this run, never a copy of another item."""
+    """True when both carry an identifier of the same kind with different values: two PMIDs, two PPR ids or two
+    NCT numbers name two works, however alike their texts. Two DOIs do too, unless the two are linked versions
+    of one study (a record's own preprint/published/registry link, or the same title, first author and year):
+    every preprint has a DOI of its own. An image finding is an observation of this run, never a copy."""
     if "image" in (a.source, b.source):
         return True
     mine, theirs = a.identifiers.present(), b.identifiers.present()
-    return any(kind in theirs and theirs[kind] != value for kind, value in mine.items())
+    conflicts = {kind for kind, value in mine.items() if kind in theirs and theirs[kind] != value}
+    if conflicts <= {"doi"} and conflicts and version_link(a, b) is not None:
+        return False
+    return bool(conflicts)
+
+
+def link_keys(evidence: Evidence) -> set[str]:
+    """The identity keys of the other versions this work links to."""
+    return {link.other_id for link in evidence.versions}
+
+
+def title_key(evidence: Evidence) -> str | None:
+    """Normalised title, first author's surname and year: the same for two versions of one study. None when
+    the title is too short to tell works apart, or the author or year is unknown."""
+    title = re.sub(r"[^a-z0-9]+", " ", (evidence.title or "").casefold()).strip()
+    author = re.sub(r"[^a-z]+", "", (evidence.authors[0].split()[0] if evidence.authors else "").casefold())
+    if len(title) < 30 or not author or not evidence.year:
+        return None
+    return f"{title}|{author}|{evidence.year}"
+
+
+def version_link(a: Evidence, b: Evidence) -> VersionLink | None:
+    """How ``b`` is linked to ``a`` as a version of the same study, if it is (from ``a``'s point of view)."""
+    mine, theirs = identity_keys(a), identity_keys(b)
+    for link in a.versions:
+        if link.other_id in theirs:
+            return link
+    for link in b.versions:
+        if link.other_id in mine:
+            kind = {"preprint": "published", "published": "preprint"}.get(link.kind, "version")
+            return VersionLink(kind=kind, other_id=a.id, via=link.via)  # type: ignore[arg-type]
+    key = title_key(a)
+    if key is not None and key == title_key(b) and (a.identifiers.doi or b.identifiers.doi):
+        kind = "preprint" if b.is_preprint and not a.is_preprint else "version"
+        return VersionLink(kind=kind, other_id=b.id, via="title-author-year")
+    return None
 
 
 def _richer_text(a: str | None, b: str | None) -> str | None:
@@ -97,12 +146,15 @@ def _richer_text(a: str | None, b: str | None) -> str | None:
 def merge_evidence(kept: Evidence, other: Evidence) -> Evidence:
     """Fold ``other`` (the same work, or a near-duplicate) into ``kept``.
 
-    Identifiers are united (``kept`` wins on conflicts); the longer title and content win; lists are united in
+    Identifiers are united (``kept`` wins on conflicts, except that a journal version's win over its preprint's,
+    and the identifiers that lose are kept as version links); the longer title and content win; lists are united in
     order; the highest relevance stays; every source link of both is kept. The id is recomputed so a work first
     seen with only a DOI takes its PMID id once a source supplies one.
     """
-    ids = {**other.identifiers.present(), **kept.identifiers.present()}
+    first, second = (other, kept) if kept.is_preprint and not other.is_preprint else (kept, other)
+    ids = {**second.identifiers.present(), **first.identifiers.present()}  # the peer-reviewed version's win
     identifiers = Identifiers(**ids)
+    versions = _versions_after_merge(kept, other, identifiers)
     links = tuple(dict.fromkeys([*_links_of(kept), *_links_of(other)]))
     content = _richer_text(kept.content, other.content) or ""
     merged = kept.model_copy(
@@ -121,10 +173,25 @@ def merge_evidence(kept: Evidence, other: Evidence) -> Evidence:
             "has_abstract": kept.has_abstract or other.has_abstract,
             "trial": kept.trial or other.trial,
             "links": links,
+            "versions": versions,
         }
     )
     new_id = kept.id if kept.id.startswith("url:") and not identifiers.present() else evidence_id(identifiers, kept.url)
     return Evidence.model_validate({**merged.model_dump(), "id": new_id})
+
+
+def _versions_after_merge(kept: Evidence, other: Evidence, merged: Identifiers) -> tuple[VersionLink, ...]:
+    """Both items' version links, plus one for every identifier of ``other`` the merged work does not carry
+    (a preprint's own DOI, say), so no version of the study is lost from its reference."""
+    links = [*kept.versions, *other.versions]
+    linked = version_link(kept, other)
+    via = linked.via if linked is not None else "merge"
+    held = {f"{kind}:{value}" for kind, value in merged.present().items()}
+    for item, partner in ((kept, other), (other, kept)):
+        role = "preprint" if item.is_preprint and not partner.is_preprint else "version"
+        links += [VersionLink(kind=role, other_id=f"{kind}:{value}", via=via)  # type: ignore[arg-type]
+                  for kind, value in item.identifiers.present().items() if f"{kind}:{value}" not in held]
+    return tuple(dict.fromkeys(link for link in links if link.other_id not in held))
 
 
 def merge_all(items: Iterable[Evidence]) -> list[Evidence]:

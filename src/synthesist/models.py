@@ -44,6 +44,20 @@ class SourceLink(Frozen):
     url: str | None = None
 
 
+class VersionLink(Frozen):
+    """Another version or record of the same study, and where that link comes from.
+
+    ``kind``: ``preprint`` (the other is this work's preprint), ``published`` (the other is its journal version),
+    ``registered`` (the other is its trial registry record), ``version`` (another version, e.g. a second DOI).
+    ``via``: ``europepmc`` (the record's own preprint/published link), ``pubmed-databank`` (PubMed
+    DataBankList/SecondaryId), ``abstract`` (an NCT number in the text), ``title-author-year`` (same normalised
+    title, first author and year across a DOI conflict), ``merge`` (an identifier of a merged version)."""
+
+    kind: Literal["preprint", "published", "registered", "version"]
+    other_id: str
+    via: Literal["europepmc", "pubmed-databank", "abstract", "title-author-year", "merge"]
+
+
 class TrialOutcome(Frozen):
     kind: Literal["primary", "secondary", "other"]
     measure: str
@@ -88,6 +102,8 @@ class Evidence(Frozen):
     has_abstract: bool = True
     trial: TrialInfo | None = None
     links: tuple[SourceLink, ...] = ()
+    versions: tuple[VersionLink, ...] = ()
+    """Other versions or records of this study (a preprint, the journal version, the registry record)."""
 
     @model_validator(mode="after")
     def _needs_text(self) -> Evidence:

@@ -1,6 +1,7 @@
 """A numbered reference list of the evidence a run collected, in first-collected order.
 
 One entry reads ``Authors (three, then et al.). Title. Journal. Year. PMID: n. DOI: x. ClinicalTrials.gov: NCT….``
+then, for a study held in several versions, ``Versions: preprint DOI …; registered as NCT….``
 Missing parts are left out. Preprints carry :data:`~synthesist.models.PREPRINT_LABEL`. The link prefers PubMed,
 then doi.org, then ClinicalTrials.gov, then the URL the source gave.
 """
@@ -50,8 +51,22 @@ def citation_text(evidence: Evidence, *, identifiers: bool = True) -> str:
         f"ClinicalTrials.gov: {ids.nct}" if ids.nct else "",
         f"Europe PMC: {ids.ppr}" if ids.ppr and not (ids.pmid or ids.doi) else "",
         PREPRINT_LABEL if evidence.is_preprint else "",
+        versions_text(evidence),
     ]
     return " ".join(_sentence(part) for part in parts if part.strip())
+
+
+_ROLE = {"preprint": "preprint", "published": "published as", "registered": "registered as", "version": "also"}
+_PREFIX = {"pmid": "PMID ", "doi": "DOI ", "nct": "", "ppr": "Europe PMC ", "pmcid": "", "url": ""}
+
+
+def versions_text(evidence: Evidence) -> str:
+    """The study's other versions, e.g. "Versions: preprint DOI 10.1101/x; registered as NCT01234567"."""
+    shown = []
+    for link in evidence.versions:
+        kind, _, value = link.other_id.partition(":")
+        shown.append(f"{_ROLE[link.kind]} {_PREFIX.get(kind, '')}{value}")
+    return f"Versions: {'; '.join(dict.fromkeys(shown))}" if shown else ""
 
 
 def format_bibliography(evidence: Sequence[Evidence]) -> list[Citation]:

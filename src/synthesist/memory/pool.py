@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..identity import distinct_works, identity_keys, merge_evidence
+from ..identity import distinct_works, identity_keys, link_keys, merge_evidence, title_key, version_link
 from ..models import Evidence, Frozen
 from .bm25 import BM25Index, tokenize
 from .documents import evidence_text
@@ -62,6 +62,8 @@ class EvidencePool:
         self._next_seq = 0
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._keys: dict[str, int] = {}
+        self._links: dict[str, int] = {}
+        """Identity keys of other versions → the held item that links to them (preprint, journal, registry)."""
         self._bm25 = BM25Index()
 
     # --- reading -----------------------------------------------------------------------------------------------
@@ -114,6 +116,8 @@ class EvidencePool:
             hits = sorted({p for key in identity_keys(item) if (p := self._keys.get(key)) is not None})
             if hits:
                 target, similarity = hits[0], 1.0
+            elif (linked := self._linked(item)) is not None:
+                target, similarity = linked, 1.0  # another version of a held study, whatever their cosine
             else:
                 target, similarity = self._nearest(vector, item)
             if target is None or similarity < self.threshold:
@@ -139,6 +143,19 @@ class EvidencePool:
         self._matrix[position] = vector
 
     # --- internals ---------------------------------------------------------------------------------------------
+
+    def _linked(self, item: Evidence) -> int | None:
+        """A held item that is a linked version of ``item`` (either names the other, or the same title, first
+        author and year), and that may be the same work (two PMIDs never are)."""
+        candidates = [self._keys.get(key) for key in link_keys(item)]
+        candidates += [self._links.get(key) for key in identity_keys(item)]
+        key = title_key(item)
+        candidates += [self._keys.get(f"title:{key}")] if key else []
+        for position in dict.fromkeys(p for p in candidates if p is not None):
+            held = self._items[position]
+            if held is not None and version_link(held, item) is not None and not distinct_works(held, item):
+                return position
+        return None
 
     def _nearest(self, vector: np.ndarray, item: Evidence) -> tuple[int | None, float]:
         """The most similar held item that may be the same work as ``item`` (no conflicting identifier)."""
@@ -169,6 +186,7 @@ class EvidencePool:
         self._keys_of[target] |= identity_keys(other) | identity_keys(merged)
         for key in self._keys_of[target]:
             self._keys[key] = target
+        self._index_links(target, merged)
 
     def _append(self, evidence: Evidence, vector: np.ndarray, seq: int | None = None) -> int:
         position = len(self._items)
@@ -195,6 +213,14 @@ class EvidencePool:
         self._keys_of[position] |= identity_keys(evidence) | set(extra)
         for key in self._keys_of[position]:
             self._keys[key] = position
+        self._index_links(position, evidence)
+
+    def _index_links(self, position: int, evidence: Evidence) -> None:
+        for key in link_keys(evidence):
+            self._links[key] = position
+        title = title_key(evidence)
+        if title:
+            self._keys.setdefault(f"title:{title}", position)
 
     def _finish(
         self,
@@ -227,7 +253,7 @@ class EvidencePool:
         items = [self._items[p] for p in live]
         keys_of = [self._keys_of[p] for p in live]
         seqs = [self._seq[p] for p in live]
-        self._items, self._keys_of, self._seq, self._keys = [], [], [], {}
+        self._items, self._keys_of, self._seq, self._keys, self._links = [], [], [], {}, {}
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._bm25 = BM25Index()
         for evidence, vector, keys, seq in zip(items, matrix, keys_of, seqs, strict=True):

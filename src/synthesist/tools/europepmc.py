@@ -24,8 +24,8 @@ from pydantic import ValidationError
 
 from ..config import EuropePMCSettings
 from ..errors import ParseError
-from ..identity import evidence_id, make_identifiers
-from ..models import PREPRINT_LABEL, Evidence, SourceLink
+from ..identity import evidence_id, make_identifiers, nct_numbers, registry_links
+from ..models import Evidence, PREPRINT_LABEL, SourceLink, VersionLink
 from .http import Fetcher
 from .source import load_json, parse_each, rank_by_position
 
@@ -110,9 +110,30 @@ def _record_evidence(record: Any) -> Evidence:
             is_preprint=preprint,
             has_abstract=bool(content),
             links=(SourceLink(source=source, native_id=native, url=url),),
+            versions=(*_version_links(record), *registry_links(nct_numbers(content), "abstract")),
         )
     except ValidationError as exc:
         raise ParseError(SOURCE, f"{origin}/{native}: {exc.errors()[0]['msg']}") from exc
+
+
+_ID_OF_SOURCE = {"MED": "pmid", "PPR": "ppr", "PMC": "pmcid"}
+
+
+def _version_links(record: dict[str, Any]) -> tuple[VersionLink, ...]:
+    """The record's own links to its other versions (``commentCorrectionList`` entries such as "Preprint in" or
+    "Published in"; errata, comments and retractions are other works and are not versions)."""
+    entries = _dict(record.get("commentCorrectionList")).get("commentCorrection")
+    links = []
+    for entry in entries if isinstance(entries, list) else []:
+        kind_text = (_text(_dict(entry).get("type")) or "").lower()
+        prefix = _ID_OF_SOURCE.get((_text(_dict(entry).get("source")) or "").upper())
+        other = _text(_dict(entry).get("id"))
+        if not (prefix and other) or not ("preprint" in kind_text or "published" in kind_text):
+            continue
+        kind = "published" if "published" in kind_text else "preprint"
+        links.append(VersionLink(kind=kind, other_id=f"{prefix}:{other.upper() if prefix != 'pmid' else other}",
+                                 via="europepmc"))
+    return tuple(links)
 
 
 def plain_text(markup: Any) -> str:

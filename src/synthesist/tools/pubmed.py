@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ..config import PubMedSettings
 from ..errors import BadInputError, ParseError
-from ..identity import evidence_id, make_identifiers
+from ..identity import evidence_id, make_identifiers, nct_numbers, registry_links
 from ..models import Evidence, SourceLink, SourceName
 from .http import Fetcher
 from .source import rank_by_position
@@ -126,7 +126,18 @@ def _journal_record(citation: Element | None, pubmed_data: Element | None, sourc
         journal=_text(article.find("Journal/Title")) or _text(citation.find("MedlineJournalInfo/MedlineTA")),
         mesh=_texts(citation.findall("MeshHeadingList/MeshHeading/DescriptorName")),
         publication_types=_texts(article.findall("PublicationTypeList/PublicationType")),
+        registered=_registered_trials(article, citation),
     )
+
+
+def _registered_trials(article: Element, citation: Element) -> tuple[str, ...]:
+    """NCT numbers PubMed lists for the article (DataBankList ClinicalTrials.gov, or an OtherID)."""
+    numbers = []
+    for bank in article.findall("DataBankList/DataBank"):
+        if "clinicaltrials" in (bank.findtext("DataBankName") or "").lower():
+            numbers += [text for e in bank.findall("AccessionNumberList/AccessionNumber") if (text := _text(e))]
+    numbers += [text for e in citation.findall("OtherID") if (text := _text(e))]
+    return tuple(nct for number in numbers for nct in nct_numbers(number))
 
 
 def _book_record(record: Element, source: SourceName) -> Evidence:
@@ -155,8 +166,11 @@ def _book_record(record: Element, source: SourceName) -> Evidence:
 
 def _evidence(source: SourceName, *, pmid: str | None, doi: str | None, pmcid: str | None, title: str | None,
               paragraphs: list[str], year: int | None, authors: tuple[str, ...], journal: str | None,
-              mesh: tuple[str, ...], publication_types: tuple[str, ...]) -> Evidence:
+              mesh: tuple[str, ...], publication_types: tuple[str, ...],
+              registered: tuple[str, ...] = ()) -> Evidence:
     identifiers = make_identifiers(pmid=pmid, doi=doi, pmcid=pmcid)
+    in_text = [nct for nct in nct_numbers("\n".join(paragraphs)) if nct not in registered]
+    versions = registry_links(registered, "pubmed-databank") + registry_links(in_text, "abstract")
     url = pubmed_url(identifiers.pmid) if identifiers.pmid else None
     return Evidence(
         id=evidence_id(identifiers, url),
@@ -172,6 +186,7 @@ def _evidence(source: SourceName, *, pmid: str | None, doi: str | None, pmcid: s
         publication_types=publication_types,
         has_abstract=bool(paragraphs),
         links=(SourceLink(source=source, native_id=identifiers.pmid, url=url),),
+        versions=versions,
     )
 
 
