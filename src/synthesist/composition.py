@@ -20,7 +20,7 @@ from pydantic_ai.models import Model
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
 from .agents.llm import LLM, build_model
-from .agents.model_spec import KEY_VARIABLES, parse_model_spec, spec_for_agent
+from .agents.model_spec import parse_model_spec, provider_endpoint, spec_for_agent
 from .agents.report import ReportAgent
 from .agents.search import LibrarySource, SearchAgent
 from .config import Settings
@@ -124,11 +124,7 @@ def build_chat_client(spec: str, settings: Settings, environ: Mapping[str, str] 
     if parsed.kind not in MAGENTIC_KINDS:
         raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(MAGENTIC_KINDS)}); "
                           f"got {parsed.label}")
-    variable = KEY_VARIABLES[parsed.kind]
-    key = environ.get(variable, "").strip()
-    if parsed.kind in ("openai", "openrouter") and not key:
-        raise ConfigError(f"model {parsed.label} needs {variable} in the environment")
-    base_url = {"openai": None, "openrouter": settings.models.openrouter_base_url,
-                "ollama": settings.models.ollama_base_url}.get(parsed.kind, parsed.base_url)
-    client = OpenAIChatCompletionClient(model=parsed.name, api_key=key or "not-needed", base_url=base_url)
+    endpoint = provider_endpoint(parsed, settings, environ)
+    client = OpenAIChatCompletionClient(model=parsed.name, api_key=endpoint.api_key or "not-needed",
+                                        base_url=endpoint.base_url)
     return client, parsed.label

@@ -196,7 +196,3 @@ Event = Annotated[
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-EVENT_TYPES = (
-    "started", "progress", "thinking", "searching", "search_complete", "judging", "judge_complete",
-    "hypothesizing", "looping", "synthesizing", "streaming", "analyzing", "analysis_complete", "complete", "error",
-)

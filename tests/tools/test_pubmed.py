@@ -15,7 +15,7 @@ from synthesist.models import Evidence
 from synthesist.testing import FixtureServer, Reply
 from synthesist.tools.http import Fetcher, open_client
 from synthesist.tools.pubmed import PubMedSource, parse_esearch, parse_pubmed_xml
-from synthesist.tools.source import Source
+from synthesist.tools.search import search_all
 from synthesist.tools.xmlsafe import parse_xml
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -233,8 +233,11 @@ def _script_hits(server: FixtureServer) -> None:
     server.route("/efetch.fcgi", Reply.file(EFETCH))
 
 
-def test_client_is_a_source(pubmed: PubMedSource):
-    assert isinstance(pubmed, Source) and pubmed.name == "pubmed"
+async def test_the_client_serves_search_all_as_a_source_under_its_name(pubmed: PubMedSource, server: FixtureServer):
+    _script_hits(server)
+    result = await search_all("metformin cancer", [pubmed], limit=3)
+    assert result.errors == () and result.counts == {"pubmed": 3}
+    assert {item.source for item in result.evidence} == {"pubmed"}
 
 
 async def test_search_runs_esearch_then_efetch_in_esearch_order(pubmed: PubMedSource, server: FixtureServer):

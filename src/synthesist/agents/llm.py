@@ -46,10 +46,10 @@ from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 from pydantic_ai.settings import ModelSettings as CallSettings
 
 from ..config import Settings
-from ..errors import ConfigError, ModelError
+from ..errors import ModelError
 from ..models import TokenUsage
 from .local_model import build_local_model
-from .model_spec import KEY_VARIABLES, ModelSpec, parse_model_spec
+from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
 from .pricing import estimate_cost
 from .redaction import scrub
 
@@ -72,37 +72,23 @@ def build_model(
 ) -> Model | None:
     """The pydantic-ai model for ``spec``, or None for ``extractive``. Touches no network.
 
-    Keys come from ``environ`` (see KEY_VARIABLES); a missing OpenAI/Anthropic/OpenRouter key is a ConfigError. An
-    OpenAI key is only ever sent to OpenAI: compatible servers get their own key or a placeholder.
+    The base URL and key come from :func:`~.model_spec.provider_endpoint` (one lookup for every kind of model).
     """
     parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
-    models = settings.models
     if parsed.kind == "extractive":
         return None
     if parsed.kind == "local":
         return build_local_model(Path(parsed.name))
+    endpoint = provider_endpoint(parsed, settings, environ)
     if parsed.kind == "anthropic":
-        return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=_required_key(parsed, environ)))
+        return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=endpoint.api_key))
     if parsed.kind == "openai":
-        return OpenAIChatModel(parsed.name, provider=OpenAIProvider(api_key=_required_key(parsed, environ)))
-    if parsed.kind == "openrouter":
-        key = _required_key(parsed, environ)
-        provider = OpenAICompatibleProvider("openrouter", base_url=models.openrouter_base_url, api_key=key)
-        return OpenAIChatModel(parsed.name, provider=provider)
-    key = environ.get(KEY_VARIABLES[parsed.kind]) or None
+        return OpenAIChatModel(parsed.name, provider=OpenAIProvider(api_key=endpoint.api_key))
     if parsed.kind == "ollama":
-        return OpenAIChatModel(parsed.name, provider=OllamaProvider(base_url=models.ollama_base_url, api_key=key))
-    assert parsed.base_url is not None  # openai-compatible specs always carry one
-    provider = OpenAICompatibleProvider("openai-compatible", base_url=parsed.base_url, api_key=key)
+        return OpenAIChatModel(parsed.name, provider=OllamaProvider(base_url=endpoint.base_url,
+                                                                    api_key=endpoint.api_key))
+    provider = OpenAICompatibleProvider(parsed.kind, base_url=endpoint.base_url, api_key=endpoint.api_key)
     return OpenAIChatModel(parsed.name, provider=provider)
-
-
-def _required_key(spec: ModelSpec, environ: Mapping[str, str]) -> str:
-    variable = KEY_VARIABLES[spec.kind]
-    key = environ.get(variable, "").strip()
-    if not key:
-        raise ConfigError(f"model {spec.label} needs {variable} in the environment")
-    return key
 
 
 class LLM:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
 from urllib.parse import urlsplit
@@ -149,3 +149,31 @@ def spec_for_agent(
     if override:
         return override, f"per-agent override models.{field}"
     return default_model_spec(settings, environ)
+
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+REQUIRED_KEYS = frozenset({"openai", "anthropic", "openrouter"})
+"""Providers that refuse every request without a key: a missing one is a configuration error, said up front."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a model's requests go and the key they carry (None: no key, or the provider's default URL)."""
+
+    base_url: str | None
+    api_key: str | None = field(repr=False)
+
+
+def provider_endpoint(spec: ModelSpec, settings: Settings, environ: Mapping[str, str] = os.environ) -> Endpoint:
+    """The one lookup of a provider's base URL and key, for text, Magentic and vision models alike.
+
+    Each provider reads its own variable (:data:`KEY_VARIABLES`): an OpenAI key is only ever sent to OpenAI, never
+    to a compatible server. A missing key for a provider that needs one is a ConfigError. Touches no network.
+    """
+    variable = KEY_VARIABLES.get(spec.kind)
+    key = (environ.get(variable, "").strip() or None) if variable else None
+    if key is None and spec.kind in REQUIRED_KEYS:
+        raise ConfigError(f"model {spec.label} needs {variable} in the environment")
+    base_url = {"openai": OPENAI_BASE_URL, "anthropic": None, "openrouter": settings.models.openrouter_base_url,
+                "ollama": settings.models.ollama_base_url}.get(spec.kind, spec.base_url)
+    return Endpoint(base_url=base_url, api_key=key)

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..config import Settings
+from ..config import HttpSettings, Settings
 from ..errors import RateLimitedError, SourceError, SourceTimeoutError, SourceUnreachableError
 from .cache import ResponseCache
 from .ratelimit import RATE_LIMITS, RateLimitRegistry
@@ -62,8 +62,7 @@ class Fetcher:
         self._client = client
         self._http = settings.http
         self._limits = limits
-        self._sleep = sleep
-        self._rng = rng or random.Random()
+        self._retry = RetryPolicy(settings.http, sleep=sleep, rng=rng)
         http = settings.http
         self._cache = ResponseCache(settings.cache_dir, http.cache_ttl) if http.cache_enabled else None
 
@@ -122,9 +121,7 @@ class Fetcher:
                     raise error from cause
                 raise error
             attempt += 1
-            wait = self._backoff(attempt, retry_after)
-            log.info("%s: %s; retry %d/%d in %.2fs", source, error.kind, attempt, self._http.max_retries, wait)
-            await self._sleep(wait)
+            await self._retry.wait(attempt, retry_after, f"{source}: {error.kind}")
 
     async def _exchange(self, source: str, url: str, params: Mapping[str, object] | None,
                         timeout: float) -> tuple[int, httpx.Headers, bytes]:
@@ -159,11 +156,30 @@ class Fetcher:
                                   kind="too_large")
         return bytes(body)
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+
+
+class RetryPolicy:
+    """When to try again after a transient failure: exponential backoff with jitter, or the server's Retry-After
+    (capped). The one retry policy of every HTTP client here (sources and the vision model)."""
+
+    def __init__(self, http: HttpSettings, *, sleep: Callable[[float], object] = asyncio.sleep,
+                 rng: random.Random | None = None):
+        self.max_retries = http.max_retries
+        self._http = http
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
         if retry_after is not None:
             return min(retry_after, self._http.backoff_max)
         ceiling = min(self._http.backoff_max, self._http.backoff_base * 2 ** (attempt - 1))
         return self._rng.uniform(ceiling / 2, ceiling)
+
+    async def wait(self, attempt: int, retry_after: float | None, what: str) -> None:
+        wait = self.delay(attempt, retry_after)
+        log.info("%s; retry %d/%d in %.2fs", what, attempt, self.max_retries, wait)
+        await self._sleep(wait)
 
 
 def parse_retry_after(value: str | None, *, now: Callable[[], float] = time.time) -> float | None:

@@ -12,7 +12,6 @@ failure becomes a :class:`~synthesist.errors.ModelError` whose message is scrubb
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -24,16 +23,15 @@ import httpx
 
 from ...config import Settings
 from ...errors import ConfigError, ModelError
-from ..model_spec import KEY_VARIABLES, ModelSpec, parse_model_spec
+from ...tools.http import RetryPolicy, parse_retry_after
+from ..model_spec import ModelSpec, parse_model_spec, provider_endpoint
 from ..redaction import scrub
 from ...models import Usage
 from .types import ToolCall
 
 log = logging.getLogger("synthesist.visual")
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 VISION_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
-REQUIRED_KEYS = ("openai", "openrouter")
 AGENT = "visual"
 _STATUS_KINDS = {401: "auth", 403: "auth", 404: "not_found", 408: "timeout", 413: "context_window", 429: "rate_limited"}
 
@@ -79,6 +77,7 @@ class OpenAIChatAdapter:
         self._client = client
         self._api_key = api_key
         self._settings = settings
+        self._retry = RetryPolicy(settings.http)
 
     @property
     def url(self) -> str:
@@ -100,10 +99,10 @@ class OpenAIChatAdapter:
         return parse_chat_completion(answer, model=self.label)
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        http = self._settings.http
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         attempt = 0
         while True:
+            retry_after = None
             try:
                 response = await self._client.post(
                     self._url, json=body, headers=headers, timeout=self._settings.models.timeout
@@ -119,12 +118,11 @@ class OpenAIChatAdapter:
                 failure = _status_error(response.status_code, self.label)
                 if response.status_code != 429 and response.status_code < 500:
                     raise failure
-            if attempt >= http.max_retries:
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+            if attempt >= self._retry.max_retries:
                 raise failure
-            wait = min(http.backoff_max, http.backoff_base * 2**attempt)
-            log.info("vision model %s: %s; retry %d in %.2fs", self.label, failure.kind, attempt + 1, wait)
             attempt += 1
-            await asyncio.sleep(wait)
+            await self._retry.wait(attempt, retry_after, f"vision model {self.label}: {failure.kind}")
 
 
 def _json_body(response: httpx.Response, label: str) -> Any:
@@ -192,15 +190,8 @@ def build_vision_adapter(spec: ModelSpec | str, settings: Settings, *, client: h
     if parsed.kind not in VISION_KINDS:
         raise ConfigError(f"{parsed.label} cannot serve the image loop: use one of "
                           f"{', '.join(kind + ':' for kind in VISION_KINDS)} (an OpenAI-style vision chat model)")
-    variable = KEY_VARIABLES[parsed.kind]
-    key = environ.get(variable, "").strip() or None
-    if key is None and parsed.kind in REQUIRED_KEYS:
-        raise ConfigError(f"model {parsed.label} needs {variable} in the environment")
-    base_url = {
-        "openai": OPENAI_BASE_URL,
-        "openrouter": settings.models.openrouter_base_url,
-        "ollama": settings.models.ollama_base_url,
-    }.get(parsed.kind, parsed.base_url)
-    assert base_url is not None  # openai-compatible specs always carry one
-    return OpenAIChatAdapter(model=parsed.name, base_url=base_url, client=client, settings=settings, api_key=key,
+    endpoint = provider_endpoint(parsed, settings, environ)
+    assert endpoint.base_url is not None  # every vision kind has one
+    return OpenAIChatAdapter(model=parsed.name, base_url=endpoint.base_url, client=client, settings=settings,
+                             api_key=endpoint.api_key,
                              label=parsed.label)
