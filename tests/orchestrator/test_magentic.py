@@ -20,9 +20,9 @@ from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chrom
 from synthesist.models import Evidence, Identifiers, ResearchResult
 from synthesist.orchestrator.checkpoint import RunOptions
 from synthesist.orchestrator.emitter import Emitter
+from synthesist.prompts import Boundary, render
 from synthesist.orchestrator.magentic import (
     HYPOTHESIZER,
-    INSTRUCTIONS,
     JUDGE,
     MANAGER,
     SEARCHER,
@@ -117,7 +117,7 @@ def _order(events: list[EventBase], kind: str) -> list[int]:
 
 
 def _role_calls(client: ScriptedChatClient, role: str) -> list[ScriptedCall]:
-    return [call for call in client.calls if call.instructions.startswith(INSTRUCTIONS[role].split(".")[0])]
+    return [call for call in client.calls if call.instructions.startswith(render(f"magentic_{role}", boundary=Boundary()).split(".")[0])]
 
 
 async def test_scripted_magentic_run_searches_judges_and_reports_from_memory(tmp_path, embedder, small_library):

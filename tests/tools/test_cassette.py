@@ -19,6 +19,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 KEY = "ncbi-secret-key-0123456789"
 
 
+def serve_pubmed(server: FixtureServer) -> None:
+    server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+    server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+
+
 def pubmed_settings(settings: Settings, server: FixtureServer) -> Settings:
     return with_overrides(settings, {"pubmed": {"base_url": server.url, "api_key": KEY, "rate_per_second": 50}})
 
@@ -32,8 +37,7 @@ async def search_through(cassette: Cassette, settings: Settings, query: str = "m
 async def test_replay_returns_the_recorded_evidence_with_the_server_gone(
     server: FixtureServer, settings: Settings, tmp_path: Path
 ) -> None:
-    server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
-    server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+    serve_pubmed(server)
     configured = pubmed_settings(settings, server)
     recorder = Cassette.record(tmp_path / "tape", {"question": "metformin cancer"})
     recorded = await search_through(recorder, configured)
@@ -48,8 +52,7 @@ async def test_replay_returns_the_recorded_evidence_with_the_server_gone(
 async def test_a_recorded_cassette_never_holds_the_api_key(
     server: FixtureServer, settings: Settings, tmp_path: Path
 ) -> None:
-    server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
-    server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+    serve_pubmed(server)
     await search_through(Cassette.record(tmp_path / "tape", {}), pubmed_settings(settings, server))
     assert all(request.param("api_key") == KEY for request in server.requests)  # the key was sent live
     stored = "".join(path.read_text(encoding="utf-8") for path in (tmp_path / "tape").iterdir())
@@ -59,8 +62,7 @@ async def test_a_recorded_cassette_never_holds_the_api_key(
 async def test_a_request_the_cassette_lacks_is_a_clear_error_and_counted(
     server: FixtureServer, settings: Settings, tmp_path: Path
 ) -> None:
-    server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
-    server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+    serve_pubmed(server)
     configured = pubmed_settings(settings, server)
     await search_through(Cassette.record(tmp_path / "tape", {}), configured, "metformin cancer")
     replay = Cassette.replay(tmp_path / "tape")
