@@ -53,7 +53,7 @@ from .memory import LibraryIndex, ResearchMemory
 from .models import ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
-from .orchestrator.loop import LoopManager
+from .orchestrator.loop import LoopManager, RoundSteps
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import ImageStep, Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
@@ -275,11 +275,13 @@ async def _magentic_client(settings: Settings, chat_client: BaseChatClient | Non
     return client, label
 
 
-def _manager(team, emitter, rules, options, directory, settings: Settings, magentic) -> LoopManager:
+def _manager(team, emitter, rules, options, directory, settings: Settings,
+             magentic) -> LoopManager | MagenticManager:
+    steps = RoundSteps(team, emitter, rules, options=options, checkpoint_dir=directory)
     if magentic is None:
-        return LoopManager(team, emitter, rules, options=options, checkpoint_dir=directory)
+        return LoopManager(steps)
     client, label = magentic
-    return MagenticManager(team, emitter, rules, options=options, checkpoint_dir=directory, chat_client=client,
+    return MagenticManager(steps, chat_client=client,
                            model=label, chat_options={"temperature": settings.models.temperature,
                                                       "max_tokens": settings.models.max_output_tokens})
 

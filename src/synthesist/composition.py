@@ -22,7 +22,7 @@ from .agents.judge import JudgeAgent
 from .agents.llm import LLM, build_model
 from .agents.model_spec import parse_model_spec, provider_endpoint, spec_for_agent
 from .agents.report import ReportAgent
-from .agents.search import LibrarySource, SearchAgent
+from .agents.search import SearchAgent
 from .config import Settings
 from .errors import BadInputError, ConfigError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma

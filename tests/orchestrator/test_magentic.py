@@ -21,6 +21,7 @@ from synthesist.models import Evidence, Identifiers, ResearchResult
 from synthesist.orchestrator.checkpoint import RunOptions
 from synthesist.orchestrator.emitter import Emitter
 from synthesist.prompts import Boundary, render
+from synthesist.orchestrator.loop import RoundSteps
 from synthesist.orchestrator.magentic import (
     HYPOTHESIZER,
     JUDGE,
@@ -83,8 +84,8 @@ async def _context(tmp_path: Path, settings: Settings, embedder: Embedder, index
     emitter = Emitter(memory.run_id, log_path=directory / "events.jsonl")
     options = RunOptions(question=QUESTION, sources=("library",), manager="magentic",
                          max_rounds=settings.run.max_rounds, timeout=settings.run.timeout)
-    manager = MagenticManager(team, emitter, StopRules(settings.run), options=options, checkpoint_dir=directory,
-                              chat_client=client, model="scripted:test", chat_options={"temperature": 0.1})
+    steps = RoundSteps(team, emitter, StopRules(settings.run), options=options, checkpoint_dir=directory)
+    manager = MagenticManager(steps, chat_client=client, model="scripted:test", chat_options={"temperature": 0.1})
     return RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
                       fallback_report=ReportAgent(settings))
 

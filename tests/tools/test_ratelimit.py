@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from synthesist.testing import FixtureServer, Reply
 from synthesist.tools.http import Fetcher, open_client

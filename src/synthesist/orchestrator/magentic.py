@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from agent_framework import (
@@ -54,10 +53,7 @@ from ..events import (
 from ..memory import ResearchMemory
 from ..models import StopReason, TokenUsage
 from ..prompts import Boundary, render
-from .checkpoint import RunOptions
-from .emitter import Emitter
-from .loop import LoopManager, Send, Team
-from .stop_rules import StopRules
+from .loop import LoopManager, RoundSteps, Send
 
 T = TypeVar("T")
 
@@ -124,15 +120,16 @@ class WorkflowTrace:
         return "manager"
 
 
-class MagenticManager(LoopManager):
-    """Same interface as :class:`LoopManager` (``rounds``), with a Magentic workflow choosing the steps."""
+class MagenticManager:
+    """Same interface as :class:`LoopManager` (``rounds``, ``steps``), with a Magentic workflow choosing the steps;
+    the steps themselves are the shared :class:`RoundSteps` (composition, not inheritance)."""
 
-    def __init__(self, team: Team, emitter: Emitter, stop_rules: StopRules, *, options: RunOptions,
-                 checkpoint_dir: Path | None, chat_client: BaseChatClient, model: str = "magentic",
+    def __init__(self, steps: RoundSteps, *, chat_client: BaseChatClient, model: str = "magentic",
                  chat_options: Mapping[str, Any] | None = None):
         """``model`` labels usage records (``openai:gpt-4o`` also prices them); ``chat_options`` (e.g. temperature,
         max_tokens) go to every call of the manager and the participants."""
-        super().__init__(team, emitter, stop_rules, options=options, checkpoint_dir=checkpoint_dir)
+        self.steps = steps
+        self.team, self.emitter, self.stop_rules = steps.team, steps.emitter, steps.stop_rules
         if not (isinstance(chat_client, FunctionInvocationLayer) and isinstance(chat_client, ChatMiddlewareLayer)):
             raise ConfigError("the magentic manager needs a chat client with function invocation and chat "
                               "middleware layers (e.g. OpenAIChatCompletionClient)")
@@ -185,17 +182,17 @@ class MagenticManager(LoopManager):
             trace.satisfied = bool(content.is_request_satisfied.answer)
             speaker = "request satisfied" if trace.satisfied else f"next: {content.next_speaker.answer}"
             text = str(content.instruction_or_question.answer)
-            await send(self._event(Thinking, memory.round, MANAGER, speaker, ThinkingData(text=text)))
+            await send(self.steps.event(Thinking, memory.round, MANAGER, speaker, ThinkingData(text=text)))
             return
         trace.replans += kind == MagenticOrchestratorEventType.REPLANNED
         message = "new plan" if kind == MagenticOrchestratorEventType.REPLANNED else "plan"
-        await send(self._event(Thinking, memory.round, MANAGER, message, ThinkingData(text=content.text)))
+        await send(self.steps.event(Thinking, memory.round, MANAGER, message, ThinkingData(text=content.text)))
 
     async def _fall_back(self, memory: ResearchMemory, send: Send, error: str) -> tuple[StopReason, str]:
         detail = f"the Magentic workflow failed ({error}); the loop manager runs the remaining rounds"
-        await send(self._event(Error, memory.round, MANAGER, detail, ErrorData(kind="model", detail=detail)))
+        await send(self.steps.event(Error, memory.round, MANAGER, detail, ErrorData(kind="model", detail=detail)))
         if memory.round < self.stop_rules.rules.max_rounds:
-            return await super().rounds(memory, send)
+            return await LoopManager(self.steps).rounds(memory, send)
         return self._decide(memory, "round_limit")
 
     def _decide(self, memory: ResearchMemory, ended_by: str) -> tuple[StopReason, str]:
@@ -256,12 +253,12 @@ class MagenticManager(LoopManager):
             return f"No search ran: the limit of {limit} search rounds is reached. Ask the judge, then finish."
         if memory.round:
             why = "the manager asked for another search"
-            await send(self._event(Looping, memory.round, None, f"round {memory.round + 1}: {why}",
+            await send(self.steps.event(Looping, memory.round, None, f"round {memory.round + 1}: {why}",
                                    LoopingData(next_round=memory.round + 1, reason=why)))
         round = memory.next_round()
         plan = await self._plan(memory, round, send, queries)
-        outcome = await self._execute_search(memory, plan, round, send)
-        self._checkpoint(memory, round)
+        outcome = await self.steps.execute_search(memory, plan, round, send)
+        self.steps.checkpoint(memory, round)
         new = [item for item in map(memory.get, outcome.added.new[:5]) if item is not None]
         labels = "\n".join(f"[{item.id}] {item.label}" for item in new)
         ran = "; ".join(query for _, query in outcome.ran) or "nothing new (every query had run before)"
@@ -282,22 +279,22 @@ class MagenticManager(LoopManager):
         planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
                                     hypotheses=memory.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
-        await self._report_fallback(planned, round, send, search.name)
+        await self.steps.report_fallback(planned, round, send, search.name)
         return planned.value
 
     async def _judge_tool(self, memory: ResearchMemory, send: Send) -> str:
         if len(memory) == 0:
             return "No evidence collected yet: the searcher must search first."
         round = memory.round
-        assessment = await self._judge(memory, round, send, phase="judge")  # turns run one after another
+        assessment = await self.steps.judge(memory, round, send, phase="judge")  # turns run one after another
         reason, why = self.stop_rules.after_round(
             round=round, new_evidence=len(memory) - self._judged_evidence, total_evidence=len(memory),
             assessment=assessment, tokens_used=memory.total_usage.total_tokens)
         self._judged_evidence = len(memory)
         fraction = min(1.0, round / self.stop_rules.rules.max_rounds)
-        await send(self._event(Progress, round, None, f"round {round} judged",
+        await send(self.steps.event(Progress, round, None, f"round {round} judged",
                                ProgressData(fraction=fraction, evidence=len(memory))))
-        self._checkpoint(memory, round)  # after its progress event, so a resumed run's log keeps it
+        self.steps.checkpoint(memory, round)  # after its progress event, so a resumed run's log keeps it
         findings = "\n".join(assessment.key_findings[:5])
         queries = "\n".join(assessment.next_search_queries)
         summary = (f"Round {round}: mechanism {assessment.mechanism.score:g}/10, clinical "
@@ -312,8 +309,8 @@ class MagenticManager(LoopManager):
         if len(memory) == 0:
             return "No evidence collected yet: the searcher must search first."
         round = memory.round
-        assessment = await self._hypothesize(memory, round, send, phase="hypothesis")
-        self._checkpoint(memory, round)
+        assessment = await self.steps.hypothesize(memory, round, send, phase="hypothesis")
+        self.steps.checkpoint(memory, round)
         lines = [f"{h.statement} (confidence {h.confidence:.2f}; search: {'; '.join(h.search_suggestions)})"
                  for h in assessment.hypotheses]
         return f"{len(lines)} hypotheses:\n{self.boundary.wrap(chr(10).join(lines))}"

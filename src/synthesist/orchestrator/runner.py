@@ -46,6 +46,7 @@ from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, 
 from .checkpoint import RunOptions
 from .emitter import Emitter
 from .loop import LoopManager
+from .magentic import MagenticManager
 
 _DONE = object()
 log = logging.getLogger("synthesist.run")
@@ -91,7 +92,7 @@ class RunContext:
     """Everything one run needs, built by the composition root."""
 
     memory: ResearchMemory
-    manager: LoopManager
+    manager: LoopManager | MagenticManager
     fallback_report: ReportAgent
     settings: Settings
     options: RunOptions
@@ -143,7 +144,7 @@ async def _run(ctx: RunContext, put) -> None:
                                                                   message=event.data.detail))
         await put(event)
 
-    engines = manager.team.engines()
+    engines = manager.steps.team.engines()
     message = f"{ctx.options.question} — {ctx.notice}" if ctx.notice else ctx.options.question
     await send(emitter.make(Started, round=memory.round, agent=None, message=message, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
@@ -158,7 +159,7 @@ async def _run(ctx: RunContext, put) -> None:
             await _internal_error(ctx, send, preparation.name, exc)
     if ctx.image is not None and ctx.resumed_from_round == 0:
         try:
-            ctx.manager.seeds = await analyze_image(ctx, send)
+            ctx.manager.steps.seeds = await analyze_image(ctx, send)
         except Exception as exc:  # a bug in the image step must not cost the literature search
             await _internal_error(ctx, send, "visual", exc)
     try:
@@ -173,7 +174,7 @@ async def _run(ctx: RunContext, put) -> None:
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
                             data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
     report, engine = await _write_report(ctx, send, partial_reason=why if partial else None)
-    engines.update(manager.fallbacks)
+    engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
     for section in report.sections:
@@ -182,7 +183,7 @@ async def _run(ctx: RunContext, put) -> None:
     result = _result(ctx, report, reason, engines)
     await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
                             f"items, {len(report.references)} cited", data=result))
-    ctx.manager.checkpoint(memory, memory.round, stop_reason=reason)
+    ctx.manager.steps.checkpoint(memory, memory.round, stop_reason=reason)
 
 
 OFFLINE_HINT = ("every network source was unreachable from here (no network?): for an offline run, research your "
@@ -315,7 +316,7 @@ async def _rounds_until_stop(ctx: RunContext, send) -> tuple[StopReason, str]:
 
 async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) -> tuple[ResearchReport, str]:
     """The report agent within the time left; the extractive engine if it fails or overruns."""
-    agent = ctx.manager.team.report
+    agent = ctx.manager.steps.team.report
     remaining = max(1.0, ctx.settings.run.timeout - ctx.emitter.elapsed())
     started = ctx.emitter.elapsed()
     kwargs = {"sources": ctx.options.sources, "partial_reason": partial_reason,
