@@ -17,15 +17,15 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
-from synthesist.agents.extractive.answer import K_FOLDS, LABELS, conclusion_text, features, fold_of
+from synthesist.agents.extractive.answer import K_FOLDS, LABELS, features, fold_of
 
 OUT = Path(__file__).parent.parent / "src/synthesist/agents/extractive/answer_model.json"
-C = 1.0
+C = 0.3
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> dict[str, list]:
     mean, scale = x.mean(axis=0), np.where(x.std(axis=0) > 0, x.std(axis=0), 1.0)
-    model = LogisticRegression(C=C, max_iter=2000, class_weight="balanced").fit((x - mean) / scale, y)
+    model = LogisticRegression(C=C, max_iter=2000).fit((x - mean) / scale, y)
     order = [list(model.classes_).index(label) for label in LABELS]
     return {
         "mean": mean.round(6).tolist(),
@@ -43,7 +43,7 @@ def _predict(raw: dict[str, list], x: np.ndarray) -> np.ndarray:
 def main(questions_path: str, library_path: str) -> None:
     abstracts = {r["pmid"]: r["abstract"] for r in map(json.loads, Path(library_path).open())}
     rows = [r for r in map(json.loads, Path(questions_path).open()) if r["pmid"] in abstracts]
-    x = np.stack([features(r["question"], conclusion_text(abstracts[r["pmid"]])) for r in rows])
+    x = np.stack([features(r["question"], abstracts[r["pmid"]]) for r in rows])
     y = np.asarray([r["answer"] for r in rows])
     folds = np.asarray([fold_of(r["pmid"]) for r in rows])
     fold_models = [_fit(x[folds != k], y[folds != k]) for k in range(K_FOLDS)]

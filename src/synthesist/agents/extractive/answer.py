@@ -46,9 +46,13 @@ _CUES = {
     "strong": r"\b(?:clearly|strongly|confirm\w*|demonstrat\w*|show(?:s|ed|n)?|indicat\w*|conclude\w*)\b",
     "contrast": r"\b(?:however|but|although|whereas|while)\b",
     "p_value": r"\bp\s*[<=]\s*0?\.0[0-5]",
+    "aux_not": r"\b(?:do|does|did|is|are|was|were|could|can|should)\s+not\b|n't\b",
+    "similar": r"\b(?:similar|comparable|equivalent|equally|same|non-?inferior)\b",
+    "unlikely": r"\b(?:unlikely|no evidence|insufficient|not support\w*|not recommended)\b",
 }
 _PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _CUES.items()}
-FEATURES = (*_CUES, "q_negation", "overlap", "words")
+_COMPARATIVE = re.compile(r"\b(?:differ\w*|better|more|less|superior|worse|compared|versus|vs)\b", re.I)
+FEATURES = (*_CUES, *(f"best_{cue}" for cue in _CUES), "q_negation", "q_comparative", "overlap", "words")
 K_FOLDS = 5
 STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
 MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
@@ -67,14 +71,16 @@ def conclusion_text(abstract: str) -> str:
     return " ".join(chosen)
 
 
-def features(question: str, conclusion: str) -> np.ndarray:
-    """The cue vector of a conclusion for a question; the same code at fit time and at run time."""
-    counts = [float(len(pattern.findall(conclusion))) for pattern in _PATTERNS.values()]
+def features(question: str, abstract: str) -> np.ndarray:
+    """The cue vector of an abstract for a question; the same code at fit time and at run time."""
+    conclusion = conclusion_text(abstract)
     asked = terms(question)
-    said = terms(conclusion)
-    overlap = len(asked & said) / max(1, len(asked))
+    best = max((s.text for s in split_sentences(conclusion)), key=lambda text: len(asked & terms(text)), default="")
+    counts = [float(len(pattern.findall(text))) for text in (conclusion, best) for pattern in _PATTERNS.values()]
+    overlap = len(asked & terms(conclusion)) / max(1, len(asked))
     q_negation = float(bool(_PATTERNS["negation"].search(question)))
-    return np.array([*counts, q_negation, overlap, np.log1p(len(conclusion.split()))])
+    q_comparative = float(bool(_COMPARATIVE.search(question)))
+    return np.array([*counts, q_negation, q_comparative, overlap, np.log1p(len(conclusion.split()))])
 
 
 def fold_of(pmid: str) -> int:
@@ -130,7 +136,7 @@ def _pmid(reading: Reading) -> str | None:
 
 def item_verdict(question: str, reading: Reading) -> tuple[str, bool]:
     """One item's label for ``question`` from its conclusion sentences, and whether it was out-of-fold."""
-    x = features(question, conclusion_text(reading.evidence.content))
+    x = features(question, reading.evidence.content)
     return load_model().predict(x, _pmid(reading))
 
 
