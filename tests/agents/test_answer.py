@@ -20,6 +20,7 @@ from synthesist.agents.extractive.answer import (
 )
 from synthesist.agents.extractive.designs import Design
 from synthesist.agents.extractive.reading import read
+from synthesist.agents.report import validate_answer
 from synthesist.agents.report_format import render_markdown
 from synthesist.models import Answer, ResearchReport
 
@@ -101,3 +102,19 @@ def test_artefact_records_the_fold_of_every_training_row(shared_dir) -> None:  #
     folds = load_model().training_folds
     assert {r["pmid"] for r in rows} <= set(folds)
     assert all(folds[r["pmid"]] == fold_of(r["pmid"]) for r in rows)
+
+
+def test_llm_answer_keeps_only_collected_ids_and_falls_back_to_insufficient() -> None:
+    held = {META_ANALYSIS.id}
+    resolve = lambda i: i if i in held else None  # noqa: E731
+    kept = validate_answer(
+        Answer(verdict="yes", statement=f"Lower risk [{META_ANALYSIS.id}][pmid:999].", evidence_ids=("pmid:999",)),
+        resolve,
+    )
+    assert kept.evidence_ids == (META_ANALYSIS.id,) and "999" not in kept.statement
+    invented = validate_answer(
+        Answer(verdict="yes", statement="Lower risk [pmid:999].", strength="high", evidence_ids=("pmid:999",)),
+        resolve,
+    )
+    assert (invented.verdict, invented.strength, invented.evidence_ids) == ("insufficient", "very_low", ())
+    assert "999" not in invented.statement
