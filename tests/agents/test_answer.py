@@ -28,7 +28,9 @@ from synthesist.models import Answer, ResearchReport
 def test_yes_no_questions_are_told_from_open_ones() -> None:
     assert is_yes_no(QUESTION)
     assert is_yes_no("Double balloon enteroscopy: is it efficacious and safe in a community setting?")
+    assert is_yes_no("Aripiprazole: a new risk factor for pathological gambling?")
     assert not is_yes_no("What are the mechanisms of metformin action in breast cancer?")
+    assert not is_yes_no("Metformin and breast cancer: which mechanisms are involved?")
 
 
 def test_open_question_gets_no_verdict_but_a_cited_statement() -> None:

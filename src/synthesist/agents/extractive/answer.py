@@ -35,6 +35,7 @@ VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
 _YES_NO = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
 )
+_OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 _CUES = {
     "negation": r"\b(?:no|not|neither|nor|without|none|cannot|failed?|lack(?:ed|s)?|absence)\b|n't\b",
     "no_difference": r"\b(?:no|not)\s+(?:\w+\s+){0,3}(?:significant|signific|differ|associat|effect|improv|increas|"
@@ -60,8 +61,10 @@ STRENGTHS = ("very_low", "low", "moderate", "high")
 
 
 def is_yes_no(question: str) -> bool:
-    """Whether ``question`` asks yes or no: it, or its part after a colon, opens with an auxiliary verb."""
-    return any(_YES_NO.match(part.strip()) for part in question.split(":"))
+    """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
+    auxiliary verb, or none opens with a wh-word ("Aripiprazole: a new risk factor for pathological gambling?")."""
+    parts = [part.strip() for part in re.split(r"[:.?]|--", question) if part.strip()]
+    return any(_YES_NO.match(part) for part in parts) or not any(_OPEN.match(part) for part in parts)
 
 
 def conclusion_text(abstract: str) -> str:
