@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=10, help="how many records (default 10)")
     search.add_argument("--json", action="store_true", help="JSON output")
     search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
+    _eval_parser(commands)
     return parser
 
 
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-                   "library": _library, "runs": _runs}[args.command]
+                   "library": _library, "runs": _runs, "eval": _eval}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
@@ -368,5 +369,34 @@ def _say(text: str, *, err: bool = False) -> None:
     print(printable(text), file=sys.stderr if err else sys.stdout)
 
 
+def _eval_parser(commands) -> None:
+    evaluation = commands.add_parser("eval", help="score the extractive engine on a labelled question set")
+    datasets = evaluation.add_subparsers(dest="dataset", required=True, metavar="DATASET")
+    pubmedqa = datasets.add_parser("pubmedqa", help="PubMedQA rows (pmid, question, answer yes/no/maybe)")
+    pubmedqa.add_argument("questions_file", type=Path, metavar="QUESTIONS.jsonl")
+    pubmedqa.add_argument("--library", type=Path, required=True, metavar="PATH", help="the library to search")
+    pubmedqa.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
+    pubmedqa.add_argument("--concurrency", type=int, default=4)
+    pubmedqa.add_argument("--out", type=Path, default=Path("eval-out"), metavar="DIR",
+                          help="runs and eval.jsonl (per question) go here (default eval-out)")
+
+
+def _eval(api, args: argparse.Namespace) -> int:
+    from .evaluation import evaluate, load_questions, summary_lines  # noqa: PLC0415 — deferred like api
+
+    if args.limit is not None and args.limit < 1:
+        raise BadInputError("--limit must be at least 1")
+    rows = load_questions(args.questions_file, args.limit)
+    if not rows:
+        raise BadInputError(f"no questions in {args.questions_file}")
+    api.check_library_paths([args.library])
+    scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out, concurrency=args.concurrency))
+    for line in summary_lines(scored):
+        print(line)
+    print(f"per-question results in {args.out / 'eval.jsonl'}")
+    return EXIT_OK
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

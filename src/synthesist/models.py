@@ -221,6 +221,18 @@ class ReportSection(Frozen):
     """Markdown; claim sentences carry citation markers ``[pmid:123]`` that name evidence ids."""
 
 
+class Answer(Frozen):
+    """The bottom line of a report: a verdict, one to three cited sentences and a GRADE-like strength."""
+
+    verdict: Literal["yes", "no", "mixed", "insufficient"] | None = None
+    """For a yes/no question; ``None`` for an open one."""
+    statement: str
+    strength: Literal["high", "moderate", "low", "very_low"] = "very_low"
+    strength_reason: str = ""
+    evidence_ids: tuple[str, ...] = ()
+    """The collected items the answer rests on."""
+
+
 class ReportDraft(Frozen):
     """What a writer (LLM or extractive) produces; references and flags are added by the ReportAgent."""
 
@@ -231,6 +243,7 @@ class ReportDraft(Frozen):
     hypotheses_tested: tuple[str, ...] = ()
     limitations: str = ""
     conclusion: str = ""
+    answer: Answer | None = None
 
 
 class ResearchReport(Frozen):
@@ -247,6 +260,7 @@ class ResearchReport(Frozen):
     partial: bool = False
     partial_reason: str | None = None
     fabricated_citations_removed: int = Field(0, ge=0)
+    answer: Answer | None = None
 
 
 class Usage(Frozen):

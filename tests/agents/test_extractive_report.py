@@ -222,3 +222,18 @@ async def test_an_article_merged_with_its_registry_record_is_quoted_and_listed_a
     assert sections[TRIALS].endswith("[pmid:31000002].")
     quoted = [ids[0] for text in (report.executive_summary, sections[CLINICAL]) for _, ids in quoted_claims(text)]
     assert merged.id in quoted  # its abstract is still read and quoted
+
+
+def test_report_opens_with_an_answer_resting_on_on_topic_cited_items(
+    written: tuple[ResearchMemory, ResearchReport],
+) -> None:
+    memory, report = written
+    assert report.answer is not None
+    assert report.answer.verdict in {"yes", "no", "mixed", "insufficient"}
+    referenced = {citation.evidence_id for citation in report.references}
+    assert report.answer.evidence_ids and set(report.answer.evidence_ids) <= referenced
+    assert set(cited_ids(report.answer.statement)) <= set(report.answer.evidence_ids)
+    off_topic = {item.id for item in OFF_TOPIC}
+    assert not off_topic & set(report.answer.evidence_ids)
+    assert not off_topic & set(cited_ids(report.executive_summary))
+    assert "set aside as off-topic" in report.limitations

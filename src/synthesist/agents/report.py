@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..memory import ResearchMemory, format_bibliography
-from ..models import ReportDraft, ReportSection, ResearchReport
+from ..models import Answer, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
-from .citations import Resolver, cited_ids, validate_report
+from .citations import Resolver, cited_ids, validate_report, validate_text
 from .extractive.report import write_report
 from .llm import LLM
 
@@ -82,11 +82,25 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
         draft = draft.model_copy(update={"sections": (imaging, *draft.sections)})
     report = ResearchReport(**draft.model_dump(), partial=partial_reason is not None, partial_reason=partial_reason)
     report, _removed = validate_report(report, _held_id(memory))
-    text = " ".join([report.executive_summary, *(s.body for s in report.sections), *report.hypotheses_tested,
+    if report.answer is not None:
+        report = report.model_copy(update={"answer": validate_answer(report.answer, _held_id(memory))})
+    text = " ".join([report.answer.statement if report.answer else "", report.executive_summary, *(s.body for s in report.sections), *report.hypotheses_tested,
                      report.limitations, report.conclusion])
     cited = [memory.get(evidence_id) for evidence_id in cited_ids(text)]
     references = tuple(format_bibliography([item for item in cited if item is not None]))
     return report.model_copy(update={"references": references})
+
+
+def validate_answer(answer: Answer, resolve: Resolver) -> Answer:
+    """The answer with only collected ids, in its statement and its ``evidence_ids``; with none left it rests on
+    nothing, so a yes/no verdict becomes ``insufficient`` at very low strength."""
+    statement = validate_text(answer.statement, resolve).text
+    ids = tuple(dict.fromkeys(held for i in (*answer.evidence_ids, *cited_ids(statement)) if (held := resolve(i))))
+    if ids:
+        return answer.model_copy(update={"statement": statement, "evidence_ids": ids})
+    return answer.model_copy(update={
+        "verdict": None if answer.verdict is None else "insufficient", "statement": statement or "No collected evidence supports an answer.",
+        "strength": "very_low", "strength_reason": "no collected evidence cited", "evidence_ids": ()})
 
 
 def _held_id(memory: ResearchMemory) -> Resolver:

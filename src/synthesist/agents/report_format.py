@@ -8,10 +8,10 @@ marks preprints as not peer-reviewed. JSON is the report model itself (``report.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..memory.bibliography import citation_text
-from ..models import PREPRINT_LABEL, Citation, Evidence, ResearchReport
+from ..models import PREPRINT_LABEL, Answer, Citation, Evidence, ResearchReport
 from .citations import replace_markers
 
 
@@ -34,6 +34,13 @@ def identifier_links(evidence: Evidence) -> list[str]:
     return parts
 
 
+def _answer_lines(answer: Answer, cite: Callable[[str], int | None]) -> list[str]:
+    """The bottom line: verdict (for a yes/no question), the cited statement, and the strength with its reason."""
+    verdict = [f"**{answer.verdict.capitalize()}.** "] if answer.verdict else []
+    strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} ({answer.strength_reason})."
+    return ["".join([*verdict, replace_markers(answer.statement, cite)]), "", strength]
+
+
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) -> str:
     """The whole report as Markdown with numbered citations and a linked reference list."""
     numbers = {citation.evidence_id: citation.number for citation in report.references}
@@ -41,6 +48,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
     lines = [f"# {report.title}", ""]
     if report.partial:
         lines += [f"> **Partial report** — {report.partial_reason or 'the run stopped early'}.", ""]
+    if report.answer is not None:
+        lines += ["## Answer", "", *_answer_lines(report.answer, cite), ""]
     lines += ["## Executive summary", "", replace_markers(report.executive_summary, cite), ""]
     lines += ["## Methodology", "", report.methodology, ""]
     for section in report.sections:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ...memory import Embedder, ResearchMemory, format_bibliography
 from ...models import PREPRINT_LABEL, Citation, HypothesisAssessment, JudgeAssessment, ReportSection, ResearchReport
 from ..citations import cited_ids, validate_report
+from .answer import write_answer
 from .designs import Design
 from .findings import answer_score, citable, cite
 from .reading import TITLE, Reading, read
@@ -76,6 +77,9 @@ async def write_report(
     considered = _considered(readings)
     pool = await SentencePool.build(question, _candidates(considered), embedder=embedder)
     picks = _pick(pool, relevance, terms(question))
+    on_topic = sorted(
+        (r for r, weight in readings if weight > 0 and not r.is_trial_record), key=lambda r: -relevance[r.id]
+    )
     trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
     sections = (
         ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms) or "No mechanistic sentence was found."),
@@ -87,6 +91,7 @@ async def write_report(
     )
     quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials}
     report = ResearchReport(
+        answer=write_answer(question, on_topic, [r.designs for r in on_topic]),
         title=f"Research report: {question.strip()}",
         executive_summary=" ".join(cite(c.sentence.text, c.evidence_id) for c in picks.summary)
         or "None of the evidence collected holds a result or conclusion sentence on this question.",
@@ -126,7 +131,7 @@ def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]
     for required in (("answer", "human"), ("answer",)):
         accept, taken = _peer_reviewed(*required), frozenset(c.evidence_id for c in summary)
         summary += pool.select(
-            lambda c, accept=accept, taken=taken: accept(c) and c.evidence_id not in taken,
+            lambda c, accept=accept, taken=taken: accept(c) and c.weight > 0 and c.evidence_id not in taken,
             SUMMARY_SENTENCES - len(summary),
             used=used,
             prefer=preference,
@@ -144,7 +149,7 @@ def _lead(
 ) -> Candidate | None:
     """The most answer-bearing sentence of the peer-reviewed item closest to the question (a human study when
     there is one): the study most about the question speaks first."""
-    answers = [c for c in pool.candidates if _peer_reviewed("answer")(c)]
+    answers = [c for c in pool.candidates if _peer_reviewed("answer")(c) and c.weight > 0]
     if not answers:
         return None
     top = max(answers, key=lambda c: ("human" in c.tags, relevance[c.evidence_id])).evidence_id
@@ -251,7 +256,8 @@ def _limitations(
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
         f"of {total} items, read as titles and abstracts only (no full texts); {no_abstract} had no abstract.",
-        f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4).",
+        f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4); "
+        f"the other {total - len(on_topic)} were set aside as off-topic and are not quoted in the answer or summary.",
     ]
     if preprints:
         lines.append(f"{preprints} item(s) are preprints, not peer-reviewed.")
@@ -283,6 +289,7 @@ def _conclusion(judge: JudgeAssessment | None, lead: Candidate | None) -> str:
 
 def _references(report: ResearchReport, memory: ResearchMemory) -> tuple[Citation, ...]:
     texts = [
+        report.answer.statement if report.answer else "",
         report.executive_summary,
         *(section.body for section in report.sections),
         *report.hypotheses_tested,

@@ -1,0 +1,180 @@
+"""The bottom line without a model: a verdict, a cited statement and a GRADE-like strength.
+
+The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last
+two sentences) of the most relevant on-topic item, read by a small multinomial logistic regression over cue
+counts (:func:`features`: negation, hedging, direction, significance, question–sentence overlap). Its weights are
+fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: one model
+per fold (fold = sha1(pmid) % k) and one on all rows. A question whose pmid was in the training data is read by
+the fold model that did not see it (out-of-fold), so figures on the dev set stay honest.
+
+Strength (GRADE-like): start from the best design among the answering items (meta-analysis, systematic review or
+randomized trial: high; other trial or cohort/case-control: low; anything else: very low), step down one level
+when the on-topic items disagree in verdict, and one more when only one item answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from ...models import Answer
+from .designs import Design
+from .findings import cite
+from .reading import Reading
+from .text import split_sentences, terms
+
+LABELS = ("yes", "no", "maybe")
+VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
+_YES_NO = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
+)
+_OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
+_CUES = {
+    "negation": r"\b(?:no|not|neither|nor|without|none|cannot|failed?|lack(?:ed|s)?|absence)\b|n't\b",
+    "no_difference": r"\b(?:no|not)\s+(?:\w+\s+){0,3}(?:significant|signific|differ|associat|effect|improv|increas|"
+    r"reduc|benefit|related|predict|correlat)",
+    "hedge": r"\b(?:may|might|could|possibl[ey]|suggests?|appears?|seems?|unclear|uncertain|inconclusive|"
+    r"further|warrant\w*|larger|needed|limited|controversial|remains?)\b",
+    "positive": r"\b(?:significant(?:ly)?|effective|improv\w*|increas\w*|reduc\w*|decreas\w*|associated|benefit\w*|"
+    r"safe|feasible|superior|predict\w*|correlat\w*|higher|lower|better)\b",
+    "strong": r"\b(?:clearly|strongly|confirm\w*|demonstrat\w*|show(?:s|ed|n)?|indicat\w*|conclude\w*)\b",
+    "contrast": r"\b(?:however|but|although|whereas|while)\b",
+    "p_value": r"\bp\s*[<=]\s*0?\.0[0-5]",
+    "aux_not": r"\b(?:do|does|did|is|are|was|were|could|can|should)\s+not\b|n't\b",
+    "similar": r"\b(?:similar|comparable|equivalent|equally|same|non-?inferior)\b",
+    "unlikely": r"\b(?:unlikely|no evidence|insufficient|not support\w*|not recommended)\b",
+}
+_PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _CUES.items()}
+_COMPARATIVE = re.compile(r"\b(?:differ\w*|better|more|less|superior|worse|compared|versus|vs)\b", re.I)
+FEATURES = (*_CUES, *(f"best_{cue}" for cue in _CUES), "q_negation", "q_comparative", "overlap", "words")
+K_FOLDS = 5
+STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
+MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
+STRENGTHS = ("very_low", "low", "moderate", "high")
+
+
+def is_yes_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
+    auxiliary verb, or none opens with a wh-word ("Aripiprazole: a new risk factor for pathological gambling?")."""
+    parts = [part.strip() for part in re.split(r"[:.?]|--", question) if part.strip()]
+    return any(_YES_NO.match(part) for part in parts) or not any(_OPEN.match(part) for part in parts)
+
+
+def conclusion_text(abstract: str) -> str:
+    """The conclusion sentences of an abstract: its conclusion section, else its last two sentences."""
+    sentences = split_sentences(abstract)
+    chosen = [s.text for s in sentences if s.is_conclusion] or [s.text for s in sentences[-2:]]
+    return " ".join(chosen)
+
+
+def features(question: str, abstract: str) -> np.ndarray:
+    """The cue vector of an abstract for a question; the same code at fit time and at run time."""
+    conclusion = conclusion_text(abstract)
+    asked = terms(question)
+    best = max((s.text for s in split_sentences(conclusion)), key=lambda text: len(asked & terms(text)), default="")
+    counts = [float(len(pattern.findall(text))) for text in (conclusion, best) for pattern in _PATTERNS.values()]
+    overlap = len(asked & terms(conclusion)) / max(1, len(asked))
+    q_negation = float(bool(_PATTERNS["negation"].search(question)))
+    q_comparative = float(bool(_COMPARATIVE.search(question)))
+    return np.array([*counts, q_negation, q_comparative, overlap, np.log1p(len(conclusion.split()))])
+
+
+def fold_of(pmid: str) -> int:
+    """The fold a training row belongs to: sha1 of its pmid modulo :data:`K_FOLDS`."""
+    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % K_FOLDS
+
+
+@dataclass(frozen=True)
+class Model:
+    """A fitted multinomial logistic regression on standardized features."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    def predict(self, x: np.ndarray) -> str:
+        logits = self.coef @ ((x - self.mean) / self.scale) + self.intercept
+        return LABELS[int(np.argmax(logits))]
+
+
+@dataclass(frozen=True)
+class AnswerModel:
+    """The shipped artefact: the all-rows model, the k fold models and the pmids each fold held out."""
+
+    full: Model
+    folds: tuple[Model, ...]
+    training_folds: dict[str, int]
+
+    def predict(self, x: np.ndarray, pmid: str | None = None) -> tuple[str, bool]:
+        """The label, and whether it is out-of-fold (``pmid`` was a training row, read by the model without it)."""
+        if pmid is not None and pmid in self.training_folds:
+            return self.folds[self.training_folds[pmid]].predict(x), True
+        return self.full.predict(x), False
+
+
+def _model(raw: dict[str, list]) -> Model:
+    return Model(*(np.asarray(raw[key], dtype=float) for key in ("mean", "scale", "coef", "intercept")))
+
+
+@cache
+def load_model() -> AnswerModel:
+    """The shipped ``answer_model.json``."""
+    raw = json.loads(resources.files(__package__).joinpath("answer_model.json").read_text())
+    return AnswerModel(
+        full=_model(raw["full"]), folds=tuple(_model(f) for f in raw["folds"]), training_folds=raw["training_folds"]
+    )
+
+
+def _pmid(reading: Reading) -> str | None:
+    return reading.id.removeprefix("pmid:") if reading.id.startswith("pmid:") else None
+
+
+def item_verdict(question: str, reading: Reading) -> tuple[str, bool]:
+    """One item's label for ``question`` from its conclusion sentences, and whether it was out-of-fold."""
+    x = features(question, reading.evidence.content)
+    return load_model().predict(x, _pmid(reading))
+
+
+def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str]) -> tuple[str, str]:
+    """The GRADE-like strength and its one-line reason (see the module docstring)."""
+    found = frozenset().union(*designs) if designs else frozenset()
+    level = 3 if found & STRONG_DESIGNS else 1 if found & MODERATE_DESIGNS else 0
+    reasons = [("no controlled design", "observational or trial evidence", "", "randomized or pooled evidence")[level]]
+    if len(set(verdicts)) > 1:
+        level, reasons = max(0, level - 1), [*reasons, "inconsistent items"]
+    if len(verdicts) <= 1:
+        level, reasons = max(0, level - 1), [*reasons, "a single item"]
+    return STRENGTHS[level], "; ".join(reasons)
+
+
+def write_answer(question: str, on_topic: Sequence[Reading], designs: Sequence[frozenset[Design]]) -> Answer:
+    """The bottom line from the on-topic items (most relevant first) and their designs."""
+    if not on_topic:
+        verdict = "insufficient" if is_yes_no(question) else None
+        return Answer(
+            verdict=verdict,
+            statement="None of the evidence collected is on topic enough to answer the question.",
+            strength="very_low",
+            strength_reason="no on-topic evidence",
+        )
+    lead = on_topic[0]
+    readings = list(on_topic[:3])
+    labels = [item_verdict(question, r)[0] for r in readings]
+    sentences = [s.text for s in split_sentences(conclusion_text(lead.evidence.content))][:3] or [lead.text]
+    statement = " ".join(cite(sentence, lead.id) for sentence in sentences)
+    level, reason = strength(designs[: len(readings)], labels)
+    return Answer(
+        verdict=VERDICTS[labels[0]] if is_yes_no(question) else None,
+        statement=statement,
+        strength=level,
+        strength_reason=reason,
+        evidence_ids=(lead.id,),
+    )

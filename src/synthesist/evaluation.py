@@ -1,0 +1,135 @@
+"""The PubMedQA harness: full extractive runs over a question file, scored against the dataset's answers.
+
+Each question runs end to end (:func:`synthesist.batch.research_many`, extractive engine, library source only);
+the report's verdict maps yes→yes, no→no, mixed/insufficient→maybe. Scored: accuracy, macro-F1, the confusion
+matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations,
+stop reasons and median rounds. A question whose pmid trained the answer model is read by the fold model that
+did not see it (see :mod:`synthesist.agents.extractive.answer`), so the dev-set figures are out-of-fold.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .agents.extractive.answer import LABELS, load_model
+from .batch import BatchItem, research_many
+from .errors import BadInputError
+
+MAPPED = {"yes": "yes", "no": "no", "mixed": "maybe", "insufficient": "maybe", None: "maybe"}
+
+
+@dataclass(frozen=True)
+class Question:
+    pmid: str
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One question's outcome, as written to the per-question JSONL."""
+
+    pmid: str
+    question: str
+    gold: str
+    verdict: str | None
+    predicted: str
+    source_cited: bool
+    fabricated: int
+    stop_reason: str
+    rounds: int
+    seconds: float
+    out_of_fold: bool
+    error: str | None = None
+
+
+def load_questions(path: Path, limit: int | None = None) -> list[Question]:
+    """The PubMedQA rows of a JSONL file (``pmid``, ``question``, ``answer`` in yes/no/maybe), the first ``limit``."""
+    try:
+        lines = [line for line in path.open(encoding="utf-8") if line.strip()]
+    except OSError as exc:
+        raise BadInputError(f"cannot read questions file {path}: {exc.strerror}") from exc
+    rows = []
+    for number, line in enumerate(lines[:limit] if limit else lines, start=1):
+        try:
+            raw = json.loads(line)
+            row = Question(pmid=str(raw["pmid"]), question=str(raw["question"]), answer=str(raw["answer"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BadInputError(f"{path}:{number}: not a PubMedQA row (pmid, question, answer)") from exc
+        if row.answer not in LABELS:
+            raise BadInputError(f"{path}:{number}: answer must be yes, no or maybe, not {row.answer!r}")
+        rows.append(row)
+    return rows
+
+
+def _scored(row: Question, item: BatchItem) -> Scored:
+    result = item.result
+    if result is None:
+        return Scored(row.pmid, row.question, row.answer, None, "maybe", False, 0, "failed", 0, 0.0, False,
+                      error=item.error)
+    answer = result.report.answer
+    verdict = answer.verdict if answer else None
+    rested_on_source = answer is not None and f"pmid:{row.pmid}" in answer.evidence_ids
+    return Scored(
+        pmid=row.pmid,
+        question=row.question,
+        gold=row.answer,
+        verdict=verdict,
+        predicted=MAPPED[verdict],
+        source_cited=any(c.evidence_id == f"pmid:{row.pmid}" for c in result.report.references),
+        fabricated=result.fabricated_citations,
+        stop_reason=result.stop_reason,
+        rounds=result.rounds,
+        seconds=result.seconds,
+        out_of_fold=rested_on_source and row.pmid in load_model().training_folds,
+    )
+
+
+async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, concurrency: int = 4) -> list[Scored]:
+    """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question)."""
+    items = await research_many([r.question for r in rows], out_dir=out_dir / "runs", concurrency=concurrency,
+                                sources="library", libraries=[library], model="extractive")
+    scored = [_scored(row, item) for row, item in zip(rows, items, strict=True)]
+    with (out_dir / "eval.jsonl").open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(asdict(s)) + "\n" for s in scored)
+    return scored
+
+
+def macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
+    """The mean over yes/no/maybe of each label's F1 (0 for a label never predicted nor present)."""
+    scores = []
+    for label in LABELS:
+        tp = sum(g == p == label for g, p in zip(gold, predicted, strict=True))
+        fp = sum(p == label != g for g, p in zip(gold, predicted, strict=True))
+        fn = sum(g == label != p for g, p in zip(gold, predicted, strict=True))
+        scores.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(scores) / len(scores)
+
+
+def summary_lines(scored: Sequence[Scored]) -> list[str]:
+    """The figures of an evaluation as printable lines."""
+    gold, predicted = [s.gold for s in scored], [s.predicted for s in scored]
+    n = len(scored)
+    accuracy = sum(g == p for g, p in zip(gold, predicted, strict=True)) / n
+    confusion = Counter(zip(gold, predicted, strict=True))
+    out_of_fold = sum(s.out_of_fold for s in scored)
+    lines = [
+        f"questions {n}; verdicts out-of-fold for {out_of_fold} (answer model folds that did not see the question)",
+        f"accuracy {accuracy:.3f}  macro-F1 {macro_f1(gold, predicted):.3f}",
+        "confusion (rows gold, columns predicted): " + " ".join(LABELS),
+        *(f"  {g:<5} " + " ".join(f"{confusion[g, p]:4d}" for p in LABELS) for g in LABELS),
+        f"source cited {sum(s.source_cited for s in scored) / n:.1%}",
+        f"fabricated citations {sum(s.fabricated for s in scored)}",
+        "stop reasons " + ", ".join(f"{k} {v}" for k, v in Counter(s.stop_reason for s in scored).most_common()),
+        f"median rounds {statistics.median(s.rounds for s in scored):g}; "
+        f"median seconds {statistics.median(s.seconds for s in scored):.1f}",
+    ]
+    failed = [s for s in scored if s.error]
+    if failed:
+        lines.append(f"{len(failed)} question(s) failed: {failed[0].error}")
+    return lines

@@ -1,0 +1,122 @@
+"""The extractive bottom line: verdict from conclusion cues, cited statement, GRADE-like strength, out-of-fold."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, article
+
+from synthesist.agents.extractive.answer import (
+    FEATURES,
+    K_FOLDS,
+    features,
+    fold_of,
+    is_yes_no,
+    load_model,
+    strength,
+    write_answer,
+)
+from synthesist.agents.extractive.designs import Design
+from synthesist.agents.extractive.reading import read
+from synthesist.agents.report import validate_answer
+from synthesist.agents.report_format import render_markdown
+from synthesist.models import Answer, ResearchReport
+
+
+def test_yes_no_questions_are_told_from_open_ones() -> None:
+    assert is_yes_no(QUESTION)
+    assert is_yes_no("Double balloon enteroscopy: is it efficacious and safe in a community setting?")
+    assert is_yes_no("Aripiprazole: a new risk factor for pathological gambling?")
+    assert not is_yes_no("What are the mechanisms of metformin action in breast cancer?")
+    assert not is_yes_no("Metformin and breast cancer: which mechanisms are involved?")
+
+
+def test_open_question_gets_no_verdict_but_a_cited_statement() -> None:
+    reading = read(META_ANALYSIS)
+    answer = write_answer("What is known about metformin and breast cancer risk?", [reading], [reading.designs])
+    assert answer.verdict is None
+    assert f"[{META_ANALYSIS.id}]" in answer.statement
+    assert answer.evidence_ids == (META_ANALYSIS.id,)
+
+
+def test_positive_conclusion_reads_yes_and_negative_reads_no() -> None:
+    yes = read(META_ANALYSIS)
+    assert write_answer(QUESTION, [yes], [yes.designs]).verdict == "yes"
+    no = read(NULL_TRIAL)
+    verdict = write_answer("Does adjuvant metformin improve disease-free survival?", [no], [no.designs]).verdict
+    assert verdict == "no"
+
+
+def test_no_on_topic_evidence_is_insufficient_and_cites_nothing() -> None:
+    answer = write_answer(QUESTION, [], [])
+    assert answer.verdict == "insufficient"
+    assert answer.strength == "very_low"
+    assert answer.evidence_ids == ()
+
+
+def test_strength_starts_from_design_and_steps_down_for_inconsistency_and_single_items() -> None:
+    rct = frozenset({Design.RCT})
+    assert strength([rct, rct], ["yes", "yes"])[0] == "high"
+    assert strength([rct, rct], ["yes", "no"]) == ("moderate", "randomized or pooled evidence; inconsistent items")
+    assert strength([rct], ["yes"])[0] == "moderate"
+    assert strength([frozenset({Design.COHORT})] * 2, ["no", "no"])[0] == "low"
+    assert strength([frozenset({Design.CASE_REPORT})], ["yes"])[0] == "very_low"
+
+
+def test_training_pmid_is_read_by_the_fold_model_that_did_not_see_it() -> None:
+    model = load_model()
+    assert len(model.folds) == K_FOLDS
+    pmid, fold = next(iter(model.training_folds.items()))
+    assert fold == fold_of(pmid)
+    x = features("Do statins reduce mortality?", "CONCLUSIONS: Statins did not reduce mortality.")
+    label, out_of_fold = model.predict(x, pmid)
+    assert out_of_fold and label == model.folds[fold].predict(x)
+    assert model.predict(x, "not-a-training-pmid") == (model.full.predict(x), False)
+
+
+def test_shipped_artefact_is_small_and_matches_the_feature_code() -> None:
+    model = load_model()
+    assert model.full.coef.shape == (3, len(FEATURES))
+    assert features(QUESTION, META_ANALYSIS.content).shape == (len(FEATURES),)
+    assert all(np.isfinite(m.scale).all() and (m.scale > 0).all() for m in (model.full, *model.folds))
+
+
+def test_markdown_opens_with_the_answer() -> None:
+    answer = Answer(
+        verdict="yes", statement=f"Metformin lowers risk [{META_ANALYSIS.id}].", strength="low", strength_reason="x"
+    )
+    report = ResearchReport(title="T", executive_summary="S", methodology="M", answer=answer)
+    text = render_markdown(report, {META_ANALYSIS.id: META_ANALYSIS})
+    assert text.index("## Answer") < text.index("## Executive summary")
+    assert "**Yes.**" in text and "Strength of evidence: low (x)." in text
+
+
+@pytest.mark.parametrize("verdict", ["probably", "YES"])
+def test_answer_rejects_unknown_verdicts(verdict: str) -> None:
+    with pytest.raises(ValueError):
+        Answer(verdict=verdict, statement="s")  # type: ignore[arg-type]
+
+
+def test_artefact_records_the_fold_of_every_training_row(shared_dir) -> None:  # type: ignore[no-untyped-def]
+    rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
+    folds = load_model().training_folds
+    assert {r["pmid"] for r in rows} <= set(folds)
+    assert all(folds[r["pmid"]] == fold_of(r["pmid"]) for r in rows)
+
+
+def test_llm_answer_keeps_only_collected_ids_and_falls_back_to_insufficient() -> None:
+    held = {META_ANALYSIS.id}
+    resolve = lambda i: i if i in held else None  # noqa: E731
+    kept = validate_answer(
+        Answer(verdict="yes", statement=f"Lower risk [{META_ANALYSIS.id}][pmid:999].", evidence_ids=("pmid:999",)),
+        resolve,
+    )
+    assert kept.evidence_ids == (META_ANALYSIS.id,) and "999" not in kept.statement
+    invented = validate_answer(
+        Answer(verdict="yes", statement="Lower risk [pmid:999].", strength="high", evidence_ids=("pmid:999",)),
+        resolve,
+    )
+    assert (invented.verdict, invented.strength, invented.evidence_ids) == ("insufficient", "very_low", ())
+    assert "999" not in invented.statement

@@ -1,0 +1,64 @@
+"""The PubMedQA harness: question loading, verdict mapping, figures, and the CLI's bad-input handling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from synthesist.cli import main
+from synthesist.errors import BadInputError
+from synthesist.evaluation import MAPPED, Scored, load_questions, macro_f1, summary_lines
+
+
+def _scored(gold: str, predicted: str, *, cited: bool = True, rounds: int = 2) -> Scored:
+    return Scored("1", "Q?", gold, predicted, predicted, cited, 0, "sufficient", rounds, 1.0, True)
+
+
+def test_verdicts_map_to_pubmedqa_labels() -> None:
+    assert [MAPPED[v] for v in ("yes", "no", "mixed", "insufficient", None)] == ["yes", "no", "maybe", "maybe", "maybe"]
+
+
+def test_load_questions_reads_rows_and_honours_limit(shared_dir: Path) -> None:
+    rows = load_questions(shared_dir / "corpus" / "questions_dev.jsonl", limit=3)
+    assert len(rows) == 3
+    assert all(r.answer in {"yes", "no", "maybe"} and r.pmid.isdigit() for r in rows)
+
+
+def test_load_questions_names_the_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"pmid": "1", "question": "Q?", "answer": "yes"}) + "\n{not json\n")
+    with pytest.raises(BadInputError, match=r"q.jsonl:2"):
+        load_questions(path)
+    path.write_text(json.dumps({"pmid": "1", "question": "Q?", "answer": "perhaps"}) + "\n")
+    with pytest.raises(BadInputError, match="perhaps"):
+        load_questions(path)
+
+
+def test_macro_f1_averages_per_label_f1() -> None:
+    assert macro_f1(["yes", "no", "maybe"], ["yes", "no", "maybe"]) == 1.0
+    # yes: tp 1 fp 1 → 2/3; no: tp 0 → 0; maybe: absent and never predicted → 0
+    assert macro_f1(["yes", "no"], ["yes", "yes"]) == pytest.approx((2 / 3) / 3)
+
+
+def test_summary_prints_accuracy_confusion_cited_rate_and_out_of_fold() -> None:
+    lines = summary_lines([_scored("yes", "yes"), _scored("no", "yes", cited=False, rounds=4)])
+    text = "\n".join(lines)
+    assert "accuracy 0.500" in text
+    assert "out-of-fold for 2" in text
+    assert "source cited 50.0%" in text
+    assert "median rounds 3" in text
+    assert "  no       1    0    0" in text
+
+
+def test_eval_rejects_a_missing_questions_file_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["eval", "pubmedqa", str(tmp_path / "none.jsonl"), "--library", str(tmp_path)])
+    assert code == 2
+    assert "cannot read questions file" in capsys.readouterr().err
+
+
+def test_eval_rejects_a_non_positive_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["eval", "pubmedqa", str(tmp_path / "q.jsonl"), "--library", str(tmp_path), "--limit", "0"])
+    assert code == 2
+    assert "--limit" in capsys.readouterr().err
