@@ -103,6 +103,7 @@ def test_research_runs_offline_and_writes_the_report_files(tmp_path: Path) -> No
                        "--max-rounds", "1", "--out", str(out), env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "max_rounds after 1 round(s)" in done.stdout
+    assert "\nAnswer: " in done.stdout and "complete: max_rounds: answer " in done.stderr
     assert "search_complete: 3 new" in done.stderr  # the live view, plain because stderr is a pipe
     report = (out / "report.md").read_text()
     assert "## References" in report and "pubmed.ncbi.nlm.nih.gov/391000" in report
@@ -246,6 +247,7 @@ def test_batch_honours_json_and_manager(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     (line,) = [json.loads(text) for text in done.stdout.splitlines()]
     assert line["index"] == 0 and line["error"] is None and line["stop_reason"] in ("sufficient", "max_rounds")
+    assert line["answer"]["verdict"] in ("yes", "no", "mixed", "insufficient") and line["answer"]["statement"]
     base[3] = str(tmp_path / "other")
     refused = run_cli(*base, "--manager", "magentic", "--model", "extractive", env=env, timeout=300)
     assert refused.returncode == 1 and "magentic manager needs an LLM" in refused.stdout  # the option reached it

@@ -224,7 +224,10 @@ class EventPrinter:
         report = result.report
         where = out_dir or "the run directory (DATA_DIR/runs/" + result.run_id + ")"
         state = f"partial: {report.partial_reason}" if result.partial else "complete"
-        return (f"{report.title}\nrun {result.run_id}: {result.stop_reason} after {result.rounds} round(s), "
+        answer = report.answer
+        bottom = (f"Answer: {answer.verdict or 'open question'} (evidence {answer.strength.replace('_', ' ')}: "
+                  f"{answer.strength_reason}) — {answer.statement}\n" if answer is not None else "")
+        return (f"{report.title}\n{bottom}run {result.run_id}: {result.stop_reason} after {result.rounds} round(s), "
                 f"{len(result.evidence)} evidence items, {len(report.references)} cited; report {state}\n"
                 f"report.md, report.json, references.bib, events.jsonl written to {where}")
 
@@ -252,10 +255,13 @@ def _batch(api, args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"index": item.index, "question": item.question, "file": str(item.path),
                               "stop_reason": item.result.stop_reason if item.result else None,
+                              "answer": item.result.report.answer.model_dump(mode="json")
+                              if item.result and item.result.report.answer else None,
                               "resumed": item.resumed, "error": item.error}))
             continue
         state = "resumed" if item.resumed else ("FAILED: " + item.error if item.error else item.result.stop_reason)
-        _say(f"{item.index:4d} {state:<12} {item.path}  {item.question[:70]}")
+        verdict = item.result.report.answer.verdict if item.result and item.result.report.answer else None
+        _say(f"{item.index:4d} {state:<12} {verdict or '-':<12} {item.path}  {item.question[:70]}")
     if not args.json:
         _say(f"{len(items) - len(failed)} of {len(items)} questions done; results in {args.out}")
     return EXIT_FAILED if failed else EXIT_OK

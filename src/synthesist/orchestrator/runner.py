@@ -181,8 +181,9 @@ async def _run(ctx: RunContext, put) -> None:
         await send(emitter.make(Streaming, round=memory.round, agent="report", message=section.heading,
                                 data=StreamingData(section=section.heading, text=section.body)))
     result = _result(ctx, report, reason, engines)
-    await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {len(result.evidence)} "
-                            f"items, {len(report.references)} cited", data=result))
+    answer = f"answer {report.answer.verdict or 'open'} ({report.answer.strength}); " if report.answer else ""
+    await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {answer}"
+                            f"{len(result.evidence)} items, {len(report.references)} cited", data=result))
     ctx.manager.steps.checkpoint(memory, memory.round, stop_reason=reason)
 
 
