@@ -24,7 +24,7 @@ from pathlib import Path
 
 from synthesist import api
 from synthesist.batch import research_many
-from synthesist.composition import open_shared
+from synthesist.composition import Seams, open_shared
 from synthesist.config import load_settings
 from synthesist.orchestrator.emitter import critical_path
 from synthesist.testing import FixtureServer, Reply, scripted_model
@@ -92,12 +92,12 @@ async def two_round_question(tmp: Path) -> None:
         settings = settings_for(server, tmp / "data")
         shared = open_shared(settings)
         await api.research("warm-up: metformin", sources="pubmed", model="extractive", settings=settings,
-                           shared=shared)  # loads the embedding model, so the figures are about the run
+                           seams=Seams(shared=shared))  # loads the embedding model, so the figures are about the run
         models = scripted_team()
         started = time.monotonic()
         first_event = None
         async for event in api.stream(QUESTION, sources="pubmed,trials,europepmc", model=models,
-                                      settings=settings, shared=shared):
+                                      settings=settings, seams=Seams(shared=shared)):
             first_event = first_event or time.monotonic() - started
             if event.type == "complete":
                 result = event.data

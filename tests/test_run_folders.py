@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent / "orchestrator"))
 from run_helpers import QUESTION, write_library  # noqa: E402
 
 from synthesist import api  # noqa: E402
-from synthesist.composition import Shared  # noqa: E402
+from synthesist.composition import Seams, Shared  # noqa: E402
 from synthesist.config import load_settings  # noqa: E402
 from synthesist.errors import BadInputError  # noqa: E402
 from synthesist.memory import Embedder, open_chroma, run_collections  # noqa: E402
@@ -31,7 +31,7 @@ async def test_a_finished_run_keeps_its_files_but_not_a_live_collection(persiste
     library = write_library(tmp_path / "papers.jsonl")
     shared = Shared(client=open_chroma(persistent), embedder=embedder)
     result = await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
-                                settings=persistent, shared=shared)
+                                settings=persistent, seams=Seams(shared=shared))
     assert result.run_id not in run_collections(shared.client)
     folder = persistent.data_dir / "runs" / result.run_id
     assert {p.name for p in folder.iterdir()} >= {"checkpoint.json", "events.jsonl", "report.json", "report.md"}

@@ -10,7 +10,8 @@
 Options (all keyword): ``sources`` (comma string or list), ``libraries`` (paths), ``model`` (spec string, a
 pydantic-ai ``Model``, or a mapping per agent), ``manager`` (``loop``/``magentic``), ``max_rounds``, ``timeout``,
 ``settings``, ``out_dir`` (writes report.md, report.json, events.jsonl), ``control`` (a :class:`RunControl` to
-cancel), ``web_client`` (the ddgs seam). Invalid input raises :class:`BadInputError` before anything runs.
+cancel), ``seams`` (a :class:`~synthesist.composition.Seams`: objects tests and batches put in place of the
+built ones). Invalid input raises :class:`BadInputError` before anything runs.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
-from .agents.visual.adapter import VisionAdapter, build_vision_adapter
+from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
 from .composition import (
     ModelChoice,
+    Seams,
     Shared,
     build_chat_client,
     build_network_sources,
@@ -66,11 +68,11 @@ from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
 from .tools.source import SOURCE_NAMES
-from .tools.web import WebSearchClient
 
 __all__ = [
     "LibraryLoad",
     "RunControl",
+    "Seams",
     "SourceCheck",
     "check_out_dir",
     "check_question",
@@ -133,17 +135,16 @@ async def stream(
     settings: Settings | None = None,
     out_dir: Path | str | None = None,
     control: RunControl | None = None,
-    web_client: WebSearchClient | None = None,
-    shared: Shared | None = None,
     run_id: str | None = None,
-    chat_client: BaseChatClient | None = None,
     image: Path | str | None = None,
-    vision: str | VisionAdapter | None = None,
+    vision: str | None = None,
+    seams: Seams = Seams(),
 ) -> AsyncIterator[EventBase]:
     """Run one question and yield its typed events; the last is ``complete`` carrying the result.
 
     ``image``: analysed first by the VisualAgent (its findings become ``image`` evidence and seed the searches);
-    ``vision``: a vision model spec or adapter for it (default ``visual.model``; none → measurements only)."""
+    ``vision``: a vision model spec for it (default ``visual.model``; none → measurements only). ``seams``: objects
+    to use instead of the ones the composition root builds (tests, benchmarks, batches)."""
     settings = run_settings(settings, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
     question = check_question(question)
     check_out_dir(out_dir)
@@ -154,16 +155,14 @@ async def stream(
                          model=scrub(model) if isinstance(model, str) else None, manager=settings.run.manager,
                          max_rounds=settings.run.max_rounds, timeout=settings.run.timeout,
                          image=str(image_path) if image_path else None)
-    async for event in _run(options, settings, model=model, out_dir=out_dir, control=control,
-                            web_client=web_client, shared=shared, run_id=run_id, checkpoint=None,
-                            chat_client=chat_client, vision=vision):
+    async for event in _run(options, settings, model=model, out_dir=out_dir, control=control, seams=seams,
+                            run_id=run_id, checkpoint=None, vision=vision):
         yield event
 
 
 async def resume(run_id: str, *, settings: Settings | None = None, model: ModelChoice = None,
-                 out_dir: Path | str | None = None, web_client: WebSearchClient | None = None,
-                 shared: Shared | None = None, control: RunControl | None = None,
-                 chat_client: BaseChatClient | None = None) -> AsyncIterator[EventBase]:
+                 out_dir: Path | str | None = None, control: RunControl | None = None,
+                 seams: Seams = Seams()) -> AsyncIterator[EventBase]:
     """Continue a killed run from its last checkpointed round; nothing it had collected is lost. A run that had
     already finished is not run again: its stored result comes back in one ``complete`` event that says so."""
     settings = settings or current_settings()
@@ -179,8 +178,8 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
     settings = run_settings(settings, model=model if model is not None else options.model,
                             manager=options.manager, max_rounds=options.max_rounds, timeout=options.timeout)
     async for event in _run(options, settings, model=model if model is not None else options.model,
-                            out_dir=out_dir, control=control, web_client=web_client, shared=shared,
-                            run_id=run_id, checkpoint=checkpoint, chat_client=chat_client, vision=None):
+                            out_dir=out_dir, control=control, seams=seams, run_id=run_id, checkpoint=checkpoint,
+                            vision=None):
         yield event
 
 
@@ -210,11 +209,11 @@ def finished_run(checkpoint: Checkpoint, settings: Settings, out_dir: Path | str
                     f"({result.stop_reason}); nothing was run again", data=result)
 
 
-async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, web_client, shared, run_id,
-               checkpoint, chat_client, vision) -> AsyncIterator[EventBase]:
+async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, seams: Seams, run_id,
+               checkpoint, vision) -> AsyncIterator[EventBase]:
     async with AsyncExitStack() as stack:
-        magentic = await _magentic_client(settings, chat_client, stack)  # bad config fails before anything runs
-        shared = shared or await asyncio.to_thread(open_shared, settings)
+        magentic = await _magentic_client(settings, seams.chat_client, stack)  # bad config fails before any work
+        shared = seams.shared or await asyncio.to_thread(open_shared, settings)
         paths = tuple(Path(p) for p in options.libraries)
         sources, warnings, preparations = [], [], []
         if "library" in options.sources:
@@ -229,7 +228,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
             preparations.append(Preparation("indexing the library", index))
         http = await stack.enter_async_context(open_client(settings))
         sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
-                                            web_client=web_client)
+                                            web_client=seams.web_client)
         sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
         models = await open_models(model if not isinstance(model, str) else None, settings, stack)
         team = build_team(sources, models, settings, shared)
@@ -243,7 +242,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
         if checkpoint:
             rules.load(checkpoint.stop_rules)
         manager = _manager(team, emitter, rules, options, directory, settings, magentic)
-        image = _image_step(options, settings, vision, http, sources)
+        image = _image_step(options, settings, seams.vision or vision, http, sources)
         ctx = RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
                          image=image,
                          fallback_report=ReportAgent(settings),
@@ -365,7 +364,7 @@ async def search(
     sources: str | Sequence[str] | None = None,
     limit: int | None = None,
     settings: Settings | None = None,
-    web_client: WebSearchClient | None = None,
+    seams: Seams = Seams(),
 ) -> SearchResult:
     """Search the selected network sources once, concurrently: merged evidence and per-source errors."""
     settings = settings or current_settings()
@@ -374,7 +373,7 @@ async def search(
     if "library" in names:
         raise BadInputError("a one-off search covers network sources; use `synthesist library search` for a library")
     async with open_client(settings) as client:
-        chosen = build_network_sources(names, Fetcher(client, settings), settings, web_client=web_client)
+        chosen = build_network_sources(names, Fetcher(client, settings), settings, web_client=seams.web_client)
         return await search_all(query, chosen, limit=limit or settings.search.max_results)
 
 
@@ -392,7 +391,7 @@ async def check_sources(
     names: str | Sequence[str] | None = None,
     *,
     settings: Settings | None = None,
-    web_client: WebSearchClient | None = None,
+    seams: Seams = Seams(),
 ) -> list[SourceCheck]:
     """Ask each network source one small query, without retries or cache, and report reachability."""
     settings = with_overrides(settings or current_settings(), {"http": {
@@ -400,7 +399,8 @@ async def check_sources(
     chosen_names = [n for n in parse_source_names(names or SOURCE_NAMES) if n != "library"]
     results = []
     async with open_client(settings) as client:
-        for source in build_network_sources(chosen_names, Fetcher(client, settings), settings, web_client=web_client):
+        for source in build_network_sources(chosen_names, Fetcher(client, settings), settings,
+                                            web_client=seams.web_client):
             started = time.monotonic()
             outcome = await search_all("metformin", [source], limit=1)
             elapsed = time.monotonic() - started
@@ -413,11 +413,12 @@ async def check_sources(
 
 
 def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None = None,
-                       shared: Shared | None = None,
+                       seams: Seams = Seams(),
                        progress: Callable[[int, int], None] | None = None) -> LibraryIndex:
     """Index a local library once (persistently, by content hash) and return the index; reopening an unchanged
     library embeds nothing. ``index.stats`` says what was embedded, reused and removed. ``progress(done,
     total)`` follows the embedding of the records not embedded before."""
     settings = settings or current_settings()
     checked = check_library_paths(paths)
-    return index_library(load_usable_library(checked, settings), checked, shared or open_shared(settings), progress)
+    return index_library(load_usable_library(checked, settings), checked, seams.shared or open_shared(settings),
+                         progress)

@@ -12,12 +12,12 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .api import research, run_settings
-from .composition import open_shared
+from .composition import Seams, open_shared
 from .errors import BadInputError, SynthesistError
 from .models import ResearchResult
 
@@ -66,7 +66,9 @@ async def research_many(
     settings = run_settings(options.pop("settings", None), model=options.get("model"),
                             manager=options.pop("manager", None), max_rounds=options.pop("max_rounds", None),
                             timeout=options.pop("timeout", None))
-    shared = options.pop("shared", None) or await asyncio.to_thread(open_shared, settings)
+    seams = options.pop("seams", None) or Seams()
+    shared = seams.shared or await asyncio.to_thread(open_shared, settings)
+    options["seams"] = replace(seams, shared=shared)  # one Chroma client and embedder for the whole batch
     gate = asyncio.Semaphore(concurrency)
     items: list[BatchItem | None] = [None] * len(questions)
 
@@ -77,7 +79,7 @@ async def research_many(
             item = BatchItem(index, question, path, result=done, resumed=True)
         else:
             async with gate:
-                item = await _run_one(index, question, path, settings=settings, shared=shared, options=options)
+                item = await _run_one(index, question, path, settings=settings, options=options)
         items[index] = item
         if on_item is not None:
             on_item(item)
@@ -86,9 +88,9 @@ async def research_many(
     return [item for item in items if item is not None]
 
 
-async def _run_one(index, question, path: Path, *, settings, shared, options) -> BatchItem:
+async def _run_one(index, question, path: Path, *, settings, options) -> BatchItem:
     try:
-        result = await research(question, settings=settings, shared=shared, **options)
+        result = await research(question, settings=settings, **options)
     except SynthesistError as exc:
         return BatchItem(index, question, path, error=str(exc))
     except Exception as exc:  # one broken question must not lose the batch

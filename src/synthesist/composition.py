@@ -23,6 +23,7 @@ from .agents.llm import LLM, build_model
 from .agents.model_spec import parse_model_spec, provider_endpoint, spec_for_agent
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
+from .agents.visual.adapter import VisionAdapter
 from .config import Settings
 from .errors import BadInputError, ConfigError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
@@ -61,6 +62,19 @@ class Shared:
 
     client: ClientAPI
     embedder: Embedder
+
+
+@dataclass(frozen=True)
+class Seams:
+    """What a caller (a test, a benchmark, a batch) puts in place of objects the composition root would build:
+    one object, so the public functions keep only real options. ``shared``: the Chroma client and embedder (a
+    batch shares one); ``web_client``: the ddgs client; ``chat_client``: the Magentic manager's chat client;
+    ``vision``: a vision adapter (e.g. ``synthesist.testing.ScriptedVisionAdapter``)."""
+
+    shared: Shared | None = None
+    web_client: WebSearchClient | None = None
+    chat_client: BaseChatClient | None = None
+    vision: VisionAdapter | None = None
 
 
 def open_shared(settings: Settings) -> Shared:

@@ -10,7 +10,7 @@ from run_helpers import assert_valid_order
 
 from synthesist import api
 from synthesist.agents.citations import cited_ids
-from synthesist.composition import Shared
+from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma
 
@@ -26,7 +26,7 @@ async def test_a_library_run_cites_the_questions_source_abstract(position: int, 
     shared = Shared(client=open_chroma(settings), embedder=embedder)  # the session index: nothing re-embedded
     events = [event async for event in api.stream(
         question["question"], sources="library", libraries=[shared_dir / "corpus" / "library.jsonl"],
-        model="extractive", settings=settings, shared=shared)]
+        model="extractive", settings=settings, seams=Seams(shared=shared))]
     assert_valid_order(events)
     result = events[-1].data
     assert result.stop_reason in STOP_REASONS

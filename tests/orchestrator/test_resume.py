@@ -14,7 +14,7 @@ from run_helpers import INSUFFICIENT, QUESTION, assert_valid_order, run_settings
 
 from synthesist import api
 from synthesist.batch import research_many
-from synthesist.composition import Shared
+from synthesist.composition import Seams, Shared
 from synthesist.memory import open_chroma
 from synthesist.orchestrator.checkpoint import load_checkpoint
 from synthesist.testing import scripted_model
@@ -64,7 +64,7 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     shared = Shared(client=open_chroma(settings), embedder=embedder)
     models = {"judge": scripted_model(INSUFFICIENT), "search": "extractive", "hypothesis": "extractive",
               "report": "extractive"}
-    events = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, shared=shared)))
+    events = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, seams=Seams(shared=shared))))
     assert_valid_order(events)
     assert events[0].data.resumed_from_round == 2
     assert events[0].seq == checkpoint.event_seq + 1  # the event log continues, no gap, no repeat
@@ -80,7 +80,7 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     finished = load_checkpoint(data, "killed-run")
     assert finished.finished and finished.stop_reason == "max_rounds" and finished.round == 4
     report = (data / "runs" / "killed-run" / "report.json").read_bytes()
-    again = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, shared=shared)))
+    again = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, seams=Seams(shared=shared))))
     assert [e.type for e in again] == ["complete"]
     assert "already finished" in again[0].message and again[0].data.rounds == 4
     assert again[0].data == result
@@ -99,7 +99,7 @@ async def test_a_batch_resumes_skipping_finished_questions(tmp_path: Path, embed
     questions = [QUESTION, "Is metformin associated with lower breast cancer risk?", ""]
     out = tmp_path / "batch"
     options = {"sources": "library", "libraries": [library], "model": "extractive", "settings": settings,
-               "shared": shared}
+               "seams": Seams(shared=shared)}
     first = await research_many(questions, out_dir=out, concurrency=2, **options)
     assert [bool(item.result) for item in first] == [True, True, False]
     assert "empty" in first[2].error  # one bad question does not stop the batch

@@ -20,7 +20,7 @@ from run_helpers import (
 
 from synthesist import api
 from synthesist.agents.citations import cited_ids
-from synthesist.composition import Shared, build_team
+from synthesist.composition import Seams, Shared, build_team
 from synthesist.config import with_overrides
 from synthesist.errors import BadInputError
 from synthesist.memory import Embedder, open_chroma
@@ -52,7 +52,8 @@ def report_text(result) -> str:
 
 async def test_extractive_library_run_reports_with_valid_events_and_citations(shared, library, tmp_path) -> None:
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
-                           settings=run_settings(tmp_path / "data"), shared=shared, out_dir=tmp_path / "out")
+                           settings=run_settings(tmp_path / "data"), seams=Seams(shared=shared),
+                           out_dir=tmp_path / "out")
     assert_valid_order(events)
     result = events[-1].data
     assert result.stop_reason in ("sufficient", "max_rounds", "stalled")
@@ -82,7 +83,7 @@ async def test_each_stop_rule_is_decided_in_code(shared, library, tmp_path, judg
     result = await api.research(QUESTION, sources="library", libraries=[library],
                                 model={"judge": scripted_model(judge), "search": "extractive",
                                        "hypothesis": "extractive", "report": "extractive"},
-                                settings=run_settings(tmp_path / "data", **run), shared=shared)
+                                settings=run_settings(tmp_path / "data", **run), seams=Seams(shared=shared))
     assert (result.stop_reason, result.rounds) == (expected_reason, expected_rounds)
     assert result.partial is (expected_reason != "sufficient")
     assert result.report.partial is result.partial
@@ -95,7 +96,7 @@ async def test_a_judge_saying_sufficient_with_low_scores_does_not_stop_the_run(s
     result = await api.research(QUESTION, sources="library", libraries=[library],
                                 model={"judge": scripted_model(claims_sufficient), "search": "extractive",
                                        "hypothesis": "extractive", "report": "extractive"},
-                                settings=run_settings(tmp_path / "data", max_rounds=2), shared=shared)
+                                settings=run_settings(tmp_path / "data", max_rounds=2), seams=Seams(shared=shared))
     assert result.stop_reason == "max_rounds"
 
 
@@ -105,7 +106,7 @@ async def test_no_evidence_still_ends_with_a_report(shared, tmp_path) -> None:
         settings = run_settings(tmp_path / "data").model_copy(
             update={"pubmed": run_settings(tmp_path).pubmed.model_copy(update={"base_url": server.url})})
         events = await collect("metformin zebrafish fins", sources="pubmed", model="extractive", settings=settings,
-                               shared=shared)
+                               seams=Seams(shared=shared))
     assert_valid_order(events)
     result = events[-1].data
     assert result.stop_reason == "no_evidence" and result.evidence == ()
@@ -117,7 +118,8 @@ async def test_timeout_mid_round_yields_a_partial_report(shared, library, tmp_pa
     events = await collect(QUESTION, sources="library", libraries=[library],
                            model={"judge": slow_judge, "search": "extractive", "hypothesis": "extractive",
                                   "report": "extractive"},
-                           settings=run_settings(tmp_path / "data", timeout=4.0, report_reserve=1.0), shared=shared)
+                           settings=run_settings(tmp_path / "data", timeout=4.0, report_reserve=1.0),
+                           seams=Seams(shared=shared))
     assert_valid_order(events)
     result = events[-1].data
     assert result.stop_reason == "timeout" and result.partial and "timed out" in result.report.partial_reason
@@ -130,7 +132,7 @@ async def test_cancel_stops_the_rounds_and_still_reports(shared, library, tmp_pa
     control = api.RunControl()
     events = []
     async for event in api.stream(QUESTION, sources="library", libraries=[library], model="extractive",
-                                  settings=run_settings(tmp_path / "data", max_rounds=5), shared=shared,
+                                  settings=run_settings(tmp_path / "data", max_rounds=5), seams=Seams(shared=shared),
                                   control=control):
         events.append(event)
         if event.type == "search_complete":
@@ -147,7 +149,7 @@ async def test_twenty_concurrent_runs_see_only_their_own_evidence(shared, tmp_pa
     settings = run_settings(tmp_path / "data", max_rounds=1)
     results = await asyncio.gather(*(
         api.research(f"question {i}: {items[i % len(items)].title}", sources="library", libraries=[libraries[i]],
-                     model="extractive", settings=settings, shared=shared) for i in range(20)))
+                     model="extractive", settings=settings, seams=Seams(shared=shared)) for i in range(20)))
     for i, result in enumerate(results):
         assert [e.id for e in result.evidence] == [items[i % len(items)].id]
     assert len({r.run_id for r in results}) == 20
@@ -179,8 +181,9 @@ async def test_current_memory_is_the_runs_own_inside_its_agents_and_unset_outsid
         return INSUFFICIENT
 
     result = await api.research(QUESTION, sources="library", libraries=[library], settings=run_settings(
-        tmp_path / "data", max_rounds=1), shared=shared, model={"judge": scripted_model(judge), "search": "extractive",
-                                                                "hypothesis": "extractive", "report": "extractive"})
+        tmp_path / "data", max_rounds=1), seams=Seams(shared=shared),
+        model={"judge": scripted_model(judge), "search": "extractive", "hypothesis": "extractive",
+               "report": "extractive"})
     assert seen == [QUESTION] and result.question == QUESTION
     with pytest.raises(NoActiveRunError):
         current_memory()
@@ -193,8 +196,8 @@ async def test_the_api_runs_the_magentic_manager_with_a_scripted_chat_client(sha
 
     client = ScriptedChatClient(_search_then_judge_script())
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
-                           manager="magentic", chat_client=client, settings=run_settings(tmp_path / "data"),
-                           shared=shared)
+                           manager="magentic", settings=run_settings(tmp_path / "data"),
+                           seams=Seams(chat_client=client, shared=shared))
     assert_valid_order(events)
     result = events[-1].data
     assert events[0].data.manager == "magentic" and len(client.calls) == 10
@@ -221,7 +224,7 @@ def _synthetic_chest(path: Path) -> Path:
 async def test_an_image_is_analysed_first_and_its_findings_are_cited_evidence(shared, library, tmp_path) -> None:
     image = _synthetic_chest(tmp_path / "chest.png")
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive", image=image,
-                           settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+                           settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared))
     assert_valid_order(events)
     types = [e.type for e in events]
     assert types.index("analyzing") < types.index("analysis_complete") < types.index("searching")
@@ -260,7 +263,8 @@ async def test_a_vision_model_searching_open_i_reaches_the_real_client_and_the_r
             "openi": {"base_url": server.url, "rate_per_second": 50, "allowed_hosts": ["127.0.0.1"],
                       "allow_private_hosts": True}})
         events = await collect(QUESTION, sources="pubmed", model="extractive", settings=settings,
-                               shared=shared, image=_synthetic_chest(tmp_path / "chest.png"), vision=adapter)
+                               seams=Seams(shared=shared, vision=adapter),
+                               image=_synthetic_chest(tmp_path / "chest.png"))
         result = events[-1].data
         assert server.requests_to("/api/search"), "the real Open-i client was called"
     second_turn = " ".join(adapter.requests[1].texts())
@@ -292,7 +296,7 @@ async def test_an_agent_bug_is_an_internal_error_event_and_the_run_still_reports
 
     monkeypatch.setattr("synthesist.api.build_team", broken_team)
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
-                           settings=run_settings(tmp_path / "data"), shared=shared)
+                           settings=run_settings(tmp_path / "data"), seams=Seams(shared=shared))
     errors = [e for e in events if e.type == "error"]
     assert [e.data.kind for e in errors] == ["internal"]
     assert "ValueError: a bug in the judge" in errors[0].data.detail
@@ -308,7 +312,7 @@ async def test_a_malformed_library_line_is_said_once_with_its_line_number(shared
         handle.write("{not json\n")
     lines = library.read_text(encoding="utf-8").count("\n")
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
-                           settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+                           settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared))
     said = [e for e in events if e.type == "error" and e.data.kind == "library"]
     assert len(said) == 1 and f"first at papers.jsonl:{lines}" in said[0].message
     assert events[-1].data.evidence
@@ -328,7 +332,7 @@ async def test_an_out_folder_that_fails_at_the_end_leaves_the_report_in_the_run_
     out = tmp_path / "out"
     events = []
     async for event in api.stream(QUESTION, sources="library", libraries=[library], model="extractive",
-                                  settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared,
+                                  settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared),
                                   out_dir=out):
         if event.type == "started":
             out.rmdir()
@@ -349,7 +353,7 @@ async def test_credentials_in_a_source_url_appear_in_no_event_checkpoint_or_repo
         "pubmed": {"base_url": url.replace("http://", f"http://alice:{secret}@") + "/eutils"},
         "http": {"max_retries": 0, "cache_enabled": False}})
     events = await collect(QUESTION, sources="pubmed,library", libraries=[library], settings=settings,
-                           shared=shared, model="extractive")
+                           seams=Seams(shared=shared), model="extractive")
     failures = [e for e in events if e.type == "error" and e.data.kind == "source"]
     assert failures and failures[0].data.source == "pubmed"
     run_directory = tmp_path / "data" / "runs" / events[-1].data.run_id
@@ -364,7 +368,7 @@ async def test_a_hanging_source_never_costs_the_evidence_others_returned(shared,
             "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
             "http": {"timeout": 30, "max_retries": 0}})
         result = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
-                                    settings=settings, shared=shared)
+                                    settings=settings, seams=Seams(shared=shared))
     assert result.stop_reason == "timeout"
     assert {e.source for e in result.evidence} == {"library"} and len(result.evidence) >= 3
     assert result.report.references, "the partial report cites what the library returned"
@@ -378,7 +382,7 @@ async def test_a_source_failure_reaches_the_result_with_its_kind_status_and_rate
             "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
             "http": {"max_retries": 0}})
         result = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
-                                    settings=settings, shared=shared)
+                                    settings=settings, seams=Seams(shared=shared))
     (failure,) = {(e.source, e.kind, e.status_code, e.rate_limited) for e in result.errors}
     assert failure == ("pubmed", "rate_limited", 429, True)
 
@@ -388,7 +392,7 @@ async def test_after_a_model_fallback_the_result_names_who_really_answered(share
     models = {"judge": broken, "search": "extractive", "hypothesis": "extractive", "report": "extractive"}
     settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {"models": {"retries": 0}})
     events = await collect(QUESTION, sources="library", libraries=[library], model=models, settings=settings,
-                           shared=shared)
+                           seams=Seams(shared=shared))
     assert [e.data.kind for e in events if e.type == "error"] == ["model"]
     result = events[-1].data
     assert result.engine["judge"] == "extractive (fallback from function:broken-judge)"
@@ -427,7 +431,7 @@ async def test_an_injected_fake_id_survives_in_no_field_of_the_report_or_what_th
     models = {"search": "extractive", "judge": _obedient("judge"), "hypothesis": _obedient("hypothesis"),
               "report": _obedient("report")}
     result = await api.research(QUESTION, sources="library", libraries=[library], model=models,
-                                settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+                                settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared))
     stored = result.model_dump_json(exclude={"evidence"})
     assert "99999999" not in stored
     assert result.report.title == "Metformin" and result.report.sections[0].heading == "Clinical"
@@ -444,18 +448,18 @@ async def test_when_every_network_source_is_unreachable_the_report_says_so_and_h
     settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
         "pubmed": {"base_url": url}, "trials": {"base_url": url}, "http": {"max_retries": 0}})
     result = await api.research(QUESTION, sources="pubmed,trials", model="extractive", settings=settings,
-                                shared=shared)
+                                seams=Seams(shared=shared))
     assert result.stop_reason == "no_evidence" and result.partial
     assert "every network source was unreachable" in result.report.partial_reason
     assert "--sources library --library PATH" in result.report.partial_reason
     with_library = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
-                                      settings=settings, shared=shared)
+                                      settings=settings, seams=Seams(shared=shared))
     assert "every network source was unreachable" in (with_library.report.partial_reason or "")
 
 
 async def test_embedding_a_new_library_is_reported_as_progress_after_the_start(shared, library, tmp_path) -> None:
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
-                           settings=run_settings(tmp_path / "data", max_rounds=1), shared=shared)
+                           settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared))
     types = [e.type for e in events]
     waits = [e for e in events if e.type == "progress" and e.data.stage == "indexing the library"]
     assert waits and types.index("started") < events.index(waits[0]) and events.index(waits[-1]) < types.index(

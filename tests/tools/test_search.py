@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from synthesist import api
+from synthesist.composition import Seams
 from synthesist.config import Settings, with_overrides
 from synthesist.testing import FixtureServer, Reply, ScriptedWebClient
 
@@ -54,7 +55,7 @@ async def test_one_failing_source_does_not_fail_the_search_and_works_merge(
     ]})
 
     result = await api.search("metformin cancer", sources="pubmed,trials,europepmc,web",
-                              settings=point_at(settings, server), web_client=web)
+                              settings=point_at(settings, server), seams=Seams(web_client=web))
 
     assert [(e.source, e.kind, e.status_code) for e in result.errors] == [("trials", "http", 500)]
     assert result.counts == {"pubmed": 3, "trials": 0, "europepmc": 1, "web": 1}
