@@ -120,10 +120,6 @@ class ModelSettings(Section):
 class OpenISettings(Section):
     base_url: str = "https://openi.nlm.nih.gov"
     rate_per_second: float = Field(1.0, gt=0, description="No documented limit; answers are slow (2-9 s).")
-    allowed_hosts: tuple[str, ...] = Field(("openi.nlm.nih.gov",), description="Hosts image URLs may point at.")
-    allow_private_hosts: bool = Field(
-        False, description="Allow http and loopback/private addresses (tests against a local server only)."
-    )
 
 
 class VisualSettings(Section):

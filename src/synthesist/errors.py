@@ -174,15 +174,6 @@ class ImageError(BadInputError):
         super().__init__(f"{path or 'image'}: {reason}")
 
 
-class UnsafeURLError(SourceError):
-    """An image URL was refused before any request: wrong scheme, host not allow-listed, or a private address."""
-
-    def __init__(self, host: str, reason: str):
-        self.host = host
-        self.reason = reason
-        super().__init__("openi", f"refused URL on host {host or '(none)'}: {reason}", kind="unsafe_url")
-
-
 class VisualLoopError(SynthesistError):
     """The image loop could not produce an answer. ``reason``: continue_value, nudge_cap, final_tool_calls,
     no_answer. ``turn`` is the turn it happened on. Never carries a model reply.

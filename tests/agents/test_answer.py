@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, article
+from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
 from synthesist.agents.extractive.answer import (
     FEATURES,

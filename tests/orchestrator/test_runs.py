@@ -260,8 +260,7 @@ async def test_a_vision_model_searching_open_i_reaches_the_real_client_and_the_r
         ])
         settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
             "pubmed": {"base_url": server.url + "/eutils", "rate_per_second": 50},
-            "openi": {"base_url": server.url, "rate_per_second": 50, "allowed_hosts": ["127.0.0.1"],
-                      "allow_private_hosts": True}})
+            "openi": {"base_url": server.url, "rate_per_second": 50}})
         events = await collect(QUESTION, sources="pubmed", model="extractive", settings=settings,
                                seams=Seams(shared=shared, vision=adapter),
                                image=_synthetic_chest(tmp_path / "chest.png"))

@@ -1,4 +1,4 @@
-"""Open-i (NLM's open-access biomedical image search): image search, its parser, and SSRF-safe image fetching.
+"""Open-i (NLM's open-access biomedical image search): image search and its parser.
 
 ``GET {base_url}/api/search`` takes ``query``, ``m``/``n`` (first and last result, 1-based, inclusive), ``it``
 (image type: ``x`` X-ray, ``c`` CT, ``m`` MRI, ``u`` ultrasound, ``p`` PET, ``ph`` photograph, ``mc`` microscopy,
@@ -7,26 +7,20 @@ Central, ``cxr`` Indiana University chest X-rays, ``mpx`` MedPix, ``usc`` USC or
 of Medicine). The API has no body-part filter, so a body part is added to the query text. We chose ``it=x`` as the
 default. The index appears frozen around 2020 and answers take seconds.
 
-Image paths in the answer are relative (``/imgs/512/…``); :func:`parse_openi` makes them absolute. Every image URL
-we fetch goes through :func:`safe_url`: https only, allow-listed hosts only, and no private, loopback, link-local
-or reserved address — for the URL itself and for every redirect hop (:func:`open_image_client`).
+Image paths in the answer are relative (``/imgs/512/…``); :func:`parse_openi` makes them absolute. The image
+loop reads captions and report impressions only: no image is downloaded (the fetcher's redirect rule — same host
+only — applies to every Open-i request).
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
-import ipaddress
 import re
-import socket
-from collections.abc import Callable
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
-import httpx
-
-from ..config import OpenISettings, Settings
-from ..errors import BadInputError, ParseError, SourceError, SourceUnreachableError, UnsafeURLError
+from ..config import OpenISettings
+from ..errors import BadInputError, ParseError
 from ..models import Frozen
 from .http import Fetcher
 from .source import load_json
@@ -171,106 +165,3 @@ class OpenISource:
             self.name, f"{base}/api/search", params=params, rate_per_second=self._settings.rate_per_second
         )
         return parse_openi(answer.body, base)[:limit]
-
-
-# --- SSRF-safe image fetching ------------------------------------------------------------------------------------
-
-
-def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """Globally routable unicast: not private, loopback, link-local, reserved, shared, multicast or unspecified."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_global and not address.is_multicast
-
-
-Resolver = Callable[[str, int], list[str]]
-"""Host and port → the IP addresses it resolves to (the seam :func:`safe_url` resolves through)."""
-
-
-def resolve_host(host: str, port: int) -> list[str]:
-    """The addresses ``host`` resolves to, by the system resolver; unresolvable → SourceUnreachableError."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise SourceUnreachableError("openi", host) from exc
-    return [str(info[4][0]) for info in infos]
-
-
-def _addresses(host: str, port: int, resolve: Resolver) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
-    try:
-        return [ipaddress.ip_address(host)]
-    except ValueError:
-        pass
-    return [ipaddress.ip_address(address.split("%")[0]) for address in resolve(host, port)]
-
-
-def safe_url(url: str, settings: OpenISettings, *, resolve: Resolver = resolve_host) -> str:
-    """``url`` unchanged if it is safe to fetch, else :class:`UnsafeURLError`.
-
-    Safe: https (http too when ``allow_private_hosts``), no credentials, a host in ``settings.allowed_hosts`` or
-    a subdomain of one, and every address the host resolves to public (literal IPs are checked directly) unless
-    ``allow_private_hosts``. Resolution happens here (through ``resolve``), so call it off the event loop
-    (``asyncio.to_thread``). The HTTP client resolves again when it connects: :func:`open_image_client` re-checks
-    each hop, which narrows but does not close a DNS-rebinding window.
-    """
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise UnsafeURLError("", "not a valid URL") from exc
-    host = (parts.hostname or "").lower().rstrip(".")
-    schemes = ("https", "http") if settings.allow_private_hosts else ("https",)
-    if parts.scheme.lower() not in schemes:
-        raise UnsafeURLError(host, f"scheme {parts.scheme or '(none)'!r} is not allowed (only {' or '.join(schemes)})")
-    if not host:
-        raise UnsafeURLError(host, "URL has no host")
-    if parts.username is not None or parts.password is not None:
-        raise UnsafeURLError(host, "URL carries credentials")
-    allowed = [h.lower().rstrip(".") for h in settings.allowed_hosts]
-    if not any(host == h or host.endswith("." + h) for h in allowed):
-        raise UnsafeURLError(host, "host is not in the allowed hosts")
-    if settings.allow_private_hosts:
-        return url
-    default_port = 443 if parts.scheme.lower() == "https" else 80
-    for address in _addresses(host, port or default_port, resolve):
-        if not _is_public(address):
-            raise UnsafeURLError(host, f"host resolves to a non-public address ({address})")
-    return url
-
-
-def open_image_client(settings: Settings, *, max_bytes: int = MAX_IMAGE_BYTES) -> httpx.AsyncClient:
-    """A pooled client for image downloads that checks every request, redirects included, with :func:`safe_url`
-    and refuses answers that announce more than ``max_bytes``. The caller closes it (``async with``)."""
-
-    async def check_request(request: httpx.Request) -> None:
-        await asyncio.to_thread(safe_url, str(request.url), settings.openi)
-
-    async def check_response(response: httpx.Response) -> None:
-        length = response.headers.get("content-length", "")
-        if length.isdigit() and int(length) > max_bytes:
-            raise SourceError("openi", f"image is larger than {max_bytes:,} bytes", kind="too_large")
-
-    return httpx.AsyncClient(
-        headers={"User-Agent": settings.http.user_agent},
-        follow_redirects=True,
-        max_redirects=3,
-        event_hooks={"request": [check_request], "response": [check_response]},
-        limits=httpx.Limits(max_connections=8, max_keepalive_connections=4),
-    )
-
-
-async def fetch_image(fetcher: Fetcher, url: str, settings: OpenISettings, *, max_bytes: int = MAX_IMAGE_BYTES
-                      ) -> bytes:
-    """The bytes of the image at ``url``, checked by :func:`safe_url` first and capped at ``max_bytes``.
-
-    Give it a fetcher over :func:`open_image_client` so redirect hops are checked too. A non-image answer (an
-    HTML error page) → ParseError; a larger one → SourceError ``too_large``.
-    """
-    checked = await asyncio.to_thread(safe_url, url, settings)
-    answer = await fetcher.get("openi", checked, rate_per_second=settings.rate_per_second)
-    if len(answer.body) > max_bytes:
-        raise SourceError("openi", f"image is larger than {max_bytes:,} bytes", kind="too_large")
-    content_type = answer.content_type.split(";")[0].strip().lower()
-    if content_type and not content_type.startswith("image/") and content_type != "application/octet-stream":
-        raise ParseError("openi", f"answer is not an image ({content_type})")
-    return answer.body
