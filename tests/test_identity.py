@@ -70,3 +70,13 @@ def test_an_item_that_bridges_two_groups_merges_them() -> None:
 def test_different_works_stay_apart() -> None:
     items = [_ev("pubmed", title=f"T{i}", pmid=str(i)) for i in range(1, 4)]
     assert [m.id for m in merge_all(items)] == ["pmid:1", "pmid:2", "pmid:3"]
+
+
+def test_one_source_vocabulary_and_old_spellings_read_as_todays() -> None:
+    from synthesist.models import SOURCE_NAMES, Evidence, SourceLink  # noqa: PLC0415
+
+    assert SOURCE_NAMES == ("pubmed", "trials", "europepmc", "preprints", "web", "library")
+    stored = {"id": "nct:NCT01234567", "source": "clinicaltrials", "title": "A trial",
+              "links": [{"source": "preprint", "native_id": "PPR1"}]}
+    item = Evidence.model_validate(stored)  # written by an earlier version (a checkpoint)
+    assert item.source == "trials" and item.links[0] == SourceLink(source="preprints", native_id="PPR1")

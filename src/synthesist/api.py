@@ -67,7 +67,7 @@ from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
-from .tools.source import SOURCE_NAMES
+from .models import SOURCE_NAMES
 
 __all__ = [
     "LibraryLoad",

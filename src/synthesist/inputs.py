@@ -13,7 +13,7 @@ from pathlib import Path
 from .config import Settings
 from .errors import BadInputError, ImageError
 from .tools.imaging import load_image
-from .tools.source import SOURCE_NAMES
+from .models import SOURCE_NAMES
 
 
 def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:

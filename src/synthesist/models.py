@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-SourceName = Literal["pubmed", "clinicaltrials", "europepmc", "preprint", "web", "library", "image"]
-"""Where a piece of evidence was found. ``preprint`` is a Europe PMC PPR record (not peer-reviewed)."""
+SourceName = Literal["pubmed", "trials", "europepmc", "preprints", "web", "library", "image"]
+"""The one vocabulary of sources: what a user selects (``--sources``), what a source calls itself, and where a piece
+of evidence was found. ``trials`` is ClinicalTrials.gov; ``preprints`` is Europe PMC restricted to its PPR records
+(not peer-reviewed); ``image`` is a finding of this run's image analysis (never selected)."""
+SOURCE_NAMES: tuple[SourceName, ...] = ("pubmed", "trials", "europepmc", "preprints", "web", "library")
+"""The sources a user can select."""
+LEGACY_SOURCE_NAMES = {"clinicaltrials": "trials", "preprint": "preprints"}
+"""Spellings written by earlier versions (checkpoints, stored runs), read as today's."""
+
+
+def _current_source_name(value: object) -> object:
+    return LEGACY_SOURCE_NAMES.get(value, value) if isinstance(value, str) else value
 
 PREPRINT_LABEL = "Preprint — not peer-reviewed"
 
@@ -42,6 +52,8 @@ class SourceLink(Frozen):
     source: SourceName
     native_id: str | None = None
     url: str | None = None
+
+    _legacy_source = field_validator("source", mode="before")(_current_source_name)
 
 
 class VersionLink(Frozen):
@@ -104,6 +116,8 @@ class Evidence(Frozen):
     links: tuple[SourceLink, ...] = ()
     versions: tuple[VersionLink, ...] = ()
     """Other versions or records of this study (a preprint, the journal version, the registry record)."""
+
+    _legacy_source = field_validator("source", mode="before")(_current_source_name)
 
     @model_validator(mode="after")
     def _needs_text(self) -> Evidence:

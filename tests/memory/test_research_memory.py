@@ -58,7 +58,7 @@ async def test_paraphrase_merges_and_related_finding_stays_separate(embedder: Em
     assert len(memory) == 2
     kept = memory.get("ppr:PPR123456")
     assert kept is not None and kept.id == "pmid:31000001"
-    assert set(kept.sources) == {"preprint", "pubmed"}
+    assert set(kept.sources) == {"preprints", "pubmed"}
     assert not kept.is_preprint  # a peer-reviewed version exists
 
 

@@ -93,7 +93,7 @@ def test_evidence_lines_show_id_source_year_and_preprint_flag() -> None:
     items = [evidence(), evidence(id="ppr:PPR1", source="preprint", is_preprint=True, year=None, title="Preprint")]
     text = render("judge_task", **task_variables("judge_task", boundary, items))
     assert "[pmid:111] source: pubmed | year: 2021 | not a preprint" in text
-    assert "[ppr:PPR1] source: preprint | year: unknown | PREPRINT (not peer-reviewed)" in text
+    assert "[ppr:PPR1] source: preprints | year: unknown | PREPRINT (not peer-reviewed)" in text
 
 
 def test_injected_abstract_stays_inside_this_calls_boundary() -> None:

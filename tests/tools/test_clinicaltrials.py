@@ -39,13 +39,13 @@ def test_parse_studies_maps_a_completed_trial_with_results():
     assert page.total_count == 3
     assert [e.id for e in page.evidence] == ["nct:NCT90000001", "nct:NCT90000002"]
     trial = page.evidence[0]
-    assert trial.source == "clinicaltrials"
+    assert trial.source == "trials"
     assert trial.identifiers.nct == "NCT90000001"
     assert trial.title.startswith("A Randomized, Double-blind, Placebo-controlled Phase 3 Trial")
     assert trial.url == "https://clinicaltrials.gov/study/NCT90000001"
     assert trial.year == 2016
     assert trial.publication_types == ("Clinical Trial", "Phase 3")
-    assert trial.links[0].source == "clinicaltrials" and trial.links[0].native_id == "NCT90000001"
+    assert trial.links[0].source == "trials" and trial.links[0].native_id == "NCT90000001"
     assert trial.content.startswith("This study tests whether metformin")
     assert trial.content.endswith("Primary outcome: Disease-free survival (3 years)")
     info = trial.trial
@@ -131,7 +131,7 @@ def test_parse_studies_skips_a_study_without_a_valid_nct_id():
 def test_parse_studies_refuses_what_is_not_a_studies_answer(body):
     with pytest.raises(ParseError) as caught:
         parse_studies(body)
-    assert caught.value.source == "clinicaltrials" and caught.value.kind == "parse"
+    assert caught.value.source == "trials" and caught.value.kind == "parse"
 
 
 def test_parse_study_refuses_a_studies_list():

@@ -65,13 +65,13 @@ def test_parse_search_strips_html_and_keeps_section_labels():
 def test_parse_search_flags_a_core_preprint():
     preprint = parse_search(fixture("europepmc_core_page1.json")).evidence[1]
 
-    assert preprint.source == "preprint" and preprint.is_preprint is True
+    assert preprint.source == "preprints" and preprint.is_preprint is True
     assert preprint.identifiers.ppr == "PPR900012"
     assert preprint.identifiers.doi == "10.1101/2025.01.02.25300012"
     assert preprint.id == "doi:10.1101/2025.01.02.25300012"
     assert preprint.journal == "medRxiv"
     assert preprint.url == "https://europepmc.org/article/PPR/PPR900012"
-    assert preprint.links[0].source == "preprint"
+    assert preprint.links[0].source == "preprints"
     assert preprint_label(preprint) == PREPRINT_LABEL == models.PREPRINT_LABEL
 
 
@@ -94,7 +94,7 @@ def test_parse_search_lite_records_of_every_source():
     assert med.publication_types == ("review-article", "review", "journal article")
     assert med.journal == "Example Critical Care" and med.has_abstract is False
     assert med.authors == ("Lee K", "Adeyemi T", "Santos M")
-    assert ppr.source == "preprint" and ppr.is_preprint and ppr.identifiers.ppr == "PPR900022"
+    assert ppr.source == "preprints" and ppr.is_preprint and ppr.identifiers.ppr == "PPR900022"
     assert ppr.journal == "Research Square" and ppr.year == 2024  # year from bookOrReportDetails
     assert ppr.publication_types == ("preprint",)
     assert pmc.identifiers.pmcid == "PMC9000023" and pmc.authors == ("Berg E",)
@@ -109,8 +109,8 @@ def test_parse_search_flags_a_preprint_by_source_or_by_publication_type():
 
     by_type, by_source = parse_search(json.dumps(page).encode()).evidence[:2]
 
-    assert by_type.is_preprint and by_type.source == "preprint" and by_type.identifiers.pmid == "90000021"
-    assert by_source.is_preprint and by_source.source == "preprint" and by_source.publication_types == ()
+    assert by_type.is_preprint and by_type.source == "preprints" and by_type.identifiers.pmid == "90000021"
+    assert by_source.is_preprint and by_source.source == "preprints" and by_source.publication_types == ()
 
 
 def test_parse_search_empty_answer():
@@ -248,7 +248,7 @@ def test_real_lite_page_of_1000_flags_24_preprints(shared_dir):
     assert len(page.evidence) == 1000
     preprints = [e for e in page.evidence if e.is_preprint]
     assert len(preprints) == 24
-    assert all(e.source == "preprint" and e.identifiers.ppr for e in preprints)
+    assert all(e.source == "preprints" and e.identifiers.ppr for e in preprints)
     assert {e.journal for e in preprints} == {"medRxiv", "bioRxiv", "Research Square", "Preprints.org"}
     assert sum(e.source == "europepmc" for e in page.evidence) == 976
     assert page.hit_count == 5059039 and page.next_cursor == "AoIIP4HN8ig1MzEwOTI4OQ=="

@@ -196,7 +196,7 @@ def _all_network_sources_unreachable(ctx: RunContext) -> str | None:
     network = {name for name in ctx.options.sources if name != "library"}
     unreachable = {e.source for e in ctx.errors if e.kind in ("unreachable", "timeout")}
     found = {source for item in ctx.memory.evidence for source in item.sources}
-    answered = found & {"pubmed", "clinicaltrials", "europepmc", "preprint", "web"}
+    answered = found & {"pubmed", "trials", "europepmc", "preprints", "web"}
     return OFFLINE_HINT if network and network <= unreachable and not answered else None
 
 

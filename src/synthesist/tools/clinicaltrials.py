@@ -27,7 +27,7 @@ from .source import load_json, parse_each, rank_by_position
 
 log = logging.getLogger("synthesist.tools.clinicaltrials")
 
-SOURCE = "clinicaltrials"
+SOURCE = "trials"
 MAX_PAGE_SIZE = 1000
 STUDY_URL = "https://clinicaltrials.gov/study/{nct}"
 

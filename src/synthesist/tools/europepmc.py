@@ -93,7 +93,7 @@ def _record_evidence(record: Any) -> Evidence:
     if not identifiers.present() and url is None:
         raise ParseError(SOURCE, "record without an identifier")
     content = plain_text(record.get("abstractText"))
-    source = "preprint" if preprint else SOURCE
+    source = "preprints" if preprint else SOURCE
     try:
         return Evidence(
             id=evidence_id(identifiers, url),

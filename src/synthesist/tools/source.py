@@ -8,12 +8,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ParseError
-from ..models import Evidence
+from ..models import SOURCE_NAMES, Evidence
 
 log = logging.getLogger("synthesist.sources")
 
-SOURCE_NAMES = ("pubmed", "trials", "europepmc", "preprints", "web", "library")
-"""The names users select sources by (``--sources``). ``preprints`` is Europe PMC restricted to PPR records."""
 
 
 @runtime_checkable

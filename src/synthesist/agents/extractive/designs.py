@@ -110,7 +110,7 @@ def study_designs(evidence: Evidence, sentences: Iterable[str]) -> frozenset[Des
     """The designs ``evidence`` reports, from its record (trial, publication types, MeSH) and ``sentences``
     (its safe sentences: instruction-like text already removed). A registry record is only a trial record; an
     article merged with its registry record is both."""
-    if evidence.trial is not None and evidence.source == "clinicaltrials":
+    if evidence.trial is not None and evidence.source == "trials":
         return frozenset({Design.TRIAL_RECORD})
     found = {Design.TRIAL_RECORD} if evidence.trial is not None else set()
     found |= {design for heading in (*evidence.publication_types, *evidence.mesh) for design in _typed(heading)}

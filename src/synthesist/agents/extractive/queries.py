@@ -22,7 +22,7 @@ from ..query_plan import QueryPlan
 from .question import QuestionTerms, question_terms
 from .synonyms import as_query_text, lay_synonyms, mesh_synonyms
 
-TRIAL_SOURCES = frozenset({"trials", "clinicaltrials"})
+TRIAL_SOURCES = frozenset({"trials"})
 """Source names of ClinicalTrials.gov (the search source is ``trials``; its evidence says ``clinicaltrials``)."""
 MAX_PER_SOURCE = 3
 FIRST_ROUND_PER_SOURCE = 2

@@ -77,7 +77,7 @@ class Reading:
     @property
     def is_trial_record(self) -> bool:
         """A registry record only (nothing to quote); an article merged with its registry record is not."""
-        return self.evidence.trial is not None and self.evidence.source == "clinicaltrials"
+        return self.evidence.trial is not None and self.evidence.source == "trials"
 
     @cached_property
     def claims(self) -> tuple[Sentence, ...]:

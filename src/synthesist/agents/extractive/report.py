@@ -37,10 +37,8 @@ answers are chosen."""
 SOURCE_NAMES = {
     "pubmed": "PubMed",
     "trials": "ClinicalTrials.gov",
-    "clinicaltrials": "ClinicalTrials.gov",
     "europepmc": "Europe PMC",
     "preprints": "Europe PMC preprints",
-    "preprint": "Europe PMC preprints",
     "web": "web search",
     "library": "local library",
     "image": "images",
