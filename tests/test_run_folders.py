@@ -16,7 +16,7 @@ from synthesist.composition import Seams, Shared  # noqa: E402
 from synthesist.config import load_settings  # noqa: E402
 from synthesist.errors import BadInputError  # noqa: E402
 from synthesist.memory import Embedder, open_chroma, run_collections  # noqa: E402
-from synthesist.memory.research_memory import run_collection_name  # noqa: E402
+from synthesist.memory.run_collection import run_collection_name  # noqa: E402
 from synthesist.memory.store import open_collection  # noqa: E402
 from synthesist.runs import parse_duration  # noqa: E402
 

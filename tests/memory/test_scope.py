@@ -22,7 +22,7 @@ from synthesist.memory import (
     use_memory,
 )
 from synthesist.memory.documents import evidence_text
-from synthesist.memory.research_memory import run_collection_name
+from synthesist.memory.run_collection import run_collection_name
 from synthesist.memory.store import open_collection
 
 RUNS = 50

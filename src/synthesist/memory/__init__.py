@@ -8,7 +8,9 @@ from .bm25 import BM25Index, tokenize
 from .embeddings import Embedder, EmbeddingModelError, VectorCache, content_hash
 from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
 from .pool import AddResult, MergeRecord
-from .research_memory import ResearchMemory, SnapshotError, drop_run_collection, run_collections
+from .research_memory import ResearchMemory
+from .run_collection import drop_run_collection, run_collections
+from .snapshot import SnapshotError
 from .scope import NoActiveRunError, current_memory, use_memory
 from .store import ChromaVectorCache, MemoryStoreError, open_chroma
 

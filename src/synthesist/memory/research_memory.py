@@ -3,58 +3,39 @@
 One :class:`ResearchMemory` per run, never shared between runs. Evidence is held in first-collected order with a
 unit vector each (an in-process matrix for fast cosine, BM25 and MMR) and, when the memory has a collection, in
 its own Chroma collection ``run-<run_id>`` so that a run can be reopened without embedding anything again.
-The rest of the state (rounds, queries run, judge verdicts, hypotheses, report, token usage) lives in
+Each job has its own module: the evidence pool and dedup (``pool.py``), the run's persistence in the store
+(``run_collection.py``), snapshots (``snapshot.py``); this class is the facade the agents use. The rest of the
+state (rounds, queries run, judge verdicts, hypotheses, report, token usage) lives in
 :class:`~synthesist.memory.run_state.RunState`; :meth:`ResearchMemory.snapshot` captures all of it as JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from ..config import MemorySettings
-from ..errors import SnapshotError
 from ..models import Citation, Evidence, HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage, Usage
 from .bibliography import format_bibliography
 from .documents import evidence_text
 from .embeddings import Embedder
-from .pool import AddOutcome, AddResult, EvidencePool
+from .pool import AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
+from .run_collection import RunCollection
 from .run_state import RunState
-from .store import VectorCollection, collection_name, collection_names, drop_collection, open_collection
+from .snapshot import read_snapshot, snapshot_data
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-SNAPSHOT_VERSION = 1
 
 
 def new_run_id() -> str:
     return uuid.uuid4().hex
-
-
-RUN_COLLECTION_PREFIX = "run-"
-
-
-def run_collection_name(run_id: str) -> str:
-    return collection_name("run", run_id)
-
-
-def run_collections(client: ClientAPI) -> dict[str, str]:
-    """The run collections in a store, by run id (``run-<run_id>`` → run_id)."""
-    return {name.removeprefix(RUN_COLLECTION_PREFIX): name
-            for name in collection_names(client, RUN_COLLECTION_PREFIX)}
-
-
-def drop_run_collection(client: ClientAPI, run_id: str) -> bool:
-    """Delete the collection of run ``run_id``; False when it had none."""
-    return drop_collection(client, run_collection_name(run_id))
 
 
 class ResearchMemory:
@@ -67,7 +48,7 @@ class ResearchMemory:
         embedder: Embedder,
         settings: MemorySettings | None = None,
         run_id: str | None = None,
-        collection: VectorCollection | None = None,
+        collection: RunCollection | None = None,
     ) -> None:
         self.question = question
         self.run_id = run_id or new_run_id()
@@ -91,14 +72,8 @@ class ResearchMemory:
         """A memory backed by the run's Chroma collection; evidence already stored there (same run_id) is
         reloaded with its vectors, so nothing is embedded again."""
         memory = cls(question, embedder=embedder, settings=settings, run_id=run_id)
-        memory._collection = await asyncio.to_thread(
-            open_collection, client, run_collection_name(memory.run_id), {"model": embedder.model_id}
-        )
-        stored = await asyncio.to_thread(memory._collection.get)
-        for entry in sorted(stored, key=lambda e: int(e.metadata["seq"])):
-            evidence = Evidence.model_validate_json(str(entry.metadata["evidence"]))
-            keys = json.loads(str(entry.metadata["keys"]))
-            memory._pool.load(evidence, entry.vector, keys, int(entry.metadata["seq"]))
+        memory._collection = await RunCollection.open(client, memory.run_id, embedder.model_id)
+        await memory._collection.load_into(memory._pool)
         return memory
 
     async def drop_collection(self) -> None:
@@ -106,7 +81,7 @@ class ResearchMemory:
         collection); the memory stays usable in-process, and :meth:`restore` rebuilds the collection on resume."""
         if self._collection is not None:
             collection, self._collection = self._collection, None
-            await asyncio.to_thread(collection.drop)
+            await collection.drop()
 
     @property
     def embedder(self) -> Embedder:
@@ -143,29 +118,9 @@ class ResearchMemory:
                 fresh = await self._embedder.embed([evidence_text(self.get(i)) for i in outcome.stale])  # type: ignore[arg-type]
                 for evidence_id, vector in zip(outcome.stale, fresh, strict=True):
                     self._pool.set_vector(evidence_id, vector)
-            await self._persist(outcome)
+            if self._collection is not None:
+                await self._collection.persist(self._pool, outcome)
         return outcome.result
-
-    async def _persist(self, outcome: AddOutcome) -> None:
-        if self._collection is None:
-            return
-        gone = [old for old in outcome.dropped if old not in outcome.written]
-        await asyncio.to_thread(self._collection.delete, gone)
-        await asyncio.to_thread(self._write, outcome.written)
-
-    def _write(self, ids: Sequence[str]) -> None:
-        assert self._collection is not None
-        positions = [self._pool.position(i) for i in ids]
-        metadatas = [
-            {
-                "evidence": self._pool.item_at(p).model_dump_json(),
-                "keys": json.dumps(self._pool.keys_at(p)),
-                "seq": self._pool.seq_at(p),
-            }
-            for p in positions
-            if p is not None
-        ]
-        self._collection.upsert(ids, self._pool.vectors[[p for p in positions if p is not None]], metadatas)
 
     # --- retrieval ---------------------------------------------------------------------------------------------
 
@@ -267,16 +222,7 @@ class ResearchMemory:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole memory as JSON-ready data (vectors excluded: the embedder's cache rebuilds them)."""
-        return {
-            "version": SNAPSHOT_VERSION,
-            "run_id": self.run_id,
-            "question": self.question,
-            "evidence": [
-                {"item": item.model_dump(mode="json"), "keys": self._pool.keys_at(position)}
-                for position, item in enumerate(self._pool.items)
-            ],
-            **self._state.to_dict(),
-        }
+        return snapshot_data(self.question, self.run_id, self._pool, self._state)
 
     @classmethod
     async def restore(
@@ -289,28 +235,13 @@ class ResearchMemory:
     ) -> ResearchMemory:
         """Rebuild a memory from :meth:`snapshot`: evidence (vectors through the embedder's content-hash cache),
         keys, and state. With ``client``, the run's collection is rewritten to match the snapshot."""
-        if not isinstance(snapshot, dict) or snapshot.get("version") != SNAPSHOT_VERSION:
-            raise SnapshotError(f"expected a version {SNAPSHOT_VERSION} snapshot")
-        try:
-            entries = [(Evidence.model_validate(e["item"]), list(e["keys"])) for e in snapshot["evidence"]]
-            state = RunState.from_dict(snapshot)
-            memory = cls(str(snapshot["question"]), embedder=embedder, settings=settings, run_id=snapshot["run_id"])
-        except (KeyError, TypeError, ValueError, ValidationError) as exc:
-            raise SnapshotError(f"malformed snapshot ({type(exc).__name__})") from exc
+        question, run_id, entries, state = read_snapshot(snapshot)
+        memory = cls(question, embedder=embedder, settings=settings, run_id=run_id)
         vectors = await embedder.embed([evidence_text(item) for item, _ in entries])
         for (item, keys), vector in zip(entries, vectors, strict=True):
             memory._pool.load(item, vector, keys)
         memory._state = state
         if client is not None:
-            await memory._replace_collection(client)
+            memory._collection = await RunCollection.open(client, memory.run_id, embedder.model_id)
+            await memory._collection.replace(memory._pool)
         return memory
-
-    async def _replace_collection(self, client: ClientAPI) -> None:
-        self._collection = await asyncio.to_thread(
-            open_collection, client, run_collection_name(self.run_id), {"model": self._embedder.model_id}
-        )
-        stored = await asyncio.to_thread(self._collection.get, None, vectors=False)
-        ids = [item.id for item in self._pool.items]
-        kept = set(ids)
-        await asyncio.to_thread(self._collection.delete, [e.id for e in stored if e.id not in kept])
-        await asyncio.to_thread(self._write, ids)

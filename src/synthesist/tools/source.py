@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ParseError
-from ..models import SOURCE_NAMES, Evidence
+from ..models import Evidence
 
 log = logging.getLogger("synthesist.sources")
 
