@@ -231,7 +231,3 @@ def _is_target(word: str, definitions: Mapping[str, str]) -> bool:
 def is_condition_word(word: str) -> bool:
     lower = word.lower()
     return lower in CONDITION_WORDS or bool(_CONDITION_SUFFIX.match(lower))
-
-
-def is_condition_phrase(phrase: str) -> bool:
-    return any(is_condition_word(word) for word in phrase.split())
