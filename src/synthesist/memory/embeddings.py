@@ -86,11 +86,11 @@ def load_model(path: Path) -> LoadedModel:
         loaded = _MODELS.get(key)
         if loaded is not None:
             return loaded
-        # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
-        from sentence_transformers import SentenceTransformer
-
         try:
-            with _offline_environment():
+            with _offline_environment():  # the libraries read these at import too: import inside the scope
+                # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
+                from sentence_transformers import SentenceTransformer
+
                 model = SentenceTransformer(key, device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
             raise EmbeddingModelError(path) from exc
