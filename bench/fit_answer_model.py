@@ -20,7 +20,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 from synthesist.agents.extractive.answer import K_FOLDS, LABELS, features, fold_of
 
 OUT = Path(__file__).parent.parent / "src/synthesist/agents/extractive/answer_model.json"
-C = 0.3
+C = 0.01  # chosen by 5-fold CV over (0.003, 0.01, 0.03, 0.1, 0.3, 1): 0.704, 0.722, 0.720, 0.710, 0.704, 0.700
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> dict[str, list]:
