@@ -4,7 +4,8 @@
 
 Each question is read against its own library abstract (the item a full run ranks first) with the same feature
 code the engine runs (:func:`synthesist.agents.extractive.answer.features`). Writes
-src/synthesist/agents/extractive/answer_model.json: one model per fold (fold = sha1(pmid) % k) and one on all rows.
+src/synthesist/agents/extractive/answer_model.json: one model per fold (fold = sha1(pmid) % k) and one on all rows,
+and the calibration of their confidence (P(right) from out-of-fold probabilities), again per fold and on all rows.
 """
 
 from __future__ import annotations
@@ -35,9 +36,24 @@ def _fit(x: np.ndarray, y: np.ndarray) -> dict[str, list]:
     }
 
 
-def _predict(raw: dict[str, list], x: np.ndarray) -> np.ndarray:
+def _probabilities(raw: dict[str, list], x: np.ndarray) -> np.ndarray:
     logits = ((x - raw["mean"]) / np.asarray(raw["scale"])) @ np.asarray(raw["coef"]).T + raw["intercept"]
-    return np.asarray(LABELS)[logits.argmax(axis=1)]
+    exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return exp / exp.sum(axis=1, keepdims=True)
+
+
+def _calibration_features(probabilities: np.ndarray) -> np.ndarray:
+    ordered = np.sort(probabilities, axis=1)[:, ::-1]
+    return np.stack([ordered[:, 0], ordered[:, 0] - ordered[:, 1]], axis=1)
+
+
+def _fit_calibration(p: np.ndarray, right: np.ndarray) -> dict[str, object]:
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(_calibration_features(p), right)
+    return {"coef": model.coef_[0].round(6).tolist(), "intercept": round(float(model.intercept_[0]), 6)}
+
+
+def _apply_calibration(raw: dict, p: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-(_calibration_features(p) @ np.asarray(raw["coef"]) + raw["intercept"])))
 
 
 def main(questions_path: str, library_path: str) -> None:
@@ -47,17 +63,31 @@ def main(questions_path: str, library_path: str) -> None:
     y = np.asarray([r["answer"] for r in rows])
     folds = np.asarray([fold_of(r["pmid"]) for r in rows])
     fold_models = [_fit(x[folds != k], y[folds != k]) for k in range(K_FOLDS)]
-    predicted = np.empty_like(y)
+    probabilities = np.empty((len(y), len(LABELS)))
     for k, raw in enumerate(fold_models):
-        predicted[folds == k] = _predict(raw, x[folds == k])
+        probabilities[folds == k] = _probabilities(raw, x[folds == k])
+    predicted = np.asarray(LABELS)[probabilities.argmax(axis=1)]
+    right = predicted == y
+    # The calibration: P(right) from out-of-fold probabilities; per fold, fitted without that fold's rows.
+    fold_calibrations = [_fit_calibration(probabilities[folds != k], right[folds != k]) for k in range(K_FOLDS)]
+    confidence = np.empty(len(y))
+    for k, raw in enumerate(fold_calibrations):
+        confidence[folds == k] = _apply_calibration(raw, probabilities[folds == k])
     print(f"{len(rows)} rows, {K_FOLDS}-fold cross-validated (out-of-fold):")
     print(f"accuracy {accuracy_score(y, predicted):.3f}  macro-F1 {f1_score(y, predicted, average='macro'):.3f}")
     print("confusion (rows true, columns predicted):", LABELS)
     print(confusion_matrix(y, predicted, labels=list(LABELS)))
+    print("calibrated confidence (out-of-fold): threshold, share at or above it, accuracy there, accuracy below")
+    for threshold in (0.6, 0.65, 0.7, 0.75):
+        sure = confidence >= threshold
+        print(f"  {threshold:.2f}  {sure.mean():.3f}  {right[sure].mean():.3f}  "
+              f"{right[~sure].mean() if (~sure).any() else float('nan'):.3f}")
     artefact = {
         "k": K_FOLDS,
         "folds": fold_models,
         "full": _fit(x, y),
+        "calibration": _fit_calibration(probabilities, right),
+        "fold_calibrations": fold_calibrations,
         "training_folds": {r["pmid"]: int(k) for r, k in zip(rows, folds, strict=True)},
     }
     OUT.write_text(json.dumps(artefact, separators=(",", ":")) + "\n")

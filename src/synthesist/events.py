@@ -19,6 +19,7 @@ from .models import (
     ResearchResult,
     SourceFailure,
     StopReason,
+    UnsupportedClaim,
 )
 
 
@@ -170,6 +171,18 @@ class AnalysisComplete(EventBase):
     data: AnalysisCompleteData
 
 
+class ClaimsCheckedData(Frozen):
+    checked: int
+    """Cited sentences read by the claim check."""
+    unsupported: tuple[UnsupportedClaim, ...] = ()
+    """The ones taken out of the report body, with the reason."""
+
+
+class ClaimsChecked(EventBase):
+    type: Literal["claims_checked"] = "claims_checked"
+    data: ClaimsCheckedData
+
+
 class Complete(EventBase):
     type: Literal["complete"] = "complete"
     data: ResearchResult
@@ -192,7 +205,7 @@ class Error(EventBase):
 
 Event = Annotated[
     Started | Progress | Thinking | Searching | SearchComplete | Judging | JudgeComplete | Hypothesizing | Looping
-    | Synthesizing | Streaming | Analyzing | AnalysisComplete | Complete | Error,
+    | Synthesizing | ClaimsChecked | Streaming | Analyzing | AnalysisComplete | Complete | Error,
     Field(discriminator="type"),
 ]
 EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)

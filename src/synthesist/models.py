@@ -247,6 +247,30 @@ class Answer(Frozen):
     """The collected items the answer rests on."""
 
 
+class UnsupportedClaim(Frozen):
+    """A report sentence the claim check took out of the body: what it said, what it cited, and why it failed."""
+
+    text: str
+    evidence_ids: tuple[str, ...] = ()
+    reason: str
+    where: str = ""
+    """The part of the report it stood in: ``answer``, ``executive_summary``, ``section: <heading>``…"""
+
+
+class SupportJudgement(Frozen):
+    """A model's verdict on one numbered report sentence against the passages it cites."""
+
+    index: int = Field(ge=0)
+    supported: bool
+    reason: str = ""
+
+
+class SupportJudgements(Frozen):
+    """The claim check's model call: one judgement per sentence shown."""
+
+    judgements: tuple[SupportJudgement, ...] = ()
+
+
 class ReportDraft(Frozen):
     """What a writer (LLM or extractive) produces; references and flags are added by the ReportAgent."""
 
@@ -275,6 +299,10 @@ class ResearchReport(Frozen):
     partial_reason: str | None = None
     fabricated_citations_removed: int = Field(0, ge=0)
     answer: Answer | None = None
+    claims_checked: int = Field(0, ge=0)
+    """Cited sentences the claim check read (see :mod:`synthesist.agents.claims`)."""
+    unsupported_claims: tuple[UnsupportedClaim, ...] = ()
+    """Cited sentences the cited text does not support: out of the body, listed here with the reason."""
 
 
 class Usage(Frozen):

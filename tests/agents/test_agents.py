@@ -102,10 +102,13 @@ async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory
         "title": "Metformin and breast cancer",
         "executive_summary": "Metformin users had fewer breast cancers [pmid:31000001]. It is a cure [pmid:42].",
         "methodology": "Library search.",
-        "sections": [{"heading": "Clinical findings", "body": "A trial [nct:NCT01101438; pmid:7]."}],
+        "sections": [{"heading": "Clinical findings", "body": "In a randomized trial, adding metformin did not "
+                      "improve invasive disease-free survival [nct:NCT01101438; pmid:7]."}],
         "conclusion": "Probably protective [pmid:31000001].",
     }
-    output = await ReportAgent(settings, llm=llm(settings, draft)).run(memory, partial_reason="max rounds")
+    no_objection = {"judgements": []}  # the claim check's model call finds nothing more
+    output = await ReportAgent(settings, llm=llm(settings, draft, no_objection)).run(memory,
+                                                                                       partial_reason="max rounds")
     report = output.value
     assert isinstance(report, ResearchReport)
     assert report.fabricated_citations_removed == 2
@@ -114,6 +117,10 @@ async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory
     assert [c.evidence_id for c in report.references] == ["pmid:31000001", trial.id]
     assert "[nct:NCT01101438" not in report.sections[0].body and f"[{trial.id}]" in report.sections[0].body
     assert report.partial and report.partial_reason == "max rounds"
+    # "Probably protective" is a real citation of a claim the meta-analysis never makes: the claim check takes it out
+    assert report.conclusion == "" and [c.text for c in report.unsupported_claims] == [
+        "Probably protective [pmid:31000001]."]
+    assert report.claims_checked == 3 and output.warnings == ()
 
 
 async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation(memory, settings) -> None:

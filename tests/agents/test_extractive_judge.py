@@ -26,6 +26,7 @@ from extractive_samples import (
 )
 
 from synthesist.agents.extractive import assess, question_relevance
+from synthesist.agents.extractive.judge import DIRECT
 from synthesist.config import RunSettings
 from synthesist.memory import Embedder
 from synthesist.models import Evidence
@@ -59,7 +60,8 @@ def test_trials_and_meta_analyses_raise_the_clinical_score() -> None:
     assert with_registry.clinical.reasoning.startswith(
         "2 randomized controlled trials, 1 cohort study, 1 meta-analysis, 1 trial record with results among 5 items"
     )
-    assert "Strongest: pmid:31000001 (meta-analysis)" in with_registry.clinical.reasoning
+    strongest = with_registry.clinical.reasoning.split("Strongest: ")[1]
+    assert "(direct answer)" in strongest and "pmid:31000001 (meta-analysis)" in strongest
 
 
 def test_mechanistic_sentences_raise_the_mechanism_score() -> None:
@@ -84,8 +86,15 @@ def test_off_topic_weak_and_tiny_contexts_are_not(real_relevance: dict[str, floa
     assert off_topic.key_findings == () and not off_topic.sufficient
     # The same rich items, but ranked as off-topic by the caller, count for nothing.
     assert not judge(*RICH, relevance={item.id: 0.2 for item in RICH}).sufficient
-    tiny = judge(META_ANALYSIS, CELL_STUDY, relevance=real_relevance)
+    # One meta-analysis squarely on the question, stating its conclusion, answers it on its own ...
+    direct = judge(META_ANALYSIS, CELL_STUDY, relevance=real_relevance)
+    assert real_relevance[META_ANALYSIS.id] >= DIRECT
+    assert direct.sufficient and f"{META_ANALYSIS.id} answers the question directly" in direct.clinical.reasoning
+    assert "calibrated confidence of the direct answer" in direct.clinical.reasoning
+    # ... but the same two items only loosely on topic are a tiny context that answers nothing.
+    tiny = judge(META_ANALYSIS, CELL_STUDY, relevance={META_ANALYSIS.id: DIRECT - 0.05, CELL_STUDY.id: 0.5})
     assert not tiny.sufficient and tiny.recommendation == "continue" and tiny.confidence < 0.7
+    assert "directly" not in tiny.clinical.reasoning
     assert not judge(*MECHANISTIC, relevance=real_relevance).sufficient  # preclinical only
 
 
@@ -104,7 +113,7 @@ def test_an_injected_instruction_changes_nothing_and_is_never_a_finding() -> Non
     injected = judge(*injected_items)
     assert injected == clean
     weak = judge(INJECTED_COHORT)
-    assert weak == judge(COHORT) and not weak.sufficient and weak.recommendation == "continue"
+    assert weak == judge(COHORT)
     assert not any("instruction" in finding.lower() or "sufficient" in finding for finding in weak.key_findings)
     assert INJECTION not in " ".join(injected.key_findings)
 

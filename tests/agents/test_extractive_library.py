@@ -128,7 +128,20 @@ def test_plans_keep_the_question_entities_and_never_repeat_a_query(runs: list[Ru
             assert not {"does", "is", "can", "the", "of"} & set(query.lower().split())
 
 
-def test_single_abstract_library_contexts_are_never_judged_sufficient(runs: list[Run]) -> None:
-    # Each PubMedQA question has one or two abstracts on it in the library: never enough to stop searching.
-    assert [run.pmid for run in runs if run.verdict.sufficient] == []
-    assert all(run.verdict.recommendation == "continue" and run.verdict.next_search_queries for run in runs)
+def test_a_source_abstract_that_answers_its_question_ends_the_search(runs: list[Run],
+                                                                     dev_questions: list[dict[str, str]]) -> None:
+    # A PubMedQA question is answered by its own abstract: when that abstract is squarely on the question and its
+    # conclusion gives a verdict likely to be right (calibrated out-of-fold), the judge stops the search.
+    gold = {q["pmid"]: q["answer"] for q in dev_questions}
+    sufficient = [run for run in runs if run.verdict.sufficient]
+    assert len(sufficient) >= len(runs) // 2
+    for run in sufficient:
+        assert run.verdict.recommendation == "synthesize" and run.verdict.next_search_queries == ()
+        assert f"pmid:{run.pmid} answers the question directly" in run.verdict.clinical.reasoning
+        assert run.verdict.confidence >= 0.7 and run.verdict.clinical.score >= 6
+    for run in runs:
+        if not run.verdict.sufficient:
+            assert run.verdict.recommendation == "continue" and run.verdict.next_search_queries
+    # Stopping is worth it: the report's verdict agrees with the dataset more often when the judge stopped.
+    right = [run.report.answer.verdict == gold[run.pmid] for run in sufficient if run.report.answer]
+    assert sum(right) / len(right) >= 0.6

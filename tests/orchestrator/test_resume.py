@@ -51,8 +51,8 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 9, done.stderr[-2000:]
 
-    settings = run_settings(data).model_copy(update={"memory": run_settings(data).memory.model_copy(
-        update={"chroma_mode": "persistent"})})
+    base = run_settings(data, stall_rounds=10)  # the scripted judge never improves: only max_rounds ends the run
+    settings = base.model_copy(update={"memory": base.memory.model_copy(update={"chroma_mode": "persistent"})})
     checkpoint = load_checkpoint(data, "killed-run")
     assert checkpoint.round == 2 and not checkpoint.finished
     before = [item["item"]["id"] for item in checkpoint.memory["evidence"]]

@@ -132,8 +132,8 @@ async def test_cancel_stops_the_rounds_and_still_reports(shared, library, tmp_pa
     control = api.RunControl()
     events = []
     async for event in api.stream(QUESTION, sources="library", libraries=[library], model="extractive",
-                                  settings=run_settings(tmp_path / "data", max_rounds=5), seams=Seams(shared=shared),
-                                  control=control):
+                                  settings=run_settings(tmp_path / "data", max_rounds=5, min_confidence=0.99),
+                                  seams=Seams(shared=shared), control=control):  # never sufficient: cancel ends it
         events.append(event)
         if event.type == "search_complete":
             control.cancel()
@@ -196,8 +196,8 @@ async def test_the_api_runs_the_magentic_manager_with_a_scripted_chat_client(sha
 
     client = ScriptedChatClient(_search_then_judge_script())
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
-                           manager="magentic", settings=run_settings(tmp_path / "data"),
-                           seams=Seams(chat_client=client, shared=shared))
+                           manager="magentic", settings=run_settings(tmp_path / "data", min_confidence=0.99),
+                           seams=Seams(chat_client=client, shared=shared))  # the judge never ends it: the ledger does
     assert_valid_order(events)
     result = events[-1].data
     assert events[0].data.manager == "magentic" and len(client.calls) == 10
@@ -444,7 +444,7 @@ async def test_when_every_network_source_is_unreachable_the_report_says_so_and_h
         shared, library, tmp_path) -> None:
     with FixtureServer() as gone:
         url = gone.url
-    settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
+    settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1, min_confidence=0.99), {  # partial
         "pubmed": {"base_url": url}, "trials": {"base_url": url}, "http": {"max_retries": 0}})
     result = await api.research(QUESTION, sources="pubmed,trials", model="extractive", settings=settings,
                                 seams=Seams(shared=shared))

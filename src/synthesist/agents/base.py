@@ -43,6 +43,8 @@ class AgentOutput(Generic[T]):
     engine: str
     usage: TokenUsage | None = None
     fallback_reason: str | None = None
+    warnings: tuple[str, ...] = ()
+    """Lesser failures the agent worked around (e.g. the model's part of the claim check), one line each."""
 
 
 async def llm_or_extractive(

@@ -21,7 +21,8 @@ ID_PREFIXES = ("pmid", "doi", "nct", "ppr", "pmcid", "url", "img")
 _PREFIX = "|".join(ID_PREFIXES)
 MARKER = re.compile(rf"\[((?:{_PREFIX}):[^\[\]]+)\]", re.IGNORECASE)
 _SPLIT = re.compile(rf"\s*[;,]\s*(?=(?:{_PREFIX}):)", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"((?<=[.!?])[ \t]+|\n+)")
+SENTENCE_END = re.compile(r"((?<=[.!?])[ \t]+|\n+)")
+"""Where report text splits into sentences; the capture group keeps each separator."""
 
 
 def cited_ids(text: str) -> list[str]:
@@ -68,7 +69,7 @@ def validate_text(text: str, known: Container[str] | Resolver) -> ValidatedText:
     """
     resolve = resolver(known)
     fabricated: list[str] = []
-    pieces = _SENTENCE_END.split(text)  # sentences at even indices, their separators at odd ones
+    pieces = SENTENCE_END.split(text)  # sentences at even indices, their separators at odd ones
     out: list[str] = []
     for index in range(0, len(pieces), 2):
         sentence = pieces[index]

@@ -3,18 +3,22 @@
 Whoever writes the draft (an LLM, or the extractive engine), the agent finishes it the same way: citations that
 name evidence not in memory are removed and counted (the count is part of the result and is 0 after this step),
 references are the cited evidence numbered by first citation and formatted by the bibliography, and a report
-written after any stop other than ``sufficient`` is marked partial with the reason.
+written after any stop other than ``sufficient`` is marked partial with the reason. Then every cited sentence is
+checked against what it cites (:mod:`.claims`; with the LLM's NLI check too when there is one): an unsupported one
+leaves the body for ``unsupported_claims``, and the references are those of what is left.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
 from ..models import Answer, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import Resolver, cited_ids, validate_report, validate_text
+from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
 
@@ -58,8 +62,29 @@ class ReportAgent(ModelAgent):
 
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
+        report, note = await self.check_claims(report, memory)
         memory.set_report(report)
-        return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason)
+        return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
+                           warnings=(note,) if note else ())
+
+    async def check_claims(self, report: ResearchReport, memory: ResearchMemory) -> tuple[ResearchReport, str | None]:
+        """The report with every cited sentence checked against what it cites (:mod:`.claims`): unsupported ones
+        leave the body for ``unsupported_claims``, and the references are those of what is left."""
+        claims = report_claims(report)
+        cited = {i: item for claim in claims for i in claim.evidence_ids if (item := memory.get(i)) is not None}
+        verdicts = await SupportChecker(memory.embedder).check(claims, cited)
+        note = None
+        if self._llm is not None:
+            try:
+                verdicts, usage = await entailment(self._llm, verdicts, round=memory.round,
+                                                   boundary_cap=self._settings.models.evidence_char_cap)
+            except ModelError as exc:
+                note = f"the model's claim check failed ({exc}); the offline check stands"
+            else:
+                if usage is not None:
+                    memory.record_usage(usage)
+        failed = [v for v in verdicts if not v.supported]
+        return with_references(remove_claims(report, failed, checked=len(verdicts)), memory), note
 
 
 IMAGING_HEADING = "Imaging findings"
@@ -76,7 +101,7 @@ def imaging_section(memory: ResearchMemory) -> ReportSection | None:
 
 def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason: str | None) -> ResearchReport:
     """Validate citations against memory, attach numbered references, add the imaging section when the run
-    analysed an image, and set the partial flag."""
+    analysed an image, and set the partial flag (the claim check comes after: :meth:`ReportAgent.check_claims`)."""
     imaging = imaging_section(memory)
     if imaging is not None and all(section.heading != IMAGING_HEADING for section in draft.sections):
         draft = draft.model_copy(update={"sections": (imaging, *draft.sections)})
@@ -84,11 +109,66 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
     report, _removed = validate_report(report, _held_id(memory))
     if report.answer is not None:
         report = report.model_copy(update={"answer": validate_answer(report.answer, _held_id(memory))})
-    text = " ".join([report.answer.statement if report.answer else "", report.executive_summary, *(s.body for s in report.sections), *report.hypotheses_tested,
-                     report.limitations, report.conclusion])
+    return with_references(report, memory)
+
+
+def with_references(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
+    """The report with its references: the evidence its text cites, numbered by first citation."""
+    text = " ".join(text for _, text in _claim_texts(report))
     cited = [memory.get(evidence_id) for evidence_id in cited_ids(text)]
     references = tuple(format_bibliography([item for item in cited if item is not None]))
     return report.model_copy(update={"references": references})
+
+
+def _claim_texts(report: ResearchReport) -> list[tuple[str, str]]:
+    """Every text of the report that may cite, with where it stands, in reading order."""
+    return [
+        ("answer", report.answer.statement if report.answer else ""),
+        ("executive_summary", report.executive_summary),
+        *((f"section: {section.heading}", section.body) for section in report.sections),
+        *(("hypotheses_tested", text) for text in report.hypotheses_tested),
+        ("limitations", report.limitations),
+        ("conclusion", report.conclusion),
+    ]
+
+
+def report_claims(report: ResearchReport) -> list[Claim]:
+    """Every cited sentence of the report, in reading order."""
+    return [claim for where, text in _claim_texts(report) for claim in claims_in(text, where)]
+
+
+def remove_claims(report: ResearchReport, failed: Sequence[Verdict], *, checked: int) -> ResearchReport:
+    """The report without the sentences of ``failed``, which are listed in ``unsupported_claims``; an answer left
+    with no sentence rests on nothing checked, so a yes/no verdict becomes ``insufficient``."""
+    dropped: dict[str, list[str]] = {}
+    for verdict in failed:
+        dropped.setdefault(verdict.claim.where, []).append(verdict.claim.text)
+
+    def kept(where: str, text: str) -> str:
+        return remove_sentences(text, dropped.get(where, ()))
+
+    update: dict[str, object] = {
+        "executive_summary": kept("executive_summary", report.executive_summary),
+        "sections": tuple(s.model_copy(update={"body": kept(f"section: {s.heading}", s.body)})
+                          for s in report.sections),
+        "hypotheses_tested": tuple(t for t in report.hypotheses_tested
+                                   if t.strip() not in {c.strip() for c in dropped.get("hypotheses_tested", ())}),
+        "limitations": kept("limitations", report.limitations),
+        "conclusion": kept("conclusion", report.conclusion),
+        "claims_checked": report.claims_checked + checked,
+        "unsupported_claims": (*report.unsupported_claims, *(v.unsupported() for v in failed)),
+    }
+    if report.answer is not None and "answer" in dropped:
+        statement = kept("answer", report.answer.statement)
+        ids = tuple(i for i in report.answer.evidence_ids if i in cited_ids(statement)) or tuple(cited_ids(statement))
+        update["answer"] = report.answer.model_copy(update={"statement": statement, "evidence_ids": ids}) if ids \
+            else report.answer.model_copy(update={
+                "verdict": None if report.answer.verdict is None else "insufficient",
+                "statement": "No checked claim supports an answer: every sentence of the answer failed the claim "
+                             "check (see the unsupported claims).",
+                "strength": "very_low", "strength_reason": "the answer's sentences failed the claim check",
+                "evidence_ids": ()})
+    return report.model_copy(update=update)
 
 
 def validate_answer(answer: Answer, resolve: Resolver) -> Answer:

@@ -61,6 +61,12 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
         lines += ["## Limitations", "", replace_markers(report.limitations, cite), ""]
     if report.conclusion:
         lines += ["## Conclusion", "", replace_markers(report.conclusion, cite), ""]
+    if report.unsupported_claims:
+        lines += ["## Unsupported claims (removed)", "",
+                  f"{len(report.unsupported_claims)} of {report.claims_checked} cited sentences were not supported by "
+                  "the items they cite and were taken out of the report:", ""]
+        lines += [f"- {claim.text} — {claim.reason}" for claim in report.unsupported_claims]
+        lines.append("")
     lines += ["## References", ""]
     lines += [_reference_line(c, evidence.get(c.evidence_id)) for c in report.references] or ["(none)"]
     if report.fabricated_citations_removed:

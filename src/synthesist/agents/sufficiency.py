@@ -24,9 +24,9 @@ _MECHANISM = re.compile(
     re.IGNORECASE,
 )
 _YES_NO = re.compile(
-    r"^\s*(?:does|do|did|is|are|was|were|can|could|should|will|would|has|have|had|may|might|must)\b",
-    re.IGNORECASE,
+    r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
 )
+_OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 REQUIRED: dict[str, tuple[Dimension, ...]] = {
     "clinical": ("clinical",),
     "mechanism": ("mechanism",),
@@ -39,12 +39,21 @@ WHY = {
 }
 
 
+def is_yes_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
+    auxiliary verb, or it is a question none of whose parts opens with a wh-word ("Aripiprazole: a new risk factor
+    for pathological gambling?"). A bare topic ("metformin and cancer incidence") is not."""
+    parts = [part.strip(" \"'") for part in re.split(r"[:.?]|--", question) if part.strip(" \"'")]
+    return any(_YES_NO.match(part) for part in parts) or (
+        "?" in question and not any(_OPEN.match(part) for part in parts))
+
+
 def question_type(question: str) -> QuestionType:
-    """``mechanism`` when the question asks how or through what; ``clinical`` for another yes/no question;
-    else ``open``."""
+    """``mechanism`` when the question asks how or through what; ``clinical`` for another yes/no question
+    (:func:`is_yes_no`); else ``open``."""
     if _MECHANISM.search(question):
         return "mechanism"
-    return "clinical" if _YES_NO.match(question) else "open"
+    return "clinical" if is_yes_no(question) else "open"
 
 
 def rule_for(question: str, rules: RunSettings) -> tuple[QuestionType, tuple[Dimension, ...], str]:

@@ -28,6 +28,8 @@ from ..events import (
     AnalysisCompleteData,
     Analyzing,
     AnalyzingData,
+    ClaimsChecked,
+    ClaimsCheckedData,
     Complete,
     Error,
     ErrorData,
@@ -177,6 +179,12 @@ async def _run(ctx: RunContext, put) -> None:
     engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
+    unsupported = len(report.unsupported_claims)
+    await send(emitter.make(ClaimsChecked, round=memory.round, agent="report",
+                            message=f"{report.claims_checked} cited sentences checked; {unsupported} unsupported "
+                                    f"{'sentence' if unsupported == 1 else 'sentences'} taken out of the report",
+                            data=ClaimsCheckedData(checked=report.claims_checked,
+                                                   unsupported=report.unsupported_claims)))
     for section in report.sections:
         await send(emitter.make(Streaming, round=memory.round, agent="report", message=section.heading,
                                 data=StreamingData(section=section.heading, text=section.body)))
@@ -336,6 +344,9 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
             await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message="model failed; "
                                         "the extractive engine wrote the report",
                                         data=ErrorData(kind="model", detail=output.fallback_reason)))
+        for warning in output.warnings:
+            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message=warning,
+                                        data=ErrorData(kind="model", detail=warning)))
         ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
         return output.value, output.engine
     output = await ctx.fallback_report.run(ctx.memory, **kwargs)

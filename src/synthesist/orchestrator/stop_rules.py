@@ -41,7 +41,10 @@ class StopRules:
         current = score(assessment)
         gained = current > self.best_score + 1e-9
         self.best_score = max(self.best_score, current)
-        self.stalled_rounds = 0 if (new_evidence or gained) else self.stalled_rounds + 1
+        # Progress is a better assessment; new items that leave it no better (off-topic hits) are not progress.
+        # Without a judge, new evidence is the only sign of progress there is.
+        progress = gained or (assessment is None and new_evidence > 0)
+        self.stalled_rounds = 0 if progress else self.stalled_rounds + 1
         if total_evidence == 0:
             return "no_evidence", "no source returned any evidence"
         if assessment is not None and is_sufficient(assessment, self.rules):
@@ -52,7 +55,7 @@ class StopRules:
         if self.rules.token_budget is not None and tokens_used >= self.rules.token_budget:
             return "budget", f"token budget reached ({tokens_used} of {self.rules.token_budget})"
         if self.stalled_rounds >= self.rules.stall_rounds:
-            return "stalled", f"{self.stalled_rounds} rounds without new evidence or a better assessment"
+            return "stalled", f"{self.stalled_rounds} rounds without a better assessment"
         if round >= self.rules.max_rounds:
             return "max_rounds", f"reached the maximum of {self.rules.max_rounds} rounds"
         return None, self._why_continue(assessment)

@@ -7,6 +7,10 @@ fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as `
 per fold (fold = sha1(pmid) % k) and one on all rows. A question whose pmid was in the training data is read by
 the fold model that did not see it (out-of-fold), so figures on the dev set stay honest.
 
+Each verdict carries a calibrated confidence, P(the verdict is right), from a two-feature logistic regression
+(top class probability, margin over the runner-up) fitted on out-of-fold predictions, again one per fold and one
+on all rows. The extractive judge reads it: a direct item whose verdict is likely right answers the question.
+
 Strength (GRADE-like): start from the best design among the answering items (meta-analysis, systematic review or
 randomized trial: high; other trial or cohort/case-control: low; anything else: very low), step down one level
 when the on-topic items disagree in verdict, and one more when only one item answers.
@@ -19,12 +23,14 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
 from ...models import Answer
+from ..sufficiency import is_yes_no
 from .designs import Design
 from .findings import cite
 from .reading import Reading
@@ -32,10 +38,6 @@ from .text import split_sentences, terms
 
 LABELS = ("yes", "no", "maybe")
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
-_YES_NO = re.compile(
-    r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
-)
-_OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 _CUES = {
     "negation": r"\b(?:no|not|neither|nor|without|none|cannot|failed?|lack(?:ed|s)?|absence)\b|n't\b",
     "no_difference": r"\b(?:no|not)\s+(?:\w+\s+){0,3}(?:significant|signific|differ|associat|effect|improv|increas|"
@@ -58,13 +60,6 @@ K_FOLDS = 5
 STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
 MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
 STRENGTHS = ("very_low", "low", "moderate", "high")
-
-
-def is_yes_no(question: str) -> bool:
-    """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
-    auxiliary verb, or none opens with a wh-word ("Aripiprazole: a new risk factor for pathological gambling?")."""
-    parts = [part.strip() for part in re.split(r"[:.?]|--", question) if part.strip()]
-    return any(_YES_NO.match(part) for part in parts) or not any(_OPEN.match(part) for part in parts)
 
 
 def conclusion_text(abstract: str) -> str:
@@ -100,9 +95,37 @@ class Model:
     coef: np.ndarray
     intercept: np.ndarray
 
-    def predict(self, x: np.ndarray) -> str:
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """P(yes), P(no), P(maybe) for one feature vector."""
         logits = self.coef @ ((x - self.mean) / self.scale) + self.intercept
-        return LABELS[int(np.argmax(logits))]
+        exp = np.exp(logits - logits.max())
+        return exp / exp.sum()
+
+    def predict(self, x: np.ndarray) -> str:
+        return LABELS[int(np.argmax(self.probabilities(x)))]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """P(the verdict is right) from the model's top probability and its margin over the runner-up: a logistic
+    regression fitted on out-of-fold predictions."""
+
+    coef: np.ndarray
+    intercept: float
+
+    def confidence(self, probabilities: np.ndarray) -> float:
+        top, second = np.sort(probabilities)[::-1][:2]
+        return float(1.0 / (1.0 + np.exp(-(self.coef @ np.array([top, top - second]) + self.intercept))))
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """What one item's conclusion says to a question: the label, the calibrated chance that it is right, and
+    whether it was read out-of-fold (the item was a training row, read by models that never saw it)."""
+
+    label: str
+    confidence: float
+    out_of_fold: bool
 
 
 @dataclass(frozen=True)
@@ -112,16 +135,31 @@ class AnswerModel:
     full: Model
     folds: tuple[Model, ...]
     training_folds: dict[str, int]
+    calibration: Calibration
+    fold_calibrations: tuple[Calibration, ...]
+
+    def verdict(self, x: np.ndarray, pmid: str | None = None) -> ItemVerdict:
+        """The label and its calibrated confidence; out-of-fold when ``pmid`` was a training row."""
+        if pmid is not None and pmid in self.training_folds:
+            fold = self.training_folds[pmid]
+            model, calibration, out_of_fold = self.folds[fold], self.fold_calibrations[fold], True
+        else:
+            model, calibration, out_of_fold = self.full, self.calibration, False
+        probabilities = model.probabilities(x)
+        return ItemVerdict(LABELS[int(np.argmax(probabilities))], calibration.confidence(probabilities), out_of_fold)
 
     def predict(self, x: np.ndarray, pmid: str | None = None) -> tuple[str, bool]:
         """The label, and whether it is out-of-fold (``pmid`` was a training row, read by the model without it)."""
-        if pmid is not None and pmid in self.training_folds:
-            return self.folds[self.training_folds[pmid]].predict(x), True
-        return self.full.predict(x), False
+        verdict = self.verdict(x, pmid)
+        return verdict.label, verdict.out_of_fold
 
 
 def _model(raw: dict[str, list]) -> Model:
     return Model(*(np.asarray(raw[key], dtype=float) for key in ("mean", "scale", "coef", "intercept")))
+
+
+def _calibration(raw: dict[str, Any]) -> Calibration:
+    return Calibration(np.asarray(raw["coef"], dtype=float), float(raw["intercept"]))
 
 
 @cache
@@ -129,7 +167,9 @@ def load_model() -> AnswerModel:
     """The shipped ``answer_model.json``."""
     raw = json.loads(resources.files(__package__).joinpath("answer_model.json").read_text())
     return AnswerModel(
-        full=_model(raw["full"]), folds=tuple(_model(f) for f in raw["folds"]), training_folds=raw["training_folds"]
+        full=_model(raw["full"]), folds=tuple(_model(f) for f in raw["folds"]), training_folds=raw["training_folds"],
+        calibration=_calibration(raw["calibration"]),
+        fold_calibrations=tuple(_calibration(c) for c in raw["fold_calibrations"]),
     )
 
 
@@ -137,10 +177,14 @@ def _pmid(reading: Reading) -> str | None:
     return reading.id.removeprefix("pmid:") if reading.id.startswith("pmid:") else None
 
 
-def item_verdict(question: str, reading: Reading) -> tuple[str, bool]:
-    """One item's label for ``question`` from its conclusion sentences, and whether it was out-of-fold."""
-    x = features(question, reading.evidence.content)
-    return load_model().predict(x, _pmid(reading))
+def item_verdict(question: str, reading: Reading) -> ItemVerdict:
+    """What one item's conclusion sentences say to ``question`` (cached: items are immutable)."""
+    return _item_verdict(question, reading.evidence.content, _pmid(reading))
+
+
+@lru_cache(maxsize=4096)
+def _item_verdict(question: str, content: str, pmid: str | None) -> ItemVerdict:
+    return load_model().verdict(features(question, content), pmid)
 
 
 def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str]) -> tuple[str, str]:
@@ -167,7 +211,7 @@ def write_answer(question: str, on_topic: Sequence[Reading], designs: Sequence[f
         )
     lead = on_topic[0]
     readings = list(on_topic[:3])
-    labels = [item_verdict(question, r)[0] for r in readings]
+    labels = [item_verdict(question, r).label for r in readings]
     sentences = [s.text for s in split_sentences(conclusion_text(lead.evidence.content))][:3] or [lead.text]
     statement = " ".join(cite(sentence, lead.id) for sentence in sentences)
     level, reason = strength(designs[: len(readings)], labels)

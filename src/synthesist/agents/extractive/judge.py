@@ -10,8 +10,13 @@ Each item counts by its topical weight (0 when off-topic, 1 when squarely on the
 - mechanism (0–10): mechanistic sentences (a mechanism verb with mechanism words: "metformin activates AMPK"),
   up to 3 per item, plus mechanism-vocabulary density and 0.5 per distinct molecular target named (up to 3).
   ``10·(1 − e^(−points/7))``.
-- confidence (0–1): how much on-topic evidence there is (45%), how many sources it came from (15%), how far the
-  directions of its results agree (25%) and what share of the context is on topic (15%).
+  A yes/no question's *direct answer* — the most relevant item at cosine ≥ :data:`DIRECT` (a question's own
+  abstract clears it 95% of the time; the fifth-best other abstract, ~0.42, does not) whose conclusion the answer
+  model reads (:mod:`.answer`), not cell or animal work alone — adds :data:`ANSWER_POINTS` (half for a preprint): a study that squarely addresses the question and
+  states its conclusion answers it on its own; its design sets the strength of the answer, not whether there is one.
+- confidence (0–1): the larger of (a) how much on-topic evidence there is (45%), how many sources it came from
+  (15%), how far the directions of its results agree (25%) and what share of the context is on topic (15%), and
+  (b) the direct answer's calibrated confidence, P(its verdict is right), fitted on the dev set out-of-fold.
 
 Sufficient iff the dimensions the question requires clear the configured thresholds (``run.min_*``; defaults
 score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`.
@@ -22,10 +27,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from ...config import RunSettings
 from ...models import Evidence, JudgeAssessment, ScoredAspect
 from ..sufficiency import clears, rule_for
+from .answer import ItemVerdict, is_yes_no, item_verdict
 from .designs import Design
 from .entities import is_drug_like, targets_in
 from .findings import candidate_interventions, key_findings
@@ -47,6 +54,11 @@ DESIGN_POINTS = {
     Design.CASE_REPORT: 0.3,
 }
 TRIAL_WITH_RESULTS, TRIAL_REGISTERED, OTHER_HUMAN, PRECLINICAL = 2.0, 0.75, 0.5, 0.1
+DIRECT = 0.55
+"""Cosine from which an item squarely addresses the question: the 5th percentile of a PubMedQA dev question's
+similarity to its own abstract (see :mod:`.relevance`)."""
+ANSWER_POINTS = 8.0
+"""Clinical points of a direct answer: alone, 10·(1 − e^(−8/8)) = 6.3, the default sufficiency threshold."""
 
 Weighed = tuple[Reading, float]
 
@@ -66,9 +78,10 @@ def assess(
     terms_of = question_terms(question)
     unique = {item.id: item for item in context}
     weighed = [(read(item), topical_weight(relevance.get(item.id, 0.0))) for item in unique.values()]
-    clinical, clinical_ids = _clinical(weighed, previous)
+    direct = direct_answer(question, [reading for reading, _ in weighed], relevance)
+    clinical, clinical_ids = _clinical(weighed, previous, direct)
     mechanism, mechanism_ids = _mechanism(weighed, previous)
-    confidence, basis = _confidence(weighed)
+    confidence, basis = _confidence(weighed, direct)
     clinical = clinical.model_copy(update={"reasoning": f"{clinical.reasoning} {basis}"})
     kind, required, rule = rule_for(question, rules)
     sufficient = clears(mechanism.score, clinical.score, _rounded(confidence, 2), required, rules)
@@ -126,8 +139,36 @@ def _clinical_points(reading: Reading) -> tuple[float, str]:
     return max(options)
 
 
-def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> tuple[ScoredAspect, list[str]]:
-    points = 0.0
+@dataclass(frozen=True)
+class DirectAnswer:
+    """The item that answers a yes/no question directly, and what its conclusion says."""
+
+    reading: Reading
+    relevance: float
+    verdict: ItemVerdict
+
+    def describe(self) -> str:
+        return (f"{self.reading.id} answers the question directly (cosine {self.relevance:.2f}; its conclusion reads "
+                f"{self.verdict.label!r}, calibrated confidence {self.verdict.confidence:.2f})")
+
+
+def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping[str, float]) -> DirectAnswer | None:
+    """The most relevant item at cosine ≥ :data:`DIRECT` that reports results and is not cell or animal work
+    alone (that answers no clinical question), for a yes/no question."""
+    if not is_yes_no(question):
+        return None
+    direct = [(relevance.get(r.id, 0.0), r) for r in readings
+              if relevance.get(r.id, 0.0) >= DIRECT and r.results and not r.preclinical_only]
+    if not direct:
+        return None
+    score, reading = max(direct, key=lambda pair: pair[0])
+    return DirectAnswer(reading, score, item_verdict(question, reading))
+
+
+def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,
+              direct: DirectAnswer | None) -> tuple[ScoredAspect, list[str]]:
+    answer_points = 0.0 if direct is None else ANSWER_POINTS * (0.5 if direct.reading.evidence.is_preprint else 1.0)
+    points = answer_points
     designs: Counter[str] = Counter()
     strongest: list[tuple[float, str, str]] = []
     for reading, weight in weighed:
@@ -140,12 +181,15 @@ def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> t
         strongest.append((earned, reading.id, label))
     strongest.sort(key=lambda entry: -entry[0])
     top = [(i, label) for earned, i, label in strongest[:3] if earned > 0]
+    if direct is not None:
+        top = [(direct.reading.id, "direct answer"), *((i, label) for i, label in top if i != direct.reading.id)][:3]
     score = _saturate(points, CLINICAL_SCALE)
     on_topic = sum(weight for _, weight in weighed)
     counted = ", ".join(_counted(n, label) for label, n in designs.most_common()) or "no on-topic studies"
     reasoning = (
         f"{counted} among {len(weighed)} items ({on_topic:.1f} on topic, weighted by relevance); "
-        f"{_preprints(weighed)}design points {points:.1f}."
+        f"{_preprints(weighed)}design points {points - answer_points:.1f}."
+        + (f" Direct answer: {direct.describe()}: +{answer_points:g} points." if direct else "")
         + (f" Strongest: {', '.join(f'{i} ({label})' for i, label in top)}." if top else "")
         + _change(previous.clinical.score if previous else None)
     )
@@ -220,8 +264,19 @@ def _mechanism(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> 
     return ScoredAspect(score=score, reasoning=reasoning), top
 
 
-def _confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
+def _confidence(weighed: Sequence[Weighed], direct: DirectAnswer | None) -> tuple[float, str]:
     """Confidence in the verdict, and a sentence saying what it rests on."""
+    volume, basis = _volume_confidence(weighed)
+    if direct is not None and direct.verdict.confidence > volume:
+        volume_basis = basis.removeprefix(f"Confidence {volume:.2f}: ").rstrip(".")
+        return direct.verdict.confidence, (f"Confidence {direct.verdict.confidence:.2f}: the calibrated confidence of "
+                                           f"the direct answer (the evidence's volume alone gives {volume:.2f}: "
+                                           f"{volume_basis}).")
+    return volume, basis
+
+
+def _volume_confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
+    """Confidence from the amount, sources and agreement of the on-topic evidence."""
     on_topic = [(reading, weight) for reading, weight in weighed if weight > 0]
     if not on_topic:
         return 0.0, "Confidence 0: no on-topic item."

@@ -1,0 +1,292 @@
+"""The claim check: every report sentence that cites is checked against the text of the items it cites.
+
+A sentence is *supported* when the cited text says it. Offline, the check reads the sentence and the cited items'
+sentences (and pairs of adjacent sentences) with four signals, in this order; the first that fails names the reason:
+
+- ``number``: every number the sentence states (percentages, counts, ratios, p-values) appears in the cited
+  passages that match it best;
+- ``population``: a population the sentence names (children, women, mice…) is named by the cited text;
+- ``negation`` / ``direction``: the sentence agrees in negation and in direction of effect (increase vs decrease,
+  higher vs lower, about the same terms) with the cited passages that match it best;
+- ``not_in_source``: the best cited passage is close in meaning (cosine of the embedding model) and shares most of
+  the sentence's content terms (with the items' titles, authors and journals, which a sentence may name).
+
+A sentence quoted word for word from what it cites passes at once (the extractive engine writes only those, and is
+still checked). With an LLM configured, sentences that pass the offline signals are also put to the model as an
+NLI question (does the cited passage entail the sentence?), one call for the whole report; a model that fails
+leaves the offline verdict standing.
+
+The thresholds below are measured, not fitted: ``bench/claim_check_bench.py`` and the tests build a labelled set
+from real abstracts (true sentences quoted or paraphrased, false ones with flipped direction or negation, wrong
+numbers, a wrong population, or a claim the abstract never makes) and report precision and recall of
+"unsupported" on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..memory import Embedder
+from ..models import Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
+from ..prompts import Boundary, render
+from .citations import MARKER, SENTENCE_END, cited_ids
+from .extractive.text import split_sentences, terms
+from .llm import LLM
+
+MIN_SIMILARITY = 0.62
+"""Below this cosine with every cited passage, a sentence that is not a quotation says something else..."""
+MIN_COVERAGE = 0.6
+"""... unless it shares at least this share of its content terms with the cited items."""
+STRONG_SIMILARITY = 0.75
+"""From this cosine on a paraphrase needs no term coverage."""
+NEAR_BEST = 0.05
+"""Passages within this cosine of the best one are read for numbers too."""
+SAME_PASSAGE = 0.02
+"""Passages within this cosine of the best one may settle the sentence's negation."""
+
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?%)?")
+_NEGATION = re.compile(r"\b(?:no|not|neither|nor|none|never|without|cannot|fail(?:s|ed)? to|unable to|"
+                       r"absence of|lack(?:s|ed)? of|unsafe|ineffective|unsuccessful|infeasible)\b|n't\b",
+                       re.IGNORECASE)
+_UP = re.compile(r"\b(?:increas\w*|higher|more|greater|elevat\w*|rais\w*|rise[sn]?|rising|improv\w*|enhanc\w*|"
+                 r"better|gain\w*|promot\w*|boost\w*)\b", re.IGNORECASE)
+_DOWN = re.compile(r"\b(?:decreas\w*|lower\w*|less|fewer|reduc\w*|declin\w*|diminish\w*|worse\w*|impair\w*|"
+                   r"drop\w*|fall(?:s|en)?|fell|suppress\w*|attenuat\w*|inhibit\w*)\b", re.IGNORECASE)
+_ANCHOR_WINDOW = 5
+_QUANTITY = re.compile(r"\b(?:more|less|fewer|greater|higher|lower)\s+than\s+(?=[\d.,]+|one|two|three|half)",
+                       re.IGNORECASE)
+POPULATIONS = {
+    "children": ("child", "children", "childhood", "paediatric", "pediatric", "boys", "girls"),
+    "adolescents": ("adolescent", "adolescents", "teenagers", "youth"),
+    "infants": ("infant", "infants", "neonates", "neonatal", "newborns", "newborn", "preterm"),
+    "adults": ("adult", "adults"),
+    "older adults": ("elderly", "older adults", "older people", "older patients", "aged 65"),
+    "women": ("women", "woman", "female", "females", "mothers", "maternal"),
+    "men": ("men", "man", "male", "males", "fathers"),
+    "pregnant women": ("pregnant", "pregnancy", "pregnancies"),
+    "mice": ("mice", "mouse", "murine"),
+    "rats": ("rats", "rat"),
+    "dogs": ("dogs", "dog", "canine"),
+    "pigs": ("pigs", "pig", "porcine", "swine"),
+}
+_POPULATION = {name: re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+               for name, words in POPULATIONS.items()}
+_LEAD_IN = re.compile(r"^\s*(?:[-*•]\s+|>\s*|\d+[.)]\s+)+")
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of a report that cites, where it sits (``executive_summary``, ``section: Clinical findings``…)."""
+
+    text: str
+    evidence_ids: tuple[str, ...]
+    where: str
+
+    @property
+    def body(self) -> str:
+        """The sentence without its markers, list bullet or quote marks."""
+        plain = _LEAD_IN.sub("", MARKER.sub("", self.text))
+        return " ".join(plain.translate(_QUOTES).replace('"', "").split()).strip()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The check of one claim: supported or not, why not, and the cited passage that matched it best."""
+
+    claim: Claim
+    supported: bool
+    reason: str = ""
+    similarity: float = 0.0
+    passage: str = ""
+    passages: tuple[str, ...] = ()
+    """The cited passages that match the sentence best (what a model check is shown)."""
+
+    def unsupported(self) -> UnsupportedClaim:
+        return UnsupportedClaim(text=self.claim.text, evidence_ids=self.claim.evidence_ids, reason=self.reason,
+                                where=self.claim.where)
+
+
+def claims_in(text: str, where: str) -> list[Claim]:
+    """The sentences of ``text`` that carry a citation marker."""
+    pieces = SENTENCE_END.split(text)
+    return [Claim(piece.strip(), tuple(cited_ids(piece)), where)
+            for piece in pieces[::2] if MARKER.search(piece) and cited_ids(piece)]
+
+
+def remove_sentences(text: str, dropped: Iterable[str]) -> str:
+    """``text`` without the sentences in ``dropped`` (compared stripped); separators and line breaks survive."""
+    gone = {sentence.strip() for sentence in dropped}
+    if not gone:
+        return text
+    pieces = SENTENCE_END.split(text)
+    out: list[str] = []
+    for index in range(0, len(pieces), 2):
+        separator = pieces[index + 1] if index + 1 < len(pieces) else ""
+        if pieces[index].strip() in gone:
+            if "\n" in separator:
+                out.append(separator)
+            continue
+        out.append(pieces[index] + separator)
+    lines = [line for line in re.sub(r"[ \t]+\n", "\n", "".join(out)).split("\n") if line.strip() not in ("-", "*")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+class SupportChecker:
+    """The offline check (see the module docstring). One per run or shared: it holds only the embedder."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def check(self, claims: Sequence[Claim], cited: Mapping[str, Evidence]) -> list[Verdict]:
+        """A verdict for each claim; ``cited`` maps every id the claims cite to its item (ids it lacks are skipped:
+        fabricated citations are removed before this check)."""
+        return [await self._check(claim, [cited[i] for i in claim.evidence_ids if i in cited]) for claim in claims]
+
+    async def _check(self, claim: Claim, items: Sequence[Evidence]) -> Verdict:
+        body = claim.body
+        if not items:
+            return Verdict(claim, False, "the cited items have no text to check against")
+        source = " ".join(f"{item.title} {item.content}" for item in items)
+        if _normal(body) in _normal(source) or not terms(body):
+            return Verdict(claim, True, similarity=1.0, passage=body, passages=(body,))
+        passages = _passages(items)
+        vectors = await self._embedder.embed([body, *passages])
+        similarities = vectors[1:] @ vectors[0]
+        best = int(np.argmax(similarities))
+        similarity, passage = float(similarities[best]), passages[best]
+        near = [p for p, s in zip(passages, similarities, strict=True) if s >= similarity - NEAR_BEST]
+        similarities_of = dict(zip(passages, similarities.tolist(), strict=True))
+
+        def failed(reason: str) -> Verdict:
+            return Verdict(claim, False, reason, similarity, passage)
+
+        ranked = [passages[i] for i in np.argsort(-similarities)[:3]]
+        missing = _missing_numbers(body, " ".join(dict.fromkeys([*ranked, *near])))
+        if missing:
+            return failed(f"number not in the cited source: {', '.join(missing)}")
+        population = _missing_population(body, source)
+        if population:
+            return failed(f"population not in the cited source: {population}")
+        if not any(_negated(p) == _negated(body) for p in near if similarities_of[p] >= similarity - SAME_PASSAGE):
+            return failed("negation disagrees with the cited passage")
+        if _opposed(body, passage):
+            return failed("direction of effect disagrees with the cited passage")
+        coverage = _coverage(body, source, items)
+        if similarity < STRONG_SIMILARITY and (similarity < MIN_SIMILARITY or coverage < MIN_COVERAGE):
+            return failed(f"the cited source does not say this (closest passage: cosine {similarity:.2f}, "
+                          f"{coverage:.0%} of its terms)")
+        return Verdict(claim, True, similarity=similarity, passage=passage, passages=tuple(ranked))
+
+
+MAX_MODEL_CLAIMS = 40
+"""Sentences put to the model in its one call (the first ones in reading order)."""
+
+
+async def entailment(llm: LLM, verdicts: Sequence[Verdict], *, boundary_cap: int, round: int = 0
+                     ) -> tuple[list[Verdict], TokenUsage | None]:
+    """The model's NLI verdict on the sentences that passed the offline check and are not quotations: each is shown
+    with its best cited passages; one the model does not find entailed becomes unsupported (reason ``model: …``).
+    Raises ModelError when the model fails (the caller keeps the offline verdicts)."""
+    asked = [i for i, v in enumerate(verdicts) if v.supported and v.similarity < 1.0][:MAX_MODEL_CLAIMS]
+    if not asked:
+        return list(verdicts), None
+    boundary = Boundary(cap=boundary_cap)
+    claims = [{"index": n, "sentence": verdicts[i].claim.body, "passages": list(verdicts[i].passages)}
+              for n, i in enumerate(asked)]
+    prompt = render("claims_task", claims=claims, output_schema=SupportJudgements.model_json_schema(),
+                    boundary=boundary)
+    reply = await llm.call(agent="claims", output_type=SupportJudgements, system=render("claims_system",
+                           boundary=boundary), prompt=prompt, round=round)
+    out = list(verdicts)
+    for judgement in reply.output.judgements:
+        if 0 <= judgement.index < len(asked) and not judgement.supported:
+            verdict = out[asked[judgement.index]]
+            reason = " ".join(judgement.reason.split())[:200] or "the cited passages do not entail it"
+            out[asked[judgement.index]] = replace(verdict, supported=False, reason=f"model: {reason}")
+    return out, reply.usage
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.sub(r"[^\w%.<>=]+", " ", text.translate(_QUOTES).lower()).split()).rstrip(".")
+
+
+def _passages(items: Sequence[Evidence]) -> list[str]:
+    """Each cited item's sentences (title included) and each pair of adjacent sentences."""
+    passages: list[str] = []
+    for item in items:
+        sentences = [s.text for s in split_sentences(item.content)]
+        if item.title:
+            sentences.insert(0, item.title)
+        passages.extend(sentences)
+        passages.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False))
+    return passages or [""]
+
+
+def _numbers(text: str) -> set[str]:
+    found = set()
+    for match in _NUMBER.finditer(text):
+        value = match.group(1).replace(",", "")
+        try:
+            found.add(f"{float(value):g}")
+        except ValueError:
+            continue
+    return found
+
+
+def _missing_numbers(body: str, source: str) -> list[str]:
+    return sorted(_numbers(body) - _numbers(source), key=lambda n: body.find(n))
+
+
+def _missing_population(body: str, source: str) -> str | None:
+    for name, pattern in _POPULATION.items():
+        if pattern.search(body) and not pattern.search(source):
+            return name
+    return None
+
+
+def _negated(text: str) -> bool:
+    return len(_NEGATION.findall(text)) % 2 == 1
+
+
+def _directions(text: str) -> list[tuple[int, frozenset[str]]]:
+    """Each effect word of ``text`` as (+1 up / −1 down, the content terms within a few words of it)."""
+    words = _QUANTITY.sub(" ", text).split()  # "less than 13 months" compares a number, moves nothing
+    signs = [_sign(word) for word in words]
+    found: list[tuple[int, frozenset[str]]] = []
+    for index, sign in enumerate(signs):
+        if sign:
+            window = [word for offset, word in enumerate(words[max(0, index - _ANCHOR_WINDOW): index + 1
+                                                                + _ANCHOR_WINDOW], start=max(0, index - _ANCHOR_WINDOW))
+                      if not signs[offset]]
+            found.append((sign, terms(" ".join(window))))
+    return found
+
+
+def _sign(word: str) -> int:
+    bare = re.sub(r"^\W+|\W+$", "", word)
+    return 1 if _UP.fullmatch(bare) else -1 if _DOWN.fullmatch(bare) else 0
+
+
+def _opposed(body: str, passage: str) -> bool:
+    """Some effect word of the sentence is matched, in the passage, by the effect word about the same terms
+    (the most shared terms, at least half of them) and that word points the other way."""
+    theirs = _directions(passage)
+    for sign, anchors in _directions(body):
+        shared = [(len(anchors & their_anchors), their_sign) for their_sign, their_anchors in theirs]
+        best = max((count for count, _ in shared), default=0)
+        if best >= max(2, len(anchors) / 2) and all(their_sign == -sign for count, their_sign in shared
+                                                    if count == best):
+            return True
+    return False
+
+
+def _coverage(body: str, source: str, items: Sequence[Evidence]) -> float:
+    """The share of the sentence's content terms found in the cited items, their titles and bibliographic data."""
+    wanted = terms(body)
+    metadata = " ".join(" ".join((*item.authors, item.journal or "", str(item.year or ""))) for item in items)
+    return len(wanted & terms(f"{source} {metadata}")) / max(1, len(wanted))
