@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
-from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION, RICH
+from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION
 from pydantic_ai.exceptions import ModelHTTPError
 
 from synthesist.agents.citations import cited_ids
@@ -19,7 +18,7 @@ from synthesist.agents.llm import LLM
 from synthesist.agents.report import ReportAgent
 from synthesist.agents.search import LibrarySource, SearchAgent
 from synthesist.config import Settings
-from synthesist.memory import Embedder, LibraryIndex, ResearchMemory
+from synthesist.memory import LibraryIndex, ResearchMemory
 from synthesist.models import HypothesisAssessment, JudgeAssessment, ResearchReport
 from synthesist.testing import scripted_model
 
@@ -35,14 +34,6 @@ JUDGEMENT = {
     "candidates": ["metformin"],
     "cited_evidence_ids": ["pmid:31000001", "pmid:99999999"],
 }
-
-
-@pytest.fixture
-async def memory(embedder: Embedder) -> ResearchMemory:
-    memory = ResearchMemory(QUESTION, embedder=embedder)
-    await memory.add(RICH)
-    memory.next_round()
-    return memory
 
 
 def llm(settings: Settings, *replies, latency: float = 0.0) -> LLM:

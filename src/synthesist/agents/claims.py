@@ -35,6 +35,7 @@ from ..models import Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
 from ..prompts import Boundary, render
 from .citations import MARKER, SENTENCE_END, cited_ids
 from .extractive.text import split_sentences, terms
+from .extractive.trials import trial_sentence
 from .llm import LLM
 
 MIN_SIMILARITY = 0.62
@@ -49,9 +50,9 @@ SAME_PASSAGE = 0.02
 """Passages within this cosine of the best one may settle the sentence's negation."""
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?%)?")
-_NEGATION = re.compile(r"\b(?:no|not|neither|nor|none|never|without|cannot|fail(?:s|ed)? to|unable to|"
-                       r"absence of|lack(?:s|ed)? of|unsafe|ineffective|unsuccessful|infeasible)\b|n't\b",
-                       re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:no|not|neither|nor|none|never|cannot|fail(?:s|ed)? to|unable to|unsafe|"
+                       r"ineffective|unsuccessful|infeasible)\b|n't\b", re.IGNORECASE)
+"""Negations of what a sentence asserts ("without", "absence of" qualify a population or a condition instead)."""
 _UP = re.compile(r"\b(?:increas\w*|higher|more|greater|elevat\w*|rais\w*|rise[sn]?|rising|improv\w*|enhanc\w*|"
                  r"better|gain\w*|promot\w*|boost\w*)\b", re.IGNORECASE)
 _DOWN = re.compile(r"\b(?:decreas\w*|lower\w*|less|fewer|reduc\w*|declin\w*|diminish\w*|worse\w*|impair\w*|"
@@ -91,7 +92,7 @@ class Claim:
     def body(self) -> str:
         """The sentence without its markers, list bullet or quote marks."""
         plain = _LEAD_IN.sub("", MARKER.sub("", self.text))
-        return " ".join(plain.translate(_QUOTES).replace('"', "").split()).strip()
+        return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(plain.translate(_QUOTES).replace('"', "").split()))
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,8 @@ def remove_sentences(text: str, dropped: Iterable[str]) -> str:
     for index in range(0, len(pieces), 2):
         separator = pieces[index + 1] if index + 1 < len(pieces) else ""
         if pieces[index].strip() in gone:
-            if "\n" in separator:
-                out.append(separator)
+            if "\n" in separator and out and not out[-1].endswith("\n"):
+                out.append("\n")  # the line it ended stays a line; no blank line is left where it stood
             continue
         out.append(pieces[index] + separator)
     lines = [line for line in re.sub(r"[ \t]+\n", "\n", "".join(out)).split("\n") if line.strip() not in ("-", "*")]
@@ -151,7 +152,7 @@ class SupportChecker:
         body = claim.body
         if not items:
             return Verdict(claim, False, "the cited items have no text to check against")
-        source = " ".join(f"{item.title} {item.content}" for item in items)
+        source = " ".join(text for item in items for text in _texts(item))
         if _normal(body) in _normal(source) or not terms(body):
             return Verdict(claim, True, similarity=1.0, passage=body, passages=(body,))
         passages = _passages(items)
@@ -219,12 +220,20 @@ def _passages(items: Sequence[Evidence]) -> list[str]:
     """Each cited item's sentences (title included) and each pair of adjacent sentences."""
     passages: list[str] = []
     for item in items:
-        sentences = [s.text for s in split_sentences(item.content)]
-        if item.title:
-            sentences.insert(0, item.title)
+        title, content, *facts = _texts(item)
+        sentences = [s.text for s in split_sentences(content)]
+        if title:
+            sentences.insert(0, title)
         passages.extend(sentences)
+        passages.extend(facts)
         passages.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False))
     return passages or [""]
+
+
+def _texts(item: Evidence) -> list[str]:
+    """What an item says: its title, its content, and for a trial record its registry facts in one sentence."""
+    facts = trial_sentence(item)
+    return [item.title or "", item.content, *([MARKER.sub("", facts).strip()] if facts else [])]
 
 
 def _numbers(text: str) -> set[str]:
