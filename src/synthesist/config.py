@@ -112,7 +112,12 @@ class ModelSettings(Section):
     retries: int = Field(2, ge=0, le=10, description="Validation retries when a reply does not fit the schema.")
     temperature: float = Field(0.2, ge=0, le=2)
     max_output_tokens: int = Field(4096, ge=64)
-    evidence_char_cap: int = Field(8000, ge=200, description="Characters of one evidence item inside a prompt.")
+    evidence_char_cap: int = Field(8000, ge=200, description="Characters of one quoted text (queries, findings) "
+                                   "inside a prompt.")
+    card_chars: int = Field(600, ge=200, le=8000, description="Characters of one evidence card (title, conclusion, "
+                            "key result) in a prompt; the conclusion sentences are kept whole.")
+    prompt_cards: int = Field(12, ge=1, le=200, description="Evidence cards in one judge, hypothesis or report "
+                              "prompt: the first of the agent's MMR context.")
     ollama_base_url: str = "http://localhost:11434/v1"
     openrouter_base_url: str = "https://openrouter.ai/api/v1"
 

@@ -83,7 +83,9 @@ async def test_injected_abstract_stays_inside_the_boundary_of_the_judge_prompt(e
     assert len(tokens) == 1  # one random token per call
     token = tokens.pop()
     inside = re.findall(rf"<<UNTRUSTED-{token}>>(.*?)<<END-UNTRUSTED-{token}>>", prompt, flags=re.S)
-    assert any(INJECTION in block for block in inside)
+    # The card drops the instruction-like sentence altogether (agents/cards.py reads the item's safe sentences);
+    # the rest of the item is there, inside the fence.
+    assert any(INJECTED_COHORT.id in block for block in inside) and INJECTION not in prompt
     outside = re.sub(rf"<<UNTRUSTED-{token}>>.*?<<END-UNTRUSTED-{token}>>", "", prompt, flags=re.S)
     assert INJECTION not in outside
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any
 
 import pytest
 
@@ -14,34 +12,11 @@ from synthesist.agents.query_plan import QueryPlan
 from synthesist.agents.redaction import SecretFilter
 from synthesist.config import Settings
 from synthesist.errors import ModelError
-from synthesist.testing import FixtureServer, Reply
+from synthesist.testing import FixtureServer, Reply, chat_completion
 
 OPENAI_KEY = "sk-test-openai-5e4d3c2b1a09876543210"
 PLAN = {"queries": {"pubmed": ["metformin AMPK colorectal"], "trials": ["metformin colorectal cancer"]},
         "rationale": "mechanism and trials"}
-
-
-def chat_completion(arguments: Any, *, tool: str = "final_result", prompt_tokens: int = 120,
-                    completion_tokens: int = 30) -> Reply:
-    """A Chat Completions answer that calls ``tool`` with ``arguments`` (a dict, or a raw JSON string)."""
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return Reply.json({
-        "id": "chatcmpl-fixture",
-        "object": "chat.completion",
-        "created": 1_763_700_000,
-        "model": "fixture",
-        "choices": [{
-            "index": 0,
-            "finish_reason": "tool_calls",
-            "message": {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": tool, "arguments": raw}}],
-            },
-        }],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
-    })
 
 
 @pytest.fixture

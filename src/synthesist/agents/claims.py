@@ -199,8 +199,7 @@ async def entailment(llm: LLM, verdicts: Sequence[Verdict], *, boundary_cap: int
     boundary = Boundary(cap=boundary_cap)
     claims = [{"index": n, "sentence": verdicts[i].claim.body, "passages": list(verdicts[i].passages)}
               for n, i in enumerate(asked)]
-    prompt = render("claims_task", claims=claims, output_schema=SupportJudgements.model_json_schema(),
-                    boundary=boundary)
+    prompt = render("claims_task", claims=claims, boundary=boundary)
     reply = await llm.call(agent="claims", output_type=SupportJudgements, system=render("claims_system",
                            boundary=boundary), prompt=prompt, round=round)
     out = list(verdicts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment
 from ..prompts import Boundary, render
+from .cards import prompt_cards
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import validate_model
 from .extractive.hypotheses import generate
@@ -23,7 +24,8 @@ class HypothesisAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
         context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)
-        shown = {item.id for item in context}
+        cards = prompt_cards(context, memory.question, self._settings.models)
+        shown = {card.id for card in cards}  # what the model saw, hence all it may cite
 
         async def extract() -> HypothesisAssessment:
             return generate(memory.question, context, round=round)
@@ -32,9 +34,8 @@ class HypothesisAgent(ModelAgent):
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             previous = memory.latest_assessment
             prompt = render(
-                "hypothesis_task", question=memory.question, round=round, evidence=context,
-                key_findings=list(previous.key_findings) if previous else [],
-                output_schema=HypothesisAssessment.model_json_schema(), boundary=boundary,
+                "hypothesis_task", question=memory.question, round=round, evidence=cards,
+                key_findings=list(previous.key_findings) if previous else [], boundary=boundary,
             )
             system = render("hypothesis_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=HypothesisAssessment, system=system, prompt=prompt,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..memory import ResearchMemory
 from ..models import Evidence, JudgeAssessment
 from ..prompts import Boundary, render
+from .cards import prompt_cards
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import validate_model
 from .extractive.judge import assess
@@ -32,7 +33,8 @@ class JudgeAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
         context = await self.context(memory)
-        shown = {item.id for item in context}
+        cards = prompt_cards(context, memory.question, self._settings.models)
+        shown = {card.id for card in cards}  # what the model saw, hence all it may cite
 
         async def extract() -> JudgeAssessment:
             relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
@@ -42,9 +44,8 @@ class JudgeAgent(ModelAgent):
         async def ask(llm: LLM):
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             prompt = render(
-                "judge_task", question=memory.question, round=round, evidence=context,
-                queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
-                output_schema=JudgeAssessment.model_json_schema(), boundary=boundary,
+                "judge_task", question=memory.question, round=round, evidence=cards,
+                queries_run=[f"{s}: {q}" for s, q in memory.queries_run], boundary=boundary,
             )
             system = render("judge_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=JudgeAssessment, system=system, prompt=prompt,

@@ -16,6 +16,7 @@ from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
 from ..models import Answer, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
+from .cards import prompt_cards
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
@@ -54,7 +55,7 @@ class ReportAgent(ModelAgent):
                 queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
                 key_findings=list(judge.key_findings) if judge else [],
                 hypotheses=[h.statement for h in hypotheses.hypotheses] if hypotheses else [],
-                evidence=context, output_schema=ReportDraft.model_json_schema(), boundary=boundary,
+                evidence=prompt_cards(context, memory.question, self._settings.models), boundary=boundary,
             )
             system = render("report_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=ReportDraft, system=system, prompt=prompt,

@@ -109,8 +109,7 @@ class SearchAgent(ModelAgent):
             prompt = render(
                 "search_task", question=memory.question, round=round, sources=list(self.source_names),
                 max_queries=MAX_QUERIES_PER_SOURCE, queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
-                judge_queries=list(judge_queries), hypothesis_suggestions=list(suggestions),
-                output_schema=QueryPlan.model_json_schema(), boundary=boundary,
+                judge_queries=list(judge_queries), hypothesis_suggestions=list(suggestions), boundary=boundary,
             )
             system = render("search_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt, round=round)

@@ -67,3 +67,9 @@ class Boundary:
     def wrap(self, text: str | None) -> str:
         """``text`` fenced for a prompt (an absent text becomes an empty fenced block)."""
         return untrusted(text or "", token=self.token, cap=self.cap)
+
+    def wrap_all(self, texts: list[str]) -> str:
+        """Several texts, each already capped by whoever made it (evidence cards), in ONE fenced block separated
+        by blank lines: one pair of markers, not one per item."""
+        joined = "\n\n".join(texts)
+        return untrusted(joined, token=self.token, cap=max(1, len(joined)))

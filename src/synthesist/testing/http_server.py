@@ -7,7 +7,8 @@ Sources are exercised with the real httpx client and the real parsers against th
         server.route("/efetch.fcgi", Reply(status=429, headers={"Retry-After": "1"}), Reply.file(path))
         settings = ...(pubmed={"base_url": server.url})
 
-Each route holds a queue of replies: they are served in order and the last one repeats. ``latency`` delays every
+Each route holds a queue of replies: they are served in order and the last one repeats; a reply may also be a
+function of the request (``Callable[[Request], Reply]``), for answers that depend on what was asked. ``latency`` delays every
 reply (simulated network latency for benchmarks). Every request (GET or POST) is recorded with its arrival time,
 its headers and, for POST, its body — e.g. the JSON an OpenAI-compatible client sent to ``/v1/chat/completions``.
 """
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -55,6 +57,10 @@ class Reply:
         page = f"<!DOCTYPE html><html><head><title>{status} Service Unavailable</title></head>" \
                f"<body><h1>Service temporarily unavailable</h1><p>Please try again later.</p></body></html>"
         return cls(status=status, body=page.encode(), content_type="text/html")
+
+
+Responder = Callable[["Request"], Reply]
+"""A reply computed from the request (e.g. a scripted model answering by the agent that asks)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +102,7 @@ class FixtureServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def route(self, path: str, *replies: Reply) -> None:
+    def route(self, path: str, *replies: Reply | Responder) -> None:
         """Script ``path`` (without query string): replies in order, the last one repeating."""
         if not replies:
             raise ValueError("a route needs at least one reply")
@@ -116,7 +122,7 @@ class FixtureServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def _next_reply(self, path: str) -> Reply:
+    def _next_reply(self, path: str) -> Reply | Responder:
         with self._lock:
             queue = self._routes.get(path)
             if not queue:
@@ -143,6 +149,8 @@ class FixtureServer:
                 with server._lock:
                     server.requests.append(request)
                 reply = server._next_reply(parts.path)
+                if not isinstance(reply, Reply):
+                    reply = reply(request)
                 delay = server.latency + reply.delay
                 if delay:
                     time.sleep(delay)

@@ -1,0 +1,93 @@
+"""Evidence cards: what a model is shown of an item — compact, the same for every agent, cached.
+
+A card keeps what the agents need and drops the rest of an abstract: the id and its provenance (source, year,
+design, preprint flag), the title, the conclusion sentences (the CONCLUSIONS section, else the last two
+sentences: the ones the answer quotes), the item's most answer-bearing other result sentence for the question (the
+effect sizes usually sit there), and a trial
+record's registry facts. ``models.card_chars`` caps a card: the conclusion sentences are kept whole (the answer
+may cite them; only a single sentence longer than the cap is cut, visibly), the result sentence and the registry
+facts give way first.
+
+The claim check never reads cards: it checks a sentence against the full text of what it cites.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..config import ModelSettings
+from ..models import Evidence
+from ..prompts import TRUNCATED_MARK
+from .extractive.designs import Design
+from .extractive.findings import answer_score
+from .extractive.reading import TITLE, read
+from .extractive.text import terms
+from .extractive.trials import trial_sentence
+from .citations import MARKER
+
+TITLE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class EvidenceCard:
+    """One item as a prompt shows it."""
+
+    id: str
+    header: str
+    """``pubmed | 2019 | meta-analysis | PREPRINT``: provenance in one line."""
+    title: str
+    sentences: tuple[str, ...]
+    """Conclusion sentences first, then the best result sentence, then registry facts."""
+
+    @property
+    def text(self) -> str:
+        return "\n".join([f"[{self.id}] {self.header}", f"Title: {self.title}", *self.sentences])
+
+
+def evidence_card(item: Evidence, question: str, *, cap: int) -> EvidenceCard:
+    """The card of ``item`` for ``question`` (cached: items are immutable)."""
+    return _card(item, question, cap)
+
+
+def cards_for(items: Sequence[Evidence], question: str, *, cap: int) -> list[EvidenceCard]:
+    return [evidence_card(item, question, cap=cap) for item in items]
+
+
+def prompt_cards(context: Sequence[Evidence], question: str, settings: ModelSettings) -> list[EvidenceCard]:
+    """The cards one model prompt shows: the first ``prompt_cards`` items of the agent's (MMR-ordered) context."""
+    return cards_for(context[: settings.prompt_cards], question, cap=settings.card_chars)
+
+
+@lru_cache(maxsize=8192)
+def _card(item: Evidence, question: str, cap: int) -> EvidenceCard:
+    reading = read(item)
+    body = [s for s in reading.sentences if s.section != TITLE]
+    chosen = [s.text for s in body if s.is_conclusion][:3] or [s.text for s in body[-2:]]
+    conclusions = [text if len(text) <= cap else text[:cap] + TRUNCATED_MARK for text in chosen]
+    asked = terms(question)
+    results = [s for s in reading.results if not s.is_conclusion and s.section != TITLE and s.text not in chosen]
+    result = max(results, key=lambda sentence: answer_score(sentence, asked), default=None)
+    extras = [result.text[:cap]] if result is not None else []
+    facts = trial_sentence(item)
+    if facts:
+        extras.append(re.sub(r"\s+([.!?])$", r"\1", MARKER.sub("", facts).strip()))
+    title = " ".join((item.title or "(untitled)").split())
+    if len(title) > TITLE_CHARS:
+        title = title[: TITLE_CHARS - 1].rstrip() + "…"
+    budget = cap - len(title) - sum(len(s) for s in conclusions)
+    kept = []
+    for extra in extras:
+        if len(extra) <= budget:
+            kept.append(extra)
+            budget -= len(extra)
+    return EvidenceCard(item.id, _header(item, reading.designs), title, (*conclusions, *kept))
+
+
+def _header(item: Evidence, designs: frozenset[Design]) -> str:
+    design = next((d.value for d in Design if d in designs), "")
+    parts = [item.source, str(item.year) if item.year else "", design, "PREPRINT (not peer-reviewed)"
+             if item.is_preprint else ""]
+    return " | ".join(part for part in parts if part)

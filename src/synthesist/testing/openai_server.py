@@ -1,0 +1,127 @@
+"""A scripted OpenAI-compatible model server on 127.0.0.1: every agent's calls over real HTTP, measured.
+
+    with ScriptedChatServer({"judge": judgement, "report": draft, ...}, latency=0.3) as models:
+        await research(question, model=models.model_spec, ...)
+        print(models.calls)  # agent, request characters (tool schemas included), arrival time, one per call
+
+It answers ``POST /v1/chat/completions`` by calling the output tool with the arguments scripted for the agent that
+asks (recognised by its system prompt; see :data:`AGENT_MARKERS`). A scripted reply is a dict, a list of dicts
+(served in order, the last repeating) or a function of the request's JSON. Input size is counted the way the
+reference comparison counts it: request characters / 4, tool schemas and all.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .http_server import FixtureServer, Reply, Request
+
+AGENT_MARKERS = {
+    "search": "You are the search planner",
+    "judge": "You are the evidence judge",
+    "hypothesis": "You are the hypothesis agent",
+    "report": "You are the report writer",
+    "claims": "You check a biomedical report",
+}
+ScriptedArguments = Mapping[str, Any] | list[Mapping[str, Any]] | Callable[[dict[str, Any]], Mapping[str, Any]]
+
+
+def chat_completion(arguments: Any, *, tool: str = "final_result", prompt_tokens: int = 120,
+                    completion_tokens: int = 30) -> Reply:
+    """A Chat Completions answer that calls ``tool`` with ``arguments`` (a dict, or a raw JSON string)."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Reply.json({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1_763_700_000,
+        "model": "scripted",
+        "choices": [{
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": tool, "arguments": raw}}],
+            },
+        }],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """One model call as the server saw it."""
+
+    agent: str
+    characters: int
+    """Of the whole request body: messages, tool definitions (schemas), settings."""
+    at: float
+    """Arrival, ``time.monotonic()``."""
+
+    @property
+    def input_tokens(self) -> int:
+        return self.characters // 4
+
+
+class ScriptedChatServer:
+    """The server (see the module docstring). Use as a context manager."""
+
+    def __init__(self, replies: Mapping[str, ScriptedArguments], *, latency: float = 0.0,
+                 markers: Mapping[str, str] = AGENT_MARKERS):
+        self._replies = dict(replies)
+        self._served: dict[str, int] = {}
+        self._markers = dict(markers)
+        self._lock = threading.Lock()
+        self.calls: list[ChatCall] = []
+        self._server = FixtureServer(latency=latency)
+        self._server.route("/v1/chat/completions", self._answer)
+
+    @property
+    def base_url(self) -> str:
+        return f"{self._server.url}/v1"
+
+    @property
+    def model_spec(self) -> str:
+        """The spec that points every agent at this server."""
+        return f"openai-compatible:scripted@{self.base_url}"
+
+    def __enter__(self) -> ScriptedChatServer:
+        self._server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.__exit__(*exc)
+
+    def _answer(self, request: Request) -> Reply:
+        body = json.loads(request.body or b"{}")
+        agent = self._agent(body)
+        with self._lock:
+            self.calls.append(ChatCall(agent, len(request.body), request.at))
+            served = self._served[agent] = self._served.get(agent, 0) + 1
+        script = self._replies.get(agent)
+        if script is None:
+            return Reply.json({"error": {"message": f"nothing scripted for {agent}"}}, status=400)
+        if callable(script):
+            arguments = script(body)
+        elif isinstance(script, list):
+            arguments = script[min(served, len(script)) - 1]
+        else:
+            arguments = script
+        return chat_completion(arguments, prompt_tokens=len(request.body) // 4)
+
+    def _agent(self, body: dict[str, Any]) -> str:
+        system = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system")
+        return next((agent for agent, marker in self._markers.items() if marker in system), "unknown")
+
+    def by_agent(self) -> dict[str, tuple[int, int]]:
+        """Agent → (calls, input tokens as characters / 4)."""
+        totals: dict[str, tuple[int, int]] = {}
+        for call in self.calls:
+            calls, tokens = totals.get(call.agent, (0, 0))
+            totals[call.agent] = (calls + 1, tokens + call.input_tokens)
+        return totals

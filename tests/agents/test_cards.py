@@ -1,0 +1,58 @@
+"""Evidence cards: compact, capped, and never without the sentences the answer quotes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, TRIAL_RECORD
+
+from synthesist.agents.cards import evidence_card
+from synthesist.agents.citations import MARKER
+from synthesist.agents.extractive.answer import write_answer
+from synthesist.agents.extractive.reading import read
+from synthesist.agents.extractive.text import split_sentences
+from synthesist.models import Evidence
+
+CAP = 600
+
+
+def test_a_card_keeps_provenance_title_conclusion_and_the_best_result() -> None:
+    card = evidence_card(META_ANALYSIS, QUESTION, cap=CAP)
+    assert card.header == "pubmed | 2019 | meta-analysis"
+    assert card.sentences[0] == ("In women with type 2 diabetes, metformin use is associated with a reduced risk of "
+                                 "breast cancer.")
+    assert any("17% lower risk" in s for s in card.sentences)  # the result sentence with the effect size
+    assert "Heterogeneity between studies" not in card.text and "We pooled" not in card.text
+    assert len(card.text) < len(META_ANALYSIS.content) + len(META_ANALYSIS.title or "")
+
+
+def test_a_trial_records_card_carries_its_registry_facts() -> None:
+    card = evidence_card(TRIAL_RECORD, QUESTION, cap=CAP)
+    assert any("participants" in s and "tests" in s for s in card.sentences)
+    assert not any(MARKER.search(s) for s in card.sentences)
+
+
+def test_the_result_sentence_gives_way_to_the_cap_the_conclusion_does_not() -> None:
+    tight = evidence_card(NULL_TRIAL, QUESTION, cap=200)
+    conclusion = [s.text for s in split_sentences(NULL_TRIAL.content) if s.is_conclusion]
+    assert list(tight.sentences) == conclusion
+
+
+@pytest.mark.shared
+def test_every_card_keeps_the_sentences_the_answer_quotes(dev_questions: list[dict[str, str]],
+                                                         library_records: list[Evidence]) -> None:
+    by_id = {item.id: item for item in library_records}
+    checked = 0
+    for question in dev_questions:
+        item = by_id.get(f"pmid:{question['pmid']}")
+        if item is None:
+            continue
+        reading = read(item)
+        answer = write_answer(question["question"], [reading], [reading.designs])
+        card = evidence_card(item, question["question"], cap=CAP)
+        for sentence in (s.text for s in split_sentences(answer.statement)):
+            quoted = re.sub(r"\s+([.!?])$", r"\1", MARKER.sub("", sentence).strip())
+            assert any(quoted.rstrip(".") in kept for kept in card.sentences), (question["pmid"], quoted)
+        checked += 1
+    assert checked == len(dev_questions)
