@@ -35,6 +35,7 @@ from .agents.search import LibrarySource
 from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
+from .agents.base import EXTRACTIVE
 from .composition import (
     ModelChoice,
     Seams,
@@ -46,6 +47,7 @@ from .composition import (
     load_usable_library,
     open_models,
     open_shared,
+    recorded_models,
 )
 from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError
@@ -62,6 +64,7 @@ from .orchestrator.stop_rules import StopRules
 from .runs import PruneOutcome, RunInfo, parse_duration
 from .runs import list_runs as _list_runs
 from .runs import prune_runs as _prune_runs
+from .tools.cassette import Cassette, content_digest
 from .tools.http import Fetcher, open_client
 from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
@@ -138,9 +141,15 @@ async def stream(
     run_id: str | None = None,
     image: Path | str | None = None,
     vision: str | None = None,
+    record: Path | str | None = None,
+    replay: Path | str | None = None,
     seams: Seams = Seams(),
 ) -> AsyncIterator[EventBase]:
     """Run one question and yield its typed events; the last is ``complete`` carrying the result.
+
+    ``record``: write every HTTP exchange, web search and model call of the run into this (new) folder;
+    ``replay``: run again from such a folder with no network and no model — same evidence, answer and report
+    (see :mod:`synthesist.tools.cassette`). A missing, corrupt or mismatching cassette is bad input.
 
     ``image``: analysed first by the VisualAgent (its findings become ``image`` evidence and seed the searches);
     ``vision``: a vision model spec for it (default ``visual.model``; none → measurements only). ``seams``: objects
@@ -155,9 +164,29 @@ async def stream(
                          model=scrub(model) if isinstance(model, str) else None, manager=settings.run.manager,
                          max_rounds=settings.run.max_rounds, timeout=settings.run.timeout,
                          image=str(image_path) if image_path else None)
+    if record is not None and replay is not None:
+        raise BadInputError("--record and --replay exclude each other: record a run, then replay it")
+    tape = Tape("record", Path(record)) if record is not None else Tape("replay", Path(replay)) if replay else None
+    if tape is not None:
+        settings = with_overrides(settings, {"http": {"cache_enabled": False}})  # every exchange goes on tape
     async for event in _run(options, settings, model=model, out_dir=out_dir, control=control, seams=seams,
-                            run_id=run_id, checkpoint=None, vision=vision):
+                            run_id=run_id, checkpoint=None, vision=vision, tape=tape):
         yield event
+
+
+@dataclass(frozen=True)
+class Tape:
+    """Where a run records to or replays from."""
+
+    mode: str
+    directory: Path
+
+
+def _tape_manifest(options: RunOptions, paths: Sequence[Path]) -> dict[str, Any]:
+    """What a replay must match: the question, sources, libraries (by content), manager and rounds."""
+    return {"question": options.question, "sources": list(options.sources), "manager": options.manager,
+            "max_rounds": options.max_rounds,
+            "libraries": [{"path": str(path), "sha256": content_digest(path)} for path in paths]}
 
 
 async def resume(run_id: str, *, settings: Settings | None = None, model: ModelChoice = None,
@@ -210,7 +239,7 @@ def finished_run(checkpoint: Checkpoint, settings: Settings, out_dir: Path | str
 
 
 async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, seams: Seams, run_id,
-               checkpoint, vision) -> AsyncIterator[EventBase]:
+               checkpoint, vision, tape: Tape | None = None) -> AsyncIterator[EventBase]:
     async with AsyncExitStack() as stack:
         magentic = await _magentic_client(settings, seams.chat_client, stack)  # bad config fails before any work
         shared = seams.shared or await asyncio.to_thread(open_shared, settings)
@@ -226,12 +255,25 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                 library.index = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
 
             preparations.append(Preparation("indexing the library", index))
-        http = await stack.enter_async_context(open_client(settings))
+        cassette = None
+        if tape is not None and tape.mode == "replay":
+            cassette = await asyncio.to_thread(Cassette.replay, tape.directory)
+            cassette.check(await asyncio.to_thread(_tape_manifest, options, paths))
+            models = recorded_models({}, cassette)
+        else:
+            models = await open_models(model if not isinstance(model, str) else None, settings, stack)
+        if tape is not None and tape.mode == "record":
+            engines = {agent: llm.label if llm is not None else EXTRACTIVE for agent, llm in models.items()}
+            manifest = {**await asyncio.to_thread(_tape_manifest, options, paths), "engines": engines}
+            cassette = await asyncio.to_thread(Cassette.record, tape.directory, manifest)
+            models = recorded_models(models, cassette)
+        transport = cassette.transport() if cassette is not None else None
+        http = await stack.enter_async_context(open_client(settings, transport=transport))
+        web_client = cassette.web_client(seams.web_client) if cassette is not None else seams.web_client
         sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
-                                            web_client=seams.web_client)
+                                            web_client=web_client)
         sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
-        models = await open_models(model if not isinstance(model, str) else None, settings, stack)
-        team = build_team(sources, models, settings, shared)
+        team = build_team(sources, models, settings, shared, cassette=cassette)
         memory = await _open_memory(options, settings, shared, run_id, checkpoint)
         directory = run_dir(settings.data_dir, memory.run_id)
         if checkpoint:

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     research.add_argument("--vision-model", metavar="SPEC",
                           help="a vision model for --image (e.g. openai:gpt-4o); none: measurements only")
     research.add_argument("--resume", metavar="RUN_ID", help="continue a killed run instead of starting one")
+    research.add_argument("--record", type=Path, metavar="DIR",
+                          help="store every HTTP exchange and model call of the run in DIR (a new folder)")
+    research.add_argument("--replay", type=Path, metavar="DIR",
+                          help="re-run a recorded run from DIR: no network, no model, the same report")
 
     resume = commands.add_parser("resume", help="continue a killed run from its last round")
     resume.add_argument("run_id", metavar="RUN_ID")
@@ -131,7 +135,7 @@ def _research(api, args: argparse.Namespace) -> int:
     return _drive(lambda control: api.stream(
         args.question, sources=args.sources, libraries=args.library, model=args.model, manager=args.manager,
         max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control, image=args.image,
-        vision=args.vision_model), api, args)
+        vision=args.vision_model, record=args.record, replay=args.replay), api, args)
 
 
 def _resume(api, args: argparse.Namespace) -> int:

@@ -17,10 +17,12 @@ from agent_framework.openai import OpenAIChatCompletionClient
 from chromadb.api import ClientAPI
 from pydantic_ai.models import Model
 
+from .agents.base import EXTRACTIVE
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
 from .agents.llm import LLM, build_model
 from .agents.model_spec import parse_model_spec, provider_endpoint, spec_for_agent
+from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
 from .agents.visual.adapter import VisionAdapter
@@ -29,6 +31,7 @@ from .errors import BadInputError, ConfigError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
 from .memory.library_index import library_name
 from .orchestrator.loop import Team
+from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
 from .tools.europepmc import EuropePMCSource
 from .tools.http import Fetcher
@@ -117,10 +120,24 @@ async def open_models(
     return built
 
 
+def recorded_models(models: Mapping[str, LLM | None], cassette: Cassette) -> dict[str, LLM | None]:
+    """The models of a recorded or replayed run. Recording, each LLM is wrapped to write its calls; replaying,
+    an agent whose model answered at recording time gets the tape (no model at all), the others stay extractive."""
+    if cassette.mode == "record":
+        wrapped: dict[int, LLM] = {}
+        for llm in models.values():
+            if llm is not None and id(llm) not in wrapped:
+                wrapped[id(llm)] = RecordedLLM(cassette, llm)  # type: ignore[assignment]
+        return {agent: None if llm is None else wrapped[id(llm)] for agent, llm in models.items()}
+    engines = cassette.manifest.get("engines") or {}
+    return {agent: RecordedLLM(cassette, label=label) if label != EXTRACTIVE else None  # type: ignore[misc]
+            for agent, label in ((agent, engines.get(agent, EXTRACTIVE)) for agent in AGENT_NAMES)}
+
+
 def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], settings: Settings,
-               shared: Shared) -> Team:
+               shared: Shared, *, cassette: Cassette | None = None) -> Team:
     return Team(
-        search=SearchAgent(sources, settings, llm=models["search"]),
+        search=SearchAgent(sources, settings, llm=models["search"], order=cassette),
         judge=JudgeAgent(settings, llm=models["judge"]),
         hypothesis=HypothesisAgent(settings, llm=models["hypothesis"]),
         report=ReportAgent(settings, llm=models["report"]),

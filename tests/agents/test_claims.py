@@ -41,8 +41,8 @@ HANDWRITTEN = [  # (pmid, supported, sentence): paraphrases as a model writes th
     ("25251991", False, "Emergency DBE was unsafe in acute OGIB and usually required major surgery."),
     ("24939676", False, "Subcutaneous anti-TNF pharmacokinetics did not significantly influence synovitis in elderly "
                         "men."),
-    # Beyond the offline signals (an overgeneralisation, a contradiction without effect words): the LLM's part.
     ("22955530", False, "All pediatric type II supracondylar fractures can be treated without surgery."),
+    # Beyond the offline signals (a contradiction without effect words): the LLM's NLI call is for these.
     ("8245806", False, "The residency training sites provide far fewer patient care opportunities than found in a "
                        "national survey of family practitioners."),
 ]
@@ -82,8 +82,9 @@ def test_model_style_paraphrases_pass_and_subtle_falsehoods_mostly_do_not(
     truth = [label for _, label, _ in HANDWRITTEN]
     assert all(s for s, t in zip(supported, truth, strict=True) if t)  # no paraphrase is taken out
     caught = [not s for s, t in zip(supported, truth, strict=True) if not t]
-    assert caught[:6] == [True] * 6  # direction, negation (×3, "unsafe" included), population
-    assert caught[6:] == [False, False]  # honest limits of the offline check: the model's NLI call is for these
+    # direction, negation (×3), "unsafe", a population, an overgeneralisation ("All …")
+    assert caught[:7] == [True] * 7
+    assert caught[7:] == [False]  # the honest limit of the offline check: the model's NLI call is for this
 
 
 def test_sentences_that_cite_are_found_and_removed_without_gluing_lines() -> None:
@@ -126,7 +127,7 @@ async def test_a_real_citation_of_a_claim_its_source_never_makes_leaves_the_repo
     removed = {c.text: c for c in report.unsupported_claims}
     assert set(removed) == {FABRICATED_CURE, "- Metformin lowered breast cancer risk by 45% [pmid:31000001]."}
     assert removed[FABRICATED_CURE].where == "executive_summary"
-    assert removed[FABRICATED_CURE].reason.startswith("the cited source does not say this")
+    assert removed[FABRICATED_CURE].reason == "generalises beyond the cited source ('cure' is not in it)"
     assert "number not in the cited source: 45" in removed[
         "- Metformin lowered breast cancer risk by 45% [pmid:31000001]."].reason
     assert report.claims_checked == 6 and report.answer is not None and report.answer.verdict == "yes"
@@ -137,7 +138,7 @@ async def test_a_real_citation_of_a_claim_its_source_never_makes_leaves_the_repo
 
 async def test_the_models_nli_verdict_removes_what_the_offline_check_let_through(
         memory: ResearchMemory, settings) -> None:  # type: ignore[no-untyped-def]
-    overreach = "Metformin prevents breast cancer in every woman with type 2 diabetes [pmid:31000001]."
+    overreach = "Metformin halves the risk of breast cancer in women with type 2 diabetes [pmid:31000001]."
     draft = {"title": "t", "methodology": "m",
              "executive_summary": f"In women with type 2 diabetes, metformin use is associated with a reduced risk "
                                   f"of breast cancer [pmid:31000001]. {overreach}"}
@@ -145,13 +146,13 @@ async def test_the_models_nli_verdict_removes_what_the_offline_check_let_through
 
     def judge(prompt: str) -> dict:
         seen.append(prompt)
-        return {"judgements": [{"index": 0, "supported": False, "reason": "generalises to every woman"}]}
+        return {"judgements": [{"index": 0, "supported": False, "reason": "the risk fell by 17%, not half"}]}
 
     report = (await ReportAgent(settings, llm=_llm(settings, draft, judge)).run(memory)).value
-    assert len(seen) == 1 and "Sentence 0:" in seen[0] and "every woman" in seen[0]
+    assert len(seen) == 1 and "Sentence 0:" in seen[0] and "halves the risk" in seen[0]
     assert "Sentence 1:" not in seen[0]  # a word-for-word quotation is not put to the model
     assert [(c.text, c.reason) for c in report.unsupported_claims] == [
-        (overreach, "model: generalises to every woman")]
+        (overreach, "model: the risk fell by 17%, not half")]
     assert report.executive_summary.endswith("[pmid:31000001].") and overreach not in report.executive_summary
 
 

@@ -6,10 +6,12 @@ sentences (and pairs of adjacent sentences) with four signals, in this order; th
 - ``number``: every number the sentence states (percentages, counts, ratios, p-values) appears in the cited
   passages that match it best;
 - ``population``: a population the sentence names (children, women, mice…) is named by the cited text;
+- ``generalises``: a universal or absolute word of the sentence (all, every, always, cures…) is in the cited text;
 - ``negation`` / ``direction``: the sentence agrees in negation and in direction of effect (increase vs decrease,
   higher vs lower, about the same terms) with the cited passages that match it best;
 - ``not_in_source``: the best cited passage is close in meaning (cosine of the embedding model) and shares most of
-  the sentence's content terms (with the items' titles, authors and journals, which a sentence may name).
+  the sentence's content terms (with the items' titles, authors and journals, which a sentence may name); at
+  least half of them however close the meaning.
 
 A sentence quoted word for word from what it cites passes at once (the extractive engine writes only those, and is
 still checked). With an LLM configured, sentences that pass the offline signals are also put to the model as an
@@ -43,7 +45,8 @@ MIN_SIMILARITY = 0.62
 MIN_COVERAGE = 0.6
 """... unless it shares at least this share of its content terms with the cited items."""
 STRONG_SIMILARITY = 0.75
-"""From this cosine on a paraphrase needs no term coverage."""
+"""From this cosine on a paraphrase needs only :data:`MIN_STRONG_COVERAGE` of its terms in the cited items."""
+MIN_STRONG_COVERAGE = 0.5
 NEAR_BEST = 0.05
 """Passages within this cosine of the best one are read for numbers too."""
 SAME_PASSAGE = 0.02
@@ -57,6 +60,8 @@ _UP = re.compile(r"\b(?:increas\w*|higher|more|greater|elevat\w*|rais\w*|rise[sn
                  r"better|gain\w*|promot\w*|boost\w*)\b", re.IGNORECASE)
 _DOWN = re.compile(r"\b(?:decreas\w*|lower\w*|less|fewer|reduc\w*|declin\w*|diminish\w*|worse\w*|impair\w*|"
                    r"drop\w*|fall(?:s|en)?|fell|suppress\w*|attenuat\w*|inhibit\w*)\b", re.IGNORECASE)
+_UNIVERSAL = re.compile(r"\b(?:all|every|always|never|cures?|cured|eliminat\w+|guarantee\w*|completely|"
+                        r"entirely|invariably|universally)\b", re.IGNORECASE)
 _ANCHOR_WINDOW = 5
 _QUANTITY = re.compile(r"\b(?:more|less|fewer|greater|higher|lower)\s+than\s+(?=[\d.,]+|one|two|three|half)",
                        re.IGNORECASE)
@@ -173,12 +178,16 @@ class SupportChecker:
         population = _missing_population(body, source)
         if population:
             return failed(f"population not in the cited source: {population}")
+        universal = _missing_universal(body, source)
+        if universal:
+            return failed(f"generalises beyond the cited source ({universal!r} is not in it)")
         if not any(_negated(p) == _negated(body) for p in near if similarities_of[p] >= similarity - SAME_PASSAGE):
             return failed("negation disagrees with the cited passage")
         if _opposed(body, passage):
             return failed("direction of effect disagrees with the cited passage")
         coverage = _coverage(body, source, items)
-        if similarity < STRONG_SIMILARITY and (similarity < MIN_SIMILARITY or coverage < MIN_COVERAGE):
+        if coverage < MIN_STRONG_COVERAGE or (similarity < STRONG_SIMILARITY and (
+                similarity < MIN_SIMILARITY or coverage < MIN_COVERAGE)):
             return failed(f"the cited source does not say this (closest passage: cosine {similarity:.2f}, "
                           f"{coverage:.0%} of its terms)")
         return Verdict(claim, True, similarity=similarity, passage=passage, passages=tuple(ranked))
@@ -254,6 +263,14 @@ def _missing_population(body: str, source: str) -> str | None:
     for name, pattern in _POPULATION.items():
         if pattern.search(body) and not pattern.search(source):
             return name
+    return None
+
+
+def _missing_universal(body: str, source: str) -> str | None:
+    """A universal or absolute word of the sentence ("all", "every", "cures", "always") the cited text never uses."""
+    for match in _UNIVERSAL.finditer(body):
+        if not re.search(rf"\b{re.escape(match.group(0))}\b", source, re.IGNORECASE):
+            return match.group(0)
     return None
 
 

@@ -8,9 +8,12 @@ already queries, so asking a model again would only cost a call. No (source, que
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..config import Settings
 from ..errors import SourceError
@@ -75,9 +78,11 @@ class SearchOutcome:
 class SearchAgent(ModelAgent):
     name = "search"
 
-    def __init__(self, sources: Sequence[Source], settings: Settings, *, llm: LLM | None = None):
+    def __init__(self, sources: Sequence[Source], settings: Settings, *, llm: LLM | None = None,
+                 order: AddOrder | None = None):
         super().__init__(settings, llm=llm)
         self._sources = {source.name: source for source in sources}
+        self._order = order
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -123,14 +128,22 @@ class SearchAgent(ModelAgent):
         pairs = self.pairs(plan, memory)
         limit = self._settings.search.max_results
 
+        recorded = self._order.order(round) if self._order is not None and self._order.mode == "replay" else None
+        turns = _Turns(recorded or [])
+        arrived: list[tuple[str, str]] = []
+
         async def one(name: str, query: str) -> tuple[SearchResult, AddResult, Timing]:
             started = time.monotonic()
             result = await search_all(query, [self._sources[name]], limit=limit)
-            memory.record_query(name, query)
-            added = await memory.add(list(result.evidence))
+            async with turns.turn((name, query)):  # a replay adds in the recorded order; otherwise at once
+                memory.record_query(name, query)
+                added = await memory.add(list(result.evidence))
+                arrived.append((name, query))
             return result, added, Timing(f"{name}: {query}", started, time.monotonic())
 
         done = await asyncio.gather(*(one(name, query) for name, query in pairs))
+        if self._order is not None and self._order.mode == "record":
+            self._order.record_order(round, arrived)
         results = [result for result, _, _ in done]
         added = AddResult(new=tuple(dict.fromkeys(i for _, a, _ in done for i in a.new)),
                           merged=tuple(m for _, a, _ in done for m in a.merged))
@@ -153,3 +166,37 @@ class SearchAgent(ModelAgent):
                 if not memory.has_run(name, query) and (name, query) not in pairs:
                     pairs.append((name, query))
         return pairs
+
+
+class AddOrder(Protocol):
+    """Where a recorded run keeps the order its search results reached memory (a cassette)."""
+
+    mode: str
+
+    def record_order(self, round: int, pairs: list[tuple[str, str]]) -> None: ...
+
+    def order(self, round: int) -> list[tuple[str, str]] | None: ...
+
+
+TURN_TIMEOUT = 30.0
+
+
+class _Turns:
+    """Lets concurrent searches add their results in a given order (a replay's); pairs not in it go at once."""
+
+    def __init__(self, order: list[tuple[str, str]]):
+        self._order = order
+        self._done = {pair: asyncio.Event() for pair in order}
+
+    @asynccontextmanager
+    async def turn(self, pair: tuple[str, str]) -> AsyncIterator[None]:
+        if pair in self._done:
+            index = self._order.index(pair)
+            if index:  # a search that died before its turn must not stall the rest forever
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._done[self._order[index - 1]].wait(), TURN_TIMEOUT)
+        try:
+            yield
+        finally:
+            if pair in self._done:
+                self._done[pair].set()

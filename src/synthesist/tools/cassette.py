@@ -19,6 +19,7 @@ counted in :attr:`Cassette.misses`; the faces report it. Secrets (``api_key`` an
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import threading
 from collections import defaultdict, deque
@@ -250,6 +251,19 @@ class _CassetteWebClient:
         rows = list(self._inner.text(query, **kwargs) or [])
         self._cassette.record_web(query, rows)
         return rows
+
+
+def content_digest(path: Path) -> str:
+    """The sha256 of a library file, or of a folder's files (names and bytes, in name order): what a replay
+    compares to know the library is the one recorded."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode("utf-8") + b"\0")
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:

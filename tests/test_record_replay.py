@@ -1,0 +1,130 @@
+"""Record and replay from the command line: a recorded run re-runs with no network and no model, byte for byte.
+
+The recording talks to real loopback servers: PubMed, ClinicalTrials.gov and Europe PMC replaying their formats,
+and an OpenAI-compatible model server scripted per agent. The servers are then SHUT DOWN and the run replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from synthesist.testing import FixtureServer, Reply, ScriptedChatServer
+
+FIXTURES = Path(__file__).parent / "tools" / "fixtures"
+QUESTION = "Does metformin lower cancer incidence in type 2 diabetes?"
+TIMING_FIELDS = ("run_id", "seconds", "spans")
+"""All that may differ between a run and its replay: its id and its clock (durations and the spans' times)."""
+_IDS = re.compile(r"\[((?:pmid|nct|doi|ppr):[^\]\s]+)\]")
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=300)
+
+
+def _asked(body: dict) -> str:
+    """The user message: the evidence cards (the system prompt's example ids are not evidence)."""
+    return " ".join(str(m.get("content", "")) for m in body["messages"] if m.get("role") == "user")
+
+
+def _scripted_team() -> dict:
+    def judge(body: dict) -> dict:
+        text = _asked(body)
+        ids = list(dict.fromkeys(_IDS.findall(text)))[:3]
+        return {"mechanism": {"score": 4, "reasoning": "indirect"}, "clinical": {"score": 7, "reasoning": "cohorts"},
+                "confidence": 0.8, "sufficient": True, "recommendation": "synthesize",
+                "key_findings": [f"Metformin users had less cancer [{i}]." for i in ids[:1]],
+                "cited_evidence_ids": ids}
+
+    def report(body: dict) -> dict:
+        ids = list(dict.fromkeys(_IDS.findall(_asked(body))))[:2]
+        cites = "".join(f"[{i}]" for i in ids)
+        return {"title": "Metformin and cancer", "methodology": "PubMed, trials, Europe PMC.",
+                "executive_summary": f"Metformin use was associated with lower cancer incidence {cites}.",
+                "conclusion": f"Metformin cures every cancer {cites}.",
+                "answer": {"verdict": "yes", "statement": f"Metformin use was associated with lower cancer "
+                           f"incidence {cites}.", "strength": "low", "evidence_ids": ids}}
+
+    return {"search": {"queries": {"pubmed": ["metformin cancer diabetes"], "trials": ["metformin cancer"],
+                                   "europepmc": ["metformin cancer incidence"]}},
+            "judge": judge, "hypothesis": {"hypotheses": []}, "report": report,
+            "claims": {"judgements": [{"index": 0, "supported": False, "reason": "overstates the cohorts"}]}}
+
+
+def _serve(stack: ExitStack) -> dict[str, str]:
+    pubmed, trials, epmc = (stack.enter_context(FixtureServer()) for _ in range(3))
+    pubmed.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+    pubmed.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+    epmc.route("/epmc/search", Reply.file(FIXTURES / "europepmc_core_page2.json"))
+    trials.route("/ctgov/studies", Reply.file(FIXTURES / "ctgov_studies_page2.json"))
+    return {"SYNTHESIST_PUBMED__BASE_URL": pubmed.url + "/eutils", "SYNTHESIST_TRIALS__BASE_URL": trials.url +
+            "/ctgov", "SYNTHESIST_EUROPEPMC__BASE_URL": epmc.url + "/epmc"}
+
+
+def _without_timings(path: Path) -> dict:
+    result = json.loads(path.read_text(encoding="utf-8"))
+    return {key: value for key, value in result.items() if key not in TIMING_FIELDS}
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str], str]:
+    """A run recorded against live loopback servers, which are gone when the fixture returns."""
+    tmp = tmp_path_factory.mktemp("record")
+    env = {"SYNTHESIST_DATA_DIR": str(tmp / "data")}
+    with ExitStack() as stack:
+        env.update(_serve(stack))
+        models = stack.enter_context(ScriptedChatServer(_scripted_team()))
+        done = _cli("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--model", models.model_spec,
+                    "--max-rounds", "2", "--record", str(tmp / "tape"), "--out", str(tmp / "first"), env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        calls = {call.agent for call in models.calls}
+    assert {"search", "judge", "hypothesis", "report"} <= calls  # every agent's model went on tape
+    return tmp / "tape", tmp / "first", env, models.model_spec
+
+
+def test_a_replay_needs_no_network_and_no_model_and_writes_the_same_report(recorded) -> None:  # type: ignore[no-untyped-def]
+    tape, first, env, _spec = recorded
+    again = first.parent / "again"
+    # the servers are down; no --model: the tape answers for every agent
+    done = _cli("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--max-rounds", "2",
+                "--replay", str(tape), "--out", str(again), env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = _without_timings(first / "report.json"), _without_timings(again / "report.json")
+    assert after == before
+    assert before["report"]["unsupported_claims"] and before["report"]["answer"]  # a full report, not a stub
+    assert (first / "report.md").read_text() == (again / "report.md").read_text()
+    assert (first / "references.bib").read_bytes() == (again / "references.bib").read_bytes()
+
+
+def test_a_cassette_recorded_for_another_question_is_refused(recorded) -> None:  # type: ignore[no-untyped-def]
+    tape, _first, env, _spec = recorded
+    done = _cli("research", "Does aspirin prevent colorectal cancer?", "--sources", "pubmed,trials,europepmc",
+                "--max-rounds", "2", "--replay", str(tape), env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "was recorded with question = 'Does metformin lower cancer incidence" in done.stderr
+
+
+def test_missing_corrupt_and_occupied_cassettes_are_bad_input(recorded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    tape, _first, env, _spec = recorded
+    args = ("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--max-rounds", "2")
+    missing = _cli(*args, "--replay", str(tmp_path / "nowhere"), env=env)
+    assert missing.returncode == 2 and "holds no cassette (manifest.json is missing)" in missing.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for name in ("manifest.json", "http.jsonl", "web.jsonl", "models.jsonl", "order.jsonl"):
+        (broken / name).write_bytes((tape / name).read_bytes())
+    (broken / "http.jsonl").write_text("{not json\n")
+    corrupt = _cli(*args, "--replay", str(broken), env=env)
+    assert corrupt.returncode == 2 and "http.jsonl line 1 is not JSON" in corrupt.stderr
+    occupied = _cli(*args, "--record", str(tape), env=env)
+    assert occupied.returncode == 2 and "already holds a cassette" in occupied.stderr
+    both = _cli(*args, "--record", str(tmp_path / "new"), "--replay", str(tape), env=env)
+    assert both.returncode == 2 and "exclude each other" in both.stderr
