@@ -6,7 +6,8 @@ Everything talks HTTP on 127.0.0.1, as the reference comparison did (issue 11):
 - PubMed, ClinicalTrials.gov and Europe PMC are fixture servers replaying recorded responses in the real formats,
   each on its own port, +100 ms per response, at the DEFAULT rate limits (PubMed 3/s, ClinicalTrials.gov 1/s…).
 
-Printed: the two-round question's wall time (run start → final report), its critical path (the recorded spans'
+Printed: the two-round question's wall time (run start → final report, in a warm process: embedding model loaded,
+model SDK imported, as in a batch or a service), its critical path (the recorded spans'
 longest per phase) and their ratio, LLM calls and input tokens per agent, HTTP requests, event-loop lag, the time
 from process start to the first LLM call (a real ``synthesist research`` subprocess), a batch of 50 against a
 PubMed limit, and ``synthesist --help``. The reference figures are CONSTANTS: the medians measured for issue 11
@@ -30,6 +31,8 @@ import time
 from pathlib import Path
 
 from synthesist import api
+from synthesist.agents.llm import build_model
+from synthesist.agents.model_spec import parse_model_spec
 from synthesist.batch import research_many
 from synthesist.composition import Seams, open_shared
 from synthesist.config import load_settings
@@ -141,8 +144,11 @@ async def two_round_question(tmp: Path) -> None:
         serve(*servers)
         settings = settings_for(servers, tmp / "data")
         shared = open_shared(settings)
+        # A warm process, as in a batch or a service: the embedding model is loaded and the model SDK imported
+        # (its one-time cost is in the separate "process start -> first LLM call" figure below).
         await api.research("warm-up: metformin", sources="library", libraries=[_warm_library(tmp)],
                            model="extractive", settings=settings, seams=Seams(shared=shared))
+        build_model(parse_model_spec(models.model_spec), settings)
         RATE_LIMITS.clear()
         started = time.monotonic()
         first_event = None
@@ -162,7 +168,8 @@ async def two_round_question(tmp: Path) -> None:
           f"unsupported={len(result.report.unsupported_claims)}")
     print(f"wall, run start -> final report: {wall:.2f} s (measured); reference {REFERENCE['wall']} s (constant) "
           f"-> ratio {wall / REFERENCE['wall']:.2f} (goal <= 0.33)")
-    print(f"critical path from spans: {path:.2f} s; wall / critical path = {result.seconds / path:.2f} (goal <= 1.2)")
+    print(f"critical path from spans: {path:.2f} s; wall / critical path = {wall / path:.2f} (goal <= 1.2); the "
+          f"run's own clock {result.seconds:.2f} s")
     print(f"LLM calls: {calls} (measured); reference {REFERENCE['calls']} (constant) -> ratio "
           f"{calls / REFERENCE['calls']:.2f} (goal <= 0.50)")
     print(f"input tokens, request characters / 4: {tokens:,} (measured); reference {REFERENCE['input_tokens']:,} "

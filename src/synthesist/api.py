@@ -17,6 +17,7 @@ built ones). Invalid input raises :class:`BadInputError` before anything runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
@@ -243,6 +244,8 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
     async with AsyncExitStack() as stack:
         magentic = await _magentic_client(settings, seams.chat_client, stack)  # bad config fails before any work
         shared = seams.shared or await asyncio.to_thread(open_shared, settings)
+        warming = asyncio.create_task(shared.embedder.warm())  # overlaps model building, the plan, the searches
+        stack.push_async_callback(_settle, warming)
         paths = tuple(Path(p) for p in options.libraries)
         sources, warnings, preparations = [], [], []
         if "library" in options.sources:
@@ -301,6 +304,12 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                         yield failed
             yield event
         await memory.drop_collection()  # a finished run keeps its checkpoint and files, not a live collection
+
+
+async def _settle(task: asyncio.Task) -> None:
+    """Wait for a background task the run started (it must not outlive the run's objects)."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _magentic_client(settings: Settings, chat_client: BaseChatClient | None, stack: AsyncExitStack):

@@ -6,6 +6,7 @@ Nothing below this module constructs an HTTP client, a Chroma client, an embedde
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -114,7 +115,8 @@ async def open_models(
             continue
         spec = wanted or spec_for_agent(settings, agent, environ)[0]
         if spec not in cache:
-            model = build_model(parse_model_spec(spec), settings, environ=environ)
+            # Off the event loop: a provider's first model loads its SDK and pricing tables (~0.5 s of CPU).
+            model = await asyncio.to_thread(build_model, parse_model_spec(spec), settings, environ=environ)
             cache[spec] = None if model is None else await stack.enter_async_context(LLM(model, settings))
         built[agent] = cache[spec]
     return built

@@ -125,7 +125,7 @@ class SearchAgent(ModelAgent):
     async def execute(self, memory: ResearchMemory, plan: QueryPlan, *, round: int) -> SearchOutcome:
         """Search every planned (source, query) not run before, concurrently. Each answer enters memory as soon as
         it arrives, so a slow or hanging source never holds back (or, on cancel, loses) the others' evidence."""
-        pairs = self.pairs(plan, memory)
+        pairs = self.pairs(plan, memory, round=round)
         limit = self._settings.search.max_results
 
         recorded = self._order.order(round) if self._order is not None and self._order.mode == "replay" else None
@@ -155,14 +155,17 @@ class SearchAgent(ModelAgent):
         errors = tuple(error for result in results for error in result.errors)
         return SearchOutcome(round, plan, tuple(pairs), added, errors, counts, timings)
 
-    def pairs(self, plan: QueryPlan, memory: ResearchMemory) -> list[tuple[str, str]]:
-        """The (source, query) pairs a plan asks for that this run has not run yet."""
+    def pairs(self, plan: QueryPlan, memory: ResearchMemory, *, round: int = 1) -> list[tuple[str, str]]:
+        """The (source, query) pairs a plan asks for that this run has not run yet: up to
+        :data:`MAX_QUERIES_PER_SOURCE` per source in round 1, ``search.followup_queries`` in later rounds (the
+        judge's and the hypotheses' own queries come first; the rate budget goes to them)."""
+        per_source = MAX_QUERIES_PER_SOURCE if round <= 1 else self._settings.search.followup_queries
         general = plan.all_queries()
         keyed = any(name in plan.queries for name in self._sources)  # else the plan named no source we know
         pairs: list[tuple[str, str]] = []
         for name in self._sources:
             queries = plan.queries.get(name, ()) if keyed else general
-            for query in queries[:MAX_QUERIES_PER_SOURCE]:
+            for query in queries[:per_source]:
                 if not memory.has_run(name, query) and (name, query) not in pairs:
                     pairs.append((name, query))
         return pairs

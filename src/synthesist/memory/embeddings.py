@@ -135,6 +135,15 @@ class Embedder:
     def dimension(self) -> int:
         return load_model(self.model_path).dimension
 
+    async def warm(self) -> None:
+        """Load the model now, in a worker thread (a run starts this while its first model call and searches are
+        in flight, so the first evidence does not wait for it). A failure is left for the first real use to
+        raise."""
+        try:
+            await asyncio.to_thread(load_model, self.model_path)
+        except EmbeddingModelError:
+            pass
+
     @property
     def encoded_count(self) -> int:
         """How many texts this embedder actually ran through the model (cache hits excluded)."""

@@ -93,7 +93,7 @@ class RoundSteps:
     async def execute_search(self, memory: ResearchMemory, plan: QueryPlan, round: int, send: Send) -> SearchOutcome:
         """Announce, run and report one plan's searches; record each request as a span."""
         search = self.team.search
-        pairs = tuple(search.pairs(plan, memory))
+        pairs = tuple(search.pairs(plan, memory, round=round))
         await send(self.event(Searching, round, search.name, f"{len(pairs)} queries",
                                SearchingData(queries=pairs, rationale=plan.rationale)))
         outcome = await search.execute(memory, plan, round=round)
