@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from synthesist import api
@@ -135,13 +136,20 @@ def _servers() -> tuple[FixtureServer, FixtureServer, FixtureServer]:
             FixtureServer(latency=HTTP_LATENCY))
 
 
-async def two_round_question(tmp: Path) -> None:
+@contextlib.contextmanager
+def _world() -> Iterator[tuple[tuple[FixtureServer, ...], ScriptedChatServer]]:
+    """The three source servers and the model server, running, with fresh rate limiters."""
     RATE_LIMITS.clear()
     servers = _servers()
     with contextlib.ExitStack() as stack, ScriptedChatServer(scripted_replies(), latency=LLM_LATENCY) as models:
         for server in servers:
             stack.enter_context(server)
         serve(*servers)
+        yield servers, models
+
+
+async def two_round_question(tmp: Path) -> None:
+    with _world() as (servers, models):
         settings = settings_for(servers, tmp / "data")
         shared = open_shared(settings)
         # A warm process, as in a batch or a service: the embedding model is loaded and the model SDK imported
@@ -189,13 +197,8 @@ def _warm_library(tmp: Path) -> Path:
 
 
 def first_llm_call(tmp: Path) -> None:
-    """A real CLI process: from its start to the model server's first request, and the load breakdown."""
-    RATE_LIMITS.clear()
-    servers = _servers()
-    with contextlib.ExitStack() as stack, ScriptedChatServer(scripted_replies(), latency=LLM_LATENCY) as models:
-        for server in servers:
-            stack.enter_context(server)
-        serve(*servers)
+    """A real CLI process: from its start to the model server's first request."""
+    with _world() as (servers, models):
         env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp / "cli-data"), "SYNTHESIST_HTTP__CACHE_ENABLED": "false"}
         for source, values in source_settings(*servers).items():
             env[f"SYNTHESIST_{source.upper()}__BASE_URL"] = values["base_url"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from extractive_samples import (
     CELL_STUDY,
     CLINICAL,
@@ -19,6 +20,7 @@ from extractive_samples import (
 
 from synthesist.agents.extractive import generate
 from synthesist.agents.extractive.reading import read
+from synthesist.models import Evidence
 
 
 def test_mechanism_sentences_become_intervention_target_pathway_effect() -> None:
@@ -86,3 +88,20 @@ def test_an_injected_mechanism_claim_is_not_a_hypothesis() -> None:
         "tumour growth in breast cancer.",
     )
     assert generate(QUESTION, (injected,), round=1).hypotheses == ()
+
+
+@pytest.mark.shared
+def test_real_abstracts_give_chains_even_when_the_question_names_no_known_drug(
+        dev_questions: list[dict[str, str]], library_records: list[Evidence]) -> None:
+    by_id = {item.id: item for item in library_records}
+    asked = {q["pmid"]: q["question"] for q in dev_questions}
+    # "does edaravone offer protection?": edaravone is no known drug name; it is the question's word that acts
+    edaravone = generate(asked["23899611"], [by_id["pmid:23899611"]], round=1).hypotheses[0]
+    assert (edaravone.intervention, edaravone.effect) == ("edaravone", "reduced oxidative stress")
+    assert edaravone.target in ("MDA", "GSH") and edaravone.supporting_evidence_ids == ("pmid:23899611",)
+    assert edaravone.confidence <= 0.6  # rat work alone is capped
+    chloroquine = generate(asked["9381529"], [by_id["pmid:9381529"]], round=1).hypotheses[0]
+    assert chloroquine.intervention == "chloroquine" and chloroquine.effect == "reduced t-cell response"
+    # a clinical abstract states no mechanism: no hypothesis, and a gap that says why
+    clinical = generate(dev_questions[0]["question"], [by_id[f"pmid:{dev_questions[0]['pmid']}"]], round=1)
+    assert clinical.hypotheses == () and clinical.knowledge_gaps[0].startswith("No hypothesis")

@@ -56,7 +56,7 @@ def _relevant_statements(reading: Reading, asked: QuestionTerms) -> list[Mechani
         about = any(terms(entity) and terms(entity) <= item_terms for entity in entities)
     else:
         about = overlap(terms(asked.question), reading.text) >= MIN_QUESTION_OVERLAP
-    return statements(reading, asked.interventions) if about else []
+    return statements(reading, asked.interventions, asked.keywords) if about else []
 
 
 def _hypothesis(group: list[MechanismStatement], readings: Sequence[Reading], asked: QuestionTerms) -> Hypothesis:

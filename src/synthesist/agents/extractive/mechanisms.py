@@ -39,7 +39,8 @@ _EFFECT = re.compile(
     r"(proliferation|growth|apoptosis|viability|survival|migration|invasion|metastasis|inflammation|"
     r"glucose (?:production|uptake|levels?)|insulin (?:resistance|sensitivity|secretion)|weight gain|"
     r"cell death|autophagy|angiogenesis|fibrosis|oxidative stress|lipid accumulation|steatosis|blood pressure|"
-    r"tumorigenesis|carcinogenesis|progression|recurrence|incidence|risk|hyperglycemia|injury|damage)\b",
+    r"tumorigenesis|carcinogenesis|progression|recurrence|incidence|risk|hyperglycemia|injury|damage|"
+    r"(?:[\w-]+ )?responses?|secretion|expression|activity|activation|production|release|uptake)\b",
     re.IGNORECASE,
 )
 _ADJECTIVAL_EFFECT = {
@@ -88,15 +89,18 @@ class MechanismStatement:
     preclinical: bool
 
 
-def statements(reading: Reading, interventions: tuple[str, ...]) -> list[MechanismStatement]:
+def statements(reading: Reading, interventions: tuple[str, ...],
+               keywords: tuple[str, ...] = ()) -> list[MechanismStatement]:
     """The mechanism statements of an item. ``interventions`` are the question's: an item that mentions one
-    lends it to sentences that name none."""
+    lends it to sentences that name none. Failing both, the question's own word that acts in the sentence (the
+    nearest of ``keywords`` before its effect verb: "does edaravone offer protection?" and "edaravone treatment
+    attenuated oxidative stress") is the intervention."""
     lower = reading.text.lower()
     mentioned = [i for i in interventions if i.lower() in lower]
     found: list[MechanismStatement] = []
     for sentence in reading.mechanisms:
         own = interventions_in(sentence.text)
-        intervention = (own or mentioned or [None])[0]
+        intervention = (own or mentioned or [_acting_keyword(sentence.text, keywords)])[0]
         if intervention is None:
             continue
         effect = effect_of(sentence.text, intervention) or _item_effect(reading, intervention)
@@ -122,6 +126,20 @@ def statements(reading: Reading, interventions: tuple[str, ...]) -> list[Mechani
             )
         )
     return found
+
+
+_GENERIC_SUBJECTS = frozenset("""effect effects treatment therapy patients study studies results group groups level
+levels use role factor factors risk associated association increased decreased""".split())
+
+
+def _acting_keyword(text: str, keywords: tuple[str, ...]) -> str | None:
+    """The question keyword nearest before the sentence's effect verb, if any (generic words excluded)."""
+    match = _EFFECT.search(text)
+    if match is None or not keywords:
+        return None
+    wanted = {k.lower() for k in keywords if len(k) > 3 and k.lower() not in _GENERIC_SUBJECTS}
+    before = re.findall(r"[A-Za-z][\w-]*", text[: match.start()])
+    return next((word.lower() for word in reversed(before) if word.lower() in wanted), None)
 
 
 def effect_of(text: str, subject: str | None = None) -> str | None:
