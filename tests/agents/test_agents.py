@@ -152,3 +152,28 @@ async def test_scripted_planner_queries_are_run_on_round_one_only(library_index,
 async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory, *, round: int):
     planned = await agent.plan(memory, round=round, judge=memory.latest_assessment)
     return await agent.execute(memory, planned.value, round=round), planned
+
+
+async def test_round_two_sends_only_the_new_cards_and_earlier_ids_stay_citable(embedder, settings) -> None:
+    from extractive_samples import COHORT, META_ANALYSIS, NULL_TRIAL  # noqa: PLC0415
+
+    memory = ResearchMemory(QUESTION, embedder=embedder)
+    await memory.add([META_ANALYSIS, COHORT])
+    memory.next_round()
+    cites_earlier = {**JUDGEMENT, "key_findings": [f"Metformin users had fewer cancers [{META_ANALYSIS.id}]."],
+                     "cited_evidence_ids": [META_ANALYSIS.id, NULL_TRIAL.id]}
+    model = scripted_model(JUDGEMENT, cites_earlier)
+    judge = JudgeAgent(settings, llm=LLM(model, settings))
+    await judge.run(memory, round=1)
+    await memory.add([NULL_TRIAL])
+    memory.next_round()
+    second = (await judge.run(memory, round=2)).value
+    first_prompt, second_prompt = model.function.prompts
+    assert f"[{META_ANALYSIS.id}]" in first_prompt and f"[{COHORT.id}]" in first_prompt
+    # round 2: the one new card; the earlier items by id only, and the round-1 verdict
+    assert f"[{NULL_TRIAL.id}]" in second_prompt and f"[{META_ANALYSIS.id}] " not in second_prompt
+    assert "Evidence you were shown in earlier rounds" in second_prompt and META_ANALYSIS.id in second_prompt
+    assert "Your assessment of round 1: mechanism 7.0/10, clinical 6.0/10" in second_prompt
+    assert f"Title: {META_ANALYSIS.title}" in first_prompt and f"Title: {META_ANALYSIS.title}" not in second_prompt
+    assert second.cited_evidence_ids == (META_ANALYSIS.id, NULL_TRIAL.id)  # an earlier id is still citable
+    assert set(memory.shown_to("judge")) == {META_ANALYSIS.id, COHORT.id, NULL_TRIAL.id}

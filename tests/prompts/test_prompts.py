@@ -30,8 +30,9 @@ def task_variables(name: str, boundary: Boundary, items: list[Evidence]) -> dict
     specific: dict[str, dict[str, Any]] = {
         "search_task": {"sources": ["pubmed", "trials"], "max_queries": 3, "queries_run": ["metformin cancer"],
                         "judge_queries": ["metformin AMPK colon"], "hypothesis_suggestions": ["mTOR metformin"]},
-        "judge_task": {"evidence": cards, "queries_run": ["metformin cancer"]},
-        "hypothesis_task": {"evidence": cards, "key_findings": ["AMPK activation [pmid:111]"]},
+        "judge_task": {"evidence": cards, "queries_run": ["metformin cancer"], "earlier": (), "previous": None},
+        "hypothesis_task": {"evidence": cards, "key_findings": ["AMPK activation [pmid:111]"], "earlier": (),
+                            "hypotheses": []},
         "report_task": {"evidence": cards, "rounds": 2, "sources_searched": ["pubmed", "trials"],
                         "queries_run": ["metformin cancer"], "key_findings": ["AMPK activation [pmid:111]"],
                         "hypotheses": ["metformin → AMPK → mTOR → less proliferation"]},

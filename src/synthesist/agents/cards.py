@@ -8,6 +8,8 @@ record's registry facts. ``models.card_chars`` caps a card: the conclusion sente
 may cite them; only a single sentence longer than the cap is cut, visibly), the result sentence and the registry
 facts give way first.
 
+After round 1 the judge and the hypothesis agent are sent only the cards they have not seen
+(:func:`round_cards`), with their previous verdict and the ids of what they saw before: a round costs what changed.
 The claim check never reads cards: it checks a sentence against the full text of what it cites.
 """
 
@@ -59,6 +61,28 @@ def cards_for(items: Sequence[Evidence], question: str, *, cap: int) -> list[Evi
 def prompt_cards(context: Sequence[Evidence], question: str, settings: ModelSettings) -> list[EvidenceCard]:
     """The cards one model prompt shows: the first ``prompt_cards`` items of the agent's (MMR-ordered) context."""
     return cards_for(context[: settings.prompt_cards], question, cap=settings.card_chars)
+
+
+@dataclass(frozen=True)
+class RoundCards:
+    """What a round's prompt shows an agent that has been shown evidence before: only the cards it has not seen,
+    and the ids of those it has (still citable, not sent again)."""
+
+    new: list[EvidenceCard]
+    earlier: tuple[str, ...]
+
+    @property
+    def citable(self) -> set[str]:
+        return {card.id for card in self.new} | set(self.earlier)
+
+
+def round_cards(context: Sequence[Evidence], question: str, settings: ModelSettings,
+                shown: Sequence[str]) -> RoundCards:
+    """The agent's cards for this round: the first ``prompt_cards`` items of its context it was not shown before
+    (round 1: all of them), and the ids it was shown in earlier rounds."""
+    seen = set(shown)
+    fresh = [item for item in context if item.id not in seen]
+    return RoundCards(cards_for(fresh[: settings.prompt_cards], question, cap=settings.card_chars), tuple(shown))
 
 
 @lru_cache(maxsize=8192)

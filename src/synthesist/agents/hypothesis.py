@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment
 from ..prompts import Boundary, render
-from .cards import prompt_cards
+from .cards import round_cards
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import validate_model
 from .extractive.hypotheses import generate
@@ -24,8 +24,8 @@ class HypothesisAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
         context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)
-        cards = prompt_cards(context, memory.question, self._settings.models)
-        shown = {card.id for card in cards}  # what the model saw, hence all it may cite
+        cards = round_cards(context, memory.question, self._settings.models, memory.shown_to(self.name))
+        shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> HypothesisAssessment:
             return generate(memory.question, context, round=round)
@@ -34,9 +34,12 @@ class HypothesisAgent(ModelAgent):
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             previous = memory.latest_assessment
             prompt = render(
-                "hypothesis_task", question=memory.question, round=round, evidence=cards,
-                key_findings=list(previous.key_findings) if previous else [], boundary=boundary,
+                "hypothesis_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
+                key_findings=list(previous.key_findings) if previous else [],
+                hypotheses=[h.statement for h in memory.hypotheses.hypotheses] if memory.hypotheses else [],
+                boundary=boundary,
             )
+            memory.mark_shown(self.name, [card.id for card in cards.new])
             system = render("hypothesis_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=HypothesisAssessment, system=system, prompt=prompt,
                                   round=round)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..memory import ResearchMemory
 from ..models import Evidence, JudgeAssessment
 from ..prompts import Boundary, render
-from .cards import prompt_cards
+from .cards import round_cards
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .citations import validate_model
 from .extractive.judge import assess
@@ -33,8 +33,8 @@ class JudgeAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
         context = await self.context(memory)
-        cards = prompt_cards(context, memory.question, self._settings.models)
-        shown = {card.id for card in cards}  # what the model saw, hence all it may cite
+        cards = round_cards(context, memory.question, self._settings.models, memory.shown_to(self.name))
+        shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> JudgeAssessment:
             relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
@@ -44,9 +44,11 @@ class JudgeAgent(ModelAgent):
         async def ask(llm: LLM):
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             prompt = render(
-                "judge_task", question=memory.question, round=round, evidence=cards,
-                queries_run=[f"{s}: {q}" for s, q in memory.queries_run], boundary=boundary,
+                "judge_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
+                previous=memory.latest_assessment, queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
+                boundary=boundary,
             )
+            memory.mark_shown(self.name, [card.id for card in cards.new])
             system = render("judge_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=JudgeAssessment, system=system, prompt=prompt,
                                   round=round)

@@ -193,6 +193,15 @@ class ResearchMemory:
     def assessments(self) -> tuple[JudgeAssessment, ...]:
         return tuple(self._state.assessments)
 
+    def shown_to(self, agent: str) -> tuple[str, ...]:
+        """The evidence ids ``agent``'s model has been shown in this run, in order."""
+        return tuple(self._state.shown.get(agent, ()))
+
+    def mark_shown(self, agent: str, ids: Sequence[str]) -> None:
+        """Remember that ``agent``'s model has now seen ``ids``."""
+        seen = self._state.shown.setdefault(agent, [])
+        seen.extend(i for i in ids if i not in seen)
+
     @property
     def latest_assessment(self) -> JudgeAssessment | None:
         return self._state.assessments[-1] if self._state.assessments else None

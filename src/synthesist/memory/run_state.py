@@ -22,6 +22,8 @@ class RunState:
         self.usage: list[TokenUsage] = []
         self.queries: list[tuple[str, str]] = []
         self._query_keys: set[tuple[str, str]] = set()
+        self.shown: dict[str, list[str]] = {}
+        """Agent → the evidence ids its model has been shown, in order (later rounds send only what is new)."""
 
     def next_round(self) -> int:
         self.round += 1
@@ -57,6 +59,7 @@ class RunState:
             "report": self.report.model_dump(mode="json") if self.report else None,
             "usage": [u.model_dump(mode="json") for u in self.usage],
             "queries": [[source, query] for source, query in self.queries],
+            "shown": {agent: list(ids) for agent, ids in self.shown.items()},
         }
 
     @classmethod
@@ -70,4 +73,5 @@ class RunState:
         state.usage = [TokenUsage.model_validate(u) for u in data.get("usage", [])]
         for source, query in data.get("queries", []):
             state.record_query(source, query)
+        state.shown = {str(agent): [str(i) for i in ids] for agent, ids in (data.get("shown") or {}).items()}
         return state
