@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from run_helpers import QUESTION, write_library
 
-sys.path.insert(0, str(Path(__file__).parent / "orchestrator"))
-from run_helpers import QUESTION, write_library  # noqa: E402
-
-from synthesist import api  # noqa: E402
+from synthesist import api
 from synthesist.composition import Seams, Shared  # noqa: E402
 from synthesist.config import load_settings  # noqa: E402
 from synthesist.errors import BadInputError  # noqa: E402

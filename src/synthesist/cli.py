@@ -86,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="JSON output")
     search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
     _eval_parser(commands)
+    serve = commands.add_parser("serve", help="the HTTP service: start runs, follow their events, read reports")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
+                       help="the libraries runs with the `library` source search; repeatable")
+    serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
+                       "or SYNTHESIST_SERVICE_TOKEN")
+    serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
     return parser
 
 
@@ -109,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-                   "library": _library, "runs": _runs, "eval": _eval}[args.command]
+                   "library": _library, "runs": _runs, "eval": _eval, "serve": _serve}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
@@ -136,6 +144,27 @@ def _research(api, args: argparse.Namespace) -> int:
         args.question, sources=args.sources, libraries=args.library, model=args.model, manager=args.manager,
         max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control, image=args.image,
         vision=args.vision_model, record=args.record, replay=args.replay), api, args)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _serve(api, args: argparse.Namespace) -> int:
+    import os  # noqa: PLC0415
+
+    import uvicorn  # noqa: PLC0415 — the service's libraries load only for `serve`
+
+    from .service import create_app  # noqa: PLC0415
+
+    token = args.token or os.environ.get("SYNTHESIST_SERVICE_TOKEN") or None
+    if args.host not in LOOPBACK and not token:
+        raise BadInputError(f"binding {args.host} (beyond loopback) needs --token")
+    if not 1 <= args.port <= 65535 or args.max_runs < 1:
+        raise BadInputError("--port must be 1-65535 and --max-runs at least 1")
+    app = create_app(libraries=args.library, token=token, max_runs=args.max_runs)
+    print(printable(f"Synthesist service on http://{args.host}:{args.port} (API docs at /docs)"), file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
 
 
 def _resume(api, args: argparse.Namespace) -> int:

@@ -1,0 +1,151 @@
+"""The HTTP service on a real uvicorn server on 127.0.0.1: runs, live events over SSE, results, auth, limits."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from run_helpers import run_settings, write_library
+
+from synthesist.composition import Seams, Shared
+from synthesist.memory import Embedder, open_chroma
+from synthesist.service import create_app
+
+QUESTION = "Does metformin reduce the risk of breast cancer in women with type 2 diabetes?"
+TOKEN = "s3rvice-token-0123456789"
+
+
+class LiveServer:
+    """uvicorn serving the app in a thread, on a free loopback port."""
+
+    def __init__(self, app) -> None:  # type: ignore[no-untyped-def]
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "the service did not start"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@pytest.fixture
+def service(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
+    settings = run_settings(tmp_path / "data")
+    shared = Shared(client=open_chroma(settings), embedder=embedder)
+    app = create_app(settings, libraries=[write_library(tmp_path / "papers.jsonl")], token=TOKEN, max_runs=1,
+                     seams=Seams(shared=shared))
+    with LiveServer(app) as server:
+        yield server
+
+
+def _client(server: LiveServer) -> httpx.Client:
+    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+
+
+def _events(client: httpx.Client, run_id: str, last: int | None = None) -> list[dict]:
+    headers = {"Last-Event-ID": str(last)} if last is not None else {}
+    found: list[dict] = []
+    with client.stream("GET", f"/api/runs/{run_id}/events", headers=headers) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        block: dict[str, str] = {}
+        for line in response.iter_lines():
+            if not line:
+                if block:
+                    found.append({"id": int(block["id"]), "event": block["event"], "data": json.loads(block["data"])})
+                block = {}
+                continue
+            key, _, value = line.partition(": ")
+            block[key] = value
+    return found
+
+
+def test_a_run_streams_every_event_in_order_and_ends_with_its_result(service: LiveServer) -> None:
+    with _client(service) as client:
+        assert client.get("/api/health").json()["status"] == "ok"
+        started = client.post("/api/runs", json={"question": QUESTION, "sources": ["library"]})
+        assert started.status_code == 202
+        run_id = started.json()["run_id"]
+        events = _events(client, run_id)
+        assert events[0]["event"] == "started" and events[-1]["event"] == "complete"
+        assert [e["id"] for e in events] == list(range(1, len(events) + 1))
+        assert all(e["data"]["type"] == e["event"] and e["data"]["run_id"] == run_id for e in events)
+        assert "claims_checked" in {e["event"] for e in events}
+        # a reader that reconnects after event 3 gets the rest, nothing lost, nothing twice
+        assert [e["id"] for e in _events(client, run_id, last=3)] == [e["id"] for e in events[3:]]
+        result = client.get(f"/api/runs/{run_id}").json()
+        assert result["run_id"] == run_id and result["report"]["answer"]["verdict"] in ("yes", "no", "mixed",
+                                                                                        "insufficient")
+        markdown = client.get(f"/api/runs/{run_id}/report.md").text
+        assert markdown.startswith("# Research report") and "## Answer" in markdown
+        assert client.get(f"/api/runs/{run_id}/references.bib").text.startswith("@")
+        assert [r["run_id"] for r in client.get("/api/runs").json()] == [run_id]
+        hits = client.get("/api/library/search", params={"q": "metformin breast cancer", "k": 3}).json()
+        assert len(hits) == 3 and all(hit["id"].startswith("pmid:") for hit in hits)
+
+
+def test_bad_requests_are_422_with_the_reason_and_never_touch_a_server_path(service: LiveServer) -> None:
+    with _client(service) as client:
+        empty = client.post("/api/runs", json={"question": "   "})
+        assert empty.status_code == 422 and "the question is empty" in empty.text
+        unknown = client.post("/api/runs", json={"question": QUESTION, "sources": ["scihub"]})
+        assert unknown.status_code == 422 and "unknown source 'scihub'" in unknown.text
+        path = client.post("/api/runs", json={"question": QUESTION, "libraries": ["/etc/passwd"]})
+        assert path.status_code == 422  # not a field of the request at all
+        url = client.post("/api/runs", json={"question": QUESTION, "model": "openai-compatible:x@http://10.0.0.1"})
+        assert url.status_code == 422 and "its own URL" in url.text
+        assert client.get("/api/runs/nope").status_code == 404
+
+
+def test_a_token_is_required_and_never_echoed(service: LiveServer) -> None:
+    with httpx.Client(base_url=service.url) as anonymous:
+        assert anonymous.get("/api/health").status_code == 401
+        wrong = anonymous.get("/api/runs", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401 and TOKEN not in wrong.text
+
+
+def test_over_the_limit_is_429_and_a_cancelled_run_keeps_its_partial_report(service: LiveServer) -> None:
+    with _client(service) as client:
+        first = client.post("/api/runs", json={"question": QUESTION, "sources": "library", "max_rounds": 5})
+        busy = client.post("/api/runs", json={"question": QUESTION, "sources": "library"})
+        assert busy.status_code == 429 and busy.headers["Retry-After"] == "5"
+        run_id = first.json()["run_id"]
+        before = client.get(f"/api/runs/{run_id}")
+        assert before.status_code in (200, 409)
+        assert client.delete(f"/api/runs/{run_id}").status_code == 202
+        events = _events(client, run_id)
+        result = events[-1]["data"]["data"]
+        assert events[-1]["event"] == "complete" and result["stop_reason"] in ("cancelled", "sufficient")
+        if result["stop_reason"] == "cancelled":
+            assert result["report"]["partial"]
+
+
+def test_serve_beyond_loopback_without_a_token_is_refused() -> None:
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    env = {k: v for k, v in os.environ.items() if k != "SYNTHESIST_SERVICE_TOKEN"}
+    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "serve", "--host", "0.0.0.0"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2 and "needs --token" in done.stderr and "Traceback" not in done.stderr
