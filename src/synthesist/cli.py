@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
                        "or SYNTHESIST_SERVICE_TOKEN")
     serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
+    mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
+                     help="the libraries `research` (source library) and `search_library` use; repeatable")
     return parser
 
 
@@ -117,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-                   "library": _library, "runs": _runs, "eval": _eval, "serve": _serve}[args.command]
+                   "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
+                   "mcp": _mcp}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
@@ -164,6 +169,19 @@ def _serve(api, args: argparse.Namespace) -> int:
     app = create_app(libraries=args.library, token=token, max_runs=args.max_runs)
     print(printable(f"Synthesist service on http://{args.host}:{args.port} (API docs at /docs)"), file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _mcp(api, args: argparse.Namespace) -> int:
+    from .mcp_server import build_server  # noqa: PLC0415 — the MCP SDK loads only for `mcp`
+
+    server = build_server(libraries=args.library)
+    if args.http is None:
+        server.run("stdio")
+    else:
+        if not 1 <= args.http <= 65535:
+            raise BadInputError("--http PORT must be 1-65535")
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
     return 0
 
 

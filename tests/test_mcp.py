@@ -1,0 +1,53 @@
+"""The MCP server over stdio, driven by the official SDK's own client, against a library (no network)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from run_helpers import QUESTION, write_library
+
+
+def _payload(result) -> object:  # type: ignore[no-untyped-def]
+    """A tool's result as data: its structured content, else its text content parsed as JSON."""
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        structured = result.structured_content
+        return structured.get("result", structured) if set(structured) == {"result"} else structured
+    return json.loads(result.content[0].text)
+
+
+async def test_research_and_lookups_through_the_sdk_client_over_stdio(tmp_path: Path) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "synthesist.cli", "mcp", "--library",
+                                                                 str(library)], env=env)
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        assert names == {"research", "search_literature", "search_library", "get_evidence"}
+
+        answered = _payload(await session.call_tool("research", {"question": QUESTION, "sources": ["library"],
+                                                                 "max_rounds": 2}, progress_callback=on_progress))
+        assert answered["answer"]["verdict"] in ("yes", "no", "mixed", "insufficient")
+        assert answered["report_markdown"].startswith("# Research report") and answered["references"]
+        assert progress and progress[-1] <= 1.0
+
+        cited = answered["references"][0]["evidence_id"]
+        record = _payload(await session.call_tool("get_evidence", {"id": cited}))
+        assert record["id"] == cited and record["content"]
+
+        hits = _payload(await session.call_tool("search_library", {"query": "metformin breast cancer", "k": 2}))
+        assert len(hits) == 2 and all(hit["id"].startswith("pmid:") for hit in hits)
+
+        missing = await session.call_tool("get_evidence", {"id": "pmid:1"})
+        assert missing.is_error and "no evidence 'pmid:1' in this session" in missing.content[0].text
