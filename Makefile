@@ -9,7 +9,7 @@ QUERY ?= Does metformin lower cancer incidence in type 2 diabetes?
 ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench clean browser
 
 install: $(STAMP)
 
@@ -28,8 +28,21 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
+
+# The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
+# otherwise those tests skip and say why.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests (about 2 minutes)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "chromium could not be installed: the browser tests will skip"; \
+	  else \
+	    echo "chromium is not installed and cannot be here (not root, or no apt-get): the browser tests will skip"; \
+	  fi; \
+	fi
 
 bench: $(STAMP)
 	$(BIN)/python bench/memory_bench.py

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__, api
@@ -138,6 +138,12 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     async def busy(_: Request, exc: _Busy) -> JSONResponse:
         return JSONResponse({"detail": f"{service.runs.limit} runs are already running; retry later"},
                             status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+    page = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> HTMLResponse:
+        return HTMLResponse(page)  # the page itself holds no data: every call it makes goes through /api
 
     @app.get("/api/health", dependencies=guarded)
     async def health() -> dict[str, str]:
