@@ -269,3 +269,15 @@ def test_library_index_says_what_it_embeds_and_when_it_is_done(tmp_path: Path) -
     assert "indexing: 2 records embedded" in first.stderr
     again = run_cli("library", "index", str(library), env=env, timeout=300)
     assert "embedding" not in again.stderr and "0 embedded, 2 reused" in again.stdout
+
+
+def test_quiet_shows_no_live_view_but_the_final_block(tmp_path: Path) -> None:
+    library = tmp_path / "papers.jsonl"
+    library.write_text(json.dumps({"pmid": "1", "title": "Metformin and cancer", "abstract": "CONCLUSIONS: "
+                                   "Metformin use was associated with lower cancer incidence in adults."}) + "\n")
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    done = run_cli("research", "Does metformin lower cancer incidence?", "--sources", "library", "--library",
+                   str(library), "--max-rounds", "1", "--quiet", env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "[round" not in done.stderr  # no live view
+    assert "Answer:" in done.stdout and "written to" in done.stdout

@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("run_id", metavar="RUN_ID")
     resume.add_argument("--out", type=Path, metavar="DIR", help="also write the report files here")
     resume.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
+    resume.add_argument("--quiet", action="store_true", help="no live view: only errors and the final block")
 
     batch = commands.add_parser("batch", help="research every question of a file (one per line)")
     batch.add_argument("questions_file", type=Path, metavar="FILE")
@@ -112,6 +113,7 @@ def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False)
     parser.add_argument("--out", type=Path, metavar="DIR", required=out_required,
                         help="write report.md, report.json, references.bib, events.jsonl here")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
+    parser.add_argument("--quiet", action="store_true", help="no live view: only errors and the final block")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,7 +194,7 @@ def _resume(api, args: argparse.Namespace) -> int:
 def _drive(start, api, args: argparse.Namespace) -> int:
     """Run to the end: live view on stderr; the result (file paths, or JSON with --json) on stdout.
     The first Ctrl-C cancels the run, which still writes its partial report."""
-    printer = EventPrinter(Console(stderr=True))
+    printer = EventPrinter(Console(stderr=True), quiet=getattr(args, "quiet", False))
     result = asyncio.run(_consume(start, api.RunControl(), printer))
     if args.json:
         print(result.model_dump_json(indent=2))
@@ -248,8 +250,10 @@ class EventPrinter:
               "synthesizing": "magenta", "started": "bold"}
     QUIET = {"streaming", "progress", "thinking"}
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, *, quiet: bool = False):
         self.console = console
+        self.quiet = quiet
+        """Only errors (and waits' start and end lines when piped) are shown."""
         self.waits: dict[str, WaitBar] = {}
         self.written: Path | None = None
         """Where the report files are, when an output folder could not be written (the run directory)."""
@@ -261,7 +265,7 @@ class EventPrinter:
             wait = self.waits.setdefault(event.data.stage, WaitBar(self.console, event.data.stage))
             wait.update(event.data.done or 0, event.data.total)
             return
-        if event.type in self.QUIET:
+        if event.type in self.QUIET or (self.quiet and event.type != "error"):
             return
         who = f" {event.agent}" if event.agent else ""
         line = printable(f"[round {event.round}]{who} {event.type}: {event.message}")
