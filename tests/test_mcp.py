@@ -1,4 +1,4 @@
-"""The MCP server over stdio, driven by the official SDK's own client, against a library (no network)."""
+"""The MCP server over stdio, driven by the official SDK's own client, against the shared library (no network)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from run_helpers import QUESTION, write_library
+
+from synthesist.memory import LibraryIndex
+
+QUESTION = "Do mutations causing low HDL-C promote increased carotid intima-media thickness?"
 
 
 def _payload(result) -> object:  # type: ignore[no-untyped-def]
@@ -21,9 +25,11 @@ def _payload(result) -> object:  # type: ignore[no-untyped-def]
     return json.loads(result.content[0].text)
 
 
-async def test_research_and_lookups_through_the_sdk_client_over_stdio(tmp_path: Path) -> None:
-    library = write_library(tmp_path / "papers.jsonl")
-    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+@pytest.mark.shared
+async def test_research_and_lookups_through_the_sdk_client_over_stdio(
+        library_index: LibraryIndex, library_data_dir: Path, shared_dir: Path) -> None:
+    library = shared_dir / "corpus" / "library.jsonl"  # indexed once this session: the server reuses the vectors
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(library_data_dir)}
     params = StdioServerParameters(command=sys.executable, args=["-m", "synthesist.cli", "mcp", "--library",
                                                                  str(library)], env=env)
     progress: list[float] = []
@@ -46,8 +52,8 @@ async def test_research_and_lookups_through_the_sdk_client_over_stdio(tmp_path: 
         record = _payload(await session.call_tool("get_evidence", {"id": cited}))
         assert record["id"] == cited and record["content"]
 
-        hits = _payload(await session.call_tool("search_library", {"query": "metformin breast cancer", "k": 2}))
-        assert len(hits) == 2 and all(hit["id"].startswith("pmid:") for hit in hits)
+        hits = _payload(await session.call_tool("search_library", {"query": QUESTION, "k": 2}))
+        assert len(hits) == 2 and hits[0]["id"] == "pmid:17113061"  # the question's own abstract, first
 
         missing = await session.call_tool("get_evidence", {"id": "pmid:1"})
         assert missing.is_error and "no evidence 'pmid:1' in this session" in missing.content[0].text

@@ -119,3 +119,19 @@ def test_serve_beyond_loopback_without_a_token_is_refused() -> None:
     done = subprocess.run([sys.executable, "-m", "synthesist.cli", "serve", "--host", "0.0.0.0"],
                           capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 2 and "needs --token" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_later_service_lists_and_serves_runs_kept_on_disk(tmp_path: Path, embedder: Embedder) -> None:
+    settings = run_settings(tmp_path / "data")
+    seams = Seams(shared=Shared(client=open_chroma(settings), embedder=embedder))
+    library = write_library(tmp_path / "papers.jsonl")
+    with LiveServer(create_app(settings, libraries=[library], seams=seams)) as first, \
+            httpx.Client(base_url=first.url, timeout=60) as client:
+        run_id = client.post("/api/runs", json={"question": QUESTION, "sources": ["library"]}).json()["run_id"]
+        _events(client, run_id)
+    with LiveServer(create_app(settings, seams=seams)) as later, httpx.Client(base_url=later.url) as client:
+        kept = {run["run_id"]: run for run in client.get("/api/runs").json()}
+        assert kept[run_id]["done"] and kept[run_id]["question"] == QUESTION
+        assert client.get(f"/api/runs/{run_id}").json()["run_id"] == run_id
+        assert client.get(f"/api/runs/{run_id}/report.md").text.startswith("# Research report")
+        assert client.get("/api/runs/..%2F..%2Fetc%2Fpasswd").status_code == 404

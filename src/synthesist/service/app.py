@@ -10,7 +10,8 @@
 - ``GET /api/runs/{id}/events``: ``text/event-stream``, every event as ``id: <seq>`` / ``event: <type>`` /
   ``data: <json>``, from the start, ending after ``complete``; ``Last-Event-ID`` resumes after that event.
 - ``GET /api/runs/{id}`` → the result once complete (409 before); ``/report.md``, ``/references.bib``;
-  ``GET /api/runs``; ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
+  ``GET /api/runs`` (this service's runs, then the finished runs kept under DATA_DIR, which the result routes also
+  serve); ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,10 +38,13 @@ from ..config import Settings, current_settings
 from ..errors import BadInputError
 from ..inputs import check_library_paths, check_question, parse_source_names
 from ..memory import LibraryIndex
+from ..models import ResearchResult
+from ..orchestrator.checkpoint import run_dir
 from ..orchestrator.runner import RunControl
 from .runs import RunRegistry, summary
 
 RETRY_AFTER_SECONDS = 5
+_RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
 class RunRequest(BaseModel):
@@ -155,7 +160,12 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.get("/api/runs", dependencies=guarded)
     async def list_runs() -> list[dict[str, Any]]:
-        return [summary(run) for run in service.runs.all()]
+        live = [summary(run) for run in service.runs.all()]
+        held = {run["run_id"] for run in live}
+        kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
+        return live + [{"run_id": info.run_id, "question": info.question, "done": info.finished, "events": None,
+                        "stop_reason": info.stop_reason, "answer": None, "failure": None}
+                       for info in kept if info.run_id not in held]
 
     def _run(run_id: str):  # type: ignore[no-untyped-def]
         run = service.runs.get(run_id)
@@ -163,7 +173,19 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
             raise HTTPException(404, f"no run {run_id!r} on this service")
         return run
 
+    def _stored(run_id: str) -> ResearchResult | None:
+        """A finished run kept on disk (an earlier service, the CLI), by its id only: never a client's path."""
+        if not _RUN_ID.fullmatch(run_id):
+            return None
+        path = run_dir(service.settings.data_dir, run_id) / "report.json"
+        try:
+            return ResearchResult.model_validate_json(path.read_bytes())
+        except (OSError, ValueError):
+            return None
+
     def _result(run_id: str):  # type: ignore[no-untyped-def]
+        if service.runs.get(run_id) is None and (stored := _stored(run_id)) is not None:
+            return stored
         run = _run(run_id)
         if run.result is None:
             raise HTTPException(409, "the run has not finished yet" if not run.done else
