@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
@@ -54,7 +55,7 @@ from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError
 from .events import Complete, Error, ErrorData, EventBase
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
-from .memory import LibraryIndex, ResearchMemory
+from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
 from .models import ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
@@ -94,6 +95,8 @@ __all__ = [
     "stream",
     "write_outputs",
 ]
+
+log = logging.getLogger("synthesist.api")
 
 
 def list_runs(*, settings: Settings | None = None) -> list[RunInfo]:
@@ -303,7 +306,10 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                     if failed is not None:
                         yield failed
             yield event
-        await memory.drop_collection()  # a finished run keeps its checkpoint and files, not a live collection
+        try:
+            await memory.drop_collection()  # a finished run keeps its checkpoint and files, not a live collection
+        except MemoryStoreError as exc:  # the store went away: the report is written; `runs prune` clears orphans
+            log.warning("could not drop the run's collection: %s", exc)
 
 
 async def _settle(task: asyncio.Task) -> None:

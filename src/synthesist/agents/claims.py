@@ -82,6 +82,9 @@ POPULATIONS = {
 _POPULATION = {name: re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
                for name, words in POPULATIONS.items()}
 _LEAD_IN = re.compile(r"^\s*(?:[-*•]\s+|>\s*|\d+[.)]\s+)+")
+_OUR_NOTES = re.compile(r"\s*\((?:confidence|cosine|n =?) ?[\d.]+\)|[;,]?\s*supported by\s*(?=[.;]|$)",
+                        re.IGNORECASE)
+"""What the report adds to a sentence, not the source: a hypothesis's confidence, "supported by" before its ids."""
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 
 
@@ -96,7 +99,7 @@ class Claim:
     @property
     def body(self) -> str:
         """The sentence without its markers, list bullet or quote marks."""
-        plain = _LEAD_IN.sub("", MARKER.sub("", self.text))
+        plain = _OUR_NOTES.sub("", _LEAD_IN.sub("", MARKER.sub("", self.text)))
         return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(plain.translate(_QUOTES).replace('"', "").split()))
 
 

@@ -43,7 +43,7 @@ from ..events import (
     Synthesizing,
     SynthesizingData,
 )
-from ..memory import ResearchMemory, use_memory
+from ..memory import MemoryStoreError, ResearchMemory, use_memory
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, TokenUsage, UsageSummary
 from .checkpoint import RunOptions
 from .emitter import Emitter
@@ -236,7 +236,15 @@ async def _progress(ctx: RunContext, send, preparation: Preparation, done: int, 
 
 async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException) -> str:
     """Report an unexpected exception (our bug, not a source's or a model's failure) as an ``internal`` error
-    event; the run goes on to its report with what memory holds. Returns the partial reason."""
+    event; the run goes on to its report with what memory holds. Returns the partial reason. A vector store that
+    failed (a Chroma server gone away) is reported as kind ``store``, like a source's failure."""
+    if isinstance(exc, MemoryStoreError):
+        detail = f"{where}: {exc}"
+        log.warning("vector store failed in %s: %s", where, exc)
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=f"the vector store failed "
+                                    f"({exc}); the report is written from what the run holds",
+                                    data=ErrorData(kind="store", detail=detail, recoverable=False)))
+        return f"the vector store failed ({exc})"
     log.error("internal error in %s", where, exc_info=exc)
     detail = f"{where}: {type(exc).__name__}: {scrub(str(exc))[:300]}"
     await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=f"internal error in {where}",
