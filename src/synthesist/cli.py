@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     batch = commands.add_parser("batch", help="research every question of a file (one per line)")
     batch.add_argument("questions_file", type=Path, metavar="FILE")
     batch.add_argument("--concurrency", type=int, default=8)
+    batch.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="local (asyncio, one process) or ray (each question a Ray task)")
+    batch.add_argument("--address", help="with --backend ray: auto (the running cluster) or ray://HOST:PORT; "
+                       "default: start a local one")
     _run_options(batch, out_required=True)
 
     sources = commands.add_parser("sources", help="literature sources")
@@ -304,7 +308,7 @@ def _batch(api, args: argparse.Namespace) -> int:
     items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
                                       sources=args.sources, libraries=args.library, model=args.model,
                                       manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout,
-                                      on_item=finished))
+                                      on_item=finished, backend=args.backend, address=args.address))
     failed = [item for item in items if item.error]
     for item in items:
         if args.json:

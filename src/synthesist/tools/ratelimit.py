@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 
 class RateLimiter:
@@ -83,14 +84,40 @@ class RateLimiter:
             await self._sleep(wait)
 
 
+class RemoteLimiter:
+    """A host's limiter kept elsewhere (a Ray actor, :class:`synthesist.ray_backend.RateGate`): every process of a
+    cluster reserves its slots there, so the budget holds cluster-wide."""
+
+    def __init__(self, gate: Any, host: str, rate_per_second: float):
+        self._gate = gate
+        self._host = host
+        self.rate = rate_per_second
+
+    async def acquire(self) -> None:
+        wait = await self._gate.reserve.remote(self._host, self.rate)
+        if wait > 0:
+            await asyncio.sleep(wait)
+
+    def defer(self, seconds: float) -> None:
+        self._gate.defer.remote(self._host, seconds)
+
+
 class RateLimitRegistry:
     """Limiters by host. The first caller for a host fixes its rate; later callers may only lower it."""
 
     def __init__(self) -> None:
         self._limiters: dict[str, RateLimiter] = {}
         self._lock = threading.Lock()
+        self._gate: Any = None
 
-    def for_host(self, host: str, rate_per_second: float) -> RateLimiter:
+    def use_remote(self, gate: Any) -> None:
+        """From now on, every host's slots are reserved at ``gate`` (an actor with ``reserve`` and ``defer``)."""
+        with self._lock:
+            self._gate = gate
+
+    def for_host(self, host: str, rate_per_second: float) -> RateLimiter | RemoteLimiter:
+        if self._gate is not None:
+            return RemoteLimiter(self._gate, host, rate_per_second)
         with self._lock:
             limiter = self._limiters.get(host)
             if limiter is None:
@@ -102,6 +129,7 @@ class RateLimitRegistry:
     def clear(self) -> None:
         with self._lock:
             self._limiters.clear()
+            self._gate = None
 
 
 RATE_LIMITS = RateLimitRegistry()

@@ -1,0 +1,92 @@
+"""Batch synthesis on Ray: each question a Ray task, one rate budget for the whole cluster.
+
+    research_many(questions, out_dir=..., backend="ray", address=None | "auto" | "ray://host:10001")
+    synthesist batch FILE --backend ray [--address auto]
+
+- Each question runs :func:`synthesist.api.research` in a Ray worker and lands in the same one-file-per-question
+  layout as the local backend (:func:`synthesist.batch.result_path`), so a batch resumes the same whichever backend
+  ran it. Results come back as they finish (``on_item``); the list is in input order.
+- **One rate budget:** a :class:`RateGate` actor holds one sliding-window limiter per host; every worker's HTTP
+  calls reserve their slot there (:meth:`~synthesist.tools.ratelimit.RateLimitRegistry.use_remote`).
+- **Nothing lost:** a worker that dies mid-question (its process killed) makes Ray run the task again, once, on
+  another worker; a question that fails twice is recorded as failed with the reason. A question's own failure
+  (bad input, an internal error) is recorded at once.
+- Workers are long-lived processes: the embedding model and the Chroma client load once per worker and serve every
+  question it runs; a library index is built once in a shared store (a Chroma server, ``chroma_mode=http``) or
+  re-opened from each worker's own persistent copy by content hash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from .config import Settings
+from .tools.ratelimit import RateLimiter
+
+TASK_RETRIES = 1
+"""A task whose worker died is run again once (Ray's system-failure retries); then it is recorded as failed."""
+
+
+@ray.remote(num_cpus=0)
+class RateGate:
+    """One limiter per host for the whole cluster; workers ask it for their next slot."""
+
+    def __init__(self) -> None:
+        self._limiters: dict[str, RateLimiter] = {}
+
+    def reserve(self, host: str, rate_per_second: float) -> float:
+        limiter = self._limiters.get(host)
+        if limiter is None:
+            limiter = self._limiters[host] = RateLimiter(rate_per_second)
+        elif rate_per_second < limiter.rate:
+            limiter.set_rate(rate_per_second)
+        return limiter.reserve()
+
+    def defer(self, host: str, seconds: float) -> None:
+        limiter = self._limiters.get(host)
+        if limiter is not None:
+            limiter.defer(seconds)
+
+
+@ray.remote(max_retries=TASK_RETRIES)
+def _research_task(index: int, question: str, path: str, settings: Settings, options: dict[str, Any],
+                   gate: Any) -> tuple[int, str | None]:
+    """One question in a worker: its result file written, or the reason it failed."""
+    # Imported in the worker: Ray ships a task's globals by value, and these hold locks and process state.
+    from .batch import run_to_file  # noqa: PLC0415
+    from .tools.ratelimit import RATE_LIMITS  # noqa: PLC0415
+
+    RATE_LIMITS.use_remote(gate)
+    error = asyncio.run(run_to_file(index, question, Path(path), settings=settings, options=options))
+    return index, error
+
+
+async def research_on_ray(
+    pending: Sequence[tuple[int, str, Path]],
+    *,
+    settings: Settings,
+    options: dict[str, Any],
+    address: str | None,
+    on_done: Callable[[int, str | None], None],
+) -> None:
+    """Run ``pending`` (index, question, result path) as Ray tasks; ``on_done(index, error)`` as each finishes."""
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    gate = RateGate.remote()
+    # The settings travel pickled (secrets included: a JSON dump would mask them); the options are plain values.
+    refs = {_research_task.remote(index, question, str(path), settings, options, gate): index
+            for index, question, path in pending}
+    waiting = list(refs)
+    while waiting:
+        done, waiting = await asyncio.to_thread(ray.wait, waiting, num_returns=1)
+        for ref in done:
+            try:
+                index, error = await asyncio.to_thread(ray.get, ref)
+            except ray.exceptions.RayError as exc:  # the task's worker died twice, or Ray failed it
+                index, error = refs[ref], f"failed on Ray after {TASK_RETRIES + 1} attempts: {type(exc).__name__}"
+            on_done(index, error)

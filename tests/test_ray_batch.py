@@ -1,0 +1,74 @@
+"""Batch on a real local Ray cluster: questions as Ray tasks, one rate budget, results in the batch layout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from run_helpers import QUESTION, run_settings, write_library
+
+ray = pytest.importorskip("ray")
+
+from synthesist.batch import research_many, result_path  # noqa: E402
+from synthesist.testing import FixtureServer, Reply  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "tools" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def cluster():  # type: ignore[no-untyped-def]
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+async def test_a_batch_runs_as_ray_tasks_and_resumes_like_a_local_one(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    library = write_library(tmp_path / "papers.jsonl")
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    questions = [QUESTION, "Does metformin improve survival after breast cancer?", "   "]
+    seen: list[int] = []
+    items = await research_many(questions, out_dir=tmp_path / "out", backend="ray", settings=settings,
+                                sources="library", libraries=[library], model="extractive",
+                                on_item=lambda item: seen.append(item.index))
+    assert [item.index for item in items] == [0, 1, 2] and sorted(seen) == [0, 1, 2]
+    assert items[0].result is not None and items[0].result.report.answer is not None
+    assert items[1].result is not None and items[0].path == result_path(tmp_path / "out", 0, QUESTION)
+    assert items[2].error is not None and "the question is empty" in items[2].error  # recorded, not lost
+    again = await research_many(questions[:2], out_dir=tmp_path / "out", backend="local", settings=settings,
+                                sources="library", libraries=[library], model="extractive")
+    assert all(item.resumed for item in again)  # the same files: either backend resumes the other's batch
+
+
+async def test_the_rate_budget_holds_across_workers(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with FixtureServer() as server:
+        server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        server.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+        settings = run_settings(tmp_path / "data", max_rounds=1).model_copy(deep=True)
+        settings = settings.model_copy(update={
+            "pubmed": settings.pubmed.model_copy(update={"base_url": server.url + "/eutils", "rate_per_second": 4}),
+            "http": settings.http.model_copy(update={"cache_enabled": False})})
+        questions = [f"{QUESTION} (variant {i})" for i in range(6)]
+        await research_many(questions, out_dir=tmp_path / "out", backend="ray", settings=settings,
+                            sources="pubmed", model="extractive")
+        arrivals = sorted(r.at for r in server.requests if r.path.startswith("/eutils"))
+    assert len(arrivals) >= 12
+    # never more than 4 requests in any one-second window, whichever worker sent them
+    assert max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals) <= 4
+
+
+def test_the_cli_runs_a_batch_on_ray(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    library = write_library(tmp_path / "papers.jsonl")
+    questions = tmp_path / "questions.txt"
+    questions.write_text(f"{QUESTION}\n")
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "batch", str(questions), "--out",
+                           str(tmp_path / "out"), "--backend", "ray", "--sources", "library", "--library",
+                           str(library), "--max-rounds", "1", "--json"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"stop_reason"' in done.stdout and result_path(tmp_path / "out", 0, QUESTION).exists()
