@@ -9,6 +9,8 @@ import pytest
 from run_helpers import QUESTION, run_settings, write_library
 
 ray = pytest.importorskip("ray")
+if not Path("/proc").is_dir():  # pragma: no cover
+    pytest.skip("the worker-kill test reads /proc (Linux)", allow_module_level=True)
 
 from synthesist.batch import research_many, result_path  # noqa: E402
 from synthesist.testing import FixtureServer, Reply  # noqa: E402
@@ -72,3 +74,58 @@ def test_the_cli_runs_a_batch_on_ray(tmp_path: Path) -> None:
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert '"stop_reason"' in done.stdout and result_path(tmp_path / "out", 0, QUESTION).exists()
+
+
+def _kill_task_worker(deadline: float) -> int | None:
+    """SIGKILL the worker process running a research task (Ray titles it ray::_research_task); its pid."""
+    import signal  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"_research_task" in cmdline:
+                os.kill(int(entry.name), signal.SIGKILL)
+                return int(entry.name)
+        time.sleep(0.05)
+    return None
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(cluster, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                               kills: int) -> None:
+    import asyncio  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    killed: list[int | None] = []
+    with FixtureServer(latency=2.0) as server:  # each PubMed answer takes 2 s: time to kill the worker mid-question
+        server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        server.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+        settings = run_settings(tmp_path / "data", max_rounds=1).model_copy(deep=True)
+        settings = settings.model_copy(update={
+            "pubmed": settings.pubmed.model_copy(update={"base_url": server.url + "/eutils", "rate_per_second": 50}),
+            "http": settings.http.model_copy(update={"cache_enabled": False})})
+
+        def killer() -> None:
+            for _ in range(kills):
+                before = len(server.requests)
+                while len(server.requests) == before:  # wait for an attempt to be in flight
+                    time.sleep(0.05)
+                killed.append(_kill_task_worker(time.monotonic() + 30))
+
+        thread = threading.Thread(target=killer)
+        thread.start()
+        items = await research_many([QUESTION], out_dir=tmp_path / "out", backend="ray", settings=settings,
+                                    sources="pubmed", model="extractive")
+        await asyncio.to_thread(thread.join, 60)
+    assert len(killed) == kills and all(killed)
+    if kills == 1:
+        assert items[0].result is not None and items[0].error is None  # retried once, on another worker
+    else:
+        assert items[0].result is None and "failed on Ray after 2 attempts" in (items[0].error or "")
