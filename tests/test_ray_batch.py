@@ -18,6 +18,16 @@ from synthesist.testing import FixtureServer, Reply  # noqa: E402
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
 
 
+def _pubmed(server: FixtureServer, data: Path, rate: float):  # type: ignore[no-untyped-def]
+    """Serve PubMed's recorded answers; the settings of a one-round run against them at ``rate`` per second."""
+    server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+    server.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+    settings = run_settings(data, max_rounds=1)
+    return settings.model_copy(update={
+        "pubmed": settings.pubmed.model_copy(update={"base_url": server.url + "/eutils", "rate_per_second": rate}),
+        "http": settings.http.model_copy(update={"cache_enabled": False})})
+
+
 @pytest.fixture(scope="module")
 def cluster():  # type: ignore[no-untyped-def]
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
@@ -45,12 +55,7 @@ async def test_a_batch_runs_as_ray_tasks_and_resumes_like_a_local_one(cluster, t
 
 async def test_the_rate_budget_holds_across_workers(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     with FixtureServer() as server:
-        server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
-        server.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
-        settings = run_settings(tmp_path / "data", max_rounds=1).model_copy(deep=True)
-        settings = settings.model_copy(update={
-            "pubmed": settings.pubmed.model_copy(update={"base_url": server.url + "/eutils", "rate_per_second": 4}),
-            "http": settings.http.model_copy(update={"cache_enabled": False})})
+        settings = _pubmed(server, tmp_path / "data", rate=4)
         questions = [f"{QUESTION} (variant {i})" for i in range(6)]
         await research_many(questions, out_dir=tmp_path / "out", backend="ray", settings=settings,
                             sources="pubmed", model="extractive")
@@ -105,12 +110,7 @@ async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(
 
     killed: list[int | None] = []
     with FixtureServer(latency=2.0) as server:  # each PubMed answer takes 2 s: time to kill the worker mid-question
-        server.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
-        server.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
-        settings = run_settings(tmp_path / "data", max_rounds=1).model_copy(deep=True)
-        settings = settings.model_copy(update={
-            "pubmed": settings.pubmed.model_copy(update={"base_url": server.url + "/eutils", "rate_per_second": 50}),
-            "http": settings.http.model_copy(update={"cache_enabled": False})})
+        settings = _pubmed(server, tmp_path / "data", rate=50)
 
         def killer() -> None:
             for _ in range(kills):
