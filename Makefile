@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	else \
 	  $(BIN)/python -m pip install --quiet --extra-index-url $(TORCH_INDEX) "torch==$(TORCH_VERSION)"; \
 	fi
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,cxr]"
 	touch $(STAMP)
 
 run: $(STAMP)

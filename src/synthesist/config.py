@@ -139,6 +139,9 @@ class VisualSettings(Section):
                                 "to measure (a 1×1 image has no left and right, no histogram spread).")
     tool_result_cap: int = Field(8000, ge=200, description="Characters of one tool result in the conversation.")
     max_nudges: int = Field(6, ge=1, description="Recovery nudges allowed in one analysis before it fails.")
+    cxr_weights_dir: Path | None = Field(
+        None, description="A folder with the chest X-ray expert tools' weight files (see docs/architecture/visual.md); "
+        "none: classify_pathologies and segment_anatomy are not offered. Nothing is ever downloaded.")
 
 
 class RunSettings(Section):
