@@ -138,15 +138,32 @@ class VectorCollection:
         if not ids:
             return
         with translated("delete", self.name):
-            self._collection.delete(ids=list(ids))
+            step = self._client.get_max_batch_size()
+            for start in range(0, len(ids), step):
+                self._collection.delete(ids=list(ids[start:start + step]))
 
     def get(self, ids: Sequence[str] | None = None, *, vectors: bool = True) -> list[StoredVector]:
-        """Stored entries (all of them when ``ids`` is None); missing ids are simply absent."""
+        """Stored entries (all of them when ``ids`` is None); missing ids are simply absent. Read a batch at a
+        time: one call for tens of thousands of entries exceeds SQLite's limit on query variables."""
         if ids is not None and not ids:
             return []
         include: list[Any] = ["metadatas", "embeddings"] if vectors else ["metadatas"]
+        entries: list[StoredVector] = []
         with translated("get", self.name):
-            found = self._collection.get(ids=list(ids) if ids is not None else None, include=include)
+            step = self._client.get_max_batch_size()
+            if ids is not None:
+                for start in range(0, len(ids), step):
+                    found = self._collection.get(ids=list(ids[start:start + step]), include=include)
+                    entries.extend(self._entries(found, vectors))
+                return entries
+            while True:
+                found = self._collection.get(include=include, limit=step, offset=len(entries))
+                entries.extend(self._entries(found, vectors))
+                if len(found["ids"]) < step:
+                    return entries
+
+    @staticmethod
+    def _entries(found: Any, vectors: bool) -> list[StoredVector]:
         embeddings = found.get("embeddings")
         metadatas = found.get("metadatas") or [None] * len(found["ids"])
         return [
