@@ -11,13 +11,17 @@ With an adapter, the :class:`RadiologyProcessor` loop runs over the viewer's too
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from ...config import Settings
 from ...tools.imaging import VIEWER_TOOLS, ImageManager, ViewerTool
+from ...tools.imaging.cxr import load_cxr_tools
 from .adapter import VisionAdapter
+from .expert import findings_of, outputs_in_turns
 from .processor import AgenticProcessor
 from .protocol import run_protocol
 from .radiology import RadiologyProcessor
@@ -53,38 +57,49 @@ class VisualAgent:
         """Each loop turn as it ends (none for the protocol), then the report."""
         visual = settings.visual
         manager = ImageManager.open(image_path, max_pixels=visual.max_image_pixels, max_bytes=visual.max_image_bytes)
+        expert = await asyncio.to_thread(load_cxr_tools, visual.cxr_weights_dir)  # chest X-ray networks, if any
+        warnings = (expert.notice,) if expert.notice else ()
+        if expert.notice:
+            log.warning("%s", expert.notice)
         if adapter is None:
-            yield self._protocol_report(manager, question)
+            report = await asyncio.to_thread(self._protocol_report, manager, question, expert.tools)
+            yield report.model_copy(update={"warnings": (*warnings, *report.warnings)})
             return
-        processor = self.processor(adapter, manager, question, settings)
+        processor = self.processor(adapter, manager, question, settings, expert=expert.tools)
         async for item in processor.stream():
             if isinstance(item, AgenticResult):
-                yield _model_report(manager.name, question, item, adapter.label)
+                yield _model_report(manager.name, question, item, adapter.label, warnings)
             else:
                 yield item
 
-    def processor(self, adapter: VisionAdapter, manager: ImageManager, question: str,
-                  settings: Settings) -> AgenticProcessor:
-        tools = ToolBox(manager, self.viewer, self.searches)
+    def processor(self, adapter: VisionAdapter, manager: ImageManager, question: str, settings: Settings, *,
+                  expert: Mapping[str, ViewerTool] = MappingProxyType({})) -> AgenticProcessor:
+        """The radiologist over the viewer tools, the ``expert`` tools (chest X-ray networks) and the searches."""
+        tools = ToolBox(manager, {**self.viewer, **expert}, self.searches)
         return RadiologyProcessor(adapter, manager, question=question, settings=settings.visual, tools=tools,
                                   max_tokens=settings.models.max_output_tokens)
 
     @staticmethod
-    def _protocol_report(manager: ImageManager, question: str) -> VisualReport:
-        measured = run_protocol(manager, question)
+    def _protocol_report(manager: ImageManager, question: str,
+                         expert: Mapping[str, ViewerTool] = MappingProxyType({})) -> VisualReport:
+        measured = run_protocol(manager, question, expert=expert)
         log.info("visual protocol measured %s: %d findings", manager.name, len(measured.findings))
         return VisualReport(
             image=manager.name, question=question, findings=measured.findings, impression=measured.impression,
             suggested_searches=measured.suggested_searches, non_diagnostic=True, engine=PROTOCOL_ENGINE,
-            measurements=measured.measurements,
+            measurements=measured.measurements, warnings=measured.warnings,
         )
 
 
-def _model_report(image: str, question: str, result: AgenticResult, engine: str) -> VisualReport:
+def _model_report(image: str, question: str, result: AgenticResult, engine: str,
+                  warnings: tuple[str, ...] = ()) -> VisualReport:
+    """The model's answer; the outputs of expert tools it called join the findings, with the weights' identity."""
     answer = result.final
+    outputs = outputs_in_turns(result)
     return VisualReport(
-        image=image, question=question, findings=findings_from_answer(answer),
+        image=image, question=question, findings=findings_from_answer(answer) + findings_of(outputs),
         impression=str(answer.get("impression", "")).strip(),
         suggested_searches=tuple(q.strip() for q in answer.get("suggested_searches", []) if q.strip()),
         non_diagnostic=False, engine=engine, result=result,
+        measurements={"cxr": outputs} if outputs else {}, warnings=warnings,
     )

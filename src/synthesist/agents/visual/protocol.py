@@ -5,6 +5,10 @@ histogram (percentiles), the left-right symmetry difference and the edge map —
 changes the view. The report holds these measurements only: every finding is labelled a non-diagnostic
 measurement, the impression says that no diagnosis was made, and the suggested searches are the user's question
 terms (nothing is inferred from the pixels). Same image, same question → the same report.
+
+When chest X-ray expert tools are available (``expert``, see :mod:`synthesist.tools.imaging.cxr`), each runs once
+on the original image too; their outputs join the findings labelled "(model output, not a diagnosis)" with the
+weights' identity, and their data goes under ``measurements["cxr"]``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 from ...tools.imaging import VIEWER_TOOLS, ImageManager, ViewerTool
 from ..extractive.question import question_terms
+from .expert import findings_of, run_expert_tools
 from .report import ImageFinding
 
 NON_DIAGNOSTIC = "non-diagnostic measurement"
@@ -31,6 +36,10 @@ STEPS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("edges", "detect_edges", {}),
 )
 """(measurement name, viewer tool, arguments), in the order they run."""
+EXPERT_IMPRESSION = (
+    " Trained chest X-ray networks were also run ({tools}); their scores, masks and ratio are model outputs, not a "
+    "diagnosis."
+)
 
 
 @dataclass(frozen=True)
@@ -39,11 +48,13 @@ class ProtocolReport:
     impression: str
     suggested_searches: tuple[str, ...]
     measurements: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
 
-def run_protocol(manager: ImageManager, question: str,
-                 tools: Mapping[str, ViewerTool] = VIEWER_TOOLS) -> ProtocolReport:
-    """Measure ``manager``'s original image with the fixed protocol; the manager is left reset."""
+def run_protocol(manager: ImageManager, question: str, tools: Mapping[str, ViewerTool] = VIEWER_TOOLS,
+                 expert: Mapping[str, ViewerTool] | None = None) -> ProtocolReport:
+    """Measure ``manager``'s original image with the fixed protocol, then run each ``expert`` tool once; the
+    manager is left reset."""
     manager.reset()
     measurements: dict[str, Any] = {}
     for name, tool, arguments in STEPS:
@@ -58,7 +69,13 @@ def run_protocol(manager: ImageManager, question: str,
         _symmetry_finding(measurements["symmetry"]),
         _edge_finding(measurements["edges"]),
     )
-    return ProtocolReport(findings, IMPRESSION, suggested_searches(question), measurements)
+    outputs, problems = run_expert_tools(manager, expert or {})
+    impression = IMPRESSION
+    if outputs:
+        measurements["cxr"] = outputs
+        findings += findings_of(outputs)
+        impression += EXPERT_IMPRESSION.format(tools=", ".join(outputs))
+    return ProtocolReport(findings, impression, suggested_searches(question), measurements, tuple(problems))
 
 
 def suggested_searches(question: str) -> tuple[str, ...]:

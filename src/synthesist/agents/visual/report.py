@@ -16,6 +16,9 @@ from .types import AgenticResult, Turn
 
 BoxTuple = tuple[float, float, float, float]
 
+MODEL_OUTPUT = "model output, not a diagnosis"
+"""How the label of a finding made by a trained network (an expert tool) ends, in parentheses."""
+
 
 class ImageFinding(Frozen):
     """One finding: what, where (in words and optionally as a box of original-image fractions), how sure."""
@@ -33,6 +36,7 @@ class VisualReport(Frozen):
     ``non_diagnostic`` is True when the findings are measurements only (the deterministic protocol, no model
     interpretation). A vision model's findings are interpretations for research use — never a diagnosis either.
     ``engine`` is the vision model's label or ``protocol``; ``result`` the loop's record (None for the protocol).
+    ``warnings`` are said once about the analysis, e.g. which expert tools were not offered and why.
     """
 
     image: str
@@ -44,6 +48,7 @@ class VisualReport(Frozen):
     engine: str
     result: AgenticResult | None = None
     measurements: dict[str, Any] = Field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def turn_summaries(self) -> tuple[dict[str, Any], ...]:
         return tuple(turn_summary(turn) for turn in self.result.turns) if self.result else ()
@@ -96,7 +101,9 @@ def findings_as_evidence(report: VisualReport, image_path: Path | str) -> tuple[
         if finding.location:
             parts.append(f"Location: {finding.location}.")
         parts.append(f"Confidence: {finding.confidence:.2f}.")
-        if report.non_diagnostic:
+        if finding.label.endswith(f"({MODEL_OUTPUT})"):
+            parts.append("Output of a trained network, not a diagnosis.")
+        elif report.non_diagnostic:
             parts.append("Non-diagnostic measurement, no interpretation.")
         evidence.append(Evidence(
             id=f"{prefix}#{number}", source="image", title=f"Image finding: {finding.label}",
