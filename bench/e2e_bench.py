@@ -184,6 +184,13 @@ async def two_round_question(tmp: Path) -> None:
           f"(constant) -> ratio {tokens / REFERENCE['input_tokens']:.2f} (goal <= 0.40)")
     for agent, (n, agent_tokens) in sorted(models.by_agent().items()):
         print(f"  {agent:10} {n} call(s), {agent_tokens:,} tokens")
+    judge_tokens = [call.input_tokens for call in models.calls if call.agent == "judge"]
+    shared_prefix = models.shared_prefix_tokens("judge", "hypothesis")
+    print("judge and hypothesis requests sharing a prefix (tools, system, briefing), per round: " + ", ".join(
+        f"{n:,} of {total:,} tokens" for n, total in zip(shared_prefix, judge_tokens, strict=False)) + " (measured)")
+    cacheable = models.cacheable_tokens()
+    print(f"input tokens that repeat the start of an earlier request (a prefix cache could serve them, in arrival "
+          f"order): {cacheable:,} of {tokens:,} = {cacheable / tokens:.0%} (measured)")
     print(f"HTTP requests to the sources: {requests} (reference {REFERENCE['http_requests']}, constant)")
     print(lag.summary())
     print(f"time to first event: {first_event * 1000:.1f} ms")

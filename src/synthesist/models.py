@@ -184,8 +184,8 @@ class ScoredAspect(Frozen):
     reasoning: str = ""
 
 
-class JudgeAssessment(Frozen):
-    """The JudgeAgent's verdict on the evidence collected so far."""
+class JudgeVerdict(Frozen):
+    """What the judge's model fills in: scores, the verdict, next queries and findings (its output tool's schema)."""
 
     mechanism: ScoredAspect
     clinical: ScoredAspect
@@ -197,6 +197,12 @@ class JudgeAssessment(Frozen):
     candidates: tuple[str, ...] = ()
     """Drugs or interventions the evidence points at."""
     cited_evidence_ids: tuple[str, ...] = ()
+
+
+class JudgeAssessment(JudgeVerdict):
+    """The JudgeAgent's verdict on the evidence collected so far, with what code adds: the round and the
+    sufficiency rule that applies to the question."""
+
     round: int = Field(0, ge=0)
     question_type: Literal["clinical", "mechanism", "open"] = "open"
     required: tuple[Literal["mechanism", "clinical"], ...] = ()
@@ -222,10 +228,17 @@ class Hypothesis(Frozen):
         return f"{self.intervention} → {self.target} → {self.pathway} → {self.effect}"
 
 
-class HypothesisAssessment(Frozen):
+class HypothesisSet(Frozen):
+    """What the hypothesis agent's model fills in (its output tool's schema)."""
+
     hypotheses: tuple[Hypothesis, ...] = ()
     primary: int | None = Field(None, ge=0, description="Index of the primary hypothesis in ``hypotheses``.")
     knowledge_gaps: tuple[str, ...] = ()
+
+
+class HypothesisAssessment(HypothesisSet):
+    """A round's hypotheses, with the round code adds."""
+
     round: int = Field(0, ge=0)
 
 

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import os
 
 import pytest
 
+from synthesist.agents.hypothesis import HypothesisAgent
+from synthesist.agents.judge import JudgeAgent
 from synthesist.agents.llm import LLM, build_model
 from synthesist.agents.model_spec import parse_model_spec
 from synthesist.agents.query_plan import QueryPlan
 from synthesist.agents.redaction import SecretFilter
 from synthesist.config import Settings
 from synthesist.errors import ModelError
+from synthesist.memory import ResearchMemory
+from synthesist.models import HypothesisAssessment, JudgeAssessment
 from synthesist.testing import FixtureServer, Reply, chat_completion
+from synthesist.testing.openai_server import ScriptedChatServer
 
 OPENAI_KEY = "sk-test-openai-5e4d3c2b1a09876543210"
 PLAN = {"queries": {"pubmed": ["metformin AMPK colorectal"], "trials": ["metformin colorectal cancer"]},
@@ -96,3 +104,53 @@ async def test_openai_usage_is_priced_from_the_table(
     assert reply.usage.cost_usd == pytest.approx((1000 * 0.15 + 500 * 0.60) / 1_000_000)
     (request,) = server.requests_to("/v1/chat/completions")
     assert request.headers["authorization"] == f"Bearer {OPENAI_KEY}"
+
+
+HYPOTHESES = {"hypotheses": [{"intervention": "metformin", "target": "AMPK", "pathway": "mTOR",
+                              "effect": "less proliferation", "confidence": 0.6,
+                              "supporting_evidence_ids": ["pmid:31000005"]}],
+              "primary": 0, "knowledge_gaps": ["dose in humans"]}
+JUDGEMENT = {"mechanism": {"score": 6, "reasoning": "AMPK [pmid:31000005]"}, "clinical": {"score": 7},
+             "confidence": 0.8, "sufficient": True, "recommendation": "synthesize",
+             "cited_evidence_ids": ["pmid:31000005"]}
+
+
+def team_llm(url: str, settings: Settings) -> LLM:
+    model = build_model(parse_model_spec(f"openai-compatible:team@{url}/v1"), settings)
+    assert model is not None
+    return LLM(model, settings)
+
+
+async def test_judge_and_hypothesis_requests_of_a_round_share_tools_system_and_briefing(
+    memory: ResearchMemory, settings: Settings
+) -> None:
+    with ScriptedChatServer({"judge": JUDGEMENT, "hypothesis": HYPOTHESES}) as models:
+        async with team_llm(models.base_url.removesuffix("/v1"), settings) as llm:
+            judged, hypothesised = await asyncio.gather(JudgeAgent(settings, llm=llm).run(memory, round=1),
+                                                        HypothesisAgent(settings, llm=llm).run(memory, round=1))
+    assert isinstance(judged.value, JudgeAssessment) and judged.value.round == 1 and judged.value.rule
+    assert isinstance(hypothesised.value, HypothesisAssessment) and hypothesised.value.round == 1
+    assert hypothesised.value.hypotheses[0].target == "AMPK"
+    judge, hypothesis = (next(c for c in models.calls if c.agent == agent) for agent in ("judge", "hypothesis"))
+    shared = os.path.commonprefix([judge.prompt, hypothesis.prompt])
+    tools = json.loads(judge.prompt[: judge.prompt.index("\nsystem:")])
+    assert [tool["function"]["name"] for tool in tools] == ["judge_assessment", "hypothesis_assessment"]
+    assert "\nsystem:" in shared and "\nuser:Research question:" in shared  # tools, system, then the briefing
+    cards = [e.id for e in memory.evidence][:settings.models.prompt_cards]
+    assert all(f"[{card}]" in shared for card in cards)
+    assert "<<END-UNTRUSTED-" in shared  # the whole evidence block, fence closed, lies in the shared prefix
+    assert models.shared_prefix_tokens("judge", "hypothesis") == [len(shared) // 4]
+    assert len(shared) > 0.6 * min(len(judge.prompt), len(hypothesis.prompt))
+
+
+async def test_a_reply_through_the_other_roles_tool_is_sent_back_for_repair(
+    server: FixtureServer, memory: ResearchMemory, settings: Settings
+) -> None:
+    server.route("/v1/chat/completions", chat_completion(HYPOTHESES, tool="hypothesis_assessment"),
+                 chat_completion(JUDGEMENT, tool="judge_assessment"))
+    async with team_llm(server.url, settings) as llm:
+        judged = await JudgeAgent(settings, llm=llm).run(memory, round=1)
+    assert judged.engine != "extractive" and judged.value.clinical.score == 7 and judged.usage.requests == 2
+    first, second = server.requests_to("/v1/chat/completions")
+    retry = second.json()["messages"][-1]
+    assert retry["role"] == "tool" and "`judge_assessment`" in retry["content"]

@@ -14,6 +14,7 @@ from ..models import TokenUsage
 from .llm import LLM, LLMReply
 
 T = TypeVar("T")
+R = TypeVar("R")
 log = logging.getLogger("synthesist.agents")
 
 EXTRACTIVE = "extractive"
@@ -52,13 +53,14 @@ async def llm_or_extractive(
     agent: str,
     llm: LLM | None,
     memory: ResearchMemory,
-    ask: Callable[[LLM], Awaitable[LLMReply[T]]],
+    ask: Callable[[LLM], Awaitable[LLMReply[R]]],
     extract: Callable[[], Awaitable[T]],
-    finish: Callable[[T], T] = lambda value: value,
+    finish: Callable[[R], T] = lambda value: value,
 ) -> AgentOutput[T]:
     """Ask the LLM when there is one; on a model failure, or without one, use the extractive engine.
 
-    ``finish`` post-processes an LLM answer (e.g. drops ids the model invented). Usage is recorded in memory.
+    ``finish`` post-processes an LLM answer (e.g. drops ids the model invented, adds what code decides) into the
+    agent's output type. Usage is recorded in memory.
     """
     if llm is None:
         return AgentOutput(await extract(), EXTRACTIVE)

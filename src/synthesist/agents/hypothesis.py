@@ -1,21 +1,20 @@
 """HypothesisAgent: mechanism hypotheses (intervention → target → pathway → effect), knowledge gaps, searches.
 
-Runs beside the judge on the same round (they are independent); the judge's key findings of the *previous*
-round, when any, are given to the LLM as context.
+Runs beside the judge on the same round (they are independent) and reads the same briefing (:mod:`.team`); the
+judge's latest key findings, when any, are given to the LLM as context.
 """
 
 from __future__ import annotations
 
 from ..memory import ResearchMemory
-from ..models import HypothesisAssessment
-from ..prompts import Boundary, render
-from .cards import round_cards
+from ..models import HypothesisAssessment, HypothesisSet
+from ..prompts import render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
+from .cards import round_cards
 from .citations import validate_model
 from .extractive.hypotheses import generate
 from .llm import LLM
-
-CONTEXT_SIZE = 30
+from .team import HYPOTHESIS_TOOL, TEAM_TOOLS, briefing_boundary, briefing_context, team_system
 
 
 class HypothesisAgent(ModelAgent):
@@ -23,7 +22,7 @@ class HypothesisAgent(ModelAgent):
 
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
-        context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)
+        context = await briefing_context(memory, self._settings)
         cards = round_cards(context, memory.question, self._settings.models, memory.shown_to(self.name))
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
@@ -31,20 +30,19 @@ class HypothesisAgent(ModelAgent):
             return generate(memory.question, context, round=round)
 
         async def ask(llm: LLM):
-            boundary = Boundary(cap=self._settings.models.evidence_char_cap)
+            boundary = briefing_boundary(memory, round, self._settings)
             previous = memory.latest_assessment
             prompt = render(
                 "hypothesis_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
                 key_findings=list(previous.key_findings) if previous else [],
                 hypotheses=[h.statement for h in memory.hypotheses.hypotheses] if memory.hypotheses else [],
-                boundary=boundary,
+                boundary=boundary, tool=HYPOTHESIS_TOOL,
             )
             memory.mark_shown(self.name, [card.id for card in cards.new])
-            system = render("hypothesis_system", boundary=boundary)
-            return await llm.call(agent=self.name, output_type=HypothesisAssessment, system=system, prompt=prompt,
-                                  round=round)
+            return await llm.call(agent=self.name, output_type=HypothesisSet, system=team_system(boundary),
+                                  prompt=prompt, round=round, tools=TEAM_TOOLS)
 
-        def finish(assessment: HypothesisAssessment) -> HypothesisAssessment:
+        def finish(assessment: HypothesisSet) -> HypothesisAssessment:
             hypotheses = tuple(
                 h.model_copy(update={
                     "supporting_evidence_ids": tuple(i for i in h.supporting_evidence_ids if i in shown),
@@ -54,7 +52,8 @@ class HypothesisAgent(ModelAgent):
             )
             primary = assessment.primary if assessment.primary is not None and assessment.primary < len(
                 hypotheses) else (0 if hypotheses else None)
-            checked = assessment.model_copy(update={"hypotheses": hypotheses, "primary": primary, "round": round})
+            checked = HypothesisAssessment(hypotheses=hypotheses, primary=primary,
+                                           knowledge_gaps=assessment.knowledge_gaps, round=round)
             return validate_model(checked, shown)[0]  # no id the context lacks, in any text the run stores
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,

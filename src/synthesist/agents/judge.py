@@ -1,21 +1,23 @@
 """JudgeAgent: scores the evidence collected so far and says *sufficient* or *continue* with next queries.
 
-Input: the MMR-selected context (``memory.judge_context_size`` items, 30 by default). Output: a
-:class:`JudgeAssessment` whose cited ids and key-finding citations name only evidence in memory.
+Input: the round's briefing (:mod:`.team`: the MMR-selected context, ``memory.judge_context_size`` items, 30 by
+default), shared with the hypothesis agent. Output: a :class:`JudgeAssessment` whose cited ids and key-finding
+citations name only evidence in memory.
 """
 
 from __future__ import annotations
 
 from ..memory import ResearchMemory
-from ..models import Evidence, JudgeAssessment
-from ..prompts import Boundary, render
-from .cards import round_cards
+from ..models import Evidence, JudgeAssessment, JudgeVerdict
+from ..prompts import render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
+from .cards import round_cards
 from .citations import validate_model
 from .extractive.judge import assess
 from .extractive.relevance import question_relevance
 from .llm import LLM
 from .sufficiency import rule_for
+from .team import JUDGE_TOOL, TEAM_TOOLS, briefing_boundary, briefing_context, team_system
 
 
 class JudgeAgent(ModelAgent):
@@ -27,9 +29,7 @@ class JudgeAgent(ModelAgent):
         return self._settings.memory.judge_context_size
 
     async def context(self, memory: ResearchMemory) -> list[Evidence]:
-        memory_settings = self._settings.memory
-        return await memory.select_diverse(memory.question, memory_settings.judge_context_size,
-                                           memory_settings.mmr_lambda)
+        return await briefing_context(memory, self._settings)
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
         context = await self.context(memory)
@@ -42,22 +42,21 @@ class JudgeAgent(ModelAgent):
                           previous=memory.latest_assessment)
 
         async def ask(llm: LLM):
-            boundary = Boundary(cap=self._settings.models.evidence_char_cap)
+            boundary = briefing_boundary(memory, round, self._settings)
             prompt = render(
                 "judge_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
                 previous=memory.latest_assessment, queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
-                boundary=boundary,
+                boundary=boundary, tool=JUDGE_TOOL,
             )
             memory.mark_shown(self.name, [card.id for card in cards.new])
-            system = render("judge_system", boundary=boundary)
-            return await llm.call(agent=self.name, output_type=JudgeAssessment, system=system, prompt=prompt,
-                                  round=round)
+            return await llm.call(agent=self.name, output_type=JudgeVerdict, system=team_system(boundary),
+                                  prompt=prompt, round=round, tools=TEAM_TOOLS)
 
-        def finish(assessment: JudgeAssessment) -> JudgeAssessment:
+        def finish(verdict: JudgeVerdict) -> JudgeAssessment:
             kind, required, rule = rule_for(memory.question, self._settings.run)
-            checked = validate_model(assessment, shown)[0]  # no id the context lacks, in any text it stores
-            return checked.model_copy(update={"question_type": kind, "required": required, "rule": rule,
-                                              "round": round})
+            checked = validate_model(verdict, shown)[0]  # no id the context lacks, in any text it stores
+            fields = {name: getattr(checked, name) for name in JudgeVerdict.model_fields}
+            return JudgeAssessment(**fields, question_type=kind, required=required, rule=rule, round=round)
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                          finish=finish)

@@ -1,7 +1,8 @@
 """The model layer: build a pydantic-ai model from a spec, and call it for one structured output.
 
 ``LLM.call`` is the ONE way agents call a model. It runs a pydantic-ai ``Agent`` with the output type as a tool
-(a reply that does not fit the schema is sent back for repair, up to ``models.retries`` times), bounds the whole
+(a reply that does not fit the schema is sent back for repair, up to ``models.retries`` times; a call may offer
+several output tools, :class:`OutputTools`, and accept only the one it asks for), bounds the whole
 call — repairs and provider retries included — by ``models.timeout``, records tokens and an estimated cost as a
 :class:`~synthesist.models.TokenUsage`, and turns every failure into a :class:`ModelError` whose message is
 scrubbed of secrets and never carries a response body. Tests pass a ``TestModel`` or ``FunctionModel``.
@@ -20,7 +21,7 @@ from typing import Any, Generic, TypeVar
 import anthropic
 import httpx
 import openai
-from pydantic_ai import Agent
+from pydantic_ai import Agent, ModelRetry, ToolOutput
 from pydantic_ai.exceptions import (
     AgentRunError,
     ContentFilterError,
@@ -91,6 +92,20 @@ def build_model(
     return OpenAIChatModel(parsed.name, provider=provider)
 
 
+@dataclass(frozen=True)
+class OutputTools:
+    """Output tools offered together (name, type), in a fixed order: calls that offer the same set send the same
+    tool definitions, so their requests can share a cached prefix. A call still accepts only its own type."""
+
+    choices: tuple[tuple[str, type], ...]
+
+    def name_of(self, output_type: type) -> str:
+        return next(name for name, kind in self.choices if kind is output_type)
+
+    def spec(self) -> list[ToolOutput[Any]]:
+        return [ToolOutput(kind, name=name) for name, kind in self.choices]
+
+
 class LLM:
     """Calls one model for structured outputs. Use ``async with`` to close the provider's HTTP client after use."""
 
@@ -110,19 +125,24 @@ class LLM:
     async def __aexit__(self, *exc_info: Any) -> None:
         await self.model.__aexit__(*exc_info)
 
-    async def call(self, *, agent: str, output_type: type[T], system: str, prompt: str, round: int = 0) -> LLMReply[T]:
+    async def call(self, *, agent: str, output_type: type[T], system: str, prompt: str, round: int = 0,
+                   tools: OutputTools | None = None) -> LLMReply[T]:
         """One structured call: ``system`` and ``prompt`` in, a validated ``output_type`` and its usage out.
 
+        With ``tools``, every output tool of the set is offered and a reply through another one than
+        ``output_type``'s is sent back for repair, like a reply that does not fit the schema.
         Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds ``models.timeout``).
         """
-        runner: Agent[None, T] = Agent(
+        runner: Agent[None, Any] = Agent(
             self.model,
-            output_type=output_type,
+            output_type=tools.spec() if tools is not None else output_type,
             system_prompt=system,
             retries=self._settings.retries,
             model_settings=self._call_settings,
             name=agent,
         )
+        if tools is not None:
+            runner.output_validator(_only(output_type, tools.name_of(output_type)))
         timeout = self._settings.timeout
         try:
             async with asyncio.timeout(timeout):
@@ -150,6 +170,15 @@ class LLM:
             cost_usd=cost,
             round=round,
         )
+
+
+def _only(output_type: type[T], name: str) -> Any:
+    def accept(output: Any) -> T:
+        if not isinstance(output, output_type):
+            raise ModelRetry(f"Call the output tool `{name}`: the other output tool belongs to the other role.")
+        return output
+
+    return accept
 
 
 PROVIDER_ERRORS: tuple[type[BaseException], ...] = (

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import CassetteError, ModelError
 from ..models import TokenUsage
 from ..tools.cassette import Cassette
-from .llm import LLM, LLMReply
+from .llm import LLM, LLMReply, OutputTools
 
 T = TypeVar("T")
 
@@ -39,15 +39,15 @@ class RecordedLLM:
         if self._inner is not None:
             await self._inner.__aexit__(*exc_info)
 
-    async def call(self, *, agent: str, output_type: type[T], system: str, prompt: str, round: int = 0
-                   ) -> LLMReply[T]:
+    async def call(self, *, agent: str, output_type: type[T], system: str, prompt: str, round: int = 0,
+                   tools: OutputTools | None = None) -> LLMReply[T]:
         name = output_type.__name__
         if self._cassette.mode == "replay":
             return self._replay(agent, output_type, name)
         assert self._inner is not None
         try:
             reply = await self._inner.call(agent=agent, output_type=output_type, system=system, prompt=prompt,
-                                           round=round)
+                                           round=round, tools=tools)
         except ModelError as exc:
             self._cassette.record_model(agent, name, None, {"model": self.label, "error": {
                 "kind": exc.kind, "message": exc.message, "status_code": exc.status_code}})

@@ -7,7 +7,9 @@ agents derived from them) is wrapped by :func:`untrusted`::
     …the text, cleaned and capped…
     <<END-UNTRUSTED-3f9c0a1b2c3d4e5f>>
 
-The token is random for every call (``secrets.token_hex(8)``), so a document cannot know it; anything inside the
+The token is random for every call (``secrets.token_hex(8)``), or shared by the calls of one key
+(:meth:`Boundary.shared`: an HMAC of the key under a random per-process secret, for the briefing the judge and the
+hypothesis agent both send in a round); either way a document cannot know it; anything inside the
 text that looks like a marker is defanged, so the data cannot close the boundary early; control and invisible
 formatting characters are stripped; the text is capped with a visible ``[truncated]`` mark. The system prompts
 tell the model that what lies between the markers is data, never instructions.
@@ -15,6 +17,8 @@ tell the model that what lies between the markers is data, never instructions.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -26,6 +30,7 @@ _NEWLINES = re.compile(r"\r\n?|[\u2028\u2029\x85]")
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _MARKER_LIKE = re.compile(r"<\s*<\s*(?:/|END)?[\s_\-]*UNTRUSTED", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]{8,64}")
+_PROCESS_SECRET = secrets.token_bytes(32)
 
 
 def untrusted(text: str, *, token: str, cap: int = DEFAULT_CAP) -> str:
@@ -51,10 +56,18 @@ def closing(token: str) -> str:
 
 @dataclass(frozen=True)
 class Boundary:
-    """The markers of one model call. Create one per call and pass it to the system and the task template."""
+    """The markers of one model call (or of the calls sharing one key). Pass it to the system and the task template."""
 
     cap: int = DEFAULT_CAP
     token: str = field(default_factory=lambda: secrets.token_hex(8))
+
+    @classmethod
+    def shared(cls, key: str, *, cap: int = DEFAULT_CAP) -> Boundary:
+        """The markers every call made for ``key`` in this process shares (e.g. ``"<run id>:<round>"``: the
+        round's briefing, which the judge and the hypothesis agent both send, so their prompts begin alike).
+        The token is an HMAC of ``key`` under a random per-process secret: no document can know it."""
+        token = hmac.new(_PROCESS_SECRET, key.encode(), hashlib.sha256).hexdigest()[:16]
+        return cls(cap=cap, token=token)
 
     @property
     def open(self) -> str:

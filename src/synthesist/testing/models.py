@@ -5,7 +5,9 @@
 
 Each reply is the output tool's arguments (a dict, or a raw string to test repair of invalid JSON), a callable
 ``(prompt_text) -> dict | str`` for answers that depend on the prompt, or an exception instance to raise.
-Replies are used in order and the last repeats. ``latency`` makes each call take that long (benchmarks).
+Replies are used in order and the last repeats. ``latency`` makes each call take that long (benchmarks). When a
+call offers several output tools, the reply goes to the one the prompt names (as a model following the task would),
+else to the first.
 """
 
 from __future__ import annotations
@@ -46,7 +48,13 @@ class ScriptedReplies:
         if callable(reply):
             reply = reply(prompt_text(messages))
         args = reply if isinstance(reply, str) else json.dumps(reply)
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+        return ModelResponse(parts=[ToolCallPart(named_tool([t.name for t in info.output_tools],
+                                                            prompt_text(messages[-1:])), args)])
+
+
+def named_tool(tools: list[str], prompt: str) -> str:
+    """The output tool a prompt asks for (written as `name`), else the first one offered."""
+    return next((name for name in tools if f"`{name}`" in prompt), tools[0] if tools else "final_result")
 
 
 def prompt_text(messages: list[ModelMessage]) -> str:

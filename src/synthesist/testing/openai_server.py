@@ -5,7 +5,9 @@
         print(models.calls)  # agent, request characters (tool schemas included), arrival time, one per call
 
 It answers ``POST /v1/chat/completions`` by calling the output tool with the arguments scripted for the agent that
-asks (recognised by its system prompt; see :data:`AGENT_MARKERS`). A scripted reply is a dict, a list of dicts
+asks (recognised by its system prompt, else by its last user message; see :data:`AGENT_MARKERS`); when a request
+offers several tools, it calls the one the last user message names (as `name`), as a model following the task
+would. A scripted reply is a dict, a list of dicts
 (served in order, the last repeating) or a function of the request's JSON. Input size is counted the way the
 reference comparison counts it: request characters / 4, tool schemas and all.
 """
@@ -13,12 +15,14 @@ reference comparison counts it: request characters / 4, tool schemas and all.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .http_server import FixtureServer, Reply, Request
+from .models import named_tool
 
 AGENT_MARKERS = {
     "search": "You are the search planner",
@@ -62,6 +66,8 @@ class ChatCall:
     """Of the whole request body: messages, tool definitions (schemas), settings."""
     at: float
     """Arrival, ``time.monotonic()``."""
+    prompt: str = ""
+    """What a provider's prompt cache keys on, in its order: the tool definitions, then every message's content."""
 
     @property
     def input_tokens(self) -> int:
@@ -101,7 +107,7 @@ class ScriptedChatServer:
         body = json.loads(request.body or b"{}")
         agent = self._agent(body)
         with self._lock:
-            self.calls.append(ChatCall(agent, len(request.body), request.at))
+            self.calls.append(ChatCall(agent, len(request.body), request.at, cache_order(body)))
             served = self._served[agent] = self._served.get(agent, 0) + 1
         script = self._replies.get(agent)
         if script is None:
@@ -112,11 +118,33 @@ class ScriptedChatServer:
             arguments = script[min(served, len(script)) - 1]
         else:
             arguments = script
-        return chat_completion(arguments, prompt_tokens=len(request.body) // 4)
+        tools = [tool["function"]["name"] for tool in body.get("tools", [])]
+        return chat_completion(arguments, tool=named_tool(tools, _last_user(body)),
+                               prompt_tokens=len(request.body) // 4)
 
     def _agent(self, body: dict[str, Any]) -> str:
         system = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system")
-        return next((agent for agent, marker in self._markers.items() if marker in system), "unknown")
+        for text in (system, _last_user(body)):
+            found = next((agent for agent, marker in self._markers.items() if marker in text), None)
+            if found:
+                return found
+        return "unknown"
+
+    def cacheable_tokens(self) -> int:
+        """Input tokens (characters / 4) that repeat the start of an earlier request, tools and system prompt
+        included: what a provider's prefix cache could serve, given the order the calls arrived in."""
+        total, earlier = 0, []
+        for call in self.calls:
+            total += max((len(os.path.commonprefix([call.prompt, seen])) for seen in earlier), default=0) // 4
+            earlier.append(call.prompt)
+        return total
+
+    def shared_prefix_tokens(self, first: str, second: str) -> list[int]:
+        """Per pair of ``first``'s and ``second``'s calls (in order: one pair a round), the tokens their requests
+        share from the start, in a provider cache's order."""
+        ones = [c.prompt for c in self.calls if c.agent == first]
+        twos = [c.prompt for c in self.calls if c.agent == second]
+        return [len(os.path.commonprefix([a, b])) // 4 for a, b in zip(ones, twos, strict=False)]
 
     def by_agent(self) -> dict[str, tuple[int, int]]:
         """Agent → (calls, input tokens as characters / 4)."""
@@ -125,3 +153,15 @@ class ScriptedChatServer:
             calls, tokens = totals.get(call.agent, (0, 0))
             totals[call.agent] = (calls + 1, tokens + call.input_tokens)
         return totals
+
+
+def cache_order(body: dict[str, Any]) -> str:
+    """A request as a prefix cache reads it: the tool definitions, then each message's content, in order."""
+    tools = json.dumps(body.get("tools", []), sort_keys=True)
+    return tools + "".join(f"\n{m.get('role')}:{m.get('content') or ''}" for m in body.get("messages", []))
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1].get("content", "") if users else ""
+    return content if isinstance(content, str) else json.dumps(content)
