@@ -40,6 +40,9 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         if name.startswith("SYNTHESIST_") and name != "SYNTHESIST_SHARED":
             monkeypatch.delenv(name)
     monkeypatch.setenv("SYNTHESIST_DATA_DIR", str(tmp_path / "data"))
+    # The session embedder (and every index built with it) runs torch; the ONNX backends, the product's default,
+    # are tested by name in tests/memory/test_onnx_backend.py.
+    monkeypatch.setenv("SYNTHESIST_MEMORY__EMBEDDING_BACKEND", "torch")
     monkeypatch.chdir(tmp_path)  # no stray .env
     RATE_LIMITS.clear()
 

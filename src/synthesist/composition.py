@@ -83,8 +83,11 @@ class Seams:
 
 def open_shared(settings: Settings) -> Shared:
     client = open_chroma(settings)
-    cache = ChromaVectorCache.open(client, Embedder().model_id)
-    return Shared(client=client, embedder=Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache))
+    backend, export_dir = settings.memory.embedding_backend, settings.data_dir / "onnx"
+    cache = ChromaVectorCache.open(client, Embedder(backend=backend, export_dir=export_dir).model_id)
+    embedder = Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache, backend=backend,
+                        export_dir=export_dir)
+    return Shared(client=client, embedder=embedder)
 
 
 def load_usable_library(paths: Sequence[Path], settings: Settings) -> LibraryLoad:

@@ -1,0 +1,147 @@
+"""The ONNX Runtime backends, for real: exported from the packaged weights, compared with the torch backend."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from synthesist.composition import open_shared
+from synthesist.config import MemorySettings, load_settings
+from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
+from synthesist.memory.embeddings import default_model_path
+from synthesist.memory.library_index import library_text
+from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path
+from synthesist.models import Evidence
+
+TEXTS = [
+    "Metformin use and colorectal cancer risk in 45,000 adults with type 2 diabetes followed for six years.",
+    "aspirin",
+    "Beta blockers after myocardial infarction: a cohort of 12,000 patients with reduced ejection fraction, "
+    "followed for a median of four years, with all-cause mortality as the primary outcome.",
+]
+
+
+@pytest.fixture(scope="module")
+def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One export folder for the module: each backend is exported once, by the first test that needs it."""
+    return tmp_path_factory.mktemp("onnx")
+
+
+@pytest.fixture(scope="module")
+def abstracts(library_records: list[Evidence]) -> list[str]:
+    """What the library index embeds for 96 real records (every 17th of the shared library)."""
+    return [library_text(record) for record in library_records[::17][:96]]
+
+
+@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
+def test_an_onnx_backend_exports_at_first_use_and_gives_unit_rows_in_order(backend: str, export_dir: Path) -> None:
+    embedder = Embedder(backend=backend, export_dir=export_dir)
+    vectors = embedder.embed_sync([*TEXTS, TEXTS[0]])
+    assert vectors.shape == (4, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vectors[0], vectors[3])
+    assert embedder.encoded_count == 3 and embedder.dimension == 384
+    exported = export_path(default_model_path(), backend, export_dir)
+    assert exported.is_file() and exported.name.endswith(f"-{backend}-{EXPORT_RECIPE}.onnx")
+    assert not list(export_dir.glob("*.partial"))  # written aside, renamed into place
+
+
+def test_onnx_vectors_agree_with_the_torch_backend_on_real_abstracts(
+    embedder: Embedder, export_dir: Path, abstracts: list[str]
+) -> None:
+    reference = embedder.embed_sync(abstracts)
+    fp32 = Embedder(backend="onnx", export_dir=export_dir).embed_sync(abstracts)
+    int8 = Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(abstracts)
+    fp32_cosine = np.sum(fp32 * reference, axis=1)
+    int8_cosine = np.sum(int8 * reference, axis=1)
+    # Measured on all 1,671 library texts: fp32 ≥ 0.99999; int8 mean 0.9956, min 0.990.
+    assert fp32_cosine.min() > 0.9999
+    assert int8_cosine.mean() > 0.993 and int8_cosine.min() > 0.985
+
+
+def test_a_text_gets_nearly_the_same_int8_vector_alone_or_in_a_batch(export_dir: Path, abstracts: list[str]) -> None:
+    texts = [*abstracts[:30], "aspirin"]
+    batched = Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(texts)
+    alone = np.stack([Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync([text])[0] for text in texts])
+    # Dynamic quantisation scales activations per batch; measured min 0.992 on 50 texts. fp32 is exact.
+    assert np.sum(batched * alone, axis=1).min() > 0.985
+
+
+def test_the_int8_backend_keeps_the_library_floors_on_the_dev_questions(
+    export_dir: Path, library_records: list[Evidence], dev_questions: list[dict[str, str]]
+) -> None:
+    index = LibraryIndex.build(library_records, embedder=Embedder(backend="onnx-int8", export_dir=export_dir))
+    hits = index.search_many([question["question"] for question in dev_questions], k=10)
+    top1 = np.mean([found[0].pmid == q["pmid"] for found, q in zip(hits, dev_questions, strict=True)])
+    top10 = np.mean([q["pmid"] in {h.pmid for h in found} for found, q in zip(hits, dev_questions, strict=True)])
+    assert top1 >= 0.980  # torch: 0.984; the backend is accepted within 0.4 points
+    assert top10 >= 0.99
+
+
+def test_a_changed_backend_never_reuses_the_other_backends_vectors(
+    tmp_path: Path, export_dir: Path, library_records: list[Evidence]
+) -> None:
+    records = library_records[:12]
+    client = open_chroma(load_settings(data_dir=tmp_path / "data"))
+    torch_embedder = Embedder()
+    LibraryIndex.build(records, embedder=torch_embedder, client=client, name="switch")
+    int8 = Embedder(backend="onnx-int8", export_dir=export_dir)
+    switched = LibraryIndex.build(records, embedder=int8, client=client, name="switch")
+    assert (switched.stats.embedded, switched.stats.reused) == (12, 0) and int8.encoded_count == 12
+    again = Embedder(backend="onnx-int8", export_dir=export_dir)
+    assert LibraryIndex.build(records, embedder=again, client=client, name="switch").stats.embedded == 0
+    assert again.encoded_count == 0
+    assert len({torch_embedder.model_id, int8.model_id, Embedder(backend="onnx", export_dir=export_dir).model_id}) == 3
+
+
+def test_the_embedding_cache_is_kept_per_backend(tmp_path: Path, export_dir: Path) -> None:
+    client = open_chroma(load_settings(data_dir=tmp_path / "data"))
+    int8_id = Embedder(backend="onnx-int8", export_dir=export_dir).model_id
+    writer = Embedder(backend="onnx-int8", export_dir=export_dir, cache=ChromaVectorCache.open(client, int8_id))
+    writer.embed_sync(TEXTS)
+    reader = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
+    reader.embed_sync(TEXTS)
+    assert reader.encoded_count == len(TEXTS)  # torch found no vector of its own
+
+
+def test_an_export_is_keyed_by_the_models_files(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(default_model_path(), model, ignore=shutil.ignore_patterns("model.safetensors"))
+    (model / "model.safetensors").symlink_to(default_model_path() / "model.safetensors")
+    before = export_path(model, "onnx-int8", tmp_path)
+    assert before == export_path(model, "onnx-int8", tmp_path)
+    assert before != export_path(model, "onnx", tmp_path)
+    config = model / "config.json"
+    config.write_text(config.read_text(encoding="utf-8").replace("}", ', "note": "retrained"}', 1), encoding="utf-8")
+    assert export_path(model, "onnx-int8", tmp_path) != before
+
+
+def test_the_composition_root_builds_the_configured_backend(tmp_path: Path) -> None:
+    settings = load_settings(data_dir=tmp_path / "data",
+                             memory={"chroma_mode": "ephemeral", "embedding_backend": "onnx-int8"})
+    embedder = open_shared(settings).embedder
+    assert embedder.backend == "onnx-int8" and embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert load_settings(data_dir=tmp_path).memory.embedding_backend == "torch"  # pinned for the suite (conftest)
+    assert MemorySettings.model_fields["embedding_backend"].default == "onnx-int8"  # the product's default
+
+
+def test_an_onnx_backend_needs_an_export_folder_and_a_model(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        Embedder(backend="onnx-int8")
+    with pytest.raises(EmbeddingModelError) as caught:
+        Embedder(model_path=tmp_path / "no-model", backend="onnx", export_dir=tmp_path).embed_sync(["x"])
+    assert caught.value.path == tmp_path / "no-model"
+
+
+def test_importing_the_backends_imports_no_runtime() -> None:
+    code = (
+        "import sys, synthesist.memory.embeddings, synthesist.memory.onnx_encoder;"
+        "print(','.join(m for m in ('onnxruntime', 'tokenizers', 'onnx', 'torch') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert result.stdout.strip() == ""
