@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from memory_samples import COLORECTAL_VERSIONS, PREPRINT, PUBLISHED, RELATED, UNRELATED
 
 from synthesist.composition import open_shared
 from synthesist.config import MemorySettings, load_settings
@@ -70,6 +71,17 @@ def test_a_text_gets_nearly_the_same_int8_vector_alone_or_in_a_batch(export_dir:
     alone = np.stack([Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync([text])[0] for text in texts])
     # Dynamic quantisation scales activations per batch; measured min 0.992 on 50 texts. fp32 is exact.
     assert np.sum(batched * alone, axis=1).min() > 0.985
+
+
+def test_the_int8_backend_keeps_the_similarities_deduplication_relies_on(export_dir: Path) -> None:
+    vectors = Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(
+        [PREPRINT, PUBLISHED, RELATED, *COLORECTAL_VERSIONS, *UNRELATED]
+    )
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] >= 0.95  # a preprint and its journal version merge at the 0.9 threshold
+    assert 0.5 <= similarity[1, 2] <= 0.85  # the same design with another finding does not
+    assert similarity[3:6, 3:6].min() > 0.9
+    assert similarity[6:, :6].max() < 0.6
 
 
 def test_the_int8_backend_keeps_the_library_floors_on_the_dev_questions(
