@@ -151,7 +151,7 @@ class OnnxEncoder:
         _require_mean_pooling(model_path)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {item.name for item in self._session.get_inputs()}
