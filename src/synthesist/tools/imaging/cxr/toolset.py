@@ -57,6 +57,8 @@ def load_cxr_tools(weights_dir: Path | str | None) -> CxrTools:
             tools[network.tool] = build(path)
         except ConfigError as exc:
             problems.append(f"{network.tool} is not offered: {exc}")
+        except OSError as exc:  # e.g. a file that cannot be read
+            problems.append(f"{network.tool} is not offered: {network.file_name}: {exc.strerror or exc}")
     notice = "; ".join(problems) if problems else None
     return CxrTools(MappingProxyType(tools), notice)
 
