@@ -154,6 +154,8 @@ def test_research_with_a_real_chest_xray_reports_an_imaging_section(library_inde
                    "--max-rounds", "1", "--out", str(out), env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "analysis_complete" in done.stderr
+    assert "chest X-ray expert tools" in done.stderr and "are not offered" in done.stderr  # said once, no weights
+    assert done.stderr.count("chest X-ray expert tools") == 1
     report = (out / "report.md").read_text()
     assert "## Imaging findings" in report and "non-diagnostic" in report.lower()
     result = json.loads((out / "report.json").read_text())

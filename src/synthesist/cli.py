@@ -272,7 +272,8 @@ class EventPrinter:
         if event.type in self.QUIET or (self.quiet and event.type != "error"):
             return
         who = f" {event.agent}" if event.agent else ""
-        line = printable(f"[round {event.round}]{who} {event.type}: {event.message}")
+        notes = "".join(f" ({note})" for note in getattr(event.data, "warnings", ()))
+        line = printable(f"[round {event.round}]{who} {event.type}: {event.message}{notes}")
         if self.console.is_terminal:
             self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False, highlight=False)
         else:

@@ -164,6 +164,8 @@ class AnalysisCompleteData(Frozen):
     image: str
     findings: tuple[str, ...] = ()
     turns: tuple[dict[str, Any], ...] = ()
+    warnings: tuple[str, ...] = ()
+    """Said once about the analysis, e.g. that the expert X-ray tools were not offered, and why."""
 
 
 class AnalysisComplete(EventBase):

@@ -228,6 +228,8 @@ async def test_an_image_is_analysed_first_and_its_findings_are_cited_evidence(sh
     assert_valid_order(events)
     types = [e.type for e in events]
     assert types.index("analyzing") < types.index("analysis_complete") < types.index("searching")
+    (analysed,) = [e for e in events if e.type == "analysis_complete"]
+    assert len(analysed.data.warnings) == 1 and "not offered" in analysed.data.warnings[0]  # no CXR weights set
     result = events[-1].data
     image_items = [e for e in result.evidence if e.source == "image"]
     assert image_items and all(e.id.startswith("img:") for e in image_items)

@@ -275,7 +275,8 @@ async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
     findings = tuple(f"{f.label}: {f.description}".strip(": ") for f in report.findings)
     await send(emitter.make(AnalysisComplete, round=0, agent="visual",
                             message=f"{len(findings)} findings ({len(added.new)} new evidence items)",
-                            data=AnalysisCompleteData(image=name, findings=findings, turns=turns)))
+                            data=AnalysisCompleteData(image=name, findings=findings, turns=turns,
+                                                      warnings=report.warnings)))
     return report.suggested_searches
 
 

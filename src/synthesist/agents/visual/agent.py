@@ -58,9 +58,7 @@ class VisualAgent:
         visual = settings.visual
         manager = ImageManager.open(image_path, max_pixels=visual.max_image_pixels, max_bytes=visual.max_image_bytes)
         expert = await asyncio.to_thread(load_cxr_tools, visual.cxr_weights_dir)  # chest X-ray networks, if any
-        warnings = (expert.notice,) if expert.notice else ()
-        if expert.notice:
-            log.warning("%s", expert.notice)
+        warnings = (expert.notice,) if expert.notice else ()  # said once, by the report (and the run's event)
         if adapter is None:
             report = await asyncio.to_thread(self._protocol_report, manager, question, expert.tools)
             yield report.model_copy(update={"warnings": (*warnings, *report.warnings)})
