@@ -9,15 +9,14 @@ import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
 from synthesist.agents.extractive.answer import (
-    FEATURES,
     K_FOLDS,
-    features,
     fold_of,
     is_yes_no,
     load_model,
     strength,
     write_answer,
 )
+from synthesist.agents.extractive.answer_features import FEATURES, features
 from synthesist.agents.extractive.designs import Design
 from synthesist.agents.extractive.reading import read
 from synthesist.agents.report import validate_answer

@@ -2,7 +2,8 @@
 
 The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last
 two sentences) of the most relevant on-topic item, read by a small multinomial logistic regression over cue
-counts (:func:`features`: negation, hedging, direction, significance, question–sentence overlap). Its weights are
+counts (:func:`~.answer_features.features`: negation and its scope over the question's terms, hedging,
+direction, significance, evaluative words, the kind of question asked, question–sentence overlap). Its weights are
 fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: one model
 per fold (fold = sha1(pmid) % k) and one on all rows. A question whose pmid was in the training data is read by
 the fold model that did not see it (out-of-fold), so figures on the dev set stay honest.
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -31,54 +31,18 @@ import numpy as np
 
 from ...models import Answer
 from ..sufficiency import is_yes_no
+from .answer_features import conclusion_text, features
 from .designs import Design
 from .findings import cite
 from .reading import Reading
-from .text import split_sentences, terms
+from .text import split_sentences
 
 LABELS = ("yes", "no", "maybe")
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
-_CUES = {
-    "negation": r"\b(?:no|not|neither|nor|without|none|cannot|failed?|lack(?:ed|s)?|absence)\b|n't\b",
-    "no_difference": r"\b(?:no|not)\s+(?:\w+\s+){0,3}(?:significant|signific|differ|associat|effect|improv|increas|"
-    r"reduc|benefit|related|predict|correlat)",
-    "hedge": r"\b(?:may|might|could|possibl[ey]|suggests?|appears?|seems?|unclear|uncertain|inconclusive|"
-    r"further|warrant\w*|larger|needed|limited|controversial|remains?)\b",
-    "positive": r"\b(?:significant(?:ly)?|effective|improv\w*|increas\w*|reduc\w*|decreas\w*|associated|benefit\w*|"
-    r"safe|feasible|superior|predict\w*|correlat\w*|higher|lower|better)\b",
-    "strong": r"\b(?:clearly|strongly|confirm\w*|demonstrat\w*|show(?:s|ed|n)?|indicat\w*|conclude\w*)\b",
-    "contrast": r"\b(?:however|but|although|whereas|while)\b",
-    "p_value": r"\bp\s*[<=]\s*0?\.0[0-5]",
-    "aux_not": r"\b(?:do|does|did|is|are|was|were|could|can|should)\s+not\b|n't\b",
-    "similar": r"\b(?:similar|comparable|equivalent|equally|same|non-?inferior)\b",
-    "unlikely": r"\b(?:unlikely|no evidence|insufficient|not support\w*|not recommended)\b",
-}
-_PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _CUES.items()}
-_COMPARATIVE = re.compile(r"\b(?:differ\w*|better|more|less|superior|worse|compared|versus|vs)\b", re.I)
-FEATURES = (*_CUES, *(f"best_{cue}" for cue in _CUES), "q_negation", "q_comparative", "overlap", "words")
 K_FOLDS = 5
 STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
 MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
 STRENGTHS = ("very_low", "low", "moderate", "high")
-
-
-def conclusion_text(abstract: str) -> str:
-    """The conclusion sentences of an abstract: its conclusion section, else its last two sentences."""
-    sentences = split_sentences(abstract)
-    chosen = [s.text for s in sentences if s.is_conclusion] or [s.text for s in sentences[-2:]]
-    return " ".join(chosen)
-
-
-def features(question: str, abstract: str) -> np.ndarray:
-    """The cue vector of an abstract for a question; the same code at fit time and at run time."""
-    conclusion = conclusion_text(abstract)
-    asked = terms(question)
-    best = max((s.text for s in split_sentences(conclusion)), key=lambda text: len(asked & terms(text)), default="")
-    counts = [float(len(pattern.findall(text))) for text in (conclusion, best) for pattern in _PATTERNS.values()]
-    overlap = len(asked & terms(conclusion)) / max(1, len(asked))
-    q_negation = float(bool(_PATTERNS["negation"].search(question)))
-    q_comparative = float(bool(_COMPARATIVE.search(question)))
-    return np.array([*counts, q_negation, q_comparative, overlap, np.log1p(len(conclusion.split()))])
 
 
 def fold_of(pmid: str) -> int:

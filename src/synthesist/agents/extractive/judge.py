@@ -12,8 +12,9 @@ Each item counts by its topical weight (0 when off-topic, 1 when squarely on the
   ``10·(1 − e^(−points/7))``.
   A yes/no question's *direct answer* — the most relevant item at cosine ≥ :data:`DIRECT` (a question's own
   abstract clears it 95% of the time; the fifth-best other abstract, ~0.42, does not) whose conclusion the answer
-  model reads (:mod:`.answer`), not cell or animal work alone — adds :data:`ANSWER_POINTS` (half for a preprint): a study that squarely addresses the question and
-  states its conclusion answers it on its own; its design sets the strength of the answer, not whether there is one.
+  model reads (:mod:`.answer`), not cell or animal work alone — adds :data:`ANSWER_POINTS` (half for a preprint):
+  a study that squarely addresses the question and states its conclusion answers it on its own; its design sets
+  the strength of the answer, not whether there is one.
 - confidence (0–1): the larger of (a) how much on-topic evidence there is (45%), how many sources it came from
   (15%), how far the directions of its results agree (25%) and what share of the context is on topic (15%), and
   (b) the direct answer's calibrated confidence, P(its verdict is right), fitted on the dev set out-of-fold.
