@@ -97,7 +97,7 @@ class MemorySettings(Section):
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         "onnx-int8", description="How all-MiniLM-L6-v2 runs: torch (sentence-transformers), onnx (fp32) or "
-        "onnx-int8 (int8 MatMul weights, ~4x torch's rate at the same hybrid top-1); an ONNX export is made from "
+        "onnx-int8 (int8 MatMul weights, 3-4x torch's rate at the same hybrid top-1); an ONNX export is made from "
         "the packaged weights at first use under DATA_DIR/onnx. Vectors of different backends are kept apart.",
     )
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only, 0 = diversity only.")
