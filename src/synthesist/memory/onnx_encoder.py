@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -133,10 +134,23 @@ def _quantise(source: Path, target: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # types the fused ops' outputs leave unknown
-    )
+    advice = _WithoutAdvice()
+    logging.getLogger().addFilter(advice)
+    try:
+        quantize_dynamic(
+            str(source), str(target), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"],
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # types the fused ops leave unknown
+        )
+    finally:
+        logging.getLogger().removeFilter(advice)
+
+
+class _WithoutAdvice(logging.Filter):
+    """Drops the quantiser's root-logger advice to pre-process the model (meant for image models, and printed on the
+    user's terminal at the first run otherwise)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
 
 
 class OnnxEncoder:
