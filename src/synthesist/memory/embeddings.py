@@ -55,7 +55,9 @@ def default_model_path() -> Path:
 
 
 class Encoder(Protocol):
-    """A loaded model: unit float32 rows for ``texts``, in order."""
+    """A loaded model: unit float32 rows of ``dimension`` values for ``texts``, in order."""
+
+    dimension: int
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray: ...
 
@@ -111,7 +113,8 @@ def load_model(path: Path, backend: Backend = "torch", export_dir: Path | None =
     or threads. An ONNX backend exports the model into ``export_dir`` first if no current export is there."""
     if backend in ONNX_BACKENDS and export_dir is None:
         raise ValueError(f"the {backend} backend needs an export_dir")
-    key = f"{path.resolve()}|{backend}|{export_dir.resolve() if export_dir is not None else ''}"
+    exports = export_dir.resolve() if backend in ONNX_BACKENDS and export_dir is not None else ""
+    key = f"{path.resolve()}|{backend}|{exports}"
     with _MODELS_LOCK:
         loaded = _MODELS.get(key)
         if loaded is not None:
@@ -121,7 +124,7 @@ def load_model(path: Path, backend: Backend = "torch", export_dir: Path | None =
                 model = _open_encoder(path, backend, export_dir)
         except (OSError, ValueError, RuntimeError) as exc:
             raise EmbeddingModelError(path) from exc
-        loaded = LoadedModel(model=model, dimension=int(model.dimension), lock=threading.Lock())
+        loaded = LoadedModel(model=model, dimension=model.dimension, lock=threading.Lock())
         _MODELS[key] = loaded
         return loaded
 
