@@ -5,14 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
-from run_helpers import QUESTION, run_settings, write_library
+from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
 ray = pytest.importorskip("ray")
 if not Path("/proc").is_dir():  # pragma: no cover
     pytest.skip("the worker-kill test reads /proc (Linux)", allow_module_level=True)
 
+from synthesist.api import open_library_index  # noqa: E402
 from synthesist.batch import research_many, result_path  # noqa: E402
+from synthesist.composition import Seams, embedder_for, open_shared  # noqa: E402
+from synthesist.memory.library_index import library_text  # noqa: E402
+from synthesist.ray_backend import embed_on_ray  # noqa: E402
 from synthesist.testing import FixtureServer, Reply  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
@@ -129,3 +134,45 @@ async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(
         assert items[0].result is not None and items[0].error is None  # retried once, on another worker
     else:
         assert items[0].result is None and "failed on Ray after 2 attempts" in (items[0].error or "")
+
+
+def test_library_chunks_are_embedded_by_ray_workers_as_the_local_model_would(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    settings = run_settings(tmp_path / "data")
+    texts = [library_text(item) for item in LIBRARY_ITEMS] * 3
+    chunks = list(embed_on_ray(texts, settings=settings, address=None, chunk=4))
+    assert sorted(start for start, _ in chunks) == list(range(0, len(texts), 4))  # every chunk, once
+    vectors = np.zeros((len(texts), 384), dtype=np.float32)
+    for start, part in chunks:
+        vectors[start:start + len(part)] = part
+    local = embedder_for(settings).embed_sync(texts)
+    assert np.allclose(vectors, local, atol=1e-5)  # the same model and backend, in another process
+
+
+def test_a_library_index_built_over_ray_matches_a_local_build(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    library = write_library(tmp_path / "papers.jsonl")
+    settings = run_settings(tmp_path / "data")
+    shared = open_shared(settings)
+    index = open_library_index([library], settings=settings, seams=Seams(shared=shared), backend="ray")
+    assert shared.embedder.encoded_count == 0  # the driver embedded no record: the workers did
+    assert index.stats.embedded == index.stats.total == len(LIBRARY_ITEMS)
+    local = open_library_index([library], settings=run_settings(tmp_path / "local"), backend="local")
+    query = "metformin breast cancer risk"
+    ray_hits, local_hits = index.search(query, k=5), local.search(query, k=5)
+    assert [h.id for h in ray_hits] == [h.id for h in local_hits]
+    assert [round(h.score, 5) for h in ray_hits] == [round(h.score, 5) for h in local_hits]
+    again = open_library_index([library], settings=settings, seams=Seams(shared=shared), backend="ray")
+    assert again.stats.embedded == 0 and again.stats.reused == len(LIBRARY_ITEMS)  # nothing is embedded twice
+
+
+def test_the_cli_indexes_a_library_on_ray(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    library = write_library(tmp_path / "papers.jsonl")
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "synthesist.cli", "library", "index", str(library), "--backend", "ray"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{len(LIBRARY_ITEMS)} records indexed: {len(LIBRARY_ITEMS)} embedded, 0 reused" in done.stdout
+    again = subprocess.run(command[:-2], capture_output=True, text=True, env=env, timeout=300)  # local, same store
+    assert again.returncode == 0 and f"0 embedded, {len(LIBRARY_ITEMS)} reused" in again.stdout

@@ -24,11 +24,13 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent_framework import BaseChatClient
 
+from .agents.base import EXTRACTIVE
 from .agents.model_spec import default_model_spec
 from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
@@ -37,7 +39,6 @@ from .agents.search import LibrarySource
 from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
-from .agents.base import EXTRACTIVE
 from .composition import (
     ModelChoice,
     Seams,
@@ -56,7 +57,7 @@ from .errors import BadInputError
 from .events import Complete, Error, ErrorData, EventBase
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
-from .models import ResearchResult, SearchResult
+from .models import SOURCE_NAMES, ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager, RoundSteps
@@ -72,7 +73,6 @@ from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
-from .models import SOURCE_NAMES
 
 __all__ = [
     "LibraryLoad",
@@ -471,11 +471,20 @@ async def check_sources(
 
 def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None = None,
                        seams: Seams = Seams(),
-                       progress: Callable[[int, int], None] | None = None) -> LibraryIndex:
+                       progress: Callable[[int, int], None] | None = None,
+                       backend: Literal["local", "ray"] = "local", address: str | None = None) -> LibraryIndex:
     """Index a local library once (persistently, by content hash) and return the index; reopening an unchanged
     library embeds nothing. ``index.stats`` says what was embedded, reused and removed. ``progress(done,
-    total)`` follows the embedding of the records not embedded before."""
+    total)`` follows the embedding of the records not embedded before. ``backend="ray"`` embeds them as Ray
+    tasks over the cluster at ``address`` (None: a local one; ``"auto"``: the running one)."""
     settings = settings or current_settings()
     checked = check_library_paths(paths)
+    encode = None
+    if backend == "ray":
+        from .ray_backend import embed_on_ray  # noqa: PLC0415 — Ray loads only for this backend
+
+        encode = partial(embed_on_ray, settings=settings, address=address)
+    elif backend != "local":
+        raise BadInputError(f"unknown backend {backend!r}: local or ray")
     return index_library(load_usable_library(checked, settings), checked, seams.shared or open_shared(settings),
-                         progress)
+                         progress, encode=encode)

@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     index = library_commands.add_parser("index", help="embed a library once (unchanged records are reused)")
     index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    index.add_argument("--backend", choices=("local", "ray"), default="local",
+                       help="ray: embed the new records as Ray tasks over a cluster's workers")
+    index.add_argument("--address", help="with --backend ray: auto (the running cluster) or ray://HOST:PORT; "
+                       "default: a local cluster on this machine")
     search = library_commands.add_parser("search", help="rank a library's records for a query")
     search.add_argument("path", type=Path, metavar="PATH")
     search.add_argument("query", nargs="?", help="the query (or --queries FILE)")
@@ -361,7 +365,8 @@ def _library(api, args: argparse.Namespace) -> int:
               f"{len(loaded.notices)} fields cut")
         return EXIT_FAILED if loaded.problems else EXIT_OK
     if args.library_command == "index":
-        index = api.open_library_index(args.paths, progress=WaitBar(Console(stderr=True), "indexing").update)
+        index = api.open_library_index(args.paths, progress=WaitBar(Console(stderr=True), "indexing").update,
+                                       backend=args.backend, address=args.address)
         stats = index.stats
         print(f"{stats.total} records indexed: {stats.embedded} embedded, {stats.reused} reused, "
               f"{stats.removed} removed")

@@ -30,7 +30,8 @@ from .agents.visual.adapter import VisionAdapter
 from .config import Settings
 from .errors import BadInputError, ConfigError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
-from .memory.library_index import library_name
+from .memory.embeddings import VectorCache
+from .memory.library_index import BulkEncoder, library_name
 from .orchestrator.loop import Team
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
@@ -83,11 +84,15 @@ class Seams:
 
 def open_shared(settings: Settings) -> Shared:
     client = open_chroma(settings)
-    backend, export_dir = settings.memory.embedding_backend, settings.data_dir / "onnx"
-    cache = ChromaVectorCache.open(client, Embedder(backend=backend, export_dir=export_dir).model_id)
-    embedder = Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache, backend=backend,
-                        export_dir=export_dir)
-    return Shared(client=client, embedder=embedder)
+    cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)
+    return Shared(client=client, embedder=embedder_for(settings, cache=cache))
+
+
+def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Embedder:
+    """The embedder the settings ask for (model backend, ONNX exports under DATA_DIR/onnx, batch size): the
+    run's, and a Ray worker's when a library index is built over a cluster (the same vectors either way)."""
+    return Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache,
+                    backend=settings.memory.embedding_backend, export_dir=settings.data_dir / "onnx")
 
 
 def load_usable_library(paths: Sequence[Path], settings: Settings) -> LibraryLoad:
@@ -99,10 +104,12 @@ def load_usable_library(paths: Sequence[Path], settings: Settings) -> LibraryLoa
 
 
 def index_library(loaded: LibraryLoad, paths: Sequence[Path], shared: Shared,
-                  progress: Callable[[int, int], None] | None = None) -> LibraryIndex:
-    """Index a loaded library; vectors persist by content hash, so an unchanged library embeds nothing."""
+                  progress: Callable[[int, int], None] | None = None, *,
+                  encode: BulkEncoder | None = None) -> LibraryIndex:
+    """Index a loaded library; vectors persist by content hash, so an unchanged library embeds nothing.
+    ``encode`` embeds what is new elsewhere (a Ray cluster); by default the shared embedder does."""
     return LibraryIndex.build(loaded.evidence, embedder=shared.embedder, client=shared.client,
-                              name=library_name(paths), progress=progress)
+                              name=library_name(paths), progress=progress, encode=encode)
 
 
 async def open_models(

@@ -14,15 +14,19 @@
 - Workers are long-lived processes: the embedding model and the Chroma client load once per worker and serve every
   question it runs; a library index is built once in a shared store (a Chroma server, ``chroma_mode=http``) or
   re-opened from each worker's own persistent copy by content hash.
+- **A library index built over the cluster** (``synthesist library index PATH --backend ray``): the records not
+  embedded before are cut into chunks, each a Ray task embedded by its worker's model (:func:`embed_on_ray`); the
+  driver stores the vectors as they come back, so the index is the one a local build makes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import ray
 
 from .config import Settings
@@ -66,6 +70,12 @@ def _research_task(index: int, question: str, path: str, settings: Settings, opt
     return index, error
 
 
+def connect(address: str | None) -> None:
+    """Join the cluster at ``address`` (None: start a local one) unless this process already has."""
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+
+
 async def research_on_ray(
     pending: Sequence[tuple[int, str, Path]],
     *,
@@ -75,8 +85,7 @@ async def research_on_ray(
     on_done: Callable[[int, str | None], None],
 ) -> None:
     """Run ``pending`` (index, question, result path) as Ray tasks; ``on_done(index, error)`` as each finishes."""
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    connect(address)
     gate = RateGate.remote()
     # The settings travel pickled (secrets included: a JSON dump would mask them); the options are plain values.
     refs = {_research_task.remote(index, question, str(path), settings, options, gate): index
@@ -90,3 +99,39 @@ async def research_on_ray(
             except ray.exceptions.RayError as exc:  # the task's worker died twice, or Ray failed it
                 index, error = refs[ref], f"failed on Ray after {TASK_RETRIES + 1} attempts: {type(exc).__name__}"
             on_done(index, error)
+
+
+EMBED_CHUNK = 512
+"""Library texts per Ray task when an index is built over the cluster."""
+
+
+@ray.remote(max_retries=TASK_RETRIES)
+def _embed_task(texts: list[str], settings: Settings) -> np.ndarray:
+    """One chunk of a library embedded in a worker, by the model the settings ask for (loaded once a worker)."""
+    return _worker_embedder(settings).embed_sync(texts)
+
+
+_EMBEDDERS: dict[tuple[str, str, int], Any] = {}
+
+
+def _worker_embedder(settings: Settings) -> Any:
+    from .composition import embedder_for  # noqa: PLC0415 — in the worker, like the research task's imports
+
+    memory = settings.memory
+    key = (memory.embedding_backend, str(settings.data_dir), memory.embedding_batch_size)
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = embedder_for(settings)
+    return _EMBEDDERS[key]
+
+
+def embed_on_ray(texts: list[str], *, settings: Settings, address: str | None,
+                 chunk: int = EMBED_CHUNK) -> Iterator[tuple[int, np.ndarray]]:
+    """``texts`` embedded by Ray tasks of ``chunk`` texts each, spread over the cluster's workers; yields
+    ``(start, vectors)`` as each chunk comes back (a :data:`~synthesist.memory.library_index.BulkEncoder`)."""
+    connect(address)
+    refs = {_embed_task.remote(texts[start:start + chunk], settings): start for start in range(0, len(texts), chunk)}
+    waiting = list(refs)
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
+        for ref in done:
+            yield refs[ref], ray.get(ref)

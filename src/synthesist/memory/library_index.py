@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,10 @@ def library_text(evidence: Evidence, words: int = HEAD_WORDS) -> str:
     return " ".join(evidence_text(evidence).split()[:words])
 
 
+BulkEncoder = Callable[[list[str]], Iterable[tuple[int, np.ndarray]]]
+"""Embeds a list of texts, yielding ``(start, vectors)`` chunks (rows ``start…`` of the list) in any order."""
+
+
 class LibraryIndex:
     """Hybrid (dense + BM25) search over a fixed set of records. Build it with :meth:`build`."""
 
@@ -102,16 +106,21 @@ class LibraryIndex:
         name: str = "library",
         rrf_k: float = LIBRARY_RRF_K,
         progress: Progress | None = None,
+        encode: BulkEncoder | None = None,
     ) -> LibraryIndex:
         """Index ``evidence`` (records sharing an identifier are merged first). With ``client``, vectors are
         kept in the collection ``library-<name>`` and reused on the next build; without, nothing persists.
         ``progress(done, total)`` is called as the records to embed are embedded (first with ``done = 0``), and
-        each chunk is stored as soon as it is embedded, so an interrupted first build keeps what it did."""
+        each chunk is stored as soon as it is embedded, so an interrupted first build keeps what it did.
+        ``encode`` embeds the texts not stored yet elsewhere (e.g. spread over a Ray cluster's workers,
+        :func:`synthesist.ray_backend.embed_on_ray`), chunk by chunk as they come back; it must run the same
+        model and backend as ``embedder``, which embeds the queries."""
         records = merge_all(evidence)
         texts = [library_text(record) for record in records]
         keys = [content_hash(text) for text in texts]
+        chunks = encode or _local_chunks(embedder)
         if client is None:
-            vectors = _embed_in_chunks(embedder, texts, progress, lambda keys, vectors: None, keys)
+            vectors = _embed_in_chunks(chunks, embedder, texts, progress, lambda keys, vectors: None, keys)
             stats = IndexStats(embedded=len(set(keys)), reused=0, removed=0, total=len(records))
             return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k)
         metadata = {"model": embedder.model_id, "scheme": LIBRARY_SCHEME}
@@ -121,7 +130,8 @@ class LibraryIndex:
         found = {entry.id: entry.vector for entry in collection.get([k for k in wanted if k in stored_ids])}
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         if missing:
-            fresh = _embed_in_chunks(embedder, list(missing.values()), progress, collection.upsert, list(missing))
+            fresh = _embed_in_chunks(chunks, embedder, list(missing.values()), progress, collection.upsert,
+                                     list(missing))
             found.update(zip(missing, fresh, strict=True))
         removed = [key for key in stored_ids if key not in wanted]
         collection.delete(removed)
@@ -167,17 +177,27 @@ Progress = Callable[[int, int], None]
 CHUNK = 64
 
 
-def _embed_in_chunks(embedder: Embedder, texts: list[str], progress: Progress | None,
+def _local_chunks(embedder: Embedder) -> BulkEncoder:
+    def chunks(texts: list[str]) -> Iterator[tuple[int, np.ndarray]]:
+        for start in range(0, len(texts), CHUNK):
+            yield start, embedder.embed_sync(texts[start:start + CHUNK])
+
+    return chunks
+
+
+def _embed_in_chunks(chunks: BulkEncoder, embedder: Embedder, texts: list[str], progress: Progress | None,
                      store: Callable[[list[str], np.ndarray], None], keys: list[str]) -> np.ndarray:
-    """Embed ``texts`` a chunk at a time, storing each chunk under its ``keys`` and reporting progress."""
+    """Embed ``texts`` through ``chunks``, storing each chunk under its ``keys`` as it arrives and reporting
+    progress."""
     total = len(texts)
     if progress is not None:
         progress(0, total)
-    parts = []
-    for start in range(0, total, CHUNK):
-        vectors = embedder.embed_sync(texts[start:start + CHUNK])
-        store(keys[start:start + CHUNK], vectors)
-        parts.append(vectors)
+    vectors = np.zeros((total, embedder.dimension), dtype=np.float32) if total else None
+    done = 0
+    for start, part in chunks(texts):
+        vectors[start:start + len(part)] = part
+        store(keys[start:start + len(part)], part)
+        done += len(part)
         if progress is not None:
-            progress(min(start + CHUNK, total), total)
-    return np.concatenate(parts) if parts else np.zeros((0, embedder.dimension), dtype=np.float32)
+            progress(done, total)
+    return vectors if vectors is not None else np.zeros((0, embedder.dimension), dtype=np.float32)
