@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
-from synthesist.agents.extractive.answer import K_FOLDS, LABELS, fold_of
+from synthesist.agents.extractive.answer import K_FOLDS, LABELS, calibration_features, fold_of
 from synthesist.agents.extractive.answer_features import features
 
 OUT = Path(__file__).parent.parent / "src/synthesist/agents/extractive/answer_model.json"
@@ -46,18 +46,13 @@ def _probabilities(raw: dict[str, list], x: np.ndarray) -> np.ndarray:
     return exp / exp.sum(axis=1, keepdims=True)
 
 
-def _calibration_features(probabilities: np.ndarray) -> np.ndarray:
-    ordered = np.sort(probabilities, axis=1)[:, ::-1]
-    return np.stack([ordered[:, 0], ordered[:, 0] - ordered[:, 1]], axis=1)
-
-
 def _fit_calibration(p: np.ndarray, right: np.ndarray) -> dict[str, object]:
-    model = LogisticRegression(C=1.0, max_iter=2000).fit(_calibration_features(p), right)
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(calibration_features(p), right)
     return {"coef": model.coef_[0].round(6).tolist(), "intercept": round(float(model.intercept_[0]), 6)}
 
 
 def _apply_calibration(raw: dict, p: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-(_calibration_features(p) @ np.asarray(raw["coef"]) + raw["intercept"])))
+    return 1.0 / (1.0 + np.exp(-(calibration_features(p) @ np.asarray(raw["coef"]) + raw["intercept"])))
 
 
 def main(questions_path: str, library_path: str) -> None:

@@ -8,8 +8,9 @@ fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as `
 per fold (fold = sha1(pmid) % k) and one on all rows. A question whose pmid was in the training data is read by
 the fold model that did not see it (out-of-fold), so figures on the dev set stay honest.
 
-Each verdict carries a calibrated confidence, P(the verdict is right), from a two-feature logistic regression
-(top class probability, margin over the runner-up) fitted on out-of-fold predictions, again one per fold and one
+Each verdict carries a calibrated confidence, P(the verdict is right), from a logistic regression on the top class
+probability, its margin over the runner-up and the winning label (:func:`calibration_features`), fitted on
+out-of-fold predictions, again one per fold and one
 on all rows. The extractive judge reads it: a direct item whose verdict is likely right answers the question.
 
 Strength (GRADE-like): start from the best design among the answering items (meta-analysis, systematic review or
@@ -78,8 +79,16 @@ class Calibration:
     intercept: float
 
     def confidence(self, probabilities: np.ndarray) -> float:
-        top, second = np.sort(probabilities)[::-1][:2]
-        return float(1.0 / (1.0 + np.exp(-(self.coef @ np.array([top, top - second]) + self.intercept))))
+        x = calibration_features(probabilities[np.newaxis, :])[0]
+        return float(1.0 / (1.0 + np.exp(-(self.coef @ x + self.intercept))))
+
+
+def calibration_features(probabilities: np.ndarray) -> np.ndarray:
+    """Per row of P(yes), P(no), P(maybe): the top probability, its margin over the runner-up, and which label
+    won (one-hot: a *yes* verdict and a *no* verdict of the same margin are not equally often right)."""
+    ordered = np.sort(probabilities, axis=1)[:, ::-1]
+    won = np.eye(len(LABELS))[probabilities.argmax(axis=1)]
+    return np.column_stack([ordered[:, 0], ordered[:, 0] - ordered[:, 1], won])
 
 
 @dataclass(frozen=True)
