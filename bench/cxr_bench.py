@@ -75,7 +75,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cxr-bench-") as scratch:
         weights_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(scratch)
         if len(sys.argv) == 1:
-            from synthesist.tools.imaging.cxr.untrained import write_untrained_weights
+            from synthesist.testing.cxr_weights import write_untrained_weights
 
             start = time.perf_counter()
             write_untrained_weights(weights_dir)

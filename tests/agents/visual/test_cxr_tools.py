@@ -48,7 +48,7 @@ ANSWER = {"findings": [{"label": "Cardiac silhouette", "description": "Ratio quo
 @pytest.fixture(scope="session")
 def weights_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Both weight files of untrained networks, written once per session (a few seconds on 2 cores)."""
-    from synthesist.tools.imaging.cxr.untrained import write_untrained_weights
+    from synthesist.testing.cxr_weights import write_untrained_weights
 
     directory = tmp_path_factory.mktemp("cxr-weights")
     write_untrained_weights(directory)

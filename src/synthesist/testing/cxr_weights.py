@@ -1,4 +1,4 @@
-"""Weight files of UNTRAINED networks in the layout of :mod:`.weights`, for tests and benchmarks.
+"""Weight files of UNTRAINED networks in the layout of :mod:`synthesist.tools.imaging.cxr.weights`, for tests and benchmarks.
 
 They let the real loading, preprocessing, coordinate mapping and summaries run where the published weights are
 absent (no machine here reaches the internet). Their outputs mean nothing. The networks are randomly initialised
@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .architectures import DenseNet121, PSPNet
-from .weights import DENSENET_FILE, PSPNET_FILE
+from ..tools.imaging.cxr.architectures import DenseNet121, PSPNet
+from ..tools.imaging.cxr.weights import DENSENET_FILE, PSPNET_FILE
 
 
 def _settle_batch_norm(network: nn.Module, batch: torch.Tensor) -> nn.Module:
