@@ -17,6 +17,7 @@ of its content: a text already embedded in this process (by this embedder) or pr
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import os
 import threading
@@ -126,6 +127,9 @@ def load_model(path: Path, backend: Backend = "torch", export_dir: Path | None =
             raise EmbeddingModelError(path) from exc
         loaded = LoadedModel(model=model, dimension=model.dimension, lock=threading.Lock())
         _MODELS[key] = loaded
+        # The model's libraries leave ~0.7M long-lived objects; every full collection rescanned them, a 0.2-0.4 s
+        # pause of the event loop each (measured in bench/e2e_bench.py). Frozen, the collector skips them.
+        gc.freeze()
         return loaded
 
 
