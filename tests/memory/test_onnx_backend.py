@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -157,3 +158,14 @@ def test_importing_the_backends_imports_no_runtime() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert result.stdout.strip() == ""
+
+
+def test_the_onnx_thread_budget_follows_omp_num_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthesist.memory.onnx_encoder import cpu_budget
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray gives a one-CPU worker
+    assert cpu_budget() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "not a number")
+    assert cpu_budget() == len(os.sched_getaffinity(0))
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert cpu_budget() == len(os.sched_getaffinity(0))

@@ -153,6 +153,15 @@ class _WithoutAdvice(logging.Filter):
         return "pre-processing before quantization" not in record.getMessage()
 
 
+def cpu_budget() -> int:
+    """The threads this process should compute with: ``OMP_NUM_THREADS`` when set (a Ray worker gets its task's
+    CPUs there, so two workers on two cores do not run four threads), else the CPUs it may run on."""
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
+    except ValueError:
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 class OnnxEncoder:
     """Encodes texts with an exported graph: tokenised as sentence-transformers does (truncated at the model's
     maximum sequence length, padded to the longest text of each batch), texts sorted by length so a batch holds
@@ -165,7 +174,7 @@ class OnnxEncoder:
         _require_mean_pooling(model_path)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.intra_op_num_threads = threads or cpu_budget()
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {item.name for item in self._session.get_inputs()}
