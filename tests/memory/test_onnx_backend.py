@@ -17,7 +17,7 @@ from synthesist.config import MemorySettings, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
 from synthesist.memory.embeddings import default_model_path
 from synthesist.memory.library_index import library_text
-from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path
+from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path, open_export
 from synthesist.models import Evidence
 
 TEXTS = [
@@ -169,3 +169,14 @@ def test_the_onnx_thread_budget_follows_omp_num_threads(monkeypatch: pytest.Monk
     assert cpu_budget() == len(os.sched_getaffinity(0))
     monkeypatch.delenv("OMP_NUM_THREADS")
     assert cpu_budget() == len(os.sched_getaffinity(0))
+
+
+def test_a_damaged_export_is_made_again(export_dir: Path, tmp_path: Path) -> None:
+    good = export_path(default_model_path(), "onnx", export_dir)
+    if not good.is_file():
+        Embedder(backend="onnx", export_dir=export_dir).embed_sync(TEXTS[:1])
+    damaged = export_path(default_model_path(), "onnx", tmp_path)
+    damaged.write_bytes(good.read_bytes()[: good.stat().st_size // 3])  # cut short, as by a full disk
+    encoder = open_export(default_model_path(), "onnx", tmp_path)
+    assert encoder.encode(TEXTS[:1], 8).shape == (1, 384)
+    assert damaged.stat().st_size > good.stat().st_size // 2  # made again, whole

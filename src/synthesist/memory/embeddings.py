@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import EmbeddingModelError
-from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, ensure_export
+from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, open_export
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 
@@ -137,7 +137,7 @@ def _open_encoder(path: Path, backend: Backend, export_dir: Path | None) -> Sent
     if backend in ONNX_BACKENDS and export_dir is not None:
         if not (path / "config.json").is_file():
             raise OSError(f"no model at {path}")
-        return OnnxEncoder(ensure_export(path, backend, export_dir), path)
+        return open_export(path, backend, export_dir)
     # Imported here, not at module level: torch costs seconds, and most commands never embed anything.
     from sentence_transformers import SentenceTransformer
 

@@ -81,6 +81,22 @@ def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
     return target
 
 
+def open_export(model_path: Path, backend: Backend, export_dir: Path) -> OnnxEncoder:
+    """The encoder of ``backend``'s export, made first if needed. An export ONNX Runtime cannot load (a file cut
+    or damaged on disk) is set aside and made again, once; a second failure is a ``RuntimeError``."""
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument, InvalidProtobuf, NoSuchFile
+
+    target = ensure_export(model_path, backend, export_dir)
+    try:
+        return OnnxEncoder(target, model_path)
+    except (Fail, InvalidArgument, InvalidProtobuf, NoSuchFile):
+        target.unlink(missing_ok=True)
+    try:
+        return OnnxEncoder(ensure_export(model_path, backend, export_dir), model_path)
+    except (Fail, InvalidArgument, InvalidProtobuf, NoSuchFile) as exc:
+        raise RuntimeError(f"ONNX Runtime cannot load the {backend} export of {model_path.name}") from exc
+
+
 def _temporary(directory: Path) -> Path:
     handle, name = tempfile.mkstemp(dir=directory, suffix=".partial")
     os.close(handle)
