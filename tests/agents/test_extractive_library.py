@@ -145,3 +145,22 @@ def test_a_source_abstract_that_answers_its_question_ends_the_search(runs: list[
     # Stopping is worth it: the report's verdict agrees with the dataset more often when the judge stopped.
     right = [run.report.answer.verdict == gold[run.pmid] for run in sufficient if run.report.answer]
     assert sum(right) / len(right) >= 0.6
+
+def test_the_answer_and_summary_quote_only_what_answers_the_question(library_index: LibraryIndex,
+                                                                     embedder: Embedder) -> None:
+    # The example: the library holds the audit that answers it (pmid:12070552) and abstracts that share its
+    # words but not its subject (the hospital costs of tonsillectomy, antibiotics for coughs). Those may appear in
+    # the sections, never in the bottom line or the executive summary.
+    question = "Do antibiotics decrease post-tonsillectomy morbidity?"
+
+    async def report() -> ResearchReport:
+        memory = ResearchMemory(question, embedder=embedder)
+        await memory.add([hit.evidence for hit in await library_index.asearch(question, k=HITS)])
+        return await write_report(question, memory, embedder=embedder)
+
+    written = asyncio.run(report())
+    assert written.answer is not None and written.answer.evidence_ids == ("pmid:12070552",)
+    assert set(cited_ids(written.executive_summary)) == {"pmid:12070552"}
+    assert written.executive_summary.count("[pmid:12070552]") == 2  # two of its answer sentences, nothing else
+    assert set(cited_ids(" ".join(s.body for s in written.sections))) - {"pmid:12070552"}  # the others
+    assert "quote only the 1 on-topic item(s)" in written.limitations

@@ -31,6 +31,13 @@ MIN_ITEMS = 3
 """Read at least this many top-ranked items even when fewer are clearly on topic."""
 SUMMARY_SENTENCES, MECHANISM_SENTENCES, CLINICAL_SENTENCES = 4, 5, 6
 TRIALS_SHOWN, PREPRINTS_SHOWN = 8, 4
+SUMMARY_MIN_SENTENCES = 2
+"""When fewer items answer than this, the summary takes a second answer sentence from one it already quotes."""
+ANSWER_BAND = 0.15
+"""The answer and the executive summary quote only items whose question cosine is within this much of the most
+relevant on-topic item's: an item that shares the question's words but not its subject (the hospital costs of the
+same operation, antibiotics for another illness) falls below it, however much it clears the on-topic bar (0.4).
+On the dev questions a question's own abstract scores about 0.73 and the fifth-best other abstract about 0.42."""
 ANSWER_WEIGHT, TOPIC_WEIGHT = 0.06, 0.15
 """What an answer-bearing score (about 0–8) and the item's topical weight (0–1) add to a sentence's cosine when
 answers are chosen."""
@@ -74,9 +81,11 @@ async def write_report(
     readings = [(read(item), topical_weight(relevance[item.id])) for item in ranked if citable(item.id)]
     considered = _considered(readings)
     pool = await SentencePool.build(question, _candidates(considered), embedder=embedder)
-    picks = _pick(pool, relevance, terms(question))
-    on_topic = sorted(
-        (r for r, weight in readings if weight > 0 and not r.is_trial_record), key=lambda r: -relevance[r.id]
+    floor = answer_floor(relevance, [r.id for r, weight in readings if weight > 0])
+    picks = _pick(pool, relevance, terms(question), floor)
+    answering = sorted(
+        (r for r, weight in readings if weight > 0 and not r.is_trial_record and relevance[r.id] >= floor),
+        key=lambda r: -relevance[r.id],
     )
     trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
     sections = (
@@ -89,14 +98,15 @@ async def write_report(
     )
     quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials}
     report = ResearchReport(
-        answer=write_answer(question, on_topic, [r.designs for r in on_topic]),
+        answer=write_answer(question, answering, [r.designs for r in answering]),
         title=f"Research report: {question.strip()}",
         executive_summary=" ".join(cite(c.sentence.text, c.evidence_id) for c in picks.summary)
         or "None of the evidence collected holds a result or conclusion sentence on this question.",
         methodology=_methodology(memory, queries, len(considered), len(pool.candidates)),
         sections=sections,
         hypotheses_tested=_hypotheses(hypotheses, memory),
-        limitations=_limitations(memory, readings, quoted, partial_reason, errors),
+        limitations=_limitations(memory, readings, quoted, partial_reason, errors, floor=floor,
+                                 answering=len(answering)),
         conclusion=_conclusion(judge, picks.summary[0] if picks.summary else None),
         partial=partial_reason is not None,
         partial_reason=partial_reason,
@@ -116,24 +126,36 @@ class _Picks:
         return [*self.summary, *self.mechanisms, *self.clinical, *self.preprints]
 
 
-def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]) -> _Picks:
+def answer_floor(relevance: dict[str, float], on_topic: Sequence[str]) -> float:
+    """The question cosine an item needs to be quoted in the answer or the summary (:data:`ANSWER_BAND`)."""
+    return max((relevance[i] for i in on_topic), default=1.0) - ANSWER_BAND
+
+
+def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str], floor: float) -> _Picks:
     """The sentences of each part. The summary opens with the lead answer (:func:`_lead`); MMR picks the rest
-    from answer-bearing sentences of human studies first, then of any study; no sentence is quoted twice."""
+    from answer-bearing sentences of human studies first, then of any study, of items at or above ``floor``; no
+    sentence is quoted twice."""
 
     def preference(candidate: Candidate) -> float:
         return ANSWER_WEIGHT * answer_score(candidate.sentence, asked) + TOPIC_WEIGHT * candidate.weight
 
-    lead = _lead(pool, relevance, preference)
+    def answering(candidate: Candidate) -> bool:
+        return candidate.weight > 0 and relevance[candidate.evidence_id] >= floor
+
+    lead = _lead(pool, relevance, preference, answering)
     summary = [lead] if lead else []
     used = {c.sentence.text for c in summary}
     for required in (("answer", "human"), ("answer",)):
         accept, taken = _peer_reviewed(*required), frozenset(c.evidence_id for c in summary)
         summary += pool.select(
-            lambda c, accept=accept, taken=taken: accept(c) and c.weight > 0 and c.evidence_id not in taken,
+            lambda c, accept=accept, taken=taken: accept(c) and answering(c) and c.evidence_id not in taken,
             SUMMARY_SENTENCES - len(summary),
             used=used,
             prefer=preference,
         )
+    if len(summary) < SUMMARY_MIN_SENTENCES:  # few items answer: the lead item's next answer sentence
+        summary += pool.select(lambda c: _peer_reviewed("answer")(c) and answering(c),
+                               SUMMARY_MIN_SENTENCES - len(summary), used=used, prefer=preference)
     return _Picks(
         summary=summary,
         mechanisms=pool.select(_peer_reviewed("mechanism"), MECHANISM_SENTENCES, per_item=2, used=used),
@@ -143,11 +165,12 @@ def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]
 
 
 def _lead(
-    pool: SentencePool, relevance: dict[str, float], preference: Callable[[Candidate], float]
+    pool: SentencePool, relevance: dict[str, float], preference: Callable[[Candidate], float],
+    answering: Callable[[Candidate], bool],
 ) -> Candidate | None:
     """The most answer-bearing sentence of the peer-reviewed item closest to the question (a human study when
     there is one): the study most about the question speaks first."""
-    answers = [c for c in pool.candidates if _peer_reviewed("answer")(c) and c.weight > 0]
+    answers = [c for c in pool.candidates if _peer_reviewed("answer")(c) and answering(c)]
     if not answers:
         return None
     top = max(answers, key=lambda c: ("human" in c.tags, relevance[c.evidence_id])).evidence_id
@@ -243,6 +266,9 @@ def _limitations(
     quoted: set[str],
     partial_reason: str | None,
     errors: Sequence[str],
+    *,
+    floor: float,
+    answering: int,
 ) -> str:
     total = len(memory)
     on_topic = [r for r, weight in readings if weight > 0]
@@ -257,6 +283,10 @@ def _limitations(
         f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4); "
         f"the other {total - len(on_topic)} were set aside as off-topic and are not quoted in the answer or summary.",
     ]
+    if on_topic:
+        lines.append(f"The answer and the summary quote only the {answering} on-topic item(s) within "
+                     f"{ANSWER_BAND:g} of the most relevant one (cosine at least {floor:.2f}); the sections may "
+                     "quote the others.")
     if preprints:
         lines.append(f"{preprints} item(s) are preprints, not peer-reviewed.")
     if not any(r.designs & strong for r in on_topic):
