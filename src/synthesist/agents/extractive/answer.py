@@ -1,9 +1,11 @@
 """The bottom line without a model: a verdict, a cited statement and a GRADE-like strength.
 
 The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last
-two sentences) of the most relevant on-topic item, read by a small multinomial logistic regression over cue
-counts (:func:`~.answer_features.features`: negation and its scope over the question's terms, hedging,
-direction, significance, evaluative words, the kind of question asked, question–sentence overlap). Its weights are
+two sentences) of the most relevant on-topic item, read by a small logistic regression (yes or no, balanced
+class weights: PubMedQA's *maybe* conclusions read like *yes* ones, and a reader that may say *maybe* is right less
+often; how sure the reading is lives in its calibrated confidence) over cue counts
+(:func:`~.answer_features.features`: negation and its scope over the question's terms, hedging, direction,
+significance, evaluative words, the kind of question asked, question–sentence overlap). Its weights are
 fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: one model
 per fold (fold = sha1(pmid) % k) and one on all rows. A question whose pmid was in the training data is read by
 the fold model that did not see it (out-of-fold), so figures on the dev set stay honest.
@@ -39,6 +41,7 @@ from .reading import Reading
 from .text import split_sentences
 
 LABELS = ("yes", "no", "maybe")
+"""PubMedQA's answers; the model says a subset of them (its ``labels``)."""
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
 K_FOLDS = 5
 STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
@@ -53,21 +56,23 @@ def fold_of(pmid: str) -> int:
 
 @dataclass(frozen=True)
 class Model:
-    """A fitted multinomial logistic regression on standardized features."""
+    """A fitted logistic regression on standardized features, as a softmax over ``labels`` (one coefficient row
+    and intercept per label)."""
 
+    labels: tuple[str, ...]
     mean: np.ndarray
     scale: np.ndarray
     coef: np.ndarray
     intercept: np.ndarray
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        """P(yes), P(no), P(maybe) for one feature vector."""
+        """The probability of each of :attr:`labels` for one feature vector."""
         logits = self.coef @ ((x - self.mean) / self.scale) + self.intercept
         exp = np.exp(logits - logits.max())
         return exp / exp.sum()
 
     def predict(self, x: np.ndarray) -> str:
-        return LABELS[int(np.argmax(self.probabilities(x)))]
+        return self.labels[int(np.argmax(self.probabilities(x)))]
 
 
 @dataclass(frozen=True)
@@ -84,10 +89,10 @@ class Calibration:
 
 
 def calibration_features(probabilities: np.ndarray) -> np.ndarray:
-    """Per row of P(yes), P(no), P(maybe): the top probability, its margin over the runner-up, and which label
-    won (one-hot: a *yes* verdict and a *no* verdict of the same margin are not equally often right)."""
+    """Per row of label probabilities: the top probability, its margin over the runner-up, and which label won
+    (one-hot: a *yes* verdict and a *no* verdict of the same margin are not equally often right)."""
     ordered = np.sort(probabilities, axis=1)[:, ::-1]
-    won = np.eye(len(LABELS))[probabilities.argmax(axis=1)]
+    won = np.eye(probabilities.shape[1])[probabilities.argmax(axis=1)]
     return np.column_stack([ordered[:, 0], ordered[:, 0] - ordered[:, 1], won])
 
 
@@ -119,7 +124,7 @@ class AnswerModel:
         else:
             model, calibration, out_of_fold = self.full, self.calibration, False
         probabilities = model.probabilities(x)
-        return ItemVerdict(LABELS[int(np.argmax(probabilities))], calibration.confidence(probabilities), out_of_fold)
+        return ItemVerdict(model.predict(x), calibration.confidence(probabilities), out_of_fold)
 
     def predict(self, x: np.ndarray, pmid: str | None = None) -> tuple[str, bool]:
         """The label, and whether it is out-of-fold (``pmid`` was a training row, read by the model without it)."""
@@ -128,7 +133,8 @@ class AnswerModel:
 
 
 def _model(raw: dict[str, list]) -> Model:
-    return Model(*(np.asarray(raw[key], dtype=float) for key in ("mean", "scale", "coef", "intercept")))
+    arrays = (np.asarray(raw[key], dtype=float) for key in ("mean", "scale", "coef", "intercept"))
+    return Model(tuple(raw["labels"]), *arrays)
 
 
 def _calibration(raw: dict[str, Any]) -> Calibration:
