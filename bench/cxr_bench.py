@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
+from _shared import SHARED, require
+
 IMAGES = ("00000001_000.png", "00027426_000.png", "16747_3_1.jpg")
 REPEATS = 3
 
@@ -67,8 +67,7 @@ def main() -> None:
         tool, weights_dir = sys.argv[2].split("@", 1)
         print(json.dumps(measure(tool, Path(weights_dir))))
         return
-    if not all((SHARED / "images" / name).exists() for name in IMAGES):
-        raise SystemExit(f"the shared images are not in {SHARED / 'images'} (set SYNTHESIST_SHARED)")
+    require(*(f"images/{name}" for name in IMAGES))
     figure("machine", f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
            f"python {platform.python_version()}")
     figure("load average at start (1, 5, 15 min)", ", ".join(f"{v:.1f}" for v in os.getloadavg()))

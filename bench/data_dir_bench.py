@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
+from _shared import SHARED
+
 from synthesist import api
 from synthesist.config import load_settings
-
-SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or Path(__file__).resolve().parent.parent.parent / "shared")
 
 
 def size(path: Path) -> int:

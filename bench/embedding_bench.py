@@ -18,12 +18,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _shared import SHARED, require
 from tokenizers import Tokenizer
 
 from synthesist.memory import Embedder, LibraryIndex
@@ -32,9 +32,6 @@ from synthesist.memory.library_index import IndexStats, library_text
 from synthesist.memory.onnx_encoder import ensure_export
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
 
 
 def figure(name: str, value: str) -> None:
@@ -121,9 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--export-dir", type=Path, help="where the ONNX exports live (default: a temporary folder)")
     args = parser.parse_args(argv)
-    if not (SHARED / "corpus" / "library.jsonl").exists():
-        print(f"shared corpus not found at {SHARED} (set SYNTHESIST_SHARED)", file=sys.stderr)
-        return 2
+    require("corpus/library.jsonl", "corpus/questions_dev.jsonl")
     with tempfile.TemporaryDirectory() as work:
         run(args.backends.split(","), args.rounds, args.export_dir or Path(work))
     return 0

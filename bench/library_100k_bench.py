@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+from _shared import SHARED, require
 from chromadb.api import ClientAPI
 
 from synthesist.config import load_settings
@@ -37,8 +38,6 @@ from synthesist.memory import Embedder, LibraryIndex, open_chroma
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
 FIRST_SYNTHETIC_PMID = 90_000_000
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -192,9 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--data-dir", type=Path, help="keep the index here (default: a temporary folder)")
     args = parser.parse_args(argv)
-    if not (SHARED / "corpus" / "library.jsonl").exists():
-        print(f"shared corpus not found at {SHARED} (set SYNTHESIST_SHARED)", file=sys.stderr)
-        return 2
+    require("corpus/library.jsonl", "corpus/questions_dev.jsonl")
     with tempfile.TemporaryDirectory() as work:
         data_dir = args.data_dir or Path(work) / "data"
         run(args.size, args.backend, args.seed, data_dir, Path(work))

@@ -12,12 +12,12 @@ import platform
 import re
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _shared import SHARED, require
 
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
@@ -25,8 +25,6 @@ from synthesist.memory.pool import EvidencePool
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -100,11 +98,8 @@ def bench_library(rows: list[dict], questions: list[dict]) -> None:
 
 
 def main() -> int:
-    library = SHARED / "corpus" / "library.jsonl"
-    if not library.exists():
-        print(f"shared corpus not found at {SHARED} (set SYNTHESIST_SHARED)", file=sys.stderr)
-        return 2
-    rows = read_jsonl(library)
+    require("corpus/library.jsonl", "corpus/questions_dev.jsonl")
+    rows = read_jsonl(SHARED / "corpus" / "library.jsonl")
     questions = read_jsonl(SHARED / "corpus" / "questions_dev.jsonl")
     figure("machine", f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
     Embedder().embed_sync(["load the model once"])
