@@ -115,6 +115,24 @@ def test_research_runs_offline_and_writes_the_report_files(tmp_path: Path) -> No
     assert events[0]["type"] == "started" and events[-1]["type"] == "complete"
 
 
+def test_the_default_int8_backend_announces_its_one_time_export_and_then_runs_without_it(tmp_path: Path) -> None:
+    # The suite pins torch (conftest); a user's first run exports the packaged model to ONNX int8 in the data
+    # directory while the run starts, and the started line says so once. The second run finds the export.
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral",
+           "SYNTHESIST_MEMORY__EMBEDDING_BACKEND": "onnx-int8"}
+    notice = "first use of the onnx-int8 embedding backend: exporting the model"
+    with FixtureServer() as server:
+        server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+        env["SYNTHESIST_PUBMED__BASE_URL"] = server.url
+        runs = [run_cli("research", "metformin cancer", "--sources", "pubmed", "--model", "extractive",
+                        "--max-rounds", "1", env=env, timeout=300) for _ in range(2)]
+    assert [done.returncode for done in runs] == [0, 0], runs[-1].stderr
+    assert notice in runs[0].stderr and notice not in runs[1].stderr
+    assert list((tmp_path / "data" / "onnx").glob("*-onnx-int8-*.onnx"))
+    assert all("search_complete: 3 new" in done.stderr for done in runs)
+
+
 def test_library_search_reuses_the_index_and_embeds_no_record(library_index, library_data_dir: Path,
                                                                shared_dir: Path) -> None:
     """The session fixture indexed the library under this data dir: a CLI call must embed no record again."""

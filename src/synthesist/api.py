@@ -40,6 +40,7 @@ from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
 from .composition import (
+    NO_SEAMS,
     ModelChoice,
     Seams,
     Shared,
@@ -147,7 +148,7 @@ async def stream(
     vision: str | None = None,
     record: Path | str | None = None,
     replay: Path | str | None = None,
-    seams: Seams = Seams(),
+    seams: Seams = NO_SEAMS,
 ) -> AsyncIterator[EventBase]:
     """Run one question and yield its typed events; the last is ``complete`` carrying the result.
 
@@ -195,7 +196,7 @@ def _tape_manifest(options: RunOptions, paths: Sequence[Path]) -> dict[str, Any]
 
 async def resume(run_id: str, *, settings: Settings | None = None, model: ModelChoice = None,
                  out_dir: Path | str | None = None, control: RunControl | None = None,
-                 seams: Seams = Seams()) -> AsyncIterator[EventBase]:
+                 seams: Seams = NO_SEAMS) -> AsyncIterator[EventBase]:
     """Continue a killed run from its last checkpointed round; nothing it had collected is lost. A run that had
     already finished is not run again: its stored result comes back in one ``complete`` event that says so."""
     settings = settings or current_settings()
@@ -247,6 +248,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
     async with AsyncExitStack() as stack:
         magentic = await _magentic_client(settings, seams.chat_client, stack)  # bad config fails before any work
         shared = seams.shared or await asyncio.to_thread(open_shared, settings)
+        exporting = await asyncio.to_thread(shared.embedder.export_pending)
         warming = asyncio.create_task(shared.embedder.warm())  # overlaps model building, the plan, the searches
         stack.push_async_callback(_settle, warming)
         paths = tuple(Path(p) for p in options.libraries)
@@ -296,7 +298,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
-                         notice=_engine_notice(model, settings), warnings=tuple(warnings),
+                         notice=_engine_notice(model, settings, exporting=exporting), warnings=tuple(warnings),
                          preparations=tuple(preparations))
         async for event in run_stream(ctx):
             if isinstance(event, Complete):
@@ -358,12 +360,18 @@ def _image_step(options: RunOptions, settings: Settings, vision, http, sources) 
     return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
 
 
-def _engine_notice(model: ModelChoice, settings: Settings) -> str:
-    """How the engines were chosen, when the user did not choose them: said once, in the ``started`` event."""
+def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool = False) -> str:
+    """How the engines were chosen, when the user did not choose them, and a first-use wait (the embedding model
+    exported to ONNX while the run starts): said once, in the ``started`` event."""
     if model is not None and not isinstance(model, str):
-        return "scripted or custom models"
-    spec, reason = default_model_spec(settings)
-    return scrub(reason if spec == "extractive" else f"model {spec} ({reason})")
+        notice = "scripted or custom models"
+    else:
+        spec, reason = default_model_spec(settings)
+        notice = scrub(reason if spec == "extractive" else f"model {spec} ({reason})")
+    if exporting:
+        notice += (f"; first use of the {settings.memory.embedding_backend} embedding backend: exporting the "
+                   "model in the background (about 10 s, once per data directory)")
+    return notice
 
 
 async def _open_memory(options, settings, shared: Shared, run_id, checkpoint) -> ResearchMemory:
@@ -421,7 +429,7 @@ async def search(
     sources: str | Sequence[str] | None = None,
     limit: int | None = None,
     settings: Settings | None = None,
-    seams: Seams = Seams(),
+    seams: Seams = NO_SEAMS,
 ) -> SearchResult:
     """Search the selected network sources once, concurrently: merged evidence and per-source errors."""
     settings = settings or current_settings()
@@ -448,7 +456,7 @@ async def check_sources(
     names: str | Sequence[str] | None = None,
     *,
     settings: Settings | None = None,
-    seams: Seams = Seams(),
+    seams: Seams = NO_SEAMS,
 ) -> list[SourceCheck]:
     """Ask each network source one small query, without retries or cache, and report reachability."""
     settings = with_overrides(settings or current_settings(), {"http": {
@@ -470,7 +478,7 @@ async def check_sources(
 
 
 def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None = None,
-                       seams: Seams = Seams(),
+                       seams: Seams = NO_SEAMS,
                        progress: Callable[[int, int], None] | None = None,
                        backend: Literal["local", "ray"] = "local", address: str | None = None) -> LibraryIndex:
     """Index a local library once (persistently, by content hash) and return the index; reopening an unchanged

@@ -82,6 +82,10 @@ class Seams:
     vision: VisionAdapter | None = None
 
 
+NO_SEAMS = Seams()
+"""The default: everything built by the composition root (frozen, so one instance serves every call)."""
+
+
 def open_shared(settings: Settings) -> Shared:
     client = open_chroma(settings)
     cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)

@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from . import api
 from .agents.report_format import render_markdown
-from .composition import Seams, open_shared
+from .composition import NO_SEAMS, Seams, open_shared
 from .config import Settings, current_settings
 from .errors import BadInputError
 from .events import Complete, Progress
@@ -44,7 +44,7 @@ def _brief(item: Evidence) -> dict[str, Any]:
 
 
 def build_server(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (),
-                 seams: Seams = Seams()) -> MCPServer:
+                 seams: Seams = NO_SEAMS) -> MCPServer:
     """The MCP server with Synthesist's tools (run it with ``.run("stdio")`` or ``.run("streamable-http")``)."""
     settings = settings or current_settings()
     paths = check_library_paths(libraries) if libraries else ()

@@ -180,3 +180,10 @@ def test_a_damaged_export_is_made_again(export_dir: Path, tmp_path: Path) -> Non
     encoder = open_export(default_model_path(), "onnx", tmp_path)
     assert encoder.encode(TEXTS[:1], 8).shape == (1, 384)
     assert damaged.stat().st_size > good.stat().st_size // 2  # made again, whole
+
+
+def test_an_embedder_says_when_loading_will_export_first(export_dir: Path, tmp_path: Path) -> None:
+    Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the module's export exists
+    assert not Embedder(backend="onnx-int8", export_dir=export_dir).export_pending()
+    assert Embedder(backend="onnx-int8", export_dir=tmp_path).export_pending()  # an empty folder
+    assert not Embedder(backend="torch").export_pending()

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__, api
 from ..agents.report_format import render_bibtex, render_markdown
-from ..composition import Seams, open_shared
+from ..composition import NO_SEAMS, Seams, open_shared
 from ..config import Settings, current_settings
 from ..errors import BadInputError
 from ..inputs import check_library_paths, check_question, parse_source_names
@@ -113,7 +113,7 @@ class _Busy(Exception):
 
 
 def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (), token: str | None = None,
-               max_runs: int = 4, seams: Seams = Seams()) -> FastAPI:
+               max_runs: int = 4, seams: Seams = NO_SEAMS) -> FastAPI:
     """The service's FastAPI app (``uvicorn.run(create_app(...))``)."""
     service = Service(settings or current_settings(), check_library_paths(libraries) if libraries else (),
                       token=token, max_runs=max_runs, seams=seams)
