@@ -12,8 +12,8 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import BadInputError, ImageError
-from .tools.imaging import load_image
 from .models import SOURCE_NAMES
+from .tools.imaging import load_image
 
 
 def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:

@@ -26,11 +26,10 @@ from extractive_samples import (
 from synthesist.agents.citations import cited_ids, validate_report
 from synthesist.agents.extractive import assess, generate, question_relevance, write_report
 from synthesist.agents.extractive.reading import read
-from synthesist.config import RunSettings
 from synthesist.agents.extractive.report import CLINICAL, MECHANISMS, PREPRINTS, TRIALS
 from synthesist.agents.extractive.selection import Candidate, SentencePool
 from synthesist.agents.report_format import render_markdown
-from synthesist.config import MemorySettings
+from synthesist.config import MemorySettings, RunSettings
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import PREPRINT_LABEL, ResearchReport
 

@@ -20,7 +20,6 @@ from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chrom
 from synthesist.models import Evidence, Identifiers, ResearchResult
 from synthesist.orchestrator.checkpoint import RunOptions
 from synthesist.orchestrator.emitter import Emitter
-from synthesist.prompts import Boundary, render
 from synthesist.orchestrator.loop import RoundSteps
 from synthesist.orchestrator.magentic import (
     HYPOTHESIZER,
@@ -32,6 +31,7 @@ from synthesist.orchestrator.magentic import (
 )
 from synthesist.orchestrator.runner import RunContext, run_stream
 from synthesist.orchestrator.stop_rules import StopRules, is_sufficient
+from synthesist.prompts import Boundary, render
 from synthesist.testing import ScriptedChatClient
 from synthesist.testing.chat_client import ScriptedCall, function_call, progress_ledger
 
@@ -118,7 +118,8 @@ def _order(events: list[EventBase], kind: str) -> list[int]:
 
 
 def _role_calls(client: ScriptedChatClient, role: str) -> list[ScriptedCall]:
-    return [call for call in client.calls if call.instructions.startswith(render(f"magentic_{role}", boundary=Boundary()).split(".")[0])]
+    opening = render(f"magentic_{role}", boundary=Boundary()).split(".")[0]
+    return [call for call in client.calls if call.instructions.startswith(opening)]
 
 
 async def test_scripted_magentic_run_searches_judges_and_reports_from_memory(tmp_path, embedder, small_library):

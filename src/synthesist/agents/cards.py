@@ -23,12 +23,12 @@ from functools import lru_cache
 from ..config import ModelSettings
 from ..models import Evidence
 from ..prompts import TRUNCATED_MARK
+from .citations import MARKER
 from .extractive.designs import Design
 from .extractive.findings import answer_score
 from .extractive.reading import TITLE, read
 from .extractive.text import terms
 from .extractive.trials import trial_sentence
-from .citations import MARKER
 
 TITLE_CHARS = 200
 

@@ -2,8 +2,8 @@
 
 ``scrub`` replaces the values of secret-looking environment variables (provider keys, the NCBI key, anything named
 ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) and common key shapes (``sk-…``, ``sk-ant-…``,
-``Bearer …``, ``api_key=…`` in URLs, ``user:password@`` in URLs) with ``[REDACTED]``. ``SecretFilter`` applies it to log records; install it
-on the handlers (a filter on a logger does not see records propagated from its children).
+``Bearer …``, ``api_key=…`` in URLs, ``user:password@`` in URLs) with ``[REDACTED]``. ``SecretFilter`` applies it
+to log records; install it on the handlers (a filter on a logger does not see records propagated from its children).
 """
 
 from __future__ import annotations

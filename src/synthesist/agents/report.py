@@ -16,8 +16,8 @@ from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
 from ..models import Answer, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
-from .cards import prompt_cards
 from .base import AgentOutput, ModelAgent, llm_or_extractive
+from .cards import prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
@@ -180,7 +180,8 @@ def validate_answer(answer: Answer, resolve: Resolver) -> Answer:
     if ids:
         return answer.model_copy(update={"statement": statement, "evidence_ids": ids})
     return answer.model_copy(update={
-        "verdict": None if answer.verdict is None else "insufficient", "statement": statement or "No collected evidence supports an answer.",
+        "verdict": None if answer.verdict is None else "insufficient",
+        "statement": statement or "No collected evidence supports an answer.",
         "strength": "very_low", "strength_reason": "no collected evidence cited", "evidence_ids": ()})
 
 

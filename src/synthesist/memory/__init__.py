@@ -10,8 +10,8 @@ from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
 from .pool import AddResult, MergeRecord
 from .research_memory import ResearchMemory
 from .run_collection import drop_run_collection, run_collections
-from .snapshot import SnapshotError
 from .scope import NoActiveRunError, current_memory, use_memory
+from .snapshot import SnapshotError
 from .store import ChromaVectorCache, MemoryStoreError, open_chroma
 
 __all__ = [

@@ -49,8 +49,9 @@ class StopRules:
             return "no_evidence", "no source returned any evidence"
         if assessment is not None and is_sufficient(assessment, self.rules):
             return "sufficient", (
-                f"judge: sufficient for a {assessment.question_type} question (mechanism {assessment.mechanism.score:g}, clinical "
-                f"{assessment.clinical.score:g}, confidence {assessment.confidence:.2f})"
+                f"judge: sufficient for a {assessment.question_type} question "
+                f"(mechanism {assessment.mechanism.score:g}, clinical {assessment.clinical.score:g}, "
+                f"confidence {assessment.confidence:.2f})"
             )
         if self.rules.token_budget is not None and tokens_used >= self.rules.token_budget:
             return "budget", f"token budget reached ({tokens_used} of {self.rules.token_budget})"

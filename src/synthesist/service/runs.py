@@ -52,7 +52,7 @@ class RunHandle:
         index = next((i for i, event in enumerate(self.events) if event.seq > after_seq), len(self.events))
         while True:
             async with self._changed:
-                await self._changed.wait_for(lambda: index < len(self.events) or self.done)
+                await self._changed.wait_for(lambda: index < len(self.events) or self.done)  # noqa: B023 (awaited here)
                 batch = self.events[index:]
                 finished = self.done
             for event in batch:

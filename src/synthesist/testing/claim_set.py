@@ -82,7 +82,7 @@ def build_claim_set(records: Sequence[Evidence]) -> list[LabelledClaim]:
             (_first(findings, _flip_direction), False, "direction"),
             (_first(findings, _flip_negation), False, "negation"),
             (_first(findings, _change_number), False, "number"),
-            (_first(sentences, lambda s: _change_population(s, record.content)), False, "population"),
+            (_first(sentences, lambda s: _change_population(s, record.content)), False, "population"),  # noqa: B023
             (_never_made(record, usable[index + 1:] + usable[:index]), False, "never_made"),
         ]
         claims.extend(LabelledClaim(f"{_body(text)} [{record.id}].", record, supported, kind)

@@ -1,4 +1,5 @@
-"""Weight files of UNTRAINED networks in the layout of :mod:`synthesist.tools.imaging.cxr.weights`, for tests and benchmarks.
+"""Weight files of UNTRAINED networks in the layout of :mod:`synthesist.tools.imaging.cxr.weights`, for tests and
+benchmarks.
 
 They let the real loading, preprocessing, coordinate mapping and summaries run where the published weights are
 absent (no machine here reaches the internet). Their outputs mean nothing. The networks are randomly initialised

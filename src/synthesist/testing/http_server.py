@@ -8,9 +8,10 @@ Sources are exercised with the real httpx client and the real parsers against th
         settings = ...(pubmed={"base_url": server.url})
 
 Each route holds a queue of replies: they are served in order and the last one repeats; a reply may also be a
-function of the request (``Callable[[Request], Reply]``), for answers that depend on what was asked. ``latency`` delays every
-reply (simulated network latency for benchmarks). Every request (GET or POST) is recorded with its arrival time,
-its headers and, for POST, its body — e.g. the JSON an OpenAI-compatible client sent to ``/v1/chat/completions``.
+function of the request (``Callable[[Request], Reply]``), for answers that depend on what was asked. ``latency``
+delays every reply (simulated network latency for benchmarks). Every request (GET or POST) is recorded with its
+arrival time, its headers and, for POST, its body — e.g. the JSON an OpenAI-compatible client sent to
+``/v1/chat/completions``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from ..config import EuropePMCSettings
 from ..errors import ParseError
 from ..identity import evidence_id, make_identifiers, nct_numbers, registry_links
-from ..models import Evidence, PREPRINT_LABEL, SourceLink, VersionLink
+from ..models import PREPRINT_LABEL, Evidence, SourceLink, VersionLink
 from .http import Fetcher
 from .source import load_json, parse_each, rank_by_position
 

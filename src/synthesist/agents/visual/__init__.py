@@ -10,6 +10,7 @@ one, a deterministic protocol measures the image. See docs/architecture/visual.m
 """
 
 from ...errors import VisualLoopError
+from ...models import Usage
 from .adapter import AdapterReply, OpenAIChatAdapter, VisionAdapter, build_vision_adapter, parse_chat_completion
 from .agent import VisualAgent
 from .processor import MAX_TURNS_CEILING, AgenticProcessor
@@ -19,7 +20,6 @@ from .report import ImageFinding, VisualReport, findings_as_evidence, turn_summa
 from .rewards import Combined, ExactMatch, IoU, OnField, TokenF1
 from .search_tools import ImageSearchTool, LiteratureSearchTool
 from .tooling import SearchTool, ToolBox
-from ...models import Usage
 from .types import AgenticResult, ToolCall, ToolResult, Turn
 
 __all__ = [

@@ -23,10 +23,10 @@ import httpx
 
 from ...config import Settings
 from ...errors import ConfigError, ModelError
+from ...models import Usage
 from ...tools.http import RetryPolicy, parse_retry_after
 from ..model_spec import ModelSpec, parse_model_spec, provider_endpoint
 from ..redaction import scrub
-from ...models import Usage
 from .types import ToolCall
 
 log = logging.getLogger("synthesist.visual")

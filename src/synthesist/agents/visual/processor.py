@@ -31,6 +31,7 @@ from typing import Any
 
 from ...config import VisualSettings
 from ...errors import VisualLoopError
+from ...models import Usage
 from ...prompts import Boundary
 from ...tools.imaging import ImageManager
 from .adapter import AdapterReply, VisionAdapter
@@ -50,7 +51,6 @@ from .instructions import (
 )
 from .salvage import ContinueValueError, coerce_continue, extract_json, repair_truncated, rewrap_subschema_keys
 from .tooling import ToolBox
-from ...models import Usage
 from .types import AgenticResult, RequestKind, StopReason, ToolResult, Turn
 
 log = logging.getLogger("synthesist.visual")

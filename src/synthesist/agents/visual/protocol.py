@@ -14,7 +14,6 @@ weights' identity, and their data goes under ``measurements["cxr"]``.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any

@@ -10,8 +10,8 @@
   ``asyncio.gather``: searches overlap their network waits, while viewer tools take the manager in call order
   (one lock; they run in a worker thread so a large image does not block the event loop).
 
-A failing call (bad arguments, unknown tool, a source error, a bug in the tool) becomes a failed :class:`ToolResult` the model reads;
-it never stops the loop.
+A failing call (bad arguments, unknown tool, a source error, a bug in the tool) becomes a failed :class:`ToolResult`
+the model reads; it never stops the loop.
 """
 
 from __future__ import annotations
