@@ -1,15 +1,20 @@
-"""The MCP server over stdio, driven by the official SDK's own client, against the shared library (no network)."""
+"""The MCP server over stdio and over streamable HTTP, driven by the official SDK's own clients, against the shared
+library (no network)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from synthesist.memory import LibraryIndex
 
@@ -57,3 +62,60 @@ async def test_research_and_lookups_through_the_sdk_client_over_stdio(
 
         missing = await session.call_tool("get_evidence", {"id": "pmid:1"})
         assert missing.is_error and "no evidence 'pmid:1' in this session" in missing.content[0].text
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def _listening(port: int, server: subprocess.Popen, log: Path, seconds: float = 90) -> None:
+    """Wait until the server accepts connections on 127.0.0.1:``port`` (it imports the SDK and opens the library)."""
+    for _ in range(int(seconds * 10)):
+        assert server.poll() is None, log.read_text()
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.1)
+            continue
+        writer.close()
+        await writer.wait_closed()
+        return
+    raise AssertionError(f"nothing listened on port {port} within {seconds} s")
+
+
+@pytest.mark.shared
+async def test_research_and_lookups_through_the_sdk_client_over_streamable_http(
+        library_index: LibraryIndex, library_data_dir: Path, shared_dir: Path, tmp_path: Path) -> None:
+    library, port = shared_dir / "corpus" / "library.jsonl", _free_port()
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(library_data_dir)}
+    log_path = tmp_path / "server.log"
+    log = log_path.open("w")
+    server = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "mcp", "--http", str(port), "--library",
+                               str(library)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    try:
+        await _listening(port, server, log_path)
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            assert names == {"research", "search_literature", "search_library", "get_evidence"}
+            hits = _payload(await session.call_tool("search_library", {"query": QUESTION, "k": 3}))
+            assert [hit["id"] for hit in hits][:1] == ["pmid:17113061"] and len(hits) == 3
+            answered = _payload(await session.call_tool(
+                "research", {"question": QUESTION, "sources": ["library"], "max_rounds": 1},
+                progress_callback=on_progress))
+            assert answered["answer"]["evidence_ids"] == ["pmid:17113061"] and progress
+            cited = answered["references"][0]["evidence_id"]
+            assert _payload(await session.call_tool("get_evidence", {"id": cited}))["id"] == cited
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+
