@@ -360,7 +360,7 @@ def _image_step(options: RunOptions, settings: Settings, vision, http, sources) 
     return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
 
 
-def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool = False) -> str:
+def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -> str:
     """How the engines were chosen, when the user did not choose them, and a first-use wait (the embedding model
     exported to ONNX while the run starts): said once, in the ``started`` event."""
     if model is not None and not isinstance(model, str):

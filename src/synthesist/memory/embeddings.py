@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..errors import EmbeddingModelError
-from .onnx_encoder import EXPORT_RECIPE, ONNX_BACKENDS, Backend, OnnxEncoder, open_export
+from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, export_on_disk, open_export
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 
@@ -195,12 +195,11 @@ class Embedder:
 
     def export_pending(self) -> bool:
         """Whether loading will first export the model to ONNX (an ONNX backend with no export of this model and
-        backend in ``export_dir`` yet): a one-time wait of about ten seconds a run should announce. Looks for the
-        file by name without hashing the weights, so a stale export of an updated model is not noticed here."""
+        backend in ``export_dir`` yet, :func:`~.onnx_encoder.export_on_disk`): a one-time wait of about ten
+        seconds a run should announce."""
         if self.backend not in ONNX_BACKENDS or self._export_dir is None:
             return False
-        pattern = f"{self.model_path.name}-*-{self.backend}-{EXPORT_RECIPE}.onnx"
-        return not any(self._export_dir.glob(pattern))
+        return not export_on_disk(self.model_path, self.backend, self._export_dir)
 
     async def warm(self) -> None:
         """Load the model now, in a worker thread (a run starts this while its first model call and searches are

@@ -53,9 +53,20 @@ def model_digest(model_path: Path) -> str:
 
 def export_path(model_path: Path, backend: Backend, export_dir: Path) -> Path:
     """Where the export of ``model_path`` for ``backend`` lives: keyed by the model's digest, backend and recipe."""
+    return export_dir / _export_name(model_path, backend, model_digest(model_path)[:16])
+
+
+def export_on_disk(model_path: Path, backend: Backend, export_dir: Path) -> bool:
+    """Whether ``export_dir`` holds an export of this model folder for ``backend`` and the current recipe, found by
+    name without hashing the weights (cheap enough to ask as a run starts; an export of an older version of the
+    model counts, though loading would make a new one)."""
+    return any(export_dir.glob(_export_name(model_path, backend, "*")))
+
+
+def _export_name(model_path: Path, backend: Backend, digest: str) -> str:
     if backend not in ONNX_BACKENDS:
         raise ValueError(f"no ONNX export for backend {backend!r}")
-    return export_dir / f"{model_path.name}-{model_digest(model_path)[:16]}-{backend}-{EXPORT_RECIPE}.onnx"
+    return f"{model_path.name}-{digest}-{backend}-{EXPORT_RECIPE}.onnx"
 
 
 def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
