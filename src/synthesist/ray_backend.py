@@ -7,7 +7,8 @@
   layout as the local backend (:func:`synthesist.batch.result_path`), so a batch resumes the same whichever backend
   ran it. Results come back as they finish (``on_item``); the list is in input order.
 - **One rate budget:** a :class:`RateGate` actor holds one sliding-window limiter per host; every worker's HTTP
-  calls reserve their slot there (:meth:`~synthesist.tools.ratelimit.RateLimitRegistry.use_remote`).
+  calls take their permits there and report when each request left
+  (:meth:`~synthesist.tools.ratelimit.RateLimitRegistry.use_remote`).
 - **Nothing lost:** a worker that dies mid-question (its process killed) makes Ray run the task again, once, on
   another worker; a question that fails twice is recorded as failed with the reason. A question's own failure
   (bad input, an internal error) is recorded at once.
@@ -22,6 +23,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,7 @@ import numpy as np
 import ray
 
 from .config import Settings
-from .tools.ratelimit import RateLimiter
+from .tools.ratelimit import RateLimiter, RateLimitRegistry
 
 TASK_RETRIES = 1
 """A task whose worker died is run again once (Ray's system-failure retries); then it is recorded as failed."""
@@ -38,21 +40,24 @@ TASK_RETRIES = 1
 
 @ray.remote(num_cpus=0)
 class RateGate:
-    """One limiter per host for the whole cluster; workers ask it for their next slot."""
+    """One limiter per host for the whole cluster: workers take their permits here and report here when each
+    request left (wall-clock times, comparable across the workers of a machine)."""
 
     def __init__(self) -> None:
-        self._limiters: dict[str, RateLimiter] = {}
+        self._limits = RateLimitRegistry()
 
-    def reserve(self, host: str, rate_per_second: float) -> float:
-        limiter = self._limiters.get(host)
-        if limiter is None:
-            limiter = self._limiters[host] = RateLimiter(rate_per_second)
-        elif rate_per_second < limiter.rate:
-            limiter.set_rate(rate_per_second)
-        return limiter.reserve()
+    def take(self, host: str, rate_per_second: float) -> tuple[int | None, float]:
+        limiter = self._limits.for_host(host, rate_per_second, clock=time.time)
+        assert isinstance(limiter, RateLimiter)  # this registry is never remote
+        return limiter.take()
+
+    def sent(self, host: str, ticket: int, at: float) -> None:
+        limiter = self._limits.existing(host)
+        if limiter is not None:
+            limiter.sent(ticket, at)
 
     def defer(self, host: str, seconds: float) -> None:
-        limiter = self._limiters.get(host)
+        limiter = self._limits.existing(host)
         if limiter is not None:
             limiter.defer(seconds)
 

@@ -114,7 +114,7 @@ async def test_no_evidence_still_ends_with_a_report(shared, tmp_path) -> None:
 
 
 async def test_timeout_mid_round_yields_a_partial_report(shared, library, tmp_path) -> None:
-    slow_judge = scripted_model(SUFFICIENT, latency=5.0)
+    slow_judge = scripted_model(SUFFICIENT, latency=120.0)
     events = await collect(QUESTION, sources="library", libraries=[library],
                            model={"judge": slow_judge, "search": "extractive", "hypothesis": "extractive",
                                   "report": "extractive"},
@@ -125,7 +125,7 @@ async def test_timeout_mid_round_yields_a_partial_report(shared, library, tmp_pa
     assert result.stop_reason == "timeout" and result.partial and "timed out" in result.report.partial_reason
     assert result.evidence and cited_ids(report_text(result))  # what round 1 collected is in the report
     assert any(e.type == "error" and e.data.kind == "timeout" for e in events)
-    assert result.seconds < 8
+    assert result.seconds < 60  # cut at the 4 s timeout, not after the judge's 120 s (a margin for a busy machine)
 
 
 async def test_cancel_stops_the_rounds_and_still_reports(shared, library, tmp_path) -> None:

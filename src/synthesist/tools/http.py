@@ -25,7 +25,7 @@ import httpx
 from ..config import HttpSettings, Settings
 from ..errors import RateLimitedError, SourceError, SourceTimeoutError, SourceUnreachableError
 from .cache import ResponseCache
-from .ratelimit import RATE_LIMITS, RateLimitRegistry
+from .ratelimit import RATE_LIMITS, Permit, RateLimitRegistry
 
 log = logging.getLogger("synthesist.http")
 
@@ -87,9 +87,12 @@ class Fetcher:
         timeout = timeout or self._http.timeout
         attempt, connect_failures = 0, 0
         while True:
-            await limiter.acquire()
+            permit = await limiter.acquire()
             try:
-                status, headers, body = await self._exchange(source, url, params, timeout)
+                try:
+                    status, headers, body = await self._exchange(source, url, params, timeout, permit)
+                finally:
+                    permit.sent()  # if the trace did not say so already (a failed connection, a replay)
             except httpx.TimeoutException as exc:
                 error: SourceError = SourceTimeoutError(source, timeout)
                 retry_after, cause = None, exc
@@ -124,14 +127,20 @@ class Fetcher:
             await self._retry.wait(attempt, retry_after, f"{source}: {error.kind}")
 
     async def _exchange(self, source: str, url: str, params: Mapping[str, object] | None,
-                        timeout: float) -> tuple[int, httpx.Headers, bytes]:
+                        timeout: float, permit: Permit) -> tuple[int, httpx.Headers, bytes]:
         """One GET with its redirects followed by hand: only to the same scheme, host and port (the parameters,
         an API key among them, never travel to another host), at most ``MAX_REDIRECTS`` hops; the body is
-        streamed and refused past ``http.max_body_bytes``."""
+        streamed and refused past ``http.max_body_bytes``. ``permit`` is told the moment the request has left."""
         origin = _origin(httpx.URL(url))
         target, query = httpx.URL(url), params
+
+        async def trace(event: str, info: object) -> None:
+            if event.endswith("send_request_body.complete"):
+                permit.sent()
+
         for _ in range(MAX_REDIRECTS + 1):
-            async with self._client.stream("GET", target, params=query, timeout=timeout) as answer:
+            async with self._client.stream("GET", target, params=query, timeout=timeout,
+                                           extensions={"trace": trace}) as answer:
                 location = answer.headers.get("location")
                 if answer.status_code in REDIRECT_STATUSES and location:
                     target, query = answer.url.join(location), None

@@ -57,7 +57,7 @@ class WebSource:
         return self._client
 
     async def search(self, query: str, limit: int) -> list[Evidence]:
-        await self._limiter.acquire()
+        permit = await self._limiter.acquire()
         client = self._ddgs()
         try:
             rows = await asyncio.to_thread(
@@ -71,6 +71,8 @@ class WebSource:
             if "no results" in str(exc).lower():
                 return []
             raise SourceError(self.name, "web search failed", kind="unreachable") from exc
+        finally:
+            permit.sent()  # ddgs's requests left somewhere inside the call: counted until it returned
         return parse_web_results(rows or [])[:limit]
 
 

@@ -66,12 +66,10 @@ class OpenIDouble:
 async def test_independent_search_tools_run_concurrently(manager: ImageManager) -> None:
     log: list[tuple[str, str, float]] = []
     box = ToolBox(manager, VIEWER_TOOLS, [SlowSearch("a", log), SlowSearch("b", log)])
-    started = time.perf_counter()
     results = await box.run([tool_call("a"), tool_call("b"), tool_call("get_intensity_stats")])
-    elapsed = time.perf_counter() - started
 
     assert [r.name for r in results] == ["a", "b", "get_intensity_stats"] and all(r.ok for r in results)
-    assert elapsed < 0.55  # two 0.3 s searches overlapped
+    # the two searches overlapped: both started before either ended (order, not a stopwatch: holds under load)
     assert [event[:2] for event in log[:2]] == [("a", "start"), ("b", "start")]
 
 

@@ -93,7 +93,7 @@ def test_pillow_decompression_bomb_is_translated():
     started = time.monotonic()
     with pytest.raises(ImageError, match="too many pixels"):
         load_image(crafted_png(100_000, 100_000), max_pixels=10**12, max_bytes=1_000)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 20  # refused from the header: decoding 10^10 pixels would take far longer
 
 
 def test_truncated_png_is_a_clear_error(tmp_path: Path):
