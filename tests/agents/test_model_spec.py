@@ -9,7 +9,15 @@ from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
 
 from synthesist.agents.llm import build_model
-from synthesist.agents.model_spec import NO_LLM_REASON, ModelSpec, default_model_spec, parse_model_spec, spec_for_agent
+from synthesist.agents.model_spec import (
+    NO_LLM_REASON,
+    ModelSpec,
+    default_model_spec,
+    parse_model_spec,
+    spec_for_agent,
+    split_label,
+)
+from synthesist.agents.pricing import estimate_cost
 from synthesist.config import Settings, load_settings
 from synthesist.errors import ConfigError
 
@@ -150,3 +158,16 @@ def test_local_spec_without_llama_cpp_says_how_to_install(settings: Settings, tm
     with pytest.raises(ConfigError, match=r"llama-cpp-python.*pip install") as caught:
         build_model(f"local:{model}", settings)
     assert "DGGML_NATIVE=OFF" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("label", "parts"),
+    [("ollama:llama3.1:8b", ("ollama", "llama3.1:8b")), ("openai:gpt-4o", ("openai", "gpt-4o")),
+     ("openrouter:openai/gpt-4o", ("openrouter", "openai/gpt-4o")), ("gpt-4o", ("", "gpt-4o")),
+     ("llama3.1:8b", ("", "llama3.1:8b"))],
+)
+def test_one_label_parser_reads_every_usage_label_back(label: str, parts: tuple[str, str]) -> None:
+    """The visual agent's and the Magentic participants' costs both read labels this way (one of them once took
+    ``ollama:llama3.1:8b`` for the model ``8b`` of a provider ``ollama:llama3.1``)."""
+    assert split_label(label) == parts
+    assert estimate_cost(*split_label("openai:gpt-4o"), 1_000_000, 0) == 2.50

@@ -110,6 +110,13 @@ def parse_model_spec(spec: str) -> ModelSpec:
     return ModelSpec(cast(ModelKind, kind), rest)
 
 
+def split_label(label: str) -> tuple[str, str]:
+    """A usage label's provider and model name, the one way labels are read back: ``ollama:llama3.1:8b`` →
+    ``("ollama", "llama3.1:8b")``; a label without a known provider prefix is all name (``("", "gpt-4o")``)."""
+    prefix, colon, rest = label.partition(":")
+    return (prefix, rest) if colon and prefix in PROVIDER_KINDS else ("", label)
+
+
 def _compatible(spec: str, rest: str) -> ModelSpec:
     name, at, url = rest.partition("@")
     name, url = name.strip(), url.strip()

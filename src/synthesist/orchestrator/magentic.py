@@ -36,6 +36,7 @@ from agent_framework import (
 from agent_framework.orchestrations import MagenticBuilder, MagenticOrchestratorEventType
 from pydantic import Field
 
+from ..agents.model_spec import split_label
 from ..agents.pricing import estimate_cost
 from ..agents.query_plan import QueryPlan
 from ..config import RunSettings
@@ -98,7 +99,7 @@ class UsageRecorder(ChatMiddleware):
     def record(self, *usages: Any) -> None:
         tokens = [sum(int((usage or {}).get(key) or 0) for usage in usages)
                   for key in ("input_token_count", "output_token_count")]
-        kind, _, name = self.model.partition(":")
+        kind, name = split_label(self.model)
         self.memory.record_usage(TokenUsage(
             agent=self.role, model=self.model, input_tokens=tokens[0], output_tokens=tokens[1], requests=1,
             cost_usd=estimate_cost(kind, name, tokens[0], tokens[1]), round=self.memory.round))

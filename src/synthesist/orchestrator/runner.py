@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.model_spec import split_label
 from ..agents.pricing import estimate_cost
 from ..agents.redaction import scrub
 from ..agents.report import ReportAgent
@@ -285,7 +286,7 @@ def _record_vision_usage(ctx: RunContext, step: ImageStep, report: VisualReport)
     usage = report.result.usage if report.result is not None else None
     if step.adapter is None or usage is None or not usage.requests:
         return
-    kind, _, name = step.adapter.label.rpartition(":")
+    kind, name = split_label(step.adapter.label)
     cost = estimate_cost(kind or "openai", name, usage.input_tokens, usage.output_tokens)
     ctx.memory.record_usage(TokenUsage(agent="visual", model=step.adapter.label, input_tokens=usage.input_tokens,
                                        output_tokens=usage.output_tokens, requests=usage.requests, cost_usd=cost,
