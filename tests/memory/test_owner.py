@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,19 @@ def test_an_embedded_store_is_refused_while_another_process_uses_the_directory(t
     code, _out, err = finish(cli("runs", "prune", "--older-than", "1d", data_dir=data_dir,
                                  SYNTHESIST_MEMORY__CHROMA_MODE="embedded"))
     assert code == 0, err  # alone on the directory, the embedded store opens
+
+
+def test_the_store_is_reached_directly_even_behind_a_proxy(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}"  # a proxy that answers nothing: any request through it fails
+    code, out, err = finish(cli("doctor", data_dir=tmp_path / "data", HTTP_PROXY=dead, HTTPS_PROXY=dead,
+                                http_proxy=dead, https_proxy=dead))
+    assert code == 0 and "all read back" in out, out + err
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -77,6 +78,7 @@ def open_chroma(settings: Settings) -> ClientAPI:
             return client
         with translated(f"open ({memory.chroma_mode})"):
             if memory.chroma_mode == "persistent":
+                _loopback_direct()
                 client = chromadb.HttpClient(host=HOST, port=int(key[2]), settings=chroma_settings)
             elif memory.chroma_mode == "embedded":
                 if str(path) not in _EMBEDDED_LOCKS:
@@ -89,6 +91,15 @@ def open_chroma(settings: Settings) -> ClientAPI:
                 client = chromadb.EphemeralClient(settings=chroma_settings)
         _CLIENTS[key] = client
         return client
+
+
+def _loopback_direct() -> None:
+    """Chroma's HTTP client honours HTTP(S)_PROXY (httpx ``trust_env``) even for 127.0.0.1: keep the loopback
+    address out of any proxy, so the data directory's server is reached directly and nothing leaves the machine."""
+    for name in ("NO_PROXY", "no_proxy"):
+        entries = [entry.strip() for entry in os.environ.get(name, "").split(",") if entry.strip()]
+        if HOST not in entries:
+            os.environ[name] = ",".join([*entries, HOST])
 
 
 def release_stores() -> None:
