@@ -302,7 +302,7 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
                          notice=_engine_notice(model, settings, exporting=exporting),
-                         warnings=(*shared.notes, *warnings),
+                         warnings=(*(shared.notes if seams.shared is None else ()), *warnings),
                          preparations=tuple(preparations))
         async for event in run_stream(ctx):
             if isinstance(event, Complete):

@@ -64,7 +64,8 @@ def build_network_sources(
 @dataclass(frozen=True)
 class Shared:
     """Expensive objects shared by every run of a process (or batch): the Chroma client and the embedder.
-    ``notes``: what opening them repaired (a damaged embedding cache set aside), for the runs to report."""
+    ``notes``: what opening them repaired (a damaged embedding cache set aside), for the run that opened them to
+    report (a batch or a service that shares them logs it once instead of repeating it in every run)."""
 
     client: ClientAPI
     embedder: Embedder
