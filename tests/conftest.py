@@ -12,6 +12,7 @@ import pytest
 from synthesist.config import Settings, load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
 from synthesist.memory.library_index import library_name
+from synthesist.memory.store import release_stores
 from synthesist.models import Evidence
 from synthesist.testing import FixtureServer
 from synthesist.tools.library import load_library
@@ -45,6 +46,14 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("SYNTHESIST_MEMORY__EMBEDDING_BACKEND", "torch")
     monkeypatch.chdir(tmp_path)  # no stray .env
     RATE_LIMITS.clear()
+
+
+@pytest.fixture(autouse=True)
+def _release_stores() -> Iterator[None]:
+    """A test that opened a data directory's store stops using it when it ends, so that directory's Chroma
+    server stops by itself (none outlives the session, and they do not pile up while it runs)."""
+    yield
+    release_stores()
 
 
 @pytest.fixture

@@ -176,3 +176,27 @@ def test_the_cli_indexes_a_library_on_ray(tmp_path: Path) -> None:
     assert f"{len(LIBRARY_ITEMS)} records indexed: {len(LIBRARY_ITEMS)} embedded, 0 reused" in done.stdout
     again = subprocess.run(command[:-2], capture_output=True, text=True, env=env, timeout=300)  # local, same store
     assert again.returncode == 0 and f"0 embedded, {len(LIBRARY_ITEMS)} reused" in again.stdout
+
+
+async def test_a_batch_on_the_default_persistent_store_leaves_the_library_searchable(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from synthesist.api import check_store  # noqa: PLC0415
+    from synthesist.config import load_settings  # noqa: PLC0415
+
+    library = write_library(tmp_path / "papers.jsonl")
+    settings = load_settings(data_dir=tmp_path / "data", search={"max_results": 10}, run={"max_rounds": 1})
+    assert settings.memory.chroma_mode == "persistent"  # the default: the data directory's own Chroma server
+    questions = [QUESTION, "Does metformin improve survival after breast cancer?",
+                 "Is metformin linked to lower cancer incidence?", "Does metformin act through AMPK?"]
+    options = {"sources": "library", "libraries": [library], "model": "extractive", "settings": settings}
+    on_ray = await research_many(questions, out_dir=tmp_path / "ray", backend="ray", **options)
+    assert all(item.result is not None for item in on_ray), [item.error for item in on_ray]
+    # the workers wrote one store through one server: it reads back, and nothing is embedded again
+    index = open_library_index([library], settings=settings)
+    assert index.stats.embedded == 0 and index.stats.reused == index.stats.total == len(LIBRARY_ITEMS)
+    assert index.search("metformin breast cancer", k=3)
+    health = check_store(settings=settings)
+    assert health.healthy and any(item.name.startswith("library-") for item in health.collections)
+    local = await research_many(questions, out_dir=tmp_path / "local", backend="local", **options)
+    for remote, here in zip(on_ray, local, strict=True):  # the same results as a local batch
+        assert remote.result.report.answer == here.result.report.answer
+        assert sorted(e.id for e in remote.result.evidence) == sorted(e.id for e in here.result.evidence)

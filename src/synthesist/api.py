@@ -58,6 +58,8 @@ from .errors import BadInputError
 from .events import Complete, Error, ErrorData, EventBase
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
+from .memory.health import StoreHealth
+from .memory.health import check_store as _check_store
 from .models import SOURCE_NAMES, ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
@@ -259,10 +261,11 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
             sources.append(library)
             warnings += [loaded.summary()] if loaded.summary() else []
 
-            async def index(progress, library=library, loaded=loaded) -> None:
+            async def index(progress, library=library, loaded=loaded) -> str | None:
                 library.index = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
+                return library.index.stats.repaired
 
-            preparations.append(Preparation("indexing the library", index))
+            preparations.append(Preparation("indexing the library", index, source="library"))
         cassette = None
         if tape is not None and tape.mode == "replay":
             cassette = await asyncio.to_thread(Cassette.replay, tape.directory)
@@ -298,7 +301,8 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
-                         notice=_engine_notice(model, settings, exporting=exporting), warnings=tuple(warnings),
+                         notice=_engine_notice(model, settings, exporting=exporting),
+                         warnings=(*(shared.notes if seams.shared is None else ()), *warnings),
                          preparations=tuple(preparations))
         async for event in run_stream(ctx):
             if isinstance(event, Complete):
@@ -496,3 +500,9 @@ def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None
         raise BadInputError(f"unknown backend {backend!r}: local or ray")
     return index_library(load_usable_library(checked, settings), checked, seams.shared or open_shared(settings),
                          progress, encode=encode)
+
+
+def check_store(*, repair: bool = False, settings: Settings | None = None) -> StoreHealth:
+    """Open the data directory's store and read each collection back (``synthesist doctor``); with ``repair``,
+    set aside what does not read (it is rebuilt at next use) or, if the store cannot be opened, the whole store."""
+    return _check_store(settings or current_settings(), repair=repair)

@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
                        "or SYNTHESIST_SERVICE_TOKEN")
     serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
+    doctor = commands.add_parser("doctor", help="check that each collection of DATA_DIR's store reads back")
+    doctor.add_argument("--repair", action="store_true",
+                        help="set aside what does not read back (rebuilt at next use)")
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
@@ -132,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
                    "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
-                   "mcp": _mcp}[args.command]
+                   "mcp": _mcp, "doctor": _doctor}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
@@ -368,6 +371,7 @@ def _library(api, args: argparse.Namespace) -> int:
         index = api.open_library_index(args.paths, progress=WaitBar(Console(stderr=True), "indexing").update,
                                        backend=args.backend, address=args.address)
         stats = index.stats
+        _say_repaired(stats)
         print(f"{stats.total} records indexed: {stats.embedded} embedded, {stats.reused} reused, "
               f"{stats.removed} removed")
         return EXIT_OK
@@ -376,6 +380,7 @@ def _library(api, args: argparse.Namespace) -> int:
         raise BadInputError("give a query (or --queries FILE with one query per line)")
     index = api.open_library_index([args.path], progress=WaitBar(Console(stderr=True), "indexing").update)
     stats = index.stats
+    _say_repaired(stats)
     print(f"library: {stats.total} records ({stats.embedded} embedded now, {stats.reused} reused)", file=sys.stderr)
     for query, hits in zip(queries, index.search_many(queries, k=args.k), strict=True):
         rows = [{"id": h.id, "pmid": h.pmid, "score": round(h.score, 6), "title": h.label} for h in hits]
@@ -387,6 +392,30 @@ def _library(api, args: argparse.Namespace) -> int:
             for rank, row in enumerate(rows, 1):
                 _say(f"{rank:2d}. {row['score']:.4f} {row['id']:<18} {row['title'][:90]}")
     return EXIT_OK
+
+
+def _say_repaired(stats) -> None:
+    if stats.repaired:
+        print(f"repaired: {stats.repaired}", file=sys.stderr)
+
+
+def _doctor(api, args: argparse.Namespace) -> int:
+    health = api.check_store(repair=args.repair)
+    if health.moved_to is not None:
+        _say(f"the store could not be opened; it was moved to {health.moved_to} and starts empty")
+    if health.unopened is not None:
+        _error(f"{health.unopened}")
+        return EXIT_FAILED
+    for item in health.collections:
+        if item.problem is None:
+            _say(f"ok        {item.name} ({item.entries} entries)")
+        elif item.repaired:
+            _say(f"repaired  {item.name}: did not read back ({item.problem}); set aside, rebuilt at next use")
+        else:
+            _say(f"DAMAGED   {item.name}: does not read back ({item.problem}); fix: {health.fix}")
+    _say(f"{len(health.collections)} collections in {health.data_dir / 'chroma'}: "
+         + ("all read back" if health.healthy else f"damaged; fix: {health.fix}"))
+    return EXIT_OK if health.healthy else EXIT_FAILED
 
 
 def _read_lines(path: Path) -> list[str]:

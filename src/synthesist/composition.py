@@ -63,10 +63,13 @@ def build_network_sources(
 
 @dataclass(frozen=True)
 class Shared:
-    """Expensive objects shared by every run of a process (or batch): the Chroma client and the embedder."""
+    """Expensive objects shared by every run of a process (or batch): the Chroma client and the embedder.
+    ``notes``: what opening them repaired (a damaged embedding cache set aside), for the run that opened them to
+    report (a batch or a service that shares them logs it once instead of repeating it in every run)."""
 
     client: ClientAPI
     embedder: Embedder
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,8 @@ NO_SEAMS = Seams()
 def open_shared(settings: Settings) -> Shared:
     client = open_chroma(settings)
     cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)
-    return Shared(client=client, embedder=embedder_for(settings, cache=cache))
+    notes = (cache.repaired,) if cache.repaired else ()
+    return Shared(client=client, embedder=embedder_for(settings, cache=cache), notes=notes)
 
 
 def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Embedder:

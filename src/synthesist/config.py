@@ -89,8 +89,11 @@ class SearchSettings(Section):
 
 class MemorySettings(Section):
     dedup_threshold: float = Field(0.9, gt=0, le=1, description="Cosine similarity at which two items merge.")
-    chroma_mode: Literal["persistent", "http", "ephemeral"] = Field(
-        "persistent", description="Embedded store under DATA_DIR/chroma, a Chroma server, or in-process only."
+    chroma_mode: Literal["persistent", "embedded", "http", "ephemeral"] = Field(
+        "persistent", description="persistent: DATA_DIR/chroma served by the data directory's own Chroma server, "
+        "started by the first process that needs it and shared by all (CLI runs, serve, Ray workers); embedded: "
+        "DATA_DIR/chroma opened in this process only, refused while another process has it; http: a Chroma server "
+        "at chroma_host:chroma_port; ephemeral: in memory, nothing kept.",
     )
     chroma_host: str = "localhost"
     chroma_port: int = Field(8000, ge=1, le=65535)

@@ -136,6 +136,23 @@ class MemoryStoreError(SynthesistError):
         super().__init__(f"vector store {operation} failed{where}")
 
 
+class StoreBusyError(MemoryStoreError):
+    """``DATA_DIR/chroma`` was asked for as an in-process (``embedded``) store while another process has it open."""
+
+    def __init__(self, store: str):
+        self.operation, self.collection, self.store = "open (embedded)", None, store
+        SynthesistError.__init__(self, f"{store} is open in another process; use the default "
+                                 "SYNTHESIST_MEMORY__CHROMA_MODE=persistent, which shares it through one server")
+
+
+class StoreDamagedError(MemoryStoreError):
+    """The data directory's store cannot read ``what`` back; ``fix`` is the command that repairs it."""
+
+    def __init__(self, data_dir: str, what: str, fix: str):
+        self.operation, self.collection, self.data_dir, self.fix = "read", None, data_dir, fix
+        SynthesistError.__init__(self, f"the store in {data_dir} cannot read {what}: run `{fix}`")
+
+
 class NoActiveRunError(SynthesistError):
     """:func:`current_memory` was called outside any run (see :func:`synthesist.memory.use_memory`)."""
 

@@ -13,8 +13,10 @@
   another worker; a question that fails twice is recorded as failed with the reason. A question's own failure
   (bad input, an internal error) is recorded at once.
 - Workers are long-lived processes: the embedding model and the Chroma client load once per worker and serve every
-  question it runs; a library index is built once in a shared store (a Chroma server, ``chroma_mode=http``) or
-  re-opened from each worker's own persistent copy by content hash.
+  question it runs. No worker opens the embedded store: with the default ``chroma_mode=persistent`` every worker
+  on the machine is a client of the data directory's one Chroma server (:mod:`synthesist.memory.owner`), so the
+  library index, the embedding cache and the run collections have one writer and the results are a local batch's;
+  on several machines they share a Chroma server you run (``chroma_mode=http``).
 - **A library index built over the cluster** (``synthesist library index PATH --backend ray``): the records not
   embedded before are cut into chunks, each a Ray task embedded by its worker's model (:func:`embed_on_ray`); the
   driver stores the vectors as they come back, so the index is the one a local build makes.

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from run_helpers import QUESTION, write_library
+from store_processes import write_big_library
 
 from synthesist import api
 from synthesist.composition import Seams, Shared
@@ -123,3 +124,22 @@ async def test_a_server_that_goes_away_mid_run_costs_the_store_not_the_report(ch
     assert result.stop_reason == "error" and result.partial
     assert "the vector store failed" in result.report.partial_reason
     assert result.report.references  # the report still quotes and cites what round 1 found
+
+
+async def test_a_run_whose_only_source_could_not_be_read_says_so_and_stops_with_error(
+        chroma_server: ChromaServer, tmp_path: Path, embedder: Embedder) -> None:
+    settings = chroma_server.settings(tmp_path / "data")
+    library = write_big_library(tmp_path / "big.jsonl")  # its indexing takes long enough to lose the store midway
+    shared = Shared(client=open_chroma(settings), embedder=embedder)
+    events = []
+    async for event in api.stream(QUESTION, sources="library", libraries=[library], settings=settings,
+                                  model="extractive", seams=Seams(shared=shared)):
+        events.append(event)
+        if event.type == "progress" and chroma_server.process.poll() is None:
+            chroma_server.stop()  # the store goes away while the library is being indexed
+    result = events[-1].data
+    assert events[-1].type == "complete" and result.report.title
+    assert result.stop_reason == "error" and result.partial  # not "insufficient", as if the library had nothing
+    assert "the library could not be read" in result.report.partial_reason
+    assert "synthesist doctor --repair" in result.report.partial_reason
+    assert any(event.type == "error" and event.data.kind == "store" for event in events)

@@ -7,6 +7,7 @@ from .bibliography import format_bibliography
 from .bm25 import BM25Index, tokenize
 from .embeddings import Embedder, EmbeddingModelError, VectorCache, content_hash
 from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
+from .owner import repair_command
 from .pool import AddResult, MergeRecord
 from .research_memory import ResearchMemory
 from .run_collection import drop_run_collection, run_collections
@@ -34,6 +35,7 @@ __all__ = [
     "format_bibliography",
     "library_name",
     "open_chroma",
+    "repair_command",
     "drop_run_collection",
     "run_collections",
     "tokenize",

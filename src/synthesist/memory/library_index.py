@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,11 +26,12 @@ from .bm25 import BM25Index, tokenize
 from .documents import evidence_text
 from .embeddings import Embedder, content_hash
 from .retrieval import ranking, reciprocal_rank_fusion
-from .store import collection_name, open_collection
+from .store import MemoryStoreError, collection_name, drop_collection, is_damage, open_collection, read_back
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
+log = logging.getLogger(__name__)
 HEAD_WORDS = 80
 """Words of title + abstract embedded per record: about the model's 128-token training length."""
 LIBRARY_SCHEME = f"head-{HEAD_WORDS}w"
@@ -57,6 +59,8 @@ class IndexStats(Frozen):
     reused: int
     removed: int
     total: int
+    repaired: str | None = None
+    """Set when the stored collection could not be read back and was set aside and rebuilt: what happened."""
 
 
 def library_name(paths: Iterable[Path | str]) -> str:
@@ -123,22 +127,17 @@ class LibraryIndex:
             vectors = _embed_in_chunks(chunks, embedder, texts, progress, lambda keys, vectors: None, keys)
             stats = IndexStats(embedded=len(set(keys)), reused=0, removed=0, total=len(records))
             return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k)
-        metadata = {"model": embedder.model_id, "scheme": LIBRARY_SCHEME}
-        collection = open_collection(client, collection_name("library", name), metadata)
-        stored_ids = {entry.id for entry in collection.get(vectors=False)}
-        wanted = dict.fromkeys(keys)
-        found = {entry.id: entry.vector for entry in collection.get([k for k in wanted if k in stored_ids])}
-        missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
-        if missing:
-            fresh = _embed_in_chunks(chunks, embedder, list(missing.values()), progress, collection.upsert,
-                                     list(missing))
-            found.update(zip(missing, fresh, strict=True))
-        removed = [key for key in stored_ids if key not in wanted]
-        collection.delete(removed)
-        vectors = np.stack([found[key] for key in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
-        stats = IndexStats(
-            embedded=len(missing), reused=len(wanted) - len(missing), removed=len(removed), total=len(records)
-        )
+        stored = collection_name("library", name)
+        damage = read_back(client, stored)
+        repaired = _set_aside(client, stored, damage) if damage is not None else None
+        try:
+            vectors, stats = _build_stored(client, stored, embedder, chunks, texts, keys, progress)
+        except MemoryStoreError as exc:  # damage the first read did not reach: set aside, then build afresh
+            if not is_damage(exc) or repaired is not None:
+                raise
+            repaired = _set_aside(client, stored, exc)
+            vectors, stats = _build_stored(client, stored, embedder, chunks, texts, keys, progress)
+        stats = stats.model_copy(update={"total": len(records), "repaired": repaired})
         return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k)
 
     def __len__(self) -> int:
@@ -170,6 +169,34 @@ class LibraryIndex:
     @staticmethod
     def _hit(record: Evidence, score: float) -> LibraryHit:
         return LibraryHit(id=record.id, pmid=record.identifiers.pmid, score=score, label=record.label, evidence=record)
+
+
+def _set_aside(client: ClientAPI, stored: str, damage: MemoryStoreError) -> str:
+    """Drop a collection that cannot be read back (it holds only vectors the library's texts give again)."""
+    drop_collection(client, stored)
+    note = (f"the library index {stored} could not be read back ({damage.__cause__}); it was set aside (dropped) "
+            "and is embedded again")
+    log.warning("%s", note)
+    return note
+
+
+def _build_stored(client: ClientAPI, stored: str, embedder: Embedder, chunks: BulkEncoder, texts: list[str],
+                  keys: list[str], progress: Progress | None) -> tuple[np.ndarray, IndexStats]:
+    """The vectors of ``texts`` from the collection ``stored``, embedding (and storing) only what it lacks."""
+    collection = open_collection(client, stored, {"model": embedder.model_id, "scheme": LIBRARY_SCHEME})
+    stored_ids = {entry.id for entry in collection.get(vectors=False)}
+    wanted = dict.fromkeys(keys)
+    found = {entry.id: entry.vector for entry in collection.get([k for k in wanted if k in stored_ids])}
+    missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+    if missing:
+        fresh = _embed_in_chunks(chunks, embedder, list(missing.values()), progress, collection.upsert,
+                                 list(missing))
+        found.update(zip(missing, fresh, strict=True))
+    removed = [key for key in stored_ids if key not in wanted]
+    collection.delete(removed)
+    vectors = np.stack([found[key] for key in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
+    return vectors, IndexStats(embedded=len(missing), reused=len(wanted) - len(missing), removed=len(removed),
+                               total=len(keys))
 
 
 Progress = Callable[[int, int], None]

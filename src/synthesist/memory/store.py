@@ -9,6 +9,8 @@ to download a model). Chroma's exceptions (and the ValueError/OSError/sqlite/htt
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import re
 import sqlite3
 import threading
@@ -27,7 +29,9 @@ from chromadb.errors import ChromaError, NotFoundError
 
 from ..config import Settings
 from ..errors import MemoryStoreError
+from .owner import HOST, attach, detach_all, lock_embedded
 
+log = logging.getLogger(__name__)
 Metadata = Mapping[str, str | int | float | bool]
 
 _FOREIGN_ERRORS = (ChromaError, ValueError, OSError, sqlite3.Error, httpx.HTTPError)
@@ -44,29 +48,41 @@ def translated(operation: str, collection: str | None = None) -> Iterator[None]:
 
 _CLIENTS: dict[tuple[str, ...], ClientAPI] = {}
 _CLIENTS_LOCK = threading.Lock()
+_EMBEDDED_LOCKS: dict[str, Any] = {}
 
 
 def open_chroma(settings: Settings) -> ClientAPI:
-    """The Chroma client ``settings.memory`` asks for; one per path (or server) per process.
+    """The Chroma client ``settings.memory`` asks for; one per store (or server) per process.
 
-    ``persistent``: embedded, under ``DATA_DIR/chroma``. ``http``: a Chroma server at chroma_host:chroma_port.
+    ``persistent`` (default): the data directory's own Chroma server over ``DATA_DIR/chroma``, started by the
+    first process that needs it and shared by every other (:mod:`synthesist.memory.owner`), so CLI runs, ``serve``
+    and Ray workers on one data directory never open its files twice. ``embedded``: Chroma in this process, the
+    directory locked against every other process. ``http``: a Chroma server at chroma_host:chroma_port.
     ``ephemeral``: in-process only (Chroma shares one ephemeral store among all such clients of a process).
     """
     memory = settings.memory
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
-    if memory.chroma_mode == "persistent":
-        path = (settings.data_dir / "chroma").resolve()
-        key: tuple[str, ...] = ("persistent", str(path))
-    elif memory.chroma_mode == "http":
-        key = ("http", memory.chroma_host, str(memory.chroma_port))
-    else:
-        key = ("ephemeral",)
+    path = (settings.data_dir / "chroma").resolve()
     with _CLIENTS_LOCK:
+        if memory.chroma_mode == "persistent":
+            port = attach(settings.data_dir)  # a server started anew (the old one gone) gets a new client
+            key: tuple[str, ...] = ("persistent", str(path), str(port))
+        elif memory.chroma_mode == "embedded":
+            key = ("embedded", str(path))
+        elif memory.chroma_mode == "http":
+            key = ("http", memory.chroma_host, str(memory.chroma_port))
+        else:
+            key = ("ephemeral",)
         client = _CLIENTS.get(key)
         if client is not None:
             return client
         with translated(f"open ({memory.chroma_mode})"):
             if memory.chroma_mode == "persistent":
+                _loopback_direct()
+                client = chromadb.HttpClient(host=HOST, port=int(key[2]), settings=chroma_settings)
+            elif memory.chroma_mode == "embedded":
+                if str(path) not in _EMBEDDED_LOCKS:
+                    _EMBEDDED_LOCKS[str(path)] = lock_embedded(settings.data_dir)
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
             elif memory.chroma_mode == "http":
@@ -75,6 +91,24 @@ def open_chroma(settings: Settings) -> ClientAPI:
                 client = chromadb.EphemeralClient(settings=chroma_settings)
         _CLIENTS[key] = client
         return client
+
+
+def _loopback_direct() -> None:
+    """Chroma's HTTP client honours HTTP(S)_PROXY (httpx ``trust_env``) even for 127.0.0.1: keep the loopback
+    address out of any proxy, so the data directory's server is reached directly and nothing leaves the machine."""
+    for name in ("NO_PROXY", "no_proxy"):
+        entries = [entry.strip() for entry in os.environ.get(name, "").split(",") if entry.strip()]
+        if HOST not in entries:
+            os.environ[name] = ",".join([*entries, HOST])
+
+
+def release_stores() -> None:
+    """Forget this process's clients of data-directory servers and stop counting as their user (the servers stop
+    once no process uses them); the next :func:`open_chroma` attaches again."""
+    with _CLIENTS_LOCK:
+        for key in [key for key in _CLIENTS if key[0] == "persistent"]:
+            del _CLIENTS[key]
+        detach_all()
 
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
@@ -214,19 +248,83 @@ def drop_collection(client: ClientAPI, name: str) -> bool:
     return True
 
 
-class ChromaVectorCache:
-    """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``."""
+def is_damage(exc: MemoryStoreError) -> bool:
+    """Whether a store failure is the store's files failing to read (Chroma answered with its own error, as a
+    truncated segment makes it: "Error getting embedding", "Error finding id"), not the store being out of reach."""
+    cause = exc.__cause__
+    return isinstance(cause, ChromaError) and not isinstance(cause, NotFoundError)
 
-    def __init__(self, collection: VectorCollection) -> None:
-        self._collection = collection
+
+def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
+    """Read one stored vector of ``name`` and its nearest neighbour back; the failure when the collection's files
+    are damaged, None when they read (or there is no such collection). Out of reach is raised, not returned."""
+    try:
+        with translated("read back", name):
+            collection = client.get_collection(name)
+            first = collection.get(limit=1, include=["embeddings"])
+            if first["ids"]:
+                collection.query(query_embeddings=[first["embeddings"][0]], n_results=1, include=["distances"])
+    except MemoryStoreError as exc:
+        if isinstance(exc.__cause__, NotFoundError):
+            return None
+        if is_damage(exc):
+            return exc
+        raise
+    return None
+
+
+class ChromaVectorCache:
+    """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``.
+
+    It holds nothing that cannot be recomputed, so a damaged cache is repaired on the spot: dropped, created
+    afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it)."""
+
+    def __init__(self, client: ClientAPI, model_id: str) -> None:
+        self._client = client
+        self._model_id = model_id
+        self.name = collection_name("embedding-cache", model_id)
+        self.repaired: str | None = None
+        self._collection = self._open()
 
     @classmethod
     def open(cls, client: ClientAPI, model_id: str) -> ChromaVectorCache:
-        return cls(open_collection(client, collection_name("embedding-cache", model_id), {"model": model_id}))
+        cache = cls(client, model_id)
+        damage = read_back(client, cache.name)
+        if damage is not None:
+            cache._repair(damage)
+        return cache
+
+    def _open(self) -> VectorCollection:
+        return open_collection(self._client, self.name, {"model": self._model_id})
+
+    def _repair(self, damage: MemoryStoreError) -> None:
+        drop_collection(self._client, self.name)
+        self._collection = self._open()
+        self.repaired = (f"the embedding cache {self.name} could not be read back ({damage.__cause__}); it was "
+                         "set aside (dropped) and is refilled as texts are embedded")
+        log.warning("%s", self.repaired)
+
+    def _recover(self, exc: MemoryStoreError) -> None:
+        """After a failed read or write: repair damage, reopen a collection another process replaced, else raise."""
+        if isinstance(exc.__cause__, NotFoundError):
+            self._collection = self._open()
+        elif is_damage(exc):
+            self._repair(exc)
+        else:
+            raise exc
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        return {entry.id: entry.vector for entry in self._collection.get(keys)}
+        try:
+            return {entry.id: entry.vector for entry in self._collection.get(keys)}
+        except MemoryStoreError as exc:
+            self._recover(exc)
+            return {}
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        if vectors:
+        if not vectors:
+            return
+        try:
+            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
+        except MemoryStoreError as exc:
+            self._recover(exc)
             self._collection.upsert(list(vectors), np.stack(list(vectors.values())))

@@ -44,7 +44,7 @@ from ..events import (
     Synthesizing,
     SynthesizingData,
 )
-from ..memory import MemoryStoreError, ResearchMemory, use_memory
+from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, TokenUsage, UsageSummary
 from .checkpoint import RunOptions
 from .emitter import Emitter
@@ -78,7 +78,10 @@ class Preparation:
     ``progress`` events: ``run(progress)`` calls ``progress(done, total)``, from any thread."""
 
     name: str
-    run: Callable[[Callable[[int, int], None]], Awaitable[None]]
+    run: Callable[[Callable[[int, int], None]], Awaitable[str | None]]
+    """Returns a note to report (e.g. a damaged index that was set aside and rebuilt), or None."""
+    source: str | None = None
+    """The source it readies: if it fails, that source could not be read, and the run says so."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class RunContext:
     """Problems met before the run (library lines skipped, fields cut), each said once after ``started``."""
     preparations: tuple[Preparation, ...] = ()
     errors: list[SourceFailure] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Sources whose preparation failed (a library index the store could not read), with the reason."""
 
 
 async def run_stream(ctx: RunContext) -> AsyncIterator[EventBase]:
@@ -159,7 +164,9 @@ async def _run(ctx: RunContext, put) -> None:
         try:
             await _prepare(ctx, send, preparation)
         except Exception as exc:  # e.g. a store that went away: the other sources still search
-            await _internal_error(ctx, send, preparation.name, exc)
+            why = await _internal_error(ctx, send, preparation.name, exc)
+            if preparation.source is not None:
+                ctx.unreadable[preparation.source] = why
     if ctx.image is not None and ctx.resumed_from_round == 0:
         try:
             ctx.manager.steps.seeds = await analyze_image(ctx, send)
@@ -173,6 +180,8 @@ async def _run(ctx: RunContext, put) -> None:
     offline = _all_network_sources_unreachable(ctx)
     if offline:
         why = f"{why}; {offline}"
+    if ctx.unreadable:
+        reason, why = _unreadable_sources(ctx, reason, why)
     partial = reason != "sufficient"
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
                             data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
@@ -194,6 +203,17 @@ async def _run(ctx: RunContext, put) -> None:
     await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {answer}"
                             f"{len(result.evidence)} items, {len(report.references)} cited", data=result))
     ctx.manager.steps.checkpoint(memory, memory.round, stop_reason=reason)
+
+
+def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[StopReason, str]:
+    """A source that could not be read is not a source that had nothing: the report says so, and a run left with
+    no readable source stops with ``error``, never ``sufficient``/``insufficient``."""
+    fix = repair_command(ctx.settings.data_dir.expanduser().resolve())
+    lost = "; ".join(f"the {name} could not be read ({detail}): run `{fix}`"
+                     for name, detail in ctx.unreadable.items())
+    if set(ctx.options.sources) <= set(ctx.unreadable):
+        return "error", lost
+    return reason, f"{why}; {lost}"
 
 
 OFFLINE_HINT = ("every network source was unreachable from here (no network?): for an offline run, research your "
@@ -225,7 +245,10 @@ async def _prepare(ctx: RunContext, send, preparation: Preparation) -> None:
                 await _progress(ctx, send, preparation, *updates.get_nowait())
             break
         await _progress(ctx, send, preparation, *update.result())
-    await work  # its failure is the run's (a bug, or a broken store): reported like any other
+    note = await work  # its failure is the run's (a bug, or a broken store): reported like any other
+    if note:
+        await send(ctx.emitter.make(Error, round=0, agent=None, message=note,
+                                    data=ErrorData(kind="store", source=preparation.source, detail=note)))
     ctx.emitter.span(preparation.name, started, round=0, phase="prepare")
 
 

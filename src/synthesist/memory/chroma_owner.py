@@ -1,0 +1,193 @@
+"""The owner process of a data directory's Chroma server: a standalone script, run as
+``python chroma_owner.py DATA_DIR`` by :func:`synthesist.memory.owner.attach`.
+
+It imports nothing of ours (only the standard library and httpx), so it starts in a fraction of a second instead of
+the ~4 s that importing the memory package (chromadb) costs. It holds ``path.lock`` (the directory is its alone),
+runs ``chroma run --path DATA_DIR/chroma --host 127.0.0.1 --port <free port>`` as its child (which dies with it),
+publishes ``{port, pid, server_pid}`` in ``state.json``, and stops the server and exits once it has had
+``users.lock`` to itself (no client process left) for :data:`LINGER` seconds. The locking protocol is described in
+:mod:`synthesist.memory.owner`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+HOST = "127.0.0.1"
+LINGER = 2.0
+"""Seconds the owner waits with no client before it stops the server (a CLI run right after another reuses it)."""
+START_TIMEOUT = 180.0
+"""Seconds a client waits for a new server to answer: generous, a busy machine may be slow to start one."""
+CHROMA = Path(sys.executable).with_name("chroma")
+
+
+@dataclass(frozen=True)
+class OwnerFiles:
+    """Where a data directory's store, its locks, its state file and the server's log live."""
+
+    data_dir: Path
+
+    @property
+    def store(self) -> Path:
+        return self.data_dir / "chroma"
+
+    @property
+    def folder(self) -> Path:
+        return self.data_dir / "chroma-server"
+
+    @property
+    def state(self) -> Path:
+        return self.folder / "state.json"
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "server.log"
+
+    def lock(self, name: str) -> Path:
+        return self.folder / f"{name}.lock"
+
+
+def files_for(data_dir: Path) -> OwnerFiles:
+    files = OwnerFiles(Path(data_dir).expanduser().resolve())
+    files.folder.mkdir(parents=True, exist_ok=True)
+    return files
+
+
+def open_lock(path: Path) -> IO[bytes]:
+    return open(path, "a+b")  # noqa: SIM115 — held open for as long as the lock is
+
+
+def try_lock(path: Path, mode: int = fcntl.LOCK_EX) -> IO[bytes] | None:
+    """The open lock file holding ``mode`` (non-blocking), or None when another process holds it."""
+    handle = open_lock(path)
+    try:
+        fcntl.flock(handle, mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle
+
+
+@contextlib.contextmanager
+def held(path: Path, mode: int = fcntl.LOCK_EX) -> Iterator[IO[bytes]]:
+    """Hold ``mode`` on ``path`` (waiting for it) for the block."""
+    handle = open_lock(path)
+    try:
+        fcntl.flock(handle, mode)
+        yield handle
+    finally:
+        handle.close()
+
+
+def heartbeat(port: int, timeout: float = 5.0) -> bool:
+    try:
+        return httpx.get(f"http://{HOST}:{port}/api/v2/heartbeat", timeout=timeout, trust_env=False).is_success
+    except httpx.HTTPError:
+        return False
+
+
+def read_state(files: OwnerFiles) -> dict[str, int] | None:
+    try:
+        return json.loads(files.state.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return probe.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the server's process: SIGTERM it when the owner dies, even by SIGKILL (Linux prctl PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def _start_server(files: OwnerFiles) -> tuple[subprocess.Popen, int]:
+    environment = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "NO_COLOR": "1"}
+    for _attempt in range(5):  # a port taken between the probe and the bind: try another
+        port = _free_port()
+        server = subprocess.Popen([str(CHROMA), "run", "--path", str(files.store), "--host", HOST,
+                                   "--port", str(port)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=sys.stderr, env=environment, preexec_fn=_die_with_parent)  # noqa: PLW1509
+        deadline = time.monotonic() + START_TIMEOUT
+        while server.poll() is None and time.monotonic() < deadline:
+            if heartbeat(port, timeout=2):
+                return server, port
+            time.sleep(0.1)
+        _stop(server)
+    raise SystemExit(f"chroma run did not start for {files.store}")
+
+
+def _stop(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def serve(data_dir: Path | str, linger: float = LINGER) -> int:
+    """The owner's life: hold the directory, run the server, publish its port, stop when no client is left."""
+    files = files_for(Path(data_dir))
+    path_lock = try_lock(files.lock("path"))
+    if path_lock is None:
+        print(f"{files.store} is open in another process", file=sys.stderr)
+        return 3
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    files.store.mkdir(parents=True, exist_ok=True)
+    server, port = _start_server(files)
+    temporary = files.state.with_suffix(".tmp")
+    temporary.write_text(json.dumps({"port": port, "pid": os.getpid(), "server_pid": server.pid}))
+    temporary.replace(files.state)
+    idle_since: float | None = None
+    users = None
+    try:
+        while not stopping.is_set() and server.poll() is None:
+            users = try_lock(files.lock("users"))
+            if users is None:
+                idle_since = None
+            elif idle_since is None or time.monotonic() - idle_since < linger:
+                idle_since = idle_since or time.monotonic()
+                users.close()
+                users = None
+            else:
+                break  # idle long enough: stop while holding users.lock, so no client attaches meanwhile
+            stopping.wait(0.25)
+    finally:
+        state = read_state(files)
+        if state is not None and state.get("pid") == os.getpid():
+            files.state.unlink(missing_ok=True)
+        _stop(server)
+        path_lock.close()
+        if users is not None:
+            users.close()
+    return 0
+
+
+
+
+if __name__ == "__main__":
+    sys.exit(serve(sys.argv[1]))

@@ -1,0 +1,134 @@
+"""The data directory's Chroma owner: one ``chroma run`` server per ``DATA_DIR/chroma``, shared by every process.
+
+Chroma's embedded ``PersistentClient`` is a single-process store: several processes opening one path (CLI runs,
+``serve``, Ray workers) corrupt it ("Error getting embedding", "Error finding id"). So no process of ours opens the
+path itself. The first process that needs the store (:func:`attach`) starts a detached owner
+(``python chroma_owner.py DATA_DIR``, a standalone script, in its own session, so Ctrl-C in a terminal does not
+stop it); the owner runs ``chroma run --path DATA_DIR/chroma --host 127.0.0.1 --port <free port>`` as its child
+and publishes the port in ``DATA_DIR/chroma-server/state.json``. Everyone, the first process included, talks to
+that server over HTTP.
+
+Locks (``fcntl.flock``: the kernel drops them when a process dies, so a killed process never leaks one), all in
+``DATA_DIR/chroma-server/``:
+
+- ``start.lock`` (exclusive, short): serialises "is a server up? if not, start one", so two processes never
+  start two servers.
+- ``users.lock`` (shared, for the life of a client process): the owner stops the server and exits once it can
+  take it exclusively (no client left) for :data:`LINGER` seconds.
+- ``path.lock`` (exclusive, for the life of whoever has ``DATA_DIR/chroma`` open: the owner, or an ``embedded``
+  store): a second opener is refused instead of corrupting the files. Its being held also tells a client that
+  a state file is live and not left by a killed owner.
+
+Only 127.0.0.1 is ever contacted; the server runs with anonymized telemetry off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from ..errors import StoreBusyError, StoreDamagedError
+from . import chroma_owner
+from .chroma_owner import HOST, START_TIMEOUT, OwnerFiles, files_for, heartbeat, held, open_lock, read_state, try_lock
+
+__all__ = ["HOST", "attach", "detach_all", "lock_embedded", "repair_command", "set_aside"]
+
+
+def _live_port(files: OwnerFiles) -> int | None:
+    """The port of this directory's running server, or None (no state, a killed owner's state, no answer)."""
+    state = read_state(files)
+    if state is None:
+        return None
+    probe = try_lock(files.lock("path"))
+    if probe is not None:  # nobody has the directory open: the state was left by a killed owner
+        probe.close()
+        files.state.unlink(missing_ok=True)
+        return None
+    return state["port"] if heartbeat(state["port"]) else None
+
+
+_USERS: dict[Path, IO[bytes]] = {}
+_USERS_LOCK = threading.Lock()
+
+
+def attach(data_dir: Path) -> int:
+    """The port of ``data_dir``'s Chroma server, started if none runs; this process counts as a user of it
+    until it exits. Raises :class:`MemoryStoreError` when no server can be started (the reason names the log)."""
+    files = files_for(data_dir)
+    with _USERS_LOCK:
+        if files.folder not in _USERS:
+            users = open_lock(files.lock("users"))
+            fcntl.flock(users, fcntl.LOCK_SH)  # waits while an idle owner is shutting down
+            _USERS[files.folder] = users
+    with held(files.lock("start")):
+        port = _live_port(files)
+        if port is not None:
+            return port
+        return _start_owner(files)
+
+
+def detach_all() -> None:
+    """Stop counting this process as a user of any data directory's server (each stops once its last user
+    has gone). For a long-lived process that is done with its stores, such as a test session between tests."""
+    with _USERS_LOCK:
+        for handle in _USERS.values():
+            handle.close()
+        _USERS.clear()
+
+
+def _start_owner(files: OwnerFiles) -> int:
+    """Start a detached owner and wait for its server to answer (the caller holds ``start.lock``)."""
+    files.state.unlink(missing_ok=True)
+    with open(files.log, "ab") as log:
+        owner = subprocess.Popen([sys.executable, chroma_owner.__file__, str(files.data_dir)],
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        state = read_state(files)
+        if state is not None and state.get("pid") == owner.pid and heartbeat(state["port"]):
+            return state["port"]
+        if owner.poll() is not None:
+            break
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        owner.kill()
+    raise StoreDamagedError(str(files.data_dir), f"its files (the Chroma server did not start; log: {files.log})",
+                            repair_command(files.data_dir))
+
+
+def repair_command(data_dir: Path) -> str:
+    """The command that repairs ``data_dir``'s store (sets damaged collections, or the whole store, aside)."""
+    return f"SYNTHESIST_DATA_DIR={data_dir} synthesist doctor --repair"
+
+
+def set_aside(data_dir: Path) -> Path:
+    """Move a store that no server can open to ``DATA_DIR/chroma.damaged-<time>``; refused while in use."""
+    files = files_for(data_dir)
+    with held(files.lock("start")):
+        claim = try_lock(files.lock("path"))
+        if claim is None:
+            raise StoreBusyError(str(files.store))
+        try:
+            aside = files.data_dir / f"chroma.damaged-{time.strftime('%Y%m%dT%H%M%S')}"
+            files.store.rename(aside)
+            files.state.unlink(missing_ok=True)
+        finally:
+            claim.close()
+    return aside
+
+
+def lock_embedded(data_dir: Path) -> IO[bytes]:
+    """Claim ``DATA_DIR/chroma`` for an in-process embedded store; the handle must stay open while it is used.
+    Refused (one line naming the fix) when another process has the directory open."""
+    files = files_for(data_dir)
+    with held(files.lock("start")):
+        handle = try_lock(files.lock("path"))
+    if handle is None:
+        raise StoreBusyError(str(files.store))
+    return handle

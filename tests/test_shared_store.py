@@ -1,0 +1,88 @@
+"""Many processes, one data directory, the default persistent store: four CLI runs, a `serve` and a Ray batch at once
+all finish with their reports, and the store reads back afterwards (they share the directory's one Chroma server)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from run_helpers import QUESTION
+from store_processes import DEADLINE, cli, finish, wait_for, wait_until_stopped, write_big_library
+
+pytest.importorskip("ray")
+
+QUESTIONS = (QUESTION, "Do statins prevent atrial fibrillation?", "Does aspirin lower stroke mortality?",
+             "Does exercise reduce heart failure in elderly patients?")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _served_result(base: str, question: str) -> dict:
+    """Start a run on the service and wait (polling) for its result."""
+    with httpx.Client(base_url=base, timeout=60, trust_env=False) as client:
+        wait_for(lambda: _answers(client), "the service to answer")
+        started = client.post("/api/runs", json={"question": question, "sources": ["library"], "max_rounds": 1})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        end = time.monotonic() + DEADLINE * 2
+        while (reply := client.get(f"/api/runs/{run_id}")).status_code == 409:
+            assert time.monotonic() < end, "the service's run did not finish"
+            time.sleep(0.5)
+        assert reply.status_code == 200, reply.text
+        return reply.json()
+
+
+def _answers(client: httpx.Client) -> bool:
+    try:
+        return client.get("/api/health").status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_four_runs_a_service_and_a_ray_batch_share_one_data_directory(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    library = write_big_library(tmp_path / "library.jsonl", records=1100)  # past the size Chroma writes segments
+    port = _free_port()
+    service = cli("serve", "--port", str(port), "--library", str(library), data_dir=data_dir)
+    runs = [cli("research", question, "--sources", "library", "--library", str(library), "--model", "extractive",
+                "--max-rounds", "1", "--out", str(tmp_path / f"run{i}"), "--quiet", data_dir=data_dir)
+            for i, question in enumerate(QUESTIONS)]
+    questions = tmp_path / "questions.txt"
+    questions.write_text("\n".join(QUESTIONS) + "\n")
+    batch = cli("batch", str(questions), "--out", str(tmp_path / "batch"), "--backend", "ray", "--sources",
+                "library", "--library", str(library), "--model", "extractive", "--max-rounds", "1",
+                data_dir=data_dir, RAY_ENABLE_UV_RUN_RUNTIME_ENV="0")
+    try:
+        served = _served_result(f"http://127.0.0.1:{port}", QUESTIONS[1])
+        outcomes = [finish(process) for process in (*runs, batch)]
+    finally:
+        service.send_signal(signal.SIGINT)
+        service_out = finish(service)
+    for code, _out, err in outcomes:
+        assert code == 0, err[-3000:]
+    for i in range(len(QUESTIONS)):
+        report = json.loads((tmp_path / f"run{i}" / "report.json").read_text())
+        assert report["stop_reason"] != "error" and report["evidence"], report["stop_reason"]
+    assert served["stop_reason"] != "error" and served["evidence"], service_out[2][-3000:]
+    batch_files = sorted(p for p in (tmp_path / "batch").iterdir() if p.suffix == ".json")
+    assert len(batch_files) == len(QUESTIONS)
+    for path in batch_files:
+        result = json.loads(path.read_text())
+        assert result["stop_reason"] != "error" and result["evidence"], result["stop_reason"]
+    # no process is left to repair anything, so a store that went wrong would show here
+    code, out, err = finish(cli("doctor", data_dir=data_dir))
+    assert code == 0 and "all read back" in out, out + err
+    code, out, err = finish(cli("library", "search", str(library), "statins atrial fibrillation", "--json",
+                                data_dir=data_dir))
+    assert code == 0, err
+    assert "records (0 embedded now" in err and json.loads(out)
+    wait_until_stopped(data_dir)
