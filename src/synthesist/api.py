@@ -260,7 +260,8 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
             warnings += [loaded.summary()] if loaded.summary() else []
 
             async def index(progress, library=library, loaded=loaded) -> None:
-                library.index = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
+                built = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
+                library.index = built.without(seams.library_exclude) if seams.library_exclude else built
 
             preparations.append(Preparation("indexing the library", index))
         cassette = None
