@@ -138,6 +138,8 @@ class Alignment(Frozen):
     parts: tuple[PartMatch, ...] = ()
     relevance: float = Field(0.0, ge=0.0, le=1.0)
     """Cosine similarity of the item to the question."""
+    coverage: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of the frame's content terms (all parts together) the item holds."""
     reason: str = ""
 
 

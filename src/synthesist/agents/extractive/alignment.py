@@ -6,7 +6,9 @@ the part's own words or a lay/MeSH synonym ("cancer" → neoplasms); the span is
 most of them. From the parts:
 
 - **answers** — the exposure and the outcome are addressed, the population too when the question names one,
-  and the item is close to the question as a whole (cosine ≥ :attr:`Gate.answers_cosine`);
+  and the item is close to the question as a whole (:meth:`Gate.closeness`: cosine plus the share of the frame's
+  terms it holds, ≥ :attr:`Gate.answers`); or it is very close (≥ :attr:`Gate.strong`) and addresses the exposure
+  or the outcome in the question's words (the other part worded otherwise, as abstracts reword their titles);
 - **indirect** — exposure and outcome addressed but a different population, or the outcome only in part (a
   surrogate or a broader term), still close to the question;
 - **related** — some part addressed, or close to the question without the parts;
@@ -38,11 +40,21 @@ RELATED_COSINE = 0.4
 
 @dataclass(frozen=True)
 class Gate:
-    """The fitted thresholds: the share of a part's terms an item must hold (``cover``) and the question cosine
-    from which an item addressing exposure and outcome answers (``answers_cosine``)."""
+    """The fitted thresholds. ``cover``: the share of a part's terms an item must hold for the part to count.
+    An item's *closeness* to the question is its cosine plus ``weight`` × the share of all the frame's terms it
+    holds (:attr:`Alignment.coverage`): the cosine alone lets a paper on the same disease through, the terms alone a
+    paper that names both parts in passing. An item addressing exposure and outcome answers from closeness
+    ``answers``; one addressing only one of them (the other worded otherwise) from ``strong``."""
 
-    cover: float = 0.6
-    answers_cosine: float = 0.5
+    cover: float = 0.5
+    weight: float = 0.3
+    answers: float = 0.7
+    strong: float = 0.85
+    floor: float = 0.0
+    """The question cosine below which no item answers, however many of the question's words it holds."""
+
+    def closeness(self, relevance: float, coverage: float) -> float:
+        return relevance + self.weight * coverage if relevance >= self.floor else 0.0
 
 
 @cache
@@ -52,7 +64,8 @@ def fitted_gate() -> Gate:
     if not resource.is_file():
         return Gate()
     raw = json.loads(resource.read_text())
-    return Gate(cover=float(raw["cover"]), answers_cosine=float(raw["answers_cosine"]))
+    return Gate(cover=float(raw["cover"]), weight=float(raw["weight"]), answers=float(raw["answers"]),
+                strong=float(raw["strong"]), floor=float(raw.get("floor", 0.0)))
 
 ASPECT_WORDS: dict[str, tuple[str, ...]] = {
     "cause": ("cause", "caused", "causes", "etiology", "aetiology", "etiologic", "due to", "associated with",
@@ -78,9 +91,11 @@ def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | N
     expansions = _expansions(text)
     parts = tuple(_match(part, phrase, sentences, sentence_terms, vocabulary, expansions, text, gate.cover)
                   for part, phrase in _parts(frame))
-    label, reason = label_of(parts, relevance, gate.answers_cosine)
+    asked = frozenset().union(*(terms(phrase) for _, phrase in _parts(frame) if phrase not in ASPECT_WORDS))
+    coverage = round(len(asked & vocabulary) / len(asked), 3) if asked else 1.0
+    label, reason = label_of(parts, relevance, gate, coverage)
     return Alignment(evidence_id=item.id, label=label, parts=parts, relevance=round(min(1.0, relevance), 3),
-                     reason=reason)
+                     coverage=coverage, reason=reason)
 
 
 def align_all(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float],
@@ -136,25 +151,51 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
                      surrogate=surrogate)
 
 
-def label_of(parts: Sequence[PartMatch], relevance: float, answers_cosine: float) -> tuple[str, str]:
+def with_cover(parts: Sequence[PartMatch], cover: float) -> list[PartMatch]:
+    """``parts`` re-decided at another ``cover`` from their coverage (the fit tries many gates on one matching)."""
+    return [p.model_copy(update={"addressed": p.coverage >= cover - 1e-9 and p.coverage > 0,
+                                 "surrogate": p.part == "outcome" and 0 < p.coverage < cover - 1e-9})
+            for p in parts]
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What the cosine rules of :func:`label_of` need from the parts: exposure and outcome both addressed
+    (``core``), one of them addressed (``one``), exposure with a partial outcome (``partial``)."""
+
+    core: bool
+    one: bool
+    partial: bool
+
+
+def flags_of(parts: Sequence[PartMatch]) -> Flags:
     by = {p.part: p for p in parts}
     exposure = by.get("exposure")
     outcomes = [p for p in parts if p.part == "outcome"]
-    population = by.get("population")
-    has_exposure = exposure is None or exposure.addressed
+    has_exposure = exposure is not None and exposure.addressed
     has_outcome = not outcomes or any(p.addressed for p in outcomes)
-    partial_outcome = any(p.surrogate for p in outcomes)
+    one = (has_exposure or any(p.addressed for p in outcomes)) if exposure is not None else has_outcome
+    return Flags(core=has_exposure and has_outcome, one=one,
+                 partial=has_exposure and any(p.surrogate for p in outcomes))
+
+
+def label_of(parts: Sequence[PartMatch], relevance: float, gate: Gate, coverage: float = 1.0) -> tuple[str, str]:
+    """The label and its reason from the matched parts, the question cosine and the share of the frame's terms
+    the item holds (see the module docstring)."""
+    flags = flags_of(parts)
+    close = gate.closeness(relevance, coverage)
+    population = next((p for p in parts if p.part == "population"), None)
     named = [p.term for p in parts if p.addressed]
     missing = [f"{p.part} ({p.term})" for p in parts if not p.addressed]
-    if has_exposure and has_outcome and exposure is not None and relevance >= answers_cosine:
+    if (flags.core and close >= gate.answers) or (flags.one and close >= gate.strong):
         if population is not None and not population.addressed:
             return "indirect", f"a different population: it does not name {population.term}"
         return "answers", "addresses " + ", ".join(f"{p.part} ({p.term})" for p in parts if p.addressed)
-    if has_exposure and exposure is not None and partial_outcome and relevance >= answers_cosine:
+    if flags.partial and close >= gate.answers:
         return "indirect", f"the outcome in part only: {', '.join(missing)} not reported as asked"
     if named or relevance >= RELATED_COSINE:
         what = f"addresses {', '.join(named)}" if named else f"close to the question (cosine {relevance:.2f})"
         lacking = f"; not {', '.join(missing)}" if missing else ""
-        return "related", f"{what}{lacking}" + ("" if relevance >= answers_cosine or not named and not missing
-                                                 else f"; cosine {relevance:.2f}")
+        return "related", f"{what}{lacking}" + ("" if not named else
+                                                 f"; not close enough to the question as a whole ({close:.2f})")
     return "off_topic", f"none of the question's parts, cosine {relevance:.2f}"

@@ -7,7 +7,7 @@ evidence stops. Related and off-topic items never give a verdict, a sentence or 
 
 A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); any
 other kind of question (mechanism, prevalence, descriptive) gets no yes/no verdict, only cited sentences of its own
-kind: mechanistic sentences for a mechanism question, the sentences that address the asked aspect otherwise.
+kind: mechanistic sentences for a mechanism question, the lead item's conclusion otherwise.
 
 Strength (GRADE-like, directness included): start from the answering items' designs — ``high`` only when at least
 two randomized or pooled studies answer directly, ``moderate`` for one, ``low`` for other trials and cohort or
@@ -22,12 +22,11 @@ from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, QuestionFrame
 from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
-from .answer_features import conclusion_text
 from .designs import Design
 from .findings import cite
 from .gate import missing_statement
 from .reading import TITLE, Reading
-from .text import Sentence, split_sentences
+from .text import Sentence
 
 LEANS = re.compile(
     r"^(?:however|but|thus|therefore|hence|this|these|that|those|such|it|its|they|their|in addition|moreover|"
@@ -94,7 +93,7 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
     lead = chosen[0]
     why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
     labels = [item_verdict(question, r).label for r in chosen] if frame.yes_no else []
-    statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead, alignments))
+    statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
     if why:
         statement = f"Indirect evidence only ({why}): {statement}"
     level, reason = strength([r.designs for r in chosen], labels, indirect=why)
@@ -110,17 +109,13 @@ def _indirectness(aligned: Sequence[Alignment]) -> str:
     return f"a surrogate or partial outcome for {outcome[0]}" if outcome else "indirect"
 
 
-def _answer_sentences(frame: QuestionFrame, lead: Reading, alignments: Sequence[Alignment]) -> list[Sentence]:
+def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
     """Up to :data:`ANSWER_SENTENCES` sentences of the lead item, each with the one it leans on."""
     body = [s for s in lead.sentences if s.section != TITLE]
     if frame.kind == "mechanism" and lead.mechanisms:
         picked = list(lead.mechanisms[:ANSWER_SENTENCES])
     else:
-        conclusion = {s.text for s in split_sentences(conclusion_text(lead.evidence.content))}
-        picked = [s for s in body if s.text in conclusion][:ANSWER_SENTENCES]
-        if frame.kind in ("descriptive", "prevalence"):
-            spans = {p.span for a in alignments if a.evidence_id == lead.id for p in a.parts if p.part == "outcome"}
-            picked = [s for s in body if s.text in spans][:1] + [s for s in picked if s.text not in spans]
+        picked = _conclusion(body)[:ANSWER_SENTENCES]
     picked = sorted(picked[:ANSWER_SENTENCES], key=lambda s: body.index(s) if s in body else 0)
     return with_context(body, picked)[:ANSWER_SENTENCES + 1] or list(body[:1]) or list(lead.sentences[:1])
 
@@ -145,9 +140,13 @@ def _insufficient(frame: QuestionFrame, alignments: Sequence[Alignment], reading
 def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None:
     """The closest item's conclusion opening (a self-standing one), else the sentence that shows its exposure."""
     body = [s for s in reading.sentences if s.section != TITLE]
-    conclusion = {s.text for s in split_sentences(conclusion_text(reading.evidence.content))}
     spans = {p.span for p in alignment.parts if p.addressed}
-    for sentence in [*(s for s in body if s.text in conclusion), *(s for s in body if s.text in spans)]:
+    for sentence in [*_conclusion(body), *(s for s in body if s.text in spans)]:
         if not leans_on_previous(sentence.text):
             return sentence
     return None
+
+
+def _conclusion(body: Sequence[Sentence]) -> list[Sentence]:
+    """The conclusion sentences (the CONCLUSIONS section, else the last two), as the evidence cards show them."""
+    return [s for s in body if s.is_conclusion] or list(body[-2:])

@@ -77,7 +77,7 @@ def frame_of(question: str) -> QuestionFrame:
     text = " ".join(question.replace("\u2019", "'").split()).strip()
     kind = question_kind(text)
     yes_no = is_yes_no(text) and kind not in ("mechanism", "descriptive", "prevalence")
-    clause = _main_clause(text)
+    clause, topic, pronoun = _main_clause(text)
     if kind in ("descriptive", "prevalence", "mechanism") and not RELATION.search(_strip_aspect(clause)):
         subject, aspect = _subject_and_aspect(clause, kind)
         return QuestionFrame(kind=kind, yes_no=False, exposure=subject or None, outcomes=(aspect,) if aspect else (),
@@ -90,6 +90,14 @@ def frame_of(question: str) -> QuestionFrame:
         conditions = question_terms(population).conditions
         if conditions or not PEOPLE.search(population):
             outcome = conditions[0] if conditions else population
+    if topic and (_weak(exposure) or pronoun):  # "Double balloon enteroscopy: is it safe in a community setting?"
+        topic_population, rest = _population(topic)
+        topic_comparator, rest = _comparator(rest)
+        topic_exposure, topic_outcome = _split(rest)
+        asked = outcome or exposure
+        exposure = topic_exposure or exposure
+        outcome = topic_outcome or (asked if asked != exposure and not _weak(asked) else "")
+        population, comparator = population or topic_population, comparator or topic_comparator
     if not exposure and outcome:
         exposure, outcome = outcome, ""
     if kind == "mechanism" and not outcome:
@@ -120,16 +128,35 @@ def question_kind(question: str) -> str:
     return "effect"
 
 
-def _main_clause(text: str) -> str:
-    """The part of the question that asks: after a title-style colon ("Neck pain treatment with acupuncture:
-    does the number of needles matter?") the asking part, with the topic before it kept when the asking part
-    names no content of its own."""
-    parts = [p.strip() for p in re.split(r":\s+|\s+-\s+|\?\s+", text.rstrip("?. ")) if p.strip()]
-    asking = [p for p in parts if _LEADING.match(p + " ") or is_yes_no(p)]
+def _main_clause(text: str) -> tuple[str, str, bool]:
+    """The part of the question that asks, the title-style topic before it if any ("Neck pain treatment with
+    acupuncture: does the number of needles matter?"), and whether the asking part points back to the topic with a
+    pronoun ("… : is it feasible?"); the topic is the frame's fallback then, or when the asking part names nothing
+    specific."""
+    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", text.rstrip("?. ")) if p.strip()]
+    asking = [p for p in parts if _ASKING.match(p)]
     clause = asking[-1] if asking else parts[-1] if parts else text
-    if len(parts) > 1 and len(_content(clause)) < 3:
-        clause = " ".join(parts)
-    return _LEADING.sub("", clause.strip() + " ").strip()
+    topic = " ".join(p for p in parts if p != clause and not _ASKING.match(p)) if len(parts) > 1 else ""
+    pronoun = bool(topic) and bool(re.search(r"\b(?:it|they|this|these|them|we|its|their)\b", clause, _I))
+    return _LEADING.sub("", clause.strip() + " ").strip(), topic, pronoun
+
+
+_ASKING = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|"
+                     r"must|what|which|how|why|when|where|who|by what|through (?:what|which))\b", _I)
+
+
+GENERIC = frozenset("""it we they this these there he she one feasible option options worth effort key need needed
+    always investigate mandatory play appear real picture viable alternative first choice become interest perform
+    harmful necessary useful sufficient safe efficacious effective possible reliable accurate valid good bad better
+    best worse lost another new old difference differences different same secret pleasure lethal outcome outcomes
+    role roles value place answer question issue problem solution way ways time really still yet implemented
+    recommendations practice routine clinical seeing provide provides face faces become screen""".split())
+"""Words that name no subject: an exposure made only of them falls back to the question's title-style topic."""
+
+
+def _weak(exposure: str) -> bool:
+    words = [w.lower().strip(".,'") for w in _content(exposure)]
+    return not words or all(w in GENERIC for w in words) or len([w for w in words if w not in GENERIC]) < len(words) / 2
 
 
 def _strip_aspect(clause: str) -> str:
