@@ -62,3 +62,26 @@ def test_eval_rejects_a_non_positive_limit(tmp_path: Path, capsys: pytest.Captur
     code = main(["eval", "pubmedqa", str(tmp_path / "q.jsonl"), "--library", str(tmp_path), "--limit", "0"])
     assert code == 2
     assert "--limit" in capsys.readouterr().err
+
+
+def _control(verdict: str, strength: str = "very_low", *, retrieved: bool = False) -> Scored:
+    return Scored("1", "Q?", "yes", verdict, MAPPED[verdict], False, 0, "insufficient", 4, 1.0, False,
+                  strength=strength, negative_control=True, source_retrieved=retrieved)
+
+
+def test_negative_controls_report_confident_and_insufficient_shares_and_the_leak_check() -> None:
+    rows = [_control("insufficient"), _control("insufficient"), _control("yes", "moderate"), _control("no", "low")]
+    text = "\n".join(summary_lines(rows))
+    assert "negative controls 4" in text
+    assert "confident (moderate/high) yes/no 25.0%" in text and "insufficient 50.0%" in text
+    assert "source abstract retrieved 0" in text
+    # calibration: a control's yes/no is never right, its insufficient always is
+    assert "  moderate        1  0.0%" in text and "  insufficient    2  100.0%" in text
+    assert "source abstract retrieved 1" in "\n".join(summary_lines([_control("yes", retrieved=True)]))
+
+
+def test_the_plain_summary_adds_the_insufficient_share_and_calibration() -> None:
+    rows = [_scored("yes", "yes"), _scored("no", "insufficient")]
+    text = "\n".join(summary_lines(rows))
+    assert "insufficient 50.0%; confident (moderate/high) yes/no 0.0%" in text
+    assert "calibration (strength: answers, share right):" in text

@@ -262,8 +262,9 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
             warnings += [loaded.summary()] if loaded.summary() else []
 
             async def index(progress, library=library, loaded=loaded) -> str | None:
-                library.index = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
-                return library.index.stats.repaired
+                built = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
+                library.index = built.without(seams.library_exclude) if seams.library_exclude else built
+                return built.stats.repaired
 
             preparations.append(Preparation("indexing the library", index, source="library"))
         cassette = None

@@ -55,6 +55,7 @@ async def research_many(
     on_item: Callable[[BatchItem], None] | None = None,
     backend: str = "local",
     address: str | None = None,
+    exclude: Sequence[frozenset[str]] | None = None,
     **options: Any,
 ) -> list[BatchItem]:
     """Research every question (at most ``concurrency`` at once); one result file per question under
@@ -62,7 +63,8 @@ async def research_many(
     ``on_item`` is called with each item as it finishes (a face renders progress from it; this module prints
     nothing). Other options (``sources``, ``libraries``, ``model``, ``manager``…) go to every run.
     ``backend="ray"`` runs each question as a Ray task (``address``: None starts a local cluster, ``"auto"`` joins
-    the running one, ``"ray://host:10001"`` a remote one; see :mod:`synthesist.ray_backend`)."""
+    the running one, ``"ray://host:10001"`` a remote one; see :mod:`synthesist.ray_backend`). ``exclude`` (local
+    backend only): per question, the library record ids or PMIDs its run must never retrieve (negative controls)."""
     if concurrency < 1:
         raise BadInputError("concurrency must be at least 1")
     if backend not in ("local", "ray"):
@@ -72,6 +74,8 @@ async def research_many(
     settings = run_settings(options.pop("settings", None), model=options.get("model"),
                             manager=options.pop("manager", None), max_rounds=options.pop("max_rounds", None),
                             timeout=options.pop("timeout", None))
+    if exclude is not None and (backend != "local" or len(exclude) != len(questions)):
+        raise BadInputError("exclude needs the local backend and one entry per question")
     if backend == "ray":
         return await _on_ray(questions, directory, settings, options, address, on_item)
     seams = options.pop("seams", None) or Seams()
@@ -87,7 +91,9 @@ async def research_many(
             item = BatchItem(index, question, path, result=done, resumed=True)
         else:
             async with gate:
-                item = await _run_one(index, question, path, settings=settings, options=options)
+                own = options if exclude is None else {
+                    **options, "seams": replace(options["seams"], library_exclude=frozenset(exclude[index]))}
+                item = await _run_one(index, question, path, settings=settings, options=own)
         items[index] = item
         if on_item is not None:
             on_item(item)

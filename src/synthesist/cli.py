@@ -479,6 +479,9 @@ def _eval_parser(commands) -> None:
     pubmedqa.add_argument("--concurrency", type=int, default=4)
     pubmedqa.add_argument("--out", type=Path, default=Path("eval-out"), metavar="DIR",
                           help="runs and eval.jsonl (per question) go here (default eval-out)")
+    pubmedqa.add_argument("--negative-control", action="store_true",
+                          help="ask each question of the library without its source abstract: the right outcome is "
+                               "insufficient (writes eval-nc.jsonl)")
 
 
 def _eval(api, args: argparse.Namespace) -> int:
@@ -490,10 +493,11 @@ def _eval(api, args: argparse.Namespace) -> int:
     if not rows:
         raise BadInputError(f"no questions in {args.questions_file}")
     api.check_library_paths([args.library])
-    scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out, concurrency=args.concurrency))
+    scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out, concurrency=args.concurrency,
+                                  negative_control=args.negative_control))
     for line in summary_lines(scored):
         print(line)
-    print(f"per-question results in {args.out / 'eval.jsonl'}")
+    print(f"per-question results in {args.out / ('eval-nc.jsonl' if args.negative_control else 'eval.jsonl')}")
     return EXIT_OK
 
 

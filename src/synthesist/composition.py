@@ -77,12 +77,15 @@ class Seams:
     """What a caller (a test, a benchmark, a batch) puts in place of objects the composition root would build:
     one object, so the public functions keep only real options. ``shared``: the Chroma client and embedder (a
     batch shares one); ``web_client``: the ddgs client; ``chat_client``: the Magentic manager's chat client;
-    ``vision``: a vision adapter (e.g. ``synthesist.testing.ScriptedVisionAdapter``)."""
+    ``vision``: a vision adapter (e.g. ``synthesist.testing.ScriptedVisionAdapter``); ``library_exclude``: record
+    ids or PMIDs the library source must never return (the eval's negative controls: the question's own abstract
+    is taken out of the index, its BM25 statistics included)."""
 
     shared: Shared | None = None
     web_client: WebSearchClient | None = None
     chat_client: BaseChatClient | None = None
     vision: VisionAdapter | None = None
+    library_exclude: frozenset[str] = frozenset()
 
 
 NO_SEAMS = Seams()

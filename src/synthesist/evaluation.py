@@ -5,6 +5,13 @@ the report's verdict maps yes→yes, no→no, mixed/insufficient→maybe. Scored
 matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations,
 stop reasons and median rounds. A question whose pmid trained the answer model is read by the fold model that
 did not see it (see :mod:`synthesist.agents.extractive.answer`), so the dev-set figures are out-of-fold.
+
+With ``negative_control`` every question is asked of the library *without its source abstract* (the record is
+taken out of the run's index, vectors and BM25 statistics alike: :meth:`LibraryIndex.without`). Nothing left can
+answer it, so the right outcome is ``insufficient``; scored: the share of confident (moderate/high strength) yes/no
+verdicts, the share of ``insufficient``, and that the source was never retrieved (a leak check). Both modes print a
+calibration table: per strength level, how many answers and how often they are right (a negative control's yes/no
+verdict is never right: nothing the run could read answers it; its ``insufficient`` is).
 """
 
 from __future__ import annotations
@@ -46,6 +53,24 @@ class Scored:
     seconds: float
     out_of_fold: bool
     error: str | None = None
+    strength: str = "very_low"
+    negative_control: bool = False
+    source_retrieved: bool = False
+    """The question's own abstract was among the run's evidence (for a negative control: a leak)."""
+
+    @property
+    def yes_no(self) -> bool:
+        return self.verdict in ("yes", "no")
+
+    @property
+    def confident(self) -> bool:
+        """A yes/no verdict at moderate or high strength: what a reader would act on."""
+        return self.yes_no and self.strength in ("moderate", "high")
+
+    @property
+    def right(self) -> bool:
+        """Answerable: the mapped verdict is the gold answer. Negative control: the run said insufficient."""
+        return self.verdict == "insufficient" if self.negative_control else self.gold == self.predicted
 
 
 def load_questions(path: Path, limit: int | None = None) -> list[Question]:
@@ -67,11 +92,11 @@ def load_questions(path: Path, limit: int | None = None) -> list[Question]:
     return rows
 
 
-def _scored(row: Question, item: BatchItem) -> Scored:
+def _scored(row: Question, item: BatchItem, negative_control: bool = False) -> Scored:
     result = item.result
     if result is None:
         return Scored(row.pmid, row.question, row.answer, None, "maybe", False, 0, "failed", 0, 0.0, False,
-                      error=item.error)
+                      error=item.error, negative_control=negative_control)
     answer = result.report.answer
     verdict = answer.verdict if answer else None
     rested_on_source = answer is not None and f"pmid:{row.pmid}" in answer.evidence_ids
@@ -87,15 +112,23 @@ def _scored(row: Question, item: BatchItem) -> Scored:
         rounds=result.rounds,
         seconds=result.seconds,
         out_of_fold=rested_on_source and row.pmid in load_model().training_folds,
+        strength=answer.strength if answer else "very_low",
+        negative_control=negative_control,
+        source_retrieved=any(e.identifiers.pmid == row.pmid for e in result.evidence),
     )
 
 
-async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, concurrency: int = 4) -> list[Scored]:
-    """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question)."""
-    items = await research_many([r.question for r in rows], out_dir=out_dir / "runs", concurrency=concurrency,
-                                sources="library", libraries=[library], model="extractive")
-    scored = [_scored(row, item) for row, item in zip(rows, items, strict=True)]
-    with (out_dir / "eval.jsonl").open("w", encoding="utf-8") as handle:
+async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, concurrency: int = 4,
+                   negative_control: bool = False) -> list[Scored]:
+    """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question). With
+    ``negative_control`` each run's library lacks the question's source abstract (runs go to ``out_dir/runs-nc``)."""
+    exclude = [frozenset({row.pmid, f"pmid:{row.pmid}"}) for row in rows] if negative_control else None
+    runs = out_dir / ("runs-nc" if negative_control else "runs")
+    items = await research_many([r.question for r in rows], out_dir=runs, concurrency=concurrency,
+                                sources="library", libraries=[library], model="extractive", exclude=exclude)
+    scored = [_scored(row, item, negative_control) for row, item in zip(rows, items, strict=True)]
+    name = "eval-nc.jsonl" if negative_control else "eval.jsonl"
+    with (out_dir / name).open("w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(asdict(s)) + "\n" for s in scored)
     return scored
 
@@ -111,8 +144,23 @@ def macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:
     return sum(scores) / len(scores)
 
 
+def calibration_lines(scored: Sequence[Scored]) -> list[str]:
+    """Per strength level (and for ``insufficient``): how many answers, and the share that is right."""
+    lines = ["calibration (strength: answers, share right):"]
+    for level in ("high", "moderate", "low", "very_low"):
+        group = [s for s in scored if s.verdict != "insufficient" and s.strength == level]
+        if group:
+            lines.append(f"  {level:<12} {len(group):4d}  {sum(s.right for s in group) / len(group):.1%}")
+    group = [s for s in scored if s.verdict == "insufficient"]
+    if group:
+        lines.append(f"  {'insufficient':<12} {len(group):4d}  {sum(s.right for s in group) / len(group):.1%}")
+    return lines
+
+
 def summary_lines(scored: Sequence[Scored]) -> list[str]:
     """The figures of an evaluation as printable lines."""
+    if scored and scored[0].negative_control:
+        return negative_control_lines(scored)
     gold, predicted = [s.gold for s in scored], [s.predicted for s in scored]
     n = len(scored)
     accuracy = sum(g == p for g, p in zip(gold, predicted, strict=True)) / n
@@ -129,7 +177,31 @@ def summary_lines(scored: Sequence[Scored]) -> list[str]:
         f"median rounds {statistics.median(s.rounds for s in scored):g}; "
         f"median seconds {statistics.median(s.seconds for s in scored):.1f}",
     ]
+    lines += [f"insufficient {sum(s.verdict == 'insufficient' for s in scored) / n:.1%}; "
+              f"confident (moderate/high) yes/no {sum(s.confident for s in scored) / n:.1%}",
+              *calibration_lines(scored)]
+    return lines + _failures(scored)
+
+
+def negative_control_lines(scored: Sequence[Scored]) -> list[str]:
+    """The figures of a negative-control evaluation (no question's source abstract in its library)."""
+    n = len(scored)
+    verdicts = Counter(s.verdict or "none" for s in scored)
+    lines = [
+        f"negative controls {n}: each question asked of the library without its source abstract",
+        f"confident (moderate/high) yes/no {sum(s.confident for s in scored) / n:.1%}  (target ≤ 5%)",
+        f"insufficient {verdicts['insufficient'] / n:.1%}  (target ≥ 80%)",
+        "verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()),
+        f"source abstract retrieved {sum(s.source_retrieved for s in scored)} (must be 0: a leak otherwise)",
+        f"fabricated citations {sum(s.fabricated for s in scored)}",
+        "stop reasons " + ", ".join(f"{k} {v}" for k, v in Counter(s.stop_reason for s in scored).most_common()),
+        f"median rounds {statistics.median(s.rounds for s in scored):g}; "
+        f"median seconds {statistics.median(s.seconds for s in scored):.1f}",
+        *calibration_lines(scored),
+    ]
+    return lines + _failures(scored)
+
+
+def _failures(scored: Sequence[Scored]) -> list[str]:
     failed = [s for s in scored if s.error]
-    if failed:
-        lines.append(f"{len(failed)} question(s) failed: {failed[0].error}")
-    return lines
+    return [f"{len(failed)} question(s) failed: {failed[0].error}"] if failed else []

@@ -91,6 +91,58 @@ class TrialInfo(Frozen):
     outcomes: tuple[TrialOutcome, ...] = ()
 
 
+QuestionKind = Literal["effect", "association", "diagnostic", "prognosis", "prevalence", "mechanism", "descriptive"]
+"""What a question asks: whether X changes Y (effect), goes with Y (association), detects Y (diagnostic), predicts Y
+(prognosis), how common Y is (prevalence), how X works (mechanism), or what causes / what is Y (descriptive)."""
+FramePart = Literal["population", "exposure", "comparator", "outcome"]
+AlignmentLabel = Literal["answers", "indirect", "related", "off_topic"]
+
+
+class QuestionFrame(Frozen):
+    """The parts of a research question an answer must address (PICO-like) and the kind of question."""
+
+    kind: QuestionKind = "effect"
+    yes_no: bool = False
+    """Whether the question takes a yes/no verdict (mechanism, prevalence and descriptive questions never do)."""
+    population: str | None = None
+    exposure: str | None = None
+    """The intervention or exposure; for a descriptive question, its subject."""
+    comparator: str | None = None
+    outcomes: tuple[str, ...] = ()
+    """What is asked about the exposure; for a descriptive question, the aspect asked (causes, prevalence…)."""
+    source: Literal["extractive", "llm"] = "extractive"
+
+
+class PartMatch(Frozen):
+    """Whether one item addresses one part of the frame, with the words that show it."""
+
+    part: FramePart
+    term: str
+    """The frame's phrase for this part."""
+    addressed: bool
+    coverage: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of the part's content terms the item holds (under its best synonym)."""
+    span: str = ""
+    """The item's sentence that shows the part addressed (or, for an outcome not addressed, what it reports)."""
+    surrogate: bool = False
+    """The outcome is addressed only through a surrogate or a broader term (an indirect answer)."""
+
+
+class Alignment(Frozen):
+    """How one collected item stands to the question's frame: it *answers* (addresses the exposure and the
+    outcome), is *indirect* (a different population or a surrogate outcome), *related* (some parts) or
+    *off_topic*."""
+
+    evidence_id: str
+    label: AlignmentLabel
+    parts: tuple[PartMatch, ...] = ()
+    relevance: float = Field(0.0, ge=0.0, le=1.0)
+    """Cosine similarity of the item to the question."""
+    coverage: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of the frame's content terms (all parts together) the item holds."""
+    reason: str = ""
+
+
 class Evidence(Frozen):
     """One work found by a source: an article, a preprint, a trial record, a web page or a library record.
 
@@ -116,6 +168,8 @@ class Evidence(Frozen):
     links: tuple[SourceLink, ...] = ()
     versions: tuple[VersionLink, ...] = ()
     """Other versions or records of this study (a preprint, the journal version, the registry record)."""
+    alignment: Alignment | None = None
+    """How this item stands to the run's question: set on a finished run's evidence (from the report's)."""
 
     _legacy_source = field_validator("source", mode="before")(_current_source_name)
 
@@ -208,6 +262,11 @@ class JudgeAssessment(JudgeVerdict):
     required: tuple[Literal["mechanism", "clinical"], ...] = ()
     """The dimensions this question needs to be sufficient (see ``synthesist.agents.sufficiency``)."""
     rule: str = ""
+    answering: tuple[str, ...] | None = None
+    """Items in the judged context that answer the question (directly or indirectly; see the alignment gate);
+    ``None`` when the gate did not run. Empty means nothing answers: the judge may not say sufficient."""
+    missing: str = ""
+    """With nothing answering: what the evidence does not address, as the answer will say it."""
     """One line: which dimensions were required, at which thresholds, and why."""
 
 
@@ -258,6 +317,12 @@ class Answer(Frozen):
     strength_reason: str = ""
     evidence_ids: tuple[str, ...] = ()
     """The collected items the answer rests on."""
+    basis: Literal["answering", "indirect", "none"] = "none"
+    """What the answer rests on: items that answer the question, only indirect ones, or nothing that answers."""
+    missing: str = ""
+    """With no answering item: what the collected evidence does not address, in words a researcher can act on."""
+    gate: str = ""
+    """Set when code lowered a model's answer (it did not rest on answering items): what was changed and why."""
 
 
 class UnsupportedClaim(Frozen):
@@ -295,6 +360,8 @@ class ReportDraft(Frozen):
     limitations: str = ""
     conclusion: str = ""
     answer: Answer | None = None
+    frame: QuestionFrame | None = None
+    """The question's parts as the writer read them (code checks them against the question)."""
 
 
 class ResearchReport(Frozen):
@@ -316,6 +383,10 @@ class ResearchReport(Frozen):
     """Cited sentences the claim check read (see :mod:`synthesist.agents.claims`)."""
     unsupported_claims: tuple[UnsupportedClaim, ...] = ()
     """Cited sentences the cited text does not support: out of the body, listed here with the reason."""
+    frame: QuestionFrame | None = None
+    """The question's parts, as the answer read them."""
+    alignment: tuple[Alignment, ...] = ()
+    """Per collected item (most relevant first): which parts of the frame it addresses, and its label."""
 
 
 class Usage(Frozen):
@@ -347,8 +418,10 @@ class TokenUsage(Usage):
 
 # --- A finished run -------------------------------------------------------------------------------------------
 
-StopReason = Literal["sufficient", "max_rounds", "stalled", "timeout", "budget", "no_evidence", "cancelled", "error"]
-"""Why a run stopped; ``error``: an internal error (a bug) stopped the rounds, and the report was still written."""
+StopReason = Literal["sufficient", "insufficient", "max_rounds", "stalled", "timeout", "budget", "no_evidence",
+                     "cancelled", "error"]
+"""Why a run stopped; ``insufficient``: the rounds ran out (stalled or at the maximum) with no collected item that
+answers the question; ``error``: an internal error (a bug) stopped the rounds, and the report was still written."""
 
 
 class Span(Frozen):

@@ -12,19 +12,16 @@ import numpy as np
 import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
-from synthesist.agents.extractive.answer import (
-    K_FOLDS,
-    fold_of,
-    is_yes_no,
-    load_model,
-    strength,
-    write_answer,
-)
+from synthesist.agents.extractive.alignment import align, fitted_gate
+from synthesist.agents.extractive.answer import K_FOLDS, fold_of, load_model
 from synthesist.agents.extractive.answer_features import FEATURES, features
+from synthesist.agents.extractive.bottom_line import strength, write_answer
 from synthesist.agents.extractive.designs import Design
+from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.reading import read
 from synthesist.agents.report import validate_answer
 from synthesist.agents.report_format import render_markdown
+from synthesist.agents.sufficiency import is_yes_no
 from synthesist.models import Answer, ResearchReport
 
 
@@ -36,36 +33,52 @@ def test_yes_no_questions_are_told_from_open_ones() -> None:
     assert not is_yes_no("Metformin and breast cancer: which mechanisms are involved?")
 
 
+def _answer(question: str, *items, relevance: float = 0.8):  # type: ignore[no-untyped-def]
+    frame = frame_of(question)
+    alignments = [align(frame, item, relevance) for item in items]
+    return write_answer(question, frame, alignments, {i.id: read(i) for i in items}, {i.id: i for i in items})
+
+
 def test_open_question_gets_no_verdict_but_a_cited_statement() -> None:
-    reading = read(META_ANALYSIS)
-    answer = write_answer("What is known about metformin and breast cancer risk?", [reading], [reading.designs])
-    assert answer.verdict is None
+    answer = _answer("metformin and breast cancer", META_ANALYSIS)
+    assert answer.verdict is None and answer.basis == "answering"
     assert f"[{META_ANALYSIS.id}]" in answer.statement
     assert answer.evidence_ids == (META_ANALYSIS.id,)
 
 
 def test_positive_conclusion_reads_yes_and_negative_reads_no() -> None:
-    yes = read(META_ANALYSIS)
-    assert write_answer(QUESTION, [yes], [yes.designs]).verdict == "yes"
-    no = read(NULL_TRIAL)
-    verdict = write_answer("Does adjuvant metformin improve disease-free survival?", [no], [no.designs]).verdict
-    assert verdict == "no"
+    assert _answer(QUESTION, META_ANALYSIS).verdict == "yes"
+    assert _answer("Does adjuvant metformin improve disease-free survival?", NULL_TRIAL).verdict == "no"
 
 
-def test_no_on_topic_evidence_is_insufficient_and_cites_nothing() -> None:
-    answer = write_answer(QUESTION, [], [])
+def test_no_evidence_is_insufficient_and_cites_nothing() -> None:
+    answer = _answer(QUESTION)
     assert answer.verdict == "insufficient"
     assert answer.strength == "very_low"
-    assert answer.evidence_ids == ()
+    assert answer.evidence_ids == () and answer.basis == "none"
 
 
-def test_strength_starts_from_design_and_steps_down_for_inconsistency_and_single_items() -> None:
+def test_an_item_that_misses_the_outcome_gives_no_verdict_and_the_answer_names_what_is_missing() -> None:
+    # The meta-analysis is about metformin and breast cancer: asked about cardiovascular mortality, it addresses the
+    # exposure only, so (at a cosine below the gate's "very close" one) the answer is insufficient and says so.
+    answer = _answer("Does metformin lower cardiovascular mortality in heart failure?", META_ANALYSIS,
+                     relevance=fitted_gate().strong - 0.5)
+    assert answer.verdict == "insufficient" and answer.strength == "very_low"
+    assert answer.missing.startswith("No collected item reports cardiovascular mortality for metformin")
+    assert answer.statement.startswith(answer.missing)
+
+
+def test_strength_counts_answering_designs_and_steps_down_for_inconsistency_single_items_and_indirectness() -> None:
     rct = frozenset({Design.RCT})
     assert strength([rct, rct], ["yes", "yes"])[0] == "high"
-    assert strength([rct, rct], ["yes", "no"]) == ("moderate", "randomized or pooled evidence; inconsistent items")
-    assert strength([rct], ["yes"])[0] == "moderate"
+    reason = "2 randomized or pooled studies answer directly; inconsistent items"
+    assert strength([rct, rct], ["yes", "no"]) == ("moderate", reason)
+    assert strength([rct], ["yes"])[0] == "moderate"  # high needs more than one strong study
+    assert strength([rct, frozenset({Design.COHORT})], ["yes", "yes"])[0] == "moderate"
     assert strength([frozenset({Design.COHORT})] * 2, ["no", "no"])[0] == "low"
     assert strength([frozenset({Design.CASE_REPORT})], ["yes"])[0] == "very_low"
+    level, reason = strength([rct, rct], ["yes", "yes"], indirect="a different population than children")
+    assert level == "moderate" and reason.endswith("indirect: a different population than children")
 
 
 def test_training_pmid_is_read_by_the_fold_model_that_did_not_see_it() -> None:

@@ -26,7 +26,7 @@ from extractive_samples import (
 from synthesist.agents.citations import cited_ids, validate_report
 from synthesist.agents.extractive import assess, generate, question_relevance, write_report
 from synthesist.agents.extractive.reading import read
-from synthesist.agents.extractive.report import CLINICAL, MECHANISMS, PREPRINTS, TRIALS
+from synthesist.agents.extractive.report import CLINICAL, MECHANISMS, PREPRINTS, RELATED, TRIALS
 from synthesist.agents.extractive.selection import Candidate, SentencePool
 from synthesist.agents.report_format import render_markdown
 from synthesist.config import MemorySettings, RunSettings
@@ -106,7 +106,7 @@ def test_references_are_exactly_the_cited_items_numbered_by_first_citation(writt
 def test_sections_hold_what_their_headings_say(written) -> None:  # type: ignore[no-untyped-def]
     _, report = written
     sections = {section.heading: section.body for section in report.sections}
-    assert list(sections) == [MECHANISMS, CLINICAL, TRIALS, PREPRINTS]
+    assert list(sections) == [MECHANISMS, CLINICAL, TRIALS, PREPRINTS, RELATED]
     assert all(read(item).mechanisms for item in RICH if f"[{item.id}]" in sections[MECHANISMS])
     assert "[pmid:31000004]" in sections[MECHANISMS] and "[pmid:31000004]" not in sections[CLINICAL]
     assert sections[TRIALS] == (

@@ -36,7 +36,8 @@ def task_variables(name: str, boundary: Boundary, items: list[Evidence]) -> dict
                             "hypotheses": []},
         "report_task": {"evidence": cards, "rounds": 2, "sources_searched": ["pubmed", "trials"],
                         "queries_run": ["metformin cancer"], "key_findings": ["AMPK activation [pmid:111]"],
-                        "hypotheses": ["metformin → AMPK → mTOR → less proliferation"]},
+                        "hypotheses": ["metformin → AMPK → mTOR → less proliferation"],
+                        "alignment": ["pmid:111: answers — addresses metformin, colorectal cancer"]},
     }
     return {**common, **specific[name]}
 

@@ -24,6 +24,7 @@ from ..config import ModelSettings
 from ..models import Evidence
 from ..prompts import TRUNCATED_MARK
 from .citations import MARKER
+from .extractive.bottom_line import with_context
 from .extractive.designs import Design
 from .extractive.findings import answer_score
 from .extractive.reading import TITLE, read
@@ -89,7 +90,8 @@ def round_cards(context: Sequence[Evidence], question: str, settings: ModelSetti
 def _card(item: Evidence, question: str, cap: int) -> EvidenceCard:
     reading = read(item)
     body = [s for s in reading.sentences if s.section != TITLE]
-    chosen = [s.text for s in body if s.is_conclusion][:3] or [s.text for s in body[-2:]]
+    ending = [s for s in body if s.is_conclusion][:3] or body[-2:]
+    chosen = [s.text for s in with_context(body, ending)]  # a conclusion that opens "This …" keeps its antecedent
     conclusions = [text if len(text) <= cap else text[:cap] + TRUNCATED_MARK for text in chosen]
     asked = terms(question)
     results = [s for s in reading.results if not s.is_conclusion and s.section != TITLE and s.text not in chosen]

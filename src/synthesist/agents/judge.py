@@ -7,12 +7,17 @@ citations name only evidence in memory.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..memory import ResearchMemory
 from ..models import Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .cards import round_cards
 from .citations import validate_model
+from .extractive.alignment import align_all
+from .extractive.frame import frame_of
+from .extractive.gate import gate_assessment
 from .extractive.judge import assess
 from .extractive.relevance import question_relevance
 from .llm import LLM
@@ -60,5 +65,16 @@ class JudgeAgent(ModelAgent):
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                          finish=finish)
+        if output.value.answering is None:  # the model's verdict: the same gate as the extractive judge's
+            output = replace(output, value=await gated(memory.question, output.value, context, memory))
         memory.add_assessment(output.value)
         return output
+
+
+async def gated(question: str, assessment: JudgeAssessment, context: list[Evidence],
+                memory: ResearchMemory) -> JudgeAssessment:
+    """A model's assessment held to the alignment gate: with no item in the context that answers the question it is
+    not sufficient, and its next queries aim at the missing part first (:func:`.extractive.gate.gate_assessment`)."""
+    relevance = await question_relevance(question, context, embedder=memory.embedder)
+    frame = frame_of(question)
+    return gate_assessment(assessment, frame, align_all(frame, context, relevance), {e.id: e for e in context})

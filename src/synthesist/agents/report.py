@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
-from ..models import Answer, ReportDraft, ReportSection, ResearchReport
+from ..models import Alignment, Answer, QuestionFrame, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
+from .answer_gate import align_memory, checked_frame, gate_answer
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .cards import prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
@@ -38,11 +39,14 @@ class ReportAgent(ModelAgent):
         partial_reason: str | None = None,
         errors: Sequence[str] = (),
     ) -> AgentOutput[ResearchReport]:
+        frame, _ = checked_frame(memory.question, None)
+        alignments = await align_memory(frame, memory)
+
         async def extract() -> ReportDraft:
             report = await write_report(
                 memory.question, memory, embedder=memory.embedder, partial_reason=partial_reason,
                 judge=memory.latest_assessment, hypotheses=memory.hypotheses, queries=memory.queries_run,
-                errors=errors,
+                errors=errors, frame=frame, alignments=alignments,
             )
             return ReportDraft.model_validate(report.model_dump(include=set(ReportDraft.model_fields)))
 
@@ -56,6 +60,8 @@ class ReportAgent(ModelAgent):
                 key_findings=list(judge.key_findings) if judge else [],
                 hypotheses=[h.statement for h in hypotheses.hypotheses] if hypotheses else [],
                 evidence=prompt_cards(context, memory.question, self._settings.models), boundary=boundary,
+                alignment=[f"{a.evidence_id}: {a.label} — {a.reason}" for a in alignments
+                           if a.evidence_id in {item.id for item in context}],
             )
             system = render("report_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=ReportDraft, system=system, prompt=prompt,
@@ -63,10 +69,26 @@ class ReportAgent(ModelAgent):
 
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
+        report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory)
         memory.set_report(report)
+        warnings = tuple(n for n in (frame_note, note, report.answer.gate if report.answer else "") if n)
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
-                           warnings=(note,) if note else ())
+                           warnings=warnings)
+
+    @staticmethod
+    async def _gated(report: ResearchReport, draft: ReportDraft, frame: QuestionFrame, alignments: list[Alignment],
+                     memory: ResearchMemory) -> tuple[ResearchReport, str]:
+        """The report with its frame (the model's, when code accepts it) and every item's alignment, and its
+        answer held to the gate (:mod:`.answer_gate`): the same rule whichever engine wrote it."""
+        note = ""
+        if draft.frame is not None and draft.frame != frame:
+            frame, note = checked_frame(memory.question, draft.frame)
+            if frame.source == "llm":
+                alignments = await align_memory(frame, memory)
+        items = {item.id: item for item in memory.evidence}
+        answer = gate_answer(report.answer, frame, alignments, items)
+        return report.model_copy(update={"frame": frame, "alignment": tuple(alignments), "answer": answer}), note
 
     async def check_claims(self, report: ResearchReport, memory: ResearchMemory) -> tuple[ResearchReport, str | None]:
         """The report with every cited sentence checked against what it cites (:mod:`.claims`): unsupported ones

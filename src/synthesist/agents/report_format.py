@@ -8,10 +8,10 @@ marks preprints as not peer-reviewed. JSON is the report model itself (``report.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from ..memory.bibliography import citation_text
-from ..models import PREPRINT_LABEL, Answer, Citation, Evidence, ResearchReport
+from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
 from .citations import replace_markers
 
 
@@ -34,11 +34,50 @@ def identifier_links(evidence: Evidence) -> list[str]:
     return parts
 
 
+ALIGNMENT_SHOWN = 12
+"""Items listed under "Does each item answer the question?": the answering ones and the most relevant others."""
+SPAN_CHARS = 140
+
+
 def _answer_lines(answer: Answer, cite: Callable[[str], int | None]) -> list[str]:
-    """The bottom line: verdict (for a yes/no question), the cited statement, and the strength with its reason."""
+    """The bottom line: verdict (for a yes/no question), the cited statement, the strength with its reason, and
+    what code changed in a model's answer (the gate)."""
     verdict = [f"**{answer.verdict.capitalize()}.** "] if answer.verdict else []
     strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} ({answer.strength_reason})."
-    return ["".join([*verdict, replace_markers(answer.statement, cite)]), "", strength]
+    lines = ["".join([*verdict, replace_markers(answer.statement, cite)]), "", strength]
+    if answer.gate:
+        lines += ["", f"_Checked in code: {answer.gate}._"]
+    return lines
+
+
+def frame_line(frame: QuestionFrame) -> str:
+    """The question's parts on one line: "Effect question (yes/no) · exposure: metformin · outcome: …"."""
+    kind = f"{frame.kind.capitalize()} question" + (" (yes/no)" if frame.yes_no else " (no yes/no verdict)")
+    parts = [("population", frame.population), ("exposure" if frame.kind != "descriptive" else "subject",
+                                                 frame.exposure),
+             ("comparator", frame.comparator), ("outcome", "; ".join(frame.outcomes) or None)]
+    return " · ".join([kind, *(f"{name}: {value}" for name, value in parts if value)])
+
+
+def _alignment_lines(alignments: Sequence[Alignment], cite: Callable[[str], int | None]) -> list[str]:
+    """Per item: its label, each part ✓/✗ with the words that show it, and why."""
+    shown = [a for a in alignments if a.label in ("answers", "indirect")]
+    shown += [a for a in alignments if a.label == "related" and cite(a.evidence_id) is not None]
+    shown += [a for a in alignments if a not in shown and a.label != "off_topic"]
+    lines = []
+    for alignment in shown[:ALIGNMENT_SHOWN]:
+        number = cite(alignment.evidence_id)
+        name = f"[{number}]" if number is not None else alignment.evidence_id
+        parts = "; ".join(_part(p) for p in alignment.parts) or "no part of the question"
+        lines.append(f"- {name} **{alignment.label.replace('_', ' ')}** — {parts}")
+    rest = len(alignments) - len(lines)
+    return [*lines, f"- … and {rest} other item(s), off topic or less relevant."] if rest > 0 else lines
+
+
+def _part(part: PartMatch) -> str:
+    mark = "✓" if part.addressed else "~" if part.surrogate else "✗"
+    span = part.span if len(part.span) <= SPAN_CHARS else part.span[: SPAN_CHARS - 1].rstrip() + "…"
+    return f"{part.part} {mark} ({part.term}{': “' + span + '”' if span and part.addressed else ''})"
 
 
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) -> str:
@@ -50,6 +89,10 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
         lines += [f"> **Partial report** — {report.partial_reason or 'the run stopped early'}.", ""]
     if report.answer is not None:
         lines += ["## Answer", "", *_answer_lines(report.answer, cite), ""]
+    if report.frame is not None:
+        lines += ["## The question's parts", "", frame_line(report.frame), ""]
+    if report.alignment:
+        lines += ["## Does each item answer the question?", "", *_alignment_lines(report.alignment, cite), ""]
     lines += ["## Executive summary", "", replace_markers(report.executive_summary, cite), ""]
     lines += ["## Methodology", "", report.methodology, ""]
     for section in report.sections:

@@ -74,6 +74,7 @@ def clears(mechanism: float, clinical: float, confidence: float, required: tuple
 
 
 def is_sufficient(assessment: JudgeAssessment, rules: RunSettings) -> bool:
-    """The judge says sufficient AND its required scores and confidence clear the configured thresholds."""
-    return assessment.sufficient and clears(assessment.mechanism.score, assessment.clinical.score,
-                                            assessment.confidence, assessment.required, rules)
+    """The judge says sufficient AND some collected item answers the question (when the alignment gate ran) AND its
+    required scores and confidence clear the configured thresholds."""
+    return assessment.sufficient and assessment.answering != () and clears(
+        assessment.mechanism.score, assessment.clinical.score, assessment.confidence, assessment.required, rules)

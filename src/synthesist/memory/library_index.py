@@ -143,6 +143,17 @@ class LibraryIndex:
     def __len__(self) -> int:
         return len(self.records)
 
+    def without(self, excluded: Iterable[str]) -> LibraryIndex:
+        """This index without the records whose evidence id or PMID is in ``excluded``: their vectors are left
+        out and BM25 is rebuilt on the rest, so nothing of them (not even their term statistics) reaches a search.
+        The stored vectors are untouched (an evaluation's negative control asks a library without one record)."""
+        drop = frozenset(excluded)
+        keep = [i for i, r in enumerate(self.records) if r.id not in drop and r.identifiers.pmid not in drop]
+        vectors = self._vectors[keep] if keep else self._vectors[:0]
+        stats = self.stats.model_copy(update={"total": len(keep)})
+        return LibraryIndex([self.records[i] for i in keep], vectors, embedder=self._embedder, stats=stats,
+                            rrf_k=self.rrf_k)
+
     def search(self, query: str, k: int = 10) -> list[LibraryHit]:
         """The ``k`` records best matching ``query``, best first."""
         return self.search_many([query], k)[0]

@@ -390,8 +390,11 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
 def _result(ctx: RunContext, report: ResearchReport, reason: StopReason, engines: dict[str, str]) -> ResearchResult:
     memory = ctx.memory
     totals = memory.total_usage
+    aligned = {a.evidence_id: a for a in report.alignment}
+    evidence = tuple(item.model_copy(update={"alignment": aligned[item.id]}) if item.id in aligned else item
+                     for item in memory.evidence)
     return ResearchResult(
-        run_id=memory.run_id, question=memory.question, report=report, evidence=memory.evidence,
+        run_id=memory.run_id, question=memory.question, report=report, evidence=evidence,
         hypotheses=memory.hypothesis_history, assessments=memory.assessments, stop_reason=reason,
         partial=reason != "sufficient", rounds=memory.round,
         usage=UsageSummary(**totals.model_dump(), by_agent=memory.usage_by_agent()),

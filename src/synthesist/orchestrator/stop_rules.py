@@ -56,9 +56,9 @@ class StopRules:
         if self.rules.token_budget is not None and tokens_used >= self.rules.token_budget:
             return "budget", f"token budget reached ({tokens_used} of {self.rules.token_budget})"
         if self.stalled_rounds >= self.rules.stall_rounds:
-            return "stalled", f"{self.stalled_rounds} rounds without a better assessment"
+            return _unanswered(assessment) or ("stalled", f"{self.stalled_rounds} rounds without a better assessment")
         if round >= self.rules.max_rounds:
-            return "max_rounds", f"reached the maximum of {self.rules.max_rounds} rounds"
+            return _unanswered(assessment) or ("max_rounds", f"reached the maximum of {self.rules.max_rounds} rounds")
         return None, self._why_continue(assessment)
 
     def _why_continue(self, assessment: JudgeAssessment | None) -> str:
@@ -76,3 +76,10 @@ class StopRules:
     def load(self, data: dict[str, float]) -> None:
         self.stalled_rounds = int(data.get("stalled_rounds", 0))
         self.best_score = float(data.get("best_score", 0.0))
+
+
+def _unanswered(assessment: JudgeAssessment | None) -> tuple[StopReason, str] | None:
+    """``insufficient`` when the rounds end and the judge found no item that answers the question."""
+    if assessment is None or assessment.answering is None or assessment.answering:
+        return None
+    return "insufficient", f"no collected item answers the question: {assessment.missing}"

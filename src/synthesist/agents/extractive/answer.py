@@ -1,4 +1,4 @@
-"""The bottom line without a model: a verdict, a cited statement and a GRADE-like strength.
+"""The yes/no reader: what one item's conclusion says to a question, with a calibrated confidence.
 
 The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last
 two sentences) of the most relevant on-topic item, read by a small logistic regression (yes or no, balanced
@@ -15,16 +15,14 @@ probability, its margin over the runner-up and the winning label (:func:`calibra
 out-of-fold predictions, again one per fold and one
 on all rows. The extractive judge reads it: a direct item whose verdict is likely right answers the question.
 
-Strength (GRADE-like): start from the best design among the answering items (meta-analysis, systematic review or
-randomized trial: high; other trial or cohort/case-control: low; anything else: very low), step down one level
-when the on-topic items disagree in verdict, and one more when only one item answers.
+The bottom line built from these readings — only for items that answer the question — is
+:mod:`.bottom_line`'s.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -32,13 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from ...models import Answer
-from ..sufficiency import is_yes_no
-from .answer_features import conclusion_text, features
+from .answer_features import features
 from .designs import Design
-from .findings import cite
 from .reading import Reading
-from .text import split_sentences
 
 LABELS = ("yes", "no", "maybe")
 """PubMedQA's answers; the model says a subset of them (its ``labels``)."""
@@ -164,40 +158,3 @@ def item_verdict(question: str, reading: Reading) -> ItemVerdict:
 @lru_cache(maxsize=4096)
 def _item_verdict(question: str, content: str, pmid: str | None) -> ItemVerdict:
     return load_model().verdict(features(question, content), pmid)
-
-
-def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str]) -> tuple[str, str]:
-    """The GRADE-like strength and its one-line reason (see the module docstring)."""
-    found = frozenset().union(*designs) if designs else frozenset()
-    level = 3 if found & STRONG_DESIGNS else 1 if found & MODERATE_DESIGNS else 0
-    reasons = [("no controlled design", "observational or trial evidence", "", "randomized or pooled evidence")[level]]
-    if len(set(verdicts)) > 1:
-        level, reasons = max(0, level - 1), [*reasons, "inconsistent items"]
-    if len(verdicts) <= 1:
-        level, reasons = max(0, level - 1), [*reasons, "a single item"]
-    return STRENGTHS[level], "; ".join(reasons)
-
-
-def write_answer(question: str, on_topic: Sequence[Reading], designs: Sequence[frozenset[Design]]) -> Answer:
-    """The bottom line from the on-topic items (most relevant first) and their designs."""
-    if not on_topic:
-        verdict = "insufficient" if is_yes_no(question) else None
-        return Answer(
-            verdict=verdict,
-            statement="None of the evidence collected is on topic enough to answer the question.",
-            strength="very_low",
-            strength_reason="no on-topic evidence",
-        )
-    lead = on_topic[0]
-    readings = list(on_topic[:3])
-    labels = [item_verdict(question, r).label for r in readings]
-    sentences = [s.text for s in split_sentences(conclusion_text(lead.evidence.content))][:3] or [lead.text]
-    statement = " ".join(cite(sentence, lead.id) for sentence in sentences)
-    level, reason = strength(designs[: len(readings)], labels)
-    return Answer(
-        verdict=VERDICTS[labels[0]] if is_yes_no(question) else None,
-        statement=statement,
-        strength=level,
-        strength_reason=reason,
-        evidence_ids=(lead.id,),
-    )

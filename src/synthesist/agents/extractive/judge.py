@@ -19,8 +19,10 @@ Each item counts by its topical weight (0 when off-topic, 1 when squarely on the
   (15%), how far the directions of its results agree (25%) and what share of the context is on topic (15%), and
   (b) the direct answer's calibrated confidence, P(its verdict is right), fitted on the dev set out-of-fold.
 
-Sufficient iff the dimensions the question requires clear the configured thresholds (``run.min_*``; defaults
-score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`.
+Sufficient iff some item in the context *answers* the question (addresses its exposure and outcome: the alignment
+gate, :mod:`.alignment` and :mod:`.gate`) and the dimensions the question requires clear the configured thresholds
+(``run.min_*``; defaults score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`. With nothing that
+answers, the next queries aim at the missing part first. Only an answering item can be the direct answer.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ from dataclasses import dataclass
 
 from ...config import RunSettings
 from ...models import Evidence, JudgeAssessment, ScoredAspect
-from ..sufficiency import clears, rule_for
-from .answer import ItemVerdict, is_yes_no, item_verdict
+from ..sufficiency import clears, is_yes_no, rule_for
+from .alignment import align_all
+from .answer import ItemVerdict, item_verdict
 from .designs import Design
 from .entities import is_drug_like, targets_in
 from .findings import candidate_interventions, key_findings
+from .frame import frame_of
+from .gate import answering_ids, gate_assessment
 from .question import QuestionTerms, question_terms
 from .reading import Reading, read
 from .relevance import topical_weight
@@ -79,7 +84,10 @@ def assess(
     terms_of = question_terms(question)
     unique = {item.id: item for item in context}
     weighed = [(read(item), topical_weight(relevance.get(item.id, 0.0))) for item in unique.values()]
-    direct = direct_answer(question, [reading for reading, _ in weighed], relevance)
+    frame = frame_of(question)
+    alignments = align_all(frame, list(unique.values()), relevance)
+    direct = direct_answer(question, [reading for reading, _ in weighed], relevance,
+                           answering=frozenset(answering_ids(alignments)))
     clinical, clinical_ids = _clinical(weighed, previous, direct)
     mechanism, mechanism_ids = _mechanism(weighed, previous)
     confidence, basis = _confidence(weighed, direct)
@@ -88,7 +96,7 @@ def assess(
     sufficient = clears(mechanism.score, clinical.score, _rounded(confidence, 2), required, rules)
     findings = key_findings(weighed, terms(question))
     cited = dict.fromkeys([*(i for i, _ in findings), *clinical_ids, *mechanism_ids])
-    return JudgeAssessment(
+    assessment = JudgeAssessment(
         mechanism=mechanism,
         clinical=clinical,
         confidence=_rounded(confidence, 2),
@@ -105,6 +113,7 @@ def assess(
         required=required,
         rule=rule,
     )
+    return gate_assessment(assessment, frame, alignments, unique)
 
 
 def _rounded(value: float, digits: int) -> float:
@@ -153,13 +162,16 @@ class DirectAnswer:
                 f"{self.verdict.label!r}, calibrated confidence {self.verdict.confidence:.2f})")
 
 
-def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping[str, float]) -> DirectAnswer | None:
+def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping[str, float], *,
+                  answering: frozenset[str] | None = None) -> DirectAnswer | None:
     """The most relevant item at cosine ≥ :data:`DIRECT` that reports results and is not cell or animal work
-    alone (that answers no clinical question), for a yes/no question."""
+    alone (that answers no clinical question), for a yes/no question; with ``answering`` (the ids the alignment
+    gate passed), only one of those."""
     if not is_yes_no(question):
         return None
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
-              if relevance.get(r.id, 0.0) >= DIRECT and r.results and not r.preclinical_only]
+              if relevance.get(r.id, 0.0) >= DIRECT and r.results and not r.preclinical_only
+              and (answering is None or r.id in answering)]
     if not direct:
         return None
     score, reading = max(direct, key=lambda pair: pair[0])

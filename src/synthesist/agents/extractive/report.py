@@ -2,9 +2,12 @@
 
 Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
 ``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
-MMR over their embeddings (:mod:`.selection`) from the items most relevant to the question. Methodology and
-limitations state counts, never claims about the literature. The references are exactly the items cited,
-numbered by first citation, and the citation validator runs before the report is returned.
+MMR over their embeddings (:mod:`.selection`). The report reads like a review: the answer and the summary quote
+only items that answer the question (:mod:`.alignment`); the findings sections quote answering items first; items
+that are only related go under "Related evidence (does not answer the question directly)", each with why; off-topic
+items are never quoted. A sentence that leans on the one before it ("However, …", "This …") is not quoted alone.
+Methodology and limitations state counts, never claims about the literature. The references are exactly the
+items cited, numbered by first citation, and the citation validator runs before the report is returned.
 """
 
 from __future__ import annotations
@@ -14,11 +17,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...memory import Embedder, ResearchMemory, format_bibliography
-from ...models import PREPRINT_LABEL, Citation, HypothesisAssessment, JudgeAssessment, ReportSection, ResearchReport
+from ...models import (
+    PREPRINT_LABEL,
+    Alignment,
+    Citation,
+    HypothesisAssessment,
+    JudgeAssessment,
+    QuestionFrame,
+    ReportSection,
+    ResearchReport,
+)
 from ..citations import cited_ids, validate_report
-from .answer import write_answer
+from .alignment import align_all
+from .bottom_line import leans_on_previous, write_answer
 from .designs import Design
 from .findings import answer_score, citable, cite
+from .frame import frame_of
+from .gate import ANSWERING
 from .reading import TITLE, Reading, read
 from .relevance import question_relevance, topical_weight
 from .selection import Candidate, SentencePool
@@ -33,11 +48,7 @@ SUMMARY_SENTENCES, MECHANISM_SENTENCES, CLINICAL_SENTENCES = 4, 5, 6
 TRIALS_SHOWN, PREPRINTS_SHOWN = 8, 4
 SUMMARY_MIN_SENTENCES = 2
 """When fewer items answer than this, the summary takes a second answer sentence from one it already quotes."""
-ANSWER_BAND = 0.15
-"""The answer and the executive summary quote only items whose question cosine is within this much of the most
-relevant on-topic item's: an item that shares the question's words but not its subject (the hospital costs of the
-same operation, antibiotics for another illness) falls below it, however much it clears the on-topic bar (0.4).
-On the dev questions a question's own abstract scores about 0.73 and the fifth-best other abstract about 0.42."""
+RELATED_SHOWN = 6
 ANSWER_WEIGHT, TOPIC_WEIGHT = 0.06, 0.15
 """What an answer-bearing score (about 0–8) and the item's topical weight (0–1) add to a sentence's cosine when
 answers are chosen."""
@@ -51,11 +62,12 @@ SOURCE_NAMES = {
     "image": "images",
 }
 """Search-source and evidence-source names as a reader knows them."""
-MECHANISMS, CLINICAL, TRIALS, PREPRINTS = (
+MECHANISMS, CLINICAL, TRIALS, PREPRINTS, RELATED = (
     "Mechanistic findings",
     "Clinical findings",
     "Clinical trials",
     "Preprints (not peer-reviewed)",
+    "Related evidence (does not answer the question directly)",
 )
 
 
@@ -69,25 +81,28 @@ async def write_report(
     hypotheses: HypothesisAssessment | None = None,
     queries: Sequence[tuple[str, str]] = (),
     errors: Sequence[str] = (),
+    frame: QuestionFrame | None = None,
+    alignments: Sequence[Alignment] | None = None,
 ) -> ResearchReport:
     """An extractive report on ``question`` from ``memory``. ``judge`` and ``hypotheses`` default to the memory's
     latest, ``queries`` ((source, query) pairs) to the queries the memory recorded; ``errors`` are source failures
-    to state. ``embedder`` must be the memory's (its cache then answers for the items without encoding)."""
+    to state. ``embedder`` must be the memory's (its cache then answers for the items without encoding).
+``frame`` and ``alignments`` (the question's parts, and each item's stand to them) are computed when not given."""
     judge = memory.latest_assessment if judge is None else judge
     hypotheses = memory.hypotheses if hypotheses is None else hypotheses
     queries = tuple(queries) or memory.queries_run
     ranked = [item for item, _ in await memory.relevant(question, k=len(memory))]
     relevance = await question_relevance(question, ranked, embedder=embedder)
-    readings = [(read(item), topical_weight(relevance[item.id])) for item in ranked if citable(item.id)]
-    considered = _considered(readings)
+    frame = frame or frame_of(question)
+    alignments = list(alignments) if alignments is not None else align_all(frame, ranked, relevance)
+    labels = {a.evidence_id: a.label for a in alignments}
+    readings = [(read(item), topical_weight(relevance[item.id])) for item in ranked
+                if citable(item.id) and labels.get(item.id, "off_topic") != "off_topic"]
+    considered = _considered(readings, labels)
     pool = await SentencePool.build(question, _candidates(considered), embedder=embedder)
-    floor = answer_floor(relevance, [r.id for r, weight in readings if weight > 0])
-    picks = _pick(pool, relevance, terms(question), floor)
-    answering = sorted(
-        (r for r, weight in readings if weight > 0 and not r.is_trial_record and relevance[r.id] >= floor),
-        key=lambda r: -relevance[r.id],
-    )
+    picks = _pick(pool, relevance, terms(question), labels)
     trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
+    related = _related(pool, alignments, {c.sentence.text for c in picks.all()})
     sections = (
         ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms) or "No mechanistic sentence was found."),
         ReportSection(
@@ -95,18 +110,22 @@ async def write_report(
         ),
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
+        ReportSection(heading=RELATED, body=related or "No other item related to the question was quoted."),
     )
-    quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials}
+    quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials} | set(cited_ids(related))
+    items = {item.id: item for item in ranked}
     report = ResearchReport(
-        answer=write_answer(question, answering, [r.designs for r in answering]),
+        answer=write_answer(question, frame, alignments, {r.id: r for r, _ in readings}, items),
+        frame=frame,
+        alignment=tuple(alignments),
         title=f"Research report: {question.strip()}",
         executive_summary=" ".join(cite(c.sentence.text, c.evidence_id) for c in picks.summary)
-        or "None of the evidence collected holds a result or conclusion sentence on this question.",
+        or "No collected item answers the question, so none is summarised here (see the answer and the related "
+           "evidence).",
         methodology=_methodology(memory, queries, len(considered), len(pool.candidates)),
         sections=sections,
         hypotheses_tested=_hypotheses(hypotheses, memory),
-        limitations=_limitations(memory, readings, quoted, partial_reason, errors, floor=floor,
-                                 answering=len(answering)),
+        limitations=_limitations(memory, readings, quoted, partial_reason, errors, alignments=alignments),
         conclusion=_conclusion(judge, picks.summary[0] if picks.summary else None),
         partial=partial_reason is not None,
         partial_reason=partial_reason,
@@ -126,21 +145,16 @@ class _Picks:
         return [*self.summary, *self.mechanisms, *self.clinical, *self.preprints]
 
 
-def answer_floor(relevance: dict[str, float], on_topic: Sequence[str]) -> float:
-    """The question cosine an item needs to be quoted in the answer or the summary (:data:`ANSWER_BAND`)."""
-    return max((relevance[i] for i in on_topic), default=1.0) - ANSWER_BAND
-
-
-def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str], floor: float) -> _Picks:
+def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str], labels: dict[str, str]) -> _Picks:
     """The sentences of each part. The summary opens with the lead answer (:func:`_lead`); MMR picks the rest
-    from answer-bearing sentences of human studies first, then of any study, of items at or above ``floor``; no
-    sentence is quoted twice."""
+    from answer-bearing sentences of human studies first, then of any study, of items that answer the question;
+    the findings sections quote answering items only; no sentence is quoted twice."""
 
     def preference(candidate: Candidate) -> float:
         return ANSWER_WEIGHT * answer_score(candidate.sentence, asked) + TOPIC_WEIGHT * candidate.weight
 
     def answering(candidate: Candidate) -> bool:
-        return candidate.weight > 0 and relevance[candidate.evidence_id] >= floor
+        return labels.get(candidate.evidence_id) in ANSWERING
 
     lead = _lead(pool, relevance, preference, answering)
     summary = [lead] if lead else []
@@ -156,12 +170,30 @@ def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]
     if len(summary) < SUMMARY_MIN_SENTENCES:  # few items answer: the lead item's next answer sentence
         summary += pool.select(lambda c: _peer_reviewed("answer")(c) and answering(c),
                                SUMMARY_MIN_SENTENCES - len(summary), used=used, prefer=preference)
+    mechanism, clinical = _peer_reviewed("mechanism"), _peer_reviewed("result", "human")
     return _Picks(
         summary=summary,
-        mechanisms=pool.select(_peer_reviewed("mechanism"), MECHANISM_SENTENCES, per_item=2, used=used),
-        clinical=pool.select(_peer_reviewed("result", "human"), CLINICAL_SENTENCES, per_item=2, used=used),
-        preprints=pool.select(lambda c: {"preprint", "answer"} <= c.tags, PREPRINTS_SHOWN, prefer=preference),
+        mechanisms=pool.select(lambda c: mechanism(c) and answering(c), MECHANISM_SENTENCES, per_item=2, used=used),
+        clinical=pool.select(lambda c: clinical(c) and answering(c), CLINICAL_SENTENCES, per_item=2, used=used),
+        preprints=pool.select(lambda c: {"preprint", "answer"} <= c.tags and answering(c), PREPRINTS_SHOWN,
+                              prefer=preference),
     )
+
+
+def _related(pool: SentencePool, alignments: Sequence[Alignment], used: set[str]) -> str:
+    """One bullet per related item (most relevant first): its best answer-bearing sentence, cited, and why it does
+    not answer the question."""
+    lines = []
+    for alignment in (a for a in alignments if a.label == "related"):
+        best = pool.best(lambda c, i=alignment.evidence_id: c.evidence_id == i and "answer" in c.tags
+                         and c.sentence.text not in used, lambda c: 0.0)
+        if best is None:
+            continue
+        used.add(best.sentence.text)
+        lines.append(f"- {cite(best.sentence.text, best.evidence_id)} (Why only related: {alignment.reason}.)")
+        if len(lines) == RELATED_SHOWN:
+            break
+    return "\n".join(lines)
 
 
 def _lead(
@@ -177,11 +209,12 @@ def _lead(
     return pool.best(lambda c: c.evidence_id == top and _peer_reviewed("answer")(c), preference)
 
 
-def _considered(readings: list[tuple[Reading, float]]) -> list[tuple[Reading, float]]:
-    """The items to quote from: up to :data:`TOP_ITEMS` on-topic ones in rank order (registry records excluded),
-    topped up with the best-ranked items to :data:`MIN_ITEMS`."""
+def _considered(readings: list[tuple[Reading, float]], labels: dict[str, str]) -> list[tuple[Reading, float]]:
+    """The items to quote from: every answering item and up to :data:`TOP_ITEMS` on-topic ones in rank order
+    (registry records excluded), topped up with the best-ranked items to :data:`MIN_ITEMS`."""
     quotable = [(r, w) for r, w in readings if not r.is_trial_record]
-    chosen = [(r, w) for r, w in quotable if w > 0][:TOP_ITEMS]
+    chosen = [(r, w) for r, w in quotable if labels.get(r.id) in ANSWERING]
+    chosen += [(r, w) for r, w in quotable if w > 0 and (r, w) not in chosen][: max(0, TOP_ITEMS - len(chosen))]
     for entry in quotable[:MIN_ITEMS]:
         if len(chosen) >= MIN_ITEMS:
             break
@@ -195,6 +228,8 @@ def _candidates(considered: list[tuple[Reading, float]]) -> list[Candidate]:
     for reading, weight in considered:
         results, mechanisms = set(reading.results), set(reading.mechanisms)
         for sentence in reading.claims:
+            if leans_on_previous(sentence.text):  # not quotable alone; the answer brings its context along
+                continue
             tags = {
                 "answer": sentence.section != TITLE and (sentence in results or sentence.is_conclusion),
                 "result": sentence in results,
@@ -267,8 +302,7 @@ def _limitations(
     partial_reason: str | None,
     errors: Sequence[str],
     *,
-    floor: float,
-    answering: int,
+    alignments: Sequence[Alignment],
 ) -> str:
     total = len(memory)
     on_topic = [r for r, weight in readings if weight > 0]
@@ -283,10 +317,11 @@ def _limitations(
         f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4); "
         f"the other {total - len(on_topic)} were set aside as off-topic and are not quoted in the answer or summary.",
     ]
-    if on_topic:
-        lines.append(f"The answer and the summary quote only the {answering} on-topic item(s) within "
-                     f"{ANSWER_BAND:g} of the most relevant one (cosine at least {floor:.2f}); the sections may "
-                     "quote the others.")
+    counts = Counter(a.label for a in alignments)
+    lines.append(f"Against the question's parts: {counts['answers']} item(s) answer it, {counts['indirect']} "
+                 f"indirectly (another population or a surrogate outcome), {counts['related']} are related "
+                 f"without answering, {counts['off_topic']} are off topic. The answer, the summary and the findings "
+                 "quote only items that answer; related items are quoted only under related evidence, with why.")
     if preprints:
         lines.append(f"{preprints} item(s) are preprints, not peer-reviewed.")
     if not any(r.designs & strong for r in on_topic):

@@ -1,0 +1,201 @@
+"""Does this item answer the question? Which parts of the question's frame one collected item addresses.
+
+A part (exposure, outcome, population, comparator) is *addressed* when the item's title, abstract or MeSH
+headings hold enough of the part's content terms (:attr:`Gate.cover` of them, stemmed as retrieval stems them), under
+the part's own words or a lay/MeSH synonym ("cancer" → neoplasms); the span is the item's sentence that holds
+most of them. From the parts:
+
+- **answers** — the exposure and the outcome are addressed, the population too when the question names one,
+  and the item is close to the question as a whole (:meth:`Gate.closeness`: cosine plus the share of the frame's
+  terms it holds, ≥ :attr:`Gate.answers`); or it is very close (≥ :attr:`Gate.strong`) and addresses the exposure
+  or the outcome in the question's words (the other part worded otherwise, as abstracts reword their titles);
+- **indirect** — exposure and outcome addressed but a different population, or the outcome only in part (a
+  surrogate or a broader term), still close to the question;
+- **related** — some part addressed, or close to the question without the parts;
+- **off_topic** — nothing of the frame and far from the question.
+
+A descriptive, prevalence or mechanism question has a subject and an aspect ("causes", "prevalence",
+"mechanism"): the aspect is addressed when the item uses its vocabulary (aetiology, risk factors, prevalence,
+pathway …). The thresholds are fitted on the dev set, answerable questions and negative controls together
+(``bench/fit_alignment_gate.py``, shipped as ``alignment_gate.json``); the figures are in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ...models import Alignment, Evidence, PartMatch, QuestionFrame
+from .synonyms import lay_synonyms
+from .text import split_sentences, terms
+
+RELATED_COSINE = 0.4
+"""Below this cosine an item that addresses no part is off topic (as :data:`.relevance.OFF_TOPIC`)."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The fitted thresholds. ``cover``: the share of a part's terms an item must hold for the part to count.
+    An item's *closeness* to the question is its cosine plus ``weight`` × the share of all the frame's terms it
+    holds (:attr:`Alignment.coverage`): the cosine alone lets a paper on the same disease through, the terms alone a
+    paper that names both parts in passing. An item addressing exposure and outcome answers from closeness
+    ``answers``; one addressing only one of them (the other worded otherwise) from ``strong``."""
+
+    cover: float = 0.5
+    weight: float = 0.3
+    answers: float = 0.7
+    strong: float = 0.85
+    floor: float = 0.0
+    """The question cosine below which no item answers, however many of the question's words it holds."""
+
+    def closeness(self, relevance: float, coverage: float) -> float:
+        return relevance + self.weight * coverage if relevance >= self.floor else 0.0
+
+
+@cache
+def fitted_gate() -> Gate:
+    """The shipped ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
+    resource = resources.files(__package__).joinpath("alignment_gate.json")
+    if not resource.is_file():
+        return Gate()
+    raw = json.loads(resource.read_text())
+    return Gate(cover=float(raw["cover"]), weight=float(raw["weight"]), answers=float(raw["answers"]),
+                strong=float(raw["strong"]), floor=float(raw.get("floor", 0.0)))
+
+ASPECT_WORDS: dict[str, tuple[str, ...]] = {
+    "cause": ("cause", "caused", "causes", "etiology", "aetiology", "etiologic", "due to", "associated with",
+              "risk factor", "secondary to", "resulting from", "attributed to"),
+    "risk factors": ("risk factor", "associated with", "predictor", "odds ratio", "hazard ratio"),
+    "symptoms": ("symptom", "sign", "present with", "presentation", "manifestation"),
+    "complications": ("complication", "adverse", "sequela"),
+    "treatment": ("treatment", "therapy", "treated", "management", "efficacy"),
+    "prevalence": ("prevalence", "incidence", "proportion", "frequency", "%"),
+    "mechanism": ("mechanism", "pathway", "mediat", "signal", "activat", "inhibit", "phosphorylat", "via",
+                  "through", "receptor", "regulat", "express"),
+}
+_ABBREVIATION = re.compile(r"\b([A-Za-z][A-Za-z0-9\- ]{2,60}?)\s*\(([A-Z][A-Za-z0-9\-]{1,9})\)")
+
+
+def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | None = None) -> Alignment:
+    """How ``item`` (of question cosine ``relevance``) stands to ``frame``, under ``gate`` (default: fitted)."""
+    gate = gate or fitted_gate()
+    text = " ".join(filter(None, (item.title, item.content)))
+    sentences = [s.text for s in split_sentences(text)] or [text]
+    sentence_terms = [terms(s) for s in sentences]
+    vocabulary = frozenset().union(*sentence_terms, *(terms(heading) for heading in item.mesh))
+    expansions = _expansions(text)
+    parts = tuple(_match(part, phrase, sentences, sentence_terms, vocabulary, expansions, text, gate.cover)
+                  for part, phrase in _parts(frame))
+    asked = frozenset().union(*(terms(phrase) for _, phrase in _parts(frame) if phrase not in ASPECT_WORDS))
+    coverage = round(len(asked & vocabulary) / len(asked), 3) if asked else 1.0
+    label, reason = label_of(parts, relevance, gate, coverage)
+    return Alignment(evidence_id=item.id, label=label, parts=parts, relevance=round(min(1.0, relevance), 3),
+                     coverage=coverage, reason=reason)
+
+
+def align_all(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float],
+              gate: Gate | None = None) -> list[Alignment]:
+    """Every item's alignment, most relevant first."""
+    ranked = sorted(items, key=lambda item: -relevance.get(item.id, 0.0))
+    return [align(frame, item, relevance.get(item.id, 0.0), gate) for item in ranked]
+
+
+def _parts(frame: QuestionFrame) -> list[tuple[str, str]]:
+    found = [("exposure", frame.exposure)] if frame.exposure else []
+    found += [("outcome", outcome) for outcome in frame.outcomes]
+    found += [("population", frame.population)] if frame.population else []
+    found += [("comparator", frame.comparator)] if frame.comparator else []
+    return [(part, phrase) for part, phrase in found if phrase]
+
+
+def _expansions(text: str) -> dict[str, frozenset[str]]:
+    """Abbreviations the item defines ("low-density lipoprotein (LDL)"): the short form stands for the long one."""
+    found: dict[str, frozenset[str]] = {}
+    for long_form, short in _ABBREVIATION.findall(text):
+        found.setdefault(short.lower(), terms(" ".join(long_form.split()[-4:])))
+    return found
+
+
+def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Sequence[frozenset[str]],
+           vocabulary: frozenset[str], expansions: Mapping[str, frozenset[str]], text: str,
+           cover: float) -> PartMatch:
+    if phrase in ASPECT_WORDS:
+        lower = text.lower()
+        hits = [s for s in sentences if any(cue in s.lower() for cue in ASPECT_WORDS[phrase])]
+        addressed = bool(hits) or phrase in lower
+        return PartMatch(part=part, term=phrase, addressed=addressed, coverage=float(addressed),
+                         span=hits[0] if hits else "")
+    wanted = terms(phrase)
+    if not wanted:
+        return PartMatch(part=part, term=phrase, addressed=False)
+    options = [wanted, *(terms(s) for s in lay_synonyms(phrase))]
+    options += [wanted - {short} | long for short, long in expansions.items() if short in wanted]
+    options += [(wanted - long) | {short} for short, long in expansions.items() if long and long <= wanted]
+    best, best_share = wanted, 0.0
+    for option in options:
+        share = len(option & vocabulary) / len(option) if option else 0.0
+        if share > best_share:
+            best, best_share = option, share
+    needed = max(1, math.ceil(cover * len(best) - 1e-9))
+    addressed = len(best & vocabulary) >= needed
+    scores = [len(best & st) for st in sentence_terms]
+    top = max(range(len(sentences)), key=lambda i: scores[i]) if scores else 0
+    span = sentences[top] if scores and scores[top] else ""
+    surrogate = not addressed and best_share > 0 and part == "outcome"
+    return PartMatch(part=part, term=phrase, addressed=addressed, coverage=round(best_share, 3), span=span,
+                     surrogate=surrogate)
+
+
+def with_cover(parts: Sequence[PartMatch], cover: float) -> list[PartMatch]:
+    """``parts`` re-decided at another ``cover`` from their coverage (the fit tries many gates on one matching)."""
+    return [p.model_copy(update={"addressed": p.coverage >= cover - 1e-9 and p.coverage > 0,
+                                 "surrogate": p.part == "outcome" and 0 < p.coverage < cover - 1e-9})
+            for p in parts]
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What the cosine rules of :func:`label_of` need from the parts: exposure and outcome both addressed
+    (``core``), one of them addressed (``one``), exposure with a partial outcome (``partial``)."""
+
+    core: bool
+    one: bool
+    partial: bool
+
+
+def flags_of(parts: Sequence[PartMatch]) -> Flags:
+    by = {p.part: p for p in parts}
+    exposure = by.get("exposure")
+    outcomes = [p for p in parts if p.part == "outcome"]
+    has_exposure = exposure is not None and exposure.addressed
+    has_outcome = not outcomes or any(p.addressed for p in outcomes)
+    one = (has_exposure or any(p.addressed for p in outcomes)) if exposure is not None else has_outcome
+    return Flags(core=has_exposure and has_outcome, one=one,
+                 partial=has_exposure and any(p.surrogate for p in outcomes))
+
+
+def label_of(parts: Sequence[PartMatch], relevance: float, gate: Gate, coverage: float = 1.0) -> tuple[str, str]:
+    """The label and its reason from the matched parts, the question cosine and the share of the frame's terms
+    the item holds (see the module docstring)."""
+    flags = flags_of(parts)
+    close = gate.closeness(relevance, coverage)
+    population = next((p for p in parts if p.part == "population"), None)
+    named = [p.term for p in parts if p.addressed]
+    missing = [f"{p.part} ({p.term})" for p in parts if not p.addressed]
+    if (flags.core and close >= gate.answers) or (flags.one and close >= gate.strong):
+        if population is not None and not population.addressed:
+            return "indirect", f"a different population: it does not name {population.term}"
+        return "answers", "addresses " + ", ".join(f"{p.part} ({p.term})" for p in parts if p.addressed)
+    if flags.partial and close >= gate.answers:
+        return "indirect", f"the outcome in part only: {', '.join(missing)} not reported as asked"
+    if named or relevance >= RELATED_COSINE:
+        what = f"addresses {', '.join(named)}" if named else f"close to the question (cosine {relevance:.2f})"
+        lacking = f"; not {', '.join(missing)}" if missing else ""
+        return "related", f"{what}{lacking}" + ("" if not named else
+                                                 f"; not close enough to the question as a whole ({close:.2f})")
+    return "off_topic", f"none of the question's parts, cosine {relevance:.2f}"

@@ -1,0 +1,152 @@
+"""The bottom line without a model, from the items that answer the question and from nothing else.
+
+The answer rests on the items the alignment gate (:mod:`.alignment`) labels *answers*; with none, on the
+*indirect* ones, marked as such and downgraded. With neither, the verdict is ``insufficient`` and the statement
+says what is missing (:func:`.gate.missing_statement`) and quotes the closest item, so the reader knows where the
+evidence stops. Related and off-topic items never give a verdict, a sentence or a strength.
+
+A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); any
+other kind of question (mechanism, prevalence, descriptive) gets no yes/no verdict, only cited sentences of its own
+kind: mechanistic sentences for a mechanism question, the lead item's conclusion otherwise.
+
+Strength (GRADE-like, directness included): start from the answering items' designs — ``high`` only when at least
+two randomized or pooled studies answer directly, ``moderate`` for one, ``low`` for other trials and cohort or
+case-control studies, ``very_low`` otherwise; one level down when the answering items disagree, one when a single
+item without a strong design answers, and one for indirectness (a different population or a surrogate outcome).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from ...models import Alignment, Answer, Evidence, QuestionFrame
+from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
+from .designs import Design
+from .findings import cite
+from .gate import missing_statement
+from .reading import TITLE, Reading
+from .text import Sentence
+
+LEANS = re.compile(
+    r"^(?:however|but|thus|therefore|hence|this|these|that|those|such|it|its|they|their|in addition|moreover|"
+    r"furthermore|also|conversely|consequently|nevertheless|nonetheless|in contrast|similarly|likewise|"
+    r"accordingly|as a result|still|yet|additionally|otherwise|whereas|instead|in this|on the other hand|"
+    r"in summary|taken together|together)\b", re.IGNORECASE)
+"""Openings of a sentence that leans on the one before it ("However, when …", "This leads to …")."""
+ANSWER_SENTENCES = 3
+
+
+def leans_on_previous(sentence: str) -> bool:
+    """Whether ``sentence`` cannot be quoted alone: it opens by pointing back to the sentence before it."""
+    return bool(LEANS.match(sentence.strip(" \"'“(")))
+
+
+def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> list[Sentence]:
+    """``chosen`` (sentences of one item, in its order) with the sentence before each one that leans on it brought
+    along; a leaning sentence whose predecessor is a title or itself leans (a chain) is left out."""
+    position = {s.text: i for i, s in enumerate(sentences)}
+    kept: list[Sentence] = []
+    for sentence in chosen:
+        at = position.get(sentence.text)
+        if leans_on_previous(sentence.text):
+            before = sentences[at - 1] if at else None
+            if before is None or before.section == TITLE or leans_on_previous(before.text):
+                continue
+            if before not in kept:
+                kept.append(before)
+        if sentence not in kept:
+            kept.append(sentence)
+    return kept
+
+
+def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str], *, indirect: str = "") -> tuple[str, str]:
+    """The GRADE-like strength of the answering items' evidence and its one-line reason (module docstring)."""
+    strong = sum(bool(d & STRONG_DESIGNS) for d in designs)
+    found = frozenset().union(*designs) if designs else frozenset()
+    level = 3 if strong >= 2 else 2 if strong == 1 else 1 if found & MODERATE_DESIGNS else 0
+    reasons = [f"{strong} randomized or pooled studies answer directly" if strong >= 2
+               else "one randomized or pooled study answers" if strong == 1
+               else "observational or trial evidence" if level == 1 else "no controlled design"]
+    if len(set(verdicts)) > 1:
+        level, reasons = max(0, level - 1), [*reasons, "inconsistent items"]
+    if len(designs) <= 1 and strong == 0:
+        level, reasons = max(0, level - 1), [*reasons, "a single item"]
+    if indirect:
+        level, reasons = max(0, level - 1), [*reasons, f"indirect: {indirect}"]
+    return STRENGTHS[level], "; ".join(reasons)
+
+
+def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Alignment],
+                 readings: Mapping[str, Reading], items: Mapping[str, Evidence]) -> Answer:
+    """The bottom line (see the module docstring). ``alignments`` come most relevant first; ``readings`` and
+    ``items`` hold at least the aligned items that may be quoted."""
+    def quotable(label: str) -> list[Reading]:
+        return [readings[a.evidence_id] for a in alignments
+                if a.label == label and a.evidence_id in readings and not readings[a.evidence_id].is_trial_record]
+
+    direct, indirect = quotable("answers"), quotable("indirect")
+    basis = direct or indirect
+    if not basis:
+        return _insufficient(frame, alignments, readings, items)
+    chosen = basis[:3]
+    lead = chosen[0]
+    why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
+    labels = [item_verdict(question, r).label for r in chosen] if frame.yes_no else []
+    statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
+    if why:
+        statement = f"Indirect evidence only ({why}): {statement}"
+    level, reason = strength([r.designs for r in chosen], labels, indirect=why)
+    return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=level,
+                  strength_reason=reason, evidence_ids=(lead.id,), basis="answering" if direct else "indirect")
+
+
+def _indirectness(aligned: Sequence[Alignment]) -> str:
+    population = [p.term for a in aligned for p in a.parts if p.part == "population" and not p.addressed]
+    if population:
+        return f"a different population than {population[0]}"
+    outcome = [p.term for a in aligned for p in a.parts if p.part == "outcome" and p.surrogate]
+    return f"a surrogate or partial outcome for {outcome[0]}" if outcome else "indirect"
+
+
+def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
+    """Up to :data:`ANSWER_SENTENCES` sentences of the lead item, each with the one it leans on."""
+    body = [s for s in lead.sentences if s.section != TITLE]
+    if frame.kind == "mechanism" and lead.mechanisms:
+        picked = list(lead.mechanisms[:ANSWER_SENTENCES])
+    else:
+        picked = _conclusion(body)[:ANSWER_SENTENCES]
+    picked = sorted(picked[:ANSWER_SENTENCES], key=lambda s: body.index(s) if s in body else 0)
+    return with_context(body, picked)[:ANSWER_SENTENCES + 1] or list(body[:1]) or list(lead.sentences[:1])
+
+
+def _insufficient(frame: QuestionFrame, alignments: Sequence[Alignment], readings: Mapping[str, Reading],
+                  items: Mapping[str, Evidence]) -> Answer:
+    missing = missing_statement(frame, alignments, items)
+    closest = next((a for a in alignments if a.label == "related" and a.evidence_id in readings
+                    and not readings[a.evidence_id].is_trial_record), None)
+    statement, ids = missing, ()
+    if closest is not None:
+        reading = readings[closest.evidence_id]
+        quote = _closest_sentence(reading, closest)
+        if quote is not None:
+            statement = f"{missing} Closest: {cite(quote.text, reading.id)}"
+            ids = (reading.id,)
+    return Answer(verdict="insufficient", statement=statement, strength="very_low",
+                  strength_reason="no collected item answers the question", evidence_ids=ids, basis="none",
+                  missing=missing)
+
+
+def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None:
+    """The closest item's conclusion opening (a self-standing one), else the sentence that shows its exposure."""
+    body = [s for s in reading.sentences if s.section != TITLE]
+    spans = {p.span for p in alignment.parts if p.addressed}
+    for sentence in [*_conclusion(body), *(s for s in body if s.text in spans)]:
+        if not leans_on_previous(sentence.text):
+            return sentence
+    return None
+
+
+def _conclusion(body: Sequence[Sentence]) -> list[Sentence]:
+    """The conclusion sentences (the CONCLUSIONS section, else the last two), as the evidence cards show them."""
+    return [s for s in body if s.is_conclusion] or list(body[-2:])

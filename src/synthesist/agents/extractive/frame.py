@@ -1,0 +1,234 @@
+"""The question's frame without a model: population, exposure, comparator, outcomes and the kind of question.
+
+A frame is what an answer must address. "Does metformin lower cancer incidence in type 2 diabetes?" asks about an
+exposure (metformin), an outcome (cancer incidence) in a population (type 2 diabetes): an abstract on metformin and
+glycaemic control in type 2 diabetes shares two of the three and still does not answer it.
+
+The parse is by rule over the question's words: the relation verb ("lower", "predict", "associated with") splits
+the exposure (before it) from the outcome (after it); a phrase introduced by *in/among/for* that names people or a
+condition is the population; *versus/compared with/than/alternative to* open the comparator. Questions that are not
+shaped "does X do Y" fall back gracefully: "X and Y" and "X: …?" split at the conjunction or the colon; a question
+with a subject but no outcome ("Is X effective in the treatment of Z?") takes the condition it is asked about as
+the outcome; a descriptive question ("cardiomegaly causes", "What are the causes of X?") has a subject and the
+aspect asked about. The LLM fills the same model through an output tool (:mod:`synthesist.agents.frame_check`
+validates it); :func:`frame_of` is the extractive engine's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...models import QuestionFrame
+from ..sufficiency import is_yes_no
+from .entities import is_condition_word
+from .question import DROPPED, question_terms
+
+_I = re.IGNORECASE
+MECHANISM = re.compile(
+    r"\b(?:by what mechanisms?|what (?:is|are) the mechanisms?|through (?:what|which)|via (?:what|which)|"
+    r"mechanisms? (?:of|by which|through which|underlying)|mode of action|how (?:does|do|did|can|could|is|are|might)"
+    r"\b)", _I)
+PREVALENCE = re.compile(r"\b(?:prevalence|how (?:common|many|often|frequent)|frequency of|proportion of|"
+                        r"what (?:percentage|share|fraction))\b", _I)
+DESCRIPTIVE = re.compile(r"^(?:what|which|who)\b|\b(?:causes?|etiology|aetiology|risk factors|symptoms|signs|"
+                         r"features|complications|treatments?|management|types|definition)\s*\??$", _I)
+DIAGNOSTIC = re.compile(r"\b(?:diagnos\w*|accura\w*|sensitiv\w+|specificity|detect\w*|screening|predictive value|"
+                        r"reliab\w+|valid(?:ity|ation)?)\b", _I)
+PROGNOSIS = re.compile(r"\b(?:predict\w*|prognos\w*|predictor\w*)\b", _I)
+ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|relation|link(?:ed)? (?:to|with)|"
+                         r"risk factor\w*|risk of)\b", _I)
+
+RELATION = re.compile(
+    r"\b(?:reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
+    r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|benefit(?:s|ed)?|result(?:s|ed)? in|"
+    r"lead(?:s)? to|activate[sd]?|inhibit(?:s|ed)?|induce[sd]?|influence[sd]?|impact(?:s|ed)?|alter(?:s|ed)?|"
+    r"change[sd]?|modif(?:y|ies|ied)|worsen(?:s|ed)?|delay(?:s|ed)?|shorten(?:s|ed)?|prolong(?:s|ed)?|"
+    r"correlate[sd]? (?:with|to)|(?:is|are|was|were)? ?associated with|(?:is|are)? ?related to|"
+    r"(?:is|are)? ?linked (?:to|with)|(?:a )?risk factors? for|(?:the )?risk of|matter(?:s)? (?:for|in)|"
+    r"(?:an? |the )?(?:predictor|marker|determinant|indicator|cause|expression|reflection) of|predictive of|"
+    r"reflect(?:s|ed)?|identif(?:y|ies|ied)|detect(?:s|ed)?|differ(?:s|ed)?|extend(?:s)? to|representative of|"
+    r"contribute[sd]? to|enhance[sd]?|promote[sd]?|suppress(?:es|ed)?|restore[sd]?|treat(?:s|ed)?|"
+    r"(?:is|are) (?:an? )?(?:effective|useful|safe|beneficial|accurate|sufficient|necessary|feasible|reliable|"
+    r"valid|superior|inferior|better|worse|predictive)(?: (?:alternative|tool|option|marker|method|treatment|"
+    r"predictor|test))?(?: (?:for|to|in|of))?|help(?:s)?|make(?:s)? a difference (?:in|to))\b", _I)
+COMPARATOR = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to)|in comparison (?:with|to)|rather than|"
+                        r"alternative to|instead of|than|over)\s+(?P<rest>[^,;:?]+)", _I)
+POPULATION = re.compile(r"\b(?:in|among|for)\s+(?=(?P<rest>[^,;:?]+))", _I)
+PEOPLE = re.compile(r"\b(?:patients?|people|persons?|women|men|m[oa]thers?|children|child|adults?|adolescents?|"
+                    r"infants?|neonates?|newborns?|elderly|older|girls?|boys?|subjects|individuals|smokers|users|"
+                    r"survivors|workers|athletes|students|residents|veterans|population|cohort|recipients|"
+                    r"pregnan\w+|preterm|pediatric|paediatric|HMO|diabetics?)\b", _I)
+ASPECTS = {
+    "cause": ("causes", "cause", "etiology", "aetiology", "causing"),
+    "risk factors": ("risk factors", "risk factor"),
+    "symptoms": ("symptoms", "signs"),
+    "complications": ("complications",),
+    "treatment": ("treatment", "treatments", "management", "therapy"),
+    "prevalence": ("prevalence", "how common", "how many", "how often", "frequency", "proportion"),
+    "mechanism": ("mechanism", "mechanisms", "mode of action", "pathway"),
+}
+_LEADING = re.compile(r"^(?:(?:is|are|was|were|do|does|did|can|could|should|will|would|has|have|had|may|might|"
+                      r"must|what|which|how|why|when|where|who|by what mechanisms?|through (?:what|which)|"
+                      r"there|it|this|the|a|an|any|time to|true that|possible that)\s+)+", _I)
+
+
+def frame_of(question: str) -> QuestionFrame:
+    """The frame of ``question``, parsed by rule (see the module docstring)."""
+    text = " ".join(question.replace("\u2019", "'").split()).strip()
+    kind = question_kind(text)
+    yes_no = is_yes_no(text) and kind not in ("mechanism", "descriptive", "prevalence")
+    clause, topic, pronoun = _main_clause(text)
+    if kind in ("descriptive", "prevalence", "mechanism") and not RELATION.search(_strip_aspect(clause)):
+        subject, aspect = _subject_and_aspect(clause, kind)
+        return QuestionFrame(kind=kind, yes_no=False, exposure=subject or None, outcomes=(aspect,) if aspect else (),
+                             population=None, comparator=None, source="extractive")
+    population, clause = _population(clause)
+    comparator, clause = _comparator(clause)
+    exposure, outcome = _split(clause)
+    if not outcome and population and population != exposure:
+        # "Is X effective in the treatment of Z?": the condition Z is what X is asked about
+        conditions = question_terms(population).conditions
+        if conditions or not PEOPLE.search(population):
+            outcome = conditions[0] if conditions else population
+    if topic and (_weak(exposure) or pronoun):  # "Double balloon enteroscopy: is it safe in a community setting?"
+        topic_population, rest = _population(topic)
+        topic_comparator, rest = _comparator(rest)
+        topic_exposure, topic_outcome = _split(rest)
+        asked = outcome or exposure
+        exposure = topic_exposure or exposure
+        outcome = topic_outcome or (asked if asked != exposure and not _weak(asked) else "")
+        population, comparator = population or topic_population, comparator or topic_comparator
+    if not exposure and outcome:
+        exposure, outcome = outcome, ""
+    if kind == "mechanism" and not outcome:
+        outcome = "mechanism"
+    return QuestionFrame(kind=kind, yes_no=yes_no, population=population or None, exposure=exposure or None,
+                         comparator=comparator or None, outcomes=(outcome,) if outcome else (), source="extractive")
+
+
+def question_kind(question: str) -> str:
+    """The kind of question: ``mechanism`` (how / by what mechanism), ``prevalence``, ``descriptive`` (what
+    causes / what are …, or a bare topic with an aspect), ``diagnostic``, ``prognosis``, ``association``, else
+    ``effect`` (does X change Y)."""
+    if MECHANISM.search(question):
+        return "mechanism"
+    yes_no = is_yes_no(question)
+    if PREVALENCE.search(question) and not yes_no:
+        return "prevalence"
+    if not yes_no and DESCRIPTIVE.search(question.strip()):
+        return "descriptive"
+    if not yes_no and not ASSOCIATION.search(question) and not RELATION.search(question):
+        return "association" if re.search(r"\s(?:and|with|on)\s", question) else "descriptive"
+    if DIAGNOSTIC.search(question):
+        return "diagnostic"
+    if PROGNOSIS.search(question):
+        return "prognosis"
+    if ASSOCIATION.search(question):
+        return "association"
+    return "effect"
+
+
+def _main_clause(text: str) -> tuple[str, str, bool]:
+    """The part of the question that asks, the title-style topic before it if any ("Neck pain treatment with
+    acupuncture: does the number of needles matter?"), and whether the asking part points back to the topic with a
+    pronoun ("… : is it feasible?"); the topic is the frame's fallback then, or when the asking part names nothing
+    specific."""
+    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", text.rstrip("?. ")) if p.strip()]
+    asking = [p for p in parts if _ASKING.match(p)]
+    clause = asking[-1] if asking else parts[-1] if parts else text
+    topic = " ".join(p for p in parts if p != clause and not _ASKING.match(p)) if len(parts) > 1 else ""
+    pronoun = bool(topic) and bool(re.search(r"\b(?:it|they|this|these|them|we|its|their)\b", clause, _I))
+    return _LEADING.sub("", clause.strip() + " ").strip(), topic, pronoun
+
+
+_ASKING = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|"
+                     r"must|what|which|how|why|when|where|who|by what|through (?:what|which))\b", _I)
+
+
+GENERIC = frozenset("""it we they this these there he she one feasible option options worth effort key need needed
+    always investigate mandatory play appear real picture viable alternative first choice become interest perform
+    harmful necessary useful sufficient safe efficacious effective possible reliable accurate valid good bad better
+    best worse lost another new old difference differences different same secret pleasure lethal outcome outcomes
+    role roles value place answer question issue problem solution way ways time really still yet implemented
+    recommendations practice routine clinical seeing provide provides face faces become screen""".split())
+"""Words that name no subject: an exposure made only of them falls back to the question's title-style topic."""
+
+
+def _weak(exposure: str) -> bool:
+    words = [w.lower().strip(".,'") for w in _content(exposure)]
+    return not words or all(w in GENERIC for w in words) or len([w for w in words if w not in GENERIC]) < len(words) / 2
+
+
+def _strip_aspect(clause: str) -> str:
+    return re.sub(r"\b(?:causes?|mechanisms?|prevalence)\b", "", clause, flags=_I)
+
+
+def _subject_and_aspect(clause: str, kind: str) -> tuple[str, str]:
+    lower = clause.lower()
+    aspect = "prevalence" if kind == "prevalence" else "mechanism" if kind == "mechanism" else ""
+    for name, cues in ASPECTS.items():
+        if not aspect and any(re.search(rf"\b{re.escape(cue)}\b", lower) for cue in cues):
+            aspect = name
+    subject = re.sub(r"\b(?:the|of|are|is|what|which|main|common|most|usual|known|causes?|cause|etiology|"
+                     r"aetiology|risk factors?|symptoms|signs|complications|treatments?|management|prevalence|"
+                     r"frequency|proportion|mechanisms?|how common|how many|how often)\b", " ", clause, flags=_I)
+    return _phrase(subject), aspect
+
+
+def _population(clause: str) -> tuple[str, str]:
+    """The last *in/among/for/of* phrase naming people or a condition, and the clause without it."""
+    for match in reversed(list(POPULATION.finditer(clause))):
+        rest = match.group("rest")
+        cut = COMPARATOR.search(rest)
+        rest = rest[: cut.start()] if cut else rest
+        words = rest.split()
+        if PEOPLE.search(rest) or any(is_condition_word(w.strip(".,")) for w in words):
+            if match.start() == 0:
+                continue
+            return _phrase(rest), clause[: match.start()] + clause[match.start("rest") + len(rest):]
+    return "", clause
+
+
+def _comparator(clause: str) -> tuple[str, str]:
+    match = COMPARATOR.search(clause)
+    if match is None:
+        return "", clause
+    return _phrase(match.group("rest")), clause[: match.start()]
+
+
+def _split(clause: str) -> tuple[str, str]:
+    """Exposure and outcome: either side of the relation verb, else of *and*/*with*, else the whole clause."""
+    relation = RELATION.search(clause)
+    if relation is not None and _content(clause[: relation.start()]):
+        return _phrase(clause[: relation.start()]), _phrase(clause[relation.end():])
+    if relation is not None:  # "Is there a risk of X with Y", "Can a risk of …": the verb leads
+        rest = clause[relation.end():]
+        pair = re.split(r"\s+(?:with|after|from|in|of|and)\s+", rest, maxsplit=1)
+        if len(pair) == 2 and _content(pair[1]):
+            return _phrase(pair[1]), _phrase(pair[0])
+        return _phrase(rest), ""
+    for joint in (r"\s+and\s+", r"\s+with\s+", r"\s+(?:on|after|following|during)\s+"):
+        pair = re.split(joint, clause, maxsplit=1)
+        if len(pair) == 2 and _content(pair[0]) and _content(pair[1]):
+            return _phrase(pair[0]), _phrase(pair[1])
+    return _phrase(clause), ""
+
+
+def _content(text: str) -> list[str]:
+    return [w for w in re.findall(r"[\w\-']+", text) if w.lower() not in DROPPED]
+
+
+def _phrase(text: str) -> str:
+    """``text`` as a frame term, in the question's own words: function words, question words and generic verbs
+    trimmed from both ends ("the risk of stroke" → "risk of stroke"); empty when no content word is left."""
+    tokens = text.replace("?", " ").split()
+    while tokens and _dropped(tokens[0]):
+        tokens.pop(0)
+    while tokens and _dropped(tokens[-1]):
+        tokens.pop()
+    return " ".join(tokens).strip(" -',.;") if _content(" ".join(tokens)) else ""
+
+
+def _dropped(token: str) -> bool:
+    word = token.strip(".,;:'\"()").lower()
+    return not word or word in DROPPED or word in {"really", "actually", "adequately", "significantly"}

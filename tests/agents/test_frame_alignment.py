@@ -1,0 +1,88 @@
+"""The question frame and the per-item alignment, on the README's questions and on real library abstracts."""
+
+from __future__ import annotations
+
+import pytest
+
+from synthesist.agents.extractive.alignment import Gate, align
+from synthesist.agents.extractive.bottom_line import leans_on_previous, with_context
+from synthesist.agents.extractive.frame import frame_of
+from synthesist.agents.extractive.text import split_sentences
+from synthesist.models import Evidence
+
+
+@pytest.mark.parametrize(("question", "kind", "yes_no", "exposure", "outcomes", "population"), [
+    ("Does metformin lower cancer incidence in type 2 diabetes?", "effect", True, "metformin",
+     ("cancer incidence",), "type 2 diabetes"),
+    ("metformin and breast cancer", "association", False, "metformin", ("breast cancer",), None),
+    ("Does smoking cessation reduce the risk of stroke?", "association", True, "smoking cessation",
+     ("risk of stroke",), None),
+    ("By what mechanism does metformin activate AMPK?", "mechanism", False, "metformin", ("AMPK",), None),
+    ("cardiomegaly causes", "descriptive", False, "cardiomegaly", ("cause",), None),
+    ("Do statins lower LDL?", "effect", True, "statins", ("LDL",), None),
+    ("Does base deficit predict mortality in patients with severe traumatic brain injury?", "prognosis", True,
+     "base deficit", ("mortality",), "severe traumatic brain injury"),
+    ("Double balloon enteroscopy: is it efficacious and safe in a community setting?", "effect", True,
+     "Double balloon enteroscopy", ("community setting",), None),
+])
+def test_the_frame_names_the_parts_of_the_question(question: str, kind: str, yes_no: bool, exposure: str,
+                                                   outcomes: tuple[str, ...], population: str | None) -> None:
+    frame = frame_of(question)
+    assert (frame.kind, frame.yes_no, frame.exposure, frame.outcomes, frame.population) == (
+        kind, yes_no, exposure, outcomes, population)
+
+
+def test_a_comparator_is_its_own_part() -> None:
+    frame = frame_of("Is dexamethasone an effective alternative to oral prednisone in the treatment of pediatric "
+                     "asthma exacerbations?")
+    assert frame.exposure == "dexamethasone" and frame.comparator == "oral prednisone"
+    assert frame.outcomes and "asthma" in frame.outcomes[0]
+
+
+def _record(records: list[Evidence], pmid: str) -> Evidence:
+    return next(item for item in records if item.identifiers.pmid == pmid)
+
+
+GATE = Gate(cover=0.34, weight=0.5, answers=0.85, strong=0.9)
+
+
+@pytest.mark.shared
+def test_an_abstract_on_metformin_and_glycaemic_control_does_not_answer_a_cancer_question(
+        library_records: list[Evidence]) -> None:
+    item = _record(library_records, "26702254")  # metformin + DPP-4 inhibitors in type 2 diabetes: HbA1c, not cancer
+    frame = frame_of("Does metformin lower cancer incidence in type 2 diabetes?")
+    alignment = align(frame, item, relevance=0.55, gate=GATE)
+    parts = {p.part: p for p in alignment.parts}
+    assert parts["exposure"].addressed and "metformin" in parts["exposure"].span.lower()
+    assert parts["population"].addressed
+    assert not parts["outcome"].addressed
+    assert alignment.label == "related" and "not outcome (cancer incidence)" in alignment.reason
+
+
+@pytest.mark.shared
+def test_a_questions_own_abstract_answers_it(library_records: list[Evidence],
+                                            dev_questions: list[dict[str, str]]) -> None:
+    row = next(r for r in dev_questions if r["question"].startswith("Does base deficit predict mortality"))
+    frame = frame_of(row["question"])
+    alignment = align(frame, _record(library_records, row["pmid"]), relevance=0.75, gate=GATE)
+    assert alignment.label == "answers"
+    assert all(p.addressed and p.span for p in alignment.parts)
+    assert alignment.coverage == 1.0
+
+
+@pytest.mark.shared
+def test_a_different_population_makes_an_answer_indirect(library_records: list[Evidence],
+                                                         dev_questions: list[dict[str, str]]) -> None:
+    row = next(r for r in dev_questions if r["question"].startswith("Does base deficit predict mortality"))
+    question = "Does base deficit predict mortality in pregnant women with sepsis?"
+    alignment = align(frame_of(question), _record(library_records, row["pmid"]), relevance=0.75, gate=GATE)
+    assert alignment.label == "indirect" and "different population" in alignment.reason
+
+
+def test_a_sentence_that_leans_on_the_one_before_brings_it_along() -> None:
+    sentences = split_sentences("RESULTS: Mortality fell by 20%. However, when adjusted for age, it did not. "
+                                "CONCLUSIONS: This leads to no firm conclusion.")
+    assert leans_on_previous(sentences[1].text) and not leans_on_previous(sentences[0].text)
+    kept = with_context(sentences, [sentences[1]])
+    assert [s.text for s in kept] == [sentences[0].text, sentences[1].text]
+    assert with_context(sentences[1:2], [sentences[1]]) == []  # nothing before it: not quoted at all

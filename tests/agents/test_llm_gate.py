@@ -1,0 +1,81 @@
+"""The LLM path gets the same gates: a model's answer that does not rest on items answering the question is lowered
+in code, with the reason; a model's judge may not call related evidence sufficient."""
+
+from __future__ import annotations
+
+from extractive_samples import QUESTION, article
+
+from synthesist.agents.judge import JudgeAgent
+from synthesist.agents.llm import LLM
+from synthesist.agents.report import ReportAgent
+from synthesist.config import Settings
+from synthesist.memory import Embedder, ResearchMemory
+from synthesist.testing import scripted_model
+
+KNEE = article(
+    "32000001", "Hyaluronic acid injections for knee osteoarthritis: a randomized controlled trial.",
+    "BACKGROUND: Knee osteoarthritis causes pain. METHODS: 200 adults were randomized to injections or saline. "
+    "RESULTS: Pain scores fell more with hyaluronic acid (p = 0.01). CONCLUSIONS: Hyaluronic acid injections "
+    "reduced knee pain at 6 months.",
+)
+
+SUFFICIENT = {
+    "mechanism": {"score": 8, "reasoning": "x"}, "clinical": {"score": 9, "reasoning": "a randomized trial"},
+    "confidence": 0.95, "sufficient": True, "recommendation": "synthesize", "next_search_queries": [],
+    "cited_evidence_ids": ["pmid:32000001"],
+}
+
+
+def _llm(settings: Settings, *replies) -> LLM:  # type: ignore[no-untyped-def]
+    return LLM(scripted_model(*replies), settings, label="scripted")
+
+
+async def _memory(embedder: Embedder, *items) -> ResearchMemory:  # type: ignore[no-untyped-def]
+    memory = ResearchMemory(QUESTION, embedder=embedder)
+    await memory.add(list(items))
+    memory.next_round()
+    return memory
+
+
+async def test_a_model_answer_resting_on_an_off_topic_item_is_lowered_to_insufficient(
+        embedder: Embedder, settings: Settings) -> None:
+    memory = await _memory(embedder, KNEE)
+    draft = {
+        "title": "Metformin and breast cancer", "executive_summary": "Pain fell [pmid:32000001].",
+        "methodology": "Library search.", "conclusion": "",
+        "answer": {"verdict": "yes", "statement": "Hyaluronic acid injections reduced knee pain at 6 months "
+                   "[pmid:32000001].", "strength": "high", "strength_reason": "a randomized trial",
+                   "evidence_ids": ["pmid:32000001"]},
+        "frame": {"kind": "effect", "yes_no": True, "exposure": "metformin", "outcomes": ["breast cancer"],
+                  "population": "women with type 2 diabetes"},
+    }
+    output = await ReportAgent(settings, llm=_llm(settings, draft, {"judgements": []})).run(memory)
+    report = output.value
+    assert report.frame is not None and report.frame.source == "llm" and report.frame.exposure == "metformin"
+    assert [a.label for a in report.alignment] == ["off_topic"]
+    answer = report.answer
+    assert (answer.verdict, answer.strength, answer.basis) == ("insufficient", "very_low", "none")
+    assert "lowered to insufficient" in answer.gate and "pmid:32000001 (off_topic)" in answer.gate
+    assert answer.missing.startswith("No collected item studies metformin")
+    assert any("lowered to insufficient" in w for w in output.warnings)
+
+
+async def test_a_model_frame_that_invents_a_part_is_replaced_by_the_extractive_frame(
+        embedder: Embedder, settings: Settings) -> None:
+    memory = await _memory(embedder, KNEE)
+    draft = {"title": "T", "executive_summary": "S", "methodology": "M",
+             "frame": {"kind": "effect", "yes_no": True, "exposure": "metformin", "outcomes": ["knee pain"]}}
+    output = await ReportAgent(settings, llm=_llm(settings, draft, {"judgements": []})).run(memory)
+    assert output.value.frame is not None and output.value.frame.source == "extractive"
+    assert output.value.frame.outcomes == ("risk of breast cancer",)
+    assert any("'knee pain', which is not in the question" in w for w in output.warnings)
+
+
+async def test_a_model_judge_may_not_call_related_evidence_sufficient(embedder: Embedder, settings: Settings) -> None:
+    memory = await _memory(embedder, KNEE)
+    output = await JudgeAgent(settings, llm=_llm(settings, SUFFICIENT)).run(memory, round=1)
+    assessment = output.value
+    assert output.engine == "scripted"
+    assert assessment.answering == () and not assessment.sufficient and assessment.recommendation == "continue"
+    assert assessment.missing.startswith("No collected item studies metformin")
+    assert assessment.next_search_queries[0] == "metformin risk of breast cancer women with type 2 diabetes"
