@@ -70,6 +70,25 @@ class VersionLink(Frozen):
     via: Literal["europepmc", "pubmed-databank", "abstract", "title-author-year", "merge"]
 
 
+PassageKind = Literal["abstract", "paragraph", "table", "figure"]
+
+
+class Passage(Frozen):
+    """One section-labelled piece of a full text (see :mod:`synthesist.tools.jats`): a paragraph, a table (its
+    caption, header, rows and footnotes as text, one row a line, cells joined by `` | ``) or a figure caption.
+
+    ``section`` is the heading path (``Results › Primary outcome``); ``role`` is what that section is
+    (``results``, ``methods``…), so readers can put results and tables first without parsing titles again.
+    """
+
+    section: str
+    role: Literal["abstract", "introduction", "methods", "results", "discussion", "conclusions", "other"] = "other"
+    kind: PassageKind = "paragraph"
+    text: str = Field(min_length=1)
+    label: str | None = None
+    """A table's or figure's label ("Table 2"), when it has one."""
+
+
 class TrialOutcome(Frozen):
     kind: Literal["primary", "secondary", "other"]
     measure: str
@@ -116,6 +135,8 @@ class Evidence(Frozen):
     links: tuple[SourceLink, ...] = ()
     versions: tuple[VersionLink, ...] = ()
     """Other versions or records of this study (a preprint, the journal version, the registry record)."""
+    passages: tuple[Passage, ...] = ()
+    """The full text, when one was read (JATS): section-labelled paragraphs, tables and figure captions."""
 
     _legacy_source = field_validator("source", mode="before")(_current_source_name)
 
