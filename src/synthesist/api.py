@@ -36,6 +36,7 @@ from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
+from .agents.studies import answer_query, read_study, verify_record
 from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
@@ -54,11 +55,12 @@ from .composition import (
     recorded_models,
 )
 from .config import Settings, current_settings, load_settings, with_overrides
-from .errors import BadInputError
+from .errors import BadInputError, ParseError
 from .events import Complete, Error, ErrorData, EventBase
+from .identity import normalize_pmid
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
-from .models import SOURCE_NAMES, ResearchResult, SearchResult
+from .models import SOURCE_NAMES, Evidence, ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager, RoundSteps
@@ -68,8 +70,11 @@ from .orchestrator.stop_rules import StopRules
 from .runs import PruneOutcome, RunInfo, parse_duration
 from .runs import list_runs as _list_runs
 from .runs import prune_runs as _prune_runs
+from .study import DirectionQuery, OutcomeResult, StudyRecord
 from .tools.cassette import Cassette, content_digest
+from .tools.fulltext import FullTextClient, article_pmcid
 from .tools.http import Fetcher, open_client
+from .tools.jats import article_evidence, read_jats_file
 from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
@@ -85,6 +90,7 @@ __all__ = [
     "check_sources",
     "list_runs",
     "load_library",
+    "read_article",
     "prune_runs",
     "load_settings",
     "open_library_index",
@@ -94,6 +100,8 @@ __all__ = [
     "resume",
     "search",
     "stream",
+    "study_answer",
+    "study_record",
     "write_outputs",
 ]
 
@@ -496,3 +504,54 @@ def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None
         raise BadInputError(f"unknown backend {backend!r}: local or ray")
     return index_library(load_usable_library(checked, settings), checked, seams.shared or open_shared(settings),
                          progress, encode=encode)
+
+
+# --- Studies: what one article is and what it found --------------------------------------------------------------
+
+
+async def read_article(article: str | Path, *, settings: Settings | None = None) -> Evidence:
+    """A JATS file, or a PMCID / PMID whose open-access full text Europe PMC serves, as Evidence with passages.
+
+    Raises BadInputError (one line) for a missing, hostile, oversized or empty file, an id that is neither, or an
+    article with no open-access full text; SourceError when Europe PMC cannot be reached.
+    """
+    settings = settings or current_settings()
+    path = Path(article)
+    if path.suffix.lower() in (".nxml", ".xml") or path.exists():
+        try:
+            return article_evidence(read_jats_file(path), "library")
+        except OSError as exc:
+            raise BadInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ParseError as exc:
+            raise BadInputError(f"{path}: {exc.message}") from None
+    text = str(article).strip()
+    async with open_client(settings) as client:
+        full_texts = FullTextClient(Fetcher(client, settings), settings.europepmc)
+        pmcid = article_pmcid(text)
+        if pmcid is None and normalize_pmid(text.lower().removeprefix("pmid:")):
+            pmcid = await full_texts.pmcid_of(normalize_pmid(text.lower().removeprefix("pmid:")) or "")
+            if pmcid is None:
+                raise BadInputError(f"{text}: no PMC full text is listed for this PMID")
+        if pmcid is None:
+            raise BadInputError(f"{text!r} is neither a JATS file nor a PMCID or PMID")
+        try:
+            found = await full_texts.fetch(pmcid)
+        except ParseError as exc:
+            raise BadInputError(f"{pmcid}: {exc.message}") from None
+    if found is None:
+        raise BadInputError(f"{pmcid}: Europe PMC holds no open-access full text of it")
+    return article_evidence(found, "europepmc", url=None)
+
+
+def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> StudyRecord:
+    """The verified study record of ``evidence``; the answers to ``queries`` come first among its outcomes."""
+    return read_study(evidence, queries)
+
+
+def study_answer(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
+    """How ``query.outcome`` differed, intervention vs comparator, in ``evidence``: direction, verbatim quote,
+    section and effect (a quote or number not found verbatim is dropped)."""
+    record = verify_record(StudyRecord(evidence_id=evidence.id, outcomes=(answer_query(evidence, query),)), evidence)
+    if record.outcomes:
+        return record.outcomes[0]
+    return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)

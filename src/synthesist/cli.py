@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import __version__
 from .agents.redaction import SecretFilter
+from .cli_study import add_study_parser, run_study
 from .errors import BadInputError, SynthesistError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
                        "or SYNTHESIST_SERVICE_TOKEN")
     serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
+    add_study_parser(commands)
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
@@ -132,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
                    "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
-                   "mcp": _mcp}[args.command]
+                   "mcp": _mcp, "study": lambda api, args: run_study(api, args, _say)}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))

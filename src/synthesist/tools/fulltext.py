@@ -20,6 +20,7 @@ from ..config import EuropePMCSettings
 from ..errors import ParseError, SourceError
 from ..identity import normalize_pmcid
 from ..models import Evidence
+from .europepmc import parse_search
 from .http import Fetcher
 from .jats import Article, parse_jats
 from .source import Source
@@ -71,6 +72,14 @@ class FullTextClient:
                 return None
             raise
         return parse_jats(response.body, SOURCE)
+
+    async def pmcid_of(self, pmid: str) -> str | None:
+        """The PMCID Europe PMC lists for a PubMed id (``/search?query=EXT_ID:… AND SRC:MED``), or None."""
+        response = await self._fetcher.get(SOURCE, f"{self._settings.base_url.rstrip('/')}/search", params={
+            "query": f"EXT_ID:{pmid} AND SRC:MED", "format": "json", "resultType": "core", "pageSize": 1,
+        }, rate_per_second=self._settings.rate_per_second)
+        found = parse_search(response.body).evidence
+        return found[0].identifiers.pmcid if found else None
 
 
 @dataclass

@@ -13,9 +13,12 @@ against exactly what a reader is shown.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from xml.etree.ElementTree import Element
 
 from pydantic import ValidationError
@@ -25,7 +28,7 @@ from ..identity import evidence_id, make_identifiers
 from ..models import Evidence, Passage, SourceLink, SourceName
 from .xmlsafe import parse_xml
 
-__all__ = ["MAX_BYTES", "Article", "article_evidence", "parse_jats", "section_role"]
+__all__ = ["MAX_BYTES", "Article", "article_evidence", "parse_jats", "read_jats_file", "section_role"]
 
 MAX_BYTES = 20_000_000
 """The largest JATS document read (the biggest PMC articles are a few MB; 20 MB is far past any real one)."""
@@ -108,6 +111,16 @@ def parse_jats(data: bytes, source: str = SOURCE) -> Article:
         passages=tuple(passages),
         has_body=body is not None and any(p.role != "abstract" for p in passages),
     )
+
+
+def read_jats_file(path: Path) -> Article:
+    """One JATS file from disk: a regular file under the cap, parsed. OSError for an unreadable path."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ParseError(str(path), "not a regular file")
+    if info.st_size > MAX_BYTES:
+        raise ParseError(str(path), f"file of {info.st_size:,} bytes is over the {MAX_BYTES:,}-byte cap")
+    return parse_jats(path.read_bytes(), str(path))
 
 
 def article_evidence(article: Article, source: SourceName, *, url: str | None = None) -> Evidence:

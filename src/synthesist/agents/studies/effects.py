@@ -15,16 +15,17 @@ from ...study import RATIO_MEASURES, Effect, MeasureName
 
 _NUMBER = r"[-−]?\d+(?:[.·]\d+)?"
 _MEASURES: tuple[tuple[MeasureName, str], ...] = (
-    ("HR", r"\bHRs?\b|hazard ratios?"),
-    ("IRR", r"\bIRR\b|incidence rate ratio"),
-    ("OR", r"\b(?:a|adjusted )?ORs?\b|odds ratios?"),
-    ("RR", r"\bRRs?\b|relative risks?|risk ratios?|rate ratios?"),
-    ("SMD", r"\bSMD\b|standardi[sz]ed mean differences?"),
-    ("MD", r"\bW?MD\b|mean differences?"),
-    ("RD", r"\bRD\b|\bARR\b|risk differences?|absolute risk (?:reduction|difference)"),
+    ("HR", r"\bHRs?\b|(?i:hazard ratios?)"),
+    ("IRR", r"\bIRRs?\b|(?i:incidence rate ratios?)"),
+    ("OR", r"\b(?:a|adj)?ORs?\b|(?i:odds ratios?)"),
+    ("RR", r"\bRRs?\b|(?i:relative risks?|risk ratios?|rate ratios?|event ratios?)"),
+    ("SMD", r"\bSMDs?\b|(?i:standardi[sz]ed mean differences?)"),
+    ("MD", r"\bW?MDs?\b|(?i:mean (?:\w+ )?differences?)"),
+    ("RD", r"\bRDs?\b|\bARR\b|(?i:risk differences?|absolute risk (?:reduction|difference))"),
 )
-_MEASURE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MEASURES), re.IGNORECASE)
-_AFTER_MEASURE = re.compile(rf"^[^\d\-−]{{0,40}}?(?P<value>{_NUMBER})")
+"""Abbreviations are matched in capitals only ("or" is a word); names in any case."""
+_MEASURE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MEASURES))
+_AFTER_MEASURE = re.compile(rf"^[^\d\-−.;]{{0,40}}?(?P<value>{_NUMBER})")
 _RANGE = re.compile(rf"(?P<low>{_NUMBER})\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NUMBER})", re.IGNORECASE)
 _CI_CUE = re.compile(r"(?:95|99|90)\s?%|\bCI\b|confidence interval", re.IGNORECASE)
 _P = re.compile(r"\b[pP]\s*(?:-?\s*values?)?\s*(?P<op>[<=>≤≥]|&lt;|&gt;)\s*"
