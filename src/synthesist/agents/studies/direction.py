@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...models import Evidence
-from ...study import Direction, DirectionQuery, OutcomeResult
-from ..extractive.text import terms
+from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
+from ..extractive.text import terms as _terms
+from .arms import THAN, ArmTerms, abbreviations, flip
 from .effects import ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
+from .verify import source_text
 
 _I = re.IGNORECASE
 _NO_DIFFERENCE = re.compile(
@@ -33,10 +36,10 @@ _NO_DIFFERENCE = re.compile(
     r"reduce|increase|decrease|alter|influence)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
     r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b|\bsimilar(?:ly)?\b"
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
-    r"|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
+    r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
+    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
     _I,
 )
-_SIGNIFICANT = re.compile(r"(?<!non-)(?<!non)\bsignificant(?:ly)?\b|\bsuperior\b|\binferior\b", _I)
 _UP = re.compile(
     r"\b(?:increas\w*|higher|greater|more|improv\w*|longer|larger|elevat\w*|rais\w*|rose|gain\w*|enhanc\w*|"
     r"better|boost\w*|augment\w*|prolong\w*|superior|exceed\w*|accelerat\w*)\b", _I)
@@ -45,13 +48,16 @@ _DOWN = re.compile(
     r"smaller|suppress\w*|inhibit\w*|prevent\w*|worse|slow\w*|lost|loss|inferior|halved)\b", _I)
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", _I)
 _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
-_THAN = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|relative to|over)\b", _I)
-_COMPARED_PHRASE = re.compile(r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))"
-                              r"\s[^,;]{0,80}", _I)
 _FOLLOW_UP = re.compile(r"^\s*(?:the|this|these|that|which|it|though|however)\b.{0,40}\b(?:differen|significan|change)",
                         _I)
-_CLAUSE = re.compile(r";|, (?:but|whereas|while|although|and) |\. |, respectively")
-_GENERIC = frozenset({"group", "groups", "arm", "patient", "patients", "treatment", "treated", "subject"})
+_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst|although) |, and |\. |, respectively")
+_UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
+_DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
+_VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
+_SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
+_CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
+terms = lru_cache(maxsize=50_000)(_terms)
+"""Each sentence is read for every query about its article: its terms are worked out once."""
 MIN_OUTCOME_OVERLAP = 0.34
 """The share of the outcome's words a unit must name to be read at all (a third: "Gag response rate" needs one
 of three words beyond the generic ones)."""
@@ -65,60 +71,63 @@ class _Scored:
 
 def answer_query(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
     """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence``, with its verbatim quote."""
-    best = best_unit(evidence, query)
+    arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
+    best = best_unit(evidence, query, arms)
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     if best is None:
         return blank
-    direction, clause = read_direction(best.text, query, context=best.context, hint=best.measure_hint)
+    direction, clause = read_direction(best.text, query, hint=best.measure_hint, arms=arms)
     effect = read_effect(clause, measure_hint=best.measure_hint) or read_effect(best.text,
                                                                                measure_hint=best.measure_hint)
     return blank.model_copy(update={"direction": direction, "effect": effect, "quote": best.text,
                                     "section": best.section})
 
 
-def best_unit(evidence: Evidence, query: DirectionQuery) -> Unit | None:
+def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None) -> Unit | None:
     """The unit that best reports the query's outcome for its arms, or None when none names the outcome."""
-    outcome = _content_terms(query.outcome)
-    arms = _content_terms(f"{query.intervention} {query.comparator}")
+    outcome = terms(query.outcome)
+    arms = arms or ArmTerms.of(query)
     if not outcome:
         return None
     scored = [s for unit in units(evidence) if (s := _score(unit, outcome, arms)) is not None]
     return max(scored, key=lambda s: s.score).unit if scored else None
 
 
-def _score(unit: Unit, outcome: frozenset[str], arms: frozenset[str]) -> _Scored | None:
+def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms) -> _Scored | None:
     words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
     share = len(outcome & words) / len(outcome)
     if share < MIN_OUTCOME_OVERLAP or unit.role in ("introduction", "methods") or len(unit.text) > 1200:
         return None
     score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
-    score += 0.6 * bool(arms & words)
+    score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
     score += 0.8 * bool(_STATISTIC.search(unit.text)) + 0.5 * bool(_NO_DIFFERENCE.search(unit.text))
     score += 0.5 * bool(_UP.search(unit.text) or _DOWN.search(unit.text))
     score -= 0.4 * (unit.kind == "table") + 0.8 * (unit.kind == "figure")
+    score -= 0.8 * bool(_CITING.search(unit.text))  # another study's finding, cited in the discussion
     return _Scored(score, unit)
 
 
-def read_direction(text: str, query: DirectionQuery, *, context: str = "", hint: str | None = None
-                   ) -> tuple[Direction, str]:
+def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None = None,
+                   arms: ArmTerms | None = None) -> tuple[Direction, str]:
     """The direction ``text`` states for the query's outcome, and the clause it was read from."""
-    clause = _outcome_clause(text, _content_terms(query.outcome))
-    effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)  # type: ignore[arg-type]
+    arms = arms or ArmTerms.of(query)
+    clause = _outcome_clause(text, terms(query.outcome), arms)
+    effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)
     sig = significance(clause, effect)
     if sig == "unknown" and clause != text:
-        sig = significance(text, read_effect(text, measure_hint=hint))  # type: ignore[arg-type]
+        sig = significance(text, read_effect(text, measure_hint=hint))
     if _NO_DIFFERENCE.search(clause) and not _significant_change(clause) or sig == "not_significant":
         return "no_difference", clause
     if _TREND.search(clause) and sig != "significant":
         return "no_difference", clause
-    change = _change(clause, query)
+    change = _change(clause, arms)
     if change is not None:
         return change, clause
     side = ratio_side(effect)
     if side is not None and sig != "not_significant":
         return ("increased" if side == "above" else "decreased"), clause
     if sig == "significant":
-        return _by_numbers(clause) or "increased", clause
+        return _by_numbers(clause, arms) or _by_sign(clause) or "increased", clause
     return "no_difference", clause
 
 
@@ -128,52 +137,56 @@ def _significant_change(clause: str) -> bool:
                           r"increas\w*|decreas\w*|reduc\w*|improv\w*)", clause, _I))
 
 
-def _change(clause: str, query: DirectionQuery) -> Direction | None:
-    up, down = _UP.search(clause), _DOWN.search(clause)
-    if not (up or down):
+def _change(clause: str, arms: ArmTerms) -> Direction | None:
+    """The direction the clause's change word gives, comparatives ("higher") before verbs and nouns ("increase",
+    often part of the outcome's own name), turned round when the comparator is the one that changed."""
+    for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
+        up, down = up_pattern.search(clause), down_pattern.search(clause)
+        if up or down:
+            first = min((m for m in (up, down) if m), key=lambda m: m.start())
+            direction: Direction = "increased" if first is up else "decreased"
+            return flip(direction) if arms.comparator_is_subject(clause, first.start()) else direction
+    return None
+
+
+def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
+    """"26 units … as compared to 4 units in the tranexamic acid group": the number before "compared with" or
+    "versus" against the one after, read for the arm named with the first."""
+    cut = THAN.search(clause)
+    if not cut:
         return None
-    first = min((m for m in (up, down) if m), key=lambda m: m.start())
-    direction: Direction = "increased" if first is up else "decreased"
-    return _flip(direction) if _comparator_is_subject(clause, first.start(), query) else direction
-
-
-def _comparator_is_subject(clause: str, cue: int, query: DirectionQuery) -> bool:
-    """True when the clause says the comparator changed relative to the intervention."""
-    inter, comp = _content_terms(query.intervention) - _GENERIC, _content_terms(query.comparator) - _GENERIC
-    if not comp:
-        return False
-    before, after = clause[:cue], clause[cue:]
-    than = _THAN.search(after)
-    if than:
-        tail = terms(after[than.end():than.end() + 80])
-        if inter & tail and not comp & tail:
-            return True
-        if comp & tail:
-            return False
-    head = terms(_COMPARED_PHRASE.sub(" ", before))  # "Compared with placebo, X fell": placebo is no subject
-    return bool(comp & head) and not inter & head
-
-
-def _flip(direction: Direction) -> Direction:
-    return {"increased": "decreased", "decreased": "increased"}.get(direction, direction)  # type: ignore[return-value]
-
-
-def _by_numbers(clause: str) -> Direction | None:
-    """"24.2 vs 18.9 months": the first (intervention's) number against the second."""
-    match = re.search(r"(\d+(?:\.\d+)?)\s*%?\s*(?:\w+\s*)?(?:vs\.?|versus|compared with|and)\s*(\d+(?:\.\d+)?)", clause)
-    if not match:
+    before = list(_VALUE.finditer(clause[:cut.start()]))
+    after = _VALUE.search(clause, cut.end())
+    if not before or not after:
         return None
-    first, second = float(match.group(1)), float(match.group(2))
-    return "increased" if first > second else "decreased" if first < second else None
+    first, second = float(before[-1].group(1)), float(after.group(1))
+    if first == second:
+        return None
+    direction: Direction = "increased" if first > second else "decreased"
+    return flip(direction) if arms.first_is_comparator(clause, before[-1].start()) else direction
 
 
-def _outcome_clause(text: str, outcome: frozenset[str]) -> str:
-    """The clause of ``text`` that names the outcome most (the whole text when it has one clause)."""
+def _by_sign(clause: str) -> Direction | None:
+    """Significant changes printed with signs only ("−4.3%, p = 0.023"): all negative → decreased."""
+    signs = {match.group(1) for match in _SIGNED.finditer(clause)}
+    if signs == {"-"} or signs == {"−"} or signs == {"-", "−"}:
+        return "decreased"
+    return "increased" if signs == {"+"} else None
+
+
+def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
+    """The clause of ``text`` about the outcome for these two arms (the whole text when it has one clause): the
+    outcome's words count, and a clause naming both arms beats one naming neither."""
     pieces = [piece for piece in _CLAUSE.split(text) if piece.strip()]
     if len(pieces) < 2:
         return text
-    index = max(range(len(pieces)), key=lambda i: len(outcome & terms(pieces[i])))
-    if not outcome & terms(pieces[index]):
+
+    def weight(piece: str) -> float:
+        words = terms(piece)
+        return len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
+
+    index = max(range(len(pieces)), key=lambda i: weight(pieces[i]))
+    if weight(pieces[index]) == 0:
         return text
     clause = pieces[index]
     for follower in pieces[index + 1:]:  # "X fell, but the difference was not significant" reads as one
@@ -181,7 +194,3 @@ def _outcome_clause(text: str, outcome: frozenset[str]) -> str:
             break
         clause = f"{clause}, {follower}"
     return clause
-
-
-def _content_terms(text: str) -> frozenset[str]:
-    return terms(text)

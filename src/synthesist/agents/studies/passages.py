@@ -7,14 +7,18 @@ with the section it sits in. An item without a full text is read from its abstra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...models import Evidence, Passage
 from ...study import MeasureName
+from ...tools.jats import section_role
 from ..extractive.text import split_sentences
 from .effects import measure_in
 
+_NOT_EVIDENCE = re.compile(r"abbreviation|acknowledg|competing|conflicts? of interest|funding|author.{0,5}contribution|"
+                           r"supplementary|availability|consent|ethic", re.IGNORECASE)
 SECTION_WEIGHT = {"abstract": 1.0, "results": 0.85, "conclusions": 0.6, "other": 0.5, "discussion": 0.35,
                   "methods": 0.1, "introduction": 0.0}
 """How much a unit's section counts when choosing the quote for a result: stated results first."""
@@ -43,9 +47,16 @@ def units(evidence: Evidence) -> Iterator[Unit]:
             yield from _table_units(passage)
         elif passage.kind == "figure":
             yield Unit(passage.text, passage.section, passage.role, "figure")
-        else:
+        elif not _NOT_EVIDENCE.search(passage.section):
+            role = _abstract_part(passage.section) if passage.role == "abstract" else passage.role
             for sentence in split_sentences(passage.text):
-                yield Unit(sentence.text, passage.section, passage.role, "paragraph")
+                yield Unit(sentence.text, passage.section, role, "paragraph")
+
+
+def _abstract_part(section: str) -> str:
+    """A structured abstract's part: its Background and Methods read like the body's, its Results as results."""
+    part = section_role(section.split(" › ", 1)[1]) if " › " in section else "abstract"
+    return part if part in ("introduction", "methods") else "abstract"
 
 
 def _table_units(passage: Passage) -> Iterator[Unit]:

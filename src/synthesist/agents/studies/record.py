@@ -173,7 +173,7 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...]) -> list[OutcomeRes
         if not name:
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
-        direction, _ = read_direction(unit.text, query, context=unit.context, hint=unit.measure_hint)
+        direction, _ = read_direction(unit.text, query, hint=unit.measure_hint)
         rank = (0 if unit.role == "abstract" else 1) - 0.5 * bool(effect.ci_low) + order / 10_000
         found.append((rank, OutcomeResult(outcome=name, intervention=intervention, comparator=comparator,
                                           direction=direction, effect=effect, quote=unit.text,
