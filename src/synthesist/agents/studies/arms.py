@@ -90,12 +90,29 @@ def flip(direction: Direction) -> Direction:
     return {"increased": "decreased", "decreased": "increased"}.get(direction, direction)  # type: ignore[return-value]
 
 
-def _arm_terms(arm: str, aliases: dict[str, str] | None) -> frozenset[str]:
-    found = set(terms(arm) - _GENERIC)
-    for short, long in (aliases or {}).items():
+def with_aliases(words: frozenset[str], aliases: dict[str, str]) -> frozenset[str]:
+    """``words`` plus the short form of every abbreviation whose long form they contain (and the long form's words
+    when they name the short one)."""
+    found = set(words)
+    for short, long in aliases.items():
         long_terms = terms(long) - _GENERIC
         if long_terms and long_terms <= found | {short} or short in found:
             found |= {short} | long_terms
+    return frozenset(found)
+
+
+def outcome_aliases(outcome: frozenset[str], aliases: dict[str, str]) -> dict[str, frozenset[str]]:
+    """The article's short forms of (part of) an outcome: ``{"ptt": {"partial", "thromboplastin", "time"}}``."""
+    found = {}
+    for short, long in aliases.items():
+        long_terms = terms(long) - _GENERIC
+        if len(long_terms) >= 2 and long_terms <= outcome:
+            found[short] = long_terms
+    return found
+
+
+def _arm_terms(arm: str, aliases: dict[str, str] | None) -> frozenset[str]:
+    found = set(with_aliases(terms(arm) - _GENERIC, aliases or {}))
     if found & _BASELINE:
         found |= _BASELINE
     return frozenset(found)

@@ -24,7 +24,7 @@ from functools import lru_cache
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
 from ..extractive.text import terms as _terms
-from .arms import THAN, ArmTerms, abbreviations, flip
+from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases
 from .effects import ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
 from .verify import source_text
@@ -53,6 +53,9 @@ _FOLLOW_UP = re.compile(r"^\s*(?:the|this|these|that|which|it|though|however)\b.
 _CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst|although) |, and |\. |, respectively")
 _UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
+_CHANGE_NOUN = re.compile(r"\s+(?:\w+\s+)?(?P<noun>reductions?|decreases?|declines?|loss|falls?|drops?|increases?|"
+                          r"gains?|rises?|improvements?)\b", _I)
+_UP_NOUNS = ("increase", "gain", "rise", "improvement")
 _VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
@@ -71,8 +74,9 @@ class _Scored:
 
 def answer_query(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
     """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence``, with its verbatim quote."""
-    arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
-    best = best_unit(evidence, query, arms)
+    aliases = abbreviations(source_text(evidence))
+    arms = ArmTerms.of(query, aliases)
+    best = best_unit(evidence, query, arms, aliases)
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     if best is None:
         return blank
@@ -83,18 +87,24 @@ def answer_query(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
                                     "section": best.section})
 
 
-def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None) -> Unit | None:
-    """The unit that best reports the query's outcome for its arms, or None when none names the outcome."""
+def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
+              aliases: dict[str, str] | None = None) -> Unit | None:
+    """The unit that best reports the query's outcome for its arms, or None when none names the outcome. An
+    outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
     outcome = terms(query.outcome)
     arms = arms or ArmTerms.of(query)
     if not outcome:
         return None
-    scored = [s for unit in units(evidence) if (s := _score(unit, outcome, arms)) is not None]
+    short_forms = {short: long for short, long in outcome_aliases(outcome, aliases or {}).items()}
+    scored = [s for unit in units(evidence) if (s := _score(unit, outcome, arms, short_forms)) is not None]
     return max(scored, key=lambda s: s.score).unit if scored else None
 
 
-def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms) -> _Scored | None:
+def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]]
+           ) -> _Scored | None:
     words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
+    for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
+        words = words | short_forms[short]
     share = len(outcome & words) / len(outcome)
     if share < MIN_OUTCOME_OVERLAP or unit.role in ("introduction", "methods") or len(unit.text) > 1200:
         return None
@@ -102,7 +112,7 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms) -> _Scored | Non
     score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
     score += 0.8 * bool(_STATISTIC.search(unit.text)) + 0.5 * bool(_NO_DIFFERENCE.search(unit.text))
     score += 0.5 * bool(_UP.search(unit.text) or _DOWN.search(unit.text))
-    score -= 0.4 * (unit.kind == "table") + 0.8 * (unit.kind == "figure")
+    score -= 0.4 * (unit.kind == "table") + 1.5 * (unit.kind == "figure")
     score -= 0.8 * bool(_CITING.search(unit.text))  # another study's finding, cited in the discussion
     return _Scored(score, unit)
 
@@ -139,12 +149,16 @@ def _significant_change(clause: str) -> bool:
 
 def _change(clause: str, arms: ArmTerms) -> Direction | None:
     """The direction the clause's change word gives, comparatives ("higher") before verbs and nouns ("increase",
-    often part of the outcome's own name), turned round when the comparator is the one that changed."""
+    often part of the outcome's own name), turned round when the comparator is the one that changed. A comparative
+    of a change ("greater reductions", "less increase") multiplies the two."""
     for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
         up, down = up_pattern.search(clause), down_pattern.search(clause)
         if up or down:
             first = min((m for m in (up, down) if m), key=lambda m: m.start())
             direction: Direction = "increased" if first is up else "decreased"
+            of_change = _CHANGE_NOUN.match(clause, first.end())
+            if of_change and up_pattern is _UP_COMPARATIVE:
+                direction = direction if of_change.group("noun").lower().startswith(_UP_NOUNS) else flip(direction)
             return flip(direction) if arms.comparator_is_subject(clause, first.start()) else direction
     return None
 
