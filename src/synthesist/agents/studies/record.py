@@ -48,7 +48,7 @@ _POPULATION = re.compile(
     rf"\b(?:[\w-]+\s+){{0,2}}{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}\s+)?(?:with|who (?:had|were|underwent)|undergoing|"
     r"receiving|at (?:high )?risk of|scheduled for|admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
 _ALLOCATION = re.compile(
-    r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:\w+\s+){0,3}?to\s+"
+    r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,6}?to\s+"
     r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
     r"(?P<second>[^.;,()]{3,100})", _I)
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no treatment|waiting list|wait-list)\b", _I)
