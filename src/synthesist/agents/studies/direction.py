@@ -191,7 +191,7 @@ def _by_sign(clause: str) -> Direction | None:
 def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
     """The clause of ``text`` about the outcome for these two arms (the whole text when it has one clause): the
     outcome's words count, and a clause naming both arms beats one naming neither."""
-    pieces = [piece for piece in _CLAUSE.split(text) if piece.strip()]
+    pieces = [piece for piece in _clauses(text) if piece.strip()]
     if len(pieces) < 2:
         return text
 
@@ -208,3 +208,23 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
             break
         clause = f"{clause}, {follower}"
     return clause
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` split at clause boundaries that are not inside brackets ("(HR 0.62; P = 0.004)" stays whole)."""
+    depth, cuts = 0, []
+    for index, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            match = _CLAUSE.match(text, index)
+            if match:
+                cuts.append((match.start(), match.end()))
+    pieces, start = [], 0
+    for begin, end in cuts:
+        if begin >= start:
+            pieces.append(text[start:begin])
+            start = end
+    return [*pieces, text[start:]]
