@@ -37,6 +37,8 @@ from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
 from .agents.studies import answer_query, read_study, verify_record
+from .agents.studies.forest import FOREST_FILE, draw_forest_plot
+from .agents.studies.table import evidence_csv, evidence_rows
 from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
@@ -417,12 +419,22 @@ def research_sync(question: str, **options: Any) -> ResearchResult:
 
 
 def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:
-    """``report.md``, ``report.json`` (the whole result), ``references.bib`` and ``events.jsonl``."""
+    """``report.md``, ``report.json`` (the whole result), ``references.bib``, ``events.jsonl``, and when the report
+    has study records ``evidence.csv`` (the evidence table) and ``forest.svg`` (two or more ratios with CIs)."""
     directory.mkdir(parents=True, exist_ok=True)
     evidence = {item.id: item for item in result.evidence}
     paths = {"markdown": directory / "report.md", "json": directory / "report.json",
              "bibtex": directory / "references.bib"}
-    paths["markdown"].write_text(render_markdown(result.report, evidence), encoding="utf-8")
+    rows = evidence_rows(result.report.studies, evidence,
+                         {c.evidence_id: c.number for c in result.report.references}.get)
+    if rows:
+        paths["evidence_csv"] = directory / "evidence.csv"
+        paths["evidence_csv"].write_text(evidence_csv(rows), encoding="utf-8")
+    forest = draw_forest_plot(result.report.studies, evidence, directory / FOREST_FILE)
+    if forest is not None:
+        paths["forest_plot"] = forest
+    paths["markdown"].write_text(render_markdown(result.report, evidence, forest_plot=forest.name if forest else None),
+                                 encoding="utf-8")
     paths["json"].write_text(result.model_dump_json(indent=2), encoding="utf-8")
     paths["bibtex"].write_text(render_bibtex(result.report.references, evidence), encoding="utf-8")
     if events_log is not None and events_log.exists():

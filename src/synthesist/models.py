@@ -1,6 +1,7 @@
 """Typed, frozen domain types shared by every layer.
 
-Leaf module: imports nothing of ours. Every type is immutable and validated on construction, so instances can be
+Leaf module: imports nothing of ours but :mod:`synthesist.study` (the study record, itself a leaf).
+Every type is immutable and validated on construction, so instances can be
 shared freely between asyncio tasks and agents.
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .study import StudyRecord
 
 SourceName = Literal["pubmed", "trials", "europepmc", "preprints", "web", "library", "image"]
 """The one vocabulary of sources: what a user selects (``--sources``), what a source calls itself, and where a piece
@@ -337,6 +340,9 @@ class ResearchReport(Frozen):
     """Cited sentences the claim check read (see :mod:`synthesist.agents.claims`)."""
     unsupported_claims: tuple[UnsupportedClaim, ...] = ()
     """Cited sentences the cited text does not support: out of the body, listed here with the reason."""
+    studies: tuple[StudyRecord, ...] = ()
+    """The study record of each referenced item (:mod:`synthesist.agents.studies`), every quote and number
+    checked verbatim against its source: the evidence table."""
 
 
 class Usage(Frozen):

@@ -22,6 +22,7 @@ from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
+from .studies.table import study_records
 
 CONTEXT_SIZE = 40
 
@@ -64,6 +65,7 @@ class ReportAgent(ModelAgent):
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, note = await self.check_claims(report, memory)
+        report = with_studies(report, memory)
         memory.set_report(report)
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
                            warnings=(note,) if note else ())
@@ -111,6 +113,12 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
     if report.answer is not None:
         report = report.model_copy(update={"answer": validate_answer(report.answer, _held_id(memory))})
     return with_references(report, memory)
+
+
+def with_studies(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
+    """The report with the verified study record of each referenced item (the evidence table)."""
+    cited = [item for citation in report.references if (item := memory.get(citation.evidence_id)) is not None]
+    return report.model_copy(update={"studies": study_records(cited)})
 
 
 def with_references(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:

@@ -61,6 +61,7 @@ class Article:
     year: int | None
     passages: tuple[Passage, ...]
     has_body: bool
+    authors: tuple[str, ...] = ()
 
     @property
     def abstract(self) -> str:
@@ -110,6 +111,7 @@ def parse_jats(data: bytes, source: str = SOURCE) -> Article:
         year=_year(meta),
         passages=tuple(passages),
         has_body=body is not None and any(p.role != "abstract" for p in passages),
+        authors=_authors(meta),
     )
 
 
@@ -132,6 +134,7 @@ def article_evidence(article: Article, source: SourceName, *, url: str | None = 
         return Evidence(
             id=evidence_id(identifiers, url), source=source, title=article.title, content=content, url=url,
             identifiers=identifiers, year=article.year, journal=article.journal, has_abstract=bool(article.abstract),
+            authors=article.authors,
             links=(SourceLink(source=source, native_id=article.pmcid, url=url),), passages=article.passages,
         )
     except ValidationError as exc:
@@ -259,6 +262,22 @@ def _strip_namespaces(root: Element) -> None:
     for element in root.iter():
         if isinstance(element.tag, str) and element.tag.startswith("{"):
             element.tag = element.tag.split("}", 1)[1]
+
+
+def _authors(meta: Element) -> tuple[str, ...]:
+    """``("Blissmer B", "Riebe D")``: surname and initials of each author, in order (collaborations by name)."""
+    names = []
+    for contrib in meta.iter("contrib"):
+        if (contrib.get("contrib-type") or "author") != "author":
+            continue
+        name = contrib.find("name")
+        if name is not None:
+            surname = _clean(_text(name.find("surname")))
+            initials = "".join(part[0] for part in _clean(_text(name.find("given-names"))).replace("-", " ").split())
+            names.append(f"{surname} {initials}".strip())
+        elif (collab := _clean(_text(contrib.find("collab")))):
+            names.append(collab)
+    return tuple(name for name in names if name)
 
 
 def _year(meta: Element) -> int | None:

@@ -59,6 +59,11 @@ _CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addit
 _THERE = re.compile(r"^there (?:was|were) (?:\w+ ){0,4}?(?:differences?|changes?|effects?|reductions?|increases?)"
                     r"(?: between (?:the )?(?:\w+ ){0,3}?groups?| \w+){0,2}? (?:in|for|on|regarding|with respect to) "
                     r"(?:the )?(?P<thing>[^(\[;,]{3,90})", _I)
+_ACTED_ON = re.compile(r"\bsignificantly (?:reduced|increased|decreased|improved|lowered|raised|prolonged|shortened|"
+                       r"attenuated|inhibited)\s+(?:the\s+)?(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|"
+                       r"compared|versus|vs|than|among|with)\b)", _I)
+_NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|the only|when|in|after|at|during|for|"
+                             r"of|both|all|no)\b|\b(?:significantly|also|not)$|\bdifferences?\b", _I)
 _DESIGNS: tuple[tuple[Design, DesignName], ...] = (
     (Design.META_ANALYSIS, "systematic review/meta-analysis"), (Design.SYSTEMATIC_REVIEW,
                                                                 "systematic review/meta-analysis"),
@@ -198,9 +203,14 @@ def _outcome_name(unit: Unit) -> str:
     there = _THERE.match(text)
     if there:
         return there.group("thing").strip(" ,")
+    acted = _ACTED_ON.search(text)
+    if acted:
+        return acted.group("thing").strip(" ,")
     match = _SUBJECT.match(text)
     subject = match.group("subject").strip(" ,") if match else ""
-    return "" if subject.lower() in ("there", "it", "this", "these", "this difference") else subject
+    if not subject or _NOT_AN_OUTCOME.search(subject):
+        return ""
+    return subject
 
 
 def registry_record(evidence: Evidence) -> StudyRecord:
