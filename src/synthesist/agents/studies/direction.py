@@ -17,6 +17,7 @@ The quote is always one whole unit of the article, verbatim, with its section.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -95,18 +96,36 @@ def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None =
     arms = arms or ArmTerms.of(query)
     if not outcome:
         return None
-    short_forms = {short: long for short, long in outcome_aliases(outcome, aliases or {}).items()}
-    scored = [s for unit in units(evidence) if (s := _score(unit, outcome, arms, short_forms)) is not None]
+    short_forms = dict(outcome_aliases(outcome, aliases or {}))
+    initials = "".join(word[0] for word in re.findall(r"[A-Za-z][\w-]*", query.outcome)
+                       if terms(word)).lower()
+    if len(initials) >= 2:  # "BUN" names "blood urea nitrogen" even where the article never defines it
+        short_forms.setdefault(initials, outcome)
+    read = list(units(evidence))
+    weights = _rarity(read, outcome)
+    scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights)) is not None]
     return max(scored, key=lambda s: s.score).unit if scored else None
 
 
-def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]]
-           ) -> _Scored | None:
+def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
+    """How much each outcome word tells units apart in this article: ``log(1 + N / df)`` (a word every sentence
+    has, such as the condition's name, counts less than "severe" or "52 weeks")."""
+    frequency = {word: 0 for word in outcome}
+    for unit in read:
+        for word in outcome & terms(unit.text):
+            frequency[word] += 1
+    return {word: math.log(1 + len(read) / (1 + count)) for word, count in frequency.items()}
+
+
+def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
+           weights: dict[str, float]) -> _Scored | None:
     words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
     for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
         words = words | short_forms[short]
-    share = len(outcome & words) / len(outcome)
-    if share < MIN_OUTCOME_OVERLAP or unit.role in ("introduction", "methods") or len(unit.text) > 1200:
+    if len(outcome & words) / len(outcome) < MIN_OUTCOME_OVERLAP:
+        return None
+    share = sum(weights[word] for word in outcome & words) / (sum(weights.values()) or 1.0)
+    if unit.role in ("introduction", "methods") or len(unit.text) > 1200:
         return None
     score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
     score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
@@ -197,7 +216,9 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
 
     def weight(piece: str) -> float:
         words = terms(piece)
-        return len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
+        both = bool(arms.intervention & words) and bool(arms.comparator & words)
+        return (len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
+                + 0.75 * both)
 
     index = max(range(len(pieces)), key=lambda i: weight(pieces[i]))
     if weight(pieces[index]) == 0:
