@@ -84,8 +84,9 @@ class SearchSettings(Section):
                                   "judge's and hypotheses' own first (each costs rate-limited requests).")
     libraries: tuple[Path, ...] = Field((), description="Local library files or folders (JSONL, MEDLINE XML, "
                                         "JATS full texts).")
-    full_texts: int = Field(3, ge=0, le=25, description="Open-access full texts (JATS from Europe PMC) fetched per "
-                            "PubMed or Europe PMC search, for its first records with a PMCID; 0 turns them off.")
+    full_texts: int = Field(0, ge=0, le=25, description="Open-access full texts (JATS from Europe PMC's "
+                            "fullTextXML) fetched per PubMed or Europe PMC search, for its first records with a "
+                            "PMCID (3 is a good value); 0, the default, fetches none.")
     library_field_cap: int = Field(100_000, ge=1_000, description="Characters of a library record's title or "
                                    "abstract kept; a longer one is cut there and the cut is reported.")
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from synthesist.composition import build_network_sources
 from synthesist.config import Settings, with_overrides
 from synthesist.errors import ParseError, SourceError
 from synthesist.testing import FixtureServer, Reply
@@ -103,3 +104,16 @@ async def test_the_real_articles_served_at_the_full_text_url(shared_dir: Path, s
     assert len(articles) == 8 and all(a is not None and a.has_body for a in articles)
     tables = [p for a in articles if a for p in a.passages if p.kind == "table"]
     assert any("HR" in t.text and "95%" in t.text for t in tables)  # hazard ratios with CIs
+
+
+def test_the_composition_root_wraps_pubmed_and_europepmc_only_when_asked(settings):
+    names = ["pubmed", "europepmc", "preprints", "trials"]
+    plain = build_network_sources(names, None, settings)  # type: ignore[arg-type]
+    on = with_overrides(settings, {"search": {"full_texts": 3}})
+    wrapped = build_network_sources(names, None, on)  # type: ignore[arg-type]
+
+    assert not any(isinstance(source, FullTextSource) for source in plain)
+    assert [type(s).__name__ for s in wrapped] == ["FullTextSource", "FullTextSource", "EuropePMCSource",
+                                                    "ClinicalTrialsSource"]
+    assert [s.name for s in wrapped] == ["pubmed", "europepmc", "preprints", "trials"]
+    assert wrapped[0].limit == 3
