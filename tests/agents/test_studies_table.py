@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from synthesist import api
+from synthesist.agents.cards import evidence_card
+from synthesist.agents.claims import Claim, SupportChecker
 from synthesist.agents.report_format import render_markdown
 from synthesist.agents.studies.forest import draw_forest_plot, forest_groups
 from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
@@ -103,3 +105,21 @@ def test_a_run_folder_gets_the_table_the_csv_and_the_plot(tmp_path: Path, trial:
     rows = list(csv.DictReader(paths["evidence_csv"].open()))
     assert {row["evidence_id"] for row in rows} == {"pmid:90000021", "pmid:90000099"}
     assert render_markdown(report.model_copy(update={"studies": ()}), {}).count("Evidence table") == 0
+
+
+def test_a_card_of_a_full_text_carries_its_best_result_and_table_row_with_their_sections(trial: Evidence):
+    card = evidence_card(trial, "Does drug A reduce night waking?", cap=2000)
+
+    row = "§Results › Primary outcome › Table 2: Night waking | 21 (18%) | 25 (22%) | 0.91 (0.70-1.18)"
+    assert row in card.sentences
+    assert all(not line.startswith("§Abstract") for line in card.sentences)
+
+
+async def test_the_claim_check_reads_the_full_text(trial: Evidence, embedder):
+    claim = Claim("Night waking was reported by 21 (18%) patients with drug A [pmid:90000021].", (trial.id,), "body")
+    abstract_only = trial.model_copy(update={"passages": ()})
+
+    (with_text,) = await SupportChecker(embedder).check([claim], {trial.id: trial})
+    (without,) = await SupportChecker(embedder).check([claim], {trial.id: abstract_only})
+
+    assert with_text.supported and not without.supported
