@@ -184,11 +184,13 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...]) -> list[OutcomeRes
                                           direction=direction, effect=effect, quote=unit.text,
                                           section=unit.section)))
     found.sort(key=lambda pair: pair[0])
-    seen: set[str] = set()
+    seen: set[object] = set()
     kept = []
-    for _, result in found:
-        if result.outcome.lower() not in seen:
-            seen.add(result.outcome.lower())
+    for _, result in found:  # one row per outcome, and one per estimate (the abstract repeats the results')
+        effect = result.effect
+        estimate = (effect.value, effect.ci_low, effect.ci_high) if effect and effect.value else None
+        if result.outcome.lower() not in seen and (estimate is None or estimate not in seen):
+            seen.update({result.outcome.lower(), estimate} - {None})
             kept.append(result)
     return kept
 
