@@ -37,7 +37,7 @@ from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
 from .agents.studies import answer_query, read_study, verify_record
-from .agents.studies.forest import FOREST_FILE, draw_forest_plot
+from .agents.studies.forest import FOREST_FILE, draw_forest_plot, forest_svg
 from .agents.studies.table import evidence_csv, evidence_rows
 from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
@@ -92,6 +92,8 @@ __all__ = [
     "check_sources",
     "list_runs",
     "load_library",
+    "evidence_table_csv",
+    "forest_plot_svg",
     "read_article",
     "prune_runs",
     "load_settings",
@@ -553,6 +555,18 @@ async def read_article(article: str | Path, *, settings: Settings | None = None)
     if found is None:
         raise BadInputError(f"{pmcid}: Europe PMC holds no open-access full text of it")
     return article_evidence(found, "europepmc", url=None)
+
+
+def evidence_table_csv(result: ResearchResult) -> str:
+    """The run's evidence table as CSV (the same as its ``evidence.csv``): a header only when it has no studies."""
+    evidence = {item.id: item for item in result.evidence}
+    numbers = {c.evidence_id: c.number for c in result.report.references}
+    return evidence_csv(evidence_rows(result.report.studies, evidence, numbers.get))
+
+
+def forest_plot_svg(result: ResearchResult) -> bytes | None:
+    """The run's forest plot as SVG (None when fewer than two studies give a ratio with a CI for one outcome)."""
+    return forest_svg(result.report.studies, {item.id: item for item in result.evidence})
 
 
 def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> StudyRecord:

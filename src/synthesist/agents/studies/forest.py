@@ -9,6 +9,7 @@ plot shows the studies' own printed numbers.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from ...models import Evidence
 from ...study import OutcomeResult, StudyRecord
 from ..extractive.text import terms
 
-__all__ = ["FOREST_FILE", "ForestRow", "draw_forest_plot", "forest_groups"]
+__all__ = ["FOREST_FILE", "ForestRow", "draw_forest_plot", "forest_groups", "forest_svg"]
 
 FOREST_FILE = "forest.svg"
 MIN_SHARED_WORDS = 0.5
@@ -71,6 +72,15 @@ def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> 
 
 def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path) -> Path | None:
     """Draw the largest outcome group of two or more studies to ``path`` (SVG); None when there is none."""
+    svg = forest_svg(studies, evidence)
+    if svg is None:
+        return None
+    path.write_bytes(svg)
+    return path
+
+
+def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> bytes | None:
+    """The plot of the largest outcome group of two or more studies, as SVG bytes; None when there is none."""
     groups = [rows for rows in forest_groups(studies, evidence) if len(rows) >= 2]
     if not groups:
         return None
@@ -94,7 +104,8 @@ def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evid
             axes.annotate(f"{row.value:g} ({row.low:g}–{row.high:g})", (1.02, y), xycoords=("axes fraction", "data"),
                           va="center", fontsize=8)
         figure.tight_layout()
-        figure.savefig(path, format="svg")
+        out = io.BytesIO()
+        figure.savefig(out, format="svg")
     finally:
         pyplot.close(figure)
-    return path
+    return out.getvalue()
