@@ -103,6 +103,19 @@ class StudyRecord(_Frozen):
     engine: Literal["extractive", "llm", "registry"] = "extractive"
 
 
+class StudyDraft(_Frozen):
+    """What a model fills through its output tool: the record without its id, engine or drops (the verbatim check
+    adds those)."""
+
+    design: DesignName = "unclear"
+    design_quote: str = ""
+    randomised: Count | None = None
+    analysed: Count | None = None
+    population: str = ""
+    arms: tuple[Arm, ...] = ()
+    outcomes: tuple[OutcomeResult, ...] = ()
+
+
 class DirectionQuery(_Frozen):
     """One question to a study: how did ``outcome`` differ with ``intervention`` versus ``comparator``?"""
 
