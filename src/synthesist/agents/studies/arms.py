@@ -17,9 +17,10 @@ from ..extractive.text import terms
 
 _I = re.IGNORECASE
 _DEFINITION = re.compile(r"(?P<long>[A-Za-z][\w\-]*(?:[ \-][\w\-]+){0,5})\s*\((?P<short>[A-Z][A-Za-z0-9\-]{1,9})\)")
-_GENERIC = frozenset({"group", "groups", "arm", "arms", "patient", "patients", "treatment", "treated", "subject",
-                      "subjects", "receiv", "received", "receiving", "participant", "participants", "condition"})
-_BASELINE = frozenset({"baseline", "start", "before", "pre", "initial", "preoperative", "pretreatment"})
+_GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
+                 "participant participants condition conditions")
+"""Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them)."""
+_BASELINE = terms("baseline start before pre initial preoperative pretreatment")
 THAN = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|relative to|over|in comparison (?:with|to))\b", _I)
 _COMPARED_PHRASE = re.compile(
     r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
