@@ -21,6 +21,8 @@ _GENERIC = terms("group groups arm arms patient patients treatment treated subje
                  "participant participants condition conditions")
 """Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them)."""
 _BASELINE = terms("baseline start before pre initial preoperative pretreatment")
+_CONTROL = terms("placebo control controls sham")
+"""A placebo arm is often called "the control group", and a control arm often received placebo."""
 THAN = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|relative to|over|in comparison (?:with|to))\b", _I)
 _COMPARED_PHRASE = re.compile(
     r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
@@ -114,6 +116,8 @@ def outcome_aliases(outcome: frozenset[str], aliases: dict[str, str]) -> dict[st
 
 def _arm_terms(arm: str, aliases: dict[str, str] | None) -> frozenset[str]:
     found = set(with_aliases(terms(arm) - _GENERIC, aliases or {}))
+    if found & _CONTROL:
+        found |= _CONTROL
     if found & _BASELINE:
         found |= _BASELINE
     return frozenset(found)

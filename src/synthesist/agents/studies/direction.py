@@ -51,13 +51,14 @@ _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bbor
 _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
 _FOLLOW_UP = re.compile(r"^\s*(?:the|this|these|that|which|it|though|however)\b.{0,40}\b(?:differen|significan|change)",
                         _I)
+_OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
 _CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst|although) |, and |\. |, respectively")
 _UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
 _CHANGE_NOUN = re.compile(r"\s+(?:\w+\s+)?(?P<noun>reductions?|decreases?|declines?|loss|falls?|drops?|increases?|"
                           r"gains?|rises?|improvements?)\b", _I)
 _UP_NOUNS = ("increase", "gain", "rise", "improvement")
-_VALUE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
+_VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
 terms = lru_cache(maxsize=50_000)(_terms)
@@ -162,8 +163,8 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
 
 def _significant_change(clause: str) -> bool:
     """"significantly lower" beside a "no difference" about another measure: the change wins."""
-    return bool(re.search(r"(?<!not )(?<!no )\bsignificant(?:ly)? (?:\w+ )?(?:higher|lower|greater|less|more|fewer|"
-                          r"increas\w*|decreas\w*|reduc\w*|improv\w*)", clause, _I))
+    return bool(re.search(r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically) (?:\w+ )?(?:higher|lower|greater|"
+                          r"less|more|fewer|increas\w*|decreas\w*|reduc\w*|improv\w*)", clause, _I))
 
 
 def _change(clause: str, arms: ArmTerms) -> Direction | None:
@@ -232,8 +233,14 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
 
 
 def _clauses(text: str) -> list[str]:
-    """``text`` split at clause boundaries that are not inside brackets ("(HR 0.62; P = 0.004)" stays whole)."""
+    """``text`` split at clause boundaries that are not inside brackets ("(HR 0.62; P = 0.004)" stays whole); a
+    sentence that opens with "Whilst/Although …," is cut after that opening clause too."""
     depth, cuts = 0, []
+    opening = _OPENING.match(text)
+    if opening:
+        comma = _top_level_comma(text, opening.end())
+        if comma is not None:
+            cuts.append((comma, comma + 1))
     for index, char in enumerate(text):
         if char in "([":
             depth += 1
@@ -244,8 +251,21 @@ def _clauses(text: str) -> list[str]:
             if match:
                 cuts.append((match.start(), match.end()))
     pieces, start = [], 0
-    for begin, end in cuts:
+    for begin, end in sorted(cuts):
         if begin >= start:
             pieces.append(text[start:begin])
             start = end
     return [*pieces, text[start:]]
+
+
+def _top_level_comma(text: str, start: int) -> int | None:
+    depth = 0
+    for index in range(start, len(text)):
+        char = text[index]
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            return index
+    return None
