@@ -49,10 +49,12 @@ _DOWN = re.compile(
     r"smaller|suppress\w*|inhibit\w*|prevent\w*|worse|slow\w*|lost|loss|inferior|halved)\b", _I)
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", _I)
 _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
-_FOLLOW_UP = re.compile(r"^\s*(?:the|this|these|that|which|it|though|however)\b.{0,40}\b(?:differen|significan|change)",
-                        _I)
+_FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|that|which|it|though|however)\b"
+                        r".{0,40}\b(?:differen|significan|change)", _I)
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
-_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst|although) |, and |\. |, respectively")
+_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively")
+_CONCESSIVE = re.compile(r"^\s*(?:although|though|whilst|while|despite)\b", _I)
+"""A clause that concedes ("…, although pain scores were greater") is not the finding the sentence reports."""
 _UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
 _CHANGE_NOUN = re.compile(r"\s+(?:\w+\s+)?(?P<noun>reductions?|decreases?|declines?|loss|falls?|drops?|increases?|"
@@ -60,6 +62,7 @@ _CHANGE_NOUN = re.compile(r"\s+(?:\w+\s+)?(?P<noun>reductions?|decreases?|declin
 _UP_NOUNS = ("increase", "gain", "rise", "improvement")
 _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
+_MEASURED = frozenset({"level", "levels", "concentration", "concentrations", "value", "values", "score", "scores"})
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
 terms = lru_cache(maxsize=50_000)(_terms)
 """Each sentence is read for every query about its article: its terms are worked out once."""
@@ -98,10 +101,11 @@ def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None =
     if not outcome:
         return None
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
-    initials = "".join(word[0] for word in re.findall(r"[A-Za-z][\w-]*", query.outcome)
-                       if terms(word)).lower()
-    if len(initials) >= 2:  # "BUN" names "blood urea nitrogen" even where the article never defines it
-        short_forms.setdefault(initials, outcome)
+    named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word)]
+    for words in (named, [w for w in named if w.lower() not in _MEASURED]):
+        initials = "".join(word[0] for word in words).lower()
+        if len(initials) >= 2:  # "BUN" names "blood urea nitrogen (levels)" where the article never defines it
+            short_forms.setdefault(initials, outcome)
     read = list(units(evidence))
     weights = _rarity(read, outcome)
     scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights)) is not None]
@@ -219,10 +223,10 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
         words = terms(piece)
         both = bool(arms.intervention & words) and bool(arms.comparator & words)
         return (len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
-                + 0.75 * both)
+                + 0.75 * both - 1.0 * bool(_CONCESSIVE.match(piece)))
 
     index = max(range(len(pieces)), key=lambda i: weight(pieces[i]))
-    if weight(pieces[index]) == 0:
+    if weight(pieces[index]) <= 0:
         return text
     clause = pieces[index]
     for follower in pieces[index + 1:]:  # "X fell, but the difference was not significant" reads as one
