@@ -9,7 +9,7 @@ reading the articles; rows marked ``article_missing`` (an empty file) are left o
 its cue lists and weights are the module's constants, so every figure is on rows it was never tuned on
 row-by-row; there is no fold to report. Prints accuracy, macro-F1 over the three directions the task scores
 (increased, decreased, no_difference) and over all four labels, the confusion matrix, the share of answers whose
-quote lies in the labelled sentence, and the baseline of always answering ``no_difference``. ``--errors`` lists
+quote lies in the labelled sentence, how often the labelled sentence itself is read right, and the baseline of always answering ``no_difference``. ``--errors`` lists
 the wrong answers with both quotes.
 """
 
@@ -25,6 +25,7 @@ from pathlib import Path
 from _shared import REPO, require
 
 from synthesist.agents.studies import answer_query
+from synthesist.agents.studies.direction import read_direction
 from synthesist.errors import ParseError
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
@@ -60,13 +61,14 @@ def main() -> None:
             evidence[pmcid] = article_evidence(parse_jats((articles / f"PMC{pmcid}.nxml").read_bytes()), "library")
         except ParseError as exc:
             print(f"PMC{pmcid}: {exc.message}", file=sys.stderr)
-    pairs, same_quote, errors = [], 0, []
+    pairs, same_quote, errors, on_gold = [], 0, [], 0
     for row in scored:
         query = DirectionQuery(intervention=row["intervention"], comparator=row["comparator"], outcome=row["outcome"])
         answer = answer_query(evidence[row["PMCID"]], query) if row["PMCID"] in evidence else None
         predicted = answer.direction if answer else "not_reported"
         pairs.append((row["direction"], predicted))
         gold_quote = " ".join(row["quote"].split())
+        on_gold += bool(gold_quote) and read_direction(gold_quote, query)[0] == row["direction"]
         same_quote += bool(answer and answer.quote and (answer.quote in gold_quote or gold_quote in answer.quote))
         if predicted != row["direction"]:
             errors.append((row, answer))
@@ -79,7 +81,8 @@ def main() -> None:
     baseline = [(g, "no_difference") for g, _ in pairs]
     print(f"always no_difference: accuracy {sum(g == p for g, p in baseline) / len(baseline):.3f}  "
           f"macro-F1 (3) {macro_f1(baseline, MAIN):.3f}")
-    print(f"answer quote overlaps the labelled quote: {same_quote}/{len(pairs)}")
+    print(f"answer quote overlaps the labelled quote: {same_quote}/{len(pairs)}; the labelled quote itself read "
+          f"right: {on_gold}/{len(pairs)}")
     clear = [(g, p) for (g, p), row in zip(pairs, scored, strict=True) if row.get("confidence") == "clear"]
     print(f"clear labels only ({len(clear)}): accuracy {sum(g == p for g, p in clear) / len(clear):.3f}  "
           f"macro-F1 (3) {macro_f1(clear, MAIN):.3f}")
