@@ -5,12 +5,13 @@
 Reads each prompt's article from ``../shared/corpus/rct_fulltext/articles`` and answers it with
 :func:`synthesist.agents.studies.answer_query` (the extractive reader). The labels (bench/data/
 direction_dev_labels.jsonl, how they were checked: bench/data/direction_dev_labels.md) were written by hand by
-reading the articles; rows marked ``article_missing`` (an empty file) are left out. Nothing in the reader is fitted:
-its cue lists and weights are the module's constants, so every figure is on rows it was never tuned on
-row-by-row; there is no fold to report. Prints accuracy, macro-F1 over the three directions the task scores
-(increased, decreased, no_difference) and over all four labels, the confusion matrix, the share of answers whose
-quote lies in the labelled sentence, how often the labelled sentence itself is read right, and the baseline of always answering ``no_difference``. ``--errors`` lists
-the wrong answers with both quotes.
+reading the articles; rows marked ``article_missing`` (an empty file) are left out. Nothing in the reader is fitted
+(its cue lists and weights are module constants), so there is no fold to report; but the rules were written while
+reading this set's errors, so the figures are development figures, not held-out ones (docs/benchmarks.md gives the
+first run's too). Prints accuracy, macro-F1 over the three directions the task scores (increased, decreased,
+no_difference) and over all four labels, the confusion matrix, the share of answers whose quote lies in the
+labelled sentence, how often the labelled sentence itself is read right, and the baseline of always answering
+``no_difference``. ``--errors`` lists the wrong answers with both quotes.
 """
 
 from __future__ import annotations
