@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from synthesist import api
+from synthesist.agents import report as report_module
 from synthesist.agents.cards import evidence_card
 from synthesist.agents.claims import Claim, SupportChecker
+from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
 from synthesist.agents.studies.forest import draw_forest_plot, forest_groups
 from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
@@ -123,3 +125,30 @@ async def test_the_claim_check_reads_the_full_text(trial: Evidence, embedder):
     (without,) = await SupportChecker(embedder).check([claim], {trial.id: abstract_only})
 
     assert with_text.supported and not without.supported
+
+
+class _Held:
+    """What ``with_studies`` asks of the run's memory: the item held under an id."""
+
+    def __init__(self, *items: Evidence):
+        self._items = {item.id: item for item in items}
+
+    def get(self, evidence_id: str) -> Evidence | None:
+        return self._items.get(evidence_id)
+
+
+def test_the_report_gets_the_record_of_each_referenced_item_and_a_reader_bug_costs_only_that_record(
+        trial: Evidence, monkeypatch: pytest.MonkeyPatch):
+    report = ResearchReport(title="t", executive_summary="s", methodology="m",
+                            references=(Citation(number=1, evidence_id=trial.id, text="Trial"),
+                                        Citation(number=2, evidence_id="pmid:404", text="not held")))
+
+    updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
+    assert [s.evidence_id for s in updated.studies] == [trial.id] and unread == []
+
+    def broken(items):  # a bug in the reader
+        raise ZeroDivisionError
+
+    monkeypatch.setattr(report_module, "study_records", broken)
+    updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
+    assert updated.studies == () and unread == [trial.id]
