@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _shared import REPO, require
 
-from synthesist.agents.studies import answer_query
+from synthesist.agents.studies import answer_query, source_text
 from synthesist.agents.studies.direction import read_direction
 from synthesist.errors import ParseError
 from synthesist.study import DirectionQuery
@@ -62,7 +62,7 @@ def main() -> None:
             evidence[pmcid] = article_evidence(parse_jats((articles / f"PMC{pmcid}.nxml").read_bytes()), "library")
         except ParseError as exc:
             print(f"PMC{pmcid}: {exc.message}", file=sys.stderr)
-    pairs, same_quote, errors, on_gold = [], 0, [], 0
+    pairs, same_quote, errors, on_gold, verbatim = [], 0, [], 0, 0
     for row in scored:
         query = DirectionQuery(intervention=row["intervention"], comparator=row["comparator"], outcome=row["outcome"])
         answer = answer_query(evidence[row["PMCID"]], query) if row["PMCID"] in evidence else None
@@ -70,6 +70,7 @@ def main() -> None:
         pairs.append((row["direction"], predicted))
         gold_quote = " ".join(row["quote"].split())
         on_gold += bool(gold_quote) and read_direction(gold_quote, query)[0] == row["direction"]
+        verbatim += row["PMCID"] in evidence and gold_quote in source_text(evidence[row["PMCID"]])
         same_quote += bool(answer and answer.quote and (answer.quote in gold_quote or gold_quote in answer.quote))
         if predicted != row["direction"]:
             errors.append((row, answer))
@@ -82,6 +83,7 @@ def main() -> None:
     baseline = [(g, "no_difference") for g, _ in pairs]
     print(f"always no_difference: accuracy {sum(g == p for g, p in baseline) / len(baseline):.3f}  "
           f"macro-F1 (3) {macro_f1(baseline, MAIN):.3f}")
+    print(f"labelled quotes found verbatim in our parse of the article: {verbatim}/{len(pairs)}")
     print(f"answer quote overlaps the labelled quote: {same_quote}/{len(pairs)}; the labelled quote itself read "
           f"right: {on_gold}/{len(pairs)}")
     clear = [(g, p) for (g, p), row in zip(pairs, scored, strict=True) if row.get("confidence") == "clear"]
