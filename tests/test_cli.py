@@ -301,3 +301,89 @@ def test_quiet_shows_no_live_view_but_the_final_block(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "[round" not in done.stderr  # no live view
     assert "Answer:" in done.stdout and "written to" in done.stdout
+
+
+# --- synthesist study ------------------------------------------------------------------------------------------
+
+JATS = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
+
+
+def test_study_prints_the_record_of_a_jats_file() -> None:
+    done = run_cli("study", str(JATS))
+
+    assert done.returncode == 0, done.stderr
+    assert "design: randomised trial" in done.stdout and "randomised: 240" in done.stdout
+    assert "intervention: drug A" in done.stdout and "Night waking: no difference" in done.stdout
+
+
+def test_study_answers_one_query_as_json() -> None:
+    done = run_cli("study", str(JATS), "--intervention", "drug A", "--comparator", "placebo",
+                   "--outcome", "cough frequency", "--json")
+
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["direction"] == "decreased" and answer["section"] == "Abstract › Results"
+    assert answer["quote"].startswith("Drug A significantly reduced cough frequency")
+    assert answer["effect"] == {"measure": "HR", "value": "0.62", "ci_low": "0.45", "ci_high": "0.86",
+                                "p": "P = 0.004", "text": "hazard ratio 0.62, 95% CI 0.45 to 0.86"}
+
+
+def test_study_answers_a_queries_file_one_json_line_each_in_order(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    outcomes = ["quality of life", "cough frequency", "nausea", "mortality"]
+    queries.write_text("\n".join(json.dumps({"intervention": "drug A", "comparator": "placebo", "outcome": o})
+                                 for o in outcomes) + "\n")
+
+    done = run_cli("study", str(JATS), "--queries", str(queries))
+
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["outcome"] for a in answers] == outcomes
+    assert [a["direction"] for a in answers] == ["no_difference", "decreased", "increased", "not_reported"]
+
+
+def test_study_fetches_a_pmcid_from_europe_pmc(tmp_path: Path) -> None:
+    with FixtureServer() as server:
+        server.route("/rest/PMC9000021/fullTextXML", Reply.file(JATS, content_type="application/xml"))
+        env = {"SYNTHESIST_EUROPEPMC__BASE_URL": server.url + "/rest", "SYNTHESIST_DATA_DIR": str(tmp_path)}
+        done = run_cli("study", "PMC9000021", "--json", env=env)
+        missing = run_cli("study", "PMC1", env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["evidence_id"] == "pmid:90000021"
+    assert missing.returncode == 2 and "no open-access full text" in missing.stderr
+
+
+def _hostile_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    big = tmp_path / "big.nxml"
+    with big.open("wb") as handle:
+        handle.truncate(50_000_000)  # 50 MB, sparse: refused from its size before any read
+    cases = {
+        "dtd": (Path(__file__).parent / "tools" / "fixtures" / "billion_laughs.xml", "declares entities"),
+        "big": (big, "over the 20,000,000-byte cap"),
+        "empty": (tmp_path / "empty.nxml", "empty document"),
+        "no body": (tmp_path / "bare.nxml", "without an abstract or a body"),
+        "missing": (tmp_path / "missing.nxml", "cannot read"),
+    }
+    (tmp_path / "empty.nxml").write_bytes(b"")
+    (tmp_path / "bare.nxml").write_bytes(b"<article><front><article-meta/></front></article>")
+    return cases
+
+
+@pytest.mark.parametrize("case", ["dtd", "big", "empty", "no body", "missing"])
+def test_study_refuses_a_hostile_or_empty_file_in_one_line_with_exit_2(tmp_path: Path, case: str) -> None:
+    path, message = _hostile_files(tmp_path)[case]
+
+    done = run_cli("study", str(path))
+
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+
+
+def test_study_refuses_a_bad_queries_line_before_answering(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"intervention": "drug A", "outcome": "nausea"}\n{"outcome": ""}\n')
+
+    done = run_cli("study", str(JATS), "--queries", str(queries))
+
+    assert done.returncode == 2 and done.stdout == "" and f"{queries}:2:" in done.stderr

@@ -64,7 +64,11 @@ def test_a_question_over_the_shared_library_shows_the_answer_and_citations_jump_
         row = page.locator("tr.target")
         assert row.count() == 1 and row.first.text_content().startswith(cited)
         assert row.first.is_visible()
-        assert page.locator("#downloads a").count() == 3
+        assert page.locator("#downloads a").count() == 4  # report.md, report.json, references.bib, evidence.csv
+        assert page.locator("#studies-box").is_visible()  # the evidence table of the cited studies
+        assert page.locator("#studies tbody tr").count() >= 1
+        page.click("#studies th[data-key=design]")
+        assert page.locator('#studies th[data-sorted="up"]').count() == 1
         shot = DOCS_SCREENSHOT if REFRESH else tmp_path / "page.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000  # a rendered page, not an empty image

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,6 +71,13 @@ def test_a_run_streams_every_event_in_order_and_ends_with_its_result(service: Li
         markdown = client.get(f"/api/runs/{run_id}/report.md").text
         assert markdown.startswith("# Research report") and "## Answer" in markdown
         assert client.get(f"/api/runs/{run_id}/references.bib").text.startswith("@")
+        table = client.get(f"/api/runs/{run_id}/evidence.csv")
+        assert table.headers["content-type"].startswith("text/csv")
+        cited = {row["evidence_id"] for row in csv.DictReader(io.StringIO(table.text))}
+        assert cited == {study["evidence_id"] for study in result["report"]["studies"]}
+        assert cited <= {ref["evidence_id"] for ref in result["report"]["references"]}
+        forest = client.get(f"/api/runs/{run_id}/forest.svg")  # abstracts rarely give two ratios for one outcome
+        assert forest.status_code == 404 or forest.text.lstrip().startswith("<?xml")
         assert [r["run_id"] for r in client.get("/api/runs").json()] == [run_id]
         hits = client.get("/api/library/search", params={"q": "metformin breast cancer", "k": 3}).json()
         assert len(hits) == 3 and all(hit["id"].startswith("pmid:") for hit in hits)

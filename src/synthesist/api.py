@@ -36,6 +36,9 @@ from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
+from .agents.studies import answer_query, read_study, verify_record
+from .agents.studies.forest import FOREST_FILE, draw_forest_plot, forest_svg
+from .agents.studies.table import evidence_csv, evidence_rows
 from .agents.visual.adapter import build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
@@ -54,13 +57,14 @@ from .composition import (
     recorded_models,
 )
 from .config import Settings, current_settings, load_settings, with_overrides
-from .errors import BadInputError
+from .errors import BadInputError, ParseError
 from .events import Complete, Error, ErrorData, EventBase
+from .identity import normalize_pmid
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
 from .memory.health import StoreHealth
 from .memory.health import check_store as _check_store
-from .models import SOURCE_NAMES, ResearchResult, SearchResult
+from .models import SOURCE_NAMES, Evidence, ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager, RoundSteps
@@ -70,8 +74,11 @@ from .orchestrator.stop_rules import StopRules
 from .runs import PruneOutcome, RunInfo, parse_duration
 from .runs import list_runs as _list_runs
 from .runs import prune_runs as _prune_runs
+from .study import DirectionQuery, OutcomeResult, StudyRecord
 from .tools.cassette import Cassette, content_digest
+from .tools.fulltext import FullTextClient, article_pmcid
 from .tools.http import Fetcher, open_client
+from .tools.jats import article_evidence, read_jats_file
 from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
@@ -87,6 +94,9 @@ __all__ = [
     "check_sources",
     "list_runs",
     "load_library",
+    "evidence_table_csv",
+    "forest_plot_svg",
+    "read_article",
     "prune_runs",
     "load_settings",
     "open_library_index",
@@ -96,6 +106,8 @@ __all__ = [
     "resume",
     "search",
     "stream",
+    "study_answer",
+    "study_record",
     "write_outputs",
 ]
 
@@ -414,12 +426,22 @@ def research_sync(question: str, **options: Any) -> ResearchResult:
 
 
 def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:
-    """``report.md``, ``report.json`` (the whole result), ``references.bib`` and ``events.jsonl``."""
+    """``report.md``, ``report.json`` (the whole result), ``references.bib``, ``events.jsonl``, and when the report
+    has study records ``evidence.csv`` (the evidence table) and ``forest.svg`` (two or more ratios with CIs)."""
     directory.mkdir(parents=True, exist_ok=True)
     evidence = {item.id: item for item in result.evidence}
     paths = {"markdown": directory / "report.md", "json": directory / "report.json",
              "bibtex": directory / "references.bib"}
-    paths["markdown"].write_text(render_markdown(result.report, evidence), encoding="utf-8")
+    rows = evidence_rows(result.report.studies, evidence,
+                         {c.evidence_id: c.number for c in result.report.references}.get)
+    if rows:
+        paths["evidence_csv"] = directory / "evidence.csv"
+        paths["evidence_csv"].write_text(evidence_csv(rows), encoding="utf-8")
+    forest = draw_forest_plot(result.report.studies, evidence, directory / FOREST_FILE)
+    if forest is not None:
+        paths["forest_plot"] = forest
+    paths["markdown"].write_text(render_markdown(result.report, evidence, forest_plot=forest.name if forest else None),
+                                 encoding="utf-8")
     paths["json"].write_text(result.model_dump_json(indent=2), encoding="utf-8")
     paths["bibtex"].write_text(render_bibtex(result.report.references, evidence), encoding="utf-8")
     if events_log is not None and events_log.exists():
@@ -507,3 +529,64 @@ def check_store(*, repair: bool = False, settings: Settings | None = None) -> St
     """Open the data directory's store and read each collection back (``synthesist doctor``); with ``repair``,
     set aside what does not read (it is rebuilt at next use) or, if the store cannot be opened, the whole store."""
     return _check_store(settings or current_settings(), repair=repair)
+# --- Studies: what one article is and what it found --------------------------------------------------------------
+
+
+async def read_article(article: str | Path, *, settings: Settings | None = None) -> Evidence:
+    """A JATS file, or a PMCID / PMID whose open-access full text Europe PMC serves, as Evidence with passages.
+
+    Raises BadInputError (one line) for a missing, hostile, oversized or empty file, an id that is neither, or an
+    article with no open-access full text; SourceError when Europe PMC cannot be reached.
+    """
+    settings = settings or current_settings()
+    path = Path(article)
+    if path.suffix.lower() in (".nxml", ".xml") or path.exists():
+        try:
+            return article_evidence(read_jats_file(path), "library")
+        except OSError as exc:
+            raise BadInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except ParseError as exc:
+            raise BadInputError(f"{path}: {exc.message}") from None
+    text = str(article).strip()
+    async with open_client(settings) as client:
+        full_texts = FullTextClient(Fetcher(client, settings), settings.europepmc)
+        pmcid = article_pmcid(text)
+        if pmcid is None and normalize_pmid(text.lower().removeprefix("pmid:")):
+            pmcid = await full_texts.pmcid_of(normalize_pmid(text.lower().removeprefix("pmid:")) or "")
+            if pmcid is None:
+                raise BadInputError(f"{text}: no PMC full text is listed for this PMID")
+        if pmcid is None:
+            raise BadInputError(f"{text!r} is neither a JATS file nor a PMCID or PMID")
+        try:
+            found = await full_texts.fetch(pmcid)
+        except ParseError as exc:
+            raise BadInputError(f"{pmcid}: {exc.message}") from None
+    if found is None:
+        raise BadInputError(f"{pmcid}: Europe PMC holds no open-access full text of it")
+    return article_evidence(found, "europepmc", url=None)
+
+
+def evidence_table_csv(result: ResearchResult) -> str:
+    """The run's evidence table as CSV (the same as its ``evidence.csv``): a header only when it has no studies."""
+    evidence = {item.id: item for item in result.evidence}
+    numbers = {c.evidence_id: c.number for c in result.report.references}
+    return evidence_csv(evidence_rows(result.report.studies, evidence, numbers.get))
+
+
+def forest_plot_svg(result: ResearchResult) -> bytes | None:
+    """The run's forest plot as SVG (None when fewer than two studies give a ratio with a CI for one outcome)."""
+    return forest_svg(result.report.studies, {item.id: item for item in result.evidence})
+
+
+def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> StudyRecord:
+    """The verified study record of ``evidence``; the answers to ``queries`` come first among its outcomes."""
+    return read_study(evidence, queries)
+
+
+def study_answer(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
+    """How ``query.outcome`` differed, intervention vs comparator, in ``evidence``: direction, verbatim quote,
+    section and effect (a quote or number not found verbatim is dropped)."""
+    record = verify_record(StudyRecord(evidence_id=evidence.id, outcomes=(answer_query(evidence, query),)), evidence)
+    if record.outcomes:
+        return record.outcomes[0]
+    return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)

@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import __version__
 from .agents.redaction import SecretFilter
+from .cli_study import add_study_parser, run_study
 from .errors import BadInputError, SynthesistError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check that each collection of DATA_DIR's store reads back")
     doctor.add_argument("--repair", action="store_true",
                         help="set aside what does not read back (rebuilt at next use)")
+    add_study_parser(commands)
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
@@ -135,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
                    "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
-                   "mcp": _mcp, "doctor": _doctor}[args.command]
+                   "mcp": _mcp, "doctor": _doctor, "study": lambda api, args: run_study(api, args, _say)}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))

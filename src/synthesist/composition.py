@@ -36,12 +36,15 @@ from .orchestrator.loop import Team
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
 from .tools.europepmc import EuropePMCSource
+from .tools.fulltext import FullTextClient, FullTextSource
 from .tools.http import Fetcher
 from .tools.library import LibraryLoad, load_library
 from .tools.pubmed import PubMedSource
 from .tools.source import Source
 from .tools.web import WebSearchClient, WebSource
 
+FULL_TEXT_SOURCES = ("pubmed", "europepmc")
+"""Sources whose records get their open-access full text attached (preprints and registries have none in JATS)."""
 AGENT_NAMES = ("search", "judge", "hypothesis", "report")
 ModelChoice = str | Model | Mapping[str, "str | Model"] | None
 """A model spec string, a pydantic-ai Model (tests pass FunctionModel/TestModel), or one of either per agent."""
@@ -58,7 +61,12 @@ def build_network_sources(
         "preprints": lambda: EuropePMCSource(fetcher, settings.europepmc, preprints_only=True),
         "web": lambda: WebSource(settings.web, web_client),
     }
-    return [builders[name]() for name in names if name in builders]
+    sources = [builders[name]() for name in names if name in builders]
+    if settings.search.full_texts:
+        client = FullTextClient(fetcher, settings.europepmc)
+        sources = [FullTextSource(source, client, settings.search.full_texts) if source.name in FULL_TEXT_SOURCES
+                   else source for source in sources]
+    return sources
 
 
 @dataclass(frozen=True)

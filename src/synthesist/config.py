@@ -82,7 +82,11 @@ class SearchSettings(Section):
     max_results: int = Field(10, ge=1, le=200, description="Records asked of each source per query.")
     followup_queries: int = Field(1, ge=1, le=3, description="Queries per source in rounds after the first: the "
                                   "judge's and hypotheses' own first (each costs rate-limited requests).")
-    libraries: tuple[Path, ...] = Field((), description="Local library files or folders (JSONL, MEDLINE XML).")
+    libraries: tuple[Path, ...] = Field((), description="Local library files or folders (JSONL, MEDLINE XML, "
+                                        "JATS full texts).")
+    full_texts: int = Field(0, ge=0, le=25, description="Open-access full texts (JATS from Europe PMC's "
+                            "fullTextXML) fetched per PubMed or Europe PMC search, for its first records with a "
+                            "PMCID (3 is a good value); 0, the default, fetches none.")
     library_field_cap: int = Field(100_000, ge=1_000, description="Characters of a library record's title or "
                                    "abstract kept; a longer one is cut there and the cut is reported.")
 

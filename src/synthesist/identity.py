@@ -174,6 +174,7 @@ def merge_evidence(kept: Evidence, other: Evidence) -> Evidence:
             "trial": kept.trial or other.trial,
             "links": links,
             "versions": versions,
+            "passages": kept.passages if len(kept.passages) >= len(other.passages) else other.passages,
         }
     )
     new_id = kept.id if kept.id.startswith("url:") and not identifiers.present() else evidence_id(identifiers, kept.url)

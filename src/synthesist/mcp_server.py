@@ -4,7 +4,8 @@
     synthesist mcp --http PORT [--library PATH ...] # streamable HTTP on 127.0.0.1
 
 Tools, all over :mod:`synthesist.api` (no second orchestration):
-- ``research(question, sources?, max_rounds?)`` → the Answer, the report as Markdown and the references; a progress
+- ``research(question, sources?, max_rounds?)`` → the Answer, the report as Markdown (with its evidence table), the
+  references and the study records (design, N, arms, outcomes with verbatim quotes); a progress
   notification per round while it runs;
 - ``search_literature(query, sources?, k?)`` → evidence from the network sources (ids, titles, years, links);
 - ``search_library(query, k?)`` → the best records of the server's libraries;
@@ -89,7 +90,8 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
                 "stop_reason": result.stop_reason, "partial": result.partial,
                 "report_markdown": render_markdown(report, {e.id: e for e in result.evidence}),
                 "references": [c.model_dump(mode="json") for c in report.references],
-                "unsupported_claims": len(report.unsupported_claims)}
+                "unsupported_claims": len(report.unsupported_claims),
+                "studies": [study.model_dump(mode="json") for study in report.studies]}
 
     @server.tool()
     async def search_literature(query: str, sources: list[str] | None = None, k: int = 10) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """Typed, frozen domain types shared by every layer.
 
-Leaf module: imports nothing of ours. Every type is immutable and validated on construction, so instances can be
+Leaf module: imports nothing of ours but :mod:`synthesist.study` (the study record, itself a leaf).
+Every type is immutable and validated on construction, so instances can be
 shared freely between asyncio tasks and agents.
 """
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .study import StudyRecord
 
 SourceName = Literal["pubmed", "trials", "europepmc", "preprints", "web", "library", "image"]
 """The one vocabulary of sources: what a user selects (``--sources``), what a source calls itself, and where a piece
@@ -68,6 +71,25 @@ class VersionLink(Frozen):
     kind: Literal["preprint", "published", "registered", "version"]
     other_id: str
     via: Literal["europepmc", "pubmed-databank", "abstract", "title-author-year", "merge"]
+
+
+PassageKind = Literal["abstract", "paragraph", "table", "figure"]
+
+
+class Passage(Frozen):
+    """One section-labelled piece of a full text (see :mod:`synthesist.tools.jats`): a paragraph, a table (its
+    caption, header, rows and footnotes as text, one row a line, cells joined by `` | ``) or a figure caption.
+
+    ``section`` is the heading path (``Results › Primary outcome``); ``role`` is what that section is
+    (``results``, ``methods``…), so readers can put results and tables first without parsing titles again.
+    """
+
+    section: str
+    role: Literal["abstract", "introduction", "methods", "results", "discussion", "conclusions", "other"] = "other"
+    kind: PassageKind = "paragraph"
+    text: str = Field(min_length=1)
+    label: str | None = None
+    """A table's or figure's label ("Table 2"), when it has one."""
 
 
 class TrialOutcome(Frozen):
@@ -170,6 +192,8 @@ class Evidence(Frozen):
     """Other versions or records of this study (a preprint, the journal version, the registry record)."""
     alignment: Alignment | None = None
     """How this item stands to the run's question: set on a finished run's evidence (from the report's)."""
+    passages: tuple[Passage, ...] = ()
+    """The full text, when one was read (JATS): section-labelled paragraphs, tables and figure captions."""
 
     _legacy_source = field_validator("source", mode="before")(_current_source_name)
 
@@ -387,6 +411,9 @@ class ResearchReport(Frozen):
     """The question's parts, as the answer read them."""
     alignment: tuple[Alignment, ...] = ()
     """Per collected item (most relevant first): which parts of the frame it addresses, and its label."""
+    studies: tuple[StudyRecord, ...] = ()
+    """The study record of each referenced item (:mod:`synthesist.agents.studies`), every quote and number
+    checked verbatim against its source: the evidence table."""
 
 
 class Usage(Frozen):

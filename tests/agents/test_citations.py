@@ -50,3 +50,13 @@ def test_aliases_resolve_to_the_held_id_and_merge_within_a_marker() -> None:
     result = validate_text("Same work twice [pmid:1; doi:10.1000/ABC]. Alias only [doi:10.1000/abc].", held.get)
     assert result.text == "Same work twice [pmid:1]. Alias only [pmid:1]."
     assert result.fabricated == ()
+
+
+def test_a_citation_may_name_the_section_it_points_to() -> None:
+    text = "Cough fell [pmcid:PMC2858204 §Results; pmid:1]. Night waking did not [pmcid:pmc2858204 §Table 2]."
+
+    assert cited_ids(text) == ["pmcid:PMC2858204", "pmid:1"]
+    numbers = {"pmcid:PMC2858204": 1, "pmid:1": 2}.get
+    assert replace_markers(text, numbers) == "Cough fell [1 §Results, 2]. Night waking did not [1 §Table 2]."
+    kept = validate_text(text, {"pmcid:PMC2858204", "pmid:1"})
+    assert kept.fabricated == () and kept.text == text.replace("pmc2858204", "PMC2858204")  # the id normalised

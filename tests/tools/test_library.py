@@ -233,7 +233,7 @@ def test_a_folder_without_any_library_file_is_a_problem(tmp_path: Path):
     loaded = load_library([tmp_path])
     assert loaded.evidence == ()
     assert [(p.path, p.reason) for p in loaded.problems] == [
-        (tmp_path, "no library file (.jsonl, .jsonl.gz, .xml, .xml.gz) in this folder")]
+        (tmp_path, "no library file (.jsonl, .jsonl.gz, .xml, .xml.gz, .nxml) in this folder")]
 
 
 def test_a_fifo_named_like_a_library_is_refused_without_reading_it(tmp_path: Path):
@@ -263,3 +263,25 @@ def test_an_over_long_abstract_is_cut_at_the_cap_and_the_cut_reported(tmp_path: 
     assert summary is not None and "1 library problem(s) skipped (first at huge.jsonl:2" in summary
     assert "1 over-long field(s) cut" in summary
     assert load_library([LIBRARY]).summary().startswith("5 library problem(s) skipped")
+
+
+def test_a_folder_of_jats_full_texts_loads_with_passages_and_a_bad_one_is_a_problem(tmp_path: Path):
+    (tmp_path / "good.nxml").write_bytes((FIXTURES / "jats_trial.nxml").read_bytes())
+    other = (FIXTURES / "jats_trial.nxml").read_bytes().replace(b"021<", b"022<").replace(b"trial.2021", b"x")
+    (tmp_path / "as_xml.xml").write_bytes(other)  # a JATS article named .xml is read as one, not as MEDLINE
+    (tmp_path / "empty.nxml").write_bytes(b"")
+    (tmp_path / "hostile.nxml").write_bytes((FIXTURES / "billion_laughs.xml").read_bytes())
+
+    loaded = load_library([tmp_path])
+
+    assert sorted(e.id for e in loaded.evidence) == ["pmid:90000021", "pmid:90000022"]
+    assert all(e.source == "library" and len(e.passages) == 11 for e in loaded.evidence)
+    assert sorted((p.path.name, p.reason) for p in loaded.problems) == [
+        ("empty.nxml", "empty document"), ("hostile.nxml", "document refused: it declares entities or a DTD")]
+
+
+def test_the_real_full_text_corpus_loads_as_a_library(shared_dir: Path):
+    loaded = load_library([shared_dir / "corpus" / "rct_fulltext" / "articles"])
+
+    assert len(loaded.evidence) == 39 and [p.path.name for p in loaded.problems] == ["PMC3086034.nxml"]
+    assert sum(bool(e.passages) for e in loaded.evidence) == 39

@@ -6,7 +6,8 @@ sentences: the ones the answer quotes), the item's most answer-bearing other res
 effect sizes usually sit there), and a trial
 record's registry facts. ``models.card_chars`` caps a card: the conclusion sentences are kept whole (the answer
 may cite them; only a single sentence longer than the cap is cut, visibly), the result sentence and the registry
-facts give way first.
+facts give way first. An item with a full text adds its best results sentence and table row for the question,
+labelled with their section (``§Results › Table 2: …``), within what the cap leaves.
 
 After round 1 the judge and the hypothesis agent are sent only the cards they have not seen
 (:func:`round_cards`), with their previous verdict and the ids of what they saw before: a round costs what changed.
@@ -30,6 +31,7 @@ from .extractive.findings import answer_score
 from .extractive.reading import TITLE, read
 from .extractive.text import terms
 from .extractive.trials import trial_sentence
+from .studies.passages import units
 
 TITLE_CHARS = 200
 
@@ -100,6 +102,7 @@ def _card(item: Evidence, question: str, cap: int) -> EvidenceCard:
     facts = trial_sentence(item)
     if facts:
         extras.append(re.sub(r"\s+([.!?])$", r"\1", MARKER.sub("", facts).strip()))
+    extras += full_text_lines(item, asked, cap)
     title = " ".join((item.title or "(untitled)").split())
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1].rstrip() + "…"
@@ -110,6 +113,19 @@ def _card(item: Evidence, question: str, cap: int) -> EvidenceCard:
             kept.append(extra)
             budget -= len(extra)
     return EvidenceCard(item.id, _header(item, reading.designs), title, (*conclusions, *kept))
+
+
+def full_text_lines(item: Evidence, asked: frozenset[str], cap: int, count: int = 2) -> list[str]:
+    """An item's best full-text units for the question, labelled with their section (``§Results › Table 2: …``):
+    a results sentence and a table row first (they carry the numbers), never the abstract the card already has."""
+    scored = []
+    for unit in units(item) if item.passages else ():
+        if unit.role not in ("results", "other") or unit.kind == "figure":
+            continue
+        overlap = len(asked & terms(f"{unit.context} {unit.text}"))
+        if overlap:
+            scored.append((overlap + 0.5 * (unit.kind == "table"), f"§{unit.section}: {unit.text}"[:cap]))
+    return [line for _, line in sorted(scored, key=lambda pair: -pair[0])[:count]]
 
 
 def _header(item: Evidence, designs: frozenset[Design]) -> str:

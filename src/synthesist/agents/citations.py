@@ -35,7 +35,8 @@ def cited_ids(text: str) -> list[str]:
 
 
 def _normalise(item: str) -> str:
-    prefix, _, rest = item.strip().partition(":")
+    """The evidence id of one cited item; a locator after it (``pmcid:PMC2858204 §Results``) is not part of it."""
+    prefix, _, rest = item.split("§", 1)[0].strip().partition(":")
     prefix = prefix.lower()
     rest = rest.strip()
     if prefix in ("doi", "pmid"):
@@ -43,6 +44,12 @@ def _normalise(item: str) -> str:
     elif prefix in ("nct", "ppr", "pmcid"):
         rest = rest.upper()
     return f"{prefix}:{rest}"
+
+
+def _locator(item: str) -> str:
+    """`` §Results`` of ``pmcid:PMC2858204 §Results`` (empty when the citation names no section)."""
+    _, mark, section = item.partition("§")
+    return f" §{section.strip()}" if mark and section.strip() else ""
 
 
 @dataclass(frozen=True)
@@ -90,10 +97,11 @@ def _validate_sentence(sentence: str, resolve: Resolver, fabricated: list[str]) 
 
     def rewrite(match: re.Match[str]) -> str:
         nonlocal valid_any
-        ids = [_normalise(item) for item in _SPLIT.split(match.group(1))]
-        resolved = [(i, resolve(i)) for i in ids]
-        good = list(dict.fromkeys(held for _, held in resolved if held is not None))
-        fabricated.extend(i for i, held in resolved if held is None)
+        items = _SPLIT.split(match.group(1))
+        resolved = [(_normalise(item), _locator(item)) for item in items]
+        resolved = [(i, resolve(i), where) for i, where in resolved]
+        good = list(dict.fromkeys(held + where for _, held, where in resolved if held is not None))
+        fabricated.extend(i for i, held, _ in resolved if held is None)
         valid_any = valid_any or bool(good)
         return f"[{'; '.join(good)}]" if good else ""
 
@@ -184,11 +192,19 @@ def _kept_marker(match: re.Match[str], resolve: Resolver, removed: list[str]) ->
 
 
 def replace_markers(text: str, number_of: Callable[[str], int | None]) -> str:
-    """Render markers as numbered references ``[1, 3]`` using ``number_of(id)``; unknown ids are dropped."""
+    """Render markers as numbered references ``[1, 3]`` using ``number_of(id)``; unknown ids are dropped. A
+    section named in a marker (``[pmcid:PMC2858204 §Results]``) stays beside its number: ``[1 §Results]``."""
 
     def render(match: re.Match[str]) -> str:
-        numbers = [number_of(_normalise(item)) for item in _SPLIT.split(match.group(1))]
-        shown = sorted({n for n in numbers if n is not None})
-        return f"[{', '.join(str(n) for n in shown)}]" if shown else ""
+        shown: dict[int, list[str]] = {}
+        for item in _SPLIT.split(match.group(1)):
+            number = number_of(_normalise(item))
+            if number is not None:
+                where = shown.setdefault(number, [])
+                _, mark, section = item.partition("§")
+                if mark and section.strip() and section.strip() not in where:
+                    where.append(section.strip())
+        parts = [" ".join([str(n), *(f"§{s}" for s in shown[n])]) for n in sorted(shown)]
+        return f"[{', '.join(parts)}]" if parts else ""
 
     return MARKER.sub(render, text)

@@ -242,9 +242,11 @@ def _passages(items: Sequence[Evidence]) -> list[str]:
 
 
 def _texts(item: Evidence) -> list[str]:
-    """What an item says: its title, its content, and for a trial record its registry facts in one sentence."""
+    """What an item says: its title, its content (with its full text's paragraphs, tables and figure captions when
+    one was read), and for a trial record its registry facts in one sentence."""
     facts = trial_sentence(item)
-    return [item.title or "", item.content, *([MARKER.sub("", facts).strip()] if facts else [])]
+    body = "\n".join([item.content, *(p.text for p in item.passages if p.role != "abstract")])
+    return [item.title or "", body, *([MARKER.sub("", facts).strip()] if facts else [])]
 
 
 def _numbers(text: str) -> set[str]:

@@ -10,6 +10,7 @@ leaves the body for ``unsupported_claims``, and the references are those of what
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from ..errors import ModelError
@@ -23,8 +24,10 @@ from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
+from .studies.table import study_records
 
 CONTEXT_SIZE = 40
+log = logging.getLogger("synthesist.agents.report")
 
 
 class ReportAgent(ModelAgent):
@@ -71,6 +74,10 @@ class ReportAgent(ModelAgent):
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory)
+        report, unread = with_studies(report, memory)
+        if unread:
+            note = "; ".join(filter(None, [note, f"the study record of {', '.join(unread)} could not be read "
+                                                 "(an internal error); the table leaves it out"]))
         memory.set_report(report)
         warnings = tuple(n for n in (frame_note, note, report.answer.gate if report.answer else "") if n)
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
@@ -133,6 +140,22 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
     if report.answer is not None:
         report = report.model_copy(update={"answer": validate_answer(report.answer, _held_id(memory))})
     return with_references(report, memory)
+
+
+def with_studies(report: ResearchReport, memory: ResearchMemory) -> tuple[ResearchReport, list[str]]:
+    """The report with the verified study record of each referenced item (the evidence table), and the ids of the
+    items whose record a bug kept from being read (the report never fails for one)."""
+    records, unread = [], []
+    for citation in report.references:
+        item = memory.get(citation.evidence_id)
+        if item is None:
+            continue
+        try:
+            records.extend(study_records([item]))
+        except Exception:  # a bug in the reader must not cost the run its report
+            log.exception("study record of %s failed", item.id)
+            unread.append(item.id)
+    return report.model_copy(update={"studies": tuple(records)}), unread
 
 
 def with_references(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:

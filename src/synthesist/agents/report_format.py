@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
 from .citations import replace_markers
+from .studies.table import evidence_rows, markdown_table
 
 
 def identifier_links(evidence: Evidence) -> list[str]:
@@ -80,8 +81,10 @@ def _part(part: PartMatch) -> str:
     return f"{part.part} {mark} ({part.term}{': “' + span + '”' if span and part.addressed else ''})"
 
 
-def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) -> str:
-    """The whole report as Markdown with numbered citations and a linked reference list."""
+def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *, forest_plot: str | None = None
+                    ) -> str:
+    """The whole report as Markdown with numbered citations, the evidence table (and the forest plot's file, when
+    one was drawn) and a linked reference list."""
     numbers = {citation.evidence_id: citation.number for citation in report.references}
     cite = numbers.get
     lines = [f"# {report.title}", ""]
@@ -104,6 +107,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
         lines += ["## Limitations", "", replace_markers(report.limitations, cite), ""]
     if report.conclusion:
         lines += ["## Conclusion", "", replace_markers(report.conclusion, cite), ""]
+    lines += _evidence_table_lines(report, evidence, numbers, forest_plot)
     if report.unsupported_claims:
         lines += ["## Unsupported claims (removed)", "",
                   f"{len(report.unsupported_claims)} of {report.claims_checked} cited sentences were not supported by "
@@ -116,6 +120,19 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
         lines += ["", f"_{report.fabricated_citations_removed} citation(s) to evidence this run did not collect "
                       "were removed before rendering._"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _evidence_table_lines(report: ResearchReport, evidence: Mapping[str, Evidence], numbers: Mapping[str, int],
+                          forest_plot: str | None) -> list[str]:
+    rows = evidence_rows(report.studies, evidence, numbers.get)
+    if not rows:
+        return []
+    lines = ["## Evidence table", "",
+             "Each effect and direction is quoted verbatim from the study (quotes and sections in evidence.csv).", "",
+             *markdown_table(rows), ""]
+    if forest_plot:
+        lines += [f"![Forest plot of the ratios with 95% CIs]({forest_plot})", ""]
+    return lines
 
 
 def _reference_line(citation: Citation, evidence: Evidence | None) -> str:

@@ -9,7 +9,8 @@
   input → 422 with the reason; more than ``max_runs`` running → 429 with ``Retry-After``.
 - ``GET /api/runs/{id}/events``: ``text/event-stream``, every event as ``id: <seq>`` / ``event: <type>`` /
   ``data: <json>``, from the start, ending after ``complete``; ``Last-Event-ID`` resumes after that event.
-- ``GET /api/runs/{id}`` → the result once complete (409 before); ``/report.md``, ``/references.bib``;
+- ``GET /api/runs/{id}`` → the result once complete (409 before); ``/report.md``, ``/references.bib``,
+  ``/evidence.csv`` (the evidence table), ``/forest.svg`` (404 when no outcome has two ratios with CIs);
   ``GET /api/runs`` (this service's runs, then the finished runs kept under DATA_DIR, which the result routes also
   serve); ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries.
@@ -222,6 +223,17 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         done = _result(run_id)
         return PlainTextResponse(render_bibtex(done.report.references, {e.id: e for e in done.evidence}),
                                  media_type="application/x-bibtex")
+
+    @app.get("/api/runs/{run_id}/evidence.csv", dependencies=guarded)
+    async def evidence_csv(run_id: str) -> PlainTextResponse:
+        return PlainTextResponse(api.evidence_table_csv(_result(run_id)), media_type="text/csv")
+
+    @app.get("/api/runs/{run_id}/forest.svg", dependencies=guarded)
+    async def forest_svg(run_id: str) -> Response:
+        svg = await asyncio.to_thread(api.forest_plot_svg, _result(run_id))
+        if svg is None:
+            raise HTTPException(404, "no outcome has a ratio with a CI from two or more studies")
+        return Response(svg, media_type="image/svg+xml")
 
     @app.delete("/api/runs/{run_id}", status_code=202, dependencies=guarded)
     async def cancel(run_id: str) -> dict[str, Any]:

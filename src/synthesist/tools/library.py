@@ -1,7 +1,9 @@
-"""The local library: JSONL records and MEDLINE/PubMed XML files (plain or gzipped) the user already has.
+"""The local library: JSONL records, MEDLINE/PubMed XML files (plain or gzipped) and JATS full texts the user has.
 
-``load_library`` takes files and folders. A folder contributes every ``*.jsonl``, ``*.jsonl.gz``, ``*.xml`` and
-``*.xml.gz`` under it, recursively and sorted. A bad JSONL line, an unreadable XML file or a folder with no library
+``load_library`` takes files and folders. A folder contributes every ``*.jsonl``, ``*.jsonl.gz``, ``*.xml``,
+``*.xml.gz`` and ``*.nxml`` under it, recursively and sorted. An ``.nxml`` file, or an ``.xml`` file whose root is
+``<article>``, is one JATS full text (:mod:`synthesist.tools.jats`): its passages come with it.
+A bad JSONL line, an unreadable XML file or a folder with no library
 file becomes a :class:`LibraryProblem` and the rest still loads; a missing path, a file of unknown type, or a path
 that is not a regular file (a FIFO, a device such as /dev/zero, a link to one) stops the load with
 :class:`~synthesist.errors.LibraryError`. A title or abstract longer than ``field_cap`` characters is cut there and
@@ -16,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterable
@@ -28,10 +31,12 @@ from pydantic import ValidationError
 from ..errors import LibraryError, ParseError
 from ..identity import evidence_id, make_identifiers, merge_all, normalize_doi, normalize_pmid
 from ..models import Evidence, SourceLink
+from .jats import article_evidence, parse_jats
 from .pubmed import parse_pubmed_xml, pubmed_url
 
-SUFFIXES = (".jsonl", ".jsonl.gz", ".xml", ".xml.gz")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".xml", ".xml.gz", ".nxml")
 """The file types a library may hold."""
+_JATS_ROOT = re.compile(rb"<article[\s>]")
 FIELD_CAP = 100_000
 """Characters of a title or abstract kept by default (``search.library_field_cap``); longer ones are cut."""
 
@@ -155,7 +160,17 @@ def _load_file(path: Path) -> LibraryLoad:
             return LibraryLoad(problems=(LibraryProblem(path, None, f"not a readable gzip file: {exc}"),))
     if name.endswith((".jsonl", ".jsonl.gz")):
         return parse_library_jsonl(data.splitlines(), path)
+    if name.endswith(".nxml") or (name.endswith(".xml") and _JATS_ROOT.search(data[:4096])):
+        return parse_library_jats(data, path)
     return parse_library_xml(data, path)
+
+
+def parse_library_jats(data: bytes, path: Path | str) -> LibraryLoad:
+    """One JATS full text as library evidence (with its passages); an empty, unsafe or broken file → problem."""
+    try:
+        return LibraryLoad(evidence=(article_evidence(parse_jats(data, "library"), "library"),))
+    except ParseError as exc:
+        return LibraryLoad(problems=(LibraryProblem(Path(path), None, exc.message),))
 
 
 def parse_library_xml(data: bytes, path: Path | str) -> LibraryLoad:

@@ -1,0 +1,105 @@
+"""Direction accuracy and macro-F1 of ``synthesist study`` on the hand-checked dev labels.
+
+    python bench/direction_bench.py [--errors] [--labels bench/data/direction_dev_labels.jsonl]
+
+Reads each prompt's article from ``../shared/corpus/rct_fulltext/articles`` and answers it with
+:func:`synthesist.agents.studies.answer_query` (the extractive reader). The labels (bench/data/
+direction_dev_labels.jsonl, how they were checked: bench/data/direction_dev_labels.md) were written by hand by
+reading the articles; rows marked ``article_missing`` (an empty file) are left out. Nothing in the reader is fitted
+(its cue lists and weights are module constants), so there is no fold to report; but the rules were written while
+reading this set's errors, so the figures are development figures, not held-out ones (docs/benchmarks.md gives the
+first run's too). Prints accuracy, macro-F1 over the three directions the task scores (increased, decreased,
+no_difference) and over all four labels, the confusion matrix, the share of answers whose quote lies in the
+labelled sentence, how often the labelled sentence itself is read right, and the baseline of always answering
+``no_difference``. ``--errors`` lists the wrong answers with both quotes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from _shared import REPO, require
+
+from synthesist.agents.studies import answer_query, source_text
+from synthesist.agents.studies.direction import read_direction
+from synthesist.errors import ParseError
+from synthesist.study import DirectionQuery
+from synthesist.tools.jats import article_evidence, parse_jats
+
+LABELS = ("increased", "decreased", "no_difference", "not_reported")
+MAIN = LABELS[:3]
+
+
+def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:
+    scores = []
+    for label in classes:
+        tp = sum(g == label and p == label for g, p in pairs)
+        fp = sum(g != label and p == label for g, p in pairs)
+        fn = sum(g == label and p != label for g, p in pairs)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return sum(scores) / len(scores)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=Path, default=REPO / "bench" / "data" / "direction_dev_labels.jsonl")
+    parser.add_argument("--errors", action="store_true")
+    args = parser.parse_args()
+    articles = require("corpus/rct_fulltext/articles") / "corpus" / "rct_fulltext" / "articles"
+    rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
+    scored = [row for row in rows if not row.get("article_missing")]
+    started = time.perf_counter()
+    evidence = {}
+    for pmcid in sorted({row["PMCID"] for row in scored}):
+        try:
+            evidence[pmcid] = article_evidence(parse_jats((articles / f"PMC{pmcid}.nxml").read_bytes()), "library")
+        except ParseError as exc:
+            print(f"PMC{pmcid}: {exc.message}", file=sys.stderr)
+    pairs, same_quote, errors, on_gold, verbatim = [], 0, [], 0, 0
+    for row in scored:
+        query = DirectionQuery(intervention=row["intervention"], comparator=row["comparator"], outcome=row["outcome"])
+        answer = answer_query(evidence[row["PMCID"]], query) if row["PMCID"] in evidence else None
+        predicted = answer.direction if answer else "not_reported"
+        pairs.append((row["direction"], predicted))
+        gold_quote = " ".join(row["quote"].split())
+        on_gold += bool(gold_quote) and read_direction(gold_quote, query)[0] == row["direction"]
+        verbatim += row["PMCID"] in evidence and gold_quote in source_text(evidence[row["PMCID"]])
+        same_quote += bool(answer and answer.quote and (answer.quote in gold_quote or gold_quote in answer.quote))
+        if predicted != row["direction"]:
+            errors.append((row, answer))
+    seconds = time.perf_counter() - started
+    accuracy = sum(g == p for g, p in pairs) / len(pairs)
+    print(f"{len(pairs)} labelled prompts over {len(evidence)} articles ({len(rows) - len(scored)} left out: "
+          f"article missing), read and answered in {seconds:.1f}s")
+    print(f"accuracy {accuracy:.3f}  macro-F1 (3 directions) {macro_f1(pairs, MAIN):.3f}  "
+          f"macro-F1 (4 labels) {macro_f1(pairs, LABELS):.3f}")
+    baseline = [(g, "no_difference") for g, _ in pairs]
+    print(f"always no_difference: accuracy {sum(g == p for g, p in baseline) / len(baseline):.3f}  "
+          f"macro-F1 (3) {macro_f1(baseline, MAIN):.3f}")
+    print(f"labelled quotes found verbatim in our parse of the article: {verbatim}/{len(pairs)}")
+    print(f"answer quote overlaps the labelled quote: {same_quote}/{len(pairs)}; the labelled quote itself read "
+          f"right: {on_gold}/{len(pairs)}")
+    clear = [(g, p) for (g, p), row in zip(pairs, scored, strict=True) if row.get("confidence") == "clear"]
+    print(f"clear labels only ({len(clear)}): accuracy {sum(g == p for g, p in clear) / len(clear):.3f}  "
+          f"macro-F1 (3) {macro_f1(clear, MAIN):.3f}")
+    confusion = Counter(pairs)
+    print("gold \\ predicted  " + "  ".join(f"{label[:13]:>13}" for label in LABELS))
+    for gold in LABELS:
+        print(f"{gold[:16]:<16}  " + "  ".join(f"{confusion[(gold, p)]:>13}" for p in LABELS))
+    if args.errors:
+        for row, answer in errors:
+            print(f"\n{row['PromptID']} PMC{row['PMCID']} {row['outcome'][:60]!r}: {row['intervention'][:40]} vs "
+                  f"{row['comparator'][:40]}\n  gold {row['direction']}: {row['quote'][:300]}\n  got  "
+                  f"{answer.direction if answer else '-'} [{answer.section if answer else ''}]: "
+                  f"{(answer.quote if answer else '')[:300]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Which arm a sentence is about: the words that tell the intervention from the comparator, and who is the subject.
+
+A query names its arms in its own words ("Ganciclovir" vs "Aciclovir"); the article often uses its abbreviations
+("the GCV group"). :func:`abbreviations` reads the article's own definitions ("ganciclovir (GCV)") so each arm
+also answers to its short form. Only the words that tell the two arms apart count: "2,000 IU of oral vitamin D3"
+against "4,000 IU of oral vitamin D3" is told by "2,000" and "4,000" alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...study import Direction, DirectionQuery
+from ..extractive.text import terms
+
+_I = re.IGNORECASE
+_DEFINITION = re.compile(r"(?P<long>[A-Za-z][\w\-]*(?:[ \-][\w\-]+){0,5})\s*\((?P<short>[A-Z][A-Za-z0-9\-]{1,9})\)")
+_GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
+                 "participant participants condition conditions")
+"""Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them)."""
+_BASELINE = terms("baseline start before pre initial preoperative pretreatment")
+_CONTROL = terms("placebo control controls sham")
+"""A placebo arm is often called "the control group", and a control arm often received placebo."""
+THAN = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|relative to|over|in comparison (?:with|to))\b", _I)
+_COMPARED_PHRASE = re.compile(
+    r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
+_IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^,;.()]{2,50}?)"
+                     r"(?: groups?| arms?| patients| participants|[,;.(]|$)", _I)
+
+
+@lru_cache(maxsize=64)
+def abbreviations(text: str) -> dict[str, str]:
+    """``{"gcv": "ganciclovir"}`` from "ganciclovir (GCV)": short form → the long form's words, as the article
+    defines them (the long form is taken as the last as many words as the short form has letters)."""
+    found: dict[str, str] = {}
+    for match in _DEFINITION.finditer(text):
+        short = match.group("short")
+        words = match.group("long").replace("-", " ").split()
+        letters = sum(ch.isupper() for ch in short) or len(short)
+        found.setdefault(short.lower(), " ".join(words[-max(1, min(letters, len(words))):]))
+    return found
+
+
+@dataclass(frozen=True)
+class ArmTerms:
+    """The distinctive words of each arm (abbreviations included)."""
+
+    intervention: frozenset[str]
+    comparator: frozenset[str]
+
+    @classmethod
+    def of(cls, query: DirectionQuery, aliases: dict[str, str] | None = None) -> ArmTerms:
+        inter, comp = _arm_terms(query.intervention, aliases), _arm_terms(query.comparator, aliases)
+        shared = inter & comp
+        return cls(inter - shared or inter, comp - shared or comp)
+
+    def comparator_is_subject(self, clause: str, cue: int) -> bool:
+        """True when ``clause`` says the comparator changed relative to the intervention (so the direction the
+        change word gives is the comparator's, and is turned round)."""
+        inter, comp = self.intervention, self.comparator
+        if not comp:
+            return False
+        before, after = clause[:cue], clause[cue:]
+        where = _IN_ARM.search(after[:60])
+        if where and not THAN.search(after[:where.end()]):  # "fell significantly in the placebo group"
+            named = terms(where.group("arm"))
+            if comp & named and not inter & named:
+                return True
+            if inter & named:
+                return False
+        than = THAN.search(after)
+        if than:
+            tail = terms(after[than.end():than.end() + 80])
+            if inter & tail and not comp & tail:
+                return True
+            if comp & tail:
+                return False
+        head = terms(_COMPARED_PHRASE.sub(" ", before))  # "Compared with placebo, X fell": placebo is no subject
+        return bool(comp & head) and not inter & head
+
+    def first_is_comparator(self, clause: str, at: int) -> bool:
+        """Whether the words before position ``at`` (a first number) name the comparator and not the intervention."""
+        head = terms(clause[max(0, at - 80):at])
+        window = terms(clause[at:at + 60])
+        if self.comparator & head and not self.intervention & head:
+            return True
+        return bool(self.comparator & window and not self.intervention & window and not self.intervention & head)
+
+
+def flip(direction: Direction) -> Direction:
+    return {"increased": "decreased", "decreased": "increased"}.get(direction, direction)  # type: ignore[return-value]
+
+
+def with_aliases(words: frozenset[str], aliases: dict[str, str]) -> frozenset[str]:
+    """``words`` plus the short form of every abbreviation whose long form they contain (and the long form's words
+    when they name the short one)."""
+    found = set(words)
+    for short, long in aliases.items():
+        long_terms = terms(long) - _GENERIC
+        if long_terms and long_terms <= found | {short} or short in found:
+            found |= {short} | long_terms
+    return frozenset(found)
+
+
+def outcome_aliases(outcome: frozenset[str], aliases: dict[str, str]) -> dict[str, frozenset[str]]:
+    """The article's short forms of (part of) an outcome: ``{"ptt": {"partial", "thromboplastin", "time"}}``."""
+    found = {}
+    for short, long in aliases.items():
+        long_terms = terms(long) - _GENERIC
+        if len(long_terms) >= 2 and long_terms <= outcome:
+            found[short] = long_terms
+    return found
+
+
+def _arm_terms(arm: str, aliases: dict[str, str] | None) -> frozenset[str]:
+    found = set(with_aliases(terms(arm) - _GENERIC, aliases or {}))
+    if found & _CONTROL:
+        found |= _CONTROL
+    if found & _BASELINE:
+        found |= _BASELINE
+    return frozenset(found)

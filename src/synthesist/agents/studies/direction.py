@@ -1,0 +1,275 @@
+"""What did this trial find? The direction of one outcome, intervention versus comparator, from the article.
+
+:func:`answer_query` picks the sentence or table row that best reports ``outcome`` for the two arms (outcome words
+first, then arm names, a statistic, and the section: stated results before discussion), narrows it to the clause
+that names the outcome, and reads it:
+
+1. a non-significance statement ("did not differ", "no significant", ``p = 0.34``, a CI that spans the no-effect
+   value) → ``no_difference``;
+2. otherwise a change word ("higher", "reduced"…) gives the direction, turned round when the comparator is the
+   sentence's subject ("placebo patients had higher…") or the intervention follows "than"/"compared with";
+3. with no change word, a ratio or difference on one side of its no-effect value gives it;
+4. a sentence that names the outcome but states none of these reads as ``no_difference`` only when it reports a
+   statistic; nothing about the outcome at all is ``not_reported``.
+
+The quote is always one whole unit of the article, verbatim, with its section.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...models import Evidence
+from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
+from ..extractive.text import terms as _terms
+from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases
+from .effects import ratio_side, read_effect, significance
+from .passages import SECTION_WEIGHT, Unit, units
+from .verify import source_text
+
+_I = re.IGNORECASE
+_NO_DIFFERENCE = re.compile(
+    r"\bno(?:t)? (?:statistically |clinically )?significant(?:ly)?\b|\bnon-?significant(?:ly)?\b"
+    r"|\b(?:did|does|do|was|were|is|are) not (?:\w+ )?(?:differ|change|significantly|reach|show|affect|improve|"
+    r"reduce|increase|decrease|alter|influence)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
+    r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b|\bsimilar(?:ly)?\b"
+    r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
+    r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
+    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
+    _I,
+)
+_UP = re.compile(
+    r"\b(?:increas\w*|higher|greater|more|improv\w*|longer|larger|elevat\w*|rais\w*|rose|gain\w*|enhanc\w*|"
+    r"better|boost\w*|augment\w*|prolong\w*|superior|exceed\w*|accelerat\w*)\b", _I)
+_DOWN = re.compile(
+    r"\b(?:decreas\w*|reduc\w*|lower\w*|less|fewer|shorter|declin\w*|dropp?\w*|fell|diminish\w*|attenuat\w*|"
+    r"smaller|suppress\w*|inhibit\w*|prevent\w*|worse|slow\w*|lost|loss|inferior|halved)\b", _I)
+_TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", _I)
+_STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
+_FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|that|which|it|though|however)\b"
+                        r".{0,40}\b(?:differen|significan|change)", _I)
+_OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
+_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively")
+_CONCESSIVE = re.compile(r"^\s*(?:although|though|whilst|while|despite)\b", _I)
+"""A clause that concedes ("…, although pain scores were greater") is not the finding the sentence reports."""
+_UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
+_DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
+_CHANGE_NOUN = re.compile(r"\s+(?:\w+\s+)?(?P<noun>reductions?|decreases?|declines?|loss|falls?|drops?|increases?|"
+                          r"gains?|rises?|improvements?)\b", _I)
+_UP_NOUNS = ("increase", "gain", "rise", "improvement")
+_VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
+_SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
+_MEASURED = frozenset({"level", "levels", "concentration", "concentrations", "value", "values", "score", "scores"})
+_CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
+terms = lru_cache(maxsize=50_000)(_terms)
+"""Each sentence is read for every query about its article: its terms are worked out once."""
+MIN_OUTCOME_OVERLAP = 0.34
+"""The share of the outcome's words a unit must name to be read at all (a third: "Gag response rate" needs one
+of three words beyond the generic ones)."""
+
+
+@dataclass(frozen=True)
+class _Scored:
+    score: float
+    unit: Unit
+
+
+def answer_query(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
+    """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence``, with its verbatim quote."""
+    aliases = abbreviations(source_text(evidence))
+    arms = ArmTerms.of(query, aliases)
+    best = best_unit(evidence, query, arms, aliases)
+    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    if best is None:
+        return blank
+    direction, clause = read_direction(best.text, query, hint=best.measure_hint, arms=arms)
+    effect = read_effect(clause, measure_hint=best.measure_hint) or read_effect(best.text,
+                                                                               measure_hint=best.measure_hint)
+    return blank.model_copy(update={"direction": direction, "effect": effect, "quote": best.text,
+                                    "section": best.section})
+
+
+def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
+              aliases: dict[str, str] | None = None) -> Unit | None:
+    """The unit that best reports the query's outcome for its arms, or None when none names the outcome. An
+    outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
+    outcome = terms(query.outcome)
+    arms = arms or ArmTerms.of(query)
+    if not outcome:
+        return None
+    short_forms = dict(outcome_aliases(outcome, aliases or {}))
+    named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word)]
+    for words in (named, [w for w in named if w.lower() not in _MEASURED]):
+        initials = "".join(word[0] for word in words).lower()
+        if len(initials) >= 2:  # "BUN" names "blood urea nitrogen (levels)" where the article never defines it
+            short_forms.setdefault(initials, outcome)
+    read = list(units(evidence))
+    weights = _rarity(read, outcome)
+    scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights)) is not None]
+    return max(scored, key=lambda s: s.score).unit if scored else None
+
+
+def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
+    """How much each outcome word tells units apart in this article: ``log(1 + N / df)`` (a word every sentence
+    has, such as the condition's name, counts less than "severe" or "52 weeks")."""
+    frequency = {word: 0 for word in outcome}
+    for unit in read:
+        for word in outcome & terms(unit.text):
+            frequency[word] += 1
+    return {word: math.log(1 + len(read) / (1 + count)) for word, count in frequency.items()}
+
+
+def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
+           weights: dict[str, float]) -> _Scored | None:
+    words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
+    for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
+        words = words | short_forms[short]
+    if len(outcome & words) / len(outcome) < MIN_OUTCOME_OVERLAP:
+        return None
+    share = sum(weights[word] for word in outcome & words) / (sum(weights.values()) or 1.0)
+    if unit.role in ("introduction", "methods") or len(unit.text) > 1200:
+        return None
+    score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
+    score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
+    score += 0.8 * bool(_STATISTIC.search(unit.text)) + 0.5 * bool(_NO_DIFFERENCE.search(unit.text))
+    score += 0.5 * bool(_UP.search(unit.text) or _DOWN.search(unit.text))
+    score -= 0.4 * (unit.kind == "table") + 1.5 * (unit.kind == "figure")
+    score -= 0.8 * bool(_CITING.search(unit.text))  # another study's finding, cited in the discussion
+    return _Scored(score, unit)
+
+
+def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None = None,
+                   arms: ArmTerms | None = None) -> tuple[Direction, str]:
+    """The direction ``text`` states for the query's outcome, and the clause it was read from."""
+    arms = arms or ArmTerms.of(query)
+    clause = _outcome_clause(text, terms(query.outcome), arms)
+    effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)
+    sig = significance(clause, effect)
+    if sig == "unknown" and clause != text:
+        sig = significance(text, read_effect(text, measure_hint=hint))
+    if _NO_DIFFERENCE.search(clause) and not _significant_change(clause) or sig == "not_significant":
+        return "no_difference", clause
+    if _TREND.search(clause) and sig != "significant":
+        return "no_difference", clause
+    change = _change(clause, arms)
+    if change is not None:
+        return change, clause
+    side = ratio_side(effect)
+    if side is not None and sig != "not_significant":
+        return ("increased" if side == "above" else "decreased"), clause
+    if sig == "significant":
+        return _by_numbers(clause, arms) or _by_sign(clause) or "increased", clause
+    return "no_difference", clause
+
+
+def _significant_change(clause: str) -> bool:
+    """"significantly lower" beside a "no difference" about another measure: the change wins."""
+    return bool(re.search(r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically) (?:\w+ )?(?:higher|lower|greater|"
+                          r"less|more|fewer|increas\w*|decreas\w*|reduc\w*|improv\w*)", clause, _I))
+
+
+def _change(clause: str, arms: ArmTerms) -> Direction | None:
+    """The direction the clause's change word gives, comparatives ("higher") before verbs and nouns ("increase",
+    often part of the outcome's own name), turned round when the comparator is the one that changed. A comparative
+    of a change ("greater reductions", "less increase") multiplies the two."""
+    for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
+        up, down = up_pattern.search(clause), down_pattern.search(clause)
+        if up or down:
+            first = min((m for m in (up, down) if m), key=lambda m: m.start())
+            direction: Direction = "increased" if first is up else "decreased"
+            of_change = _CHANGE_NOUN.match(clause, first.end())
+            if of_change and up_pattern is _UP_COMPARATIVE:
+                direction = direction if of_change.group("noun").lower().startswith(_UP_NOUNS) else flip(direction)
+            return flip(direction) if arms.comparator_is_subject(clause, first.start()) else direction
+    return None
+
+
+def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
+    """"26 units … as compared to 4 units in the tranexamic acid group": the number before "compared with" or
+    "versus" against the one after, read for the arm named with the first."""
+    cut = THAN.search(clause)
+    if not cut:
+        return None
+    before = list(_VALUE.finditer(clause[:cut.start()]))
+    after = _VALUE.search(clause, cut.end())
+    if not before or not after:
+        return None
+    first, second = float(before[-1].group(1)), float(after.group(1))
+    if first == second:
+        return None
+    direction: Direction = "increased" if first > second else "decreased"
+    return flip(direction) if arms.first_is_comparator(clause, before[-1].start()) else direction
+
+
+def _by_sign(clause: str) -> Direction | None:
+    """Significant changes printed with signs only ("−4.3%, p = 0.023"): all negative → decreased."""
+    signs = {match.group(1) for match in _SIGNED.finditer(clause)}
+    if signs == {"-"} or signs == {"−"} or signs == {"-", "−"}:
+        return "decreased"
+    return "increased" if signs == {"+"} else None
+
+
+def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
+    """The clause of ``text`` about the outcome for these two arms (the whole text when it has one clause): the
+    outcome's words count, and a clause naming both arms beats one naming neither."""
+    pieces = [piece for piece in _clauses(text) if piece.strip()]
+    if len(pieces) < 2:
+        return text
+
+    def weight(piece: str) -> float:
+        words = terms(piece)
+        both = bool(arms.intervention & words) and bool(arms.comparator & words)
+        return (len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
+                + 0.75 * both - 1.0 * bool(_CONCESSIVE.match(piece)))
+
+    index = max(range(len(pieces)), key=lambda i: weight(pieces[i]))
+    if weight(pieces[index]) <= 0:
+        return text
+    clause = pieces[index]
+    for follower in pieces[index + 1:]:  # "X fell, but the difference was not significant" reads as one
+        if not _FOLLOW_UP.match(follower):
+            break
+        clause = f"{clause}, {follower}"
+    return clause
+
+
+def _clauses(text: str) -> list[str]:
+    """``text`` split at clause boundaries that are not inside brackets ("(HR 0.62; P = 0.004)" stays whole); a
+    sentence that opens with "Whilst/Although …," is cut after that opening clause too."""
+    depth, cuts = 0, []
+    opening = _OPENING.match(text)
+    if opening:
+        comma = _top_level_comma(text, opening.end())
+        if comma is not None:
+            cuts.append((comma, comma + 1))
+    for index, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            match = _CLAUSE.match(text, index)
+            if match:
+                cuts.append((match.start(), match.end()))
+    pieces, start = [], 0
+    for begin, end in sorted(cuts):
+        if begin >= start:
+            pieces.append(text[start:begin])
+            start = end
+    return [*pieces, text[start:]]
+
+
+def _top_level_comma(text: str, start: int) -> int | None:
+    depth = 0
+    for index in range(start, len(text)):
+        char = text[index]
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            return index
+    return None

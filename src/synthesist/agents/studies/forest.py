@@ -1,0 +1,111 @@
+"""A forest-style plot: where two or more studies report a ratio with a 95 % CI for one outcome.
+
+:func:`forest_groups` gathers the ratio estimates (HR, OR, RR, IRR) with both CI bounds from the verified study
+records and groups them by outcome (outcome names sharing most of their words are one outcome); the largest group
+with at least two studies is drawn by :func:`draw_forest_plot` with matplotlib (Agg backend, imported only when a
+plot is drawn): one row per study, the estimate and its CI on a log scale, a line at 1. Nothing is pooled: the
+plot shows the studies' own printed numbers.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...models import Evidence
+from ...study import OutcomeResult, StudyRecord
+from ..extractive.text import terms
+
+__all__ = ["FOREST_FILE", "ForestRow", "draw_forest_plot", "forest_groups", "forest_svg"]
+
+FOREST_FILE = "forest.svg"
+MIN_SHARED_WORDS = 0.5
+"""Two outcome names are one outcome when they share at least half the words of the shorter one."""
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    label: str
+    measure: str
+    value: float
+    low: float
+    high: float
+    outcome: str
+
+
+def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> list[list[ForestRow]]:
+    """Ratio estimates with CIs grouped by outcome, largest group first; each study at most once per group."""
+    groups: list[tuple[frozenset[str], list[ForestRow], set[str]]] = []
+    for record in studies:
+        for outcome in record.outcomes:
+            row = _row(record, outcome, evidence.get(record.evidence_id))
+            if row is None:
+                continue
+            words = terms(outcome.outcome)
+            for key, rows, ids in groups:
+                shorter = min(len(key), len(words)) or 1
+                if len(key & words) / shorter >= MIN_SHARED_WORDS and rows[0].measure == row.measure:
+                    if record.evidence_id not in ids:
+                        rows.append(row)
+                        ids.add(record.evidence_id)
+                    break
+            else:
+                groups.append((words, [row], {record.evidence_id}))
+    return sorted((rows for _, rows, _ in groups), key=len, reverse=True)
+
+
+def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> ForestRow | None:
+    effect = outcome.effect
+    if effect is None or not effect.is_ratio:
+        return None
+    value, low, high = effect.number("value"), effect.number("ci_low"), effect.number("ci_high")
+    if value is None or low is None or high is None or min(value, low, high) <= 0 or not low <= value <= high:
+        return None
+    author = item.authors[0].split()[0] if item and item.authors else None
+    label = f"{author} {item.year}" if author and item and item.year else (item.label[:40] if item else
+                                                                        record.evidence_id)
+    return ForestRow(label=label, measure=effect.measure or "", value=value, low=low, high=high,
+                     outcome=outcome.outcome)
+
+
+def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path) -> Path | None:
+    """Draw the largest outcome group of two or more studies to ``path`` (SVG); None when there is none."""
+    svg = forest_svg(studies, evidence)
+    if svg is None:
+        return None
+    path.write_bytes(svg)
+    return path
+
+
+def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> bytes | None:
+    """The plot of the largest outcome group of two or more studies, as SVG bytes; None when there is none."""
+    groups = [rows for rows in forest_groups(studies, evidence) if len(rows) >= 2]
+    if not groups:
+        return None
+    import matplotlib  # noqa: PLC0415 — plotting loads only when there is a plot to draw
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot  # noqa: PLC0415
+
+    rows = groups[0]
+    figure, axes = pyplot.subplots(figsize=(7.0, 1.2 + 0.45 * len(rows)))
+    try:
+        positions = list(range(len(rows), 0, -1))
+        axes.errorbar([r.value for r in rows], positions, fmt="s", color="black", ecolor="black", capsize=3,
+                      xerr=[[r.value - r.low for r in rows], [r.high - r.value for r in rows]])
+        axes.axvline(1.0, color="grey", linestyle="--", linewidth=1)
+        axes.set_xscale("log")
+        axes.set_yticks(positions, [r.label for r in rows])
+        axes.set_xlabel(f"{rows[0].measure} (95% CI), log scale")
+        axes.set_title(rows[0].outcome[:80], fontsize=10)
+        for y, row in zip(positions, rows, strict=True):
+            axes.annotate(f"{row.value:g} ({row.low:g}–{row.high:g})", (1.02, y), xycoords=("axes fraction", "data"),
+                          va="center", fontsize=8)
+        figure.tight_layout()
+        out = io.BytesIO()
+        figure.savefig(out, format="svg")
+    finally:
+        pyplot.close(figure)
+    return out.getvalue()

@@ -1,0 +1,53 @@
+"""The LLM engine of the study record: a model fills the same record through an output tool, then the verbatim check.
+
+The model sees the item's passages (results and tables first, then the abstract, then the rest, within
+``char_budget``) each fenced as untrusted data with its section, and the queries to answer first. Its
+:class:`~synthesist.study.StudyDraft` becomes a :class:`~synthesist.study.StudyRecord` (engine ``llm``) and goes
+through :func:`~.verify.verify_record` like every record: a quote or number not found verbatim is dropped and
+listed, so a model cannot put an invented number in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...models import Evidence, TokenUsage
+from ...prompts import Boundary, render
+from ...study import DirectionQuery, StudyDraft, StudyRecord
+from ..llm import LLM
+from .verify import verify_record
+
+__all__ = ["CHAR_BUDGET", "llm_study_record"]
+
+CHAR_BUDGET = 24_000
+"""Characters of passages one call shows (about 6k tokens): enough for a trial's abstract, results and tables."""
+_ORDER = {"results": 0, "abstract": 1, "conclusions": 2, "other": 3, "methods": 4, "discussion": 5,
+          "introduction": 6}
+
+
+def _passages(evidence: Evidence, budget: int) -> list[dict[str, str]]:
+    items = evidence.passages or ()
+    if not items:
+        return [{"section": "Abstract", "text": evidence.content}] if evidence.content else []
+    ranked = sorted(items, key=lambda p: (_ORDER.get(p.role, 3), p.kind != "table"))
+    shown, used = [], 0
+    for passage in ranked:
+        if used + len(passage.text) > budget:
+            continue
+        shown.append({"section": passage.section, "text": passage.text})
+        used += len(passage.text)
+    return shown
+
+
+async def llm_study_record(llm: LLM, evidence: Evidence, queries: Sequence[DirectionQuery] = (), *,
+                           round: int = 0, char_budget: int = CHAR_BUDGET, boundary_cap: int = 8_000
+                           ) -> tuple[StudyRecord, TokenUsage]:
+    """The model's study record of ``evidence``, verified; raises ModelError when the call fails."""
+    boundary = Boundary(cap=boundary_cap)
+    prompt = render("study_task", title=evidence.title or evidence.id, passages=_passages(evidence, char_budget),
+                    queries=[q.model_dump() for q in queries], boundary=boundary)
+    reply = await llm.call(agent="study", output_type=StudyDraft, system=render("study_system", boundary=boundary),
+                           prompt=prompt, round=round)
+    record = StudyRecord(evidence_id=evidence.id, title=evidence.title, full_text=bool(evidence.passages),
+                         engine="llm", **reply.output.model_dump())
+    return verify_record(record, evidence), reply.usage

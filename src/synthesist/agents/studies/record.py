@@ -1,0 +1,235 @@
+"""The extractive study record: design, participants, population, arms and outcome results, read by rule.
+
+Every field is a verbatim span of one sentence or table row of the item (its full text when one was read, its
+abstract otherwise) and carries that unit as its quote; :func:`~.verify.verify_record` then checks each one
+against the source and drops what it cannot find. A registry record is read from its structured fields instead
+(:func:`registry_record`). The design comes from :func:`~synthesist.agents.extractive.designs.study_designs`
+(the same cues the extractive judge counts), and its quote is the first sentence that shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ...models import Evidence
+from ...study import Arm, Count, DesignName, DirectionQuery, OutcomeResult, StudyRecord
+from ..extractive.designs import Design, study_designs
+from .direction import answer_query, read_direction
+from .effects import read_effect, significance
+from .passages import Unit, units
+from .verify import registry_text, verify_record
+
+__all__ = ["read_study", "registry_record"]
+
+_I = re.IGNORECASE
+_PEOPLE = r"(?:patients|participants|subjects|women|men|children|adults|individuals|volunteers|infants|" \
+          r"neonates|students|persons|people|pregnant women|horses|eyes)"
+_UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+          "seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORD_NUMBER = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?|{'|'.join(_UNITS)}|(?:one )?hundred)"
+_N = rf"(?P<n>\d{{1,3}}(?:,\d{{3}})+|\d+|{_WORD_NUMBER})"
+_LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by".split())
+_RANDOMISED = (
+    re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,4}}?{_PEOPLE}\s+(?:\w+\s+){{0,3}}?(?:were\s+)?(?:\w+\s+)?"
+               rf"(?:randomi[sz]ed|randomly (?:assigned|allocated|divided))", _I),
+    re.compile(rf"\brandomi[sz]ed\s+{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}", _I),
+    re.compile(rf"\b(?:a total of|overall,?|in total,?)\s+{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}", _I),
+    re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:were\s+)?(?:enrolled|included|recruited)", _I),
+)
+_ANALYSED = (
+    re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:\w+\s+){{0,4}}?(?:were\s+)?(?:included\s+in|available "
+               rf"for|completed)\s+(?:the\s+)?(?:\w+\s+)?(?:analys[ie]s|study|trial|follow-up)", _I),
+    re.compile(rf"\banaly[sz]ed\s+(?:data\s+(?:from|of|for)\s+)?{_N}\s+{_PEOPLE}", _I),
+    re.compile(rf"\b{_N}\s+{_PEOPLE}\s+were\s+analy[sz]ed", _I),
+)
+_POPULATION = re.compile(
+    rf"\b(?:[\w-]+\s+){{0,2}}{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}\s+)?(?:with|who (?:had|were|underwent)|undergoing|"
+    r"receiving|at (?:high )?risk of|scheduled for|admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
+_ALLOCATION = re.compile(
+    r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,6}?to\s+"
+    r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
+    r"(?P<second>[^.;,()]{3,100})", _I)
+_CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no treatment|waiting list|wait-list)\b", _I)
+_SUBJECT = re.compile(r"^(?P<subject>.{3,90}?)\s+(?:was|were|did|had|showed|increased|decreased|reduced|improved|"
+                      r"differed|remained|rose|fell|declined)\b")
+_CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addition|additionally|similarly|also|"
+                         r"although|overall|finally|in contrast|by contrast|conversely),?\s+)+", _I)
+_THERE = re.compile(r"^there (?:was|were) (?:\w+ ){0,4}?(?:differences?|changes?|effects?|reductions?|increases?)"
+                    r"(?: between (?:the )?(?:\w+ ){0,3}?groups?| \w+){0,2}? (?:in|for|on|regarding|with respect to) "
+                    r"(?:the )?(?P<thing>[^(\[;,]{3,90})", _I)
+_ACTED_ON = re.compile(r"\bsignificantly (?:reduced|increased|decreased|improved|lowered|raised|prolonged|shortened|"
+                       r"attenuated|inhibited)\s+(?:the\s+)?(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|"
+                       r"compared|versus|vs|than|among|with)\b)", _I)
+_NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|the only|when|in|after|at|during|for|"
+                             r"of|both|all|no)\b|\b(?:significantly|also|not)$|\bdifferences?\b", _I)
+_DESIGNS: tuple[tuple[Design, DesignName], ...] = (
+    (Design.META_ANALYSIS, "systematic review/meta-analysis"), (Design.SYSTEMATIC_REVIEW,
+                                                                "systematic review/meta-analysis"),
+    (Design.RCT, "randomised trial"), (Design.CLINICAL_TRIAL, "non-randomised trial"), (Design.COHORT, "cohort"),
+    (Design.CASE_CONTROL, "case-control"), (Design.CROSS_SECTIONAL, "cross-sectional"),
+    (Design.CASE_REPORT, "case series"), (Design.ANIMAL, "animal/in vitro"), (Design.IN_VITRO, "animal/in vitro"),
+)
+MAX_OUTCOMES = 12
+"""Outcome results kept per study: the stated results with a statistic, abstract and tables first."""
+
+
+def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = ()) -> StudyRecord:
+    """The verified study record of ``evidence``: by rule from its text, or from its registry fields.
+
+    ``queries``: outcomes the caller asks about (intervention, comparator, outcome); their answers come first among
+    the outcomes, followed by the results the item states on its own.
+    """
+    if evidence.trial is not None and evidence.source == "trials":
+        return verify_record(registry_record(evidence), evidence)
+    read = list(units(evidence))
+    design, design_quote = _design(evidence, read)
+    arms = _arms(read)
+    asked = [answer_query(evidence, query) for query in queries]
+    stated = _stated_outcomes(read, arms)
+    record = StudyRecord(
+        evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
+        randomised=_count(read, _RANDOMISED), analysed=_count(read, _ANALYSED), population=_population(read),
+        arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=bool(evidence.passages),
+    )
+    return verify_record(record, evidence)
+
+
+def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
+    found = study_designs(evidence, (unit.text for unit in read if unit.role in ("abstract", "methods")))
+    human = found - {Design.ANIMAL, Design.IN_VITRO}
+    for design, name in _DESIGNS:
+        if design in found and (name != "animal/in vitro" or not human):
+            bare = Evidence(id=evidence.id, source=evidence.source, title="x")
+            quote = next((unit.text for unit in read if unit.role in ("abstract", "methods")
+                          and design in study_designs(bare, [unit.text])), "")
+            if not quote and evidence.title and design in study_designs(bare, [evidence.title]):
+                quote = evidence.title
+            return name, quote
+    return "unclear", ""
+
+
+def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...]) -> Count | None:
+    for pattern in patterns:
+        for unit in read:
+            if unit.kind != "paragraph" or unit.role not in ("abstract", "methods", "results"):
+                continue
+            match = pattern.search(unit.text)
+            if match:
+                value = _number(match.group("n"))
+                if 2 <= value <= 10_000_000:
+                    return Count(value=value, text=match.group("n"), quote=unit.text, section=unit.section)
+    return None
+
+
+def _number(text: str) -> int:
+    """``1,234`` → 1234; ``Sixty`` → 60; ``forty-two`` → 42."""
+    lowered = text.lower().replace(",", "")
+    if lowered.isdigit():
+        return int(lowered)
+    if "hundred" in lowered:
+        return 100
+    total = 0
+    for word in re.split(r"[- ]", lowered):
+        total += (_TENS.index(word) + 2) * 10 if word in _TENS else _UNITS.index(word) + 1 if word in _UNITS else 0
+    return total
+
+
+def _population(read: list[Unit]) -> str:
+    """Who was studied: the first "patients with …" phrase of the abstract's or methods' sentences."""
+    for unit in sorted(read, key=lambda u: (u.role != "abstract", "method" not in u.section.lower())):
+        if unit.role in ("abstract", "methods") and unit.kind == "paragraph":
+            match = _POPULATION.search(unit.text)
+            if match:
+                words = match.group(0).strip().split(" ")
+                while words and words[0].lower() in _LEADING:
+                    words.pop(0)
+                return " ".join(words)
+    return ""
+
+
+def _arms(read: list[Unit]) -> tuple[Arm, ...]:
+    for unit in read:
+        if unit.role not in ("abstract", "methods") or unit.kind != "paragraph":
+            continue
+        match = _ALLOCATION.search(unit.text)
+        if match:
+            first, second = match.group("first").strip(" ,"), match.group("second").strip(" ,")
+            if _CONTROL.search(first) and not _CONTROL.search(second):
+                first, second = second, first
+            return (Arm(role="intervention", label=first, quote=unit.text, section=unit.section),
+                    Arm(role="comparator", label=second, quote=unit.text, section=unit.section))
+    return ()
+
+
+def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...]) -> list[OutcomeResult]:
+    """Results the item states with a statistic: abstract results and table rows with an estimate first."""
+    intervention = next((arm.label for arm in arms if arm.role == "intervention"), "")
+    comparator = next((arm.label for arm in arms if arm.role == "comparator"), "")
+    found: list[tuple[float, OutcomeResult]] = []
+    for order, unit in enumerate(read):
+        if unit.role not in ("abstract", "results") or unit.kind == "figure":
+            continue
+        effect = read_effect(unit.text, measure_hint=unit.measure_hint)
+        if effect is None or significance(unit.text, effect) == "unknown" and not effect.ci_low:
+            continue
+        name = _outcome_name(unit)
+        if not name:
+            continue
+        query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
+        direction, _ = read_direction(unit.text, query, hint=unit.measure_hint)
+        rank = (0 if unit.role == "abstract" else 1) - 0.5 * bool(effect.ci_low) + order / 10_000
+        found.append((rank, OutcomeResult(outcome=name, intervention=intervention, comparator=comparator,
+                                          direction=direction, effect=effect, quote=unit.text,
+                                          section=unit.section)))
+    found.sort(key=lambda pair: pair[0])
+    seen: set[object] = set()
+    kept = []
+    for _, result in found:  # one row per outcome, and one per estimate (the abstract repeats the results')
+        effect = result.effect
+        estimate = (effect.value, effect.ci_low, effect.ci_high) if effect and effect.value else None
+        if result.outcome.lower() not in seen and (estimate is None or estimate not in seen):
+            seen.update({result.outcome.lower(), estimate} - {None})
+            kept.append(result)
+    return kept
+
+
+def _outcome_name(unit: Unit) -> str:
+    """What a unit reports on, verbatim from it: a table row's first cell, the thing a "there was no difference
+    in …" sentence names, or a sentence's subject (connectives such as "Furthermore," left off)."""
+    if unit.kind == "table":
+        first = unit.text.split(" | ", 1)[0].strip()
+        return first if len(first) >= 2 and not first.replace(".", "").isdigit() else ""
+    text = _CONNECTIVE.sub("", unit.text)
+    there = _THERE.match(text)
+    if there:
+        return there.group("thing").strip(" ,")
+    acted = _ACTED_ON.search(text)
+    if acted:
+        return acted.group("thing").strip(" ,")
+    match = _SUBJECT.match(text)
+    subject = match.group("subject").strip(" ,") if match else ""
+    if not subject or _NOT_AN_OUTCOME.search(subject):
+        return ""
+    return subject
+
+
+def registry_record(evidence: Evidence) -> StudyRecord:
+    """A registry record's study record from its structured fields (enrollment, interventions, outcome measures);
+    each quote is a line of :func:`~.verify.registry_text`."""
+    trial = evidence.trial
+    assert trial is not None
+    lines = registry_text(evidence).split("\n")
+    enrollment = next((line for line in lines if line.startswith("Enrollment: ")), "")
+    arms = tuple(Arm(role="arm", label=name, quote=f"Intervention: {name}", section="Registry record")
+                 for name in trial.interventions)
+    outcomes = tuple(OutcomeResult(outcome=o.measure, quote=f"{o.kind.title()} outcome: {o.measure}",
+                                   section="Registry record") for o in trial.outcomes[:MAX_OUTCOMES])
+    return StudyRecord(
+        evidence_id=evidence.id, title=evidence.title, design="trial registration",
+        design_quote=f"Study type: {trial.study_type}" if trial.study_type else "",
+        randomised=Count(value=trial.enrollment, text=str(trial.enrollment), quote=enrollment,
+                         section="Registry record") if trial.enrollment else None,
+        population="; ".join(trial.conditions[:3]), arms=arms, outcomes=outcomes, engine="registry",
+    )

@@ -1,0 +1,154 @@
+"""The evidence table: one row per study outcome, for report.md (Markdown) and evidence.csv.
+
+Rows come from the report's verified study records (:attr:`ResearchReport.studies`): a study shows up to
+:data:`OUTCOMES_PER_STUDY` of its outcome results (those with a CI first, then those with a direction), or one row
+with its design and size when it states none. Every number in a row is the verbatim text of its quote; the CSV
+carries the quote and its section so a reader can check each one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from ...models import Evidence
+from ...study import Effect, OutcomeResult, StudyRecord
+from .record import read_study
+
+__all__ = ["CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records"]
+
+OUTCOMES_PER_STUDY = 3
+CSV_COLUMNS = ("reference", "evidence_id", "study", "year", "design", "design_quote", "n_randomised",
+               "n_analysed", "population", "intervention", "comparator", "outcome", "measure", "value", "ci_low",
+               "ci_high", "p", "direction", "quote", "section", "link")
+_DIRECTION_WORDS = {"increased": "increased", "decreased": "decreased", "no_difference": "no significant difference",
+                    "not_reported": "not reported"}
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One row of the table: a study and one of its outcome results (or none)."""
+
+    record: StudyRecord
+    evidence: Evidence | None
+    outcome: OutcomeResult | None
+    reference: int | None
+
+    @property
+    def study(self) -> str:
+        item = self.evidence
+        if item is None:
+            return self.record.evidence_id
+        first = item.authors[0].split()[0] if item.authors else ""
+        if first and item.year:
+            return f"{first} {item.year}"
+        title = item.title or item.label
+        return title if len(title) <= 60 else title[:57].rstrip() + "…"
+
+    @property
+    def comparison(self) -> str:
+        arms = self.outcome if self.outcome and self.outcome.intervention else None
+        intervention = arms.intervention if arms else next(
+            (a.label for a in self.record.arms if a.role == "intervention"), "")
+        comparator = arms.comparator if arms else next(
+            (a.label for a in self.record.arms if a.role == "comparator"), "")
+        return f"{intervention} vs {comparator}" if intervention and comparator else intervention
+
+    @property
+    def size(self) -> str:
+        counts = [c for c in (self.record.randomised, self.record.analysed) if c]
+        return str(counts[0].value) if counts else ""
+
+    @property
+    def link(self) -> str:
+        item = self.evidence
+        if item is None:
+            return ""
+        ids = item.identifiers
+        if ids.pmcid:
+            return f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"
+        if ids.pmid:
+            return f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"
+        if ids.doi:
+            return f"https://doi.org/{ids.doi}"
+        if ids.nct:
+            return f"https://clinicaltrials.gov/study/{ids.nct}"
+        return item.url or ""
+
+
+def study_records(evidence: Iterable[Evidence]) -> tuple[StudyRecord, ...]:
+    """The verified study record of every item, in the order given."""
+    return tuple(read_study(item) for item in evidence)
+
+
+def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
+                  reference: Callable[[str], int | None] = lambda _id: None) -> list[EvidenceRow]:
+    rows = []
+    for record in studies:
+        item = evidence.get(record.evidence_id)
+        outcomes = sorted((o for o in record.outcomes if o.direction != "not_reported" or o.effect),
+                          key=lambda o: (not (o.effect and o.effect.ci_low), o.direction == "not_reported"))
+        chosen: list[OutcomeResult | None] = list(outcomes[:OUTCOMES_PER_STUDY]) or [None]
+        rows += [EvidenceRow(record, item, outcome, reference(record.evidence_id)) for outcome in chosen]
+    return rows
+
+
+def effect_text(effect: Effect | None) -> str:
+    """``HR 0.62 (0.45 to 0.86); P = 0.004`` from the effect's verbatim parts (empty when there is none)."""
+    if effect is None:
+        return ""
+    parts = []
+    if effect.value:
+        named = f"{effect.measure} {effect.value}" if effect.measure and effect.measure != "other" else effect.value
+        if effect.ci_low and effect.ci_high:
+            named += f" ({effect.ci_low} to {effect.ci_high})"
+        parts.append(named)
+    if effect.p:
+        parts.append(effect.p)
+    return "; ".join(parts)
+
+
+def markdown_table(rows: list[EvidenceRow]) -> list[str]:
+    """The table as Markdown lines (empty when there are no rows)."""
+    if not rows:
+        return []
+    lines = ["| Study | Design | N | Comparison | Outcome | Effect (95% CI) | Direction |",
+             "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        outcome = row.outcome
+        study = f"{row.study} [{row.reference}]" if row.reference else row.study
+        if row.link:
+            study = f"[{_cell(study)}]({row.link})"
+        cells = [study, row.record.design, row.size, row.comparison, outcome.outcome if outcome else "",
+                 effect_text(outcome.effect) if outcome else "",
+                 _DIRECTION_WORDS[outcome.direction] if outcome else ""]
+        lines.append("| " + " | ".join(_cell(cell) if i else cell for i, cell in enumerate(cells)) + " |")
+    return lines
+
+
+def evidence_csv(rows: list[EvidenceRow]) -> str:
+    """The table as CSV (:data:`CSV_COLUMNS`), with each result's quote and section."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        record, outcome, item = row.record, row.outcome, row.evidence
+        effect = outcome.effect if outcome else None
+        writer.writerow([
+            row.reference or "", record.evidence_id, row.study, item.year if item and item.year else "",
+            record.design, record.design_quote, record.randomised.value if record.randomised else "",
+            record.analysed.value if record.analysed else "", record.population,
+            outcome.intervention if outcome else "", outcome.comparator if outcome else "",
+            outcome.outcome if outcome else "", effect.measure if effect and effect.measure else "",
+            *((getattr(effect, name) or "") if effect else "" for name in ("value", "ci_low", "ci_high", "p")),
+            outcome.direction if outcome else "", outcome.quote if outcome else "",
+            outcome.section if outcome else "", row.link,
+        ])
+    return out.getvalue()
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")

@@ -1,0 +1,102 @@
+"""The check every study record passes: each quote verbatim in its source, each number verbatim in its quote.
+
+Whoever filled the record (rules, an LLM through its output tool, a registry), :func:`verify_record` reads it
+against the item's own text — its passages (or abstract), title, and for a registry record the lines of
+:func:`registry_text` — with whitespace normalised and nothing else forgiven. A quote not found drops the field
+it supports; an effect number not found in its quote drops the effect (the outcome stays, its direction read
+from a verified quote); each drop is listed in ``record.dropped`` with its reason, as unsupported claims are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ...models import Evidence
+from ...study import Arm, Count, Dropped, Effect, OutcomeResult, StudyRecord
+
+__all__ = ["registry_text", "source_text", "verify_record"]
+
+_SPACE = re.compile(r"\s+")
+Finder = Callable[..., bool]
+"""``found(text, field, within=source)``: True when ``text`` is in ``within``; otherwise the drop is recorded."""
+
+
+def _norm(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def registry_text(evidence: Evidence) -> str:
+    """A registry record's structured fields as lines (the text its study record may quote)."""
+    trial = evidence.trial
+    if trial is None:
+        return ""
+    lines = [f"Study type: {trial.study_type}" if trial.study_type else "",
+             f"Enrollment: {trial.enrollment}" if trial.enrollment else ""]
+    lines += [f"Intervention: {name}" for name in trial.interventions]
+    lines += [f"Condition: {name}" for name in trial.conditions]
+    lines += [f"{o.kind.title()} outcome: {o.measure}" for o in trial.outcomes]
+    return "\n".join(line for line in lines if line)
+
+
+def source_text(evidence: Evidence) -> str:
+    """Everything a record of ``evidence`` may quote, normalised: title, abstract, passages, registry fields."""
+    parts = [evidence.title or "", evidence.content, *(p.text for p in evidence.passages), registry_text(evidence)]
+    return "\n".join(_norm(part) for part in parts if part)
+
+
+def verify_record(record: StudyRecord, evidence: Evidence) -> StudyRecord:
+    """``record`` with everything not found verbatim in ``evidence`` dropped and listed."""
+    source = source_text(evidence)
+    dropped: list[Dropped] = list(record.dropped)
+
+    def found(text: str, field: str, within: str = source) -> bool:
+        if not text or _norm(text) in within:
+            return True
+        dropped.append(Dropped(field=field, text=text[:300], reason="not found verbatim in the source"))
+        return False
+
+    design_quote = record.design_quote if found(record.design_quote, "design_quote") else ""
+    update = {
+        "design": record.design if design_quote or record.design == "trial registration" else "unclear",
+        "design_quote": design_quote,
+        "randomised": _count(record.randomised, "randomised", found),
+        "analysed": _count(record.analysed, "analysed", found),
+        "population": record.population if found(record.population, "population") else "",
+        "arms": tuple(arm for arm in record.arms if _arm(arm, found)),
+        "outcomes": tuple(kept for outcome in record.outcomes if (kept := _outcome(outcome, found, dropped))),
+    }
+    return record.model_copy(update={**update, "dropped": tuple(dropped)})
+
+
+def _count(count: Count | None, field: str, found: Finder) -> Count | None:
+    if count is None:
+        return None
+    if not found(count.quote, f"{field}.quote") or not found(count.text, f"{field}.text", _norm(count.quote)):
+        return None
+    return count
+
+
+def _arm(arm: Arm, found: Finder) -> bool:
+    if not arm.quote:
+        return found(arm.label, "arm.label")
+    return found(arm.quote, "arm.quote") and found(arm.label, "arm.label", _norm(arm.quote))
+
+
+def _outcome(outcome: OutcomeResult, found: Finder, dropped: list[Dropped]) -> OutcomeResult | None:
+    if not outcome.quote:
+        return outcome if outcome.direction == "not_reported" and outcome.effect is None else None
+    if not found(outcome.quote, "outcome.quote"):
+        return None
+    quote = _norm(outcome.quote)
+    effect = outcome.effect
+    if effect is not None and not _effect_in(effect, quote):
+        dropped.append(Dropped(field="outcome.effect", text=effect.text or str(effect.value),
+                               reason="an effect number is not in its quote"))
+        effect = None
+    return outcome.model_copy(update={"effect": effect, "quote": quote})
+
+
+def _effect_in(effect: Effect, quote: str) -> bool:
+    values = (effect.value, effect.ci_low, effect.ci_high, effect.p, effect.text)
+    return all(_norm(value) in quote for value in values if value)

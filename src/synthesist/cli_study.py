@@ -1,0 +1,135 @@
+"""``synthesist study ARTICLE``: the study record of one article, or what it found for given outcomes.
+
+ARTICLE is a JATS file or a PMCID/PMID. Without a query it prints the record; with ``--intervention/--comparator/
+--outcome`` (or ``--queries FILE.jsonl`` of ``{"intervention", "comparator", "outcome"}`` lines) it answers each,
+one JSON line per query in order with ``--queries`` or ``--json``. Only :mod:`synthesist.api` and leaves are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .errors import BadInputError
+from .study import DirectionQuery, Effect, OutcomeResult, StudyRecord
+
+
+def add_study_parser(commands) -> None:  # noqa: ANN001 - argparse's private subparsers type
+    study = commands.add_parser("study", help="what one trial was and what it found (JATS file, PMCID or PMID)")
+    study.add_argument("article", metavar="ARTICLE", help="a JATS (.nxml) file, a PMCID or a PMID")
+    study.add_argument("--intervention", help="the intervention arm (with --outcome)")
+    study.add_argument("--comparator", default="", help="the comparator arm")
+    study.add_argument("--outcome", help="the outcome to read the direction of")
+    study.add_argument("--queries", type=Path, metavar="FILE.jsonl",
+                       help='one {"intervention", "comparator", "outcome"} object a line; one JSON answer a line')
+    study.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run_study(api, args: argparse.Namespace, say) -> int:  # noqa: ANN001 - the deferred api module; the printer
+    queries = _queries(args)
+    evidence = asyncio.run(api.read_article(args.article))
+    if not queries:
+        record = api.study_record(evidence)
+        for line in ([record.model_dump_json()] if args.json else record_lines(record)):
+            say(line)
+        return 0
+    for query in queries:
+        answer = api.study_answer(evidence, query)
+        if args.json or args.queries:
+            say(json.dumps(answer_json(answer), ensure_ascii=False))
+        else:
+            for line in answer_lines(answer):
+                say(line)
+    return 0
+
+
+def _queries(args: argparse.Namespace) -> list[DirectionQuery]:
+    if args.queries and (args.outcome or args.intervention):
+        raise BadInputError("give --queries FILE or --intervention/--outcome, not both")
+    if args.queries:
+        return read_queries(args.queries)
+    if args.outcome or args.intervention:
+        if not (args.outcome and args.intervention):
+            raise BadInputError("a query needs both --intervention and --outcome")
+        return [DirectionQuery(intervention=args.intervention, comparator=args.comparator, outcome=args.outcome)]
+    return []
+
+
+def read_queries(path: Path) -> list[DirectionQuery]:
+    """Every query of a JSONL file; a bad line stops with its line number (nothing is answered half-way)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BadInputError(f"{path}: not UTF-8 text") from None
+    queries = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("not an object")
+            queries.append(DirectionQuery(intervention=row.get("intervention") or "",
+                                          comparator=row.get("comparator") or "", outcome=row.get("outcome") or ""))
+        except (ValueError, ValidationError):
+            raise BadInputError(f"{path}:{number}: expected an object with intervention, comparator and outcome "
+                                "(non-empty intervention and outcome)") from None
+    if not queries:
+        raise BadInputError(f"{path} holds no query")
+    return queries
+
+
+def answer_json(answer: OutcomeResult) -> dict:
+    return {"intervention": answer.intervention, "comparator": answer.comparator, "outcome": answer.outcome,
+            "direction": answer.direction, "quote": answer.quote, "section": answer.section,
+            "effect": answer.effect.model_dump(exclude_none=True) if answer.effect else None}
+
+
+def effect_text(effect: Effect | None) -> str:
+    """``HR 0.62 (95% CI 0.45 to 0.86); P = 0.004`` from an effect's verbatim parts."""
+    if effect is None:
+        return ""
+    parts = []
+    if effect.value:
+        parts.append(" ".join(part for part in (effect.measure if effect.measure != "other" else None,
+                                                effect.value) if part))
+        if effect.ci_low and effect.ci_high:
+            parts[-1] += f" (95% CI {effect.ci_low} to {effect.ci_high})"
+    if effect.p:
+        parts.append(effect.p)
+    return "; ".join(parts)
+
+
+def answer_lines(answer: OutcomeResult) -> list[str]:
+    lines = [f"{answer.outcome}: {answer.direction.replace('_', ' ')}"
+             f" ({answer.intervention} vs {answer.comparator or 'comparator'})"]
+    if answer.quote:
+        lines.append(f'  "{answer.quote}" [{answer.section}]')
+    if answer.effect:
+        lines.append(f"  effect: {effect_text(answer.effect)}")
+    return lines
+
+
+def record_lines(record: StudyRecord) -> list[str]:
+    lines = [record.title or record.evidence_id, f"  id: {record.evidence_id}",
+             f"  design: {record.design}" + (f' — "{record.design_quote}"' if record.design_quote else "")]
+    if record.randomised:
+        lines.append(f"  randomised: {record.randomised.value} [{record.randomised.section}]")
+    if record.analysed:
+        lines.append(f"  analysed: {record.analysed.value} [{record.analysed.section}]")
+    if record.population:
+        lines.append(f"  population: {record.population}")
+    for arm in record.arms:
+        lines.append(f"  {arm.role}: {arm.label}")
+    for outcome in record.outcomes:
+        lines.extend(answer_lines(outcome))
+    if record.dropped:
+        lines.append(f"  dropped (not found verbatim): {len(record.dropped)}")
+        lines.extend(f"    {item.field}: {item.text[:120]}" for item in record.dropped)
+    return lines

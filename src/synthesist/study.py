@@ -1,0 +1,124 @@
+"""The study record: what one study was and what it found, every number and quote verifiable in its source.
+
+Leaf module (imports nothing of ours; :mod:`synthesist.models` imports it for ``ResearchReport.studies``).
+Numbers are kept as the strings the paper prints (``0.62``, ``0.45-0.86``) next to their parsed values, so a
+check can find each one verbatim in the quote, and the quote verbatim in the article.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Direction = Literal["increased", "decreased", "no_difference", "not_reported"]
+"""How an outcome differed in the intervention arm relative to the comparator; ``no_difference`` when the
+difference was not statistically significant; ``not_reported`` when the article says nothing readable on it."""
+DesignName = Literal[
+    "randomised trial", "cohort", "case-control", "cross-sectional", "systematic review/meta-analysis",
+    "case series", "animal/in vitro", "trial registration", "non-randomised trial", "unclear",
+]
+MeasureName = Literal["RR", "OR", "HR", "IRR", "MD", "SMD", "RD", "percent", "other"]
+RATIO_MEASURES = frozenset({"RR", "OR", "HR", "IRR"})
+"""Measures whose no-effect value is 1 (drawn on a log scale); the others' is 0."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Effect(_Frozen):
+    """An effect estimate as printed: ``measure`` (when named), ``value``, its 95 % CI and p, each the verbatim
+    text of the quote it comes from (``text``: the smallest span of the quote that holds them all)."""
+
+    measure: MeasureName | None = None
+    value: str | None = None
+    ci_low: str | None = None
+    ci_high: str | None = None
+    p: str | None = None
+    text: str = ""
+
+    @property
+    def is_ratio(self) -> bool:
+        return self.measure in RATIO_MEASURES
+
+    def number(self, field: Literal["value", "ci_low", "ci_high"]) -> float | None:
+        raw = getattr(self, field)
+        try:
+            return float(raw.replace("·", ".").replace("−", "-")) if raw else None
+        except ValueError:
+            return None
+
+
+class OutcomeResult(_Frozen):
+    """One outcome's result: its effect, its direction, and the exact quote (with its section) it rests on."""
+
+    outcome: str
+    intervention: str = ""
+    comparator: str = ""
+    direction: Direction = "not_reported"
+    effect: Effect | None = None
+    quote: str = ""
+    section: str = ""
+
+
+class Arm(_Frozen):
+    role: Literal["intervention", "comparator", "arm"] = "arm"
+    label: str
+    quote: str = ""
+    section: str = ""
+
+
+class Count(_Frozen):
+    """A number of participants, as printed in its quote."""
+
+    value: int = Field(ge=0)
+    text: str
+    quote: str
+    section: str = ""
+
+
+class Dropped(_Frozen):
+    """A number or quote a reader proposed that is not found verbatim in the source: kept out, listed here."""
+
+    field: str
+    text: str
+    reason: str
+
+
+class StudyRecord(_Frozen):
+    """What one evidence item is as a study (see docs/architecture/studies.md)."""
+
+    evidence_id: str
+    title: str | None = None
+    design: DesignName = "unclear"
+    design_quote: str = ""
+    randomised: Count | None = None
+    analysed: Count | None = None
+    population: str = ""
+    arms: tuple[Arm, ...] = ()
+    outcomes: tuple[OutcomeResult, ...] = ()
+    full_text: bool = False
+    dropped: tuple[Dropped, ...] = ()
+    engine: Literal["extractive", "llm", "registry"] = "extractive"
+
+
+class StudyDraft(_Frozen):
+    """What a model fills through its output tool: the record without its id, engine or drops (the verbatim check
+    adds those)."""
+
+    design: DesignName = "unclear"
+    design_quote: str = ""
+    randomised: Count | None = None
+    analysed: Count | None = None
+    population: str = ""
+    arms: tuple[Arm, ...] = ()
+    outcomes: tuple[OutcomeResult, ...] = ()
+
+
+class DirectionQuery(_Frozen):
+    """One question to a study: how did ``outcome`` differ with ``intervention`` versus ``comparator``?"""
+
+    intervention: str = Field(min_length=1)
+    comparator: str = ""
+    outcome: str = Field(min_length=1)

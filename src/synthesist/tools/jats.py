@@ -1,0 +1,288 @@
+"""Full texts in JATS XML (PMC's open-access service, Europe PMC's ``/{PMCID}/fullTextXML``) as evidence.
+
+:func:`parse_jats` reads one ``<article>`` into an :class:`Article`: its identifiers (PMID, PMCID, DOI), title,
+journal, year, and its text as section-labelled :class:`~synthesist.models.Passage` objects — the abstract, every
+body paragraph under its heading path, every table (label, caption, header, rows, footnotes) and figure caption.
+The reference list and the rest of ``<back>`` are not evidence and are not read. An article without a body (PMC
+holds some as abstract only) keeps its abstract passages; one with neither is refused with a ParseError.
+
+XML goes through :func:`~synthesist.tools.xmlsafe.parse_xml` (entities and external references refused), after a
+size cap (:data:`MAX_BYTES`). Text is whitespace-normalised once here, so every later verbatim check compares
+against exactly what a reader is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree.ElementTree import Element
+
+from pydantic import ValidationError
+
+from ..errors import ParseError
+from ..identity import evidence_id, make_identifiers
+from ..models import Evidence, Passage, SourceLink, SourceName
+from .xmlsafe import parse_xml
+
+__all__ = ["MAX_BYTES", "Article", "article_evidence", "parse_jats", "read_jats_file", "section_role"]
+
+MAX_BYTES = 20_000_000
+"""The largest JATS document read (the biggest PMC articles are a few MB; 20 MB is far past any real one)."""
+SOURCE = "jats"
+
+_SKIP_INLINE = {"table-wrap", "fig", "table-wrap-group", "fig-group", "supplementary-material", "disp-formula-group"}
+"""Children of a paragraph that are passages of their own (or not text), so not part of the paragraph's text."""
+_ROLES: tuple[tuple[str, str], ...] = (
+    ("abstract", "abstract"), ("summary", "abstract"),
+    ("introduction", "introduction"), ("background", "introduction"),
+    ("method", "methods"), ("material", "methods"), ("patients", "methods"), ("participants", "methods"),
+    ("design", "methods"), ("procedure", "methods"), ("statistic", "methods"), ("setting", "methods"),
+    ("intervention", "methods"), ("outcome measure", "methods"), ("randomi", "methods"),
+    ("result", "results"), ("finding", "results"), ("efficacy", "results"), ("safety", "results"),
+    ("discussion", "discussion"), ("limitation", "discussion"), ("comment", "discussion"),
+    ("conclusion", "conclusions"), ("interpretation", "conclusions"),
+)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Article:
+    """One parsed JATS article: who it is and its passages in reading order (abstract, body, tables, figures)."""
+
+    pmid: str | None
+    pmcid: str | None
+    doi: str | None
+    title: str | None
+    journal: str | None
+    year: int | None
+    passages: tuple[Passage, ...]
+    has_body: bool
+    authors: tuple[str, ...] = ()
+
+    @property
+    def abstract(self) -> str:
+        return "\n".join(p.text for p in self.passages if p.role == "abstract")
+
+
+def section_role(title: str) -> str:
+    """What a section is, from its title ("Patients and methods" → ``methods``); ``other`` when unclear."""
+    lowered = title.lower()
+    for cue, role in _ROLES:
+        if cue in lowered:
+            return role
+    return "other"
+
+
+def parse_jats(data: bytes, source: str = SOURCE) -> Article:
+    """Parse one JATS ``<article>`` (bytes). Too big, unsafe, malformed, not an article or empty → an error."""
+    if len(data) > MAX_BYTES:
+        raise ParseError(source, f"document of {len(data):,} bytes is over the {MAX_BYTES:,}-byte cap")
+    if not data.strip():
+        raise ParseError(source, "empty document")
+    root = parse_xml(data, source)
+    _strip_namespaces(root)
+    article = root if root.tag == "article" else root.find(".//article")
+    if article is None:
+        raise ParseError(source, f"not a JATS article (root element <{root.tag}>)")
+    meta = article.find("front/article-meta")
+    if meta is None:
+        raise ParseError(source, "no <front>/<article-meta>")
+    passages = [*_abstract(meta)]
+    body = article.find("body")
+    if body is not None:
+        passages.extend(_body(body))
+    for floats in (body, article.find("floats-group")):
+        if floats is not None:
+            passages.extend(_floats(floats))
+    if not passages:
+        raise ParseError(source, "article without an abstract or a body")
+    ids = {(e.get("pub-id-type") or "").lower(): _clean(_text(e)) for e in meta.findall("article-id")}
+    pmcid = ids.get("pmc") or ids.get("pmcid")
+    return Article(
+        pmid=ids.get("pmid") or None,
+        pmcid=(pmcid if pmcid.upper().startswith("PMC") else f"PMC{pmcid}") if pmcid else None,
+        doi=ids.get("doi") or None,
+        title=_clean(_text(meta.find("title-group/article-title"))) or None,
+        journal=_clean(_text(article.find("front/journal-meta//journal-title"))) or None,
+        year=_year(meta),
+        passages=tuple(passages),
+        has_body=body is not None and any(p.role != "abstract" for p in passages),
+        authors=_authors(meta),
+    )
+
+
+def read_jats_file(path: Path) -> Article:
+    """One JATS file from disk: a regular file under the cap, parsed. OSError for an unreadable path."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ParseError(str(path), "not a regular file")
+    if info.st_size > MAX_BYTES:
+        raise ParseError(str(path), f"file of {info.st_size:,} bytes is over the {MAX_BYTES:,}-byte cap")
+    return parse_jats(path.read_bytes(), str(path))
+
+
+def article_evidence(article: Article, source: SourceName, *, url: str | None = None) -> Evidence:
+    """The article as Evidence of ``source``: its abstract as content, every passage kept for the readers."""
+    identifiers = make_identifiers(pmid=article.pmid, pmcid=article.pmcid, doi=article.doi)
+    url = url or (f"https://pmc.ncbi.nlm.nih.gov/articles/{article.pmcid}/" if article.pmcid else None)
+    content = article.abstract or "\n".join(p.text for p in article.passages[:3])
+    try:
+        return Evidence(
+            id=evidence_id(identifiers, url), source=source, title=article.title, content=content, url=url,
+            identifiers=identifiers, year=article.year, journal=article.journal, has_abstract=bool(article.abstract),
+            authors=article.authors,
+            links=(SourceLink(source=source, native_id=article.pmcid, url=url),), passages=article.passages,
+        )
+    except ValidationError as exc:
+        raise ParseError(source, f"{article.pmcid or article.pmid}: {exc.errors()[0]['msg']}") from exc
+
+
+# --- sections -------------------------------------------------------------------------------------------------
+
+
+def _abstract(meta: Element) -> Iterator[Passage]:
+    for abstract in meta.findall("abstract"):
+        if (abstract.get("abstract-type") or "") in ("toc", "graphical", "teaser"):
+            continue
+        yield from _section_passages(abstract, ("Abstract",), "abstract")
+
+
+def _body(body: Element) -> Iterator[Passage]:
+    loose = [child for child in body if child.tag == "p"]
+    for paragraph in loose:
+        yield from _paragraph(paragraph, ("Body",), "other")
+    for sec in body.findall("sec"):
+        title = _section_title(sec) or "Untitled section"
+        yield from _section_passages(sec, (title,), section_role(title))
+
+
+def _section_passages(sec: Element, path: tuple[str, ...], role: str) -> Iterator[Passage]:
+    """Paragraphs of ``sec`` under ``path``, then its subsections (their own titles appended), in order."""
+    for child in sec:
+        if child.tag == "p":
+            yield from _paragraph(child, path, role)
+        elif child.tag == "sec":
+            title = _section_title(child)
+            sub_role = role if role != "other" else section_role(title or "")
+            if path == ("Abstract",) and title:  # structured abstract: "Abstract › Results" stays an abstract
+                yield from _section_passages(child, (*path, title), "abstract")
+            else:
+                yield from _section_passages(child, (*path, title) if title else path, sub_role)
+        elif child.tag in ("list", "boxed-text", "disp-quote"):
+            for paragraph in child.iter("p"):
+                yield from _paragraph(paragraph, path, role)
+
+
+def _paragraph(element: Element, path: tuple[str, ...], role: str) -> Iterator[Passage]:
+    text = _clean(_text(element, skip=_SKIP_INLINE))
+    if text:
+        yield Passage(section=" › ".join(path), role=role, kind="paragraph", text=text)  # type: ignore[arg-type]
+
+
+def _section_title(sec: Element) -> str:
+    return _clean(_text(sec.find("title")))
+
+
+# --- tables and figures ---------------------------------------------------------------------------------------
+
+
+def _floats(container: Element) -> Iterator[Passage]:
+    """Tables and figures wherever they sit in ``container``, labelled with the section that holds them."""
+    for section, element in _walk(container, ()):
+        role = section_role(section[0]) if section else "other"
+        where = " › ".join(section) or "Body"
+        if element.tag == "table-wrap":
+            text = table_text(element)
+            if text:
+                yield Passage(section=where, role=role, kind="table", text=text,  # type: ignore[arg-type]
+                              label=_clean(_text(element.find("label"))) or None)
+        elif element.tag == "fig":
+            caption = _clean(_text(element.find("caption")))
+            if caption:
+                yield Passage(section=where, role=role, kind="figure", text=caption,  # type: ignore[arg-type]
+                              label=_clean(_text(element.find("label"))) or None)
+
+
+def _walk(element: Element, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Element]]:
+    for child in element:
+        if child.tag in ("table-wrap", "fig"):
+            yield path, child
+        elif child.tag == "sec":
+            title = _section_title(child)
+            yield from _walk(child, (*path, title) if title else path)
+        elif child.tag not in ("title", "label"):
+            yield from _walk(child, path)
+
+
+def table_text(wrap: Element) -> str:
+    """A table as text: caption line, then one line per row (cells joined by `` | ``), then footnotes."""
+    lines = []
+    caption = _clean(_text(wrap.find("caption")))
+    label = _clean(_text(wrap.find("label")))
+    if label or caption:
+        lines.append(caption if caption.startswith(label) else " ".join(part for part in (label, caption) if part))
+    for row in wrap.iter("tr"):
+        cells = [_clean(_text(cell)) for cell in row if cell.tag in ("td", "th")]
+        if any(cells):
+            lines.append(" | ".join(cells))
+    for note in wrap.findall("table-wrap-foot"):
+        text = _clean(_text(note))
+        if text:
+            lines.append(text)
+    return "\n".join(lines)
+
+
+# --- text -----------------------------------------------------------------------------------------------------
+
+
+def _text(element: Element | None, skip: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+    """All text inside ``element`` (tails included), leaving out children whose tag is in ``skip``."""
+    if element is None:
+        return ""
+    parts = [element.text or ""]
+    for child in element:
+        if child.tag == "break":  # a line break inside a cell ("0.18<break/>0.81") separates two values
+            parts.append(" ")
+        elif child.tag not in skip:
+            parts.append(_text(child, skip))
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _strip_namespaces(root: Element) -> None:
+    """JATS 1.x files may put elements in a namespace; the parser reads local names only."""
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.tag.startswith("{"):
+            element.tag = element.tag.split("}", 1)[1]
+
+
+def _authors(meta: Element) -> tuple[str, ...]:
+    """``("Blissmer B", "Riebe D")``: surname and initials of each author, in order (collaborations by name)."""
+    names = []
+    for contrib in meta.iter("contrib"):
+        if (contrib.get("contrib-type") or "author") != "author":
+            continue
+        name = contrib.find("name")
+        if name is not None:
+            surname = _clean(_text(name.find("surname")))
+            initials = "".join(part[0] for part in _clean(_text(name.find("given-names"))).replace("-", " ").split())
+            names.append(f"{surname} {initials}".strip())
+        elif (collab := _clean(_text(contrib.find("collab")))):
+            names.append(collab)
+    return tuple(name for name in names if name)
+
+
+def _year(meta: Element) -> int | None:
+    for date in meta.findall("pub-date"):
+        year = _clean(_text(date.find("year")))
+        if year.isdigit() and 1000 <= int(year) <= 2200:
+            return int(year)
+    return None

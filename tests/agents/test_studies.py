@@ -1,0 +1,189 @@
+"""Study records and the direction of an outcome: by rule, on our own fixture, checked verbatim; the 48 real
+articles checked against a text built independently of our parser."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from synthesist.agents.studies import answer_query, read_study, verify_record
+from synthesist.agents.studies.effects import read_effect, significance
+from synthesist.errors import ParseError
+from synthesist.models import Evidence, TrialInfo, TrialOutcome
+from synthesist.study import DirectionQuery, Effect, OutcomeResult, StudyRecord
+from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file
+
+TRIAL = Path(__file__).parent.parent / "tools" / "fixtures" / "jats_trial.nxml"
+
+
+@pytest.fixture(scope="module")
+def trial() -> Evidence:
+    return article_evidence(parse_jats(TRIAL.read_bytes()), "library")
+
+
+def abstract(text: str) -> Evidence:
+    return Evidence(id="pmid:1", source="pubmed", title="A trial", content=text)
+
+
+# --- effects ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected", "verdict"), [
+    ("hazard ratio 0.62, 95% CI 0.45 to 0.86; P = 0.004", ("HR", "0.62", "0.45", "0.86", "P = 0.004"),
+     "significant"),
+    ("OR = 1.350 [95% CI 0.832 to 2.188]; p=0.223", ("OR", "1.350", "0.832", "2.188", "p=0.223"), "not_significant"),
+    ("mean adjusted difference 7·9 [95% CI −22·0 to 37·8]", ("MD", "7·9", "−22·0", "37·8", None), "not_significant"),
+    ("RR 0.70 (0.55-0.89)", ("RR", "0.70", "0.55", "0.89", None), "significant"),
+    ("no difference (p = 0.72)", (None, None, None, None, "p = 0.72"), "not_significant"),
+])
+def test_read_effect_keeps_the_printed_numbers(text: str, expected: tuple, verdict: str):
+    effect = read_effect(text)
+
+    assert effect is not None
+    assert (effect.measure, effect.value, effect.ci_low, effect.ci_high, effect.p) == expected
+    assert significance(text, effect) == verdict
+    assert all(part in text for part in expected[1:] if part)  # the measure is named, the numbers are printed
+
+
+def test_a_lowercase_or_is_a_word_not_an_odds_ratio():
+    assert read_effect("or mean time to colectomy was 811 days in one group") is None
+
+
+def test_a_table_row_takes_its_measure_from_the_header():
+    effect = read_effect("Cough frequency | 30 | 48 | 0.62 (0.45-0.86)", measure_hint="HR")
+
+    assert effect == Effect(measure="HR", value="0.62", ci_low="0.45", ci_high="0.86", text="0.62 (0.45-0.86)")
+
+
+# --- direction ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("outcome", "direction", "section"), [
+    ("cough frequency", "decreased", "Abstract › Results"),
+    ("quality of life", "no_difference", "Abstract › Results"),
+    ("nausea", "increased", "Results"),
+    ("mortality", "not_reported", ""),
+])
+def test_direction_quote_and_section_from_the_full_text(trial: Evidence, outcome: str, direction: str, section: str):
+    answer = answer_query(trial, DirectionQuery(intervention="drug A", comparator="placebo", outcome=outcome))
+
+    assert answer.direction == direction and answer.section == section
+    assert answer.quote == "" or any(answer.quote in p.text for p in trial.passages)
+
+
+def test_the_effect_comes_with_the_quote(trial: Evidence):
+    answer = answer_query(trial, DirectionQuery(intervention="drug A", comparator="placebo",
+                                                outcome="cough frequency"))
+
+    assert answer.effect is not None
+    assert (answer.effect.measure, answer.effect.value, answer.effect.ci_low, answer.effect.ci_high) == (
+        "HR", "0.62", "0.45", "0.86")
+
+
+@pytest.mark.parametrize(("sentence", "direction"), [
+    ("Pain scores were significantly higher in the placebo group than in the ketamine group (p < 0.01).",
+     "decreased"),
+    ("Compared with placebo, pain scores fell significantly with ketamine (p = 0.002).", "decreased"),
+    ("Pain scores decreased significantly in the placebo group (p = .001), while there was no change with "
+     "ketamine.", "increased"),
+    ("Pain scores were 4.1 with ketamine as compared to 6.3 with placebo (p < 0.001).", "decreased"),
+    ("Pain scores were lower with ketamine, but the difference was of no statistical significance.",
+     "no_difference"),
+    ("There was a trend towards lower pain scores with ketamine (p = 0.08).", "no_difference"),
+    ("Ketamine produced significantly greater reductions in pain scores than placebo (p = 0.01).", "decreased"),
+])
+def test_direction_reads_who_changed_and_whether_it_was_significant(sentence: str, direction: str):
+    query = DirectionQuery(intervention="ketamine", comparator="placebo", outcome="pain scores")
+
+    assert answer_query(abstract(sentence), query).direction == direction
+
+
+def test_the_articles_abbreviations_name_the_arms():
+    text = ("Patients received ganciclovir (GCV) or aciclovir (ACV). "
+            "The recurrence rate in the ACV group was significantly higher than in the GCV group (P = 0.03).")
+    query = DirectionQuery(intervention="Ganciclovir", comparator="Aciclovir", outcome="recurrence rate")
+
+    assert answer_query(abstract(text), query).direction == "decreased"
+
+
+# --- the record and its check ------------------------------------------------------------------------------------
+
+
+def test_study_record_of_the_fixture(trial: Evidence):
+    record = read_study(trial)
+
+    assert record.design == "randomised trial" and "randomly assigned" in record.design_quote
+    assert (record.randomised.value, record.analysed.value) == (240, 231)
+    assert [(arm.role, arm.label) for arm in record.arms] == [("intervention", "drug A"), ("comparator", "placebo")]
+    assert "adults with chronic cough" in record.population
+    rows = {o.outcome: o for o in record.outcomes}
+    assert rows["Night waking"].direction == "no_difference"
+    assert rows["Night waking"].effect.ci_low == "0.70" and rows["Night waking"].section.endswith("Table 2")
+    assert record.full_text and record.dropped == ()
+
+
+def test_anything_not_found_verbatim_is_dropped_and_listed(trial: Evidence):
+    invented = OutcomeResult(outcome="stroke", direction="decreased", quote="Drug A prevented every stroke.",
+                             section="Results")
+    wrong_number = OutcomeResult(outcome="nausea", direction="increased", section="Results",
+                                 quote="Nausea was more frequent with drug A (12% vs 4%; P = 0.03).",
+                                 effect=Effect(measure="RR", value="3.0", p="P = 0.03"))
+    record = verify_record(StudyRecord(evidence_id=trial.id, outcomes=(invented, wrong_number),
+                                       design="randomised trial", design_quote="a made-up sentence"), trial)
+
+    assert [o.outcome for o in record.outcomes] == ["nausea"] and record.outcomes[0].effect is None
+    assert record.design == "unclear"
+    assert sorted(d.field for d in record.dropped) == ["design_quote", "outcome.effect", "outcome.quote"]
+
+
+def test_a_registry_record_is_read_from_its_fields():
+    trial = TrialInfo(enrollment=120, interventions=("Drug: Metformin",), conditions=("Breast Cancer",),
+                      study_type="INTERVENTIONAL", outcomes=(TrialOutcome(kind="primary", measure="Overall survival"),))
+    evidence = Evidence(id="nct:NCT01101438", source="trials", title="Metformin in breast cancer", trial=trial)
+
+    record = read_study(evidence)
+
+    assert record.design == "trial registration" and record.engine == "registry"
+    assert record.randomised.value == 120 and record.randomised.quote == "Enrollment: 120"
+    assert [a.label for a in record.arms] == ["Drug: Metformin"]
+    assert [(o.outcome, o.direction) for o in record.outcomes] == [("Overall survival", "not_reported")]
+    assert record.dropped == ()
+
+
+# --- layer 2: every quote and number of every record of the 48 real articles ------------------------------------
+
+
+def independent_text(path: Path) -> str:
+    """The article's text as plain ElementTree sees it (not our parser), whitespace collapsed; a line break in a
+    table cell is a space, as a reader sees it."""
+    root = ElementTree.fromstring(re.sub(rb"<break\s*/>", b" ", path.read_bytes()))
+    return re.sub(r"\s+", " ", "".join(root.itertext()))
+
+
+def test_every_quote_and_number_of_the_48_real_articles_is_verbatim(shared_dir: Path):
+    files = sorted([*(shared_dir / "corpus" / "rct_fulltext" / "articles").glob("*.nxml"),
+                    *(shared_dir / "fixtures" / "fulltext").glob("*.nxml")])
+    checked = 0
+    for path in files:
+        try:
+            evidence = article_evidence(read_jats_file(path), "library")
+        except ParseError:
+            continue
+        record = read_study(evidence)
+        raw = independent_text(path)
+        assert record.dropped == (), path.name  # the rules propose only what is in the text
+        quotes = [record.design_quote, *(o.quote for o in record.outcomes), *(a.quote for a in record.arms)]
+        quotes += [c.quote for c in (record.randomised, record.analysed) if c]
+        for quote in filter(None, quotes):
+            pieces = re.split(r"\s*\|\s*", quote)  # a table row: each cell is in the article
+            assert all(piece.strip() in raw for piece in pieces), (path.name, quote)
+            checked += 1
+        for outcome in record.outcomes:
+            effect = outcome.effect
+            for number in filter(None, (effect.value, effect.ci_low, effect.ci_high, effect.p) if effect else ()):
+                assert number in outcome.quote, (path.name, number)
+                checked += 1
+    assert checked > 300

@@ -1,0 +1,154 @@
+"""The evidence table (Markdown and CSV), the forest plot, and both in a run's output folder."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from synthesist import api
+from synthesist.agents import report as report_module
+from synthesist.agents.cards import evidence_card
+from synthesist.agents.claims import Claim, SupportChecker
+from synthesist.agents.report import with_studies
+from synthesist.agents.report_format import render_markdown
+from synthesist.agents.studies.forest import draw_forest_plot, forest_groups
+from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
+from synthesist.models import Citation, Evidence, ResearchReport, ResearchResult
+from synthesist.study import Effect, OutcomeResult, StudyRecord
+from synthesist.tools.jats import article_evidence, parse_jats
+
+TRIAL = Path(__file__).parent.parent / "tools" / "fixtures" / "jats_trial.nxml"
+
+
+@pytest.fixture(scope="module")
+def trial() -> Evidence:
+    return article_evidence(parse_jats(TRIAL.read_bytes()), "library")
+
+
+def hazard(evidence_id: str, value: str, low: str, high: str, outcome: str = "Overall survival") -> StudyRecord:
+    quote = f"{outcome} | {value} ({low}-{high})"
+    return StudyRecord(evidence_id=evidence_id, design="randomised trial", outcomes=(OutcomeResult(
+        outcome=outcome, direction="no_difference", quote=quote, section="Results › Table 2",
+        effect=Effect(measure="HR", value=value, ci_low=low, ci_high=high, text=f"{value} ({low}-{high})")),))
+
+
+def test_rows_of_the_fixture_link_to_pmc_and_carry_verbatim_numbers(trial: Evidence):
+    rows = evidence_rows(study_records([trial]), {trial.id: trial}, {trial.id: 1}.get)
+    lines = markdown_table(rows)
+
+    assert lines[0] == "| Study | Design | N | Comparison | Outcome | Effect (95% CI) | Direction |"
+    night = next(line for line in lines if "Night waking" in line)
+    # no authors in the fixture: the study is named by its title, with its reference number, linked to PMC
+    assert night.startswith("| [Drug A versus placebo for chronic cough: a randomised, do… [1]]"
+                            "(https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/) |")
+    assert "| HR 0.91 (0.70 to 1.18) | no significant difference |" in night
+    assert "| randomised trial | 240 | drug A vs placebo |" in night
+
+
+def test_the_csv_has_every_column_and_the_quote_of_each_number(trial: Evidence):
+    rows = evidence_rows(study_records([trial]), {trial.id: trial})
+    table = list(csv.DictReader(io.StringIO(evidence_csv(rows))))
+
+    assert tuple(table[0]) == CSV_COLUMNS
+    night = next(row for row in table if row["outcome"] == "Night waking")
+    assert (night["measure"], night["value"], night["ci_low"], night["ci_high"]) == ("HR", "0.91", "0.70", "1.18")
+    assert all(night[name] in night["quote"] for name in ("value", "ci_low", "ci_high"))
+    assert night["section"] == "Results › Primary outcome › Table 2" and night["n_randomised"] == "240"
+
+
+def test_markdown_cells_never_break_the_table():
+    record = StudyRecord(evidence_id="pmid:1", outcomes=(OutcomeResult(outcome="a | b\nc", direction="increased",
+                                                                       quote="a | b c rose"),))
+    line = markdown_table(evidence_rows([record], {}))[2]
+
+    assert "a \\| b c" in line and "\n" not in line
+
+
+def test_forest_groups_gather_one_outcome_across_studies_and_skip_unusable_ratios():
+    studies = [hazard("pmid:1", "0.62", "0.45", "0.86"), hazard("pmid:2", "1.10", "0.80", "1.50"),
+               hazard("pmid:3", "0.5", "0.6", "0.9")]  # its value lies outside its own CI: not drawn
+    groups = forest_groups(studies, {})
+
+    assert [[(row.value, row.low, row.high) for row in group] for group in groups] == [
+        [(0.62, 0.45, 0.86), (1.1, 0.8, 1.5)]]
+
+
+def test_the_forest_plot_is_an_svg_with_one_row_per_study(tmp_path: Path):
+    studies = [hazard("pmid:1", "0.62", "0.45", "0.86"), hazard("pmid:2", "1.10", "0.80", "1.50")]
+    evidence = {"pmid:1": Evidence(id="pmid:1", source="pubmed", title="One", authors=("Smith J",), year=2001),
+                "pmid:2": Evidence(id="pmid:2", source="pubmed", title="Two", authors=("Jones K",), year=2002)}
+
+    path = draw_forest_plot(studies, evidence, tmp_path / "forest.svg")
+
+    svg = path.read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert "Smith 2001" in svg and "Jones 2002" in svg and "0.62 (0.45–0.86)" in svg
+    assert draw_forest_plot(studies[:1], evidence, tmp_path / "none.svg") is None  # one study: no plot
+    assert not (tmp_path / "none.svg").exists()
+
+
+def test_a_run_folder_gets_the_table_the_csv_and_the_plot(tmp_path: Path, trial: Evidence):
+    other = trial.model_copy(update={"id": "pmid:90000099", "authors": ("Other A",)})
+    studies = (*study_records([trial]), hazard("pmid:90000099", "0.70", "0.55", "0.89", "Cough frequency"))
+    report = ResearchReport(title="Drug A for cough", executive_summary="Drug A helps [pmid:90000021].",
+                            methodology="m", studies=studies,
+                            references=(Citation(number=1, evidence_id=trial.id, text="Trial"),))
+    result = ResearchResult(run_id="r1", question="Does drug A reduce cough?", report=report,
+                            evidence=(trial, other), stop_reason="sufficient", partial=False, rounds=1)
+
+    paths = api.write_outputs(result, tmp_path, events_log=None)
+
+    markdown = paths["markdown"].read_text()
+    assert "## Evidence table" in markdown and "![Forest plot" in markdown and "(forest.svg)" in markdown
+    assert paths["forest_plot"] == tmp_path / "forest.svg" and paths["forest_plot"].exists()
+    rows = list(csv.DictReader(paths["evidence_csv"].open()))
+    assert {row["evidence_id"] for row in rows} == {"pmid:90000021", "pmid:90000099"}
+    assert render_markdown(report.model_copy(update={"studies": ()}), {}).count("Evidence table") == 0
+
+
+def test_a_card_of_a_full_text_carries_its_best_result_and_table_row_with_their_sections(trial: Evidence):
+    card = evidence_card(trial, "Does drug A reduce night waking?", cap=2000)
+
+    row = "§Results › Primary outcome › Table 2: Night waking | 21 (18%) | 25 (22%) | 0.91 (0.70-1.18)"
+    assert row in card.sentences
+    assert all(not line.startswith("§Abstract") for line in card.sentences)
+
+
+async def test_the_claim_check_reads_the_full_text(trial: Evidence, embedder):
+    claim = Claim("Night waking was reported by 21 (18%) patients with drug A [pmid:90000021].", (trial.id,), "body")
+    abstract_only = trial.model_copy(update={"passages": ()})
+
+    (with_text,) = await SupportChecker(embedder).check([claim], {trial.id: trial})
+    (without,) = await SupportChecker(embedder).check([claim], {trial.id: abstract_only})
+
+    assert with_text.supported and not without.supported
+
+
+class _Held:
+    """What ``with_studies`` asks of the run's memory: the item held under an id."""
+
+    def __init__(self, *items: Evidence):
+        self._items = {item.id: item for item in items}
+
+    def get(self, evidence_id: str) -> Evidence | None:
+        return self._items.get(evidence_id)
+
+
+def test_the_report_gets_the_record_of_each_referenced_item_and_a_reader_bug_costs_only_that_record(
+        trial: Evidence, monkeypatch: pytest.MonkeyPatch):
+    report = ResearchReport(title="t", executive_summary="s", methodology="m",
+                            references=(Citation(number=1, evidence_id=trial.id, text="Trial"),
+                                        Citation(number=2, evidence_id="pmid:404", text="not held")))
+
+    updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
+    assert [s.evidence_id for s in updated.studies] == [trial.id] and unread == []
+
+    def broken(items):  # a bug in the reader
+        raise ZeroDivisionError
+
+    monkeypatch.setattr(report_module, "study_records", broken)
+    updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
+    assert updated.studies == () and unread == [trial.id]

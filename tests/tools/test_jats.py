@@ -1,0 +1,137 @@
+"""JATS full texts: the parser on our own fixture, hostile and empty documents, and the 48 real articles."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from synthesist.errors import ParseError, UnsafeDocumentError
+from synthesist.tools import jats
+from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file, section_role
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRIAL = FIXTURES / "jats_trial.nxml"
+
+
+def test_identifiers_title_journal_and_year():
+    article = parse_jats(TRIAL.read_bytes())
+
+    assert (article.pmid, article.pmcid, article.doi) == ("90000021", "PMC9000021", "10.5555/example.trial.2021")
+    assert article.title == "Drug A versus placebo for chronic cough: a randomised, double-blind trial"
+    assert article.journal == "Journal of Example Trials" and article.year == 2021 and article.has_body
+
+
+def test_sections_keep_their_heading_path_and_role():
+    passages = parse_jats(TRIAL.read_bytes()).passages
+    where = {(p.section, p.role) for p in passages if p.kind == "paragraph"}
+
+    assert ("Abstract › Results", "abstract") in where
+    assert ("Patients and methods › Outcomes", "methods") in where
+    assert ("Results › Primary outcome", "results") in where
+    assert ("Discussion", "discussion") in where
+
+
+def test_a_table_keeps_caption_header_rows_and_footnotes_and_leaves_the_paragraph():
+    passages = parse_jats(TRIAL.read_bytes()).passages
+    (table,) = [p for p in passages if p.kind == "table"]
+
+    assert table.label == "Table 2" and table.section == "Results › Primary outcome" and table.role == "results"
+    assert table.text.split("\n") == [
+        "Table 2 Outcomes at 12 weeks",
+        "Outcome | Drug A (n = 116) | Placebo (n = 115) | HR (95% CI)",
+        "Cough frequency | 30 | 48 | 0.62 (0.45-0.86)",
+        "Night waking | 21 (18%) | 25 (22%) | 0.91 (0.70-1.18)",  # <break/> inside a cell is a space
+        "HR, hazard ratio; CI, confidence interval.",
+    ]
+    paragraph = next(p for p in passages if p.text.startswith("Cough frequency fell"))
+    assert paragraph.text == "Cough frequency fell by 40% with drug A."  # the table is its own passage
+
+
+def test_figure_captions_are_kept_and_references_and_acknowledgements_are_not():
+    passages = parse_jats(TRIAL.read_bytes()).passages
+    texts = " ".join(p.text for p in passages)
+
+    assert any(p.kind == "figure" and p.text == "Cough frequency over 12 weeks." for p in passages)
+    assert "Smith J" not in texts and "We thank the patients" not in texts
+
+
+def test_article_evidence_carries_the_passages_and_the_abstract_as_content():
+    evidence = article_evidence(parse_jats(TRIAL.read_bytes()), "library")
+
+    assert evidence.id == "pmid:90000021" and evidence.identifiers.pmcid == "PMC9000021"
+    assert evidence.content.startswith("Chronic cough has few treatments.")
+    assert len(evidence.passages) == 11 and evidence.url == "https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/"
+
+
+@pytest.mark.parametrize(("title", "role"), [("Patients and Methods", "methods"), ("RESULTS", "results"),
+                                             ("Statistical analysis", "methods"), ("Conclusions", "conclusions"),
+                                             ("Case presentation", "other")])
+def test_section_role(title: str, role: str):
+    assert section_role(title) == role
+
+
+def test_an_article_without_a_body_keeps_its_abstract():
+    data = TRIAL.read_bytes()
+    start, end = data.index(b"<body>"), data.index(b"</body>") + len(b"</body>")
+    article = parse_jats(data[:start] + data[end:])
+
+    assert not article.has_body and {p.role for p in article.passages} == {"abstract"}
+
+
+@pytest.mark.parametrize(("body", "reason"), [
+    (b"", "empty document"),
+    (b"<article><front><article-meta/></front></article>", "article without an abstract or a body"),
+    (b"<pmc-articleset/>", "not a JATS article"),
+    (b"<article><body><p>x</p>", "malformed XML"),
+    (b"<article><body><p>text</p></body></article>", "no <front>/<article-meta>"),
+])
+def test_documents_that_are_not_readable_articles_are_refused_with_a_reason(body: bytes, reason: str):
+    with pytest.raises(ParseError) as caught:
+        parse_jats(body)
+    assert reason in caught.value.message
+
+
+def test_entities_are_refused():
+    with pytest.raises(UnsafeDocumentError):
+        parse_jats((FIXTURES / "billion_laughs.xml").read_bytes())
+
+
+def test_a_document_over_the_cap_is_refused_before_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(jats, "MAX_BYTES", 1000)
+    big = tmp_path / "big.nxml"
+    big.write_bytes(TRIAL.read_bytes())
+
+    with pytest.raises(ParseError, match="over the 1,000-byte cap"):
+        read_jats_file(big)
+    with pytest.raises(ParseError, match="over the 1,000-byte cap"):
+        parse_jats(big.read_bytes())
+
+
+# --- layer 2: the real articles ---------------------------------------------------------------------------------
+
+
+def real_articles(shared_dir: Path) -> list[Path]:
+    return sorted([*(shared_dir / "corpus" / "rct_fulltext" / "articles").glob("*.nxml"),
+                   *(shared_dir / "fixtures" / "fulltext").glob("*.nxml")])
+
+
+def test_the_48_real_articles_parse_except_the_empty_file(shared_dir: Path):
+    files = real_articles(shared_dir)
+    started = time.perf_counter()
+    parsed, refused = {}, {}
+    for path in files:
+        try:
+            parsed[path.name] = read_jats_file(path)
+        except ParseError as exc:
+            refused[path.name] = exc.message
+    print(f"{len(files)} articles parsed in {time.perf_counter() - started:.2f}s")  # the figure lives in bench/
+
+    assert len(files) == 48
+    assert refused == {"PMC3086034.nxml": "empty document"}  # a 0-byte file in the corpus
+    assert sum(a.has_body for a in parsed.values()) == 45  # two are abstract-only in PMC
+    assert all(a.pmcid and a.title and a.abstract for a in parsed.values())
+    hazard = parsed["PMC3442969.nxml"]
+    table5 = next(p for p in hazard.passages if p.kind == "table" and p.label == "Table 5")
+    assert "WT | 24.2months | 18.9months | 0.31" in table5.text.split("\n")
