@@ -31,7 +31,7 @@ from typing import Any, Literal
 from agent_framework import BaseChatClient
 
 from .agents.base import EXTRACTIVE
-from .agents.model_spec import default_model_spec
+from .agents.model_spec import default_model_spec, parse_model_spec, provider_endpoint
 from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
@@ -80,6 +80,7 @@ __all__ = [
     "RunControl",
     "Seams",
     "SourceCheck",
+    "check_model",
     "check_out_dir",
     "check_question",
     "check_sources",
@@ -115,6 +116,15 @@ def load_library(paths: Sequence[Path | str], *, settings: Settings | None = Non
     """Load (without indexing) the library files under ``paths``: evidence, problems and notices."""
     settings = settings or current_settings()
     return _load_library(paths, field_cap=settings.search.library_field_cap)
+
+
+def check_model(spec: str, settings: Settings | None = None) -> str:
+    """A model spec as a run would take it, checked now (provider, name, the key a provider needs), so that a
+    face refuses a bad one before it starts anything; the checks :func:`stream` makes when it builds the model."""
+    parsed = parse_model_spec(spec)
+    if parsed.is_llm:
+        provider_endpoint(parsed, settings or current_settings())
+    return spec.strip()
 
 
 def run_settings(settings: Settings | None = None, *, model: Any = None, manager: str | None = None,

@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
                        "or SYNTHESIST_SERVICE_TOKEN")
     serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="a host name clients may use besides localhost, 127.0.0.1, [::1] and --host "
+                       "(requests naming any other Host get 421: DNS rebinding); repeatable")
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
@@ -176,10 +179,34 @@ def _serve(api, args: argparse.Namespace) -> int:
         raise BadInputError(f"binding {args.host} (beyond loopback) needs --token")
     if not 1 <= args.port <= 65535 or args.max_runs < 1:
         raise BadInputError("--port must be 1-65535 and --max-runs at least 1")
-    app = create_app(libraries=args.library, token=token, max_runs=args.max_runs)
-    print(printable(f"Synthesist service on http://{args.host}:{args.port} (API docs at /docs)"), file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    listening = _listen(args.host, args.port)  # a port in use is said now, before claiming to serve
+    app = create_app(libraries=args.library, token=token, max_runs=args.max_runs, host=args.host,
+                     allow_hosts=args.allow_host)
+    print(printable(f"Synthesist service on http://{_url_host(args.host)}:{args.port} (API docs at /docs)"),
+          file=sys.stderr)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int):  # -> socket.socket
+    """A listening socket on ``host:port`` for uvicorn; a port in use or an address not on this machine is bad
+    input (exit 2) with one line, never a claim to serve followed by uvicorn's own exit."""
+    import socket  # noqa: PLC0415
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        listening = socket.socket(family, socket.SOCK_STREAM)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen(128)
+    except OSError as exc:
+        raise BadInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another --port or "
+                            "--host)") from None
+    return listening
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _mcp(api, args: argparse.Namespace) -> int:
