@@ -109,7 +109,8 @@ class Service:
         def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
             return api.stream(question, sources=names, libraries=self.libraries if names and "library" in names
                               else (), model=ask.model, max_rounds=ask.max_rounds, timeout=ask.timeout,
-                              settings=self.settings, control=control, run_id=run_id, seams=seams)
+                              settings=self.settings, control=control, run_id=run_id, seams=seams,
+                              origin="service")
 
         return self.runs.start(question, stream).run_id
 
