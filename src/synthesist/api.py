@@ -140,8 +140,8 @@ def run_settings(settings: Settings | None = None, *, model: Any = None, manager
     overrides: dict[str, Any] = {}
     if isinstance(model, str):
         overrides["models"] = {"model": model}
-    if timeout is not None and not (isinstance(timeout, (int, float)) and math.isfinite(timeout) and timeout > 0):
-        raise BadInputError(f"the timeout must be a positive number of seconds, not {timeout!r}")
+    if isinstance(timeout, float) and not math.isfinite(timeout):  # 0 and below: the settings' bounds say why
+        raise BadInputError(f"the timeout must be a finite number of seconds, not {timeout!r}")
     run = {k: v for k, v in {"manager": manager, "max_rounds": max_rounds, "timeout": timeout}.items()
            if v is not None}  # 0 is a value (and refused by the settings' bounds), not "unset"
     if run:

@@ -142,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        sys.stdout.flush()  # a reader that left shows here, not as an error at interpreter exit
+        return code
     except BrokenPipeError:  # `synthesist runs list | head`: the reader left; nothing more to say, and no traceback
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
