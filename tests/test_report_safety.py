@@ -33,7 +33,8 @@ def _seams(settings, embedder: Embedder) -> Seams:  # type: ignore[no-untyped-de
 def _draft(prompt: str) -> dict:
     cited = "[pmid:31000001]"
     return {"title": CLAIM, "methodology": f"{CLAIM}.", "executive_summary": f"{SUPPORTED} {cited}.",
-            "sections": [{"heading": CLAIM, "body": f"{SUPPORTED} {cited}. See also [pmid:31000999]."},
+            "sections": [{"heading": CLAIM, "body": f"{SUPPORTED} {cited}. Metformin use was associated with a "
+                          "lower risk of breast cancer in women with type 2 diabetes [pmid:31000999]."},
                          {"heading": "Breast cancer risk", "body": f"{SUPPORTED} {cited}."}],
             "answer": {"verdict": "insufficient", "statement": f"{SUPPORTED} {cited}.", "strength": "low",
                        "strength_reason": "observational", "evidence_ids": ["pmid:31000001"]}}
@@ -78,4 +79,5 @@ async def test_an_empty_llm_plan_falls_back_to_the_rule_based_queries(tmp_path: 
                                                   settings=settings, seams=_seams(settings, embedder))]
     result = events[-1].data
     assert result.stop_reason != "no_evidence" and result.evidence
-    assert any(e.type == "error" and "the model's plan held no query" in e.message for e in events)
+    assert any(e.type == "error" and e.data.kind == "model" and "the model's plan held no query" in e.data.detail
+               for e in events)

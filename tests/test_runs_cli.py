@@ -121,7 +121,7 @@ def test_runs_list_filters_by_origin_and_a_run_says_where_its_files_are(tmp_path
 
 def test_an_infinite_or_nan_timeout_is_bad_input(tmp_path: Path) -> None:
     for value in ("inf", "nan", "-inf"):
-        done = _cli("research", "q", "--sources", "library", "--library", str(tmp_path), "--timeout", value,
+        done = _cli("research", "q", "--sources", "library", "--library", str(tmp_path), f"--timeout={value}",
                     env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data")})
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "timeout must be a finite number of seconds" in done.stderr

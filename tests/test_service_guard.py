@@ -60,7 +60,8 @@ def test_a_rebinding_host_or_a_foreign_origin_is_refused_on_loopback(service: Li
         for host in ("localhost", f"localhost:{service.port}", "[::1]", "synthesist.lab.example:80"):
             assert client.get("/api/health", headers={"Host": host}).status_code == 200, host
         same_site = client.get("/api/health", headers={"Origin": service.url})
-        assert same_site.status_code == 200
+        assert same_site.status_code == 200 and same_site.headers["x-content-type-options"] == "nosniff"
+        assert foreign.headers["x-frame-options"] == "DENY"
 
 
 def test_a_large_body_is_refused_before_it_is_read_and_errors_echo_no_input(service: LiveServer) -> None:

@@ -168,6 +168,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        raise  # the reader left: main() ends quietly
     except Exception as exc:  # a bug: one line, and the traceback only when asked for
         if args.verbose:
             logging.getLogger("synthesist").exception("internal error")

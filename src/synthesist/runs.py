@@ -100,6 +100,8 @@ def list_runs(settings: Settings) -> list[RunInfo]:
 
 
 LOCK_NAME = ".live.lock"
+LOCK_ATTEMPTS = 100
+"""Tries (50 ms apart) before a run's lock counts as held by another process."""
 
 
 @contextlib.contextmanager
@@ -109,10 +111,15 @@ def live_lock(directory: Path) -> Iterator[None]:
     directory.mkdir(parents=True, exist_ok=True)
     handle = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BadInputError(f"run {directory.name} is running in another process (or being pruned)") from None
+        for attempt in range(LOCK_ATTEMPTS):  # `runs list` holds it for an instant to look: wait that out
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == LOCK_ATTEMPTS - 1:
+                    raise BadInputError(f"run {directory.name} is running in another process (or being "
+                                        "pruned)") from None
+                time.sleep(0.05)
         yield
     finally:
         os.close(handle)  # releases the lock

@@ -182,7 +182,8 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         held = {run["run_id"] for run in live}
         kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
         return live + [{"run_id": info.run_id, "question": info.question, "done": info.finished, "events": None,
-                        "stop_reason": info.stop_reason, "answer": None, "failure": None}
+                        "stop_reason": info.stop_reason, "answer": None, "failure": None, "origin": info.origin,
+                        "running": info.live}
                        for info in kept if info.run_id not in held]
 
     def _run(run_id: str):  # type: ignore[no-untyped-def]

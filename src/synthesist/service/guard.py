@@ -5,7 +5,8 @@ loopback service from the victim's browser. The browser still sends ``Host: rebi
 answers only the names it is known by (localhost, 127.0.0.1, [::1], the address it binds, and names its operator
 adds with ``--allow-host``): any other Host gets 421, and a cross-site ``Origin`` gets 403 — the same answers as
 the MCP SDK's transport security. Bodies are capped (413) before they are read whole: a request is a question and
-a few options, never megabytes.
+a few options, never megabytes. Every answer says ``nosniff`` (a report served as Markdown is never rendered as
+HTML by a browser), may not be framed, and sends no referrer.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ MAX_BODY_BYTES = 64 * 1024
 """The largest request body the service reads: a 2,000-character question and its options fit many times over."""
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
+SECURITY_HEADERS = ((b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"no-referrer"))
 
 
 def allowed_hosts(bound: str | None, extra: Iterable[str] = ()) -> frozenset[str] | None:
@@ -54,6 +57,7 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = _with_security_headers(send)
         headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]}
         refusal = self._refusal(headers)
         if refusal is not None:
@@ -104,6 +108,15 @@ class _CappedBody:
                 await _answer(send, 413, f"the request body is over {self.limit} bytes")
 
         await app(scope, counted, answer)
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+        await send(message)
+
+    return sending
 
 
 async def _answer(send: Send, status: int, detail: str) -> None:

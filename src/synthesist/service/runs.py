@@ -181,4 +181,5 @@ class RunRegistry:
 def summary(run: RunHandle) -> dict[str, Any]:
     """One line of the runs list."""
     return {"run_id": run.run_id, "question": run.question, "done": run.done, "events": run.event_count,
-            "stop_reason": run.stop_reason, "answer": run.verdict, "failure": run.failure}
+            "stop_reason": run.stop_reason, "answer": run.verdict, "failure": run.failure, "origin": "service",
+            "running": not run.done}
