@@ -14,6 +14,8 @@
   serve); ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
+- Before any of it (:mod:`.guard`): a Host the service does not answer to → 421, a cross-site Origin → 403, a body
+  over 64 KB → 413; no error echoes more than a short excerpt of its input.
 """
 
 from __future__ import annotations
