@@ -125,7 +125,8 @@ async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, co
     exclude = [frozenset({row.pmid, f"pmid:{row.pmid}"}) for row in rows] if negative_control else None
     runs = out_dir / ("runs-nc" if negative_control else "runs")
     items = await research_many([r.question for r in rows], out_dir=runs, concurrency=concurrency,
-                                sources="library", libraries=[library], model="extractive", exclude=exclude)
+                                sources="library", libraries=[library], model="extractive", exclude=exclude,
+                                origin="eval")
     scored = [_scored(row, item, negative_control) for row, item in zip(rows, items, strict=True)]
     name = "eval-nc.jsonl" if negative_control else "eval.jsonl"
     with (out_dir / name).open("w", encoding="utf-8") as handle:
