@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any, Literal
 from agent_framework import BaseChatClient
 
 from .agents.base import EXTRACTIVE
-from .agents.model_spec import default_model_spec
+from .agents.model_spec import default_model_spec, parse_model_spec
 from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
@@ -74,9 +74,15 @@ from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
+from .watch import Watch, WatchListing, WatchOptions, WatchOutcome, WatchStore
+from .watch import run_watches as _run_watches
 
 __all__ = [
     "LibraryLoad",
+    "add_watch",
+    "list_watches",
+    "remove_watch",
+    "run_watches",
     "RunControl",
     "Seams",
     "SourceCheck",
@@ -496,3 +502,70 @@ def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None
         raise BadInputError(f"unknown backend {backend!r}: local or ray")
     return index_library(load_usable_library(checked, settings), checked, seams.shared or open_shared(settings),
                          progress, encode=encode)
+
+
+# --- Watched questions (docs/architecture/watches.md) ------------------------------------------------------------
+
+
+def add_watch(question: str, *, sources: str | Sequence[str] | None = None, libraries: Sequence[Path | str] = (),
+              model: str | None = None, manager: str | None = None, max_rounds: int | None = None,
+              timeout: float | None = None, settings: Settings | None = None) -> tuple[Watch, bool]:
+    """Watch ``question`` with these research options (checked now, like a run's); ``(watch, added)``, ``added``
+    False when the same question with the same options was already watched."""
+    base = settings or current_settings()
+    checked = run_settings(base, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
+    if model is not None:
+        parse_model_spec(model)
+    paths = check_library_paths(libraries)
+    options = WatchOptions(sources=_source_names(sources, checked, paths),
+                           libraries=tuple(str(path.resolve()) for path in paths), model=model, manager=manager,
+                           max_rounds=max_rounds, timeout=timeout)
+    return WatchStore(base.data_dir).add(check_question(question), options)
+
+
+def list_watches(*, settings: Settings | None = None) -> list[WatchListing]:
+    """Every watch with its last finished run (a damaged watch is listed with the reason)."""
+    return WatchStore((settings or current_settings()).data_dir).listing()
+
+
+def remove_watch(watch_id: str, *, settings: Settings | None = None) -> Watch | None:
+    """Stop watching; the watch's runs stay under DATA_DIR/runs. Returns the watch (None if it was unreadable)."""
+    return WatchStore((settings or current_settings()).data_dir).remove(watch_id)
+
+
+async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, settings: Settings | None = None,
+                      concurrency: int = 4, seams: Seams = NO_SEAMS) -> list[WatchOutcome]:
+    """Run watches again (``ids``, or every one with ``all_watches``) and compare each with its previous run;
+    ``changes.md``/``changes.json`` land in each run's folder. An unknown id is bad input (nothing runs); a watch
+    that fails is an outcome with its reason while the others run. The runs share one store and embedder."""
+    settings = settings or current_settings()
+    store = WatchStore(settings.data_dir)
+    if all_watches == bool(ids):
+        raise BadInputError("name the watches to run, or --all")
+    if concurrency < 1:
+        raise BadInputError("concurrency must be at least 1")
+    rows = store.listing() if all_watches else [_listing(store, watch_id) for watch_id in dict.fromkeys(ids)]
+    damaged = {row.id: WatchOutcome(watch_id=row.id, error=row.error) for row in rows if row.watch is None}
+    watches = [row.watch for row in rows if row.watch is not None]
+    if watches:
+        shared = seams.shared or await asyncio.to_thread(open_shared, settings)
+        seams = replace(seams, shared=shared)
+
+    def start(watch: Watch) -> AsyncIterator[EventBase]:
+        o = watch.options
+        return stream(watch.question, sources=list(o.sources) or None, libraries=o.libraries, model=o.model,
+                      manager=o.manager, max_rounds=o.max_rounds, timeout=o.timeout, settings=settings, seams=seams)
+
+    outcomes = {outcome.watch_id: outcome for outcome in await _run_watches(
+        watches, store, settings.data_dir, start=start, concurrency=concurrency,
+        resume=lambda run_id: resume(run_id, settings=settings, seams=seams))}
+    return [outcomes.get(row.id) or damaged[row.id] for row in rows]
+
+
+def _listing(store: WatchStore, watch_id: str) -> WatchListing:
+    try:
+        return WatchListing(id=watch_id, watch=store.get(watch_id))
+    except BadInputError as exc:
+        if "unreadable" not in str(exc):
+            raise  # an unknown id: bad input, nothing runs
+        return WatchListing(id=watch_id, error=str(exc))

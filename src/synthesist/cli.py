@@ -22,7 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from . import __version__
+from . import __version__, cli_watch
 from .agents.redaction import SecretFilter
 from .errors import BadInputError, SynthesistError
 
@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="JSON output")
     search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
     _eval_parser(commands)
+    cli_watch.add_parser(commands, SOURCES_HELP)
     serve = commands.add_parser("serve", help="the HTTP service: start runs, follow their events, read reports")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765)
@@ -132,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
                    "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
-                   "mcp": _mcp}[args.command]
+                   "mcp": _mcp, "watch": lambda api, args: cli_watch.command(api, args, _say)}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))
