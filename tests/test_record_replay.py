@@ -128,3 +128,11 @@ def test_missing_corrupt_and_occupied_cassettes_are_bad_input(recorded, tmp_path
     assert occupied.returncode == 2 and "already holds a cassette" in occupied.stderr
     both = _cli(*args, "--record", str(tmp_path / "new"), "--replay", str(tape), env=env)
     assert both.returncode == 2 and "exclude each other" in both.stderr
+
+
+def test_a_tape_knows_its_own_question_and_options(recorded) -> None:  # type: ignore[no-untyped-def]
+    tape, first, env, _spec = recorded
+    again = first.parent / "bare"
+    done = _cli("research", "--replay", str(tape), "--out", str(again), env=env)  # as the README writes it
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _without_timings(again / "report.json") == _without_timings(first / "report.json")

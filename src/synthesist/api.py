@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
@@ -31,7 +32,7 @@ from typing import Any, Literal
 from agent_framework import BaseChatClient
 
 from .agents.base import EXTRACTIVE
-from .agents.model_spec import default_model_spec, parse_model_spec
+from .agents.model_spec import default_model_spec, parse_model_spec, provider_endpoint
 from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
@@ -58,6 +59,9 @@ from .errors import BadInputError
 from .events import Complete, Error, ErrorData, EventBase
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
+from .memory.research_memory import new_run_id
+from .memory.run_collection import run_collection_name
+from .memory.segments import collection_segments, reclaim_segments
 from .models import SOURCE_NAMES, ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
@@ -65,10 +69,10 @@ from .orchestrator.loop import LoopManager, RoundSteps
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import ImageStep, Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
-from .runs import PruneOutcome, RunInfo, parse_duration
+from .runs import PruneOutcome, RunInfo, live_lock, parse_duration, parse_origins
 from .runs import list_runs as _list_runs
 from .runs import prune_runs as _prune_runs
-from .tools.cassette import Cassette, content_digest
+from .tools.cassette import Cassette, content_digest, read_manifest
 from .tools.http import Fetcher, open_client
 from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
@@ -86,6 +90,7 @@ __all__ = [
     "RunControl",
     "Seams",
     "SourceCheck",
+    "check_model",
     "check_out_dir",
     "check_question",
     "check_sources",
@@ -94,7 +99,10 @@ __all__ = [
     "prune_runs",
     "load_settings",
     "open_library_index",
+    "parse_origins",
     "parse_source_names",
+    "report_markdown",
+    "run_folder",
     "research",
     "research_sync",
     "resume",
@@ -123,12 +131,23 @@ def load_library(paths: Sequence[Path | str], *, settings: Settings | None = Non
     return _load_library(paths, field_cap=settings.search.library_field_cap)
 
 
+def check_model(spec: str, settings: Settings | None = None) -> str:
+    """A model spec as a run would take it, checked now (provider, name, the key a provider needs), so that a
+    face refuses a bad one before it starts anything; the checks :func:`stream` makes when it builds the model."""
+    parsed = parse_model_spec(spec)
+    if parsed.is_llm:
+        provider_endpoint(parsed, settings or current_settings())
+    return spec.strip()
+
+
 def run_settings(settings: Settings | None = None, *, model: Any = None, manager: str | None = None,
                  max_rounds: int | None = None, timeout: float | None = None) -> Settings:
     """``settings`` (default: the current ones) with the per-call options applied and validated."""
     overrides: dict[str, Any] = {}
     if isinstance(model, str):
         overrides["models"] = {"model": model}
+    if isinstance(timeout, float) and not math.isfinite(timeout):  # 0 and below: the settings' bounds say why
+        raise BadInputError(f"the timeout must be a finite number of seconds, not {timeout!r}")
     run = {k: v for k, v in {"manager": manager, "max_rounds": max_rounds, "timeout": timeout}.items()
            if v is not None}  # 0 is a value (and refused by the settings' bounds), not "unset"
     if run:
@@ -155,6 +174,7 @@ async def stream(
     record: Path | str | None = None,
     replay: Path | str | None = None,
     seams: Seams = NO_SEAMS,
+    origin: str = "api",
 ) -> AsyncIterator[EventBase]:
     """Run one question and yield its typed events; the last is ``complete`` carrying the result.
 
@@ -164,7 +184,17 @@ async def stream(
 
     ``image``: analysed first by the VisualAgent (its findings become ``image`` evidence and seed the searches);
     ``vision``: a vision model spec for it (default ``visual.model``; none → measurements only). ``seams``: objects
-    to use instead of the ones the composition root builds (tests, benchmarks, batches)."""
+    to use instead of the ones the composition root builds (tests, benchmarks, batches). A replay takes the
+    question, sources, libraries, manager and rounds it was recorded with unless they are given (then they must
+    match); ``origin`` says which face started the run (``runs list`` shows it)."""
+    if replay is not None:  # a tape knows its own options
+        recorded = await asyncio.to_thread(read_manifest, replay)
+        question = question or str(recorded.get("question") or "")
+        sources = sources or recorded.get("sources") or None
+        libraries = libraries or [entry["path"] for entry in recorded.get("libraries") or ()
+                                  if isinstance(entry, dict) and "path" in entry]
+        manager = manager or recorded.get("manager")
+        max_rounds = max_rounds or recorded.get("max_rounds")
     settings = run_settings(settings, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
     question = check_question(question)
     check_out_dir(out_dir)
@@ -174,7 +204,7 @@ async def stream(
     options = RunOptions(question=question, sources=names, libraries=tuple(map(str, paths)),
                          model=scrub(model) if isinstance(model, str) else None, manager=settings.run.manager,
                          max_rounds=settings.run.max_rounds, timeout=settings.run.timeout,
-                         image=str(image_path) if image_path else None)
+                         image=str(image_path) if image_path else None, origin=origin)
     if record is not None and replay is not None:
         raise BadInputError("--record and --replay exclude each other: record a run, then replay it")
     tape = Tape("record", Path(record)) if record is not None else Tape("replay", Path(replay)) if replay else None
@@ -288,8 +318,10 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                                             web_client=web_client)
         sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
         team = build_team(sources, models, settings, shared, cassette=cassette)
+        run_id = checkpoint.run_id if checkpoint else run_id or new_run_id()
+        directory = run_dir(settings.data_dir, run_id)
+        stack.enter_context(live_lock(directory))  # before its collection exists: `runs prune` leaves it alone
         memory = await _open_memory(options, settings, shared, run_id, checkpoint)
-        directory = run_dir(settings.data_dir, memory.run_id)
         if checkpoint:
             rewind_log(directory / "events.jsonl", checkpoint.event_seq)
         emitter = Emitter(memory.run_id, log_path=directory / "events.jsonl",
@@ -305,7 +337,8 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
                          notice=_engine_notice(model, settings, exporting=exporting), warnings=tuple(warnings),
-                         preparations=tuple(preparations))
+                         preparations=tuple(preparations),
+                         decided=checkpoint.decided if checkpoint else None)
         async for event in run_stream(ctx):
             if isinstance(event, Complete):
                 write_outputs(event.data, directory, events_log=None)
@@ -314,8 +347,10 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
                     if failed is not None:
                         yield failed
             yield event
+        segments = await asyncio.to_thread(collection_segments, settings, run_collection_name(memory.run_id))
         try:
             await memory.drop_collection()  # a finished run keeps its checkpoint and files, not a live collection
+            await asyncio.to_thread(reclaim_segments, settings, segments)  # and not its index folder on disk
         except MemoryStoreError as exc:  # the store went away: the report is written; `runs prune` clears orphans
             log.warning("could not drop the run's collection: %s", exc)
 
@@ -412,6 +447,16 @@ async def research(question: str, **options: Any) -> ResearchResult:
 def research_sync(question: str, **options: Any) -> ResearchResult:
     """:func:`research` for scripts and notebooks without an event loop of their own."""
     return asyncio.run(research(question, **options))
+
+
+def run_folder(run_id: str, *, settings: Settings | None = None) -> Path:
+    """Where a run's checkpoint, events and report files are kept (``DATA_DIR/runs/RUN_ID``)."""
+    return run_dir((settings or current_settings()).data_dir, run_id)
+
+
+def report_markdown(result: ResearchResult) -> str:
+    """The result's report as Markdown, as report.md holds it."""
+    return render_markdown(result.report, {item.id: item for item in result.evidence})
 
 
 def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .api import research, run_settings
+from .api import report_markdown, research, run_settings
 from .composition import Seams, open_shared
 from .errors import BadInputError, SynthesistError
 from .models import ResearchResult
@@ -69,6 +69,7 @@ async def research_many(
         raise BadInputError(f"unknown backend {backend!r} (local or ray)")
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
+    options.setdefault("origin", "batch")
     settings = run_settings(options.pop("settings", None), model=options.get("model"),
                             manager=options.pop("manager", None), max_rounds=options.pop("max_rounds", None),
                             timeout=options.pop("timeout", None))
@@ -113,9 +114,12 @@ async def run_to_file(index: int, question: str, path: Path, *, settings, option
     except Exception as exc:  # one broken question must not lose the batch
         log.exception("question %d failed", index)
         return f"internal error: {type(exc).__name__}"
+    markdown = path.with_suffix(".md")  # the report as people read it, beside the result file
+    markdown.with_suffix(".md.tmp").write_text(report_markdown(result), encoding="utf-8")
+    markdown.with_suffix(".md.tmp").replace(markdown)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(result.model_dump_json(), encoding="utf-8")
-    tmp.replace(path)
+    tmp.replace(path)  # last: a question counts as done once its .json is there
     return None
 
 

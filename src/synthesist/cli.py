@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
 import signal
 import sys
@@ -50,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     research.add_argument("--record", type=Path, metavar="DIR",
                           help="store every HTTP exchange and model call of the run in DIR (a new folder)")
     research.add_argument("--replay", type=Path, metavar="DIR",
-                          help="re-run a recorded run from DIR: no network, no model, the same report")
+                          help="re-run a recorded run from DIR: no network, no model, the same report (the question "
+                          "and options are the recording's unless given)")
 
     resume = commands.add_parser("resume", help="continue a killed run from its last round")
     resume.add_argument("run_id", metavar="RUN_ID")
@@ -66,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--address", help="with --backend ray: auto (the running cluster) or ray://HOST:PORT; "
                        "default: start a local one")
     _run_options(batch, out_required=True)
+    _set_help(batch, "--json", "one JSON object per question and line (JSON Lines) on stdout")
+    _set_help(batch, "--out", "one NNNN-<hash>.json (the whole result) and .md (the report) per question here")
 
     sources = commands.add_parser("sources", help="literature sources")
     sources_commands = sources.add_subparsers(dest="sources_command", required=True, metavar="ACTION")
@@ -74,8 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     runs = commands.add_parser("runs", help="the runs kept in DATA_DIR/runs")
     runs_commands = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    runs_commands.add_parser("list", help="every run: id, date, stop reason, size, question")
-    prune = runs_commands.add_parser("prune", help="remove old runs and their leftovers in the store")
+    listing = runs_commands.add_parser("list", help="every run: id, last change, size, origin, state, question")
+    listing.add_argument("--origin", metavar="NAMES", help="only runs started by these faces (comma list of cli, "
+                         "api, batch, eval, service, mcp)")
+    prune = runs_commands.add_parser("prune", help="remove old runs and their leftovers in the store (never a "
+                                     "run that is running)")
     prune.add_argument("--older-than", required=True, metavar="DURATION", help="e.g. 12h, 7d, 2w")
 
     library = commands.add_parser("library", help="local libraries")
@@ -104,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
                        "or SYNTHESIST_SERVICE_TOKEN")
     serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="a host name clients may use besides localhost, 127.0.0.1, [::1] and --host "
+                       "(requests naming any other Host get 421: DNS rebinding); repeatable")
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
@@ -125,9 +135,24 @@ def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False)
     parser.add_argument("--quiet", action="store_true", help="no live view: only errors and the final block")
 
 
+def _set_help(parser: argparse.ArgumentParser, option: str, text: str) -> None:
+    next(action for action in parser._actions if option in action.option_strings).help = text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
+    try:
+        code = _dispatch(args)
+        sys.stdout.flush()  # a reader that left shows here, not as an error at interpreter exit
+        return code
+    except BrokenPipeError:  # `synthesist runs list | head`: the reader left; nothing more to say, and no traceback
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
@@ -144,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        raise  # the reader left: main() ends quietly
     except Exception as exc:  # a bug: one line, and the traceback only when asked for
         if args.verbose:
             logging.getLogger("synthesist").exception("internal error")
@@ -154,12 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _research(api, args: argparse.Namespace) -> int:
     if args.resume:
         return _drive(lambda control: api.resume(args.resume, out_dir=args.out, control=control), api, args)
-    if args.question is None:
-        raise BadInputError("give a question (or --resume RUN_ID)")
+    if args.question is None and args.replay is None:
+        raise BadInputError("give a question (or --resume RUN_ID, or --replay DIR)")
     return _drive(lambda control: api.stream(
-        args.question, sources=args.sources, libraries=args.library, model=args.model, manager=args.manager,
-        max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control, image=args.image,
-        vision=args.vision_model, record=args.record, replay=args.replay), api, args)
+        args.question or "", origin="cli", sources=args.sources, libraries=args.library, model=args.model,
+        manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control,
+        image=args.image, vision=args.vision_model, record=args.record, replay=args.replay), api, args)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -177,10 +204,34 @@ def _serve(api, args: argparse.Namespace) -> int:
         raise BadInputError(f"binding {args.host} (beyond loopback) needs --token")
     if not 1 <= args.port <= 65535 or args.max_runs < 1:
         raise BadInputError("--port must be 1-65535 and --max-runs at least 1")
-    app = create_app(libraries=args.library, token=token, max_runs=args.max_runs)
-    print(printable(f"Synthesist service on http://{args.host}:{args.port} (API docs at /docs)"), file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    listening = _listen(args.host, args.port)  # a port in use is said now, before claiming to serve
+    app = create_app(libraries=args.library, token=token, max_runs=args.max_runs, host=args.host,
+                     allow_hosts=args.allow_host)
+    print(printable(f"Synthesist service on http://{_url_host(args.host)}:{args.port} (API docs at /docs)"),
+          file=sys.stderr)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
     return 0
+
+
+def _listen(host: str, port: int):  # -> socket.socket
+    """A listening socket on ``host:port`` for uvicorn; a port in use or an address not on this machine is bad
+    input (exit 2) with one line, never a claim to serve followed by uvicorn's own exit."""
+    import socket  # noqa: PLC0415
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        listening = socket.socket(family, socket.SOCK_STREAM)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind((host, port))
+        listening.listen(128)
+    except OSError as exc:
+        raise BadInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another --port or "
+                            "--host)") from None
+    return listening
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _mcp(api, args: argparse.Namespace) -> int:
@@ -208,7 +259,7 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
-        _say(printer.summary(result, printer.written or args.out))
+        _say(printer.summary(result, printer.written or args.out or api.run_folder(result.run_id)))
     return EXIT_OK
 
 
@@ -285,9 +336,9 @@ class EventPrinter:
             self.console.file.write(line + "\n")
 
     @staticmethod
-    def summary(result, out_dir: Path | None) -> str:
+    def summary(result, out_dir: Path) -> str:
         report = result.report
-        where = out_dir or "the run directory (DATA_DIR/runs/" + result.run_id + ")"
+        where = out_dir
         state = f"partial: {report.partial_reason}" if result.partial else "complete"
         answer = report.answer
         bottom = (f"Answer: {answer.verdict or 'open question'} (evidence {answer.strength.replace('_', ' ')}: "
@@ -347,13 +398,20 @@ def _sources(api, args: argparse.Namespace) -> int:
 def _runs(api, args: argparse.Namespace) -> int:
     if args.runs_command == "prune":
         outcome = api.prune_runs(args.older_than)
+        live = f"; {len(outcome.live_skipped)} running runs left alone" if outcome.live_skipped else ""
         _say(f"{len(outcome.removed_runs)} runs removed ({outcome.freed_bytes / 1e6:.1f} MB), "
-             f"{len(outcome.dropped_collections)} stored collections dropped")
+             f"{len(outcome.dropped_collections)} stored collections dropped, "
+             f"{outcome.reclaimed_bytes / 1e6:.1f} MB of their store segments reclaimed{live}")
         return EXIT_OK
-    for run in api.list_runs():
+    wanted = set(api.parse_origins(args.origin)) if args.origin else None
+    runs = [run for run in api.list_runs() if wanted is None or (run.origin or "-") in wanted]
+    _say(f"{'RUN':<32}  {'CHANGED':<16}  {'SIZE':>9}  {'ORIGIN':<7}  {'STATE':<12}  QUESTION")
+    for run in runs:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.modified))
-        state = run.stop_reason or f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)"
-        _say(f"{run.run_id}  {when}  {run.size_bytes / 1e6:6.2f} MB  {state:<12}  {run.question[:70]}")
+        state = ("running" if run.live else run.stop_reason
+                 or f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)")
+        _say(f"{run.run_id:<32}  {when:<16}  {run.size_bytes / 1e6:6.2f} MB  {run.origin or '-':<7}  {state:<12}  "
+             f"{run.question[:70]}")
     return EXIT_OK
 
 

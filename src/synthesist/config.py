@@ -156,7 +156,8 @@ class RunSettings(Section):
     max_rounds: int = Field(5, ge=1, le=50)
     stall_rounds: int = Field(3, ge=1, description="Rounds in a row with no better assessment (new off-topic items "
                                                    "are no progress) before stopping.")
-    timeout: float = Field(600.0, gt=0, description="Seconds for the whole run, report included.")
+    timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="Seconds for the whole run, report "
+                           "included.")
     report_reserve: float = Field(
         30.0, ge=0, description="Seconds of the timeout kept for the fallback report when the rounds run long."
     )

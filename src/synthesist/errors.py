@@ -192,3 +192,13 @@ class VisualLoopError(SynthesistError):
         self.turn = turn
         self.message = message
         super().__init__(f"image analysis failed on turn {turn}: {reason}: {message}")
+
+
+def excerpt(text: object, limit: int = 120) -> str:
+    """``text`` as an error message may quote it: at most ``limit`` characters (with how long it was when cut), and
+    encodable (a lone surrogate is written as its escape), so that no error echoes a caller's megabytes back."""
+    value = str(text)
+    value = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}… ({len(value)} characters)"

@@ -93,7 +93,8 @@ def _scored(row: Question, item: BatchItem) -> Scored:
 async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, concurrency: int = 4) -> list[Scored]:
     """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question)."""
     items = await research_many([r.question for r in rows], out_dir=out_dir / "runs", concurrency=concurrency,
-                                sources="library", libraries=[library], model="extractive")
+                                sources="library", libraries=[library], model="extractive",
+                                origin="eval")
     scored = [_scored(row, item) for row, item in zip(rows, items, strict=True)]
     with (out_dir / "eval.jsonl").open("w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(asdict(s)) + "\n" for s in scored)

@@ -1,46 +1,88 @@
 """The MCP face: Synthesist's runs and searches as tools for other programs (the official ``mcp`` SDK).
 
     synthesist mcp [--library PATH ...]            # stdio
-    synthesist mcp --http PORT [--library PATH ...] # streamable HTTP on 127.0.0.1
+    synthesist mcp --http PORT [--library PATH ...] # streamable HTTP on http://127.0.0.1:PORT/mcp
 
 Tools, all over :mod:`synthesist.api` (no second orchestration):
 - ``research(question, sources?, max_rounds?)`` → the Answer, the report as Markdown and the references; a progress
   notification per round while it runs;
-- ``search_literature(query, sources?, k?)`` → evidence from the network sources (ids, titles, years, links);
+- ``search_literature(query, sources?, k?)`` → ``{"results": [...], "errors": [...]}``: evidence from the network
+  sources (ids, titles, years, links) and every source that failed, with why;
 - ``search_library(query, k?)`` → the best records of the server's libraries;
 - ``get_evidence(id)`` → the whole record of an item a research or search returned in this session.
-``library`` among a research's sources means the libraries the server was started with; a tool never takes a path.
+``sources`` is always a list of names (``["pubmed", "trials"]``), as in the HTTP API. ``library`` among a research's
+sources means the libraries the server was started with; a tool never takes a path. Every argument is checked
+before any work (a question or query of 1-2,000 characters, ``k`` 1-100, an id of at most 200): a bad one is the
+tool's error in one line that says which argument and why, never the input echoed back.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from pydantic import Field, ValidationError
 
-from . import api
+from . import __version__, api
 from .agents.report_format import render_markdown
 from .composition import NO_SEAMS, Seams, open_shared
 from .config import Settings, current_settings
-from .errors import BadInputError
+from .errors import BadInputError, excerpt
 from .events import Complete, Progress
-from .inputs import check_library_paths, parse_source_names
+from .inputs import check_library_paths, check_question, parse_source_names
 from .memory import LibraryIndex
 from .models import Evidence
+
+MAX_K = 100
+Text = Annotated[str, Field(max_length=2000, description="1-2,000 characters")]
+Count = Annotated[int, Field(ge=1, le=MAX_K, description=f"how many items, 1-{MAX_K}")]
+Sources = Annotated[list[str] | None, Field(max_length=10, description="source names, e.g. [\"pubmed\", "
+                                            "\"trials\"]: pubmed, trials, europepmc, preprints, web (and library "
+                                            "for research)")]
+Rounds = Annotated[int | None, Field(ge=1, le=20, description="search rounds at most, 1-20")]
+EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
+NO_LIBRARY = "this server was started without a library (synthesist mcp --library PATH)"
 
 
 def _refused(message: str) -> ToolError:
     """Bad input, told to the client as the tool's error (the SDK hides other exceptions' messages)."""
-    return ToolError(message)
+    return ToolError(excerpt(message, 300))
+
+
+class _CheckedTool(Tool):
+    """A tool whose argument errors read as one line per argument (``k: Input should be greater than or equal to
+    1``), not pydantic's dump with the input and a documentation URL."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                                 for error in exc.errors()[:5])
+            raise ToolError(f"Error executing tool {self.name}: {excerpt(problems, 500)}") from None
+        return await super().run(arguments, context, convert_result)
+
+
+def _checked(fn: Callable[..., Any]) -> Tool:
+    tool = Tool.from_function(fn)
+    return _CheckedTool(**{name: getattr(tool, name) for name in Tool.model_fields})
 
 
 def _brief(item: Evidence) -> dict[str, Any]:
     return {"id": item.id, "title": item.title, "year": item.year, "source": item.source, "url": item.url,
             "preprint": item.is_preprint}
+
+
+def _text(value: str, where: str) -> str:
+    try:
+        return check_question(value, where=where)
+    except BadInputError as exc:
+        raise _refused(str(exc)) from None
 
 
 def build_server(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (),
@@ -49,8 +91,6 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
     settings = settings or current_settings()
     paths = check_library_paths(libraries) if libraries else ()
     state: dict[str, Any] = {"seams": seams, "index": None, "evidence": {}}
-    server = MCPServer(name="synthesist", instructions="Biomedical literature research with cited, checked "
-                       "answers. `research` runs a full question; the search tools look things up.")
 
     def shared_seams() -> Seams:
         if state["seams"].shared is None:
@@ -60,22 +100,26 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
     def remember(items: Sequence[Evidence]) -> None:
         state["evidence"].update({item.id: item for item in items})
 
-    @server.tool()
-    async def research(question: str, ctx: Context, sources: list[str] | None = None,
-                       max_rounds: int | None = None) -> dict[str, Any]:
+    def names_of(sources: list[str] | None) -> tuple[str, ...] | None:
+        try:
+            return parse_source_names(sources) if sources is not None else None
+        except BadInputError as exc:
+            raise _refused(str(exc)) from None
+
+    async def research(question: Text, ctx: Context, sources: Sources = None,
+                       max_rounds: Rounds = None) -> dict[str, Any]:
         """Research a question: search, judge, hypothesise and report. Returns the Answer (verdict, statement,
         strength), the report as Markdown (every citation is evidence the run collected) and the references."""
-        try:
-            names = parse_source_names(sources) if sources else None
-        except BadInputError as exc:
-            raise _refused(str(exc)) from exc
+        question = _text(question, "the question")
+        names = names_of(sources)
         if names and "library" in names and not paths:
-            raise _refused("this server was started without a library (synthesist mcp --library PATH)")
+            raise _refused(NO_LIBRARY)
         seams_now = await asyncio.to_thread(shared_seams)
         result = None
         try:
             async for event in api.stream(question, sources=names, libraries=paths if names and "library" in names
-                                          else (), max_rounds=max_rounds, settings=settings, seams=seams_now):
+                                          else (), max_rounds=max_rounds, settings=settings, seams=seams_now,
+                                          origin="mcp"):
                 if isinstance(event, Progress) and event.data.stage == "rounds":
                     await ctx.report_progress(event.data.fraction, 1.0, event.message or f"round {event.round}")
                 if isinstance(event, Complete):
@@ -91,37 +135,43 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
                 "references": [c.model_dump(mode="json") for c in report.references],
                 "unsupported_claims": len(report.unsupported_claims)}
 
-    @server.tool()
-    async def search_literature(query: str, sources: list[str] | None = None, k: int = 10) -> list[dict[str, Any]]:
-        """Search the network sources once (PubMed, ClinicalTrials.gov, Europe PMC, preprints, web)."""
+    async def search_literature(query: Text, sources: Sources = None, k: Count = 10) -> dict[str, Any]:
+        """Search the network sources once (PubMed, ClinicalTrials.gov, Europe PMC, preprints, web). Returns the
+        results and, under ``errors``, every source that failed (unreachable, rate-limited) and why: an empty or
+        short list with errors is not "nothing was published"."""
+        query = _text(query, "the query")
+        names = names_of(sources)
         try:
-            found = await api.search(query, sources=sources, limit=max(1, min(k, 100)), settings=settings,
-                                     seams=state["seams"])
+            found = await api.search(query, sources=names, limit=k, settings=settings, seams=state["seams"])
         except BadInputError as exc:
             raise _refused(str(exc)) from exc
         remember(found.evidence)
-        return [_brief(item) for item in found.evidence[:k]]
+        return {"results": [_brief(item) for item in found.evidence[:k]],
+                "errors": [{"source": error.source, "kind": error.kind, "message": excerpt(error.message, 300)}
+                           for error in found.errors]}
 
-    @server.tool()
-    async def search_library(query: str, k: int = 10) -> list[dict[str, Any]]:
+    async def search_library(query: Text, k: Count = 10) -> list[dict[str, Any]]:
         """The best records of the server's libraries for a query."""
+        query = _text(query, "the query")
         if not paths:
-            raise _refused("this server was started without a library (synthesist mcp --library PATH)")
+            raise _refused(NO_LIBRARY)
         if state["index"] is None:
             seams_now = await asyncio.to_thread(shared_seams)
             state["index"] = await asyncio.to_thread(api.open_library_index, paths, settings=settings,
                                                      seams=seams_now)
         index: LibraryIndex = state["index"]
-        hits = await index.asearch(query, k=max(1, min(k, 100)))
+        hits = await index.asearch(query, k=k)
         remember([hit.evidence for hit in hits])
         return [{**_brief(hit.evidence), "score": round(float(hit.score), 4)} for hit in hits]
 
-    @server.tool()
-    async def get_evidence(id: str) -> dict[str, Any]:  # noqa: A002 — the tool's argument, as clients see it
+    async def get_evidence(id: EvidenceId) -> dict[str, Any]:  # noqa: A002 — the tool's argument, as clients see it
         """The whole record of an item that a research or a search returned in this session."""
         item = state["evidence"].get(id)
         if item is None:
-            raise _refused(f"no evidence {id!r} in this session: run research or a search first")
+            raise _refused(f"no evidence {excerpt(id, 60)!r} in this session: run research or a search first")
         return item.model_dump(mode="json")
 
-    return server
+    return MCPServer(name="synthesist", version=__version__,
+                     instructions="Biomedical literature research with cited, checked answers. `research` runs a "
+                     "full question; the search tools look things up.",
+                     tools=[_checked(tool) for tool in (research, search_literature, search_library, get_evidence)])

@@ -4,20 +4,33 @@ A finished run keeps its folder (checkpoint, events, report files) and drops its
 A run killed mid-way keeps its collection until it is resumed (resume rebuilds it from the checkpoint anyway) or
 pruned. :func:`prune_runs` removes run folders older than a given age, their collections, and orphan run
 collections whose folder is gone.
+
+A live run holds an exclusive ``flock`` on its folder's ``.live.lock`` for as long as it runs (:func:`live_lock`);
+the kernel releases it when the process ends, however it ends. Pruning takes the same lock before it removes a
+folder or drops a collection, so a live run is never pruned, whatever its age, and a killed one is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .errors import BadInputError
+from .errors import BadInputError, excerpt
 from .memory import drop_run_collection, open_chroma, run_collections
+from .memory.run_collection import run_collection_name
+from .memory.segments import collection_segments, reclaim_segments, stale_segments
+
+STALE_SEGMENT_SECONDS = 3600.0
+"""A segment folder no collection lists is a leftover once nothing has written to it for this long."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -34,6 +47,10 @@ class RunInfo:
     finished: bool
     size_bytes: int
     round: int
+    origin: str | None = None
+    """Which face started it: cli, api, batch, eval, service, mcp (None for runs kept before this was recorded)."""
+    live: bool = False
+    """A process is running it now."""
 
 
 @dataclass(frozen=True)
@@ -41,13 +58,37 @@ class PruneOutcome:
     removed_runs: tuple[str, ...]
     dropped_collections: tuple[str, ...]
     freed_bytes: int
+    reclaimed_bytes: int = 0
+    """Bytes of the store's segment folders removed (those of the dropped collections, and older leftovers)."""
+    live_skipped: tuple[str, ...] = ()
+    """Runs old enough to prune that a process is running: left alone."""
+
+
+def drop_and_reclaim(settings: Settings, client, run_id: str) -> tuple[bool, int]:  # noqa: ANN001
+    """Drop run ``run_id``'s collection and remove its segment folders from disk: (dropped, bytes freed)."""
+    segments = collection_segments(settings, run_collection_name(run_id))
+    dropped = drop_run_collection(client, run_id)
+    return dropped, reclaim_segments(settings, segments) if dropped else 0
+
+
+ORIGINS = ("cli", "api", "batch", "eval", "service", "mcp")
+
+
+def parse_origins(text: str) -> tuple[str, ...]:
+    """``"batch,eval"`` → the faces named; ``-`` stands for runs kept before origins were recorded."""
+    names = tuple(dict.fromkeys(name.strip().lower() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in (*ORIGINS, "-")]
+    if unknown or not names:
+        raise BadInputError(f"unknown origin {excerpt(unknown[0] if unknown else text, 40)!r}; choose from "
+                            f"{', '.join(ORIGINS)}")
+    return names
 
 
 def parse_duration(text: str) -> float:
     """``30s``, ``15m``, ``12h``, ``7d``, ``2w`` → seconds; anything else is bad input."""
     match = _DURATION.match(text or "")
     if not match:
-        raise BadInputError(f"not a duration: {text!r} (use e.g. 12h, 7d, 2w)")
+        raise BadInputError(f"not a duration: {excerpt(text, 40)!r} (use e.g. 12h, 7d, 2w)")
     return float(match.group(1)) * _SECONDS[match.group(2).lower()]
 
 
@@ -58,30 +99,121 @@ def list_runs(settings: Settings) -> list[RunInfo]:
     return sorted(runs, key=lambda run: run.modified, reverse=True)
 
 
+LOCK_NAME = ".live.lock"
+LOCK_ATTEMPTS = 100
+"""Tries (50 ms apart) before a run's lock counts as held by another process."""
+
+
+@contextlib.contextmanager
+def live_lock(directory: Path) -> Iterator[None]:
+    """Hold ``directory``'s live lock while the run runs; a run that is live elsewhere (the same run resumed twice,
+    or being pruned) is bad input."""
+    directory.mkdir(parents=True, exist_ok=True)
+    handle = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        for attempt in range(LOCK_ATTEMPTS):  # `runs list` holds it for an instant to look: wait that out
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if attempt == LOCK_ATTEMPTS - 1:
+                    raise BadInputError(f"run {directory.name} is running in another process (or being "
+                                        "pruned)") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
+
+
+@contextlib.contextmanager
+def _unless_live(directory: Path) -> Iterator[bool]:
+    """True (holding the lock, so no run starts there meanwhile) when no process runs ``directory``'s run."""
+    try:
+        handle = os.open(directory / LOCK_NAME, os.O_RDWR)
+    except FileNotFoundError:
+        yield True  # never run by a version that locks: not live now either
+        return
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(handle)
+
+
+def is_live(directory: Path) -> bool:
+    """Whether a process holds ``directory``'s live lock now."""
+    with _unless_live(directory) as free:
+        return not free
+
+
 def prune_runs(settings: Settings, older_than: float, *, now: float | None = None) -> PruneOutcome:
-    """Remove runs not changed for ``older_than`` seconds (folder and collection), and orphan collections."""
-    cutoff = (time.time() if now is None else now) - older_than
-    old = [run for run in list_runs(settings) if run.modified < cutoff]
+    """Remove runs not changed for ``older_than`` seconds (folder and collection), and orphan collections; a live
+    run is never touched, whatever its age."""
+    now = time.time() if now is None else now
+    cutoff = now - older_than
+    root = settings.data_dir / "runs"
     client = open_chroma(settings)
-    dropped = [run.run_id for run in old if drop_run_collection(client, run.run_id)]
-    for run in old:
-        shutil.rmtree(settings.data_dir / "runs" / run.run_id, ignore_errors=True)
-    resumable = {run.run_id for run in list_runs(settings) if not run.finished}
-    for run_id in run_collections(client):  # orphans: no folder left, or a finished run's leftover
-        if run_id not in resumable and drop_run_collection(client, run_id):
+    removed: list[RunInfo] = []
+    dropped: list[str] = []
+    live: list[str] = []
+    reclaimed = 0
+
+    def drop(run_id: str) -> None:
+        nonlocal reclaimed
+        done, freed = drop_and_reclaim(settings, client, run_id)
+        if done:
             dropped.append(run_id)
-    return PruneOutcome(tuple(run.run_id for run in old), tuple(dict.fromkeys(dropped)),
-                        sum(run.size_bytes for run in old))
+        reclaimed += freed
+
+    for run in list_runs(settings):
+        if run.modified >= cutoff:
+            continue
+        with _unless_live(root / run.run_id) as free:
+            if not free:
+                live.append(run.run_id)
+                continue
+            drop(run.run_id)
+            shutil.rmtree(root / run.run_id, ignore_errors=True)
+            removed.append(run)
+    kept = {run.run_id: run for run in list_runs(settings)}
+    for run_id in run_collections(client):  # orphans: no folder left, or a finished run's leftover
+        run = kept.get(run_id)
+        if run is not None and (run.live or not run.finished):
+            continue  # running, or resumable
+        if run is None and (root / run_id).exists():
+            continue  # a folder that appeared meanwhile: a run starting
+        drop(run_id)
+    reclaimed += reclaim_segments(settings, stale_segments(
+        settings, idle_seconds=max(STALE_SEGMENT_SECONDS, older_than), now=now))
+    return PruneOutcome(tuple(run.run_id for run in removed), tuple(dict.fromkeys(dropped)),
+                        sum(run.size_bytes for run in removed), reclaimed, tuple(live))
 
 
 def _info(path: Path) -> RunInfo:
-    files = [p for p in path.rglob("*") if p.is_file()]
-    modified = max((p.stat().st_mtime for p in files), default=path.stat().st_mtime)
+    stats = [stat for p in path.rglob("*") if (stat := _stat(p)) is not None]  # a live run's files come and go
+    modified = max((stat.st_mtime for stat in stats), default=path.stat().st_mtime)
     checkpoint = _read_json(path / "checkpoint.json")
     options = checkpoint.get("options") or {}
     return RunInfo(run_id=path.name, question=str(options.get("question", "")), modified=modified,
                    stop_reason=checkpoint.get("stop_reason"), finished=bool(checkpoint.get("finished")),
-                   size_bytes=sum(p.stat().st_size for p in files), round=int(checkpoint.get("round", 0) or 0))
+                   size_bytes=sum(stat.st_size for stat in stats), round=int(checkpoint.get("round", 0) or 0),
+                   origin=options.get("origin") if isinstance(options.get("origin"), str) else None,
+                   live=is_live(path))
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat if path.is_file() else None
 
 
 def _read_json(path: Path) -> dict:

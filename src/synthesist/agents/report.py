@@ -6,17 +6,23 @@ references are the cited evidence numbered by first citation and formatted by th
 written after any stop other than ``sufficient`` is marked partial with the reason. Then every cited sentence is
 checked against what it cites (:mod:`.claims`; with the LLM's NLI check too when there is one): an unsupported one
 leaves the body for ``unsupported_claims``, and the references are those of what is left.
+
+What cannot carry a citation is never the model's prose: with an LLM draft, the title and the methodology are
+built by code from the question and what the run did, and a section heading is kept only when its words are those
+of the question or of the section's checked body (else it becomes "Findings"), so an uncited claim cannot reach
+the report as a heading, a title or a method.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
 from ..models import Answer, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
-from .base import AgentOutput, ModelAgent, llm_or_extractive
+from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
@@ -64,6 +70,8 @@ class ReportAgent(ModelAgent):
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, note = await self.check_claims(report, memory)
+        if drafted.engine != EXTRACTIVE:
+            report = code_built(report, memory, sources)
         memory.set_report(report)
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
                            warnings=(note,) if note else ())
@@ -89,6 +97,34 @@ class ReportAgent(ModelAgent):
 
 
 IMAGING_HEADING = "Imaging findings"
+_WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_GLUE = frozenset("a an and the of in on for to with by from or vs versus at as is are be its their this that "
+                  "these those what which how does do did".split())
+
+
+def code_built(report: ResearchReport, memory: ResearchMemory, sources: Sequence[str]) -> ResearchReport:
+    """An LLM report whose uncheckable parts are code's: the title and methodology from the run itself, and
+    each heading kept only when it repeats words of the question or of its (checked) section."""
+    asked = set(_WORD.findall(memory.question.lower()))
+    sections = []
+    for number, section in enumerate(report.sections, 1):
+        known = asked | set(_WORD.findall(section.body.lower()))
+        words = [w for w in _WORD.findall(section.heading.lower()) if w not in _GLUE]
+        keep = section.heading == IMAGING_HEADING or (words and all(w in known for w in words))
+        heading = section.heading if keep else ("Findings" if len(report.sections) == 1 else f"Findings {number}")
+        sections.append(section.model_copy(update={"heading": heading}))
+    return report.model_copy(update={"title": f"Research report: {memory.question}",
+                                     "methodology": methodology(memory, sources), "sections": tuple(sections)})
+
+
+def methodology(memory: ResearchMemory, sources: Sequence[str]) -> str:
+    """What the run did, in numbers: rounds, sources, queries, evidence."""
+    queries = memory.queries_run
+    shown = "; ".join(f"{source}: {query}" for source, query in queries[:8])
+    more = f" and {len(queries) - 8} more" if len(queries) > 8 else ""
+    return (f"{memory.round} search round(s) over {', '.join(sources) or 'no source'}; {len(queries)} queries "
+            f"({shown}{more}); {len(memory)} evidence items collected and ranked. Every cited sentence was checked "
+            "against the items it cites; unsupported ones were taken out of the report.")
 
 
 def imaging_section(memory: ResearchMemory) -> ReportSection | None:

@@ -3,6 +3,10 @@
 Claim markers (``[pmid:123]``) become numbered references (``[1]``) whose list shows each work's identifiers in the
 usual form with links — ``PMID: 12345678`` → PubMed, ``DOI: 10.…`` → doi.org, ``NCT…`` → ClinicalTrials.gov — and
 marks preprints as not peer-reviewed. JSON is the report model itself (``report.model_dump_json()``).
+
+Every text of the report came from sources or a model, so none of it may become HTML where the Markdown is shown:
+``<`` and ``>`` in it are written as entities (``<script>`` reads as text, never runs) and a URL from a record is
+percent-encoded where it could close its link.
 """
 
 from __future__ import annotations
@@ -15,22 +19,35 @@ from ..models import PREPRINT_LABEL, Answer, Citation, Evidence, ResearchReport
 from .citations import replace_markers
 
 
+def _text(value: str) -> str:
+    """Text from a source or a model as Markdown may show it: no HTML tag survives."""
+    return value.replace("<", "&lt;").replace(">", "&gt;")
+
+
+_URL_UNSAFE = frozenset("<>()[] \"'`\\")
+
+
+def _url(value: str) -> str:
+    """A URL or identifier from a record, safe inside ``<…>`` or ``(…)``."""
+    return "".join(f"%{ord(ch):02X}" if ch in _URL_UNSAFE else ch for ch in value)
+
+
 def identifier_links(evidence: Evidence) -> list[str]:
     """``PMID: [n](…)``, ``PMCID``, ``DOI: [x](…)``, ``[NCT…](…)``, ``Preprint [PPR…](…)``, else the URL."""
     ids = evidence.identifiers
     parts = []
     if ids.pmid:
-        parts.append(f"PMID: [{ids.pmid}](https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/)")
+        parts.append(f"PMID: [{_text(ids.pmid)}](https://pubmed.ncbi.nlm.nih.gov/{_url(ids.pmid)}/)")
     if ids.pmcid:
-        parts.append(f"PMCID: [{ids.pmcid}](https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/)")
+        parts.append(f"PMCID: [{_text(ids.pmcid)}](https://pmc.ncbi.nlm.nih.gov/articles/{_url(ids.pmcid)}/)")
     if ids.doi:
-        parts.append(f"DOI: [{ids.doi}](https://doi.org/{ids.doi})")
+        parts.append(f"DOI: [{_text(ids.doi)}](https://doi.org/{_url(ids.doi)})")
     if ids.nct:
-        parts.append(f"[{ids.nct}](https://clinicaltrials.gov/study/{ids.nct})")
+        parts.append(f"[{_text(ids.nct)}](https://clinicaltrials.gov/study/{_url(ids.nct)})")
     if ids.ppr:
-        parts.append(f"[{ids.ppr}](https://europepmc.org/article/PPR/{ids.ppr})")
+        parts.append(f"[{_text(ids.ppr)}](https://europepmc.org/article/PPR/{_url(ids.ppr)})")
     if not parts and evidence.url:
-        parts.append(f"<{evidence.url}>")
+        parts.append(f"<{_url(evidence.url)}>")
     return parts
 
 
@@ -38,34 +55,35 @@ def _answer_lines(answer: Answer, cite: Callable[[str], int | None]) -> list[str
     """The bottom line: verdict (for a yes/no question), the cited statement, and the strength with its reason."""
     verdict = [f"**{answer.verdict.capitalize()}.** "] if answer.verdict else []
     strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} ({answer.strength_reason})."
-    return ["".join([*verdict, replace_markers(answer.statement, cite)]), "", strength]
+    return ["".join([*verdict, replace_markers(_text(answer.statement), cite)]), "", _text(strength)]
 
 
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) -> str:
     """The whole report as Markdown with numbered citations and a linked reference list."""
     numbers = {citation.evidence_id: citation.number for citation in report.references}
     cite = numbers.get
-    lines = [f"# {report.title}", ""]
+    lines = [f"# {_text(report.title)}", ""]
     if report.partial:
-        lines += [f"> **Partial report** — {report.partial_reason or 'the run stopped early'}.", ""]
+        lines += [f"> **Partial report** — {_text(report.partial_reason or 'the run stopped early')}.", ""]
     if report.answer is not None:
         lines += ["## Answer", "", *_answer_lines(report.answer, cite), ""]
-    lines += ["## Executive summary", "", replace_markers(report.executive_summary, cite), ""]
-    lines += ["## Methodology", "", report.methodology, ""]
+    lines += ["## Executive summary", "", replace_markers(_text(report.executive_summary), cite), ""]
+    lines += ["## Methodology", "", _text(report.methodology), ""]
     for section in report.sections:
-        lines += [f"## {section.heading}", "", replace_markers(section.body, cite), ""]
+        lines += [f"## {_text(section.heading)}", "", replace_markers(_text(section.body), cite), ""]
     if report.hypotheses_tested:
-        lines += ["## Hypotheses tested", ""] + [f"- {replace_markers(h, cite)}" for h in report.hypotheses_tested]
+        lines += ["## Hypotheses tested", ""] + [f"- {replace_markers(_text(h), cite)}"
+                                                 for h in report.hypotheses_tested]
         lines.append("")
     if report.limitations:
-        lines += ["## Limitations", "", replace_markers(report.limitations, cite), ""]
+        lines += ["## Limitations", "", replace_markers(_text(report.limitations), cite), ""]
     if report.conclusion:
-        lines += ["## Conclusion", "", replace_markers(report.conclusion, cite), ""]
+        lines += ["## Conclusion", "", replace_markers(_text(report.conclusion), cite), ""]
     if report.unsupported_claims:
         lines += ["## Unsupported claims (removed)", "",
                   f"{len(report.unsupported_claims)} of {report.claims_checked} cited sentences were not supported by "
                   "the items they cite and were taken out of the report:", ""]
-        lines += [f"- {claim.text} — {claim.reason}" for claim in report.unsupported_claims]
+        lines += [f"- {_text(claim.text)} — {_text(claim.reason)}" for claim in report.unsupported_claims]
         lines.append("")
     lines += ["## References", ""]
     lines += [_reference_line(c, evidence.get(c.evidence_id)) for c in report.references] or ["(none)"]
@@ -77,8 +95,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence]) ->
 
 def _reference_line(citation: Citation, evidence: Evidence | None) -> str:
     """The citation with its identifiers as links (the plain identifiers of ``citation.text`` are not repeated)."""
-    text = citation_text(evidence, identifiers=False) if evidence else citation.text
-    links = identifier_links(evidence) if evidence else ([f"<{citation.url}>"] if citation.url else [])
+    text = _text(citation_text(evidence, identifiers=False) if evidence else citation.text)
+    links = identifier_links(evidence) if evidence else ([f"<{_url(citation.url)}>"] if citation.url else [])
     flag = f" **[{PREPRINT_LABEL}]**" if citation.is_preprint and PREPRINT_LABEL not in text else ""
     tail = (" " + " · ".join(links)) if links else ""
     return f"{citation.number}. {text}{flag}{tail}"

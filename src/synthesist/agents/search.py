@@ -22,7 +22,7 @@ from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResu
 from ..prompts import Boundary, render
 from ..tools.search import search_all
 from ..tools.source import Source
-from .base import AgentOutput, ModelAgent, llm_or_extractive
+from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .extractive.queries import plan_queries
 from .llm import LLM
 from .query_plan import QueryPlan
@@ -120,7 +120,13 @@ class SearchAgent(ModelAgent):
             return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt, round=round)
 
         llm = self._llm if round <= 1 else None  # later rounds: the judge's and hypotheses' queries, by rule
-        return await llm_or_extractive(agent=self.name, llm=llm, memory=memory, ask=ask, extract=extract)
+        planned = await llm_or_extractive(agent=self.name, llm=llm, memory=memory, ask=ask, extract=extract)
+        if planned.engine != EXTRACTIVE and not self.pairs(planned.value, memory, round=round):
+            # An empty plan (or one naming only sources this run lacks) would end the run with no evidence while
+            # the sources hold some: the rule-based queries run instead, and the fallback is reported.
+            return AgentOutput(await extract(), EXTRACTIVE, usage=planned.usage,
+                               fallback_reason="the model's plan held no query to run")
+        return planned
 
     async def execute(self, memory: ResearchMemory, plan: QueryPlan, *, round: int) -> SearchOutcome:
         """Search every planned (source, query) not run before, concurrently. Each answer enters memory as soon as

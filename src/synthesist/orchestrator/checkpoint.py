@@ -31,6 +31,8 @@ class RunOptions(Frozen):
     max_rounds: int = 5
     timeout: float = 600.0
     image: str | None = None
+    origin: str | None = None
+    """Which face started the run: cli, api, batch, eval, service, mcp (None: a run from before this was kept)."""
 
 
 class Checkpoint(Frozen):
@@ -44,6 +46,9 @@ class Checkpoint(Frozen):
     finished: bool = False
     """Set once the run wrote its report: resuming it runs nothing and returns the stored result."""
     stop_reason: str | None = None
+    decided: tuple[str, str] | None = None
+    """The stop rules' decision (reason, why) once the rounds are over and before the report is written: a run
+    killed while writing its report resumes straight into the report, never into one more round."""
 
 
 def run_dir(data_dir: Path, run_id: str) -> Path:

@@ -154,14 +154,16 @@ class RoundSteps:
             await send(self.event(Error, round, None, "model failed; the extractive engine answered",
                                    ErrorData(kind="model", detail=output.fallback_reason)))
 
-    def checkpoint(self, memory: ResearchMemory, round: int, *, stop_reason: StopReason | None = None) -> None:
-        """Save the run's state; with ``stop_reason`` the run is marked finished (a resume only reprints it)."""
+    def checkpoint(self, memory: ResearchMemory, round: int, *, stop_reason: StopReason | None = None,
+                   decided: tuple[str, str] | None = None) -> None:
+        """Save the run's state; with ``stop_reason`` the run is marked finished (a resume only reprints it); with
+        ``decided`` the rounds are over (a resume writes the report and runs no round)."""
         if self.checkpoint_dir is None:
             return
         save_checkpoint(self.checkpoint_dir, Checkpoint(
             run_id=memory.run_id, options=self.options, round=round, memory=memory.snapshot(),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
-            stop_reason=stop_reason))
+            stop_reason=stop_reason, decided=decided))
 
     def event(self, kind: type[EventBase], round: int, agent: str | None, message: str, data: object):
         return self.emitter.make(kind, round=round, agent=agent, message=message, data=data)

@@ -108,6 +108,8 @@ class RunContext:
     """Problems met before the run (library lines skipped, fields cut), each said once after ``started``."""
     preparations: tuple[Preparation, ...] = ()
     errors: list[SourceFailure] = field(default_factory=list)
+    decided: tuple[str, str] | None = None
+    """The stop decision a resumed run's checkpoint holds (it was killed writing its report): no more rounds."""
 
 
 async def run_stream(ctx: RunContext) -> AsyncIterator[EventBase]:
@@ -165,10 +167,12 @@ async def _run(ctx: RunContext, put) -> None:
         except Exception as exc:  # a bug in the image step must not cost the literature search
             await _internal_error(ctx, send, "visual", exc)
     try:
-        reason, why = await _rounds_until_stop(ctx, send)
+        reason, why = ctx.decided if ctx.decided is not None else await _rounds_until_stop(ctx, send)
     except Exception as exc:  # a bug in an agent, a tool or a source: report it, keep the evidence, still report
         why = await _internal_error(ctx, send, "rounds", exc)
         reason = "error"
+    # The decision is kept before the report is written: a run killed while writing it resumes into the report.
+    ctx.manager.steps.checkpoint(memory, memory.round, decided=(reason, why))
     offline = _all_network_sources_unreachable(ctx)
     if offline:
         why = f"{why}; {offline}"

@@ -14,6 +14,8 @@
   serve); ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
+- Before any of it (:mod:`.guard`): a Host the service does not answer to → 421, a cross-site Origin → 403, a body
+  over 64 KB → 413; no error echoes more than a short excerpt of its input.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,13 +38,14 @@ from .. import __version__, api
 from ..agents.report_format import render_bibtex, render_markdown
 from ..composition import NO_SEAMS, Seams, open_shared
 from ..config import Settings, current_settings
-from ..errors import BadInputError
+from ..errors import BadInputError, excerpt
 from ..inputs import check_library_paths, check_question, parse_source_names
 from ..memory import LibraryIndex
 from ..models import ResearchResult
 from ..orchestrator.checkpoint import run_dir
 from ..orchestrator.runner import RunControl
-from .runs import RunRegistry, summary
+from .guard import MAX_BODY_BYTES, RequestGuard, allowed_hosts
+from .runs import Line, RunRegistry, read_log, summary
 
 RETRY_AFTER_SECONDS = 5
 _RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
@@ -53,7 +57,7 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
-    sources: list[str] | str | None = None
+    sources: list[str] | str | None = Field(None, max_length=20)
     model: str | None = Field(None, max_length=200)
     max_rounds: int | None = Field(None, ge=1, le=20)
     timeout: float | None = Field(None, gt=0, le=3600)
@@ -67,7 +71,7 @@ class Service:
         self.settings = settings
         self.libraries = tuple(libraries)
         self.token = token
-        self.runs = RunRegistry(max_runs)
+        self.runs = RunRegistry(max_runs, settings.data_dir / "runs")
         self.seams = seams
         self._index: LibraryIndex | None = None
         self._index_lock = asyncio.Lock()
@@ -90,12 +94,16 @@ class Service:
 
     def start(self, ask: RunRequest) -> str:
         question = check_question(ask.question)
-        names = parse_source_names(ask.sources) if ask.sources else None
+        names = parse_source_names(ask.sources) if ask.sources is not None else None  # [] is "no source", refused
         if names and "library" in names and not self.libraries:
             raise BadInputError("this service was started without a library (synthesist serve --library PATH)")
-        if ask.model and "@" in ask.model:
-            raise BadInputError("a model spec with its own URL is not accepted here; use a model the service's "
-                                "settings name")
+        if ask.model is not None:
+            if "@" in ask.model:
+                raise BadInputError("a model spec with its own URL is not accepted here; use a model the service's "
+                                    "settings name")
+            if ask.model.strip().lower().startswith("local:"):
+                raise BadInputError("a local model file is not accepted here (it names a server path)")
+            api.check_model(ask.model, self.settings)  # an unknown provider or a missing key: 422 now, not later
         if self.runs.active >= self.runs.limit:
             raise _Busy()
         seams = self.shared_seams()
@@ -103,7 +111,8 @@ class Service:
         def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
             return api.stream(question, sources=names, libraries=self.libraries if names and "library" in names
                               else (), model=ask.model, max_rounds=ask.max_rounds, timeout=ask.timeout,
-                              settings=self.settings, control=control, run_id=run_id, seams=seams)
+                              settings=self.settings, control=control, run_id=run_id, seams=seams,
+                              origin="service")
 
         return self.runs.start(question, stream).run_id
 
@@ -113,8 +122,11 @@ class _Busy(Exception):
 
 
 def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (), token: str | None = None,
-               max_runs: int = 4, seams: Seams = NO_SEAMS) -> FastAPI:
-    """The service's FastAPI app (``uvicorn.run(create_app(...))``)."""
+               max_runs: int = 4, seams: Seams = NO_SEAMS, host: str | None = None,
+               allow_hosts: Sequence[str] = (), max_body: int = MAX_BODY_BYTES) -> FastAPI:
+    """The service's FastAPI app (``uvicorn.run(create_app(...))``). ``host``: the address it is served on (a
+    request's Host must name it, a loopback name or one of ``allow_hosts``; any when it is 0.0.0.0 and
+    ``allow_hosts`` is empty); bodies over ``max_body`` bytes get 413."""
     service = Service(settings or current_settings(), check_library_paths(libraries) if libraries else (),
                       token=token, max_runs=max_runs, seams=seams)
 
@@ -125,6 +137,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     app = FastAPI(title="Synthesist", version=__version__, lifespan=lifespan)
     app.state.service = service
+    app.add_middleware(RequestGuard, hosts=allowed_hosts(host, allow_hosts), max_body=max_body)
 
     async def authorised(authorization: Annotated[str | None, Header()] = None) -> None:
         if service.token is None:
@@ -137,7 +150,14 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.exception_handler(BadInputError)
     async def bad_input(_: Request, exc: BadInputError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
+        return JSONResponse({"detail": excerpt(exc, 300)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        """What was wrong and where, never the input itself (it may be megabytes, or not even encodable)."""
+        problems = [{"loc": [excerpt(part, 40) for part in error.get("loc", ())], "msg": excerpt(error.get("msg"), 200),
+                     "type": excerpt(error.get("type"), 40)} for error in exc.errors()[:10]]
+        return JSONResponse({"detail": problems}, status_code=422)
 
     @app.exception_handler(_Busy)
     async def busy(_: Request, exc: _Busy) -> JSONResponse:
@@ -164,45 +184,61 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         held = {run["run_id"] for run in live}
         kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
         return live + [{"run_id": info.run_id, "question": info.question, "done": info.finished, "events": None,
-                        "stop_reason": info.stop_reason, "answer": None, "failure": None}
+                        "stop_reason": info.stop_reason, "answer": None, "failure": None, "origin": info.origin,
+                        "running": info.live}
                        for info in kept if info.run_id not in held]
 
     def _run(run_id: str):  # type: ignore[no-untyped-def]
         run = service.runs.get(run_id)
         if run is None:
-            raise HTTPException(404, f"no run {run_id!r} on this service")
+            raise HTTPException(404, "no such run on this service")
         return run
 
+    def _folder(run_id: str) -> Path | None:
+        """A run's folder under DATA_DIR, by its id only (letters, digits, ``-``, ``_``): never a client's path."""
+        return run_dir(service.settings.data_dir, run_id) if _RUN_ID.fullmatch(run_id) else None
+
     def _stored(run_id: str) -> ResearchResult | None:
-        """A finished run kept on disk (an earlier service, the CLI), by its id only: never a client's path."""
-        if not _RUN_ID.fullmatch(run_id):
+        """A finished run's result, from its report.json (this service's runs once complete, an earlier service's,
+        the CLI's)."""
+        folder = _folder(run_id)
+        if folder is None:
             return None
-        path = run_dir(service.settings.data_dir, run_id) / "report.json"
         try:
-            return ResearchResult.model_validate_json(path.read_bytes())
+            return ResearchResult.model_validate_json((folder / "report.json").read_bytes())
         except (OSError, ValueError):
             return None
 
-    def _result(run_id: str):  # type: ignore[no-untyped-def]
-        if service.runs.get(run_id) is None and (stored := _stored(run_id)) is not None:
-            return stored
-        run = _run(run_id)
-        if run.result is None:
+    def _result(run_id: str) -> ResearchResult:
+        run = service.runs.get(run_id)
+        if run is not None and not run.completed:
             raise HTTPException(409, "the run has not finished yet" if not run.done else
-                                f"the run ended without a result: {run.failure}")
-        return run.result
+                                f"the run ended without a result: {excerpt(run.failure, 300)}")
+        stored = _stored(run_id)
+        if stored is None:
+            raise HTTPException(404, "no such run on this service" if run is None else
+                                "the run's report.json is gone from its folder")
+        return stored
 
     @app.get("/api/runs/{run_id}/events", dependencies=guarded)
     async def events(run_id: str, last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
-        run = _run(run_id)
-        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+        run = service.runs.get(run_id)
+        folder = _folder(run_id)
+        if run is None and (folder is None or not (folder / "events.jsonl").is_file()):
+            raise HTTPException(404, "no such run on this service")
+        after = int(last_event_id) if last_event_id and last_event_id.isdigit() and len(last_event_id) < 19 else 0
+
+        async def kept() -> AsyncIterator[Line]:  # a run this service no longer holds: its log on disk
+            assert folder is not None
+            for line in await asyncio.to_thread(lambda: list(read_log(folder / "events.jsonl"))):
+                if line.seq > after:
+                    yield line
 
         async def sse() -> AsyncIterator[bytes]:
-            async for event in run.follow(after):
-                data = event.model_dump_json()
-                yield f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
-            if run.failure:
-                yield f"event: failure\ndata: {json.dumps({'detail': run.failure})}\n\n".encode()
+            async for line in run.follow(after) if run is not None else kept():
+                yield f"id: {line.seq}\nevent: {line.type}\ndata: {line.json}\n\n".encode()
+            if run is not None and run.failure:
+                yield f"event: failure\ndata: {json.dumps({'detail': excerpt(run.failure, 300)})}\n\n".encode()
 
         return StreamingResponse(sse(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

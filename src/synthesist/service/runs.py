@@ -1,33 +1,56 @@
 """The runs a service holds: each one :func:`synthesist.api.stream` in a task, its events kept for every reader.
 
-A run's events are appended to one list as the stream yields them; readers (the event stream of the HTTP API) walk
-that list at their own pace from any position, so a slow reader never holds the run back and a reconnecting one
-misses nothing. A run finishes with its ``complete`` event, or with a failure the service turns into an ``error``
-event (bad input is refused before a run is created).
+While a run is live its events are appended, as JSON text, to one list; readers (the event stream of the HTTP
+API) walk that list at their own pace from any position, so a slow reader never holds the run back and a
+reconnecting one misses nothing. Once the run is done its events and result are on disk (the run folder's
+``events.jsonl`` and ``report.json``, written by the run itself), so the list is let go and readers continue from
+the file: a finished run costs the service a few hundred bytes, and only the newest ``keep_finished`` of those
+are held at all (older ones are served from their folder like any run kept on disk). A run finishes with its
+``complete`` event, or with a failure the service reports as a ``failure`` SSE event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..events import Complete, EventBase
-from ..models import ResearchResult
 from ..orchestrator.runner import RunControl
+
+KEEP_FINISHED = 256
+"""Finished runs whose summary the service keeps in memory (the rest are read from their folders)."""
+
+
+@dataclass(frozen=True)
+class Line:
+    """One event as the service keeps it: its sequence number, type and JSON text."""
+
+    seq: int
+    type: str
+    json: str
 
 
 @dataclass
 class RunHandle:
-    """One run of the service: its events so far, its control, and its result once complete."""
+    """One run of the service: its events while it runs, its control, and a summary once complete."""
 
     run_id: str
     question: str
+    log: Path
+    """The run's ``events.jsonl``, where its events are read from once it is done."""
     control: RunControl = field(default_factory=RunControl)
-    events: list[EventBase] = field(default_factory=list)
-    result: ResearchResult | None = None
+    lines: list[Line] | None = field(default_factory=list)
+    """The events so far; None once they are read from :attr:`log` instead."""
+    event_count: int = 0
+    completed: bool = False
+    """The ``complete`` event came: the result is in the run folder's report.json."""
+    stop_reason: str | None = None
+    verdict: str | None = None
     failure: str | None = None
     done: bool = False
     task: asyncio.Task[None] | None = None
@@ -35,39 +58,79 @@ class RunHandle:
 
     async def _append(self, event: EventBase) -> None:
         async with self._changed:
-            self.events.append(event)
+            assert self.lines is not None  # let go only when done
+            self.lines.append(Line(event.seq, event.type, event.model_dump_json()))
+            self.event_count += 1
             if isinstance(event, Complete):
-                self.result = event.data
+                self.completed = True
+                self.stop_reason = event.data.stop_reason
+                answer = event.data.report.answer
+                self.verdict = answer.verdict if answer else None
             self._changed.notify_all()
 
     async def _finish(self, failure: str | None = None) -> None:
         async with self._changed:
             self.failure = failure
             self.done = True
+            if self.lines and _last_seq(self.log) == self.lines[-1].seq:
+                self.lines = None  # everything is on disk: readers continue from the file
             self._changed.notify_all()
 
-    async def follow(self, after_seq: int = 0) -> AsyncIterator[EventBase]:
+    async def follow(self, after_seq: int = 0) -> AsyncIterator[Line]:
         """Every event with ``seq`` > ``after_seq``, those already kept first, then each new one as it comes, until
         the run is done."""
-        index = next((i for i, event in enumerate(self.events) if event.seq > after_seq), len(self.events))
+        last = after_seq
+        index = 0
         while True:
             async with self._changed:
-                await self._changed.wait_for(lambda: index < len(self.events) or self.done)  # noqa: B023 (awaited here)
-                batch = self.events[index:]
+                await self._changed.wait_for(
+                    lambda: self.lines is None or index < len(self.lines) or self.done)  # noqa: B023 (awaited here)
+                batch = None if self.lines is None else self.lines[index:]
                 finished = self.done
-            for event in batch:
-                if event.seq > after_seq:
-                    yield event
+            if batch is None:
+                for line in read_log(self.log):
+                    if line.seq > last:
+                        yield line
+                return
+            for line in batch:
+                if line.seq > last:
+                    last = line.seq
+                    yield line
             index += len(batch)
-            if finished and index >= len(self.events):
+            if finished and self.lines is not None and index >= len(self.lines):
                 return
 
 
-class RunRegistry:
-    """The service's runs by id; at most ``limit`` running at once."""
+def read_log(path: Path) -> Iterator[Line]:
+    """The events of a run's ``events.jsonl`` (torn or foreign lines skipped)."""
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with handle:
+        for text in handle:
+            try:
+                event = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("seq"), int) and isinstance(event.get("type"), str):
+                yield Line(event["seq"], event["type"], text.strip())
 
-    def __init__(self, limit: int):
+
+def _last_seq(path: Path) -> int | None:
+    last = None
+    for line in read_log(path):
+        last = line.seq
+    return last
+
+
+class RunRegistry:
+    """The service's runs by id; at most ``limit`` running at once, at most ``keep_finished`` finished ones held."""
+
+    def __init__(self, limit: int, runs_root: Path, *, keep_finished: int = KEEP_FINISHED):
         self.limit = limit
+        self.runs_root = runs_root
+        self.keep_finished = keep_finished
         self._runs: dict[str, RunHandle] = {}
 
     @property
@@ -82,8 +145,10 @@ class RunRegistry:
 
     def start(self, question: str, stream: Callable[[str, RunControl], AsyncIterator[EventBase]]) -> RunHandle:
         """Start ``stream(run_id, control)`` in a task and keep its events; the caller checked the limit."""
-        handle = RunHandle(run_id=uuid.uuid4().hex, question=question)
+        run_id = uuid.uuid4().hex
+        handle = RunHandle(run_id=run_id, question=question, log=self.runs_root / run_id / "events.jsonl")
         self._runs[handle.run_id] = handle
+        self._forget_old()
 
         async def drive() -> None:
             failure = None
@@ -93,9 +158,15 @@ class RunRegistry:
             except Exception as exc:  # noqa: BLE001 — reported to the readers, never lost in a task
                 failure = f"{type(exc).__name__}: {exc}"
             await handle._finish(failure)
+            self._forget_old()
 
         handle.task = asyncio.get_running_loop().create_task(drive())
         return handle
+
+    def _forget_old(self) -> None:
+        finished = [run_id for run_id, run in self._runs.items() if run.done]
+        for run_id in finished[:max(0, len(finished) - self.keep_finished)]:
+            del self._runs[run_id]  # oldest first (dicts keep insertion order); its folder still serves it
 
     async def close(self) -> None:
         """Cancel what still runs (the service is stopping); each run still writes its partial report."""
@@ -109,8 +180,6 @@ class RunRegistry:
 
 def summary(run: RunHandle) -> dict[str, Any]:
     """One line of the runs list."""
-    result = run.result
-    return {"run_id": run.run_id, "question": run.question, "done": run.done, "events": len(run.events),
-            "stop_reason": result.stop_reason if result else None,
-            "answer": result.report.answer.verdict if result and result.report.answer else None,
-            "failure": run.failure}
+    return {"run_id": run.run_id, "question": run.question, "done": run.done, "events": run.event_count,
+            "stop_reason": run.stop_reason, "answer": run.verdict, "failure": run.failure, "origin": "service",
+            "running": not run.done}

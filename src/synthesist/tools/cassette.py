@@ -266,6 +266,11 @@ def content_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_manifest(directory: Path | str) -> dict[str, Any]:
+    """What a cassette was recorded with (question, sources, libraries, manager, rounds): a replay's defaults."""
+    return _read_manifest(Path(directory))
+
+
 def _read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / "manifest.json"
     if not path.is_file():

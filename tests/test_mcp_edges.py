@@ -1,0 +1,65 @@
+"""The MCP server's edges through the official SDK client over stdio: every argument checked before any work, in
+one line naming the argument, never echoing the input; failed sources reported beside the results; the server
+says its version."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from run_helpers import write_library
+
+from synthesist import __version__
+from synthesist.testing import FixtureServer, Reply
+
+FIXTURES = Path(__file__).parent / "tools" / "fixtures"
+
+
+def _error(result) -> str:  # type: ignore[no-untyped-def]
+    assert result.is_error
+    return result.content[0].text
+
+
+async def test_bad_arguments_are_refused_in_one_line_and_failed_sources_are_reported(tmp_path: Path) -> None:
+    with FixtureServer() as gone:
+        unreachable = gone.url
+    with FixtureServer() as server:
+        server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+        env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_PUBMED__BASE_URL": server.url,
+               "SYNTHESIST_EUROPEPMC__BASE_URL": unreachable, "SYNTHESIST_HTTP__MAX_RETRIES": "0",
+               "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+        params = StdioServerParameters(command=sys.executable, env=env, args=[
+            "-m", "synthesist.cli", "mcp", "--library", str(write_library(tmp_path / "papers.jsonl"))])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            started = await session.initialize()
+            assert started.server_info.name == "synthesist" and started.server_info.version == __version__
+
+            huge_id = "x" * 1_000_000
+            missing = _error(await session.call_tool("get_evidence", {"id": huge_id}))
+            assert len(missing) < 300 and "id: String should have at most 200 characters" in missing
+            unknown = _error(await session.call_tool("get_evidence", {"id": "pmid:1" + "9" * 150}))
+            assert len(unknown) < 300 and "no evidence" in unknown
+
+            empty = _error(await session.call_tool("search_library", {"query": "  "}))
+            assert "the query is empty" in empty
+            long = _error(await session.call_tool("search_library", {"query": "q" * 500_000}))
+            assert "query: String should have at most 2000 characters" in long and len(long) < 300
+            for k in (0, -3, 101):
+                refused = _error(await session.call_tool("search_library", {"query": "metformin", "k": k}))
+                assert refused.startswith("Error executing tool search_library: k: Input should be"), refused
+            typed = _error(await session.call_tool("search_literature", {"query": "metformin", "sources": "pubmed"}))
+            assert "sources: Input should be a valid list" in typed and "http" not in typed  # no pydantic URL
+            bad_source = _error(await session.call_tool("search_literature", {"query": "q", "sources": ["scihub"]}))
+            assert "unknown source 'scihub'" in bad_source
+
+            found = (await session.call_tool("search_literature", {"query": "metformin cancer",
+                                                                   "sources": ["pubmed", "europepmc"], "k": 5}))
+            assert not found.is_error, found.content
+            payload = found.structured_content
+            assert {item["id"] for item in payload["results"]} == {"pmid:39100001", "pmid:39100002", "pmid:39100003"}
+            assert [error["source"] for error in payload["errors"]] == ["europepmc"]
+            assert payload["errors"][0]["kind"] == "unreachable"

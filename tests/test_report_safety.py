@@ -1,0 +1,83 @@
+"""What a model or a source writes reaches report.md only checked or neutralised: an uncited claim never becomes
+the title, a heading or the methodology; HTML from a record never survives as HTML. An empty LLM plan falls back
+to the rule-based queries. (The Python face, with the report files it writes.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from extractive_samples import article
+from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
+
+from synthesist import api
+from synthesist.composition import Seams, Shared
+from synthesist.memory import Embedder, open_chroma
+from synthesist.testing import scripted_model
+
+CLAIM = "Metformin cures all cancers"
+EVIL = article(
+    "31000999",
+    "Metformin and breast cancer risk in type 2 diabetes <script>alert(1)</script>",
+    "Metformin use was associated with a lower risk of breast cancer in women with type 2 diabetes "
+    "<img src=x onerror=alert(1)>. The association held in every subgroup.",
+    types=("Journal Article",),
+)
+SUPPORTED = "Metformin use was associated with a 17% lower risk of breast cancer"
+
+
+def _seams(settings, embedder: Embedder) -> Seams:  # type: ignore[no-untyped-def]
+    return Seams(shared=Shared(client=open_chroma(settings), embedder=embedder))
+
+
+def _draft(prompt: str) -> dict:
+    cited = "[pmid:31000001]"
+    return {"title": CLAIM, "methodology": f"{CLAIM}.", "executive_summary": f"{SUPPORTED} {cited}.",
+            "sections": [{"heading": CLAIM, "body": f"{SUPPORTED} {cited}. Metformin use was associated with a "
+                          "lower risk of breast cancer in women with type 2 diabetes [pmid:31000999]."},
+                         {"heading": "Breast cancer risk", "body": f"{SUPPORTED} {cited}."}],
+            "answer": {"verdict": "insufficient", "statement": f"{SUPPORTED} {cited}.", "strength": "low",
+                       "strength_reason": "observational", "evidence_ids": ["pmid:31000001"]}}
+
+
+async def test_an_uncited_model_claim_never_becomes_title_heading_or_methodology_and_html_is_neutralised(
+        tmp_path: Path, embedder: Embedder) -> None:
+    library = write_library(tmp_path / "papers.jsonl", (*LIBRARY_ITEMS, EVIL))
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    models = {"search": "extractive", "judge": "extractive", "hypothesis": "extractive",
+              "report": scripted_model(_draft, {"judgements": []})}
+    result = await api.research(QUESTION, sources="library", libraries=[library], model=models, settings=settings,
+                                out_dir=tmp_path / "out", seams=_seams(settings, embedder))
+    report = result.report
+    assert report.title == f"Research report: {QUESTION}"
+    assert CLAIM not in report.methodology and "search round(s) over library" in report.methodology
+    assert [section.heading for section in report.sections] == ["Findings 1", "Breast cancer risk"]
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert CLAIM not in markdown
+    assert "pmid:31000999" in {c.evidence_id for c in report.references}  # the record is cited, shown, and inert
+    assert not re.search(r"<\s*(script|img)", markdown, re.IGNORECASE)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
+
+
+async def test_the_extractive_report_quotes_a_record_without_its_html(tmp_path: Path, embedder: Embedder) -> None:
+    library = write_library(tmp_path / "papers.jsonl", (EVIL, *LIBRARY_ITEMS))
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    await api.research("Is metformin use associated with a lower risk of breast cancer in type 2 diabetes?",
+                       sources="library", libraries=[library], model="extractive", settings=settings,
+                       out_dir=tmp_path / "out", seams=_seams(settings, embedder))
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "31000999" in markdown and "&lt;" in markdown
+    assert not re.search(r"<\s*(script|img)", markdown, re.IGNORECASE)
+
+
+async def test_an_empty_llm_plan_falls_back_to_the_rule_based_queries(tmp_path: Path, embedder: Embedder) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    models = {"search": scripted_model({"queries": {}, "rationale": "nothing to search"}), "judge": "extractive",
+              "hypothesis": "extractive", "report": "extractive"}
+    events = [event async for event in api.stream(QUESTION, sources="library", libraries=[library], model=models,
+                                                  settings=settings, seams=_seams(settings, embedder))]
+    result = events[-1].data
+    assert result.stop_reason != "no_evidence" and result.evidence
+    assert any(e.type == "error" and e.data.kind == "model" and "the model's plan held no query" in e.data.detail
+               for e in events)

@@ -1,0 +1,145 @@
+"""Runs as the CLI manages them: a live run is never pruned, pruning reclaims the store's segment folders, the
+list has a header, an origin filter and survives a closed pipe, and a run says where its files are."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+from run_helpers import write_library
+
+CHILD = textwrap.dedent("""
+    import asyncio, sys, time
+    from pathlib import Path
+    sys.path[:0] = [{tests!r}]
+    from run_helpers import INSUFFICIENT, QUESTION
+    from synthesist import api
+    from synthesist.config import load_settings
+    from synthesist.testing import scripted_model
+
+    def judge(prompt):  # the run stays live until the test lets it go
+        Path({started!r}).write_text("judging")
+        while not Path({go!r}).exists():
+            time.sleep(0.05)
+        return INSUFFICIENT
+
+    settings = load_settings(data_dir={data!r}, run={{"max_rounds": 1}})
+    models = {{"judge": scripted_model(judge), "search": "extractive", "hypothesis": "extractive",
+              "report": "extractive"}}
+    result = asyncio.run(api.research(QUESTION, sources="library", libraries=[{library!r}], model=models,
+                                      settings=settings, run_id="live-run"))
+    print(result.stop_reason)
+""")
+
+
+def _cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=timeout)
+
+
+def _orphan_segments(chroma: Path) -> set[str]:
+    with sqlite3.connect(chroma / "chroma.sqlite3") as db:
+        listed = {row[0] for row in db.execute("SELECT id FROM segments")}
+    return {p.name for p in chroma.iterdir() if p.is_dir() and p.name not in listed}
+
+
+def test_a_live_run_is_never_pruned_and_its_store_segments_are_reclaimed(tmp_path: Path) -> None:
+    data, library = tmp_path / "data", write_library(tmp_path / "papers.jsonl")
+    env = {"SYNTHESIST_DATA_DIR": str(data)}
+    started, go = tmp_path / "started", tmp_path / "go"
+    script = CHILD.format(tests=str(Path(__file__).parent), data=str(data), library=str(library),
+                          started=str(started), go=str(go))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not started.exists():
+            assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()[-2000:]
+            time.sleep(0.1)
+        folder = data / "runs" / "live-run"
+        listed = _cli("runs", "list", env=env)
+        assert listed.returncode == 0 and listed.stdout.splitlines()[0].split()[:2] == ["RUN", "CHANGED"]
+        assert " running " in listed.stdout.splitlines()[1]
+        pruned = _cli("runs", "prune", "--older-than", "0s", env=env)
+        assert pruned.returncode == 0, pruned.stderr
+        assert "0 runs removed" in pruned.stdout and "1 running runs left alone" in pruned.stdout
+        assert (folder / "events.jsonl").exists()
+    finally:
+        go.write_text("go")
+        out, err = child.communicate(timeout=300)
+    assert child.returncode == 0 and out.strip() == "max_rounds", err[-2000:]
+    events = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["type"] == "complete" and not [e for e in events if e["type"] == "error"]
+    chroma = data / "chroma"
+    assert _orphan_segments(chroma) == set()  # the finished run dropped its collection and its folder on disk
+
+    leftover = chroma / str(uuid.uuid4())  # a segment folder an earlier version left behind
+    leftover.mkdir()
+    (leftover / "data_level0.bin").write_bytes(b"\0" * 300_000)
+    old = time.time() - 2 * 86400
+    for path in (leftover / "data_level0.bin", leftover):
+        os.utime(path, (old, old))
+    pruned = _cli("runs", "prune", "--older-than", "0s", env=env)
+    assert pruned.returncode == 0 and "1 runs removed" in pruned.stdout and "0.3 MB of their store" in pruned.stdout
+    assert not folder.exists() and not leftover.exists()
+
+
+def test_runs_list_filters_by_origin_and_a_run_says_where_its_files_are(tmp_path: Path) -> None:
+    data, library = tmp_path / "data", write_library(tmp_path / "papers.jsonl")
+    env = {"SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    done = _cli("research", "metformin breast cancer", "--sources", "library", "--library", str(library),
+                "--model", "extractive", "--max-rounds", "1", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (run_id,) = [p.name for p in (data / "runs").iterdir()]
+    assert f"written to {data / 'runs' / run_id}" in done.stdout
+    for run_id_, origin in (("from-batch", "batch"), ("from-service", "service")):
+        (data / "runs" / run_id_).mkdir()
+        (data / "runs" / run_id_ / "checkpoint.json").write_text(json.dumps(
+            {"round": 1, "finished": True, "stop_reason": "sufficient",
+             "options": {"question": f"asked by {origin}", "origin": origin}}))
+    every = _cli("runs", "list", env=env).stdout.splitlines()
+    assert every[0].startswith("RUN") and len(every) == 4
+    only = _cli("runs", "list", "--origin", "cli,service", env=env).stdout.splitlines()[1:]
+    assert sorted(line.split()[0] for line in only) == sorted([run_id, "from-service"])
+    assert all(" cli " in line or " service " in line for line in only)
+    bad = _cli("runs", "list", "--origin", "nope", env=env)
+    assert bad.returncode == 2 and "unknown origin 'nope'" in bad.stderr
+
+    reader = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "runs", "list"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env={**os.environ, **env})
+    reader.stdout.close()  # like `| head -0`: the reader is gone before the first line
+    _, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err
+
+
+def test_an_infinite_or_nan_timeout_is_bad_input(tmp_path: Path) -> None:
+    for value in ("inf", "nan", "-inf"):
+        done = _cli("research", "q", "--sources", "library", "--library", str(tmp_path), f"--timeout={value}",
+                    env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data")})
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "timeout must be a finite number of seconds" in done.stderr
+
+
+def test_batch_json_is_json_lines_as_its_help_says_and_out_holds_each_report(tmp_path: Path) -> None:
+    data, library = tmp_path / "data", write_library(tmp_path / "papers.jsonl")
+    env = {"SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Does metformin lower breast cancer risk?\nIs metformin linked to breast cancer survival?\n")
+    assert "JSON Lines" in " ".join(_cli("batch", "--help", env=env).stdout.split())
+    done = _cli("batch", str(questions), "--out", str(tmp_path / "out"), "--sources", "library", "--library",
+                str(library), "--model", "extractive", "--max-rounds", "1", "--json", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["index"] for line in lines] == [0, 1] and all(line["stop_reason"] for line in lines)
+    for line in lines:
+        markdown = Path(line["file"]).with_suffix(".md").read_text(encoding="utf-8")
+        assert markdown.startswith("# Research report") and "## Answer" in markdown
+    listed = _cli("runs", "list", "--origin", "batch", env=env).stdout.splitlines()[1:]
+    assert len(listed) == 2 and all(" batch " in line for line in listed)
