@@ -78,13 +78,15 @@ from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
-from .watch import Watch, WatchListing, WatchOptions, WatchOutcome, WatchStore
+from .watch import Watch, WatchChanges, WatchListing, WatchOptions, WatchOutcome, WatchStore
 from .watch import run_watches as _run_watches
 
 __all__ = [
     "LibraryLoad",
     "add_watch",
+    "get_watch",
     "list_watches",
+    "watch_changes",
     "remove_watch",
     "run_watches",
     "RunControl",
@@ -571,6 +573,23 @@ def add_watch(question: str, *, sources: str | Sequence[str] | None = None, libr
 def list_watches(*, settings: Settings | None = None) -> list[WatchListing]:
     """Every watch with its last finished run (a damaged watch is listed with the reason)."""
     return WatchStore((settings or current_settings()).data_dir).listing()
+
+
+def get_watch(watch_id: str, *, settings: Settings | None = None) -> Watch:
+    """One watch; an unknown or damaged id is bad input (one line)."""
+    return WatchStore((settings or current_settings()).data_dir).get(watch_id)
+
+
+def watch_changes(watch_id: str, *, settings: Settings | None = None) -> WatchChanges | None:
+    """What the watch's last finished run changed (its ``changes.json``); None before its first run."""
+    settings = settings or current_settings()
+    last = WatchStore(settings.data_dir).last_finished(get_watch(watch_id, settings=settings).id)
+    if last is None:
+        return None
+    try:
+        return WatchChanges.model_validate_json((run_dir(settings.data_dir, last.run_id) / "changes.json").read_bytes())
+    except (OSError, ValueError):
+        return None
 
 
 def remove_watch(watch_id: str, *, settings: Settings | None = None) -> Watch | None:
