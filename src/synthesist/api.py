@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -87,9 +87,17 @@ from .tools.library import LibraryLoad
 from .tools.library import load_library as _load_library
 from .tools.openi import OpenISource
 from .tools.search import search_all
+from .watch import Watch, WatchChanges, WatchListing, WatchOptions, WatchOutcome, WatchStore
+from .watch import run_watches as _run_watches
 
 __all__ = [
     "LibraryLoad",
+    "add_watch",
+    "get_watch",
+    "list_watches",
+    "watch_changes",
+    "remove_watch",
+    "run_watches",
     "RunControl",
     "Seams",
     "SourceCheck",
@@ -574,6 +582,8 @@ def check_store(*, repair: bool = False, settings: Settings | None = None) -> St
     """Open the data directory's store and read each collection back (``synthesist doctor``); with ``repair``,
     set aside what does not read (it is rebuilt at next use) or, if the store cannot be opened, the whole store."""
     return _check_store(settings or current_settings(), repair=repair)
+
+
 # --- Studies: what one article is and what it found --------------------------------------------------------------
 
 
@@ -635,3 +645,85 @@ def study_answer(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
     if record.outcomes:
         return record.outcomes[0]
     return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+# --- Watched questions (docs/architecture/watches.md) ------------------------------------------------------------
+
+
+def add_watch(question: str, *, sources: str | Sequence[str] | None = None, libraries: Sequence[Path | str] = (),
+              model: str | None = None, manager: str | None = None, max_rounds: int | None = None,
+              timeout: float | None = None, settings: Settings | None = None) -> tuple[Watch, bool]:
+    """Watch ``question`` with these research options (checked now, like a run's); ``(watch, added)``, ``added``
+    False when the same question with the same options was already watched."""
+    base = settings or current_settings()
+    checked = run_settings(base, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
+    if model is not None:
+        parse_model_spec(model)
+    paths = check_library_paths(libraries)
+    options = WatchOptions(sources=_source_names(sources, checked, paths),
+                           libraries=tuple(str(path.resolve()) for path in paths), model=model, manager=manager,
+                           max_rounds=max_rounds, timeout=timeout)
+    return WatchStore(base.data_dir).add(check_question(question), options)
+
+
+def list_watches(*, settings: Settings | None = None) -> list[WatchListing]:
+    """Every watch with its last finished run (a damaged watch is listed with the reason)."""
+    return WatchStore((settings or current_settings()).data_dir).listing()
+
+
+def get_watch(watch_id: str, *, settings: Settings | None = None) -> Watch:
+    """One watch; an unknown or damaged id is bad input (one line)."""
+    return WatchStore((settings or current_settings()).data_dir).get(watch_id)
+
+
+def watch_changes(watch_id: str, *, settings: Settings | None = None) -> WatchChanges | None:
+    """What the watch's last finished run changed (its ``changes.json``); None before its first run."""
+    settings = settings or current_settings()
+    last = WatchStore(settings.data_dir).last_finished(get_watch(watch_id, settings=settings).id)
+    if last is None:
+        return None
+    try:
+        return WatchChanges.model_validate_json((run_dir(settings.data_dir, last.run_id) / "changes.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def remove_watch(watch_id: str, *, settings: Settings | None = None) -> Watch | None:
+    """Stop watching; the watch's runs stay under DATA_DIR/runs. Returns the watch (None if it was unreadable)."""
+    return WatchStore((settings or current_settings()).data_dir).remove(watch_id)
+
+
+async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, settings: Settings | None = None,
+                      concurrency: int = 4, seams: Seams = NO_SEAMS) -> list[WatchOutcome]:
+    """Run watches again (``ids``, or every one with ``all_watches``) and compare each with its previous run;
+    ``changes.md``/``changes.json`` land in each run's folder. An unknown id is bad input (nothing runs); a watch
+    that fails is an outcome with its reason while the others run. The runs share one store and embedder."""
+    settings = settings or current_settings()
+    store = WatchStore(settings.data_dir)
+    if all_watches == bool(ids):
+        raise BadInputError("name the watches to run, or --all")
+    if concurrency < 1:
+        raise BadInputError("concurrency must be at least 1")
+    rows = store.listing() if all_watches else [_listing(store, watch_id) for watch_id in dict.fromkeys(ids)]
+    damaged = {row.id: WatchOutcome(watch_id=row.id, error=row.error) for row in rows if row.watch is None}
+    watches = [row.watch for row in rows if row.watch is not None]
+    if watches:
+        shared = seams.shared or await asyncio.to_thread(open_shared, settings)
+        seams = replace(seams, shared=shared)
+
+    def start(watch: Watch) -> AsyncIterator[EventBase]:
+        o = watch.options
+        return stream(watch.question, sources=list(o.sources) or None, libraries=o.libraries, model=o.model,
+                      manager=o.manager, max_rounds=o.max_rounds, timeout=o.timeout, settings=settings, seams=seams)
+
+    outcomes = {outcome.watch_id: outcome for outcome in await _run_watches(
+        watches, store, settings.data_dir, start=start, concurrency=concurrency,
+        resume=lambda run_id: resume(run_id, settings=settings, seams=seams))}
+    return [outcomes.get(row.id) or damaged[row.id] for row in rows]
+
+
+def _listing(store: WatchStore, watch_id: str) -> WatchListing:
+    try:
+        return WatchListing(id=watch_id, watch=store.get(watch_id))
+    except BadInputError as exc:
+        if "unreadable" not in str(exc):
+            raise  # an unknown id: bad input, nothing runs
+        return WatchListing(id=watch_id, error=str(exc))

@@ -23,7 +23,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from . import __version__
+from . import __version__, cli_watch
 from .agents.redaction import SecretFilter
 from .cli_study import add_study_parser, run_study
 from .errors import BadInputError, SynthesistError
@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="JSON output")
     search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
     _eval_parser(commands)
+    cli_watch.add_parser(commands, SOURCES_HELP)
     serve = commands.add_parser("serve", help="the HTTP service: start runs, follow their events, read reports")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765)
@@ -162,7 +163,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
                    "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
-                   "mcp": _mcp, "doctor": _doctor, "study": lambda api, args: run_study(api, args, _say)}[args.command]
+                   "mcp": _mcp, "doctor": _doctor, "study": lambda api, args: run_study(api, args, _say),
+                   "watch": lambda api, args: cli_watch.command(api, args, _say)}[args.command]
         return handler(api, args)
     except BadInputError as exc:
         _error(str(exc))

@@ -22,6 +22,14 @@ class ConfigError(BadInputError):
     """A setting or override is invalid."""
 
 
+class WatchBusyError(SynthesistError):
+    """Another process is running this watch now (its run lock is held)."""
+
+    def __init__(self, watch_id: str):
+        self.watch_id = watch_id
+        super().__init__(f"watch {watch_id} is already being run by another process; not run twice at once")
+
+
 class SourceError(SynthesistError):
     """A literature source failed. ``kind`` is a short machine-readable category."""
 

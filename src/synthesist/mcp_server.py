@@ -10,7 +10,9 @@ Tools, all over :mod:`synthesist.api` (no second orchestration):
 - ``search_literature(query, sources?, k?)`` → ``{"results": [...], "errors": [...]}``: evidence from the network
   sources (ids, titles, years, links) and every source that failed, with why;
 - ``search_library(query, k?)`` → the best records of the server's libraries;
-- ``get_evidence(id)`` → the whole record of an item a research or search returned in this session.
+- ``get_evidence(id)`` → the whole record of an item a research or search returned in this session;
+- ``watch_changes(watch_id?, run?)`` → what changed for watched questions since their previous run (``run``: run
+  them again first).
 ``sources`` is always a list of names (``["pubmed", "trials"]``), as in the HTTP API. ``library`` among a research's
 sources means the libraries the server was started with; a tool never takes a path. Every argument is checked
 before any work (a question or query of 1-2,000 characters, ``k`` 1-100, an id of at most 200): a bad one is the
@@ -47,6 +49,8 @@ Sources = Annotated[list[str] | None, Field(max_length=10, description="source n
                                             "for research)")]
 Rounds = Annotated[int | None, Field(ge=1, le=20, description="search rounds at most, 1-20")]
 EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
+WatchId = Annotated[str | None, Field(None, pattern=r"^[A-Za-z0-9]{1,40}$", description="a watch id such as "
+                                      "w1a2b3c4d (synthesist watch list); none: every watch")]
 NO_LIBRARY = "this server was started without a library (synthesist mcp --library PATH)"
 
 
@@ -173,7 +177,36 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
             raise _refused(f"no evidence {excerpt(id, 60)!r} in this session: run research or a search first")
         return item.model_dump(mode="json")
 
+    async def watch_changes(watch_id: WatchId = None, run: bool = False) -> list[dict[str, Any]]:
+        """What changed for watched questions (``synthesist watch add``) since their previous run: new items, items
+        gone or retracted, preprints now published, trial records updated, and the answer before and now. With
+        ``run`` true the watch (or every watch, without ``watch_id``) is run again first; otherwise the last run's
+        changes are returned."""
+        try:
+            if run:
+                ids = [watch_id] if watch_id else []
+                outcomes = await api.run_watches(ids, all_watches=not ids, settings=settings,
+                                                 seams=await asyncio.to_thread(shared_seams))
+                return [outcome.as_json() | ({"changes_detail": outcome.changes.model_dump(mode="json")}
+                                             if outcome.changes else {}) for outcome in outcomes]
+            rows = await asyncio.to_thread(api.list_watches, settings=settings)
+            if watch_id:
+                await asyncio.to_thread(api.get_watch, watch_id, settings=settings)  # unknown: the tool's error
+                rows = [row for row in rows if row.id == watch_id]
+        except BadInputError as exc:
+            raise _refused(str(exc)) from exc
+        answers = []
+        for row in rows:
+            if row.watch is None:
+                answers.append({"watch": row.id, "error": row.error})
+                continue
+            changes = await asyncio.to_thread(api.watch_changes, row.id, settings=settings)
+            answers.append({"watch": row.id, "question": row.watch.question,
+                            "changes_detail": changes.model_dump(mode="json") if changes else None})
+        return answers
+
     return MCPServer(name="synthesist", version=__version__,
                      instructions="Biomedical literature research with cited, checked answers. `research` runs a "
                      "full question; the search tools look things up.",
-                     tools=[_checked(tool) for tool in (research, search_literature, search_library, get_evidence)])
+                     tools=[_checked(tool) for tool in (research, search_literature, search_library, get_evidence,
+                                                        watch_changes)])

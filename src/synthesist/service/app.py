@@ -64,6 +64,10 @@ class RunRequest(BaseModel):
     timeout: float | None = Field(None, gt=0, le=3600)
 
 
+class WatchRequest(RunRequest):
+    """A question to watch, with the options of a run (``library`` means the service's libraries)."""
+
+
 class Service:
     """The service's state: settings, libraries, shared objects, runs."""
 
@@ -76,6 +80,8 @@ class Service:
         self.seams = seams
         self._index: LibraryIndex | None = None
         self._index_lock = asyncio.Lock()
+        self.watching: dict[str, asyncio.Task[None]] = {}
+        self.watch_outcomes: dict[str, dict[str, Any]] = {}
 
     def shared_seams(self) -> Seams:
         if self.seams.shared is None:  # one Chroma client and one embedder for every run of the service
@@ -93,7 +99,8 @@ class Service:
                                                       settings=self.settings, seams=seams)
             return self._index
 
-    def start(self, ask: RunRequest) -> str:
+    def checked(self, ask: RunRequest) -> tuple[str, tuple[str, ...] | None]:
+        """The request's question and source names, refused (422) the way a run's are."""
         question = check_question(ask.question)
         names = parse_source_names(ask.sources) if ask.sources is not None else None  # [] is "no source", refused
         if names and "library" in names and not self.libraries:
@@ -105,6 +112,33 @@ class Service:
             if ask.model.strip().lower().startswith("local:"):
                 raise BadInputError("a local model file is not accepted here (it names a server path)")
             api.check_model(ask.model, self.settings)  # an unknown provider or a missing key: 422 now, not later
+        return question, names
+
+    def add_watch(self, ask: WatchRequest) -> tuple[Any, bool]:
+        question, names = self.checked(ask)
+        libraries = self.libraries if names and "library" in names else ()
+        return api.add_watch(question, sources=names, libraries=libraries, model=ask.model,
+                             max_rounds=ask.max_rounds, timeout=ask.timeout, settings=self.settings)
+
+    def run_watch(self, watch_id: str) -> None:
+        """Run one watch in the background (a second run of it while one is going: 409)."""
+        if watch_id in self.watching:
+            raise _Conflict(f"watch {watch_id} is already running")
+        seams = self.shared_seams()
+
+        async def go() -> None:
+            try:
+                outcomes = await api.run_watches([watch_id], settings=self.settings, seams=seams)
+                self.watch_outcomes[watch_id] = outcomes[0].as_json()
+            except Exception as exc:  # noqa: BLE001 — kept for the client to read, never lost silently
+                self.watch_outcomes[watch_id] = {"watch": watch_id, "error": excerpt(exc, 300)}
+            finally:
+                self.watching.pop(watch_id, None)
+
+        self.watching[watch_id] = asyncio.get_running_loop().create_task(go())
+
+    def start(self, ask: RunRequest) -> str:
+        question, names = self.checked(ask)
         if self.runs.active >= self.runs.limit:
             raise _Busy()
         seams = self.shared_seams()
@@ -120,6 +154,10 @@ class Service:
 
 class _Busy(Exception):
     """Too many runs at once."""
+
+
+class _Conflict(Exception):
+    """The thing asked for is already happening."""
 
 
 def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (), token: str | None = None,
@@ -160,12 +198,17 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
                      "type": excerpt(error.get("type"), 40)} for error in exc.errors()[:10]]
         return JSONResponse({"detail": problems}, status_code=422)
 
+    @app.exception_handler(_Conflict)
+    async def conflict(_: Request, exc: _Conflict) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
     @app.exception_handler(_Busy)
     async def busy(_: Request, exc: _Busy) -> JSONResponse:
         return JSONResponse({"detail": f"{service.runs.limit} runs are already running; retry later"},
                             status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
     page = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
+    watches_js = (Path(__file__).parent / "static" / "watches.js").read_text(encoding="utf-8")
 
     @app.get("/", include_in_schema=False)
     async def index() -> HTMLResponse:
@@ -285,7 +328,48 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         return [{"id": hit.evidence.id, "title": hit.evidence.title, "year": hit.evidence.year,
                  "score": round(float(hit.score), 4)} for hit in hits]
 
+    @app.get("/static/watches.js", include_in_schema=False)
+    async def watches_script() -> Response:
+        return Response(watches_js, media_type="text/javascript")
+
+    def _watch_row(row: Any) -> dict[str, Any]:
+        watch, last = row.watch, row.last
+        return {"id": row.id, "question": watch.question if watch else None, "error": row.error,
+                "options": watch.options.model_dump() if watch else None,
+                "last_run": last.model_dump(mode="json") if last else None, "running": row.id in service.watching,
+                "last_outcome": service.watch_outcomes.get(row.id)}
+
+    @app.post("/api/watches", status_code=201, dependencies=guarded)
+    async def add_watch(ask: WatchRequest) -> dict[str, Any]:
+        watch, added = await asyncio.to_thread(service.add_watch, ask)
+        return {"id": watch.id, "question": watch.question, "added": added}
+
+    @app.get("/api/watches", dependencies=guarded)
+    async def watches() -> list[dict[str, Any]]:
+        return [_watch_row(row) for row in await asyncio.to_thread(api.list_watches, settings=service.settings)]
+
+    @app.get("/api/watches/{watch_id}/changes", dependencies=guarded)
+    async def watch_changes(watch_id: str) -> Response:
+        """The last finished run's changes.json (404 before a first run)."""
+        last = await asyncio.to_thread(api.watch_changes, watch_id, settings=service.settings)
+        if last is None:
+            raise HTTPException(404, "this watch has not run yet")
+        return Response(last.model_dump_json(), media_type="application/json")
+
+    @app.post("/api/watches/{watch_id}/runs", status_code=202, dependencies=guarded)
+    async def run_watch(watch_id: str) -> dict[str, Any]:
+        await asyncio.to_thread(api.get_watch, watch_id, settings=service.settings)  # unknown: 422, nothing runs
+        service.run_watch(watch_id)
+        return {"id": watch_id, "running": True}
+
+    @app.delete("/api/watches/{watch_id}", dependencies=guarded)
+    async def remove_watch(watch_id: str) -> dict[str, Any]:
+        if watch_id in service.watching:
+            raise _Conflict(f"watch {watch_id} is running; remove it once the run ends")
+        await asyncio.to_thread(api.remove_watch, watch_id, settings=service.settings)
+        return {"id": watch_id, "removed": True}
+
     return app
 
 
-__all__ = ["RunRequest", "create_app"]
+__all__ = ["RunRequest", "WatchRequest", "create_app"]

@@ -1,0 +1,118 @@
+"""``synthesist watch``: watched questions on the command line (part of the CLI face; see cli.py).
+
+    synthesist watch add QUESTION [--sources … --library … --model … --max-rounds … --timeout …]
+    synthesist watch list [--json]
+    synthesist watch remove ID
+    synthesist watch run [ID … | --all] [--json]
+
+``watch run`` exits 0 when every watch ran, 1 when one failed (the others still ran), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from .errors import BadInputError
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def add_parser(commands: argparse._SubParsersAction, sources_help: str) -> None:
+    watch = commands.add_parser("watch", help="watched questions: run them again and see what changed")
+    actions = watch.add_subparsers(dest="watch_command", required=True, metavar="ACTION")
+    add = actions.add_parser("add", help="watch a question with these research options")
+    add.add_argument("question")
+    add.add_argument("--sources", help=sources_help)
+    add.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
+                     help="a local library file or folder; repeatable")
+    add.add_argument("--model", help="e.g. openai:gpt-4o, extractive (default: what the settings say at run time)")
+    add.add_argument("--manager", choices=("loop", "magentic"))
+    add.add_argument("--max-rounds", type=int)
+    add.add_argument("--timeout", type=float, help="seconds for each run")
+    listing = actions.add_parser("list", help="every watch with its last run's date, answer and strength")
+    listing.add_argument("--json", action="store_true", help="one JSON object per watch")
+    remove = actions.add_parser("remove", help="stop watching (the runs are kept)")
+    remove.add_argument("watch_id", metavar="ID")
+    run = actions.add_parser("run", help="run watches again and report what changed since their last run")
+    run.add_argument("watch_ids", nargs="*", metavar="ID")
+    run.add_argument("--all", action="store_true", help="every watch")
+    run.add_argument("--concurrency", type=int, default=4, help="watches at once (default 4)")
+    run.add_argument("--json", action="store_true", help="one JSON object per watch on stdout")
+
+
+def command(api, args: argparse.Namespace, say) -> int:
+    handler = {"add": _add, "list": _list, "remove": _remove, "run": _run}[args.watch_command]
+    return handler(api, args, say)
+
+
+def _add(api, args: argparse.Namespace, say) -> int:
+    watch, added = api.add_watch(args.question, sources=args.sources, libraries=args.library, model=args.model,
+                                 manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout)
+    state = "watching" if added else "already watched"
+    say(f"{state}: {watch.id} — {watch.question}\nrun it with: synthesist watch run {watch.id}")
+    return EXIT_OK
+
+
+def _list(api, args: argparse.Namespace, say) -> int:
+    rows = api.list_watches()
+    if args.json:
+        for row in rows:
+            say(json.dumps(row.model_dump(mode="json"), ensure_ascii=False))
+        return EXIT_OK
+    if not rows:
+        say("no watches yet (synthesist watch add QUESTION …)")
+        return EXIT_OK
+    say(f"{'ID':<10} {'LAST RUN':<17} {'ANSWER':<14} {'STRENGTH':<9} QUESTION")
+    for row in rows:
+        if row.watch is None:
+            say(f"{row.id:<10} {'unreadable':<17} {'-':<14} {'-':<9} {row.error}")
+            continue
+        last, answer = row.last, row.last.answer if row.last else None
+        when = last.at.strftime("%Y-%m-%d %H:%M") if last else "never"
+        verdict = (answer.verdict or "no verdict") if answer else "-"
+        strength = (answer.strength or "-") if answer else "-"
+        say(f"{row.id:<10} {when:<17} {verdict:<14} {strength:<9} {row.watch.question}")
+    return EXIT_OK
+
+
+def _remove(api, args: argparse.Namespace, say) -> int:
+    watch = api.remove_watch(args.watch_id)
+    say(f"removed {args.watch_id}" + (f" — {watch.question}" if watch else " (it was unreadable)")
+        + "; its runs stay under DATA_DIR/runs")
+    return EXIT_OK
+
+
+def _run(api, args: argparse.Namespace, say) -> int:
+    if args.all and args.watch_ids:
+        raise BadInputError("name watches or give --all, not both")
+    outcomes = asyncio.run(api.run_watches(args.watch_ids, all_watches=args.all, concurrency=args.concurrency))
+    if not outcomes:
+        say("no watches to run (synthesist watch add QUESTION …)")
+    for outcome in outcomes:
+        if args.json:
+            say(json.dumps(outcome.as_json(), ensure_ascii=False, default=str))
+        else:
+            say(_line(outcome))
+    return EXIT_FAILED if any(outcome.error for outcome in outcomes) else EXIT_OK
+
+
+def _line(outcome) -> str:
+    if outcome.changes is None:
+        return f"{outcome.watch_id}: FAILED — {outcome.error}"
+    changes = outcome.changes
+    now = changes.answer_now
+    answer = f"{(now.verdict or 'no verdict')}, {now.strength or 'n/a'}"
+    if changes.previous_run_id is None:
+        head = f"first run: {len(changes.new)} items; answer {answer}"
+    elif changes.nothing_new:
+        head = f"nothing new since the last run; answer {answer}"
+    else:
+        before = changes.answer_before
+        moved = (f"; answer {before.verdict or 'no verdict'}, {before.strength or 'n/a'} → {answer}"
+                 if changes.answer_moved or changes.strength_moved else f"; answer {answer} (unchanged)")
+        head = f"{len(changes.new)} new, {len(changes.gone)} gone, {changes.changed} changed{moved}"
+    resumed = " (resumed a killed run)" if outcome.resumed else ""
+    return f"{outcome.watch_id}: {head}{resumed} — {changes.question}\n  changes: {outcome.changes_path}"
