@@ -135,6 +135,9 @@ def test_a_port_in_use_is_one_line_and_exit_2_before_any_claim_to_serve() -> Non
         port = taken.getsockname()[1]
         done = subprocess.run([sys.executable, "-m", "synthesist.cli", "serve", "--port", str(port)],
                               capture_output=True, text=True, timeout=120)
+        mcp = subprocess.run([sys.executable, "-m", "synthesist.cli", "mcp", "--http", str(port)],
+                             capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Synthesist service on" not in done.stderr
+    assert mcp.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in mcp.stderr, mcp.stderr

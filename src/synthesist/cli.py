@@ -120,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a host name clients may use besides localhost, 127.0.0.1, [::1] and --host "
                        "(requests naming any other Host get 421: DNS rebinding); repeatable")
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
-    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP at http://127.0.0.1:PORT/mcp")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
                      help="the libraries `research` (source library) and `search_library` use; repeatable")
     return parser
@@ -249,6 +249,7 @@ def _mcp(api, args: argparse.Namespace) -> int:
     else:
         if not 1 <= args.http <= 65535:
             raise BadInputError("--http PORT must be 1-65535")
+        _listen("127.0.0.1", args.http).close()  # a port in use: one line and exit 2, as for `serve`
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     return 0
 
