@@ -25,7 +25,7 @@ class LiveServer:
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while not self.server.started:
             assert time.monotonic() < deadline, "the service did not start"
             time.sleep(0.05)

@@ -15,7 +15,7 @@ from synthesist.testing import FixtureServer, Reply
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout)
@@ -193,7 +193,7 @@ def test_research_with_an_unreadable_image_exits_2(tmp_path: Path) -> None:
 def run_cli_bytes(*args: bytes | str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The CLI with raw argument bytes (as a shell passes them), output kept as bytes."""
     return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True,
-                          env={**os.environ, **(env or {})}, timeout=60)
+                          env={**os.environ, **(env or {})}, timeout=300)
 
 
 def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None:

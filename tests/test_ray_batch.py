@@ -122,7 +122,7 @@ async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(
                 before = len(server.requests)
                 while len(server.requests) == before:  # wait for an attempt to be in flight
                     time.sleep(0.05)
-                killed.append(_kill_task_worker(time.monotonic() + 30))
+                killed.append(_kill_task_worker(time.monotonic() + 120))
 
         thread = threading.Thread(target=killer)
         thread.start()

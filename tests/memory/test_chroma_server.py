@@ -36,7 +36,7 @@ class ChromaServer:
         self.process = subprocess.Popen([str(CHROMA), "run", "--path", str(path), "--host", "127.0.0.1",
                                          "--port", str(self.port)], stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while True:
             try:
                 if httpx.get(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=1).status_code == 200:
