@@ -12,7 +12,9 @@ kind: mechanistic sentences for a mechanism question, the lead item's conclusion
 Strength (GRADE-like, directness included): start from the answering items' designs — ``high`` only when at least
 two randomized or pooled studies answer directly, ``moderate`` for one, ``low`` for other trials and cohort or
 case-control studies, ``very_low`` otherwise; one level down when the answering items disagree, one when a single
-item without a strong design answers, and one for indirectness (a different population or a surrogate outcome).
+item answers (one study, however strong, is not yet a body of evidence: on the dev negative controls a lone
+randomized trial or review on a neighbouring question was what gave confident wrong answers), and one for
+indirectness (a different population or a surrogate outcome).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str], *, i
                else "observational or trial evidence" if level == 1 else "no controlled design"]
     if len(set(verdicts)) > 1:
         level, reasons = max(0, level - 1), [*reasons, "inconsistent items"]
-    if len(designs) <= 1 and strong == 0:
+    if len(designs) <= 1:
         level, reasons = max(0, level - 1), [*reasons, "a single item"]
     if indirect:
         level, reasons = max(0, level - 1), [*reasons, f"indirect: {indirect}"]
