@@ -46,8 +46,9 @@ FLOORS = (0.45,)
 below it 2.4% of the time on the dev set, the fifth-best other abstract about 0.42; see agents/extractive/relevance.py).
 Fitting it too traded a point of answerable questions for a point of controls, within the folds' noise."""
 CLOSENESS = tuple(round(float(x), 3) for x in np.arange(0.50, 1.001, 0.025))
-POSITIVE_TARGET = 0.95
-"""The share of answerable questions whose source must pass; the controls' share is maximised under it."""
+POSITIVE_TARGET = 0.945
+"""The share of answerable questions whose source must pass; the controls' share is maximised under it. At 0.95
+the all-rows fit falls to a lax gate (71 % clean controls) for half a point of sources; see docs/benchmarks.md."""
 
 
 def _rows(questions: Path, library: Path) -> list[dict]:

@@ -13,7 +13,7 @@ def _research(question: str, library: Path, data_dir: Path, out: Path) -> dict:
     done = run_cli("research", question, "--sources", "library", "--library", str(library), "--model", "extractive",
                    "--quiet", "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(data_dir)}, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads((out / "report.json").read_text())
+    return json.loads((out / "report.json").read_text())["report"]
 
 
 def test_the_readme_question_is_insufficient_and_names_the_missing_outcome(library_index, library_data_dir: Path,

@@ -56,6 +56,9 @@ def test_a_question_over_the_shared_library_shows_the_answer_and_citations_jump_
         page.click("#go")
         page.wait_for_selector("#answer-box:not([hidden])", timeout=120_000)
         assert page.text_content("#answer .verdict") in ("yes", "no", "mixed", "insufficient")
+        assert page.text_content("#frame").startswith("Question: ")  # the question's parts, under the answer
+        labels = page.locator("#evidence tbody span[title]").all_text_contents()  # each item's alignment
+        assert labels and all(t.split(" (")[0] in ("answers", "indirect", "related", "off topic") for t in labels)
         assert "complete" in page.text_content("#timeline")
         assert page.locator("#chart rect").count() >= 2  # the judge's two scores of round 1
         link = page.locator("#report a.cite").first

@@ -73,7 +73,7 @@ def test_strength_counts_answering_designs_and_steps_down_for_inconsistency_sing
     assert strength([rct, rct], ["yes", "yes"])[0] == "high"
     reason = "2 randomized or pooled studies answer directly; inconsistent items"
     assert strength([rct, rct], ["yes", "no"]) == ("moderate", reason)
-    assert strength([rct], ["yes"])[0] == "moderate"  # high needs more than one strong study
+    assert strength([rct], ["yes"]) == ("low", "one randomized or pooled study answers; a single item")
     assert strength([rct, frozenset({Design.COHORT})], ["yes", "yes"])[0] == "moderate"
     assert strength([frozenset({Design.COHORT})] * 2, ["no", "no"])[0] == "low"
     assert strength([frozenset({Design.CASE_REPORT})], ["yes"])[0] == "very_low"

@@ -78,6 +78,7 @@ def runs(dev_questions: list[dict[str, str]], library_index: LibraryIndex, embed
 
 def _report_texts(report: ResearchReport) -> list[str]:
     return [
+        report.answer.statement if report.answer else "",
         report.executive_summary,
         *(section.body for section in report.sections),
         *report.hypotheses_tested,
@@ -163,4 +164,4 @@ def test_the_answer_and_summary_quote_only_what_answers_the_question(library_ind
     assert set(cited_ids(written.executive_summary)) == {"pmid:12070552"}
     assert written.executive_summary.count("[pmid:12070552]") == 2  # two of its answer sentences, nothing else
     assert set(cited_ids(" ".join(s.body for s in written.sections))) - {"pmid:12070552"}  # the others
-    assert "quote only the 1 on-topic item(s)" in written.limitations
+    assert "1 item(s) answer it" in written.limitations and "quote only items that answer" in written.limitations

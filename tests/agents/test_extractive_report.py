@@ -108,7 +108,11 @@ def test_sections_hold_what_their_headings_say(written) -> None:  # type: ignore
     sections = {section.heading: section.body for section in report.sections}
     assert list(sections) == [MECHANISMS, CLINICAL, TRIALS, PREPRINTS, RELATED]
     assert all(read(item).mechanisms for item in RICH if f"[{item.id}]" in sections[MECHANISMS])
-    assert "[pmid:31000004]" in sections[MECHANISMS] and "[pmid:31000004]" not in sections[CLINICAL]
+    labels = {a.evidence_id: a.label for a in report.alignment}
+    findings = cited_ids(sections[MECHANISMS] + sections[CLINICAL])
+    assert findings and all(labels[i] in ("answers", "indirect") for i in findings)  # findings quote answering items
+    assert all(labels[i] == "related" for i in cited_ids(sections[RELATED]))
+    assert "[pmid:31000004]" not in sections[CLINICAL]
     assert sections[TRIALS] == (
         "- NCT01101438 (Phase 3, completed, 3,649 participants) tests Metformin in Breast Cancer and has posted "
         "results [nct:NCT01101438]."

@@ -31,7 +31,8 @@ async def test_a_library_run_cites_the_questions_source_abstract(position: int, 
     result = events[-1].data
     assert result.stop_reason in STOP_REASONS
     report = result.report
-    text = " ".join([report.executive_summary, *(s.body for s in report.sections), report.conclusion])
+    text = " ".join([report.answer.statement if report.answer else "", report.executive_summary,
+                     *(s.body for s in report.sections), report.conclusion])
     cited = set(cited_ids(text))
     library_ids = {record.id for record in library_index.records}
     assert cited and cited <= library_ids

@@ -7,8 +7,9 @@ most of them. From the parts:
 
 - **answers** — the exposure and the outcome are addressed, the population too when the question names one,
   and the item is close to the question as a whole (:meth:`Gate.closeness`: cosine plus the share of the frame's
-  terms it holds, ≥ :attr:`Gate.answers`); or it is very close (≥ :attr:`Gate.strong`) and addresses the exposure
-  or the outcome in the question's words (the other part worded otherwise, as abstracts reword their titles);
+  terms it holds, ≥ :attr:`Gate.answers`); or it is very close (≥ :attr:`Gate.strong`) and addresses the outcome
+  in the question's words (the exposure worded otherwise, as abstracts reword their titles) — never the exposure
+  alone;
 - **indirect** — exposure and outcome addressed but a different population, or the outcome only in part (a
   surrogate or a broader term), still close to the question;
 - **related** — some part addressed, or close to the question without the parts;
@@ -174,7 +175,9 @@ def flags_of(parts: Sequence[PartMatch]) -> Flags:
     outcomes = [p for p in parts if p.part == "outcome"]
     has_exposure = exposure is not None and exposure.addressed
     has_outcome = not outcomes or any(p.addressed for p in outcomes)
-    one = (has_exposure or any(p.addressed for p in outcomes)) if exposure is not None else has_outcome
+    # One part is enough only if it is the outcome: an item that never reports what is asked does not answer
+    # ("metformin improves glycaemic control" is no answer to "does metformin lower cancer incidence").
+    one = any(p.addressed for p in outcomes) if outcomes else has_exposure
     return Flags(core=has_exposure and has_outcome, one=one,
                  partial=has_exposure and any(p.surrogate for p in outcomes))
 

@@ -12,7 +12,9 @@ kind: mechanistic sentences for a mechanism question, the lead item's conclusion
 Strength (GRADE-like, directness included): start from the answering items' designs — ``high`` only when at least
 two randomized or pooled studies answer directly, ``moderate`` for one, ``low`` for other trials and cohort or
 case-control studies, ``very_low`` otherwise; one level down when the answering items disagree, one when a single
-item without a strong design answers, and one for indirectness (a different population or a surrogate outcome).
+item answers (one study, however strong, is not yet a body of evidence: on the dev negative controls a lone
+randomized trial or review on a neighbouring question was what gave confident wrong answers), and one for
+indirectness (a different population or a surrogate outcome).
 """
 
 from __future__ import annotations
@@ -29,11 +31,16 @@ from .reading import TITLE, Reading
 from .text import Sentence
 
 LEANS = re.compile(
-    r"^(?:however|but|thus|therefore|hence|this|these|that|those|such|it|its|they|their|in addition|moreover|"
+    r"^(?!(?:this|these|our|the present|the current) (?:paper|study|studies|trial|review|report|analysis|case|work|"
+    r"article|survey|series|meta-analysis|cohort|investigation|research|findings|results|data)\b)"
+    r"(?:however|but|thus|therefore|hence|this|these|that|those|such|it|its|they|their|in addition|moreover|"
     r"furthermore|also|conversely|consequently|nevertheless|nonetheless|in contrast|similarly|likewise|"
     r"accordingly|as a result|still|yet|additionally|otherwise|whereas|instead|in this|on the other hand|"
     r"in summary|taken together|together)\b", re.IGNORECASE)
-"""Openings of a sentence that leans on the one before it ("However, when …", "This leads to …")."""
+"""Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
+"These findings …" name what they refer to and stand alone."""
+CONTEXT_STEPS = 2
+"""How far back a leaning sentence may reach for a sentence that stands alone."""
 ANSWER_SENTENCES = 3
 
 
@@ -43,20 +50,25 @@ def leans_on_previous(sentence: str) -> bool:
 
 
 def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> list[Sentence]:
-    """``chosen`` (sentences of one item, in its order) with the sentence before each one that leans on it brought
-    along; a leaning sentence whose predecessor is a title or itself leans (a chain) is left out."""
+    """``chosen`` (sentences of one item, in its order) with the sentences before each one that leans on them
+    brought along, back to one that stands alone (at most :data:`CONTEXT_STEPS` back); a leaning sentence with no
+    such sentence before it (the first, after a title, or a longer chain) is left out."""
     position = {s.text: i for i, s in enumerate(sentences)}
     kept: list[Sentence] = []
     for sentence in chosen:
-        at = position.get(sentence.text)
-        if leans_on_previous(sentence.text):
-            before = sentences[at - 1] if at else None
-            if before is None or before.section == TITLE or leans_on_previous(before.text):
-                continue
-            if before not in kept:
-                kept.append(before)
-        if sentence not in kept:
-            kept.append(sentence)
+        at = position.get(sentence.text, 0)
+        context: list[Sentence] = []
+        while leans_on_previous((context[0] if context else sentence).text):
+            back = at - len(context) - 1
+            if back < 0 or len(context) == CONTEXT_STEPS or sentences[back].section == TITLE:
+                context = [sentence]  # marks "left out"
+                break
+            context.insert(0, sentences[back])
+        if context[-1:] == [sentence]:
+            continue
+        for needed in (*context, sentence):
+            if needed not in kept:
+                kept.append(needed)
     return kept
 
 
@@ -70,7 +82,7 @@ def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str], *, i
                else "observational or trial evidence" if level == 1 else "no controlled design"]
     if len(set(verdicts)) > 1:
         level, reasons = max(0, level - 1), [*reasons, "inconsistent items"]
-    if len(designs) <= 1 and strong == 0:
+    if len(designs) <= 1:
         level, reasons = max(0, level - 1), [*reasons, "a single item"]
     if indirect:
         level, reasons = max(0, level - 1), [*reasons, f"indirect: {indirect}"]
@@ -95,7 +107,7 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
     labels = [item_verdict(question, r).label for r in chosen] if frame.yes_no else []
     statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
     if why:
-        statement = f"Indirect evidence only ({why}): {statement}"
+        statement = f"Indirect evidence only ({why}). {statement}"
     level, reason = strength([r.designs for r in chosen], labels, indirect=why)
     return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=level,
                   strength_reason=reason, evidence_ids=(lead.id,), basis="answering" if direct else "indirect")
