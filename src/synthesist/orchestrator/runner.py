@@ -186,7 +186,7 @@ async def _run(ctx: RunContext, put) -> None:
         why = f"{why}; {offline}"
     if ctx.unreadable:
         reason, why = _unreadable_sources(ctx, reason, why)
-    partial = reason != "sufficient"
+    partial = reason != "sufficient" or bool(ctx.unreadable)  # a source that could not be read: the report says so
     await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
                             data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
     report, engine = await _write_report(ctx, send, partial_reason=why if partial else None)
