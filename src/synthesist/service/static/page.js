@@ -7,7 +7,7 @@ const MARKER = /\[((?:pmid|doi|nct|ppr|pmcid|url|img):[^\[\]]+)\]/gi;
 const rowId = (id) => "ev-" + id.replace(/[^A-Za-z0-9_-]/g, "_");
 const headers = () => { const t = $("token").value.trim(); return t ? {"Authorization": "Bearer " + t} : {}; };
 const SOURCE_NAMES = {pubmed: "PubMed", trials: "ClinicalTrials.gov", europepmc: "Europe PMC", preprints: "Preprints", web: "Web", library: "Library"};
-const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], service: {library: false, default_sources: []},
+const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], designs: new Map(), service: {library: false, default_sources: []},
   run: null, finished: false};
 
 // ---- the service: what it offers, in the page's words ----------------------------------------------------------
@@ -66,14 +66,21 @@ function log(event) {  // one line per distinct message: a failure repeated ever
 }
 const STAGES = {started: "started", searching: "searching", search_complete: "searched", judging: "judging the evidence",
   judge_complete: "judged", hypothesizing: "forming hypotheses", looping: "next round", synthesizing: "writing the report",
-  claims_checked: "checking the report's claims", progress: "working", analyzing: "reading the image", complete: "done"};
+  claims_checked: "checking the report's claims", streaming: "writing the report", analyzing: "reading the image",
+  analysis_complete: "read the image", error: "a problem", thinking: "thinking", complete: "done"};
+function stage(event) {
+  const data = event.data || {};
+  if (event.type !== "progress") return STAGES[event.type] || event.type;
+  if (data.stage && data.stage !== "rounds") return data.stage + (data.total ? ` (${data.done ?? 0} of ${data.total})` : "");
+  return `${Math.round(100 * (data.fraction || 0))}% of the rounds done`;
+}
 function status(event) {
   const data = event.data || {};
   if (typeof data.total === "number" && event.type === "search_complete") state.evidence = data.total;
   if (typeof data.evidence === "number") state.evidence = data.evidence;
   if (event.type === "complete") return;
   const failed = state.failures.size ? ` · ${state.failures.size} source(s) failed` : "";
-  $("status").textContent = `Round ${event.round} · ${STAGES[event.type] || event.type} · ${state.evidence} item(s) so far${failed}`;
+  $("status").textContent = `Round ${event.round} · ${stage(event)} · ${state.evidence} item(s) so far${failed}`;
 }
 function failure(event) {  // each failing source once, in words, however many queries it failed
   const data = event.data || {};
@@ -108,7 +115,7 @@ function refreshEvidence(runId) {  // the checkpoint after each round holds the 
   }, 300);
 }
 function reset(question) {
-  state.scores.length = 0; state.failures.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
+  state.scores.length = 0; state.failures.clear(); state.designs.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
   chart(); $("hypotheses").innerHTML = "<li>none yet</li>"; $("timeline").innerHTML = ""; $("notice").textContent = "";
   for (const id of ["answer-box", "studies-box", "conflicts-box", "references-box"]) $(id).hidden = true;
   $("forest").hidden = true; $("downloads").innerHTML = ""; evidenceTable([]);
@@ -151,7 +158,7 @@ const DESIGNS = ["Meta-Analysis", "Systematic Review", "Randomized Controlled Tr
 function design(e) {
   if (e.trial) return ["trial record", ...(e.trial.phases || [])].join(" ").toLowerCase();
   const types = e.publication_types || [];
-  return (DESIGNS.find((d) => types.includes(d)) || types[0] || "").toLowerCase();
+  return (DESIGNS.find((d) => types.includes(d)) || types[0] || state.designs.get(e.id) || "").toLowerCase();
 }
 function linkOut(e) {
   if (!e) return "";
@@ -294,6 +301,7 @@ async function finish(result, runId) {
   const response = await fetch(`/api/runs/${runId}/evidence`, {headers: headers()});
   if (response.ok) items = await response.json();
   const byId = Object.fromEntries(items.map((e) => [e.id, e]));
+  for (const s of report.studies || []) if (s.design) state.designs.set(s.evidence_id, s.design.replace(/_/g, " "));  // as read from the text
   answerBox(report); reportBody(report); evidenceTable(items); references(report, byId);
   studyTable(report.studies || [], byId);
   if ((report.studies || []).length) forestPlot(runId);
