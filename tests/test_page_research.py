@@ -65,8 +65,8 @@ def _open(browser, url: str, width: int = 1280):  # type: ignore[no-untyped-def]
     return page
 
 
-RECORD_STATUS = """() => { window.seen = []; const note = () => window.seen.push({status: document.querySelector('#status')
-  .textContent, rows: document.querySelectorAll('#evidence tbody tr').length,
+RECORD_STATUS = """() => { window.seen = []; const note = () => window.seen.push({
+  status: document.querySelector('#status').textContent, rows: document.querySelectorAll('#evidence tbody tr').length,
   answered: !document.querySelector('#answer-box').hidden});
   new MutationObserver(note).observe(document.querySelector('#status'), {childList: true, characterData: true,
   subtree: true}); }"""
@@ -164,8 +164,9 @@ def _screenshots(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     page.screenshot(path=str(wide), full_page=True)
     assert wide.stat().st_size > 10_000
     page.set_viewport_size({"width": 400, "height": 900})  # the docs promise one column under 800 px
-    wider = page.evaluate("""() => [...document.querySelectorAll('body *')].filter(el => el.getBoundingClientRect()
-      .right > 401 && !el.closest('.table-wrap')).map(el => el.tagName + '#' + el.id + '.' + el.className + ' in ' + el.parentElement.id + el.parentElement.tagName + ' ' + el.textContent.slice(0, 40) + ' ' + Math.round(el.getBoundingClientRect().right)).slice(0, 5)""")
+    wider = page.evaluate("""() => [...document.querySelectorAll('body *')]
+      .filter(el => el.getBoundingClientRect().right > 401 && !el.closest('.table-wrap'))
+      .map(el => `${el.tagName} in #${el.parentElement.id}: ${el.textContent.slice(0, 40)}`).slice(0, 5)""")
     assert page.evaluate("document.documentElement.scrollWidth") <= 400, wider
     columns = page.evaluate("getComputedStyle(document.querySelector('main')).gridTemplateColumns").split()
     assert len(columns) == 1
@@ -231,6 +232,11 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
             rows = {row["run_id"]: row for row in client.get("/api/runs").json()}
             assert rows[killed]["state"] == "interrupted" and rows[killed]["resume"] == f"synthesist resume {killed}"
             assert rows[live]["state"] == "running" and rows[live]["resume"] is None
+            assert client.get(f"/api/runs/{killed}/evidence").json() == []  # nothing collected before the kill
+            for script in ("page.js", "watches.js"):
+                served = client.get(f"/static/{script}")
+                assert served.status_code == 200 and served.headers["content-type"].startswith("text/javascript")
+            assert client.get("/static/index.html").status_code == 404  # only the page's scripts, by name
         page = _open(browser, server.url)
         assert page.is_disabled("#sources input[value=library]")
         assert page.eval_on_selector_all("#sources input:checked", "b => b.map(x => x.value)") == ["pubmed", "trials"]

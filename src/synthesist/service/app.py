@@ -2,7 +2,8 @@
 
     synthesist serve [--host 127.0.0.1] [--port 8765] [--library PATH ...] [--token TOKEN]
 
-- ``GET /api/health``: status and version.
+- ``GET /api/health``: status, version, whether there is a library, and the sources a client ticks first;
+  ``GET /api/sources/check?names=…``: whether each network source answers now (kept ``PROBE_SECONDS``).
 - ``POST /api/runs`` ``{"question", "sources"?, "model"?, "max_rounds"?, "timeout"?}`` → 202 ``{"run_id"}``.
   ``library`` among the sources means the libraries the service was started with (a request never names a path);
   a model spec may not carry its own URL (``@http…``): the service calls only the models its settings name. Bad
@@ -11,8 +12,10 @@
   ``data: <json>``, from the start, ending after ``complete``; ``Last-Event-ID`` resumes after that event.
 - ``GET /api/runs/{id}`` → the result once complete (409 before); ``/report.md``, ``/references.bib``,
   ``/evidence.csv`` (the evidence table), ``/forest.svg`` (404 when no outcome has two ratios with CIs);
-  ``GET /api/runs`` (this service's runs, then the finished runs kept under DATA_DIR, which the result routes also
-  serve); ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
+  ``/evidence`` (the items so far, from the checkpoint after each round while the run goes); every item in the
+  JSON carries its ``display_title``. ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR,
+  which the result routes also serve; each with its ``state``: running, finished, failed or interrupted);
+  ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
 - Before any of it (:mod:`.guard`): a Host the service does not answer to → 421, a cross-site Origin → 403, a body
