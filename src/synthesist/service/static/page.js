@@ -355,4 +355,5 @@ $("ask").addEventListener("submit", async (event) => {
   follow(body.run_id);
   pastRuns();
 });
+$("token").addEventListener("change", () => service().then(pastRuns));  // a token typed in: ask again with it
 service().then(pastRuns).finally(() => { document.body.dataset.ready = "1"; });
