@@ -116,9 +116,9 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
             assert client.get(link).status_code == 200
     assert page.locator("#downloads a").count() == 4 and page.locator("#print").is_visible()
 
-    _accessible(page)
     _screenshots(page, tmp_path)
     _prints(page, tmp_path)
+    _accessible(page)
 
 
 def _accessible(page) -> None:  # type: ignore[no-untyped-def]

@@ -321,10 +321,10 @@ window.addEventListener("beforeprint", () => document.querySelectorAll("details.
 
 // ---- past runs ---------------------------------------------------------------------------------------------------
 function runState(r) {
-  const state = r.state || (r.done ? "finished" : "running");
-  if (state === "interrupted") return `interrupted (resume with ${r.resume})`;
-  if (state === "finished") return (r.stop_reason || "finished").replace("_", " ");
-  if (state === "failed") return "ended without a result";
+  const now = r.state || (r.done ? "finished" : "running");
+  if (now === "interrupted") return `interrupted (resume with ${r.resume})`;
+  if (now === "finished") return (r.stop_reason || "finished").replace("_", " ");
+  if (now === "failed") return "ended without a result";
   return "running";
 }
 async function pastRuns() {
