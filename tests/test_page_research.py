@@ -93,7 +93,8 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
     for stage in ("Round 1 · searching", "Round 1 · searched · ", "Round 1 · judging the evidence",
                   "Round 1 · writing the report"):
         assert any(s.startswith(stage) for s in statuses), (stage, statuses)
-    assert any(s["rows"] > 0 and not s["answered"] for s in seen)  # the evidence table filled during the run
+    assert any(s["rows"] > 0 and not s["answered"] for s in seen)  # the evidence table filled during the run,
+    assert next(s for s in seen if s["type"] == "search_complete")["rows"] > 0  # from the search's own event
     assert page.locator("#answer .verdict").count() == 1
 
     first = page.locator("#evidence tbody tr").first
