@@ -146,6 +146,11 @@ def test_library_search_reuses_the_index_and_embeds_no_record(library_index, lib
     assert set(rows[0]) == {"id", "pmid", "score", "title"}
     expected = [hit.id for hit in library_index.search("metformin cancer", k=5)]
     assert [r["id"] for r in rows] == expected
+    untitled = run_cli("library", "search", str(path), "lace plant programmed cell death mitochondria", "-k", "1",
+                       "--json", env=env, timeout=300)
+    assert untitled.returncode == 0, untitled.stderr
+    assert json.loads(untitled.stdout)[0]["title"].startswith(  # a record without a title, as every face shows it
+        "Untitled — 2011, pmid:21645374 — “Programmed cell death (PCD) is the regulated death")
 
 
 def test_library_search_runs_a_queries_file_one_json_line_each(library_index, library_data_dir: Path,

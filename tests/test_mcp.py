@@ -59,6 +59,11 @@ async def test_research_and_lookups_through_the_sdk_client_over_stdio(
 
         hits = _payload(await session.call_tool("search_library", {"query": QUESTION, "k": 2}))
         assert len(hits) == 2 and hits[0]["id"] == "pmid:17113061"  # the question's own abstract, first
+        untitled = _payload(await session.call_tool("search_library", {
+            "query": "lace plant programmed cell death mitochondria", "k": 1}))[0]
+        assert untitled["id"] == "pmid:21645374" and untitled["title"] is None  # the record has none: shown as
+        assert untitled["display_title"].startswith(  # report.md, references.bib and the page show it
+            "Untitled — 2011, pmid:21645374 — “Programmed cell death (PCD) is the regulated death")
 
         missing = await session.call_tool("get_evidence", {"id": "pmid:1"})
         assert missing.is_error and "no evidence 'pmid:1' in this session" in missing.content[0].text

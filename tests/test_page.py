@@ -71,7 +71,7 @@ def test_a_question_over_the_shared_library_shows_the_answer_and_citations_jump_
         assert page.locator("#studies-box").is_visible()  # the evidence table of the cited studies
         assert page.locator("#studies tbody tr").count() >= 1
         page.click("#studies th[data-key=design]")
-        assert page.locator('#studies th[data-sorted="up"]').count() == 1
+        assert page.locator('#studies th[aria-sort="ascending"]').count() == 1
         shot = DOCS_SCREENSHOT if REFRESH else tmp_path / "page.png"
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000  # a rendered page, not an empty image

@@ -58,7 +58,7 @@ from .composition import (
     recorded_models,
 )
 from .config import Settings, current_settings, load_settings, with_overrides
-from .errors import BadInputError, ParseError
+from .errors import BadInputError, ParseError, SnapshotError
 from .events import Complete, Error, ErrorData, EventBase
 from .identity import normalize_pmid
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
@@ -68,6 +68,7 @@ from .memory.health import check_store as _check_store
 from .memory.research_memory import new_run_id
 from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments
+from .memory.snapshot import read_snapshot
 from .models import SOURCE_NAMES, Evidence, ResearchResult, SearchResult
 from .orchestrator.checkpoint import Checkpoint, RunOptions, load_checkpoint, run_dir
 from .orchestrator.emitter import Emitter, rewind_log
@@ -471,6 +472,16 @@ def research_sync(question: str, **options: Any) -> ResearchResult:
 def run_folder(run_id: str, *, settings: Settings | None = None) -> Path:
     """Where a run's checkpoint, events and report files are kept (``DATA_DIR/runs/RUN_ID``)."""
     return run_dir((settings or current_settings()).data_dir, run_id)
+
+
+def run_evidence(run_id: str, *, settings: Settings | None = None) -> list[Evidence]:
+    """The evidence a run has collected so far, from its last checkpoint (written after every round): what a face
+    shows while the run is still going. None collected yet, or no readable checkpoint: []."""
+    try:
+        checkpoint = load_checkpoint((settings or current_settings()).data_dir, run_id)
+        return [item for item, _ in read_snapshot(checkpoint.memory)[2]]
+    except (BadInputError, SnapshotError):
+        return []
 
 
 def report_markdown(result: ResearchResult) -> str:

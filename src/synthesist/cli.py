@@ -27,6 +27,7 @@ from . import __version__, cli_watch
 from .agents.redaction import SecretFilter
 from .cli_study import add_study_parser, run_study
 from .errors import BadInputError, SynthesistError
+from .titles import display_title
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
@@ -446,7 +447,8 @@ def _library(api, args: argparse.Namespace) -> int:
     _say_repaired(stats)
     print(f"library: {stats.total} records ({stats.embedded} embedded now, {stats.reused} reused)", file=sys.stderr)
     for query, hits in zip(queries, index.search_many(queries, k=args.k), strict=True):
-        rows = [{"id": h.id, "pmid": h.pmid, "score": round(h.score, 6), "title": h.label} for h in hits]
+        rows = [{"id": h.id, "pmid": h.pmid, "score": round(h.score, 6), "title": display_title(h.evidence)}
+                for h in hits]
         if args.queries:
             print(json.dumps({"query": query, "results": rows}, ensure_ascii=False))
         elif args.json:

@@ -13,14 +13,17 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from .models import (
+    Evidence,
     Frozen,
     HypothesisAssessment,
+    Identifiers,
     JudgeAssessment,
     ResearchResult,
     SourceFailure,
     StopReason,
     UnsupportedClaim,
 )
+from .titles import display_title
 
 
 class EventBase(Frozen):
@@ -81,12 +84,36 @@ class Searching(EventBase):
     data: SearchingData
 
 
+class ItemBrief(Frozen):
+    """A newly collected item as a face lists it while the run goes: no abstract (the checkpoint after the round
+    and the result hold the whole item), its title as :func:`synthesist.titles.display_title` gives it."""
+
+    id: str
+    source: str
+    display_title: str
+    titled: bool = True
+    year: int | None = None
+    journal: str | None = None
+    publication_types: tuple[str, ...] = ()
+    is_preprint: bool = False
+    identifiers: Identifiers = Identifiers()
+    url: str | None = None
+
+    @classmethod
+    def of(cls, item: Evidence) -> ItemBrief:
+        return cls(id=item.id, source=item.source, display_title=display_title(item), titled=bool(item.title),
+                   year=item.year, journal=item.journal, publication_types=item.publication_types,
+                   is_preprint=item.is_preprint, identifiers=item.identifiers, url=item.url)
+
+
 class SearchCompleteData(Frozen):
     new: int
     merged: int
     total: int
     counts: dict[str, int]
     errors: tuple[SourceFailure, ...] = ()
+    items: tuple[ItemBrief, ...] = ()
+    """The new items of this search, so a face can list the evidence as it comes."""
 
 
 class SearchComplete(EventBase):

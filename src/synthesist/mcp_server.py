@@ -40,6 +40,7 @@ from .events import Complete, Progress
 from .inputs import check_library_paths, check_question, parse_source_names
 from .memory import LibraryIndex
 from .models import Evidence
+from .titles import display_title
 
 MAX_K = 100
 Text = Annotated[str, Field(max_length=2000, description="1-2,000 characters")]
@@ -79,7 +80,9 @@ def _checked(fn: Callable[..., Any]) -> Tool:
 
 
 def _brief(item: Evidence) -> dict[str, Any]:
-    return {"id": item.id, "title": item.title, "year": item.year, "source": item.source, "url": item.url,
+    """One result: ``title`` as the record has it (None when it has none), ``display_title`` what a reader is shown."""
+    return {"id": item.id, "title": item.title, "display_title": display_title(item), "year": item.year,
+            "journal": item.journal, "source": item.source, "url": item.url,
             "preprint": item.is_preprint}
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
+from ..titles import display_title
 from .citations import replace_markers
 from .studies.table import evidence_rows, markdown_table
 
@@ -176,7 +177,7 @@ def _bibtex_entry(citation: Citation, item: Evidence) -> str:
     kind = "article" if item.source in ("pubmed", "europepmc", "library") and item.journal else "misc"
     key = re.sub(r"[^A-Za-z0-9]+", "", item.id.replace(":", "_", 1)) or f"ref{citation.number}"
     fields = {
-        "title": item.title or item.label,
+        "title": display_title(item, with_source=False),  # journal, year, ids are fields of their own
         "author": " and ".join(item.authors),
         "journal": item.journal if kind == "article" else None,
         "howpublished": item.journal if kind == "misc" else None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..models import PREPRINT_LABEL, Citation, Evidence, Identifiers
+from ..titles import display_title
 
 MAX_AUTHORS = 3
 
@@ -43,7 +44,7 @@ def citation_text(evidence: Evidence, *, identifiers: bool = True) -> str:
     ids = evidence.identifiers if identifiers else Identifiers()
     parts = [
         format_authors(evidence.authors),
-        evidence.title or evidence.label,
+        display_title(evidence, with_source=False),  # journal, year and ids follow
         evidence.journal or "",
         str(evidence.year) if evidence.year else "",
         f"PMID: {ids.pmid}" if ids.pmid else "",

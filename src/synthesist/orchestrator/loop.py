@@ -23,6 +23,7 @@ from ..events import (
     EventBase,
     Hypothesizing,
     HypothesizingData,
+    ItemBrief,
     JudgeComplete,
     Judging,
     JudgingData,
@@ -108,7 +109,8 @@ class RoundSteps:
         message = f"{outcome.new_count} new, {len(outcome.added.merged)} merged, {len(memory)} in memory"
         await send(self.event(SearchComplete, round, search.name, message, SearchCompleteData(
             new=outcome.new_count, merged=len(outcome.added.merged), total=len(memory), counts=outcome.counts,
-            errors=outcome.errors)))
+            errors=outcome.errors, items=tuple(ItemBrief.of(item) for item in map(memory.get, outcome.added.new)
+                                               if item is not None))))
         return outcome
 
     async def assess(self, memory: ResearchMemory, round: int, send: Send) -> None:

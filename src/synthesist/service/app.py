@@ -2,7 +2,8 @@
 
     synthesist serve [--host 127.0.0.1] [--port 8765] [--library PATH ...] [--token TOKEN]
 
-- ``GET /api/health``: status and version.
+- ``GET /api/health``: status, version, whether there is a library, and the sources a client ticks first;
+  ``GET /api/sources/check?names=…``: whether each network source answers now (kept ``PROBE_SECONDS``).
 - ``POST /api/runs`` ``{"question", "sources"?, "model"?, "max_rounds"?, "timeout"?}`` → 202 ``{"run_id"}``.
   ``library`` among the sources means the libraries the service was started with (a request never names a path);
   a model spec may not carry its own URL (``@http…``): the service calls only the models its settings name. Bad
@@ -11,8 +12,10 @@
   ``data: <json>``, from the start, ending after ``complete``; ``Last-Event-ID`` resumes after that event.
 - ``GET /api/runs/{id}`` → the result once complete (409 before); ``/report.md``, ``/references.bib``,
   ``/evidence.csv`` (the evidence table), ``/forest.svg`` (404 when no outcome has two ratios with CIs);
-  ``GET /api/runs`` (this service's runs, then the finished runs kept under DATA_DIR, which the result routes also
-  serve); ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
+  ``/evidence`` (the items so far, from the checkpoint after each round while the run goes); every item in the
+  JSON carries its ``display_title``. ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR,
+  which the result routes also serve; each with its ``state``: running, finished, failed or interrupted);
+  ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
 - Before any of it (:mod:`.guard`): a Host the service does not answer to → 421, a cross-site Origin → 403, a body
@@ -25,6 +28,7 @@ import asyncio
 import hmac
 import json
 import re
+import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -47,8 +51,12 @@ from ..orchestrator.checkpoint import run_dir
 from ..orchestrator.runner import RunControl
 from .guard import MAX_BODY_BYTES, RequestGuard, allowed_hosts
 from .runs import Line, RunRegistry, read_log, summary
+from .views import evidence_view, kept_summary
 
 RETRY_AFTER_SECONDS = 5
+PROBED = ("pubmed", "trials")
+"""The network sources a page ticks by default when the service has no library, and asks the service to check."""
+PROBE_SECONDS = 300.0
 _RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
@@ -82,6 +90,25 @@ class Service:
         self._index_lock = asyncio.Lock()
         self.watching: dict[str, asyncio.Task[None]] = {}
         self.watch_outcomes: dict[str, dict[str, Any]] = {}
+        self._probes: dict[str, tuple[float, dict[str, Any]]] = {}
+
+    def default_sources(self) -> list[str]:
+        """The sources a client ticks first: the library alone when there is one (it needs no network), else the
+        network sources of the settings' defaults that a page offers ticked."""
+        if self.libraries:
+            return ["library"]
+        return [name for name in self.settings.search.sources if name in PROBED] or list(PROBED)
+
+    async def reachable(self, names: str) -> list[dict[str, Any]]:
+        """Each named network source's answer to one tiny query, kept for ``PROBE_SECONDS`` (a page load must not
+        spend the sources' rate limits)."""
+        chosen = [name for name in parse_source_names(names) if name in PROBED]
+        now = time.monotonic()
+        missing = [name for name in chosen if now - self._probes.get(name, (-PROBE_SECONDS, {}))[0] >= PROBE_SECONDS]
+        if missing:
+            for check in await api.check_sources(missing, settings=self.settings):
+                self._probes[check.name] = (now, {"name": check.name, "ok": check.ok, "detail": check.detail})
+        return [self._probes[name][1] for name in chosen if name in self._probes]
 
     def shared_seams(self) -> Seams:
         if self.seams.shared is None:  # one Chroma client and one embedder for every run of the service
@@ -208,15 +235,24 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
                             status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
     page = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
-    watches_js = (Path(__file__).parent / "static" / "watches.js").read_text(encoding="utf-8")
+    scripts = {name: (Path(__file__).parent / "static" / name).read_text(encoding="utf-8")
+               for name in ("page.js", "watches.js")}
 
     @app.get("/", include_in_schema=False)
     async def index() -> HTMLResponse:
         return HTMLResponse(page)  # the page itself holds no data: every call it makes goes through /api
 
     @app.get("/api/health", dependencies=guarded)
-    async def health() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
+    async def health() -> dict[str, Any]:
+        """Status, version, and what a client may offer: whether there is a library, and the sources to tick first
+        (the library alone when there is one: it needs no network)."""
+        return {"status": "ok", "version": __version__, "library": bool(service.libraries),
+                "default_sources": service.default_sources()}
+
+    @app.get("/api/sources/check", dependencies=guarded)
+    async def sources_check(names: Annotated[str, Query(max_length=200)] = ",".join(PROBED)) -> list[dict[str, Any]]:
+        """Whether each network source answers this service now (one tiny query each, kept for a few minutes)."""
+        return await service.reachable(names)
 
     @app.post("/api/runs", status_code=202, dependencies=guarded)
     async def start_run(ask: RunRequest) -> dict[str, str]:
@@ -227,10 +263,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         live = [summary(run) for run in service.runs.all()]
         held = {run["run_id"] for run in live}
         kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
-        return live + [{"run_id": info.run_id, "question": info.question, "done": info.finished, "events": None,
-                        "stop_reason": info.stop_reason, "answer": None, "failure": None, "origin": info.origin,
-                        "running": info.live}
-                       for info in kept if info.run_id not in held]
+        return live + [kept_summary(info) for info in kept if info.run_id not in held]
 
     def _run(run_id: str):  # type: ignore[no-untyped-def]
         run = service.runs.get(run_id)
@@ -289,7 +322,22 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.get("/api/runs/{run_id}", dependencies=guarded)
     async def result(run_id: str) -> Response:
-        return Response(_result(run_id).model_dump_json(), media_type="application/json")
+        done = _result(run_id)
+        body = done.model_dump(mode="json")
+        body["evidence"] = [evidence_view(item) for item in done.evidence]
+        return Response(json.dumps(body), media_type="application/json")
+
+    @app.get("/api/runs/{run_id}/evidence", dependencies=guarded)
+    async def run_evidence(run_id: str) -> list[dict[str, Any]]:
+        """The evidence so far: the last checkpoint's while the run goes (it is written after every round), the
+        result's once it is done."""
+        run = service.runs.get(run_id)
+        if run is None and _folder(run_id) is None:
+            raise HTTPException(404, "no such run on this service")
+        stored = _stored(run_id) if run is None or run.completed else None
+        items = stored.evidence if stored is not None else await asyncio.to_thread(
+            api.run_evidence, run_id, settings=service.settings)
+        return [evidence_view(item) for item in items]
 
     @app.get("/api/runs/{run_id}/report.md", dependencies=guarded)
     async def report_md(run_id: str) -> PlainTextResponse:
@@ -328,9 +376,11 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         return [{"id": hit.evidence.id, "title": hit.evidence.title, "year": hit.evidence.year,
                  "score": round(float(hit.score), 4)} for hit in hits]
 
-    @app.get("/static/watches.js", include_in_schema=False)
-    async def watches_script() -> Response:
-        return Response(watches_js, media_type="text/javascript")
+    @app.get("/static/{name}", include_in_schema=False)
+    async def script(name: str) -> Response:
+        if name not in scripts:
+            raise HTTPException(404, "no such file")
+        return Response(scripts[name], media_type="text/javascript")
 
     def _watch_row(row: Any) -> dict[str, Any]:
         watch, last = row.watch, row.last

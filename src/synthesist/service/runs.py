@@ -21,6 +21,7 @@ from typing import Any
 
 from ..events import Complete, EventBase
 from ..orchestrator.runner import RunControl
+from .views import run_state
 
 KEEP_FINISHED = 256
 """Finished runs whose summary the service keeps in memory (the rest are read from their folders)."""
@@ -182,4 +183,5 @@ def summary(run: RunHandle) -> dict[str, Any]:
     """One line of the runs list."""
     return {"run_id": run.run_id, "question": run.question, "done": run.done, "events": run.event_count,
             "stop_reason": run.stop_reason, "answer": run.verdict, "failure": run.failure, "origin": "service",
-            "running": not run.done}
+            "running": not run.done, "state": run_state(finished=run.completed, live=not run.done,
+                                                        failed=run.failure is not None), "resume": None}

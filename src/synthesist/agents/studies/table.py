@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...models import Evidence
 from ...study import Effect, OutcomeResult, StudyRecord
+from ...titles import display_title
 from .record import read_study
 
 __all__ = ["CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records"]
@@ -44,7 +45,7 @@ class EvidenceRow:
         first = item.authors[0].split()[0] if item.authors else ""
         if first and item.year:
             return f"{first} {item.year}"
-        title = item.title or item.label
+        title = display_title(item)
         return title if len(title) <= 60 else title[:57].rstrip() + "…"
 
     @property

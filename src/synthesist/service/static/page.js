@@ -1,0 +1,359 @@
+"use strict";
+// The research page: ask, follow a run's events, show the answer, report, evidence table, plots and evidence.
+// Every call goes through /api; every item's title is the service's display_title (synthesist.titles).
+const $ = (id) => document.getElementById(id);
+const esc = (text) => String(text ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const MARKER = /\[((?:pmid|doi|nct|ppr|pmcid|url|img):[^\[\]]+)\]/gi;
+const rowId = (id) => "ev-" + id.replace(/[^A-Za-z0-9_-]/g, "_");
+const headers = () => { const t = $("token").value.trim(); return t ? {"Authorization": "Bearer " + t} : {}; };
+const SOURCE_NAMES = {pubmed: "PubMed", trials: "ClinicalTrials.gov", europepmc: "Europe PMC", preprints: "Preprints", web: "Web", library: "Library"};
+const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], designs: new Map(), service: {library: false, default_sources: []},
+  run: null, finished: false};
+
+// ---- the service: what it offers, in the page's words ----------------------------------------------------------
+async function service() {
+  const response = await fetch("/api/health", {headers: headers()});
+  if (!response.ok) { $("status").textContent = response.status === 401 ? "This service needs an access token." : ""; return; }
+  state.service = await response.json();
+  const library = document.querySelector('#sources input[value="library"]');
+  library.disabled = !state.service.library;
+  library.parentElement.classList.toggle("off", !state.service.library);
+  library.parentElement.title = state.service.library ? "The library this service was started with (no network needed)"
+    : "This service was started without a library";
+  for (const box of document.querySelectorAll("#sources input")) box.checked = state.service.default_sources.includes(box.value);
+  if (!state.service.library) reachability();
+}
+async function reachability() {
+  const ticked = selectedSources().filter((name) => name !== "library");
+  if (!ticked.length) return;
+  const response = await fetch(`/api/sources/check?names=${ticked.join(",")}`, {headers: headers()});
+  if (!response.ok) return;
+  const down = (await response.json()).filter((check) => !check.ok);
+  if (down.length) $("notice").textContent = `${down.map((c) => SOURCE_NAMES[c.name] || c.name).join(" and ")} cannot be reached from this service just now` +
+    " (no network?); a run will report them as failed. This service has no library to search offline.";
+}
+function pageWords(text) {  // the run's advice is written for the command line: say it the page's way
+  const library = state.service.library ? "tick Library to search this service's library" : "this service has no library to search offline";
+  return String(text || "").replace(/research your own library with --sources library --library PATH/g, library)
+    .replace(/\(synthesist serve --library PATH\)/g, "(it has to be started with a library)");
+}
+const selectedSources = () => [...document.querySelectorAll("#sources input:checked")].map((box) => box.value);
+
+// ---- report text -------------------------------------------------------------------------------------------------
+function cite(text) {
+  return esc(text).replace(MARKER, (_, ids) => "[" + ids.split(/\s*[;,]\s*/).map((id) =>
+    `<a class="cite" href="#${rowId(id.trim())}" data-id="${esc(id.trim())}">${esc(id.trim())}</a>`).join("; ") + "]");
+}
+function paragraphs(text) {
+  const lines = String(text || "").split("\n"); let html = ""; let list = false;
+  for (const line of lines) {
+    if (/^\s*[-*] /.test(line)) { if (!list) { html += "<ul>"; list = true; } html += "<li>" + cite(line.replace(/^\s*[-*] /, "")) + "</li>"; }
+    else { if (list) { html += "</ul>"; list = false; } if (line.trim()) html += "<p>" + cite(line) + "</p>"; }
+  }
+  return html + (list ? "</ul>" : "");
+}
+
+// ---- the run as it goes ------------------------------------------------------------------------------------------
+function log(event) {  // one line per distinct message: a failure repeated every query reads once, with a count
+  const key = `${event.type}|${event.message}`;
+  const seen = state.timeline.get(key);
+  if (seen) { seen.count += 1; seen.li.textContent = `[${event.round}] ${event.type}: ${pageWords(event.message)} (×${seen.count})`; return; }
+  const li = document.createElement("li");
+  li.textContent = `[${event.round}] ${event.type}: ${pageWords(event.message)}`;
+  if (event.type === "error") li.className = "error";
+  state.timeline.set(key, {li, count: 1});
+  $("timeline").appendChild(li); li.scrollIntoView({block: "nearest"});
+}
+const STAGES = {started: "started", searching: "searching", search_complete: "searched", judging: "judging the evidence",
+  judge_complete: "judged", hypothesizing: "forming hypotheses", looping: "next round", synthesizing: "writing the report",
+  claims_checked: "checking the report's claims", streaming: "writing the report", analyzing: "reading the image",
+  analysis_complete: "read the image", error: "a problem", thinking: "thinking", complete: "done"};
+function stage(event) {
+  const data = event.data || {};
+  if (event.type !== "progress") return STAGES[event.type] || event.type;
+  if (data.stage && data.stage !== "rounds") return data.stage + (data.total ? ` (${data.done ?? 0} of ${data.total})` : "");
+  return `${Math.round(100 * (data.fraction || 0))}% of the rounds done`;
+}
+function status(event) {
+  const data = event.data || {};
+  if (typeof data.total === "number" && event.type === "search_complete") state.evidence = data.total;
+  if (typeof data.evidence === "number") state.evidence = data.evidence;
+  if (event.type === "complete") return;
+  const failed = state.failures.size ? ` · ${state.failures.size} source(s) failed` : "";
+  $("status").textContent = `Round ${event.round} · ${stage(event)} · ${state.evidence} item(s) so far${failed}`;
+}
+function failure(event) {  // each failing source once, in words, however many queries it failed
+  const data = event.data || {};
+  if (data.kind !== "source" || !data.source) return;
+  const kind = data.failure ? data.failure.kind : "failed";
+  const entry = state.failures.get(data.source) || {kind, count: 0};
+  entry.count += 1; state.failures.set(data.source, entry);
+  $("notice").textContent = "Could not search: " + [...state.failures].map(([name, f]) =>
+    `${SOURCE_NAMES[name] || name} (${f.kind}${f.count > 1 ? `, ${f.count} queries` : ""})`).join(", ") + ".";
+}
+function chart() {
+  const svg = $("chart"); const w = 28;
+  svg.innerHTML = state.scores.map((s, i) => `<rect x="${i * 2 * w + 4}" y="${80 - s.m * 7}" width="${w - 4}" height="${s.m * 7}" fill="#1f5fbf"><title>round ${s.r} mechanism ${s.m}</title></rect>` +
+    `<rect x="${i * 2 * w + w}" y="${80 - s.c * 7}" width="${w - 4}" height="${s.c * 7}" fill="#2e8b57"><title>round ${s.r} clinical ${s.c}</title></rect>` +
+    `<text x="${i * 2 * w + 4}" y="89" font-size="9">r${s.r}</text>`).join("");
+}
+function hypotheses(assessment) {
+  const items = assessment.hypotheses || [];
+  $("hypotheses").innerHTML = items.length ? items.map((h) => `<li>${esc(h.intervention)} → ${esc(h.target)} → ${esc(h.pathway)} → ${esc(h.effect)} (${h.confidence})</li>`).join("")
+    : (assessment.knowledge_gaps || []).slice(0, 2).map((g) => `<li>${esc(g)}</li>`).join("") || "<li>none</li>";
+}
+let evidenceTimer = null;
+function refreshEvidence(runId) {  // the checkpoint after each round holds the evidence so far
+  clearTimeout(evidenceTimer);
+  evidenceTimer = setTimeout(async () => {
+    const response = await fetch(`/api/runs/${runId}/evidence`, {headers: headers()});
+    if (!response.ok) return;
+    const full = await response.json();  // the whole items replace their briefs; briefs of a later search stay
+    if (state.run !== runId || state.finished) return;
+    const ids = new Set(full.map((e) => e.id));
+    evidenceTable([...full, ...state.items.filter((e) => !ids.has(e.id))]);
+  }, 300);
+}
+function reset(question) {
+  state.scores.length = 0; state.failures.clear(); state.designs.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
+  chart(); $("hypotheses").innerHTML = "<li>none yet</li>"; $("timeline").innerHTML = ""; $("notice").textContent = "";
+  for (const id of ["answer-box", "studies-box", "conflicts-box", "references-box"]) $(id).hidden = true;
+  $("forest").hidden = true; $("downloads").innerHTML = ""; evidenceTable([]);
+  $("report").className = "muted"; $("report").textContent = "The report appears here when the run ends.";
+  if (question !== undefined) $("question").value = question;
+}
+async function follow(runId) {
+  state.run = runId;
+  const response = await fetch(`/api/runs/${runId}/events`, {headers: headers()});
+  if (!response.ok) { $("status").textContent = `Cannot follow this run (${response.status}).`; return; }
+  const reader = response.body.getReader(); const decoder = new TextDecoder(); let buffer = "";
+  for (;;) {
+    const {value, done} = await reader.read(); if (done) break;
+    buffer += decoder.decode(value, {stream: true});
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
+      const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+      if (!data || state.run !== runId) continue;
+      const event = JSON.parse(data);
+      if (!event.type) { if (event.detail) $("status").textContent = `The run ended without a result: ${event.detail}`; continue; }
+      on(event, runId);
+    }
+  }
+  pastRuns();
+}
+function on(event, runId) {
+  log(event); status(event);
+  if (event.type === "error") failure(event);
+  if (event.type === "started" && event.data) $("question").value = event.data.question;
+  if (event.type === "judge_complete") { state.scores.push({r: event.round, m: event.data.mechanism.score, c: event.data.clinical.score}); chart(); }
+  if (event.type === "hypothesizing" && event.data && event.data.hypotheses) hypotheses(event.data);
+  if (event.type === "search_complete" && event.data.items) addEvidence(event.data.items);
+  if (["progress", "looping", "synthesizing"].includes(event.type)) refreshEvidence(runId);  // abstracts, merges
+  if (event.type === "complete") { state.finished = true; finish(event.data, runId); }
+}
+
+// ---- the evidence: every item, its id a link out, design, year, abstract -----------------------------------------
+const DESIGNS = ["Meta-Analysis", "Systematic Review", "Randomized Controlled Trial", "Clinical Trial", "Observational Study", "Case Reports", "Review"];
+function design(e) {
+  if (e.trial) return ["trial record", ...(e.trial.phases || [])].join(" ").toLowerCase();
+  const types = e.publication_types || [];
+  return (DESIGNS.find((d) => types.includes(d)) || types[0] || state.designs.get(e.id) || "").toLowerCase();
+}
+function linkOut(e) {
+  if (!e) return "";
+  const ids = e.identifiers || {};
+  if (ids.pmid) return `https://pubmed.ncbi.nlm.nih.gov/${ids.pmid}/`;
+  if (ids.pmcid) return `https://pmc.ncbi.nlm.nih.gov/articles/${ids.pmcid}/`;
+  if (ids.doi) return `https://doi.org/${ids.doi}`;
+  if (ids.nct) return `https://clinicaltrials.gov/study/${ids.nct}`;
+  if (ids.ppr) return `https://europepmc.org/article/PPR/${ids.ppr}`;
+  return /^https?:/.test(e.url || "") ? e.url : "";
+}
+function aligned(a) {
+  if (!a) return "";
+  const marks = a.parts.map((p) => `${p.part} ${p.addressed ? "✓" : "✗"}`).join(", ");
+  return ` <span class="${a.label === "answers" ? "flag" : "muted"}" title="${esc(a.reason)}">${esc(a.label.replace("_", " "))}${marks ? ` (${esc(marks)})` : ""}</span>`;
+}
+function evidenceRow(e) {
+  const link = linkOut(e); const title = e.display_title || e.title || e.id;
+  const idCell = link ? `<a href="${esc(link)}" target="_blank" rel="noopener" title="open ${esc(e.id)} at its source">${esc(e.id)}</a>` : esc(e.id);
+  const journal = [e.journal, (e.authors || []).slice(0, 3).join(", ") + ((e.authors || []).length > 3 ? " et al." : "")].filter(Boolean).join(" · ");
+  const abstract = e.content ? `<details class="abstract"><summary>abstract${e.full_text ? " (full text read)" : ""}</summary><p>${esc(e.content)}</p></details>` : "";
+  return `<tr id="${rowId(e.id)}"><td>${idCell}</td><td>${esc([...new Set([e.source, ...(e.links || []).map((l) => l.source)])].join(", "))}</td><td>${esc(e.year ?? "")}</td>` +
+    `<td>${esc(design(e))}${e.is_preprint ? ' <span class="flag">preprint</span>' : ""}${(e.versions || []).length ? ` <span class="muted">${e.versions.length} version(s) merged</span>` : ""}</td>` +
+    `<td><span class="${(e.titled ?? Boolean(e.title)) ? "" : "untitled"}">${esc(title)}</span>${aligned(e.alignment)}${journal ? `<br><span class="muted">${esc(journal)}</span>` : ""}${abstract}</td></tr>`;
+}
+function addEvidence(briefs) {  // the new items of a search, listed at once; the checkpoint adds their abstracts
+  const shown = new Map(state.items.map((e) => [e.id, e]));
+  for (const brief of briefs) if (!shown.has(brief.id)) shown.set(brief.id, brief);
+  evidenceTable([...shown.values()]);
+}
+function evidenceTable(items) {
+  state.items = items;
+  $("evidence").querySelector("tbody").innerHTML = items.map(evidenceRow).join("");
+  $("evidence-count").textContent = items.length ? `(${items.length})` : "";
+}
+
+// ---- the evidence table of the cited studies, the forest plot, the conflicts ------------------------------------
+const DIRECTIONS = {increased: "increased", decreased: "decreased", no_difference: "no significant difference", not_reported: "not reported"};
+function effectText(f) {
+  if (!f) return "";
+  let text = f.value ? `${f.measure && f.measure !== "other" ? f.measure + " " : ""}${f.value}` : "";
+  if (f.value && f.ci_low && f.ci_high) text += ` (${f.ci_low} to ${f.ci_high})`;
+  return [text, f.p || ""].filter(Boolean).join("; ");
+}
+let studyRows = [];
+function studyName(e, id) {
+  if (!e) return id;
+  if (e.authors && e.authors.length && e.year) return `${e.authors[0].split(" ")[0]} ${e.year}`;
+  const title = e.display_title || e.title || e.id;
+  return title.length <= 60 ? title : title.slice(0, 57) + "…";
+}
+function studyTable(studies, byId) {
+  studyRows = [];
+  for (const s of studies) {
+    const e = byId[s.evidence_id];
+    const arms = Object.fromEntries((s.arms || []).map((a) => [a.role, a.label]));
+    const n = (s.randomised || s.analysed || {}).value ?? "";
+    const outcomes = (s.outcomes || []).filter((o) => o.direction !== "not_reported" || o.effect).slice(0, 3);
+    for (const o of outcomes.length ? outcomes : [null]) {
+      const comparison = o && o.intervention ? `${o.intervention} vs ${o.comparator}` : [arms.intervention, arms.comparator].filter(Boolean).join(" vs ");
+      studyRows.push({study: studyName(e, s.evidence_id), link: linkOut(e), design: s.design, n, comparison, outcome: o ? o.outcome : "",
+        effect: o ? effectText(o.effect) : "", direction: o ? DIRECTIONS[o.direction] : "", rawDirection: o ? o.direction : "", quote: o ? `${o.quote} [${o.section}]` : ""});
+    }
+  }
+  $("studies-box").hidden = studyRows.length === 0;
+  renderStudies(); conflicts();
+}
+function renderStudies() {
+  $("studies").querySelector("tbody").innerHTML = studyRows.map((r) => `<tr title="${esc(r.quote)}"><td>${r.link ? `<a href="${esc(r.link)}" target="_blank" rel="noopener">${esc(r.study)}</a>` : esc(r.study)}</td>` +
+    `<td>${esc(r.design)}</td><td>${esc(r.n)}</td><td>${esc(r.comparison)}</td><td>${esc(r.outcome)}</td><td>${esc(r.effect)}</td><td>${esc(r.direction)}</td></tr>`).join("");
+}
+function conflicts() {  // one outcome, studies that point different ways: said plainly, with who says what
+  const byOutcome = new Map();
+  for (const r of studyRows) {
+    if (!["increased", "decreased", "no_difference"].includes(r.rawDirection)) continue;
+    const key = r.outcome.toLowerCase().replace(/[^a-z0-9]+/g, " ").trim(); if (!key) continue;
+    if (!byOutcome.has(key)) byOutcome.set(key, {outcome: r.outcome, rows: []});
+    byOutcome.get(key).rows.push(r);
+  }
+  const items = [...byOutcome.values()].filter((g) => new Set(g.rows.map((r) => r.rawDirection)).size > 1);
+  $("conflicts").innerHTML = items.map((g) => `<li><strong>${esc(g.outcome)}</strong>: ` +
+    g.rows.map((r) => `${esc(r.study)} — ${esc(r.direction)}${r.effect ? ` (${esc(r.effect)})` : ""}`).join("; ") + "</li>").join("");
+  $("conflicts-box").hidden = items.length === 0;
+}
+document.addEventListener("click", (event) => {
+  const th = event.target.closest("#studies th"); if (!th) return;
+  const key = th.dataset.key; const down = th.getAttribute("aria-sort") === "ascending";
+  document.querySelectorAll("#studies th").forEach((h) => h.removeAttribute("aria-sort"));
+  th.setAttribute("aria-sort", down ? "descending" : "ascending");
+  studyRows.sort((a, b) => String(a[key]).localeCompare(String(b[key]), undefined, {numeric: true}) * (down ? -1 : 1));
+  renderStudies();
+});
+async function forestPlot(runId) {
+  const response = await fetch(`/api/runs/${runId}/forest.svg`, {headers: headers()});
+  const img = $("forest");
+  if (!response.ok) { img.hidden = true; return; }
+  img.src = URL.createObjectURL(await response.blob()); img.hidden = false;
+}
+
+// ---- the finished run --------------------------------------------------------------------------------------------
+function frameLine(f) {
+  if (!f) return "";
+  const parts = [["population", f.population], [f.kind === "descriptive" ? "subject" : "exposure", f.exposure], ["comparator", f.comparator], ["outcome", (f.outcomes || []).join("; ")]];
+  return `<p class="muted" id="frame">Question: ${esc(f.kind)}${f.yes_no ? " (yes/no)" : ""}` + parts.filter((p) => p[1]).map((p) => ` · ${p[0]}: ${esc(p[1])}`).join("") + "</p>";
+}
+function answerBox(report) {
+  const answer = report.answer; if (!answer) return;
+  $("answer-box").hidden = false;
+  $("answer").innerHTML = (answer.verdict ? `<span class="verdict">${esc(answer.verdict)}</span> — ` : "") + cite(answer.statement) +
+    `<p class="muted">Strength of evidence: ${esc(answer.strength.replace("_", " "))}${answer.strength_reason ? ` (${esc(answer.strength_reason)})` : ""}</p>` +
+    (answer.missing ? `<p class="muted">Not addressed by the evidence: ${esc(answer.missing)}</p>` : "") +
+    (answer.gate ? `<p class="muted">Checked in code: ${esc(answer.gate)}</p>` : "") + frameLine(report.frame);
+}
+function reportBody(report) {
+  let html = report.partial ? `<p class="partial">Partial report — ${esc(pageWords(report.partial_reason))}</p>` : "";
+  html += "<h3>Executive summary</h3>" + paragraphs(report.executive_summary);
+  for (const section of report.sections) html += `<h3>${esc(section.heading)}</h3>` + paragraphs(section.body);
+  if (report.limitations) html += "<h3>Limitations</h3>" + paragraphs(report.limitations);
+  if (report.conclusion) html += "<h3>Conclusion</h3>" + paragraphs(report.conclusion);
+  if (report.unsupported_claims.length) html += "<h3>Unsupported claims (removed)</h3><ul>" + report.unsupported_claims.map((c) => `<li>${esc(c.text)} — ${esc(c.reason)}</li>`).join("") + "</ul>";
+  if (report.methodology) html += "<h3>Methodology</h3>" + paragraphs(report.methodology);
+  $("report").className = ""; $("report").innerHTML = html;
+}
+function references(report, byId) {
+  $("references").innerHTML = report.references.map((c) => {
+    const link = linkOut(byId[c.evidence_id]) || c.url || "";
+    return `<li id="ref-${c.number}">${esc(c.text)}${link ? ` <a href="${esc(link)}" target="_blank" rel="noopener">${esc(c.evidence_id)}</a>` : ""}</li>`;
+  }).join("");
+  $("references-box").hidden = report.references.length === 0;
+}
+function downloads(runId) {
+  const base = `/api/runs/${runId}`;
+  $("downloads").innerHTML = `<a href="${base}/report.md" download>report.md</a><a href="${base}" download="report.json">report.json</a>` +
+    `<a href="${base}/references.bib" download>references.bib</a><a href="${base}/evidence.csv" download>evidence.csv</a>` +
+    '<button type="button" id="print">Print or save as PDF</button>';
+}
+async function finish(result, runId) {
+  const report = result.report;
+  let items = result.evidence;  // the service's copy carries display_title (the one rule, in Python)
+  const response = await fetch(`/api/runs/${runId}/evidence`, {headers: headers()});
+  if (response.ok) items = await response.json();
+  const byId = Object.fromEntries(items.map((e) => [e.id, e]));
+  for (const s of report.studies || []) if (s.design) state.designs.set(s.evidence_id, s.design.replace(/_/g, " "));  // as read from the text
+  answerBox(report); reportBody(report); evidenceTable(items); references(report, byId);
+  studyTable(report.studies || [], byId);
+  if ((report.studies || []).length) forestPlot(runId);
+  downloads(runId);
+  const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
+  $("status").textContent = `Done (${result.stop_reason.replace("_", " ")}): ${items.length} items, ${report.references.length} cited, ${result.rounds} round(s)${failed}.`;
+}
+document.addEventListener("click", (event) => {
+  if (event.target.id === "print") { window.print(); return; }
+  const link = event.target.closest("a.cite"); if (!link) return;
+  document.querySelectorAll("tr.target").forEach((row) => row.classList.remove("target"));
+  const row = document.getElementById(rowId(link.dataset.id));
+  if (row) { row.classList.add("target"); row.scrollIntoView({block: "center"}); const a = row.querySelector("a"); if (a) a.focus({preventScroll: true}); }
+  event.preventDefault();
+});
+window.addEventListener("beforeprint", () => document.querySelectorAll("details.abstract").forEach((d) => d.removeAttribute("open")));
+
+// ---- past runs ---------------------------------------------------------------------------------------------------
+function runState(r) {
+  const now = r.state || (r.done ? "finished" : "running");
+  if (now === "interrupted") return `interrupted (resume with ${r.resume})`;
+  if (now === "finished") return (r.stop_reason || "finished").replace("_", " ");
+  if (now === "failed") return "ended without a result";
+  return "running";
+}
+async function pastRuns() {
+  const response = await fetch("/api/runs", {headers: headers()}); if (!response.ok) return;
+  const runs = await response.json();
+  $("runs").innerHTML = runs.map((r) => `<li><a href="#" data-run="${esc(r.run_id)}" data-state="${esc(r.state || "")}">${esc(r.question || r.run_id)}</a> ` +
+    `<span class="muted run-state">${esc(runState(r))}</span></li>`).join("") || '<li class="muted">none</li>';
+}
+$("runs").addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-run]"); if (!link) return; event.preventDefault();
+  reset(link.textContent);
+  const words = link.parentElement.querySelector(".run-state").textContent;
+  $("status").textContent = `Past run ${link.dataset.run}: ${words}`;
+  follow(link.dataset.run).then(() => {
+    if (!state.finished) $("status").textContent = `Past run ${link.dataset.run}: ${words}`;
+  });
+});
+$("ask").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const sources = selectedSources();
+  if (!sources.length) { $("status").textContent = "Tick at least one source."; return; }
+  reset();
+  const response = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json", ...headers()},
+    body: JSON.stringify({question: $("question").value, sources})});
+  const body = await response.json();
+  if (!response.ok) { $("status").textContent = `Refused (${response.status}): ${pageWords(body.detail && body.detail.map ? body.detail.map((d) => d.msg).join("; ") : body.detail)}`; return; }
+  $("status").textContent = "Run started: searching …";
+  follow(body.run_id);
+  pastRuns();
+});
+$("token").addEventListener("change", () => service().then(pastRuns));  // a token typed in: ask again with it
+service().then(pastRuns).finally(() => { document.body.dataset.ready = "1"; });

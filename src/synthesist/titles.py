@@ -1,0 +1,51 @@
+"""What a reader is shown for an item: its title, or, for a record without one, what identifies it.
+
+Many library records (1,000 of the shared library's 1,671) have no title, and their abstract starts with a section
+label ("BACKGROUND: …"), which told a reader nothing. :func:`display_title` is the one rule every face uses — the
+page (``display_title`` in the service's JSON), MCP's results, report.md and references.bib — so an untitled item
+reads the same everywhere:
+
+    Untitled — J Clin Oncol 2013, pmid:123 — “Programmed cell death is the regulated death of cells …”
+
+The quotation marks say that the words are the abstract's first words, not a title.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .models import Evidence
+
+UNTITLED = "Untitled"
+FIRST_WORDS = 12
+"""Words of the abstract quoted for an untitled item."""
+
+_SECTION_LABEL = re.compile(r"^\s*(?:[A-Z][A-Z &/-]{2,40}:\s*)+")
+"""A structured abstract's leading label(s) ("BACKGROUND:", "AIMS AND OBJECTIVES:"): no use to a reader."""
+
+
+def first_words(text: str, count: int = FIRST_WORDS) -> str:
+    """The first ``count`` words of ``text``, past any leading section label, with "…" when cut."""
+    words = _SECTION_LABEL.sub("", text).split()
+    return " ".join(words[:count]) + (" …" if len(words) > count else "")
+
+
+def display_title(item: Evidence, *, with_source: bool = True) -> str:
+    """The item's title; without one, "Untitled — journal year, id — “first words …”".
+
+    ``with_source=False`` leaves out journal, year and id, for places that show them beside it (a reference's
+    citation, a BibTeX entry): "Untitled — “first words …”".
+    """
+    if item.title and item.title.strip():
+        return item.title.strip()
+    parts = [UNTITLED]
+    if with_source:
+        where = " ".join(part for part in (item.journal or "", str(item.year) if item.year else "") if part)
+        parts.append(", ".join(part for part in (where, item.id) if part))
+    words = first_words(item.content)
+    if words:
+        parts.append(f"“{words}”")
+    return " — ".join(parts)
+
+
+__all__ = ["FIRST_WORDS", "UNTITLED", "display_title", "first_words"]
