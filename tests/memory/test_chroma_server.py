@@ -94,7 +94,7 @@ def test_the_library_is_indexed_once_on_the_server_and_read_by_two_processes(chr
     for _out, err in outputs[:2]:
         assert f"library: {total} records (0 embedded now, {total} reused)" in err
     for i in range(2):
-        assert sorted(p.suffix for p in (tmp_path / f"batch{i}").iterdir() if p.is_file()) == [".json"] * 2
+        assert sorted(p.suffix for p in (tmp_path / f"batch{i}").iterdir() if p.suffix == ".json") == [".json"] * 2
 
 
 def _questions(tmp_path: Path, index: int) -> Path:
