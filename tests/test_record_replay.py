@@ -78,7 +78,9 @@ def _without_timings(path: Path) -> dict:
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str], str]:
     """A run recorded against live loopback servers, which are gone when the fixture returns."""
     tmp = tmp_path_factory.mktemp("record")
-    env = {"SYNTHESIST_DATA_DIR": str(tmp / "data")}
+    # The module-scoped recording runs before the per-test environment is set: name the suite's embedding backend
+    # here, or the recording embeds with the product's default and the replay with the suite's.
+    env = {"SYNTHESIST_DATA_DIR": str(tmp / "data"), "SYNTHESIST_MEMORY__EMBEDDING_BACKEND": "torch"}
     with ExitStack() as stack:
         env.update(_serve(stack))
         models = stack.enter_context(ScriptedChatServer(_scripted_team()))
