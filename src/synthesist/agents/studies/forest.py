@@ -33,6 +33,7 @@ class ForestRow:
     low: float
     high: float
     outcome: str
+    evidence_id: str = ""
 
 
 def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> list[list[ForestRow]]:
@@ -67,7 +68,7 @@ def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> 
     label = f"{author} {item.year}" if author and item and item.year else (item.label[:40] if item else
                                                                         record.evidence_id)
     return ForestRow(label=label, measure=effect.measure or "", value=value, low=low, high=high,
-                     outcome=outcome.outcome)
+                     outcome=outcome.outcome, evidence_id=record.evidence_id)
 
 
 def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path) -> Path | None:
