@@ -28,7 +28,8 @@ SEED, SIZE = 25, 50
 
 
 def sample(path: Path) -> list[str]:
-    questions = [json.loads(line)["question"] for line in path.read_text().splitlines() if line.strip()]
+    with path.open() as lines:  # split on newlines only: a question may hold U+2028
+        questions = [json.loads(line)["question"] for line in lines if line.strip()]
     return random.Random(SEED).sample(questions, SIZE)
 
 
