@@ -8,8 +8,9 @@ written in its title or abstract. One trial is then one study across registry, p
 
 - ``unpublished`` — a registration whose status is completed, with no results posted and no collected paper that
   names it (possible publication bias; "collected" is what this run found, which the detail says);
-- ``outcome_switch`` — a paper of the trial whose text names none of the registered primary outcome's content
-  words while the registry lists one (the primary outcome reported may not be the registered one);
+- ``outcome_switch`` — a paper of the trial (with an abstract) whose text names none of the registered primary
+  outcome's content words while the registry lists one (the primary outcome reported may not be the registered
+  one; a crude check on words, stated as *possible*);
 - ``papers_disagree`` — two papers of one trial that the conflict check found disagreeing.
 
 Leaf-level module: imports only the models and :mod:`synthesist.identity`.
@@ -67,7 +68,7 @@ def registration_flags(items: Sequence[Evidence], conflicts: Sequence[Conflict] 
                        "collected items (possible publication bias)"))
         primary = [o.measure for o in trial.outcomes if o.kind == "primary"] if trial else []
         for paper in papers:
-            switched = _unnamed(primary, paper) if paper.content else ""
+            switched = _unnamed(primary, paper, trial.interventions if trial else ()) if paper.content else ""
             if switched:
                 flags.append(RegistrationFlag(
                     kind="outcome_switch", nct=nct, evidence_ids=(record.id if record else nct, paper.id),
@@ -84,12 +85,14 @@ def registration_flags(items: Sequence[Evidence], conflicts: Sequence[Conflict] 
     return tuple(flags)
 
 
-def _unnamed(primary: Sequence[str], paper: Evidence) -> str:
-    """The first registered primary outcome none of whose content words the paper's text holds ('' when named)."""
+def _unnamed(primary: Sequence[str], paper: Evidence, interventions: Sequence[str]) -> str:
+    """The first registered primary outcome none of whose content words (the intervention's name left out: "effect
+    of abexinostat on response rate" is about response) the paper's text holds ('' when named)."""
+    named = set(_WORD.findall(" ".join(interventions).lower()))
     text = " ".join(filter(None, (paper.title, paper.content, *(p.text for p in paper.passages)))).lower()
     words_in_text = set(_WORD.findall(text))
     for measure in primary:
-        content = set(_WORD.findall(measure.lower())) - _GENERIC
+        content = set(_WORD.findall(measure.lower())) - _GENERIC - named
         if content and not content & words_in_text:
             return measure
     return ""
