@@ -87,7 +87,7 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
             outcome=outcome, results=tuple(results),
             conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
             flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome))))
-    answer = _graded_answer(report.answer, graded[0] if question is not None else None)
+    answer = graded_answer(report.answer, graded[0] if question is not None else None)
     return report.model_copy(update={"registration_flags": flags, "pooled": pooled, "certainty": tuple(graded),
                                      "answer": answer})
 
@@ -142,7 +142,7 @@ def _same(pooled: PooledEstimate | None, outcome: str) -> PooledEstimate | None:
     return pooled if pooled is not None and not _differ(pooled.outcome, outcome) else None
 
 
-def _graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
+def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
     """The answer's strength as its outcome's certainty, never above what it was (module docstring)."""
     if answer is None or certainty is None:
         return answer
