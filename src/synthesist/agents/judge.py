@@ -96,8 +96,10 @@ MAX_CONFLICT_PENALTY = 0.3
 
 async def context_conflicts(question: str, context: list[Evidence], memory: ResearchMemory) -> tuple[Conflict, ...]:
     """The disagreements between the context's items that answer the question (:mod:`.conflicts`)."""
-    relevance = await question_relevance(question, context, embedder=memory.embedder)
     frame = frame_of(question)
+    if not frame.exposure or not frame.outcomes or len(context) < 2:
+        return ()
+    relevance = await question_relevance(question, context, embedder=memory.embedder)
     return detect_conflicts(frame, align_all(frame, context, relevance), {e.id: e for e in context})
 
 
