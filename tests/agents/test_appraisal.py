@@ -13,9 +13,10 @@ from test_conflicts import COVARIATE, ESOPHAGUS, GIST, SURGERY, library
 from synthesist.agents.appraisal import CONFLICTS_HEADING, with_conflicts
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
+from synthesist.agents.report import code_built
 from synthesist.agents.report_format import render_markdown
 from synthesist.memory import Embedder, ResearchMemory
-from synthesist.models import ResearchReport
+from synthesist.models import ReportSection, ResearchReport
 
 
 async def test_conflicts_reach_the_memory_the_report_and_its_markdown(shared_dir: Path, embedder: Embedder):
@@ -59,3 +60,14 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     markdown = (out / "report.md").read_text()
     assert "## Certainty of the evidence per outcome" in markdown
     assert "  - design: starts low: no randomised trial, designs cohort" in markdown
+
+
+def test_an_llm_report_keeps_the_conflicts_heading_code_wrote(embedder: Embedder):
+    memory = ResearchMemory(SURGERY, embedder=embedder)
+    report = ResearchReport(title="t", executive_summary="s", methodology="m", sections=(
+        ReportSection(heading=CONFLICTS_HEADING, body="One study found an increase [pmid:1]."),
+        ReportSection(heading="Unasked heading words", body="Survival rose [pmid:1].")))
+
+    built = code_built(report, memory, ["library"])
+
+    assert [s.heading for s in built.sections] == [CONFLICTS_HEADING, "Findings 2"]
