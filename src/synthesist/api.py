@@ -501,7 +501,7 @@ def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path |
     if rows:
         paths["evidence_csv"] = directory / "evidence.csv"
         paths["evidence_csv"].write_text(evidence_csv(rows), encoding="utf-8")
-    forest = draw_forest_plot(result.report.studies, evidence, directory / FOREST_FILE)
+    forest = draw_forest_plot(result.report.studies, evidence, directory / FOREST_FILE, result.report.pooled)
     if forest is not None:
         paths["forest_plot"] = forest
     paths["markdown"].write_text(render_markdown(result.report, evidence, forest_plot=forest.name if forest else None),
@@ -641,7 +641,7 @@ def evidence_table_csv(result: ResearchResult) -> str:
 
 def forest_plot_svg(result: ResearchResult) -> bytes | None:
     """The run's forest plot as SVG (None when fewer than two studies give a ratio with a CI for one outcome)."""
-    return forest_svg(result.report.studies, {item.id: item for item in result.evidence})
+    return forest_svg(result.report.studies, {item.id: item for item in result.evidence}, result.report.pooled)
 
 
 def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> StudyRecord:

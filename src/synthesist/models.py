@@ -373,6 +373,86 @@ class SupportJudgements(Frozen):
     judgements: tuple[SupportJudgement, ...] = ()
 
 
+ConflictKind = Literal["opposite", "against_null"]
+"""``opposite``: both significant, in opposite directions; ``against_null``: one significant, the other a clear null."""
+
+
+class ConflictSide(Frozen):
+    """One side of a disagreement: the item, what it found and the verbatim quote (with its section) it rests on."""
+
+    evidence_id: str
+    direction: Literal["increased", "decreased", "no_difference"]
+    quote: str
+    section: str = ""
+    design: str = "unclear"
+    size: int | None = None
+
+
+class Conflict(Frozen):
+    """Two items that address the same question part (the frame's exposure and one outcome) and disagree, with
+    the likely reasons their study records show (design, size, population, dose, follow-up, outcome definition,
+    setting). Found by code (:mod:`synthesist.agents.conflicts`), never by a model."""
+
+    kind: ConflictKind
+    exposure: str
+    outcome: str
+    first: ConflictSide
+    second: ConflictSide
+    reasons: tuple[str, ...] = ()
+
+
+Certainty = Literal["high", "moderate", "low", "very_low"]
+
+
+class CertaintyStep(Frozen):
+    """One GRADE-like step: where it started, or a downgrade/upgrade by ``change`` levels, with its reason."""
+
+    domain: Literal["design", "risk_of_bias", "inconsistency", "imprecision", "indirectness", "publication_bias",
+                    "large_effect", "dose_response"]
+    change: int = Field(ge=-2, le=2)
+    reason: str
+
+
+class OutcomeCertainty(Frozen):
+    """The certainty of the evidence on one outcome of the evidence table, step by step."""
+
+    outcome: str
+    certainty: Certainty
+    evidence_ids: tuple[str, ...] = ()
+    steps: tuple[CertaintyStep, ...] = ()
+    answers_question: bool = False
+    """This outcome is the question's own (the Answer's strength is its certainty)."""
+
+
+class PooledEstimate(Frozen):
+    """An exploratory random-effects (DerSimonian–Laird) pool of two or more studies' ratios for one outcome."""
+
+    outcome: str
+    measure: str
+    studies: tuple[str, ...]
+    value: float
+    ci_low: float
+    ci_high: float
+    i2: float = Field(ge=0, le=1)
+    tau2: float = Field(ge=0)
+    method: str = "DerSimonian-Laird random effects (statsmodels combine_effects)"
+    caveats: tuple[str, ...] = ()
+
+
+RegistrationFlagKind = Literal["unpublished", "outcome_switch", "papers_disagree"]
+
+
+class RegistrationFlag(Frozen):
+    """What a trial registration shows next to the papers that report it: a completed trial with no posted results
+    and no matched paper (``unpublished``), a paper whose primary outcome is not the registered one
+    (``outcome_switch``), two papers of one trial that disagree (``papers_disagree``)."""
+
+    kind: RegistrationFlagKind
+    nct: str
+    evidence_ids: tuple[str, ...] = ()
+    detail: str
+
+
 class ReportDraft(Frozen):
     """What a writer (LLM or extractive) produces; references and flags are added by the ReportAgent."""
 
@@ -414,6 +494,14 @@ class ResearchReport(Frozen):
     studies: tuple[StudyRecord, ...] = ()
     """The study record of each referenced item (:mod:`synthesist.agents.studies`), every quote and number
     checked verbatim against its source: the evidence table."""
+    conflicts: tuple[Conflict, ...] = ()
+    """Where the evidence disagrees: pairs of answering items with opposite findings on one outcome."""
+    certainty: tuple[OutcomeCertainty, ...] = ()
+    """The GRADE-like certainty of each outcome of the evidence table, each step with its reason."""
+    pooled: PooledEstimate | None = None
+    """An exploratory pooled estimate for the forest plot's outcome (two or more ratios with CIs)."""
+    registration_flags: tuple[RegistrationFlag, ...] = ()
+    """Trial registrations checked against the papers that report them."""
 
 
 class Usage(Frozen):

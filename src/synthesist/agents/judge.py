@@ -3,6 +3,11 @@
 Input: the round's briefing (:mod:`.team`: the MMR-selected context, ``memory.judge_context_size`` items, 30 by
 default), shared with the hypothesis agent. Output: a :class:`JudgeAssessment` whose cited ids and key-finding
 citations name only evidence in memory.
+
+Whichever engine judged, code then reads the context for conflicts (:mod:`.conflicts`): they go to
+``memory.conflicts``, each lowers the confidence (inconsistency), and the last of the next queries becomes a search
+that could resolve the first one (a review of the exposure on that outcome) unless it already ran. A conflict does
+not by itself hold back a sufficient verdict: the report states it and grades the outcome's certainty down.
 """
 
 from __future__ import annotations
@@ -10,11 +15,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..memory import ResearchMemory
-from ..models import Evidence, JudgeAssessment, JudgeVerdict
+from ..models import Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .cards import round_cards
 from .citations import validate_model
+from .conflicts import detect_conflicts, resolving_query
 from .extractive.alignment import align_all
 from .extractive.frame import frame_of
 from .extractive.gate import gate_assessment
@@ -67,6 +73,9 @@ class JudgeAgent(ModelAgent):
                                          finish=finish)
         if output.value.answering is None:  # the model's verdict: the same gate as the extractive judge's
             output = replace(output, value=await gated(memory.question, output.value, context, memory))
+        conflicts = await context_conflicts(memory.question, context, memory)
+        memory.set_conflicts(conflicts)
+        output = replace(output, value=inconsistent(output.value, conflicts, memory))
         memory.add_assessment(output.value)
         return output
 
@@ -78,3 +87,37 @@ async def gated(question: str, assessment: JudgeAssessment, context: list[Eviden
     relevance = await question_relevance(question, context, embedder=memory.embedder)
     frame = frame_of(question)
     return gate_assessment(assessment, frame, align_all(frame, context, relevance), {e.id: e for e in context})
+
+
+CONFLICT_PENALTY = 0.1
+"""Confidence taken off per conflict found (at most :data:`MAX_CONFLICT_PENALTY` in all)."""
+MAX_CONFLICT_PENALTY = 0.3
+
+
+async def context_conflicts(question: str, context: list[Evidence], memory: ResearchMemory) -> tuple[Conflict, ...]:
+    """The disagreements between the context's items that answer the question (:mod:`.conflicts`)."""
+    frame = frame_of(question)
+    if not frame.exposure or not frame.outcomes or len(context) < 2:
+        return ()
+    relevance = await question_relevance(question, context, embedder=memory.embedder)
+    return detect_conflicts(frame, align_all(frame, context, relevance), {e.id: e for e in context})
+
+
+def inconsistent(assessment: JudgeAssessment, conflicts: tuple[Conflict, ...],
+                 memory: ResearchMemory) -> JudgeAssessment:
+    """The assessment read with its conflicts: confidence lowered for inconsistency, the reason in the clinical
+    reasoning, and a search that could resolve the first conflict among the next queries (when not yet run)."""
+    if not conflicts:
+        return assessment
+    penalty = min(MAX_CONFLICT_PENALTY, CONFLICT_PENALTY * len(conflicts))
+    first = conflicts[0]
+    note = (f"Inconsistency: {len(conflicts)} conflict(s) between answering items, e.g. {first.first.evidence_id} "
+            f"({first.first.direction}) vs {first.second.evidence_id} ({first.second.direction}) on "
+            f"{first.outcome}; confidence lowered by {penalty:.2f}.")
+    queries = list(assessment.next_search_queries)
+    query = resolving_query(first)
+    if not any(memory.has_run(source, query) for source, _ in memory.queries_run) and query not in queries:
+        queries = [*queries[:2], query]
+    clinical = assessment.clinical.model_copy(update={"reasoning": f"{assessment.clinical.reasoning} {note}".strip()})
+    return assessment.model_copy(update={"confidence": round(max(0.0, assessment.confidence - penalty), 2),
+                                         "clinical": clinical, "next_search_queries": tuple(queries)})

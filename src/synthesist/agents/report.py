@@ -24,6 +24,7 @@ from ..memory import ResearchMemory, format_bibliography
 from ..models import Alignment, Answer, QuestionFrame, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
 from .answer_gate import align_memory, checked_frame, gate_answer
+from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
@@ -80,7 +81,9 @@ class ReportAgent(ModelAgent):
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory)
+        report = with_references(with_conflicts(report, memory), memory)
         report, unread = with_studies(report, memory)
+        report = appraised(report, memory)
         if unread:
             note = "; ".join(filter(None, [note, f"the study record of {', '.join(unread)} could not be read "
                                                  "(an internal error); the table leaves it out"]))
@@ -139,7 +142,7 @@ def code_built(report: ResearchReport, memory: ResearchMemory, sources: Sequence
     for number, section in enumerate(report.sections, 1):
         known = asked | set(_WORD.findall(section.body.lower()))
         words = [w for w in _WORD.findall(section.heading.lower()) if w not in _GLUE]
-        keep = section.heading == IMAGING_HEADING or (words and all(w in known for w in words))
+        keep = section.heading in (IMAGING_HEADING, CONFLICTS_HEADING) or (words and all(w in known for w in words))
         heading = section.heading if keep else ("Findings" if len(report.sections) == 1 else f"Findings {number}")
         sections.append(section.model_copy(update={"heading": heading}))
     return report.model_copy(update={"title": f"Research report: {memory.question}",

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
 from ..titles import display_title
+from .appraisal_format import appraisal_lines
 from .citations import replace_markers
 from .studies.table import evidence_rows, markdown_table
 
@@ -127,6 +128,7 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
     if report.conclusion:
         lines += ["## Conclusion", "", replace_markers(_text(report.conclusion), cite), ""]
     lines += _evidence_table_lines(report, evidence, numbers, forest_plot)
+    lines += appraisal_lines(report, cite)
     if report.unsupported_claims:
         lines += ["## Unsupported claims (removed)", "",
                   f"{len(report.unsupported_claims)} of {report.claims_checked} cited sentences were not supported by "

@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..config import MemorySettings
-from ..models import Citation, Evidence, HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage, Usage
+from ..models import (
+    Citation,
+    Conflict,
+    Evidence,
+    HypothesisAssessment,
+    JudgeAssessment,
+    ResearchReport,
+    TokenUsage,
+    Usage,
+)
 from .bibliography import format_bibliography
 from .documents import evidence_text
 from .embeddings import Embedder
@@ -205,6 +214,14 @@ class ResearchMemory:
     @property
     def latest_assessment(self) -> JudgeAssessment | None:
         return self._state.assessments[-1] if self._state.assessments else None
+
+    @property
+    def conflicts(self) -> tuple[Conflict, ...]:
+        """Detected contradictions between collected items (:mod:`synthesist.agents.conflicts`)."""
+        return tuple(self._state.conflicts)
+
+    def set_conflicts(self, conflicts: Sequence[Conflict]) -> None:
+        self._state.conflicts = list(conflicts)
 
     def set_report(self, report: ResearchReport) -> None:
         self._state.report = report

@@ -1,10 +1,11 @@
-"""Everything a run remembers besides its evidence: rounds, queries run, verdicts, hypotheses, report, token usage."""
+"""Everything a run remembers besides its evidence: rounds, queries run, verdicts, hypotheses, conflicts, report,
+token usage."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..models import HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage, Usage
+from ..models import Conflict, HypothesisAssessment, JudgeAssessment, ResearchReport, TokenUsage, Usage
 
 
 def _query_key(source: str, query: str) -> tuple[str, str]:
@@ -19,6 +20,8 @@ class RunState:
         self.hypothesis_history: list[HypothesisAssessment] = []
         self.assessments: list[JudgeAssessment] = []
         self.report: ResearchReport | None = None
+        self.conflicts: list[Conflict] = []
+        """Detected contradictions between collected items (the latest judge's reading of its context)."""
         self.usage: list[TokenUsage] = []
         self.queries: list[tuple[str, str]] = []
         self._query_keys: set[tuple[str, str]] = set()
@@ -57,6 +60,7 @@ class RunState:
             "hypotheses": [h.model_dump(mode="json") for h in self.hypothesis_history],
             "assessments": [a.model_dump(mode="json") for a in self.assessments],
             "report": self.report.model_dump(mode="json") if self.report else None,
+            "conflicts": [c.model_dump(mode="json") for c in self.conflicts],
             "usage": [u.model_dump(mode="json") for u in self.usage],
             "queries": [[source, query] for source, query in self.queries],
             "shown": {agent: list(ids) for agent, ids in self.shown.items()},
@@ -70,6 +74,7 @@ class RunState:
         state.assessments = [JudgeAssessment.model_validate(a) for a in data.get("assessments", [])]
         report = data.get("report")
         state.report = ResearchReport.model_validate(report) if report else None
+        state.conflicts = [Conflict.model_validate(c) for c in data.get("conflicts", [])]
         state.usage = [TokenUsage.model_validate(u) for u in data.get("usage", [])]
         for source, query in data.get("queries", []):
             state.record_query(source, query)

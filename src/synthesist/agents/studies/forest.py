@@ -4,7 +4,8 @@
 records and groups them by outcome (outcome names sharing most of their words are one outcome); the largest group
 with at least two studies is drawn by :func:`draw_forest_plot` with matplotlib (Agg backend, imported only when a
 plot is drawn): one row per study, the estimate and its CI on a log scale, a line at 1. Nothing is pooled: the
-plot shows the studies' own printed numbers.
+plot shows the studies' own printed numbers, and, when the report has one, the exploratory random-effects pool of
+them (:mod:`.pooling`) as a diamond below, labelled exploratory with its I².
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...models import Evidence
+from ...models import Evidence, PooledEstimate
 from ...study import OutcomeResult, StudyRecord
 from ..extractive.text import terms
 
@@ -33,6 +34,7 @@ class ForestRow:
     low: float
     high: float
     outcome: str
+    evidence_id: str = ""
 
 
 def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> list[list[ForestRow]]:
@@ -67,20 +69,23 @@ def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> 
     label = f"{author} {item.year}" if author and item and item.year else (item.label[:40] if item else
                                                                         record.evidence_id)
     return ForestRow(label=label, measure=effect.measure or "", value=value, low=low, high=high,
-                     outcome=outcome.outcome)
+                     outcome=outcome.outcome, evidence_id=record.evidence_id)
 
 
-def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path) -> Path | None:
+def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path,
+                     pooled: PooledEstimate | None = None) -> Path | None:
     """Draw the largest outcome group of two or more studies to ``path`` (SVG); None when there is none."""
-    svg = forest_svg(studies, evidence)
+    svg = forest_svg(studies, evidence, pooled)
     if svg is None:
         return None
     path.write_bytes(svg)
     return path
 
 
-def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> bytes | None:
-    """The plot of the largest outcome group of two or more studies, as SVG bytes; None when there is none."""
+def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
+               pooled: PooledEstimate | None = None) -> bytes | None:
+    """The plot of the largest outcome group of two or more studies, as SVG bytes (with ``pooled`` as a diamond
+    when it pools that group); None when there is none."""
     groups = [rows for rows in forest_groups(studies, evidence) if len(rows) >= 2]
     if not groups:
         return None
@@ -90,17 +95,25 @@ def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence])
     from matplotlib import pyplot  # noqa: PLC0415
 
     rows = groups[0]
-    figure, axes = pyplot.subplots(figsize=(7.0, 1.2 + 0.45 * len(rows)))
+    if pooled is not None and set(pooled.studies) != {row.label for row in rows}:
+        pooled = None
+    figure, axes = pyplot.subplots(figsize=(7.0, 1.2 + 0.45 * (len(rows) + (pooled is not None))))
     try:
         positions = list(range(len(rows), 0, -1))
         axes.errorbar([r.value for r in rows], positions, fmt="s", color="black", ecolor="black", capsize=3,
                       xerr=[[r.value - r.low for r in rows], [r.high - r.value for r in rows]])
         axes.axvline(1.0, color="grey", linestyle="--", linewidth=1)
         axes.set_xscale("log")
-        axes.set_yticks(positions, [r.label for r in rows])
+        labels = [r.label for r in rows]
+        if pooled is not None:
+            axes.fill([pooled.ci_low, pooled.value, pooled.ci_high, pooled.value], [0, 0.25, 0, -0.25], color="black")
+            axes.annotate(f"{pooled.value:g} ({pooled.ci_low:g}–{pooled.ci_high:g}), I² {pooled.i2:.0%}", (1.02, 0),
+                          xycoords=("axes fraction", "data"), va="center", fontsize=8)
+            positions, labels = [*positions, 0], [*labels, "Pooled, exploratory (DL)"]
+        axes.set_yticks(positions, labels)
         axes.set_xlabel(f"{rows[0].measure} (95% CI), log scale")
         axes.set_title(rows[0].outcome[:80], fontsize=10)
-        for y, row in zip(positions, rows, strict=True):
+        for y, row in zip(positions, rows, strict=False):
             axes.annotate(f"{row.value:g} ({row.low:g}–{row.high:g})", (1.02, y), xycoords=("axes fraction", "data"),
                           va="center", fontsize=8)
         figure.tight_layout()

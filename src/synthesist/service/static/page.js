@@ -117,7 +117,7 @@ function refreshEvidence(runId) {  // the checkpoint after each round holds the 
 function reset(question) {
   state.scores.length = 0; state.failures.clear(); state.designs.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
   chart(); $("hypotheses").innerHTML = "<li>none yet</li>"; $("timeline").innerHTML = ""; $("notice").textContent = "";
-  for (const id of ["answer-box", "studies-box", "conflicts-box", "references-box"]) $(id).hidden = true;
+  for (const id of ["answer-box", "studies-box", "conflicts-box", "certainty-box", "references-box"]) $(id).hidden = true;
   $("forest").hidden = true; $("downloads").innerHTML = ""; evidenceTable([]);
   $("report").className = "muted"; $("report").textContent = "The report appears here when the run ends.";
   if (question !== undefined) $("question").value = question;
@@ -224,24 +224,28 @@ function studyTable(studies, byId) {
     }
   }
   $("studies-box").hidden = studyRows.length === 0;
-  renderStudies(); conflicts();
+  renderStudies();
 }
 function renderStudies() {
   $("studies").querySelector("tbody").innerHTML = studyRows.map((r) => `<tr title="${esc(r.quote)}"><td>${r.link ? `<a href="${esc(r.link)}" target="_blank" rel="noopener">${esc(r.study)}</a>` : esc(r.study)}</td>` +
     `<td>${esc(r.design)}</td><td>${esc(r.n)}</td><td>${esc(r.comparison)}</td><td>${esc(r.outcome)}</td><td>${esc(r.effect)}</td><td>${esc(r.direction)}</td></tr>`).join("");
 }
-function conflicts() {  // one outcome, studies that point different ways: said plainly, with who says what
-  const byOutcome = new Map();
-  for (const r of studyRows) {
-    if (!["increased", "decreased", "no_difference"].includes(r.rawDirection)) continue;
-    const key = r.outcome.toLowerCase().replace(/[^a-z0-9]+/g, " ").trim(); if (!key) continue;
-    if (!byOutcome.has(key)) byOutcome.set(key, {outcome: r.outcome, rows: []});
-    byOutcome.get(key).rows.push(r);
-  }
-  const items = [...byOutcome.values()].filter((g) => new Set(g.rows.map((r) => r.rawDirection)).size > 1);
-  $("conflicts").innerHTML = items.map((g) => `<li><strong>${esc(g.outcome)}</strong>: ` +
-    g.rows.map((r) => `${esc(r.study)} — ${esc(r.direction)}${r.effect ? ` (${esc(r.effect)})` : ""}`).join("; ") + "</li>").join("");
-  $("conflicts-box").hidden = items.length === 0;
+function appraisal(report) {  // report.conflicts and report.certainty: found and graded in Python, shown here
+  const side = (x) => `<li><a class="cite" href="#${rowId(x.evidence_id)}" data-id="${esc(x.evidence_id)}">${esc(x.evidence_id)}</a> ` +
+    `(${esc(x.direction.replace("_", " "))}, ${esc(x.design)}): “${esc(x.quote)}”</li>`;
+  const found = report.conflicts || [];
+  $("conflicts").innerHTML = found.map((c) => `<li><strong>${esc(c.exposure)} → ${esc(c.outcome)}</strong> <span class="muted">` +
+    `${c.kind === "opposite" ? "opposite significant findings" : "a significant finding against a null"}</span>` +
+    `<ul>${side(c.first)}${side(c.second)}</ul><span class="muted">Likely reasons: ${esc((c.reasons || []).join("; ") || "none found in the study records")}</span></li>`).join("");
+  $("conflicts-box").hidden = found.length === 0;
+  const graded = report.certainty || [];
+  const pooled = report.pooled;
+  $("certainty").innerHTML = graded.map((g) => `<p><strong>${esc(g.outcome)}</strong>${g.answers_question ? " (the question's outcome)" : ""}: ` +
+    `<strong>${esc(g.certainty.replace("_", " "))}</strong></p><ul>` +
+    g.steps.map((s) => `<li>${esc(s.domain.replace(/_/g, " "))}${s.change ? ` (${s.change > 0 ? "+" : ""}${s.change})` : ""}: ${esc(s.reason)}</li>`).join("") + "</ul>").join("") +
+    (pooled ? `<p>Pooled (exploratory): ${esc(pooled.measure)} ${esc(pooled.value)} (${esc(pooled.ci_low)} to ${esc(pooled.ci_high)}), I² ${Math.round(pooled.i2 * 100)}% — ${esc((pooled.caveats || []).join("; "))}</p>` : "") +
+    (report.registration_flags || []).map((f) => `<p class="flag">${esc(f.nct)}: ${esc(f.detail)}</p>`).join("");
+  $("certainty-box").hidden = graded.length === 0 && !(report.registration_flags || []).length;
 }
 document.addEventListener("click", (event) => {
   const th = event.target.closest("#studies th"); if (!th) return;
@@ -275,7 +279,7 @@ function answerBox(report) {
 function reportBody(report) {
   let html = report.partial ? `<p class="partial">Partial report — ${esc(pageWords(report.partial_reason))}</p>` : "";
   html += "<h3>Executive summary</h3>" + paragraphs(report.executive_summary);
-  for (const section of report.sections) html += `<h3>${esc(section.heading)}</h3>` + paragraphs(section.body);
+  for (const section of report.sections.filter((s) => s.heading !== "Where the evidence disagrees")) html += `<h3>${esc(section.heading)}</h3>` + paragraphs(section.body);
   if (report.limitations) html += "<h3>Limitations</h3>" + paragraphs(report.limitations);
   if (report.conclusion) html += "<h3>Conclusion</h3>" + paragraphs(report.conclusion);
   if (report.unsupported_claims.length) html += "<h3>Unsupported claims (removed)</h3><ul>" + report.unsupported_claims.map((c) => `<li>${esc(c.text)} — ${esc(c.reason)}</li>`).join("") + "</ul>";
@@ -303,7 +307,7 @@ async function finish(result, runId) {
   const byId = Object.fromEntries(items.map((e) => [e.id, e]));
   for (const s of report.studies || []) if (s.design) state.designs.set(s.evidence_id, s.design.replace(/_/g, " "));  // as read from the text
   answerBox(report); reportBody(report); evidenceTable(items); references(report, byId);
-  studyTable(report.studies || [], byId);
+  studyTable(report.studies || [], byId); appraisal(report);
   if ((report.studies || []).length) forestPlot(runId);
   downloads(runId);
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";

@@ -1,0 +1,157 @@
+"""The report's appraisal: where the evidence disagrees, how sure each outcome is, what registrations show.
+
+The ReportAgent calls :func:`with_conflicts` after the claim check (the section it adds quotes both items of each
+conflict verbatim, so there is nothing for the check to judge; its citations join the references) and
+:func:`appraised` after the study records: registration flags (:mod:`synthesist.registrations`), the exploratory
+pooled estimate (:mod:`.studies.pooling`), the certainty of each outcome (:mod:`.certainty`) and the Answer's
+strength, which becomes the certainty of the outcome that answers the question — never above the strength the
+answer already had from its answering items' designs and number (:mod:`.answer_gate`), so an appraisal can only
+make an answer more cautious.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from ..memory import ResearchMemory
+from ..models import (
+    Answer,
+    Conflict,
+    Evidence,
+    OutcomeCertainty,
+    PooledEstimate,
+    ReportSection,
+    ResearchReport,
+)
+from ..registrations import registration_flags
+from ..study import DirectionQuery, OutcomeResult, StudyRecord
+from .certainty import LEVELS, OutcomeEvidence, grade
+from .conflicts import detect_conflicts
+from .extractive.text import terms
+from .studies.direction import answer_query
+from .studies.pooling import pooled_estimate
+from .studies.record import read_study
+from .studies.table import evidence_rows
+
+__all__ = ["CONFLICTS_HEADING", "appraised", "conflicts_section", "with_conflicts"]
+
+CONFLICTS_HEADING = "Where the evidence disagrees"
+MAX_OUTCOMES = 12
+_WORDS = {"increased": "an increase", "decreased": "a decrease", "no_difference": "no significant difference"}
+
+
+def with_conflicts(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
+    """The report with the conflicts between collected items that answer its question, and their section."""
+    if report.frame is None:
+        return report
+    items = {item.id: item for item in memory.evidence}
+    conflicts = detect_conflicts(report.frame, report.alignment, items)
+    memory.set_conflicts(conflicts)
+    if not conflicts:
+        return report
+    sections = (*[s for s in report.sections if s.heading != CONFLICTS_HEADING], conflicts_section(conflicts))
+    return report.model_copy(update={"conflicts": conflicts, "sections": sections})
+
+
+def conflicts_section(conflicts: Sequence[Conflict]) -> ReportSection:
+    """One paragraph per conflict: both findings quoted with their citations, then the likely reasons."""
+    paragraphs = []
+    for c in conflicts:
+        kind = "opposite significant findings" if c.kind == "opposite" else "a significant finding against a null"
+        reasons = "; ".join(c.reasons) if c.reasons else "none found in the two study records"
+        paragraphs.append(
+            f"**{c.exposure} → {c.outcome}** ({kind}). One study found {_WORDS[c.first.direction]}: "
+            f"\"{c.first.quote}\" [{c.first.evidence_id}]. Another found {_WORDS[c.second.direction]}: "
+            f"\"{c.second.quote}\" [{c.second.evidence_id}]. Likely reasons: {reasons}.")
+    return ReportSection(heading=CONFLICTS_HEADING, body="\n\n".join(paragraphs))
+
+
+def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
+    """The report with its registration flags, pooled estimate, certainty per outcome and graded answer."""
+    items = {item.id: item for item in memory.evidence}
+    flags = registration_flags(list(items.values()), report.conflicts)
+    pooled = pooled_estimate(report.studies, items)
+    records = {record.evidence_id: record for record in report.studies}
+    graded: list[OutcomeCertainty] = []
+    question = _question_outcome(report, items, records)
+    if question is not None:
+        graded.append(grade(replace(question, flags=flags, pooled=_same(pooled, question.outcome))))
+    for outcome, results in _table_outcomes(report, items):
+        if len(graded) >= MAX_OUTCOMES:
+            break
+        if question is not None and not _differ(outcome, question.outcome):
+            continue
+        ids = {record.evidence_id for record, _, _ in results}
+        graded.append(grade(OutcomeEvidence(
+            outcome=outcome, results=tuple(results),
+            conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
+            flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome))))
+    answer = graded_answer(report.answer, graded[0] if question is not None else None)
+    return report.model_copy(update={"registration_flags": flags, "pooled": pooled, "certainty": tuple(graded),
+                                     "answer": answer})
+
+
+def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
+                      records: Mapping[str, StudyRecord]) -> OutcomeEvidence | None:
+    """The question's outcome and what the answer's items (and the conflicting ones) found for it."""
+    frame, answer = report.frame, report.answer
+    if frame is None or not frame.exposure or not frame.outcomes or answer is None or answer.basis == "none":
+        return None
+    labels = {a.evidence_id: a.label for a in report.alignment}
+    ids = [*answer.evidence_ids, *(i for c in report.conflicts for i in (c.first.evidence_id, c.second.evidence_id))]
+    query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=frame.outcomes[0])
+    results = []
+    for evidence_id in dict.fromkeys(ids):
+        item = items.get(evidence_id)
+        if item is None or labels.get(evidence_id) not in ("answers", "indirect"):
+            continue
+        record = records.get(evidence_id) or read_study(item)
+        result = answer_query(item, query)
+        results.append((record, result, item))
+    if not results:
+        return None
+    return OutcomeEvidence(outcome=frame.outcomes[0], results=tuple(results), answers_question=True,
+                           indirect_ids=tuple(i for i in dict.fromkeys(ids) if labels.get(i) == "indirect"),
+                           conflicts=tuple(c for c in report.conflicts if c.outcome == frame.outcomes[0]))
+
+
+def _table_outcomes(report: ResearchReport, items: Mapping[str, Evidence]
+                    ) -> list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]]:
+    """The evidence table's outcomes, rows that name the same outcome (half their words shared) grouped."""
+    groups: list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]] = []
+    for row in evidence_rows(report.studies, items):
+        if row.outcome is None:
+            continue
+        entry = (row.record, row.outcome, row.evidence)
+        for name, results in groups:
+            if not _differ(name, row.outcome.outcome):
+                results.append(entry)
+                break
+        else:
+            groups.append((row.outcome.outcome, [entry]))
+    return sorted(groups, key=lambda group: -len(group[1]))
+
+
+def _differ(a: str, b: str) -> bool:
+    ta, tb = terms(a), terms(b)
+    return not (ta and tb) or len(ta & tb) * 2 < min(len(ta), len(tb))
+
+
+def _same(pooled: PooledEstimate | None, outcome: str) -> PooledEstimate | None:
+    return pooled if pooled is not None and not _differ(pooled.outcome, outcome) else None
+
+
+def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
+    """The answer's strength as its outcome's certainty, never above what it was (module docstring)."""
+    if answer is None or certainty is None:
+        return answer
+    level = LEVELS[min(LEVELS.index(answer.strength), LEVELS.index(certainty.certainty))]
+    steps = "; ".join(f"{s.domain.replace('_', ' ')}{f' {s.change:+d}' if s.change else ''}: {s.reason}"
+                      for s in certainty.steps)
+    reason = f"certainty of {certainty.outcome}: {certainty.certainty.replace('_', ' ')} ({steps})"
+    if level != answer.strength:
+        reason += f"; lowered from {answer.strength.replace('_', ' ')}"
+    return answer.model_copy(update={"strength": level,
+                                     "strength_reason": "; ".join(filter(None, (answer.strength_reason, reason)))})
+

@@ -1,0 +1,58 @@
+"""The appraisal in the Markdown report: certainty per outcome with every step, the exploratory pooled estimate with
+its limits, and what the trial registrations show (the conflicts are a report section of their own)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport
+
+__all__ = ["appraisal_lines"]
+
+_FLAG_NAMES = {"unpublished": "completed, unpublished", "outcome_switch": "possible outcome switching",
+               "papers_disagree": "papers of one trial disagree"}
+
+
+def appraisal_lines(report: ResearchReport, cite: Callable[[str], int | None]) -> list[str]:
+    """The appraisal's Markdown lines (empty when there is nothing to show)."""
+    lines: list[str] = []
+    if report.pooled is not None:
+        lines += ["## Pooled estimate (exploratory)", "", _pooled_line(report.pooled), ""]
+    if report.certainty:
+        lines += ["## Certainty of the evidence per outcome", ""]
+        for graded in report.certainty:
+            lines += _certainty_lines(graded, cite)
+        lines.append("")
+    if report.registration_flags:
+        lines += ["## Trial registrations checked", "", *(_flag_line(f, cite) for f in report.registration_flags), ""]
+    return lines
+
+
+def _name(evidence_id: str, cite: Callable[[str], int | None]) -> str:
+    number = cite(evidence_id)
+    return f"[{number}]" if number is not None else evidence_id
+
+
+def _certainty_lines(graded: OutcomeCertainty, cite: Callable[[str], int | None]) -> list[str]:
+    studies = ", ".join(_name(i, cite) for i in graded.evidence_ids)
+    mark = " (the question's outcome)" if graded.answers_question else ""
+    lines = [f"- **{_one_line(graded.outcome)}**{mark}: **{graded.certainty.replace('_', ' ')}** — {studies}"]
+    for step in graded.steps:
+        change = f" ({step.change:+d})" if step.change else ""
+        lines.append(f"  - {step.domain.replace('_', ' ')}{change}: {_one_line(step.reason)}")
+    return lines
+
+
+def _pooled_line(pooled: PooledEstimate) -> str:
+    return (f"{_one_line(pooled.outcome)}: {pooled.measure} {pooled.value:g} (95% CI {pooled.ci_low:g} to "
+            f"{pooled.ci_high:g}), I² = {pooled.i2:.0%}, τ² = {pooled.tau2:g}, {len(pooled.studies)} studies "
+            f"({', '.join(pooled.studies)}); {pooled.method}. Limits: {'; '.join(pooled.caveats)}.")
+
+
+def _flag_line(flag: RegistrationFlag, cite: Callable[[str], int | None]) -> str:
+    items = ", ".join(_name(i, cite) for i in flag.evidence_ids)
+    return f"- {flag.nct} — {_FLAG_NAMES[flag.kind]}: {_one_line(flag.detail)} ({items})"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

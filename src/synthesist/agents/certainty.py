@@ -1,0 +1,178 @@
+"""Certainty per outcome, GRADE-like: a starting level from design, then downgrades and upgrades, each with a reason.
+
+For one outcome and the study results that report it (:class:`OutcomeEvidence`), :func:`grade` walks the GRADE
+domains in order and writes each step in words:
+
+1. **design** — randomised trials (or a review of them) start *high*; anything else starts *low* (observational
+   studies); case series and animal or in-vitro work start *low* and are indirect (step 5);
+2. **risk of bias** — randomised evidence with no blinding/masking and no allocation concealment stated, or a large
+   loss to follow-up (fewer than 80 % of those randomised analysed): −1;
+3. **inconsistency** — a conflict between the items on this outcome (:mod:`.conflicts`), significant results in
+   opposite directions, or a pooled I² of 50 % or more: −1;
+4. **imprecision** — every CI crosses no effect, or fewer than 400 participants in all (the usual optimal
+   information size rule of thumb), or neither a CI nor a size stated: −1;
+5. **indirectness** — for the question's outcome, items that answer only indirectly (another population, a
+   surrogate outcome; the alignment) or animal / in-vitro work: −1;
+6. **publication bias** — a registration flag (a completed trial with no results and no paper, or a switched
+   primary outcome; :mod:`.registrations`) on the question's trials: −1;
+7. **upgrades**, only for evidence that started low and was not downgraded: a large effect (a significant ratio ≤ 0.5
+   or ≥ 2: +1; ≤ 0.2 or ≥ 5: +2) and a dose-response stated in a quote (+1).
+
+The level never leaves high…very low. Code only; the reasons are the figures it used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..models import Certainty, CertaintyStep, Conflict, Evidence, OutcomeCertainty, PooledEstimate, RegistrationFlag
+from ..study import OutcomeResult, StudyRecord
+from .studies.effects import significance
+
+__all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "grade"]
+
+LEVELS: tuple[Certainty, ...] = ("very_low", "low", "moderate", "high")
+MIN_PARTICIPANTS = 400
+MIN_FOLLOW_UP = 0.8
+_RANDOMISED = frozenset({"randomised trial", "systematic review/meta-analysis"})
+_BLINDED = re.compile(r"\b(?:double|single|triple)[- ]blind\w*|\bblinded\b|\bmasked\b|\bplacebo[- ]controlled\b", re.I)
+_CONCEALED = re.compile(r"\ballocation conceal\w*|\bsealed (?:opaque )?envelopes?\b|\bcentral(?:ly|ised|ized)? "
+                        r"randomi[sz]", re.I)
+_DOSE_RESPONSE = re.compile(r"\bdose[- ](?:response|dependent(?:ly)?)\b|\bgraded (?:association|relationship)\b", re.I)
+
+
+@dataclass(frozen=True)
+class OutcomeEvidence:
+    """One outcome and what reports it: each study's record, result and item (the item may be unknown)."""
+
+    outcome: str
+    results: tuple[tuple[StudyRecord, OutcomeResult, Evidence | None], ...]
+    answers_question: bool = False
+    indirect_ids: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    flags: tuple[RegistrationFlag, ...] = ()
+    pooled: PooledEstimate | None = None
+
+
+def grade(evidence: OutcomeEvidence) -> OutcomeCertainty:
+    """The outcome's certainty with every step (module docstring)."""
+    records = [record for record, _, _ in evidence.results]
+    start, design_step = _design(records)
+    down = [step for step in (_risk_of_bias(evidence), _inconsistency(evidence), _imprecision(evidence),
+                              _indirectness(evidence), _publication_bias(evidence)) if step is not None]
+    up = _upgrades(evidence) if start == "low" and not down else []
+    total = sum(step.change for step in (*down, *up))
+    level = LEVELS[max(0, min(len(LEVELS) - 1, LEVELS.index(start) + total))]
+    ids = tuple(dict.fromkeys(record.evidence_id for record in records))
+    return OutcomeCertainty(outcome=evidence.outcome, certainty=level, evidence_ids=ids,
+                            steps=(design_step, *down, *up), answers_question=evidence.answers_question)
+
+
+def _design(records: Sequence[StudyRecord]) -> tuple[Certainty, CertaintyStep]:
+    randomised = [r.evidence_id for r in records if r.design in _RANDOMISED]
+    if randomised:
+        return "high", CertaintyStep(domain="design", change=0, reason=f"starts high: randomised evidence "
+                                                                          f"({', '.join(randomised[:4])})")
+    designs = sorted({r.design for r in records})
+    return "low", CertaintyStep(domain="design", change=0,
+                                reason=f"starts low: no randomised trial, designs {', '.join(designs) or 'unclear'}")
+
+
+def _risk_of_bias(evidence: OutcomeEvidence) -> CertaintyStep | None:
+    problems = []
+    trials = [(r, item) for r, _, item in evidence.results if r.design == "randomised trial"]
+    texts = [_text(item) for _, item in trials if item is not None]
+    if trials and texts and not any(_BLINDED.search(t) or _CONCEALED.search(t) for t in texts):
+        problems.append("no blinding, masking or allocation concealment stated in the randomised studies")
+    for record, _, _ in evidence.results:
+        if record.randomised and record.analysed and record.randomised.value > 0:
+            share = record.analysed.value / record.randomised.value
+            if share < MIN_FOLLOW_UP:
+                problems.append(f"large loss to follow-up in {record.evidence_id}: {record.analysed.value} of "
+                                f"{record.randomised.value} analysed ({share:.0%})")
+    if not problems:
+        return None
+    return CertaintyStep(domain="risk_of_bias", change=-1, reason="; ".join(problems))
+
+
+def _inconsistency(evidence: OutcomeEvidence) -> CertaintyStep | None:
+    reasons = []
+    if evidence.conflicts:
+        pairs = ", ".join(f"{c.first.evidence_id} vs {c.second.evidence_id}" for c in evidence.conflicts[:3])
+        reasons.append(f"{len(evidence.conflicts)} conflict(s) between the studies ({pairs})")
+    significant = {res.direction for _, res, _ in evidence.results
+                   if res.direction in ("increased", "decreased") and significance(res.quote, res.effect) ==
+                   "significant"}
+    if not evidence.conflicts and significant == {"increased", "decreased"}:
+        reasons.append("significant results in opposite directions")
+    if evidence.pooled is not None and evidence.pooled.i2 >= 0.5:
+        reasons.append(f"heterogeneity: pooled I² = {evidence.pooled.i2:.0%}")
+    return CertaintyStep(domain="inconsistency", change=-1, reason="; ".join(reasons)) if reasons else None
+
+
+def _imprecision(evidence: OutcomeEvidence) -> CertaintyStep | None:
+    effects = [res.effect for _, res, _ in evidence.results if res.effect and res.effect.ci_low and res.effect.ci_high]
+    sizes = [n for record, _, _ in evidence.results if (n := _size(record)) is not None]
+    total = sum(sizes)
+    if effects and all(significance("", e) == "not_significant" for e in effects):
+        return CertaintyStep(domain="imprecision", change=-1,
+                             reason=f"every stated 95% CI ({len(effects)}) includes no effect")
+    if sizes and total < MIN_PARTICIPANTS:
+        return CertaintyStep(domain="imprecision", change=-1,
+                             reason=f"few participants: {total} in all (fewer than {MIN_PARTICIPANTS})")
+    if not effects and not sizes:
+        return CertaintyStep(domain="imprecision", change=-1, reason="neither a confidence interval nor a number "
+                                                                     "of participants stated")
+    return None
+
+
+def _indirectness(evidence: OutcomeEvidence) -> CertaintyStep | None:
+    animal = [r.evidence_id for r, _, _ in evidence.results if r.design == "animal/in vitro"]
+    reasons = []
+    if animal:
+        reasons.append(f"animal or in-vitro evidence ({', '.join(animal[:3])})")
+    if evidence.answers_question and evidence.indirect_ids:
+        reasons.append(f"items answering only indirectly (another population or a surrogate outcome): "
+                       f"{', '.join(evidence.indirect_ids[:3])}")
+    return CertaintyStep(domain="indirectness", change=-1, reason="; ".join(reasons)) if reasons else None
+
+
+def _publication_bias(evidence: OutcomeEvidence) -> CertaintyStep | None:
+    flags = [f for f in evidence.flags if f.kind in ("unpublished", "outcome_switch")]
+    if not flags:
+        return None
+    return CertaintyStep(domain="publication_bias", change=-1,
+                         reason="; ".join(f"{f.nct}: {f.detail}" for f in flags[:3]))
+
+
+def _upgrades(evidence: OutcomeEvidence) -> list[CertaintyStep]:
+    steps = []
+    large = [(res.effect, record.evidence_id) for record, res, _ in evidence.results
+             if res.effect and res.effect.is_ratio and significance(res.quote, res.effect) == "significant"]
+    best = 0
+    for effect, evidence_id in large:
+        value = effect.number("value")
+        if value and value > 0:
+            ratio = max(value, 1 / value)
+            levels = 2 if ratio >= 5 else 1 if ratio >= 2 else 0
+            if levels > best:
+                best, shown = levels, f"{effect.measure} {effect.value} in {evidence_id}"
+    if best:
+        steps.append(CertaintyStep(domain="large_effect", change=best, reason=f"large significant effect: {shown}"))
+    dose = [record.evidence_id for record, res, _ in evidence.results if _DOSE_RESPONSE.search(res.quote)]
+    if dose:
+        steps.append(CertaintyStep(domain="dose_response", change=1,
+                                   reason=f"a dose-response stated in {', '.join(dose[:3])}"))
+    return steps
+
+
+def _size(record: StudyRecord) -> int | None:
+    return next((c.value for c in (record.randomised, record.analysed) if c), None)
+
+
+def _text(item: Evidence | None) -> str:
+    if item is None:
+        return ""
+    return " ".join(filter(None, (item.title, item.content, *(p.text for p in item.passages if p.role == "methods"))))

@@ -1,0 +1,206 @@
+"""Where the evidence disagrees: pairs of items that answer the same question part and find opposite things.
+
+Two items conflict when both *answer* the question (their alignment: they address the frame's exposure and the
+outcome), each names the exposure itself (items that merely study another intervention never conflict), and what
+each found for that outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the
+exposure, not as a covariate or as what is predicted, and the outcome: a finding about another factor of the same
+study does not count; a diagnostic-accuracy figure is no effect; a head-to-head of two active arms answers another
+comparison unless the question names a comparator) is either
+
+- significant in opposite directions (``opposite``: one increased, the other decreased), or
+- significant against a clear null (``against_null``: one a significant change, the other an explicitly
+  non-significant result).
+
+A direction only counts as *significant* when its quote shows it (a p value below 0.05 or a CI clear of no effect;
+the word "significant" alone is not enough); a null only counts when its quote states non-significance. Trial
+registrations (no results) and reviews (they pool, they do not add a new result) take no part. The likely reasons
+come from the two study records (:func:`likely_reasons`): design, size, population, dose, follow-up, outcome
+definition, and setting (a registry or multicentre study against a single centre). Code only, never a model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+
+from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
+from ..study import DirectionQuery, OutcomeResult, StudyRecord
+from .extractive.text import terms
+from .studies.direction import answer_query
+from .studies.effects import significance
+from .studies.record import read_study
+
+__all__ = ["MIN_EXPOSURE_COVERAGE", "detect_conflicts", "likely_reasons", "resolving_query"]
+
+MIN_EXPOSURE_COVERAGE = 0.99
+"""An item must name every content word of the exposure (under its best synonym) to count as studying it."""
+MAX_ITEMS = 40
+"""Answering items compared at most (most relevant first): 780 pairs, each read once."""
+_NULL_WORDS = re.compile(r"\bno (?:statistically )?significant\b|\bnot (?:statistically )?significant(?:ly)?\b|"
+                         r"\bnon-?significant\b|\bdid not (?:differ|change|significantly)|\bno (?:\w+ )?differences?\b|"
+                         r"\bnot (?:statistically )?different\b|\bnot associated\b|\bno (?:\w+ )?association\b",
+                         re.IGNORECASE)
+_ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|by|on) [^.;()]*", re.IGNORECASE)
+"""A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
+reports on."""
+_DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
+                         re.IGNORECASE)
+_CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no |none|without|not receiv|did not|"
+                      r"observation|untreated|waiting list|wait-list)", re.IGNORECASE)
+_NOT_COMPARED = frozenset({"trial registration", "systematic review/meta-analysis"})
+_DOSE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|units?)\b(?:/(?:d|day|kg))?")
+_FOLLOW_UP = re.compile(r"\bfollow(?:ed)?[- ]?up (?:(?:of|for|period|duration|was|at)\s+)*(?:(?:a|an)\s+)?"
+                        r"(?:(?:median|mean|average|maximum|minimum)\s+(?:of\s+)?)?\d+(?:\.\d+)?[- ]"
+                        r"(?:days?|weeks?|months?|years?)\b|\b\d+(?:\.\d+)?[- ](?:days?|weeks?|months?|years?)"
+                        r"(?: of)? follow[- ]?up\b", re.IGNORECASE)
+_SINGLE_CENTRE = re.compile(r"\bsingle[- ]cent(?:re|er)\b|\bone (?:hospital|centre|center|institution)\b", re.I)
+_WIDE = re.compile(r"\bregistr(?:y|ies)\b|\bnationwide\b|\bpopulation-based\b|\bmulti-?cent(?:re|er)\b|\bdatabase\b",
+                   re.IGNORECASE)
+
+
+def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence],
+                     records: Mapping[str, StudyRecord] | None = None) -> tuple[Conflict, ...]:
+    """Every disagreement between answering items on one of the frame's outcomes (module docstring), each pair once,
+    the plainest (opposite directions) first."""
+    if not frame.exposure or not frame.outcomes:
+        return ()
+    records = records or {}
+    answering = [a for a in alignments if a.label == "answers" and a.evidence_id in items
+                 and _names_exposure(a)][:MAX_ITEMS]
+    found: list[Conflict] = []
+    for outcome in frame.outcomes:
+        query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
+        sides = [side for a in answering if (side := _side(items[a.evidence_id], query, records)) is not None]
+        for first, second in combinations(sides, 2):
+            kind = _disagreement(first[0], second[0])
+            if kind is None:
+                continue
+            a, b = (first, second) if first[0].direction != "no_difference" else (second, first)
+            found.append(Conflict(kind=kind, exposure=frame.exposure, outcome=outcome, first=a[0], second=b[0],
+                                  reasons=likely_reasons(a[1], b[1], items[a[0].evidence_id],
+                                                         items[b[0].evidence_id], a[2], b[2])))
+    return tuple(sorted(found, key=lambda c: c.kind != "opposite"))
+
+
+def _names_exposure(alignment: Alignment) -> bool:
+    return any(p.part == "exposure" and p.addressed and p.coverage >= MIN_EXPOSURE_COVERAGE and not p.surrogate
+               for p in alignment.parts)
+
+
+def _side(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord]
+          ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
+    """What ``item`` found for the query, when it is a clear finding: a significant change or a stated null."""
+    if item.source == "trials":
+        return None
+    record = records.get(item.id) or read_study(item)
+    if record.design in _NOT_COMPARED:
+        return None
+    result = answer_query(item, query)
+    if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
+        return None
+    if not _clear(result) or not _names(result.quote, query) or _DIAGNOSTIC.search(result.quote):
+        return None
+    if not query.comparator and _head_to_head(record):
+        return None
+    side = ConflictSide(evidence_id=item.id, direction=result.direction, quote=result.quote, section=result.section,
+                        design=record.design, size=_size(record))
+    return side, record, result
+
+
+def _names(quote: str, query: DirectionQuery) -> bool:
+    """The finding is about the question's comparison: its quote names the exposure (every content word) and at
+    least half the outcome's content words; a sentence about another factor of the same study is not."""
+    words = terms(_ADJUSTED.sub(" ", quote))
+    exposure, outcome = terms(query.intervention), terms(query.outcome)
+    if not exposure or not exposure <= words or len(outcome & words) * 2 < len(outcome):
+        return False
+    first = re.escape(query.intervention.split()[0])
+    return not re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of)\s+(?:\w+\s+){{0,2}}?"
+                         rf"{first}", quote, re.IGNORECASE)
+
+
+def _head_to_head(record: StudyRecord) -> bool:
+    """Two active arms (no placebo, usual care or untreated control): another comparison than exposure vs none."""
+    roles = {arm.role: arm.label for arm in record.arms}
+    return "intervention" in roles and "comparator" in roles and not _CONTROL.search(roles["comparator"])
+
+
+def _clear(result: OutcomeResult) -> bool:
+    """A change the quote calls significant, or a null the quote states."""
+    stated = significance(result.quote, result.effect)
+    if result.direction == "no_difference":
+        return stated == "not_significant" or bool(_NULL_WORDS.search(result.quote))
+    return stated == "significant"
+
+
+def _disagreement(a: ConflictSide, b: ConflictSide) -> str | None:
+    if a.evidence_id == b.evidence_id:
+        return None
+    directions = {a.direction, b.direction}
+    if directions == {"increased", "decreased"}:
+        return "opposite"
+    if "no_difference" in directions and len(directions) == 2:
+        return "against_null"
+    return None
+
+
+def likely_reasons(a: StudyRecord | None, b: StudyRecord | None, item_a: Evidence, item_b: Evidence,
+                   result_a: OutcomeResult, result_b: OutcomeResult) -> tuple[str, ...]:
+    """Differences between the two studies that could explain the disagreement, each in words with both values."""
+    reasons = []
+    design_a, design_b = (a.design if a else "unclear"), (b.design if b else "unclear")
+    if design_a != design_b:
+        reasons.append(f"design: {design_a} vs {design_b}")
+    size_a, size_b = _size(a), _size(b)
+    if size_a and size_b and max(size_a, size_b) >= 3 * min(size_a, size_b):
+        reasons.append(f"size: {size_a} vs {size_b} participants")
+    elif (size_a is None) != (size_b is None):
+        reasons.append(f"size: {size_a or 'not stated'} vs {size_b or 'not stated'} participants")
+    if a and b and a.population and b.population and _differ(a.population, b.population):
+        reasons.append(f"population: {a.population!r} vs {b.population!r}")
+    text_a, text_b = _text(item_a), _text(item_b)
+    for name, pattern in (("dose", _DOSE), ("follow-up", _FOLLOW_UP)):
+        found_a, found_b = _first(pattern, text_a), _first(pattern, text_b)
+        if found_a and found_b and found_a.lower() != found_b.lower():
+            reasons.append(f"{name}: {found_a} vs {found_b}")
+    measure_a, measure_b = (r.effect.measure if r.effect else None for r in (result_a, result_b))
+    if measure_a and measure_b and measure_a != measure_b:
+        reasons.append(f"outcome measure: {measure_a} vs {measure_b}")
+    setting_a, setting_b = _setting(text_a), _setting(text_b)
+    if setting_a and setting_b and setting_a != setting_b:
+        reasons.append(f"setting: {setting_a} vs {setting_b}")
+    return tuple(reasons)
+
+
+def resolving_query(conflict: Conflict) -> str:
+    """A search that could settle the disagreement: reviews and large trials of the exposure on the outcome."""
+    return f"{conflict.exposure} {conflict.outcome} systematic review meta-analysis"
+
+
+def _size(record: StudyRecord | None) -> int | None:
+    if record is None:
+        return None
+    return next((c.value for c in (record.randomised, record.analysed) if c), None)
+
+
+def _differ(a: str, b: str) -> bool:
+    """Two phrases differ when they share under half the content words of the shorter."""
+    ta, tb = terms(a), terms(b)
+    return bool(ta and tb) and len(ta & tb) * 2 < min(len(ta), len(tb))
+
+
+def _text(item: Evidence) -> str:
+    return " ".join(filter(None, (item.title, item.content)))
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str:
+    match = pattern.search(text)
+    return match.group(0) if match else ""
+
+
+def _setting(text: str) -> str:
+    if _SINGLE_CENTRE.search(text):
+        return "single centre"
+    wide = _WIDE.search(text)
+    return f"{wide.group(0).lower()} study" if wide else ""

@@ -1,0 +1,68 @@
+"""An exploratory pooled estimate: a random-effects (DerSimonian–Laird) pool of the forest plot's ratios.
+
+Where two or more studies report the same ratio measure (HR, OR, RR, IRR) with a 95 % CI for one outcome
+(:func:`~.forest.forest_groups`), each estimate is taken on the log scale with its standard error from the CI
+(``(ln high − ln low) / (2 × 1.96)``) and pooled by statsmodels' ``combine_effects`` (``method_re="dl"``), which
+also gives τ² and I². The pool is *exploratory*: the studies were found by a search, not a systematic review; their
+designs may be mixed; their outcome definitions are grouped by shared words; and I² says how much they disagree.
+Those limits travel with the estimate as its caveats. Verified against metafor's published DerSimonian–Laird
+result on the BCG vaccine trials (tests/agents/studies/test_pooling.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from statsmodels.stats.meta_analysis import combine_effects
+
+from ...models import Evidence, PooledEstimate
+from ...study import StudyRecord
+from .forest import ForestRow, forest_groups
+
+__all__ = ["Z_95", "pool_log_ratios", "pooled_estimate"]
+
+Z_95 = 1.959963984540054
+HIGH_HETEROGENEITY = 0.5
+
+
+def pool_log_ratios(log_values: Sequence[float],
+                    variances: Sequence[float]) -> tuple[float, float, float, float, float]:
+    """Random-effects pool of log ratios: (log estimate, log CI low, log CI high, I², τ²), DerSimonian–Laird."""
+    result = combine_effects(np.asarray(log_values, dtype=float), np.asarray(variances, dtype=float),
+                             method_re="dl", use_t=False)
+    low, high = result.conf_int(alpha=0.05)[1]  # row 0: fixed effect, row 1: random effects
+    return float(result.mean_effect_re), float(low), float(high), float(max(0.0, result.i2)), float(result.tau2)
+
+
+def pooled_estimate(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> PooledEstimate | None:
+    """The pool of the forest plot's outcome group (the largest with two or more ratios), or None."""
+    studies = list(studies)
+    groups = [rows for rows in forest_groups(studies, evidence) if len(rows) >= 2]
+    if not groups:
+        return None
+    rows = groups[0]
+    logs = [math.log(row.value) for row in rows]
+    variances = [((math.log(row.high) - math.log(row.low)) / (2 * Z_95)) ** 2 for row in rows]
+    if any(v <= 0 for v in variances):
+        return None
+    value, low, high, i2, tau2 = pool_log_ratios(logs, variances)
+    return PooledEstimate(outcome=rows[0].outcome, measure=rows[0].measure, studies=tuple(r.label for r in rows),
+                          value=round(math.exp(value), 3), ci_low=round(math.exp(low), 3),
+                          ci_high=round(math.exp(high), 3), i2=round(i2, 3), tau2=round(tau2, 4),
+                          caveats=_caveats(rows, studies, i2))
+
+
+def _caveats(rows: list[ForestRow], studies: list[StudyRecord], i2: float) -> tuple[str, ...]:
+    caveats = ["exploratory: the studies come from this run's search, not a systematic review",
+               "outcomes grouped by shared words; definitions and time points may differ"]
+    if i2 >= HIGH_HETEROGENEITY:
+        caveats.append(f"substantial heterogeneity (I² = {i2:.0%}): the studies disagree more than chance explains")
+    ids = {row.evidence_id for row in rows}
+    designs = {r.design for r in studies if r.evidence_id in ids} - {"unclear"}
+    if len(designs) > 1:
+        caveats.append(f"mixed designs: {', '.join(sorted(designs))}")
+    if len(rows) < 5:
+        caveats.append(f"only {len(rows)} studies: τ² is poorly estimated")
+    return tuple(caveats)

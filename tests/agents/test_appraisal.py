@@ -1,0 +1,73 @@
+"""The appraisal in a report: conflicts (memory, report, section, Markdown) and certainty, through the CLI too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_conflicts import COVARIATE, ESOPHAGUS, GIST, SURGERY, library
+
+from synthesist.agents.appraisal import CONFLICTS_HEADING, with_conflicts
+from synthesist.agents.extractive.alignment import align
+from synthesist.agents.extractive.frame import frame_of
+from synthesist.agents.report import code_built
+from synthesist.agents.report_format import render_markdown
+from synthesist.memory import Embedder, ResearchMemory
+from synthesist.models import ReportSection, ResearchReport
+
+
+async def test_conflicts_reach_the_memory_the_report_and_its_markdown(shared_dir: Path, embedder: Embedder):
+    items = library(shared_dir, GIST, ESOPHAGUS)
+    memory = ResearchMemory(SURGERY, embedder=embedder)
+    await memory.add(list(items.values()))
+    frame = frame_of(SURGERY)
+    report = ResearchReport(title="t", executive_summary="s", methodology="m", frame=frame,
+                            alignment=tuple(align(frame, item, 0.8) for item in items.values()))
+
+    appraised = with_conflicts(report, memory)
+
+    assert len(appraised.conflicts) == 1 and memory.conflicts == appraised.conflicts
+    assert appraised.sections[-1].heading == CONFLICTS_HEADING
+    markdown = render_markdown(appraised, items)
+    assert "## Where the evidence disagrees" in markdown and "significantly improved event free survival" in markdown
+    assert memory.snapshot()["conflicts"][0]["first"]["evidence_id"] == f"pmid:{GIST}"
+    assert with_conflicts(report.model_copy(update={"alignment": ()}), memory).conflicts == ()
+
+
+def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, tmp_path: Path):
+    papers = tmp_path / "papers.jsonl"
+    wanted = {GIST, ESOPHAGUS, COVARIATE}
+    with (shared_dir / "corpus" / "library.jsonl").open() as lines:
+        papers.write_text("".join(line for line in lines if json.loads(line)["pmid"] in wanted))
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    out = tmp_path / "out"
+
+    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", SURGERY, "--sources", "library",
+                           "--library", str(papers), "--model", "extractive", "--max-rounds", "1", "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "report.json").read_text())["report"]
+    assert report["certainty"] and report["conflicts"] == [] and report["registration_flags"] == []
+    for graded in report["certainty"]:
+        assert graded["certainty"] in ("high", "moderate", "low", "very_low") and graded["evidence_ids"]
+        assert graded["steps"][0]["domain"] == "design" and all(step["reason"] for step in graded["steps"])
+    survival = next(g for g in report["certainty"] if g["outcome"] == "event free survival")
+    assert survival["certainty"] == "very_low" and survival["evidence_ids"] == [f"pmid:{GIST}"]
+    markdown = (out / "report.md").read_text()
+    assert "## Certainty of the evidence per outcome" in markdown
+    assert "  - design: starts low: no randomised trial, designs cohort" in markdown
+
+
+def test_an_llm_report_keeps_the_conflicts_heading_code_wrote(embedder: Embedder):
+    memory = ResearchMemory(SURGERY, embedder=embedder)
+    report = ResearchReport(title="t", executive_summary="s", methodology="m", sections=(
+        ReportSection(heading=CONFLICTS_HEADING, body="One study found an increase [pmid:1]."),
+        ReportSection(heading="Unasked heading words", body="Survival rose [pmid:1].")))
+
+    built = code_built(report, memory, ["library"])
+
+    assert [s.heading for s in built.sections] == [CONFLICTS_HEADING, "Findings 2"]

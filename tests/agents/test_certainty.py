@@ -1,0 +1,110 @@
+"""Certainty per outcome: every GRADE-like step with its reason, on study records and on real library abstracts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library
+
+from synthesist.agents.appraisal import graded_answer
+from synthesist.agents.certainty import OutcomeEvidence, grade
+from synthesist.agents.studies import read_study
+from synthesist.models import Answer, Evidence, PooledEstimate, RegistrationFlag
+from synthesist.study import Count, Effect, OutcomeResult, StudyRecord
+
+
+def record(evidence_id: str, design: str = "randomised trial", randomised: int | None = 600,
+           analysed: int | None = None) -> StudyRecord:
+    def count(value: int | None) -> Count | None:
+        return Count(value=value, text=str(value), quote=f"{value} patients") if value else None
+    return StudyRecord(evidence_id=evidence_id, design=design, randomised=count(randomised), analysed=count(analysed))
+
+
+def result(value: str, low: str, high: str, p: str = "", quote: str = "") -> OutcomeResult:
+    text = f"HR {value} (95% CI {low}-{high}){'; ' + p if p else ''}"
+    return OutcomeResult(outcome="mortality", direction="decreased", quote=quote or text,
+                         effect=Effect(measure="HR", value=value, ci_low=low, ci_high=high, p=p or None, text=text))
+
+
+def item(evidence_id: str, text: str) -> Evidence:
+    return Evidence(id=evidence_id, source="pubmed", title="A trial", content=text)
+
+
+BLINDED = "In this double-blind, placebo-controlled trial, 600 patients were randomised."
+
+
+def test_a_large_blinded_precise_trial_stays_high_with_only_its_starting_step():
+    graded = grade(OutcomeEvidence("mortality", ((record("pmid:1"), result("0.70", "0.60", "0.82"),
+                                                  item("pmid:1", BLINDED)),)))
+
+    assert graded.certainty == "high" and [s.domain for s in graded.steps] == ["design"]
+    assert graded.steps[0].reason == "starts high: randomised evidence (pmid:1)"
+
+
+def test_each_downgrade_has_its_reason_and_the_level_never_drops_below_very_low():
+    flag = RegistrationFlag(kind="unpublished", nct="NCT00000001", evidence_ids=("nct:NCT00000001",),
+                            detail="completed with no results posted")
+    pooled = PooledEstimate(outcome="mortality", measure="HR", studies=("A", "B"), value=0.9, ci_low=0.6,
+                            ci_high=1.3, i2=0.72, tau2=0.1)
+    evidence = OutcomeEvidence(
+        "mortality", ((record("pmid:1", randomised=120, analysed=80), result("0.90", "0.60", "1.30"),
+                       item("pmid:1", "Patients were randomised to drug or usual care.")),
+                      (record("pmid:2", randomised=100), result("0.95", "0.70", "1.20"), None)),
+        answers_question=True, indirect_ids=("pmid:2",), flags=(flag,), pooled=pooled)
+
+    graded = grade(evidence)
+
+    reasons = {step.domain: (step.change, step.reason) for step in graded.steps}
+    assert graded.certainty == "very_low"
+    assert reasons["risk_of_bias"] == (-1, "no blinding, masking or allocation concealment stated in the randomised "
+                                           "studies; large loss to follow-up in pmid:1: 80 of 120 analysed (67%)")
+    assert reasons["inconsistency"] == (-1, "heterogeneity: pooled I² = 72%")
+    assert reasons["imprecision"] == (-1, "every stated 95% CI (2) includes no effect")
+    assert reasons["indirectness"][1].startswith("items answering only indirectly") and "pmid:2" in reasons[
+        "indirectness"][1]
+    assert reasons["publication_bias"] == (-1, "NCT00000001: completed with no results posted")
+
+
+def test_observational_evidence_starts_low_and_a_large_dose_dependent_effect_upgrades_it():
+    quote = "Risk fell in a dose-dependent manner (HR 0.30, 95% CI 0.20-0.45; P < 0.001)."
+    graded = grade(OutcomeEvidence("mortality", ((record("pmid:7", design="cohort", randomised=5000),
+                                                  result("0.30", "0.20", "0.45", "P < 0.001", quote), None),)))
+
+    assert graded.certainty == "high"
+    assert [(s.domain, s.change) for s in graded.steps] == [("design", 0), ("large_effect", 1), ("dose_response", 1)]
+    assert graded.steps[0].reason == "starts low: no randomised trial, designs cohort"
+    assert graded.steps[1].reason == "large significant effect: HR 0.30 in pmid:7"
+
+
+def test_a_conflict_between_real_abstracts_downgrades_for_inconsistency(shared_dir: Path):
+    items = library(shared_dir, GIST, ESOPHAGUS)
+    conflicts = conflicts_of(SURGERY, items)
+    results = []
+    for conflict_side in (conflicts[0].first, conflicts[0].second):
+        evidence = items[conflict_side.evidence_id]
+        results.append((read_study(evidence), OutcomeResult(outcome="survival", direction=conflict_side.direction,
+                                                            quote=conflict_side.quote), evidence))
+
+    graded = grade(OutcomeEvidence("survival", tuple(results), answers_question=True, conflicts=conflicts))
+
+    steps = {step.domain: step.reason for step in graded.steps}
+    assert graded.certainty == "very_low"
+    assert steps["design"] == "starts low: no randomised trial, designs cohort"
+    assert steps["inconsistency"] == f"1 conflict(s) between the studies (pmid:{GIST} vs pmid:{ESOPHAGUS})"
+
+
+def test_the_answers_strength_is_its_outcomes_certainty_but_never_rises():
+    answer = Answer(verdict="yes", statement="Yes [pmid:1].", strength="moderate", strength_reason="one trial",
+                    evidence_ids=("pmid:1",), basis="answering")
+    low = grade(OutcomeEvidence("mortality", ((record("pmid:1", design="cohort"), result("0.7", "0.6", "0.8"),
+                                               None),), answers_question=True))
+    high = grade(OutcomeEvidence("mortality", ((record("pmid:1"), result("0.7", "0.6", "0.8"),
+                                                item("pmid:1", BLINDED)),), answers_question=True))
+
+    lowered = graded_answer(answer, low)
+    kept = graded_answer(answer, high)
+
+    assert lowered is not None and lowered.strength == "low"
+    assert lowered.strength_reason.startswith("one trial; certainty of mortality: low (design: starts low")
+    assert lowered.strength_reason.endswith("; lowered from moderate")
+    assert kept is not None and kept.strength == "moderate" and "certainty of mortality: high" in kept.strength_reason

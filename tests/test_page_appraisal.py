@@ -1,0 +1,56 @@
+"""The page's "Where the evidence disagrees" and certainty boxes, in a real browser, from a real conflict between
+two library abstracts (the page's own ``appraisal`` function renders the report JSON the service returns)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from live_server import LiveServer
+
+sys.path.insert(0, str(Path(__file__).parent / "agents"))
+from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library  # noqa: E402
+from test_page import CHROMIUM, browser_page  # noqa: E402, F401, F811 — the browser fixture
+
+from synthesist.composition import Seams, Shared  # noqa: E402
+from synthesist.config import load_settings  # noqa: E402
+from synthesist.memory import Embedder, open_chroma  # noqa: E402
+from synthesist.models import CertaintyStep, OutcomeCertainty, ResearchReport  # noqa: E402
+from synthesist.service import create_app  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here")
+
+
+def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
+        browser_page, shared_dir: Path,  # noqa: F811
+        tmp_path: Path, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
+    conflicts = conflicts_of(SURGERY, library(shared_dir, GIST, ESOPHAGUS))
+    certainty = OutcomeCertainty(outcome="survival", certainty="very_low", evidence_ids=(f"pmid:{GIST}",),
+                                 answers_question=True, steps=(
+                                     CertaintyStep(domain="design", change=0, reason="starts low: cohort"),
+                                     CertaintyStep(domain="inconsistency", change=-1, reason="1 conflict(s)")))
+    report = ResearchReport(title="t", executive_summary="s", methodology="m", conflicts=conflicts,
+                            certainty=(certainty,))
+    settings = load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"})
+    app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
+    page = browser_page
+    with LiveServer(app) as server:
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server.url + "/")
+        page.wait_for_selector("#go")
+        assert errors == [] and page.evaluate("typeof appraisal") == "function"
+        assert page.locator("#conflicts-box").count() == 1 and page.locator("#conflicts-box").is_hidden()
+        page.evaluate(f"appraisal({json.dumps(report.model_dump(mode='json'))})")
+
+        assert page.locator("#conflicts-box").is_visible()
+        text = page.text_content("#conflicts")
+        assert "surgery → survival" in text and "significantly improved event free survival" in text
+        assert "no difference in clinical toxicity profiles or survival outcomes" in text
+        assert "Likely reasons: population:" in text
+        assert page.locator("#conflicts a").first.get_attribute("href") == "#" + page.evaluate(
+            f"rowId('pmid:{GIST}')")
+        steps = page.locator("#certainty li").all_text_contents()
+        assert steps == ["design: starts low: cohort", "inconsistency (-1): 1 conflict(s)"]
