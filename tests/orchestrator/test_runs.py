@@ -435,7 +435,8 @@ async def test_an_injected_fake_id_survives_in_no_field_of_the_report_or_what_th
                                 settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared))
     stored = result.model_dump_json(exclude={"evidence"})
     assert "99999999" not in stored
-    assert result.report.title == "Metformin" and result.report.sections[0].heading == "Clinical"
+    # the title and a heading no checked text supports are code's now (issue 26): the question, and "Findings"
+    assert result.report.title == f"Research report: {QUESTION}" and result.report.sections[0].heading == "Findings"
     assert result.hypotheses[-1].hypotheses[0].target == "AMPK"
     assert result.fabricated_citations >= 5
     checkpoint = (tmp_path / "data" / "runs" / result.run_id / "checkpoint.json").read_text()

@@ -90,7 +90,10 @@ class ReportAgent(ModelAgent):
         if drafted.engine != EXTRACTIVE:
             report = code_built(report, memory, sources)
         memory.set_report(report)
-        warnings = tuple(n for n in (frame_note, note, report.answer.gate if report.answer else "") if n)
+        # The gate's note is news (a run warning) when it overruled a model; on the extractive engine's own answer it
+        # is the rule applied twice, and stays in the report's answer only.
+        gated = report.answer.gate if report.answer and drafted.engine != EXTRACTIVE else ""
+        warnings = tuple(n for n in (frame_note, note, gated) if n)
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
                            warnings=warnings)
 
