@@ -67,3 +67,19 @@ def test_the_same_items_and_answer_say_plainly_that_nothing_is_new_and_a_first_r
     assert same.nothing_new and "Nothing new since the last run" in render_markdown(same)
     first = compare("w1", _result("a", (COHORT, TRIAL)), None)
     assert first.previous_run_id is None and len(first.new) == 2 and "first run" in render_markdown(first)
+
+
+def test_a_disagreement_that_appears_or_goes_away_is_a_change() -> None:
+    from synthesist.models import Conflict, ConflictSide  # noqa: PLC0415
+
+    conflict = Conflict(kind="opposite", exposure="metformin", outcome="breast cancer incidence",
+                        first=ConflictSide(evidence_id=COHORT.id, direction="decreased", quote="lower (HR 0.8)"),
+                        second=ConflictSide(evidence_id=PUBLISHED.id, direction="increased", quote="higher (p=0.01)"))
+    quiet, disputed = _result("a", (COHORT, PUBLISHED)), _result("b", (COHORT, PUBLISHED))
+    disputed = disputed.model_copy(update={"report": disputed.report.model_copy(update={"conflicts": (conflict,)})})
+    appeared = compare("w1", disputed, quiet)
+    assert [(c.outcome, c.first_id, c.second_id) for c in appeared.conflicts_new] == [
+        ("breast cancer incidence", COHORT.id, PUBLISHED.id)]
+    assert not appeared.nothing_new and "Disagreements (1 new, 0 no longer)" in render_markdown(appeared)
+    resolved = compare("w1", quiet.model_copy(update={"run_id": "c"}), disputed)
+    assert len(resolved.conflicts_gone) == 1 and not resolved.conflicts_new and not resolved.nothing_new

@@ -46,6 +46,15 @@ class TrialChange(ItemNote):
     results_now: bool = False
 
 
+class ConflictNote(Frozen):
+    """A conflict between two items on one outcome (``report.conflicts``), as a watch compares them."""
+
+    outcome: str
+    first_id: str
+    second_id: str
+    kind: str
+
+
 class AnswerState(Frozen):
     verdict: str | None = None
     strength: str | None = None
@@ -67,6 +76,10 @@ class WatchChanges(Frozen):
     answer_now: AnswerState
     answer_moved: bool = False
     strength_moved: bool = False
+    conflicts_new: tuple[ConflictNote, ...] = ()
+    """Disagreements between items found now and not in the previous run."""
+    conflicts_gone: tuple[ConflictNote, ...] = ()
+    """Disagreements of the previous run no longer found (resolved by new evidence, or an item gone)."""
 
     @property
     def changed(self) -> int:
@@ -75,7 +88,8 @@ class WatchChanges(Frozen):
 
     @property
     def nothing_new(self) -> bool:
-        return not (self.new or self.gone or self.changed or self.answer_moved or self.strength_moved)
+        return not (self.new or self.gone or self.changed or self.answer_moved or self.strength_moved
+                    or self.conflicts_new or self.conflicts_gone)
 
 
 def _keys(item: Evidence) -> set[str]:
@@ -128,6 +142,15 @@ def _answer(result: ResearchResult) -> AnswerState:
     return AnswerState(verdict=answer.verdict, strength=answer.strength, statement=answer.statement)
 
 
+def _conflicts(result: ResearchResult) -> dict[tuple[str, frozenset[str]], ConflictNote]:
+    found = {}
+    for conflict in result.report.conflicts:
+        note = ConflictNote(outcome=conflict.outcome, first_id=conflict.first.evidence_id,
+                            second_id=conflict.second.evidence_id, kind=conflict.kind)
+        found[(conflict.outcome.lower(), frozenset({note.first_id, note.second_id}))] = note
+    return found
+
+
 def compare(watch_id: str, now: ResearchResult, before: ResearchResult | None) -> WatchChanges:
     """``now`` against ``before`` (the watch's previous finished run, or None for its first run)."""
     answer_now = _answer(now)
@@ -156,7 +179,10 @@ def compare(watch_id: str, now: ResearchResult, before: ResearchResult | None) -
     gone += [GoneItem(**note(item), reason="no longer returned") for item in before.evidence
              if _match(item, current) is None]
     answer_before = _answer(before)
+    conflicts_now, conflicts_before = _conflicts(now), _conflicts(before)
     return WatchChanges(
+        conflicts_new=tuple(note for key, note in conflicts_now.items() if key not in conflicts_before),
+        conflicts_gone=tuple(note for key, note in conflicts_before.items() if key not in conflicts_now),
         watch_id=watch_id, question=now.question, run_id=now.run_id, previous_run_id=before.run_id,
         new=tuple(new), gone=tuple(gone), published=tuple(published), trials=tuple(trials),
         answer_before=answer_before, answer_now=answer_now,
@@ -200,6 +226,10 @@ def render_markdown(changes: WatchChanges) -> str:
           f"{'yes' if item.results_before else 'no'} → {'yes' if item.results_now else 'no'}"
           for item in changes.trials]),
     ]
+    disputes = [f"- new: {c.outcome}: `{c.first_id}` vs `{c.second_id}` ({c.kind})" for c in changes.conflicts_new]
+    disputes += [f"- no longer: {c.outcome}: `{c.first_id}` vs `{c.second_id}`" for c in changes.conflicts_gone]
+    sections.append((f"Disagreements ({len(changes.conflicts_new)} new, {len(changes.conflicts_gone)} no longer)",
+                     disputes))
     for heading, rows in sections:
         if rows:
             lines += [f"## {heading}", "", *rows, ""]
@@ -211,5 +241,6 @@ def summary(changes: WatchChanges) -> dict[str, object]:
     return {"watch": changes.watch_id, "question": changes.question, "run_id": changes.run_id,
             "previous_run_id": changes.previous_run_id, "new": len(changes.new), "gone": len(changes.gone),
             "changed": changes.changed, "nothing_new": changes.nothing_new,
+            "conflicts_new": len(changes.conflicts_new), "conflicts_gone": len(changes.conflicts_gone),
             "answer_before": None if changes.answer_before is None else changes.answer_before.model_dump(),
             "answer_now": changes.answer_now.model_dump()}
