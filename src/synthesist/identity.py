@@ -230,3 +230,16 @@ def _links_of(evidence: Evidence) -> list[SourceLink]:
 
 def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*a, *b]))
+
+
+def link_out(evidence: Evidence, *, full_text_first: bool = False) -> str | None:
+    """Where a reader opens an item: its PubMed page, else its DOI, its trial record, its own URL. With
+    ``full_text_first`` (an evidence table's rows) the PMC full text comes before PubMed. The one rule for links."""
+    ids = evidence.identifiers
+    pages = [
+        *([f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"] if ids.pmcid and full_text_first else []),
+        *([f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"] if ids.pmid else []),
+        *([f"https://doi.org/{ids.doi}"] if ids.doi else []),
+        *([f"https://clinicaltrials.gov/study/{ids.nct}"] if ids.nct else []),
+    ]
+    return pages[0] if pages else evidence.url

@@ -82,5 +82,5 @@ def test_untitled_web_page_uses_its_label_and_numbers_follow_input_order() -> No
     other = _evidence(id="pmid:2", source="pubmed", title="Second", ids={"pmid": "2"})
     citations = format_bibliography([page, other])
     assert [c.number for c in citations] == [1, 2]
-    assert citations[0].text.startswith("A page about statins A page about statins")
+    assert citations[0].text.startswith("Untitled — “A page about statins")  # the one display-title rule (titles.py)
     assert citations[0].url == "https://example.org/a"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..identity import link_out
 from ..models import PREPRINT_LABEL, Citation, Evidence, Identifiers
 from ..titles import display_title
 
@@ -29,14 +30,7 @@ def format_authors(authors: Sequence[str]) -> str:
 
 
 def citation_url(evidence: Evidence) -> str | None:
-    ids = evidence.identifiers
-    if ids.pmid:
-        return f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"
-    if ids.doi:
-        return f"https://doi.org/{ids.doi}"
-    if ids.nct:
-        return f"https://clinicaltrials.gov/study/{ids.nct}"
-    return evidence.url
+    return link_out(evidence)
 
 
 def citation_text(evidence: Evidence, *, identifiers: bool = True) -> str:

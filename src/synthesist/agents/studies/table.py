@@ -13,6 +13,7 @@ import io
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from ...identity import link_out
 from ...models import Evidence
 from ...study import Effect, OutcomeResult, StudyRecord
 from ...titles import display_title
@@ -67,16 +68,7 @@ class EvidenceRow:
         item = self.evidence
         if item is None:
             return ""
-        ids = item.identifiers
-        if ids.pmcid:
-            return f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"
-        if ids.pmid:
-            return f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"
-        if ids.doi:
-            return f"https://doi.org/{ids.doi}"
-        if ids.nct:
-            return f"https://clinicaltrials.gov/study/{ids.nct}"
-        return item.url or ""
+        return link_out(item, full_text_first=True) or ""
 
 
 def study_records(evidence: Iterable[Evidence]) -> tuple[StudyRecord, ...]:
