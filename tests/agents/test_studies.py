@@ -109,6 +109,50 @@ def test_the_articles_abbreviations_name_the_arms():
     assert answer_query(abstract(text), query).direction == "decreased"
 
 
+def test_the_pair_a_clause_compares_decides_which_clause_is_read():
+    """Three arms: the first clause compares ganciclovir with placebo, the second the pair asked about, spelled as
+    the article spells it ("of oral ganciclovir (GCV)", "acyclovir (ACV)" for the query's "Aciclovir")."""
+    text = ("Patients received 2 g/day of oral ganciclovir (GCV), positive control acyclovir (ACV) or placebo. "
+            "The recurrence rate in the GCV group was significantly lower than that in the placebo group "
+            "(P = 0.002), but no statistically significant difference was observed between the GCV group and "
+            "the ACV group (P = 0.358).")
+    against_aciclovir = DirectionQuery(intervention="Ganciclovir", comparator="Aciclovir", outcome="Recurrence rate")
+    against_placebo = DirectionQuery(intervention="Ganciclovir", comparator="placebo", outcome="Recurrence rate")
+
+    assert answer_query(abstract(text), against_aciclovir).direction == "no_difference"
+    assert answer_query(abstract(text), against_placebo).direction == "decreased"
+
+
+def test_an_outcome_the_query_abbreviates_is_found_by_its_short_form():
+    text = ("Airway responses were measured after allergen challenge. "
+            "GSK256066 significantly reduced the EAR compared to placebo (p = 0.014).")
+    query = DirectionQuery(intervention="GSK256066", comparator="placebo", outcome="EAR (early response)")
+
+    answer = answer_query(abstract(text), query)
+
+    assert (answer.direction, answer.quote) == ("decreased", "GSK256066 significantly reduced the EAR compared to "
+                                                             "placebo (p = 0.014).")
+
+
+def test_a_sentence_about_other_grades_of_the_outcome_is_not_read_for_the_grade_asked():
+    text = ("The treatment group showed a significant reduction in the number of people developing mild (58% v 89%, "
+            "p = 0.018) and moderate (57% v 26%, p = 0.037) POCD. "
+            "Incidence of severe POCD was numerically lower in the intervention group (5% v 25%, p = 0.12).")
+    query = DirectionQuery(intervention="intervention", comparator="control",
+                           outcome="number of people developing severe POCD")
+
+    assert answer_query(abstract(text), query).direction == "no_difference"
+
+
+def test_a_similar_pattern_is_not_a_similarity_between_arms():
+    text = ("Weight fell significantly from baseline (p < 0.001). A similar pattern was observed for waist "
+            "circumference, with this outcome showing a reduction across the 6-month intervention (Table 2).")
+    query = DirectionQuery(intervention="behavioral weight loss", comparator="baseline",
+                           outcome="waist circumference")
+
+    assert answer_query(abstract(text), query).direction == "decreased"
+
+
 # --- the record and its check ------------------------------------------------------------------------------------
 
 

@@ -33,13 +33,16 @@ _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^
 @lru_cache(maxsize=64)
 def abbreviations(text: str) -> dict[str, str]:
     """``{"gcv": "ganciclovir"}`` from "ganciclovir (GCV)": short form → the long form's words, as the article
-    defines them (the long form is taken as the last as many words as the short form has letters)."""
+    defines them (the long form is taken as the last as many words as the short form has letters, from the first
+    of them that starts with the short form's first letter: "of oral ganciclovir (GCV)" defines "ganciclovir")."""
     found: dict[str, str] = {}
     for match in _DEFINITION.finditer(text):
         short = match.group("short")
         words = match.group("long").replace("-", " ").split()
         letters = sum(ch.isupper() for ch in short) or len(short)
-        found.setdefault(short.lower(), " ".join(words[-max(1, min(letters, len(words))):]))
+        window = words[-max(1, min(letters, len(words))):]
+        starts = [i for i, word in enumerate(window) if word[:1].lower() == short[0].lower()]
+        found.setdefault(short.lower(), " ".join(window[starts[0]:] if starts else window))
     return found
 
 
@@ -99,9 +102,21 @@ def with_aliases(words: frozenset[str], aliases: dict[str, str]) -> frozenset[st
     found = set(words)
     for short, long in aliases.items():
         long_terms = terms(long) - _GENERIC
-        if long_terms and long_terms <= found | {short} or short in found:
+        if long_terms and all(any(_spelled_alike(t, w) for w in found | {short}) for t in long_terms) or short in found:
             found |= {short} | long_terms
     return frozenset(found)
+
+
+def _spelled_alike(one: str, other: str) -> bool:
+    """The same word, or one long word spelled one letter apart ("aciclovir"/"acyclovir", "oestradiol"/"estradiol")."""
+    if one == other:
+        return True
+    if min(len(one), len(other)) < 7 or abs(len(one) - len(other)) > 1:
+        return False
+    if len(one) == len(other):
+        return sum(a != b for a, b in zip(one, other, strict=True)) == 1
+    short, long = sorted((one, other), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
 
 
 def outcome_aliases(outcome: frozenset[str], aliases: dict[str, str]) -> dict[str, frozenset[str]]:

@@ -35,7 +35,8 @@ _NO_DIFFERENCE = re.compile(
     r"\bno(?:t)? (?:statistically |clinically )?significant(?:ly)?\b|\bnon-?significant(?:ly)?\b"
     r"|\b(?:did|does|do|was|were|is|are) not (?:\w+ )?(?:differ|change|significantly|reach|show|affect|improve|"
     r"reduce|increase|decrease|alter|influence)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
-    r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b|\bsimilar(?:ly)?\b"
+    r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b"
+    r"|\bsimilar(?:ly)?\b(?! (?:pattern|trend)s?\b)"
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
     r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
     r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
@@ -52,7 +53,11 @@ _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I
 _FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|that|which|it|though|however)\b"
                         r".{0,40}\b(?:differen|significan|change)", _I)
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
-_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively")
+_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively"
+                     r"|,? (?=with no (?:\w+ )?differences?\b)")
+_BETWEEN = re.compile(r"\bbetween (?:the )?(?P<a>[^,;()]{1,60}?) (?:and|versus|vs\.?) (?:the )?(?P<b>[^,;()]{1,60})",
+                      _I)
+"""A comparison named as a pair ("no difference between the GCV group and the ACV group")."""
 _CONCESSIVE = re.compile(r"^\s*(?:although|though|whilst|while|despite)\b", _I)
 """A clause that concedes ("…, although pain scores were greater") is not the finding the sentence reports."""
 _UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
@@ -66,6 +71,12 @@ _MEASURED = frozenset({"level", "levels", "concentration", "concentrations", "va
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
 terms = lru_cache(maxsize=50_000)(_terms)
 """Each sentence is read for every query about its article: its terms are worked out once."""
+_QUERY_SHORT_FORM = re.compile(r"(?:^|\()\s*([A-Z][A-Z0-9-]{1,8})\s*(?=\(|\)|$)")
+"""An outcome the query names twice, short and long ("EAR (early response)", "early response (EAR)")."""
+_GRADES = terms("mild moderate severe")
+"""Grades of one outcome: a unit that names other grades than the one asked reports another outcome."""
+PAIR_WEIGHT = 0.5
+"""A unit that names the query's two arms as the pair it compares ("between A and B") is about this comparison."""
 MIN_OUTCOME_OVERLAP = 0.34
 """The share of the outcome's words a unit must name to be read at all (a third: "Gag response rate" needs one
 of three words beyond the generic ones)."""
@@ -101,6 +112,8 @@ def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None =
     if not outcome:
         return None
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
+    for short in _QUERY_SHORT_FORM.findall(query.outcome):  # "EAR (early response)": the query defines "EAR"
+        short_forms.setdefault(short.lower(), outcome)
     named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word)]
     for words in (named, [w for w in named if w.lower() not in _MEASURED]):
         initials = "".join(word[0] for word in words).lower()
@@ -134,10 +147,14 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
         return None
     score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
     score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
+    score += PAIR_WEIGHT * _pairs(unit.text, arms)
     score += 0.8 * bool(_STATISTIC.search(unit.text)) + 0.5 * bool(_NO_DIFFERENCE.search(unit.text))
     score += 0.5 * bool(_UP.search(unit.text) or _DOWN.search(unit.text))
     score -= 0.4 * (unit.kind == "table") + 1.5 * (unit.kind == "figure")
     score -= 0.8 * bool(_CITING.search(unit.text))  # another study's finding, cited in the discussion
+    asked = outcome & _GRADES
+    if asked and words & _GRADES and not asked & words:  # "mild and moderate POCD" when "severe POCD" is asked
+        score -= 1.5
     return _Scored(score, unit)
 
 
@@ -223,7 +240,7 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
         words = terms(piece)
         both = bool(arms.intervention & words) and bool(arms.comparator & words)
         return (len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
-                + 0.75 * both - 1.0 * bool(_CONCESSIVE.match(piece)))
+                + 0.75 * both + 1.5 * _pairs(piece, arms) - 1.0 * bool(_CONCESSIVE.match(piece)))
 
     index = max(range(len(pieces)), key=lambda i: weight(pieces[i]))
     if weight(pieces[index]) <= 0:
@@ -234,6 +251,16 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
             break
         clause = f"{clause}, {follower}"
     return clause
+
+
+def _pairs(piece: str, arms: ArmTerms) -> bool:
+    """Whether ``piece`` names the query's two arms as the pair it compares ("between A and B")."""
+    for match in _BETWEEN.finditer(piece):
+        first, second = terms(match.group("a")), terms(match.group("b"))
+        if (arms.intervention & first and arms.comparator & second) or (
+                arms.comparator & first and arms.intervention & second):
+            return True
+    return False
 
 
 def _clauses(text: str) -> list[str]:
