@@ -60,6 +60,9 @@ class OutcomeResult(_Frozen):
     effect: Effect | None = None
     quote: str = ""
     section: str = ""
+    asked: bool = False
+    """The question's own comparison (its exposure against its comparator on one of its outcomes), not a result
+    the study states on its own: the evidence table shows it first."""
 
 
 class Arm(_Frozen):

@@ -16,7 +16,7 @@ from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
 from synthesist.agents.studies.forest import draw_forest_plot, forest_groups
 from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
-from synthesist.models import Citation, Evidence, ResearchReport, ResearchResult
+from synthesist.models import Citation, Evidence, QuestionFrame, ResearchReport, ResearchResult
 from synthesist.study import Effect, OutcomeResult, StudyRecord
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -46,6 +46,21 @@ def test_rows_of_the_fixture_link_to_pmc_and_carry_verbatim_numbers(trial: Evide
                             "(https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/) |")
     assert "| HR 0.91 (0.70 to 1.18) | no significant difference |" in night
     assert "| randomised trial | 240 | drug A vs placebo |" in night
+
+
+def test_a_study_answers_the_questions_own_comparison_first(trial: Evidence):
+    frame = QuestionFrame(kind="effect", yes_no=True, exposure="drug A", comparator="placebo",
+                          outcomes=("quality of life",))
+    descriptive = frame.model_copy(update={"kind": "descriptive", "yes_no": False})
+
+    first = evidence_rows(study_records([trial], frame), {trial.id: trial})[0]
+
+    assert first.outcome is not None
+    assert (first.outcome.outcome, first.outcome.direction) == ("quality of life", "no_difference")
+    assert first.outcome.quote == "Quality of life did not differ between groups (p = 0.41)."
+    assert first.comparison == "drug A vs placebo"
+    # a question that asks for no comparison leaves the study's own results first
+    assert study_records([trial], descriptive)[0].outcomes[0].outcome != "quality of life"
 
 
 def test_the_csv_has_every_column_and_the_quote_of_each_number(trial: Evidence):

@@ -118,10 +118,12 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
 
 def _table_outcomes(report: ResearchReport, items: Mapping[str, Evidence]
                     ) -> list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]]:
-    """The evidence table's outcomes, rows that name the same outcome (half their words shared) grouped."""
+    """The evidence table's outcomes, rows that name the same outcome (half their words shared) grouped. Rows of
+    the question's own comparison are left to :func:`_question_outcome`, which grades them from the answering
+    items only."""
     groups: list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]] = []
     for row in evidence_rows(report.studies, items):
-        if row.outcome is None:
+        if row.outcome is None or row.outcome.asked:
             continue
         entry = (row.record, row.outcome, row.evidence)
         for name, results in groups:

@@ -193,7 +193,7 @@ def with_studies(report: ResearchReport, memory: ResearchMemory) -> tuple[Resear
         if item is None:
             continue
         try:
-            records.extend(study_records([item]))
+            records.extend(study_records([item], report.frame))
         except Exception:  # a bug in the reader must not cost the run its report
             log.exception("study record of %s failed", item.id)
             unread.append(item.id)

@@ -86,7 +86,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = ()) -> St
     read = list(units(evidence))
     design, design_quote = _design(evidence, read)
     arms = _arms(read)
-    asked = [answer_query(evidence, query) for query in queries]
+    asked = [answer_query(evidence, query).model_copy(update={"asked": True}) for query in queries]
     stated = _stated_outcomes(read, arms)
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,

@@ -1,7 +1,8 @@
 """The evidence table: one row per study outcome, for report.md (Markdown) and evidence.csv.
 
-Rows come from the report's verified study records (:attr:`ResearchReport.studies`): a study shows up to
-:data:`OUTCOMES_PER_STUDY` of its outcome results (those with a CI first, then those with a direction), or one row
+Rows come from the report's verified study records (:attr:`ResearchReport.studies`): a study shows what it found
+on the question's own comparison first, then up to :data:`OUTCOMES_PER_STUDY` of the results it states on its own
+(those with a CI first, then those with a direction), or one row
 with its design and size when it states none. Every number in a row is the verbatim text of its quote; the CSV
 carries the quote and its section so a reader can check each one.
 """
@@ -14,14 +15,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ...identity import link_out
-from ...models import Evidence
-from ...study import Effect, OutcomeResult, StudyRecord
+from ...models import Evidence, QuestionFrame
+from ...study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from ...titles import display_title
 from .record import read_study
 
 __all__ = ["CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records"]
 
 OUTCOMES_PER_STUDY = 3
+_COMPARATIVE = frozenset({"effect", "association"})
 CSV_COLUMNS = ("reference", "evidence_id", "study", "year", "design", "design_quote", "n_randomised",
                "n_analysed", "population", "intervention", "comparator", "outcome", "measure", "value", "ci_low",
                "ci_high", "p", "direction", "quote", "section", "link")
@@ -71,9 +73,21 @@ class EvidenceRow:
         return link_out(item, full_text_first=True) or ""
 
 
-def study_records(evidence: Iterable[Evidence]) -> tuple[StudyRecord, ...]:
-    """The verified study record of every item, in the order given."""
-    return tuple(read_study(item) for item in evidence)
+def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = None) -> tuple[StudyRecord, ...]:
+    """The verified study record of every item, in the order given. With the question's ``frame``, each record
+    answers the question's own comparison first (its exposure against its comparator on each of its outcomes), so
+    the table's first row for a study is what it found on what was asked."""
+    queries = question_queries(frame)
+    return tuple(read_study(item, queries) for item in evidence)
+
+
+def question_queries(frame: QuestionFrame | None) -> tuple[DirectionQuery, ...]:
+    """The question's comparisons as direction queries: one per outcome, for questions about an exposure's effect
+    or association (a mechanism, prevalence or descriptive question asks for no comparison)."""
+    if frame is None or frame.kind not in _COMPARATIVE or not frame.exposure:
+        return ()
+    return tuple(DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
+                 for outcome in frame.outcomes[:OUTCOMES_PER_STUDY] if outcome.strip())
 
 
 def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
@@ -81,9 +95,11 @@ def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidenc
     rows = []
     for record in studies:
         item = evidence.get(record.evidence_id)
-        outcomes = sorted((o for o in record.outcomes if o.direction != "not_reported" or o.effect),
-                          key=lambda o: (not (o.effect and o.effect.ci_low), o.direction == "not_reported"))
-        chosen: list[OutcomeResult | None] = list(outcomes[:OUTCOMES_PER_STUDY]) or [None]
+        found = [o for o in record.outcomes if o.direction != "not_reported" or o.effect]
+        stated = sorted((o for o in found if not o.asked),
+                        key=lambda o: (not (o.effect and o.effect.ci_low), o.direction == "not_reported"))
+        asked = [o for o in found if o.asked]
+        chosen: list[OutcomeResult | None] = [*asked, *stated[:OUTCOMES_PER_STUDY]] or [None]
         rows += [EvidenceRow(record, item, outcome, reference(record.evidence_id)) for outcome in chosen]
     return rows
 
