@@ -14,7 +14,7 @@ from synthesist.agents.cards import evidence_card
 from synthesist.agents.claims import Claim, SupportChecker
 from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
-from synthesist.agents.studies.forest import draw_forest_plot, forest_groups
+from synthesist.agents.studies.forest import _plain_ticks, draw_forest_plot, forest_groups
 from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
 from synthesist.models import Citation, Evidence, QuestionFrame, ResearchReport, ResearchResult
 from synthesist.study import Effect, OutcomeResult, StudyRecord
@@ -80,6 +80,29 @@ def test_markdown_cells_never_break_the_table():
     line = markdown_table(evidence_rows([record], {}))[2]
 
     assert "a \\| b c" in line and "\n" not in line
+
+
+@pytest.mark.parametrize(("lows", "highs", "expected"), [
+    ([0.70, 0.72], [1.18, 1.01], ["0.7", "0.8", "1", "1.25"]),
+    ([0.05, 1.1], [1.9, 40.0], ["0.1", "0.3", "1", "3", "10", "30"]),
+])
+def test_the_ratio_axis_is_labelled_with_plain_numbers_that_include_one(lows, highs, expected):
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot  # noqa: PLC0415
+
+    figure, axes = pyplot.subplots()
+    try:
+        axes.set_xscale("log")
+        _plain_ticks(axes, lows, highs)
+        figure.canvas.draw()
+        shown = [label.get_text() for label in axes.get_xticklabels() if label.get_text()]
+        minor = [label.get_text() for label in axes.get_xticklabels(minor=True) if label.get_text()]
+    finally:
+        pyplot.close(figure)
+
+    assert shown == expected and minor == []
 
 
 def test_forest_groups_gather_one_outcome_across_studies_and_skip_unusable_ratios():

@@ -35,6 +35,8 @@ class ForestRow:
     high: float
     outcome: str
     evidence_id: str = ""
+    printed: str = ""
+    """The estimate and its CI as the study printed them ("0.70", not 0.7)."""
 
 
 def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> list[list[ForestRow]]:
@@ -69,7 +71,8 @@ def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> 
     label = f"{author} {item.year}" if author and item and item.year else (item.label[:40] if item else
                                                                         record.evidence_id)
     return ForestRow(label=label, measure=effect.measure or "", value=value, low=low, high=high,
-                     outcome=outcome.outcome, evidence_id=record.evidence_id)
+                     outcome=outcome.outcome, evidence_id=record.evidence_id,
+                     printed=f"{effect.value} ({effect.ci_low}–{effect.ci_high})")
 
 
 def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path,
@@ -104,6 +107,8 @@ def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
                       xerr=[[r.value - r.low for r in rows], [r.high - r.value for r in rows]])
         axes.axvline(1.0, color="grey", linestyle="--", linewidth=1)
         axes.set_xscale("log")
+        _plain_ticks(axes, [r.low for r in rows] + ([pooled.ci_low] if pooled else []),
+                     [r.high for r in rows] + ([pooled.ci_high] if pooled else []))
         labels = [r.label for r in rows]
         if pooled is not None:
             axes.fill([pooled.ci_low, pooled.value, pooled.ci_high, pooled.value], [0, 0.25, 0, -0.25], color="black")
@@ -114,11 +119,36 @@ def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
         axes.set_xlabel(f"{rows[0].measure} (95% CI), log scale")
         axes.set_title(rows[0].outcome[:80], fontsize=10)
         for y, row in zip(positions, rows, strict=False):
-            axes.annotate(f"{row.value:g} ({row.low:g}–{row.high:g})", (1.02, y), xycoords=("axes fraction", "data"),
-                          va="center", fontsize=8)
+            axes.annotate(row.printed or f"{row.value:g} ({row.low:g}–{row.high:g})", (1.02, y),
+                          xycoords=("axes fraction", "data"), va="center", fontsize=8)
         figure.tight_layout()
         out = io.BytesIO()
         figure.savefig(out, format="svg")
     finally:
         pyplot.close(figure)
     return out.getvalue()
+
+
+_TICKS = (
+    (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0),
+    (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0),
+    (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
+    (0.01, 0.1, 1.0, 10.0, 100.0),
+)
+"""Where the ratio axis may be labelled, finest first: numbers a reader reads at a glance (never "6×10⁻¹")."""
+
+
+def _plain_ticks(axes, lows: list[float], highs: list[float]) -> None:
+    """Label the log axis with plain numbers inside the plotted range (1 always among them): the finest of
+    :data:`_TICKS` that needs at most seven, and no minor labels (matplotlib's own log labels crowd and overlap on
+    a narrow range)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator  # noqa: PLC0415
+
+    low, high = min([*lows, 1.0]) / 1.15, max([*highs, 1.0]) * 1.15
+    axes.set_xlim(low, high)
+    tiers = [[t for t in tier if low <= t <= high] for tier in _TICKS]
+    ticks = next((tier for tier in tiers if len(tier) <= 7), tiers[-1])
+    axes.xaxis.set_major_locator(FixedLocator(ticks))
+    axes.xaxis.set_major_formatter(lambda value, _position: f"{value:g}")
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.xaxis.set_minor_formatter(NullFormatter())
