@@ -98,6 +98,24 @@ class TrialOutcome(Frozen):
     time_frame: str | None = None
 
 
+class PostedResult(Frozen):
+    """One statistical analysis a trial posted on ClinicalTrials.gov (``resultsSection``), each number the string
+    the registry gives: an outcome measure, the groups it compares, the estimate with its CI and p."""
+
+    outcome: str
+    kind: Literal["primary", "secondary", "other"] = "other"
+    groups: tuple[str, ...] = ()
+    """The compared groups' titles, in the analysis's order (the first is read as the intervention)."""
+    param_type: str | None = None
+    """The estimate's kind as posted ("Hazard Ratio (HR)", "Mean Difference (Final Values)")."""
+    value: str | None = None
+    ci_percent: str | None = None
+    ci_low: str | None = None
+    ci_high: str | None = None
+    p_value: str | None = None
+    method: str | None = None
+
+
 class TrialInfo(Frozen):
     """The ClinicalTrials.gov facts a researcher reads first."""
 
@@ -111,6 +129,8 @@ class TrialInfo(Frozen):
     start_date: str | None = None
     completion_date: str | None = None
     outcomes: tuple[TrialOutcome, ...] = ()
+    posted_results: tuple[PostedResult, ...] = ()
+    """The posted analyses (empty when the trial posted none, or only descriptive measurements)."""
 
 
 QuestionKind = Literal["effect", "association", "diagnostic", "prognosis", "prevalence", "mechanism", "descriptive"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from synthesist.agents.studies import read_study
 from synthesist.config import Settings, with_overrides
 from synthesist.errors import ParseError, SourceError, SourceTimeoutError
 from synthesist.models import TrialOutcome
@@ -288,3 +289,49 @@ async def test_real_recordings_served_to_the_client(shared_dir, server, settings
     assert [e.identifiers.nct for e in found] == ["NCT00184067", "NCT03934567", "NCT05147467"]
     assert server.requests_to(STUDIES)[1].param("pageToken") == "NF0g5JCG"
     assert len(server.requests_to(STUDIES)) == 2
+
+
+def with_posted_results(study: dict) -> dict:
+    """A real recorded study with a ``resultsSection`` added in the v2 API's documented shape (the shared
+    recordings hold no trial with posted results): two groups, a hazard-ratio analysis, a non-significant mean
+    difference, a numeric p value, and an analysis without an estimate (skipped)."""
+    groups = [{"id": "OG000", "title": "Vaccine"}, {"id": "OG001", "title": "Placebo"}]
+    study = json.loads(json.dumps(study))
+    study["hasResults"] = True
+    study["resultsSection"] = {"outcomeMeasuresModule": {"outcomeMeasures": [
+        {"type": "PRIMARY", "title": "Overall Survival", "groups": groups, "analyses": [
+            {"groupIds": ["OG000", "OG001"], "paramType": "Hazard Ratio (HR)", "paramValue": "0.62",
+             "ciPctValue": "95", "ciNumSides": "TWO_SIDED", "ciLowerLimit": "0.45", "ciUpperLimit": "0.86",
+             "pValue": "0.004", "statisticalMethod": "Log Rank"}]},
+        {"type": "SECONDARY", "title": "Quality of Life Score", "groups": groups, "analyses": [
+            {"groupIds": ["OG000", "OG001"], "paramType": "Mean Difference (Final Values)", "paramValue": 1.5,
+             "ciPctValue": "95", "ciLowerLimit": "-0.8", "ciUpperLimit": "3.8", "pValue": 0.21},
+            {"groupIds": ["OG000", "OG001"], "statisticalMethod": "ANCOVA", "pValue": "0.3"}]},
+    ]}}
+    return study
+
+
+@pytest.mark.shared
+async def test_posted_results_reach_the_study_record_with_every_number_verbatim(shared_dir, server, settings):
+    page = json.loads(real(shared_dir, "ctgov_v2_studies_search_1study_with_outcomes.json").read_bytes())
+    page["studies"] = [with_posted_results(page["studies"][0])]
+    page.pop("nextPageToken", None)
+    server.route(STUDIES, Reply.json(page))
+
+    (item,) = await search(trials_settings(settings, server), "cancer vaccine", 1)
+
+    assert "resultsSection.outcomeMeasuresModule" in server.requests_to(STUDIES)[0].param("fields")
+    survival, quality = item.trial.posted_results
+    assert (survival.kind, survival.groups, survival.value, survival.ci_low, survival.ci_high, survival.p_value) == (
+        "primary", ("Vaccine", "Placebo"), "0.62", "0.45", "0.86", "0.004")
+    assert (quality.value, quality.p_value) == ("1.5", "0.21")
+    record = read_study(item)
+    first, second = record.outcomes[:2]
+    assert (first.outcome, first.intervention, first.comparator, first.direction) == (
+        "Overall Survival", "Vaccine", "Placebo", "decreased")
+    assert (first.effect.measure, first.effect.value, first.effect.ci_low, first.effect.ci_high) == (
+        "HR", "0.62", "0.45", "0.86")
+    assert first.quote == ("Posted result: Overall Survival — Vaccine vs Placebo: Hazard Ratio (HR) 0.62 "
+                           "(95% CI 0.45 to 0.86); p = 0.004")
+    assert (second.effect.measure, second.direction) == ("MD", "no_difference")
+    assert record.dropped == ()

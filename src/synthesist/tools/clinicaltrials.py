@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from ..config import ClinicalTrialsSettings
 from ..errors import ParseError
 from ..identity import evidence_id, make_identifiers
-from ..models import Evidence, SourceLink, TrialInfo, TrialOutcome
+from ..models import Evidence, PostedResult, SourceLink, TrialInfo, TrialOutcome
 from .http import Fetcher
 from .source import load_json, parse_each, rank_by_position
 
@@ -39,6 +39,7 @@ FIELDS = (
     "protocolSection.designModule",
     "protocolSection.armsInterventionsModule.interventions",
     "protocolSection.outcomesModule",
+    "resultsSection.outcomeMeasuresModule",
     "hasResults",
 )
 """What :meth:`ClinicalTrialsSource.search` asks for: exactly what :func:`parse_studies` reads."""
@@ -90,6 +91,9 @@ def _study_evidence(study: Any) -> Evidence:
     if nct is None:
         raise ParseError(SOURCE, "study without a valid nctId")
     trial = _trial_info(protocol, has_results=study.get("hasResults") is True)
+    posted = _posted_results(_module(_module(study, "resultsSection"), "outcomeMeasuresModule"))
+    if posted:
+        trial = trial.model_copy(update={"posted_results": posted})
     url = STUDY_URL.format(nct=nct)
     summary = _text(_module(protocol, "descriptionModule").get("briefSummary"))
     try:
@@ -146,6 +150,38 @@ def _outcomes(module: dict[str, Any]) -> tuple[TrialOutcome, ...]:
             if measure:
                 found.append(TrialOutcome(kind=kind, measure=measure, time_frame=_text(item.get("timeFrame"))))
     return tuple(found)
+
+
+def _posted_results(module: dict[str, Any]) -> tuple[PostedResult, ...]:
+    """Every statistical analysis of the posted outcome measures that states an estimate, numbers kept as the
+    registry's strings (a number the registry sends as JSON number is kept as its printed form)."""
+    found = []
+    for measure in module.get("outcomeMeasures") or []:
+        if not isinstance(measure, dict) or not _text(measure.get("title")):
+            continue
+        groups = {g.get("id"): _text(g.get("title")) for g in measure.get("groups") or [] if isinstance(g, dict)}
+        kind = (_text(measure.get("type")) or "other").lower()
+        for analysis in measure.get("analyses") or []:
+            if not isinstance(analysis, dict) or _number(analysis.get("paramValue")) is None:
+                continue
+            ids = [i for i in analysis.get("groupIds") or [] if isinstance(i, str)]
+            found.append(PostedResult(
+                outcome=_text(measure["title"]) or "", kind=kind if kind in ("primary", "secondary") else "other",
+                groups=tuple(title for i in ids if (title := groups.get(i))),
+                param_type=_text(analysis.get("paramType")), value=_number(analysis.get("paramValue")),
+                ci_percent=_number(analysis.get("ciPctValue")), ci_low=_number(analysis.get("ciLowerLimit")),
+                ci_high=_number(analysis.get("ciUpperLimit")), p_value=_number(analysis.get("pValue")),
+                method=_text(analysis.get("statisticalMethod")),
+            ))
+    return tuple(found)
+
+
+def _number(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return f"{value:g}"
+    return _text(value)
 
 
 def _content(summary: str | None, outcomes: tuple[TrialOutcome, ...]) -> str:

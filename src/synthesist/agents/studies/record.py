@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ...models import Evidence
-from ...study import Arm, Count, DesignName, DirectionQuery, OutcomeResult, StudyRecord
+from ...models import Evidence, PostedResult
+from ...study import Arm, Count, DesignName, Direction, DirectionQuery, Effect, MeasureName, OutcomeResult, StudyRecord
 from ..extractive.designs import Design, study_designs
 from .direction import answer_query, read_direction
-from .effects import read_effect, significance
+from .effects import ratio_side, read_effect, significance
 from .passages import Unit, units
-from .verify import registry_text, verify_record
+from .verify import posted_line, registry_text, verify_record
 
 __all__ = ["read_study", "registry_record"]
 
@@ -216,16 +216,18 @@ def _outcome_name(unit: Unit) -> str:
 
 
 def registry_record(evidence: Evidence) -> StudyRecord:
-    """A registry record's study record from its structured fields (enrollment, interventions, outcome measures);
-    each quote is a line of :func:`~.verify.registry_text`."""
+    """A registry record's study record from its structured fields (enrollment, interventions, outcome measures,
+    and the analyses it posted, first); each quote is a line of :func:`~.verify.registry_text`."""
     trial = evidence.trial
     assert trial is not None
     lines = registry_text(evidence).split("\n")
     enrollment = next((line for line in lines if line.startswith("Enrollment: ")), "")
     arms = tuple(Arm(role="arm", label=name, quote=f"Intervention: {name}", section="Registry record")
                  for name in trial.interventions)
-    outcomes = tuple(OutcomeResult(outcome=o.measure, quote=f"{o.kind.title()} outcome: {o.measure}",
-                                   section="Registry record") for o in trial.outcomes[:MAX_OUTCOMES])
+    posted = tuple(_posted_outcome(result) for result in trial.posted_results)
+    registered = tuple(OutcomeResult(outcome=o.measure, quote=f"{o.kind.title()} outcome: {o.measure}",
+                                     section="Registry record") for o in trial.outcomes)
+    outcomes = (*posted, *registered)[:MAX_OUTCOMES]
     return StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design="trial registration",
         design_quote=f"Study type: {trial.study_type}" if trial.study_type else "",
@@ -233,3 +235,29 @@ def registry_record(evidence: Evidence) -> StudyRecord:
                          section="Registry record") if trial.enrollment else None,
         population="; ".join(trial.conditions[:3]), arms=arms, outcomes=outcomes, engine="registry",
     )
+
+
+_POSTED_MEASURES: tuple[tuple[str, MeasureName], ...] = (
+    ("hazard ratio", "HR"), ("odds ratio", "OR"), ("rate ratio", "IRR"), ("risk ratio", "RR"),
+    ("relative risk", "RR"), ("standardized mean difference", "SMD"), ("mean difference", "MD"),
+    ("risk difference", "RD"),
+)
+
+
+def _posted_outcome(result: PostedResult) -> OutcomeResult:
+    """One posted analysis as an outcome result: the first compared group against the second, its direction from
+    the estimate's side of no effect when the p value or the CI says it is significant."""
+    quote = posted_line(result)
+    kind = (result.param_type or "").lower()
+    measure: MeasureName = next((name for words, name in _POSTED_MEASURES if words in kind), "other")
+    estimate = quote.rsplit(": ", 1)[1]
+    p = estimate.split("; ", 1)[1] if "; " in estimate else None
+    effect = Effect(measure=measure, value=result.value, ci_low=result.ci_low if result.ci_high else None,
+                    ci_high=result.ci_high if result.ci_low else None, p=p, text=estimate)
+    sig, side = significance("", effect), ratio_side(effect)
+    direction: Direction = ("no_difference" if sig == "not_significant" else
+                            {"above": "increased", "below": "decreased"}.get(side or "", "not_reported")
+                            if sig == "significant" else "not_reported")
+    groups = (*result.groups, "", "")
+    return OutcomeResult(outcome=result.outcome, intervention=groups[0], comparator=groups[1], direction=direction,
+                         effect=effect, quote=quote, section="Registry record › Posted results")

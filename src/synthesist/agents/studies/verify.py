@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ...models import Evidence
+from ...models import Evidence, PostedResult
 from ...study import Arm, Count, Dropped, Effect, OutcomeResult, StudyRecord
 
 __all__ = ["registry_text", "source_text", "verify_record"]
@@ -34,9 +34,23 @@ def registry_text(evidence: Evidence) -> str:
     lines = [f"Study type: {trial.study_type}" if trial.study_type else "",
              f"Enrollment: {trial.enrollment}" if trial.enrollment else ""]
     lines += [f"Intervention: {name}" for name in trial.interventions]
-    lines += [f"Condition: {name}" for name in trial.conditions]
+    lines += [f"Conditions: {'; '.join(trial.conditions)}" if trial.conditions else ""]
     lines += [f"{o.kind.title()} outcome: {o.measure}" for o in trial.outcomes]
+    lines += [posted_line(result) for result in trial.posted_results]
     return "\n".join(line for line in lines if line)
+
+
+def posted_line(result: PostedResult) -> str:
+    """One posted analysis as a line of the registry text: "Posted result: Overall survival — Drug A vs Placebo:
+    Hazard Ratio (HR) 0.62 (95% CI 0.45 to 0.86); p = 0.004"; every number the registry's own string."""
+    compared = " vs ".join(result.groups)
+    line = f"Posted result: {result.outcome}" + (f" — {compared}" if compared else "") + ":"
+    line += f" {result.param_type or 'estimate'} {result.value}"
+    if result.ci_low and result.ci_high:
+        line += f" ({result.ci_percent or '95'}% CI {result.ci_low} to {result.ci_high})"
+    if result.p_value:
+        line += f"; p {result.p_value}" if result.p_value[:1] in "<>=≤≥" else f"; p = {result.p_value}"
+    return line
 
 
 def source_text(evidence: Evidence) -> str:
