@@ -259,15 +259,24 @@ class ResearchMemory:
         settings: MemorySettings | None = None,
         client: ClientAPI | None = None,
     ) -> ResearchMemory:
-        """Rebuild a memory from :meth:`snapshot`: evidence (vectors through the embedder's content-hash cache),
-        keys, and state. With ``client``, the run's collection is rewritten to match the snapshot."""
+        """Rebuild a memory from :meth:`snapshot`: evidence, keys and state. With ``client`` the run's collection is
+        the store of record: each item's vector is read back from it (nothing is embedded), and the collection is
+        then rewritten to hold exactly the snapshot's items. Only items the collection lacks (a finished run dropped
+        it, or it holds other text) are embedded, through the embedder's content-hash cache."""
         question, run_id, entries, state = read_snapshot(snapshot)
         memory = cls(question, embedder=embedder, settings=settings, run_id=run_id)
-        vectors = await embedder.embed([evidence_text(item) for item, _ in entries])
-        for (item, keys), vector in zip(entries, vectors, strict=True):
-            memory._pool.load(item, vector, keys)
-        memory._state = state
+        items = [item for item, _ in entries]
+        stored: dict[str, np.ndarray] = {}
         if client is not None:
             memory._collection = await RunCollection.open(client, memory.run_id, embedder.model_id)
+            stored = await memory._collection.stored_vectors(items)
+        missing = [item for item in items if item.id not in stored]
+        if missing:
+            fresh = await embedder.embed([evidence_text(item) for item in missing])
+            stored.update(zip((item.id for item in missing), fresh, strict=True))
+        for item, keys in entries:
+            memory._pool.load(item, stored[item.id], keys)
+        memory._state = state
+        if memory._collection is not None:
             await memory._collection.replace(memory._pool)
         return memory
