@@ -42,10 +42,10 @@ async def _written_run(settings: Settings) -> tuple[dict[str, object], tuple, np
                                        client=open_chroma(settings), settings=settings.memory)
     await memory.add([make_evidence(PREPRINT, source="preprint", ppr="PPR9"), make_evidence(PUBLISHED, pmid="9")])
     await memory.add([make_evidence(text, pmid=str(i + 20)) for i, text in enumerate(UNRELATED)])
-    memory.next_round()
-    memory.record_query("pubmed", "metformin cancer")
-    memory.record_usage(TokenUsage(agent="judge", model="m", input_tokens=10, output_tokens=2))
-    held = (memory.snapshot(), memory.evidence, memory._pool.vectors.copy(), memory.run_id)
+    memory.progress.next_round()
+    memory.progress.record_query("pubmed", "metformin cancer")
+    memory.ledger.record(TokenUsage(agent="judge", model="m", input_tokens=10, output_tokens=2))
+    held = (memory.snapshot(), memory.evidence, memory.store.pool.vectors.copy(), memory.run_id)
     del memory, embedder
     release_stores()  # this process stops using the store: the next open is a new client
     return json.loads(json.dumps(held[0])), held[1], held[2], held[3]
@@ -61,15 +61,16 @@ async def test_a_resumed_run_takes_its_vectors_from_its_collection(settings: Set
 
     assert counting.calls == [] and counting.encoded_count == 0  # nothing embedded: the collection held it all
     assert restored.run_id == run_id and restored.evidence == evidence
-    _assert_same_vectors(restored._pool.vectors, vectors)
-    assert restored.snapshot() == snapshot and restored.round == 1 and restored.has_run("pubmed", "metformin cancer")
+    _assert_same_vectors(restored.store.pool.vectors, vectors)
+    assert restored.snapshot() == snapshot and restored.round == 1
+    assert restored.progress.has_run("pubmed", "metformin cancer")
     assert "ppr:PPR9" in restored  # merged-in ids still resolve
 
     reopened = await ResearchMemory.open("Does metformin prevent cancer?", embedder=counting,
                                          client=open_chroma(settings), settings=settings.memory, run_id=run_id)
     assert counting.calls == []  # opening the run by id reads the collection too
     assert reopened.evidence == evidence
-    _assert_same_vectors(reopened._pool.vectors, vectors)
+    _assert_same_vectors(reopened.store.pool.vectors, vectors)
 
 
 async def test_items_the_collection_lacks_are_embedded_and_written_back(settings: Settings) -> None:
@@ -83,7 +84,7 @@ async def test_items_the_collection_lacks_are_embedded_and_written_back(settings
     restored = await ResearchMemory.restore(snapshot, embedder=counting, settings=settings.memory, client=client)
     assert [len(texts) for texts in counting.calls] == [4] and counting.encoded_count == 4
     assert restored.evidence == evidence
-    assert np.allclose(restored._pool.vectors, vectors, atol=1e-5)  # the same model, the same texts
+    assert np.allclose(restored.store.pool.vectors, vectors, atol=1e-5)  # the same model, the same texts
 
     again = CountingEmbedder()
     await ResearchMemory.restore(snapshot, embedder=again, settings=settings.memory, client=client)

@@ -100,7 +100,7 @@ class UsageRecorder(ChatMiddleware):
         tokens = [sum(int((usage or {}).get(key) or 0) for usage in usages)
                   for key in ("input_token_count", "output_token_count")]
         kind, name = split_label(self.model)
-        self.memory.record_usage(TokenUsage(
+        self.memory.ledger.record(TokenUsage(
             agent=self.role, model=self.model, input_tokens=tokens[0], output_tokens=tokens[1], requests=1,
             cost_usd=estimate_cost(kind, name, tokens[0], tokens[1]), round=self.memory.round))
 
@@ -207,7 +207,7 @@ class MagenticManager:
             return "stalled", f"the Magentic manager made no progress through {rules.magentic_max_resets} re-plans"
         if ended_by == "round_limit" or rounds >= rules.max_rounds:
             return "max_rounds", f"reached the maximum of {rules.max_rounds} rounds ({rounds} searched)"
-        latest = memory.latest_assessment
+        latest = memory.findings.latest_assessment
         verdict = "no assessment" if latest is None else (
             f"mechanism {latest.mechanism.score:g}, clinical {latest.clinical.score:g}, "
             f"confidence {latest.confidence:.2f}")
@@ -260,7 +260,7 @@ class MagenticManager:
             why = "the manager asked for another search"
             await send(self.steps.event(Looping, memory.round, None, f"round {memory.round + 1}: {why}",
                                    LoopingData(next_round=memory.round + 1, reason=why)))
-        round = memory.next_round()
+        round = memory.progress.next_round()
         plan = await self._plan(memory, round, send, queries)
         outcome = await self.steps.execute_search(memory, plan, round, send)
         self.steps.checkpoint(memory, round)
@@ -282,8 +282,8 @@ class MagenticManager:
             return QueryPlan(queries={name: tuple(queries) for name in search.source_names},
                              rationale="queries chosen by the Magentic searcher")
         started = self.emitter.elapsed()
-        planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
-                                    hypotheses=memory.hypotheses)
+        planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
+                                    hypotheses=memory.findings.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
         await self.steps.report_fallback(planned, round, send, search.name)
         return planned.value
@@ -296,7 +296,7 @@ class MagenticManager:
         assessment = await self.steps.judge(memory, round, send, phase="judge")  # turns run one after another
         reason, why = self.stop_rules.after_round(
             round=round, new_evidence=len(memory) - self._judged_evidence, total_evidence=len(memory),
-            assessment=assessment, tokens_used=memory.total_usage.total_tokens)
+            assessment=assessment, tokens_used=memory.ledger.total.total_tokens)
         self._judged_evidence = len(memory)
         fraction = min(1.0, round / self.stop_rules.rules.max_rounds)
         await send(self.steps.event(Progress, round, None, f"round {round} judged",
