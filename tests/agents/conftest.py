@@ -13,5 +13,5 @@ async def memory(embedder: Embedder) -> ResearchMemory:
     """A round-1 memory holding the rich on-topic samples (meta-analysis, trials, cohort, mechanism studies)."""
     memory = ResearchMemory(QUESTION, embedder=embedder)
     await memory.add(RICH)
-    memory.next_round()
+    memory.progress.next_round()
     return memory

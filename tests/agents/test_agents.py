@@ -49,7 +49,7 @@ async def test_extractive_judge_and_hypotheses_fill_their_contracts(memory: Rese
     assert assessment.cited_evidence_ids and all(i in memory for i in assessment.cited_evidence_ids)
     assert all(set(cited_ids(f)) <= {e.id for e in memory.evidence} for f in assessment.key_findings)
     assert assessment.clinical.score > 3  # a meta-analysis, trials and a cohort are in memory
-    assert memory.latest_assessment == assessment
+    assert memory.findings.latest_assessment == assessment
     assert isinstance(hypothesised.value, HypothesisAssessment) and hypothesised.value.hypotheses
     primary = hypothesised.value.hypotheses[hypothesised.value.primary or 0]
     assert primary.intervention.lower() == "metformin"
@@ -62,7 +62,7 @@ async def test_scripted_judge_loses_invented_ids_and_records_usage(memory: Resea
     assert output.engine == "scripted" and output.usage is not None
     assert assessment.cited_evidence_ids == ("pmid:31000001",)
     assert assessment.key_findings == ("Metformin lowered breast cancer risk [pmid:31000001].",)
-    assert [u.agent for u in memory.usage] == ["judge"]
+    assert [u.agent for u in memory.ledger.entries] == ["judge"]
 
 
 async def test_a_failing_model_falls_back_to_the_extractive_engine(memory: ResearchMemory, settings) -> None:
@@ -128,14 +128,14 @@ async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation
 async def test_search_agent_never_repeats_a_query(library_index: LibraryIndex, embedder, settings) -> None:
     memory = ResearchMemory("Does metformin lower cancer incidence in type 2 diabetes?", embedder=embedder)
     agent = SearchAgent([LibrarySource(library_index)], settings)
-    memory.next_round()
+    memory.progress.next_round()
     planned = await agent.plan(memory, round=1)
     first = await agent.execute(memory, planned.value, round=1)
     assert first.ran and first.new_count > 0 and len(memory) == first.new_count
     assert all(e.source == "library" for e in memory.evidence)
     again = await agent.execute(memory, planned.value, round=2)
     assert again.ran == () and again.new_count == 0
-    assert len(memory.queries_run) == len(first.ran)
+    assert len(memory.progress.queries_run) == len(first.ran)
 
 
 async def test_scripted_planner_queries_are_run_on_round_one_only(library_index, embedder, settings) -> None:
@@ -150,7 +150,7 @@ async def test_scripted_planner_queries_are_run_on_round_one_only(library_index,
 
 
 async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory, *, round: int):
-    planned = await agent.plan(memory, round=round, judge=memory.latest_assessment)
+    planned = await agent.plan(memory, round=round, judge=memory.findings.latest_assessment)
     return await agent.execute(memory, planned.value, round=round), planned
 
 
@@ -159,14 +159,14 @@ async def test_round_two_sends_only_the_new_cards_and_earlier_ids_stay_citable(e
 
     memory = ResearchMemory(QUESTION, embedder=embedder)
     await memory.add([META_ANALYSIS, COHORT])
-    memory.next_round()
+    memory.progress.next_round()
     cites_earlier = {**JUDGEMENT, "key_findings": [f"Metformin users had fewer cancers [{META_ANALYSIS.id}]."],
                      "cited_evidence_ids": [META_ANALYSIS.id, NULL_TRIAL.id]}
     model = scripted_model(JUDGEMENT, cites_earlier)
     judge = JudgeAgent(settings, llm=LLM(model, settings))
     await judge.run(memory, round=1)
     await memory.add([NULL_TRIAL])
-    memory.next_round()
+    memory.progress.next_round()
     second = (await judge.run(memory, round=2)).value
     first_prompt, second_prompt = model.function.prompts
     assert f"[{META_ANALYSIS.id}]" in first_prompt and f"[{COHORT.id}]" in first_prompt
@@ -176,4 +176,4 @@ async def test_round_two_sends_only_the_new_cards_and_earlier_ids_stay_citable(e
     assert "Your assessment of round 1: mechanism 7.0/10, clinical 6.0/10" in second_prompt
     assert f"Title: {META_ANALYSIS.title}" in first_prompt and f"Title: {META_ANALYSIS.title}" not in second_prompt
     assert second.cited_evidence_ids == (META_ANALYSIS.id, NULL_TRIAL.id)  # an earlier id is still citable
-    assert set(memory.shown_to("judge")) == {META_ANALYSIS.id, COHORT.id, NULL_TRIAL.id}
+    assert set(memory.findings.shown_to("judge")) == {META_ANALYSIS.id, COHORT.id, NULL_TRIAL.id}

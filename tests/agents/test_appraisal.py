@@ -29,7 +29,7 @@ async def test_conflicts_reach_the_memory_the_report_and_its_markdown(shared_dir
 
     appraised = with_conflicts(report, memory)
 
-    assert len(appraised.conflicts) == 1 and memory.conflicts == appraised.conflicts
+    assert len(appraised.conflicts) == 1 and memory.findings.conflicts == appraised.conflicts
     assert appraised.sections[-1].heading == CONFLICTS_HEADING
     markdown = render_markdown(appraised, items)
     assert "## Where the evidence disagrees" in markdown and "significantly improved event free survival" in markdown

@@ -45,20 +45,20 @@ async def _run(question: dict[str, str], index: LibraryIndex, embedder: Embedder
     first = plan_queries(text, sources=SOURCES, evidence=memory.evidence)
     for source, queries in first.queries.items():
         for query in queries:
-            memory.record_query(source, query)
+            memory.progress.record_query(source, query)
     context = await memory.select_diverse(text, k=HITS)
     verdict = assess(text, context, await question_relevance(text, context, embedder=embedder), round=1,
                      rules=RunSettings())
     hypotheses = generate(text, context, round=1)
-    memory.add_assessment(verdict)
-    memory.add_hypotheses(hypotheses)
+    memory.findings.add_assessment(verdict)
+    memory.findings.add_hypotheses(hypotheses)
     second = plan_queries(
         text,
         sources=SOURCES,
         judge_queries=verdict.next_search_queries,
         hypothesis_suggestions=[q for h in hypotheses.hypotheses for q in h.search_suggestions],
         evidence=memory.evidence,
-        already_run=memory.queries_run,
+        already_run=memory.progress.queries_run,
     )
     report = await write_report(text, memory, embedder=embedder)
     return Run(question["pmid"], memory, first, second, verdict, hypotheses, report)
@@ -122,7 +122,7 @@ def test_reports_validate_with_no_fabricated_citation_and_quote_verbatim(runs: l
 def test_plans_keep_the_question_entities_and_never_repeat_a_query(runs: list[Run]) -> None:
     for run in runs:
         assert set(run.first_plan.queries) == set(SOURCES)
-        ran = {(source, normalise_query(query)) for source, query in run.memory.queries_run}
+        ran = {(source, normalise_query(query)) for source, query in run.memory.progress.queries_run}
         for source, queries in run.second_plan.queries.items():
             assert all((source, normalise_query(query)) not in ran for query in queries)
         for query in run.first_plan.queries["pubmed"]:

@@ -43,7 +43,7 @@ async def _memory(embedder: Embedder) -> ResearchMemory:
     memory = ResearchMemory(QUESTION, embedder=embedder, settings=DISTINCT)
     await memory.add(EVIDENCE)
     for query in ("metformin breast cancer", "metformin breast neoplasms"):
-        memory.record_query("pubmed", query)
+        memory.progress.record_query("pubmed", query)
     return memory
 
 
@@ -55,8 +55,8 @@ def written(embedder: Embedder) -> tuple[ResearchMemory, ResearchReport]:
         memory = await _memory(embedder)
         context = list(memory.evidence)
         relevance = await question_relevance(QUESTION, context, embedder=embedder)
-        memory.add_assessment(assess(QUESTION, context, relevance, round=1, rules=RunSettings()))
-        memory.add_hypotheses(generate(QUESTION, context, round=1))
+        memory.findings.add_assessment(assess(QUESTION, context, relevance, round=1, rules=RunSettings()))
+        memory.findings.add_hypotheses(generate(QUESTION, context, round=1))
         return memory, await write_report(QUESTION, memory, embedder=embedder, errors=("web: rate_limited",))
 
     return asyncio.run(run())
@@ -126,9 +126,9 @@ def test_hypotheses_verdict_methodology_and_limitations_come_from_the_run(writte
     memory, report = written
     assert report.hypotheses_tested[0] == (
         "metformin → AMPK → mTOR signalling → reduced cell proliferation (confidence "
-        f"{memory.hypotheses.hypotheses[0].confidence:.2f}); supported by [pmid:31000003; pmid:31000004]."
+        f"{memory.findings.hypotheses.hypotheses[0].confidence:.2f}); supported by [pmid:31000003; pmid:31000004]."
     )
-    judge = memory.latest_assessment
+    judge = memory.findings.latest_assessment
     assert report.conclusion.startswith(
         f"The evidence judge rated the mechanistic evidence {judge.mechanism.score:.1f}/10 and the clinical evidence "
         f"{judge.clinical.score:.1f}/10 with confidence {judge.confidence:.2f} in round 1, and judged it sufficient"

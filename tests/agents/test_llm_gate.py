@@ -33,7 +33,7 @@ def _llm(settings: Settings, *replies) -> LLM:  # type: ignore[no-untyped-def]
 async def _memory(embedder: Embedder, *items) -> ResearchMemory:  # type: ignore[no-untyped-def]
     memory = ResearchMemory(QUESTION, embedder=embedder)
     await memory.add(list(items))
-    memory.next_round()
+    memory.progress.next_round()
     return memory
 
 

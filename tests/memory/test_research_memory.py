@@ -192,42 +192,42 @@ def _assessment(round_: int, sufficient: bool) -> JudgeAssessment:
 
 
 def _fill_state(memory: ResearchMemory) -> None:
-    memory.next_round()
-    memory.record_query("pubmed", "metformin colorectal cancer")
-    memory.add_assessment(_assessment(1, False))
+    memory.progress.next_round()
+    memory.progress.record_query("pubmed", "metformin colorectal cancer")
+    memory.findings.add_assessment(_assessment(1, False))
     hypothesis = Hypothesis(
         intervention="metformin", target="AMPK", pathway="mTOR", effect="less growth", confidence=0.5
     )
-    memory.add_hypotheses(HypothesisAssessment(hypotheses=(hypothesis,), primary=0, round=1))
-    memory.next_round()
-    memory.add_assessment(_assessment(2, True))
-    memory.add_hypotheses(HypothesisAssessment(hypotheses=(), knowledge_gaps=("dose",), round=2))
-    memory.record_usage(TokenUsage(agent="judge", model="m", input_tokens=100, output_tokens=20, cost_usd=0.01))
-    memory.record_usage(TokenUsage(agent="judge", model="m", input_tokens=50, output_tokens=10, cost_usd=0.02))
-    memory.record_usage(TokenUsage(agent="search", model="m", input_tokens=5, output_tokens=1))
-    memory.set_report(ResearchReport(title="T", executive_summary="S", methodology="M"))
+    memory.findings.add_hypotheses(HypothesisAssessment(hypotheses=(hypothesis,), primary=0, round=1))
+    memory.progress.next_round()
+    memory.findings.add_assessment(_assessment(2, True))
+    memory.findings.add_hypotheses(HypothesisAssessment(hypotheses=(), knowledge_gaps=("dose",), round=2))
+    memory.ledger.record(TokenUsage(agent="judge", model="m", input_tokens=100, output_tokens=20, cost_usd=0.01))
+    memory.ledger.record(TokenUsage(agent="judge", model="m", input_tokens=50, output_tokens=10, cost_usd=0.02))
+    memory.ledger.record(TokenUsage(agent="search", model="m", input_tokens=5, output_tokens=1))
+    memory.findings.set_report(ResearchReport(title="T", executive_summary="S", methodology="M"))
 
 
 def test_run_state_is_recorded(embedder: Embedder) -> None:
     memory = _memory(embedder)
-    assert memory.round == 0 and memory.hypotheses is None and memory.report is None
+    assert memory.round == 0 and memory.findings.hypotheses is None and memory.findings.report is None
     _fill_state(memory)
     assert memory.round == 2
-    assert memory.record_query("PubMed", "  Metformin   COLORECTAL cancer ") is False  # never the same query twice
-    assert memory.record_query("europepmc", "metformin colorectal cancer") is True
-    assert memory.has_run("pubmed", "metformin colorectal cancer")
-    assert memory.queries_run == (
+    assert memory.progress.record_query("PubMed", "  Metformin   COLORECTAL cancer ") is False  # never twice
+    assert memory.progress.record_query("europepmc", "metformin colorectal cancer") is True
+    assert memory.progress.has_run("pubmed", "metformin colorectal cancer")
+    assert memory.progress.queries_run == (
         ("pubmed", "metformin colorectal cancer"),
         ("europepmc", "metformin colorectal cancer"),
     )
-    assert [a.round for a in memory.assessments] == [1, 2] and memory.latest_assessment.sufficient  # type: ignore[union-attr]
-    assert memory.hypotheses is not None and memory.hypotheses.knowledge_gaps == ("dose",)
-    assert len(memory.hypothesis_history) == 2
-    totals = memory.total_usage
+    assert [a.round for a in memory.findings.assessments] == [1, 2] and memory.findings.latest_assessment.sufficient  # type: ignore[union-attr]
+    assert memory.findings.hypotheses is not None and memory.findings.hypotheses.knowledge_gaps == ("dose",)
+    assert len(memory.findings.hypothesis_history) == 2
+    totals = memory.ledger.total
     assert (totals.input_tokens, totals.output_tokens, totals.requests) == (155, 31, 3)
     assert totals.cost_usd == pytest.approx(0.03)
-    assert memory.usage_by_agent()["judge"].total_tokens == 180
-    assert memory.report is not None and memory.report.title == "T"
+    assert memory.ledger.by_agent()["judge"].total_tokens == 180
+    assert memory.findings.report is not None and memory.findings.report.title == "T"
 
 
 async def test_snapshot_round_trips_through_json(fresh_embedder: Embedder) -> None:
@@ -245,10 +245,10 @@ async def test_snapshot_round_trips_through_json(fresh_embedder: Embedder) -> No
     assert restored.evidence == memory.evidence
     assert "ppr:PPR9" in restored  # merged-in ids still resolve
     assert restored.snapshot() == memory.snapshot()
-    assert restored.total_usage == memory.total_usage and restored.round == 2
-    assert restored.has_run("pubmed", "metformin colorectal cancer")
+    assert restored.ledger.total == memory.ledger.total and restored.round == 2
+    assert restored.progress.has_run("pubmed", "metformin colorectal cancer")
     assert [e.id for e, _ in await restored.relevant("vitamin D fractures", k=1)] == ["pmid:21"]
-    assert np.array_equal(restored._pool.vectors, memory._pool.vectors)
+    assert np.array_equal(restored.store.pool.vectors, memory.store.pool.vectors)
 
 
 @pytest.mark.parametrize("snapshot", [{}, {"version": 99}, {"version": 1, "evidence": [{"item": {}}]}])

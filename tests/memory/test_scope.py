@@ -78,13 +78,13 @@ async def test_concurrent_runs_never_see_each_other(settings: Settings, embedder
         async with research_scope(f"question {i}", settings, embedder=embedder, client=client) as memory:
             await asyncio.sleep(0)
             await memory.add(sorted(own, key=lambda e: e.id))
-            memory.record_query("pubmed", f"query {i}")
+            memory.progress.record_query("pubmed", f"query {i}")
             await asyncio.sleep(0)  # let the other runs interleave
             seen_in_child = await asyncio.create_task(_evidence_ids_of_current_run())
             found = {e.id for e, _ in await memory.relevant("blood pressure insulin secretion", k=10)}
             assert current_memory() is memory
             assert {e.id for e in memory.evidence} == {e.id for e in own} == seen_in_child == found
-            assert memory.queries_run == (("pubmed", f"query {i}"),)
+            assert memory.progress.queries_run == (("pubmed", f"query {i}"),)
             return memory.run_id, {e.id for e in own}
 
     outcomes = await asyncio.gather(*(run(i) for i in range(RUNS)))

@@ -47,7 +47,7 @@ def with_conflicts(report: ResearchReport, memory: ResearchMemory) -> ResearchRe
         return report
     items = {item.id: item for item in memory.evidence}
     conflicts = detect_conflicts(report.frame, report.alignment, items)
-    memory.set_conflicts(conflicts)
+    memory.findings.set_conflicts(conflicts)
     if not conflicts:
         return report
     sections = (*[s for s in report.sections if s.heading != CONFLICTS_HEADING], conflicts_section(conflicts))

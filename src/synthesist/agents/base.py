@@ -69,5 +69,5 @@ async def llm_or_extractive(
     except ModelError as exc:
         log.warning("%s: %s; the extractive engine answers instead", agent, exc)
         return AgentOutput(await extract(), EXTRACTIVE, fallback_reason=str(exc))
-    memory.record_usage(reply.usage)
+    memory.ledger.record(reply.usage)
     return AgentOutput(finish(reply.output), llm.label, usage=reply.usage)

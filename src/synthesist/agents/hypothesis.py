@@ -23,7 +23,7 @@ class HypothesisAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
         context = await briefing_context(memory, self._settings)
-        cards = round_cards(context, memory.question, self._settings.models, memory.shown_to(self.name))
+        cards = round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name))
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> HypothesisAssessment:
@@ -31,14 +31,14 @@ class HypothesisAgent(ModelAgent):
 
         async def ask(llm: LLM):
             boundary = briefing_boundary(memory, round, self._settings)
-            previous = memory.latest_assessment
+            previous, earlier = memory.findings.latest_assessment, memory.findings.hypotheses
             prompt = render(
                 "hypothesis_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
                 key_findings=list(previous.key_findings) if previous else [],
-                hypotheses=[h.statement for h in memory.hypotheses.hypotheses] if memory.hypotheses else [],
+                hypotheses=[h.statement for h in earlier.hypotheses] if earlier else [],
                 boundary=boundary, tool=HYPOTHESIS_TOOL,
             )
-            memory.mark_shown(self.name, [card.id for card in cards.new])
+            memory.findings.mark_shown(self.name, [card.id for card in cards.new])
             return await llm.call(agent=self.name, output_type=HypothesisSet, system=team_system(boundary),
                                   prompt=prompt, round=round, tools=TEAM_TOOLS)
 
@@ -58,5 +58,5 @@ class HypothesisAgent(ModelAgent):
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                          finish=finish)
-        memory.add_hypotheses(output.value)
+        memory.findings.add_hypotheses(output.value)
         return output

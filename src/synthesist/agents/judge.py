@@ -5,9 +5,9 @@ default), shared with the hypothesis agent. Output: a :class:`JudgeAssessment` w
 citations name only evidence in memory.
 
 Whichever engine judged, code then reads the context for conflicts (:mod:`.conflicts`): they go to
-``memory.conflicts``, each lowers the confidence (inconsistency), and the last of the next queries becomes a search
-that could resolve the first one (a review of the exposure on that outcome) unless it already ran. A conflict does
-not by itself hold back a sufficient verdict: the report states it and grades the outcome's certainty down.
+``memory.findings.conflicts``, each lowers the confidence (inconsistency), and the last of the next queries becomes a
+search that could resolve the first one (a review of the exposure on that outcome) unless it already ran. A conflict
+does not by itself hold back a sufficient verdict: the report states it and grades the outcome's certainty down.
 """
 
 from __future__ import annotations
@@ -44,22 +44,23 @@ class JudgeAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
         context = await self.context(memory)
-        cards = round_cards(context, memory.question, self._settings.models, memory.shown_to(self.name))
+        cards = round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name))
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> JudgeAssessment:
             relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
             return assess(memory.question, context, relevance, round=round, rules=self._settings.run,
-                          previous=memory.latest_assessment)
+                          previous=memory.findings.latest_assessment)
 
         async def ask(llm: LLM):
             boundary = briefing_boundary(memory, round, self._settings)
             prompt = render(
                 "judge_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
-                previous=memory.latest_assessment, queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
+                previous=memory.findings.latest_assessment,
+                queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
                 boundary=boundary, tool=JUDGE_TOOL,
             )
-            memory.mark_shown(self.name, [card.id for card in cards.new])
+            memory.findings.mark_shown(self.name, [card.id for card in cards.new])
             return await llm.call(agent=self.name, output_type=JudgeVerdict, system=team_system(boundary),
                                   prompt=prompt, round=round, tools=TEAM_TOOLS)
 
@@ -74,9 +75,9 @@ class JudgeAgent(ModelAgent):
         if output.value.answering is None:  # the model's verdict: the same gate as the extractive judge's
             output = replace(output, value=await gated(memory.question, output.value, context, memory))
         conflicts = await context_conflicts(memory.question, context, memory)
-        memory.set_conflicts(conflicts)
+        memory.findings.set_conflicts(conflicts)
         output = replace(output, value=inconsistent(output.value, conflicts, memory))
-        memory.add_assessment(output.value)
+        memory.findings.add_assessment(output.value)
         return output
 
 
@@ -116,7 +117,8 @@ def inconsistent(assessment: JudgeAssessment, conflicts: tuple[Conflict, ...],
             f"{first.outcome}; confidence lowered by {penalty:.2f}.")
     queries = list(assessment.next_search_queries)
     query = resolving_query(first)
-    if not any(memory.has_run(source, query) for source, _ in memory.queries_run) and query not in queries:
+    progress = memory.progress
+    if not any(progress.has_run(source, query) for source, _ in progress.queries_run) and query not in queries:
         queries = [*queries[:2], query]
     clinical = assessment.clinical.model_copy(update={"reasoning": f"{assessment.clinical.reasoning} {note}".strip()})
     return assessment.model_copy(update={"confidence": round(max(0.0, assessment.confidence - penalty), 2),

@@ -55,18 +55,19 @@ class ReportAgent(ModelAgent):
         async def extract() -> ReportDraft:
             report = await write_report(
                 memory.question, memory, embedder=memory.embedder, partial_reason=partial_reason,
-                judge=memory.latest_assessment, hypotheses=memory.hypotheses, queries=memory.queries_run,
+                judge=memory.findings.latest_assessment, hypotheses=memory.findings.hypotheses,
+                queries=memory.progress.queries_run,
                 errors=errors, frame=frame, alignments=alignments,
             )
             return ReportDraft.model_validate(report.model_dump(include=set(ReportDraft.model_fields)))
 
         async def ask(llm: LLM):
             context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)
-            judge, hypotheses = memory.latest_assessment, memory.hypotheses
+            judge, hypotheses = memory.findings.latest_assessment, memory.findings.hypotheses
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             prompt = render(
                 "report_task", question=memory.question, rounds=memory.round, sources_searched=list(sources),
-                queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
+                queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
                 key_findings=list(judge.key_findings) if judge else [],
                 hypotheses=[h.statement for h in hypotheses.hypotheses] if hypotheses else [],
                 evidence=prompt_cards(context, memory.question, self._settings.models), boundary=boundary,
@@ -89,7 +90,7 @@ class ReportAgent(ModelAgent):
                                                  "(an internal error); the table leaves it out"]))
         if drafted.engine != EXTRACTIVE:
             report = code_built(report, memory, sources)
-        memory.set_report(report)
+        memory.findings.set_report(report)
         # The gate's note is news (a run warning) when it overruled a model; on the extractive engine's own answer it
         # is the rule applied twice, and stays in the report's answer only.
         gated = report.answer.gate if report.answer and drafted.engine != EXTRACTIVE else ""
@@ -126,7 +127,7 @@ class ReportAgent(ModelAgent):
                 note = f"the model's claim check failed ({exc}); the offline check stands"
             else:
                 if usage is not None:
-                    memory.record_usage(usage)
+                    memory.ledger.record(usage)
         failed = [v for v in verdicts if not v.supported]
         return with_references(remove_claims(report, failed, checked=len(verdicts)), memory), note
 
@@ -154,7 +155,7 @@ def code_built(report: ResearchReport, memory: ResearchMemory, sources: Sequence
 
 def methodology(memory: ResearchMemory, sources: Sequence[str]) -> str:
     """What the run did, in numbers: rounds, sources, queries, evidence."""
-    queries = memory.queries_run
+    queries = memory.progress.queries_run
     shown = "; ".join(f"{source}: {query}" for source, query in queries[:8])
     more = f" and {len(queries) - 8} more" if len(queries) > 8 else ""
     return (f"{memory.round} search round(s) over {', '.join(sources) or 'no source'}; {len(queries)} queries "

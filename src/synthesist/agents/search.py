@@ -106,14 +106,14 @@ class SearchAgent(ModelAgent):
             return plan_queries(
                 memory.question, sources=self.source_names, judge_queries=judge_queries,
                 hypothesis_suggestions=suggestions, evidence=memory.evidence,
-                already_run=frozenset(memory.queries_run),
+                already_run=frozenset(memory.progress.queries_run),
             )
 
         async def ask(llm: LLM):
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             prompt = render(
                 "search_task", question=memory.question, round=round, sources=list(self.source_names),
-                max_queries=MAX_QUERIES_PER_SOURCE, queries_run=[f"{s}: {q}" for s, q in memory.queries_run],
+                max_queries=MAX_QUERIES_PER_SOURCE, queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
                 judge_queries=list(judge_queries), hypothesis_suggestions=list(suggestions), boundary=boundary,
             )
             system = render("search_system", boundary=boundary)
@@ -142,7 +142,7 @@ class SearchAgent(ModelAgent):
             started = time.monotonic()
             result = await search_all(query, [self._sources[name]], limit=limit)
             async with turns.turn((name, query)):  # a replay adds in the recorded order; otherwise at once
-                memory.record_query(name, query)
+                memory.progress.record_query(name, query)
                 added = await memory.add(list(result.evidence))
                 arrived.append((name, query))
             return result, added, Timing(f"{name}: {query}", started, time.monotonic())
@@ -172,7 +172,7 @@ class SearchAgent(ModelAgent):
         for name in self._sources:
             queries = plan.queries.get(name, ()) if keyed else general
             for query in queries[:per_source]:
-                if not memory.has_run(name, query) and (name, query) not in pairs:
+                if not memory.progress.has_run(name, query) and (name, query) not in pairs:
                     pairs.append((name, query))
         return pairs
 

@@ -1,8 +1,10 @@
-"""A run's evidence in the store: its own Chroma collection ``run-<run_id>``, so a run reopens without embedding.
+"""A run's evidence in the store: its own Chroma collection ``run-<run_id>``, the store of record of the run's vectors.
 
 Each entry holds an item's vector and, as metadata, its evidence JSON, identity keys and collection order. The
-memory writes what each ``add`` changed; a resumed run rewrites the collection to match its checkpoint; a
-finished run drops it (its checkpoint and report files are what it keeps).
+memory writes what each ``add`` changed. Opening a run by id rebuilds its pool from the collection, and a resumed
+run takes its vectors back from it (its checkpoint says which items and state count; the collection is then
+rewritten to match), so neither embeds anything again. A finished run drops it (its checkpoint and report files
+are what it keeps).
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..models import Evidence
+from .documents import evidence_text
 from .pool import AddOutcome, EvidencePool
 from .store import VectorCollection, collection_name, collection_names, drop_collection, open_collection
 
@@ -55,6 +60,14 @@ class RunCollection:
         for entry in sorted(stored, key=lambda e: int(e.metadata["seq"])):
             evidence = Evidence.model_validate_json(str(entry.metadata["evidence"]))
             pool.load(evidence, entry.vector, json.loads(str(entry.metadata["keys"])), int(entry.metadata["seq"]))
+
+    async def stored_vectors(self, items: Sequence[Evidence]) -> dict[str, np.ndarray]:
+        """The stored vector of each of ``items`` whose entry holds the same text (id → vector): what a resumed run
+        takes back instead of embedding. An item missing, or stored with other text, is left out."""
+        wanted = {item.id: evidence_text(item) for item in items}
+        stored = await asyncio.to_thread(self._collection.get, list(wanted))
+        return {entry.id: entry.vector for entry in stored
+                if evidence_text(Evidence.model_validate_json(str(entry.metadata["evidence"]))) == wanted[entry.id]}
 
     async def persist(self, pool: EvidencePool, outcome: AddOutcome) -> None:
         """Write what one ``add`` changed: the items written, minus the ids merged away."""

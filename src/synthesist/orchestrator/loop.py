@@ -85,8 +85,8 @@ class RoundSteps:
     async def search(self, memory: ResearchMemory, round: int, send: Send) -> SearchOutcome:
         search = self.team.search
         started = self.emitter.elapsed()
-        planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
-                                    hypotheses=memory.hypotheses, seeds=self.seeds if round == 1 else ())
+        planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
+                                    hypotheses=memory.findings.hypotheses, seeds=self.seeds if round == 1 else ())
         self.emitter.span("plan", started, round=round, phase="plan")
         await self.report_fallback(planned, round, send, search.name)
         return await self.execute_search(memory, planned.value, round, send)
@@ -185,7 +185,7 @@ class LoopManager:
         """Run rounds until a stop rule fires; returns the reason and its explanation."""
         steps = self.steps
         while True:
-            round = memory.next_round()
+            round = memory.progress.next_round()
             outcome = await steps.search(memory, round, send)
             if len(memory) == 0:
                 reason, why = steps.stop_rules.after_round(
@@ -194,7 +194,7 @@ class LoopManager:
                 await steps.assess(memory, round, send)
                 reason, why = steps.stop_rules.after_round(
                     round=round, new_evidence=outcome.new_count, total_evidence=len(memory),
-                    assessment=memory.latest_assessment, tokens_used=memory.total_usage.total_tokens)
+                    assessment=memory.findings.latest_assessment, tokens_used=memory.ledger.total.total_tokens)
             fraction = min(1.0, round / steps.options.max_rounds)
             await send(steps.event(Progress, round, None, f"round {round} done",
                                    ProgressData(fraction=fraction, evidence=len(memory))))

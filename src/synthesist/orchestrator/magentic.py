@@ -51,7 +51,7 @@ from ..events import (
     Thinking,
     ThinkingData,
 )
-from ..memory import ResearchMemory
+from ..memory import ResearchMemory, current_memory
 from ..models import StopReason, TokenUsage
 from ..prompts import Boundary, render
 from .loop import LoopManager, RoundSteps, Send
@@ -100,7 +100,7 @@ class UsageRecorder(ChatMiddleware):
         tokens = [sum(int((usage or {}).get(key) or 0) for usage in usages)
                   for key in ("input_token_count", "output_token_count")]
         kind, name = split_label(self.model)
-        self.memory.record_usage(TokenUsage(
+        self.memory.ledger.record(TokenUsage(
             agent=self.role, model=self.model, input_tokens=tokens[0], output_tokens=tokens[1], requests=1,
             cost_usd=estimate_cost(kind, name, tokens[0], tokens[1]), round=self.memory.round))
 
@@ -145,7 +145,7 @@ class MagenticManager:
     async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]:
         self._stop, self._failure, self._judged_evidence = None, None, len(memory)
         limits = magentic_limits(self.stop_rules.rules)
-        tools = self._tools(memory, send)
+        tools = self._tools(send)
         participants = [self._agent(name, memory, tools[name]) for name in (SEARCHER, JUDGE, HYPOTHESIZER)]
         workflow = MagenticBuilder(participants=participants, manager_agent=self._agent(MANAGER, memory, ()),
                                    **limits).build()
@@ -207,7 +207,7 @@ class MagenticManager:
             return "stalled", f"the Magentic manager made no progress through {rules.magentic_max_resets} re-plans"
         if ended_by == "round_limit" or rounds >= rules.max_rounds:
             return "max_rounds", f"reached the maximum of {rules.max_rounds} rounds ({rounds} searched)"
-        latest = memory.latest_assessment
+        latest = memory.findings.latest_assessment
         verdict = "no assessment" if latest is None else (
             f"mechanism {latest.mechanism.score:g}, clinical {latest.clinical.score:g}, "
             f"confidence {latest.confidence:.2f}")
@@ -216,25 +216,28 @@ class MagenticManager:
 
     # --- the participants' tools ---------------------------------------------------------------------------------
 
-    def _tools(self, memory: ResearchMemory, send: Send) -> dict[str, list[FunctionTool]]:
+    def _tools(self, send: Send) -> dict[str, list[FunctionTool]]:
+        """The participants' tools. None is handed the memory: each reaches the run's own through
+        :func:`~synthesist.memory.current_memory` when the model calls it (the runner makes it current around the
+        run's task), so two runs in one process never see each other's, and a call outside a run fails clearly."""
         async def search_literature(
             queries: Annotated[list[str] | None, Field(description="1-3 focused literature queries; omit them to "
                                                                    "let the planner choose")] = None,
         ) -> str:
             """Search every literature source of this run and add what is found to the evidence."""
-            return await self._guard(self._search_tool(memory, send, queries or []), FAILED)
+            return await self._guard(self._search_tool(send, queries or []), FAILED)
 
         async def get_bibliography(limit: Annotated[int, Field(ge=1, le=100)] = 20) -> str:
             """The reference list of the evidence collected so far."""
-            return await self._guard(self._bibliography_tool(memory, limit), FAILED)
+            return await self._guard(self._bibliography_tool(limit), FAILED)
 
         async def judge_evidence() -> str:
             """Assess all evidence collected so far: scores, verdict and the next queries to run."""
-            return await self._guard(self._judge_tool(memory, send), FAILED)
+            return await self._guard(self._judge_tool(send), FAILED)
 
         async def propose_hypotheses() -> str:
             """Propose mechanism hypotheses (intervention → target → pathway → effect) from the evidence."""
-            return await self._guard(self._hypothesis_tool(memory, send), FAILED)
+            return await self._guard(self._hypothesis_tool(send), FAILED)
 
         return {SEARCHER: [tool(search_literature), tool(get_bibliography)], JUDGE: [tool(judge_evidence)],
                 HYPOTHESIZER: [tool(propose_hypotheses)]}
@@ -248,7 +251,8 @@ class MagenticManager:
             self._failure = self._failure or exc
             return failed
 
-    async def _search_tool(self, memory: ResearchMemory, send: Send, queries: list[str]) -> str:
+    async def _search_tool(self, send: Send, queries: list[str]) -> str:
+        memory = current_memory()
         limit = self.stop_rules.rules.max_rounds
         if memory.round >= limit:
             return f"No search ran: the limit of {limit} search rounds is reached. Ask the judge, then finish."
@@ -256,7 +260,7 @@ class MagenticManager:
             why = "the manager asked for another search"
             await send(self.steps.event(Looping, memory.round, None, f"round {memory.round + 1}: {why}",
                                    LoopingData(next_round=memory.round + 1, reason=why)))
-        round = memory.next_round()
+        round = memory.progress.next_round()
         plan = await self._plan(memory, round, send, queries)
         outcome = await self.steps.execute_search(memory, plan, round, send)
         self.steps.checkpoint(memory, round)
@@ -267,7 +271,8 @@ class MagenticManager:
         return (f"Round {round}: ran {ran}. {outcome.new_count} new items, {len(outcome.added.merged)} merged, "
                 f"{len(memory)} in memory.{failed}\nFirst new items:\n{self.boundary.wrap(labels)}")
 
-    async def _bibliography_tool(self, memory: ResearchMemory, limit: int) -> str:
+    async def _bibliography_tool(self, limit: int) -> str:
+        memory = current_memory()
         lines = "\n".join(f"{c.number}. [{c.evidence_id}] {c.text}" for c in memory.get_bibliography()[:limit])
         return f"{len(memory)} items collected.\n{self.boundary.wrap(lines)}"
 
@@ -277,20 +282,21 @@ class MagenticManager:
             return QueryPlan(queries={name: tuple(queries) for name in search.source_names},
                              rationale="queries chosen by the Magentic searcher")
         started = self.emitter.elapsed()
-        planned = await search.plan(memory, round=round, judge=memory.latest_assessment,
-                                    hypotheses=memory.hypotheses)
+        planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
+                                    hypotheses=memory.findings.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
         await self.steps.report_fallback(planned, round, send, search.name)
         return planned.value
 
-    async def _judge_tool(self, memory: ResearchMemory, send: Send) -> str:
+    async def _judge_tool(self, send: Send) -> str:
+        memory = current_memory()
         if len(memory) == 0:
             return "No evidence collected yet: the searcher must search first."
         round = memory.round
         assessment = await self.steps.judge(memory, round, send, phase="judge")  # turns run one after another
         reason, why = self.stop_rules.after_round(
             round=round, new_evidence=len(memory) - self._judged_evidence, total_evidence=len(memory),
-            assessment=assessment, tokens_used=memory.total_usage.total_tokens)
+            assessment=assessment, tokens_used=memory.ledger.total.total_tokens)
         self._judged_evidence = len(memory)
         fraction = min(1.0, round / self.stop_rules.rules.max_rounds)
         await send(self.steps.event(Progress, round, None, f"round {round} judged",
@@ -306,7 +312,8 @@ class MagenticManager:
             return summary + f"The run stops ({reason}: {why})."
         return summary + f"Not finished: {why}."
 
-    async def _hypothesis_tool(self, memory: ResearchMemory, send: Send) -> str:
+    async def _hypothesis_tool(self, send: Send) -> str:
+        memory = current_memory()
         if len(memory) == 0:
             return "No evidence collected yet: the searcher must search first."
         round = memory.round

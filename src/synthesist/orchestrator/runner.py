@@ -315,7 +315,7 @@ def _record_vision_usage(ctx: RunContext, step: ImageStep, report: VisualReport)
         return
     kind, name = split_label(step.adapter.label)
     cost = estimate_cost(kind or "openai", name, usage.input_tokens, usage.output_tokens)
-    ctx.memory.record_usage(TokenUsage(agent="visual", model=step.adapter.label, input_tokens=usage.input_tokens,
+    ctx.memory.ledger.record(TokenUsage(agent="visual", model=step.adapter.label, input_tokens=usage.input_tokens,
                                        output_tokens=usage.output_tokens, requests=usage.requests, cost_usd=cost,
                                        round=0))
 
@@ -393,16 +393,16 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
 
 def _result(ctx: RunContext, report: ResearchReport, reason: StopReason, engines: dict[str, str]) -> ResearchResult:
     memory = ctx.memory
-    totals = memory.total_usage
+    totals = memory.ledger.total
     aligned = {a.evidence_id: a for a in report.alignment}
     evidence = tuple(item.model_copy(update={"alignment": aligned[item.id]}) if item.id in aligned else item
                      for item in memory.evidence)
     return ResearchResult(
         run_id=memory.run_id, question=memory.question, report=report, evidence=evidence,
-        hypotheses=memory.hypothesis_history, assessments=memory.assessments, stop_reason=reason,
+        hypotheses=memory.findings.hypothesis_history, assessments=memory.findings.assessments, stop_reason=reason,
         partial=reason != "sufficient", rounds=memory.round,
-        usage=UsageSummary(**totals.model_dump(), by_agent=memory.usage_by_agent()),
+        usage=UsageSummary(**totals.model_dump(), by_agent=memory.ledger.by_agent()),
         fabricated_citations=report.fabricated_citations_removed, sources=ctx.options.sources,
-        queries=memory.queries_run, errors=tuple(ctx.errors), engine=engines, seconds=ctx.emitter.elapsed(),
+        queries=memory.progress.queries_run, errors=tuple(ctx.errors), engine=engines, seconds=ctx.emitter.elapsed(),
         spans=tuple(ctx.emitter.spans),
     )

@@ -9,7 +9,7 @@
 - ClinicalTrials.gov (``trials``) gets every query in its short "intervention condition" form: the registry
   matches conditions and intervention names, not study-design words.
 - A query that already ran on a source is never planned for it again. ``already_run`` holds (source, query)
-  pairs, as :attr:`ResearchMemory.queries_run` gives them; both are compared case- and space-insensitively.
+  pairs, as :attr:`RunProgress.queries_run` gives them; both are compared case- and space-insensitively.
 """
 
 from __future__ import annotations

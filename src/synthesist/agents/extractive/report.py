@@ -88,9 +88,9 @@ async def write_report(
     latest, ``queries`` ((source, query) pairs) to the queries the memory recorded; ``errors`` are source failures
     to state. ``embedder`` must be the memory's (its cache then answers for the items without encoding).
 ``frame`` and ``alignments`` (the question's parts, and each item's stand to them) are computed when not given."""
-    judge = memory.latest_assessment if judge is None else judge
-    hypotheses = memory.hypotheses if hypotheses is None else hypotheses
-    queries = tuple(queries) or memory.queries_run
+    judge = memory.findings.latest_assessment if judge is None else judge
+    hypotheses = memory.findings.hypotheses if hypotheses is None else hypotheses
+    queries = tuple(queries) or memory.progress.queries_run
     ranked = [item for item, _ in await memory.relevant(question, k=len(memory))]
     relevance = await question_relevance(question, ranked, embedder=embedder)
     frame = frame or frame_of(question)

@@ -5,8 +5,7 @@ one, a deterministic protocol measures the image. See docs/architecture/visual.m
 - :mod:`.processor` — :class:`AgenticProcessor`, the loop and its recovery rules; :mod:`.radiology` its radiologist;
 - :mod:`.adapter` — the :class:`VisionAdapter` seam and :class:`OpenAIChatAdapter` (Chat Completions over httpx);
 - :mod:`.tooling`, :mod:`.search_tools` — the tools one analysis offers; :mod:`.conversation` — the messages;
-- :mod:`.salvage` — reading JSON answers; :mod:`.protocol`; :mod:`.report` — reports, evidence, event summaries;
-- :mod:`.rewards` — scores against reference answers.
+- :mod:`.salvage` — reading JSON answers; :mod:`.protocol`; :mod:`.report` — reports, evidence, event summaries.
 """
 
 from ...errors import VisualLoopError
@@ -17,7 +16,6 @@ from .processor import MAX_TURNS_CEILING, AgenticProcessor
 from .protocol import NON_DIAGNOSTIC, run_protocol
 from .radiology import RESPONSE_SCHEMA, RadiologyProcessor
 from .report import ImageFinding, VisualReport, findings_as_evidence, turn_summary
-from .rewards import Combined, ExactMatch, IoU, OnField, TokenF1
 from .search_tools import ImageSearchTool, LiteratureSearchTool
 from .tooling import SearchTool, ToolBox
 from .types import AgenticResult, ToolCall, ToolResult, Turn
@@ -29,17 +27,12 @@ __all__ = [
     "AdapterReply",
     "AgenticProcessor",
     "AgenticResult",
-    "Combined",
-    "ExactMatch",
     "ImageFinding",
     "ImageSearchTool",
-    "IoU",
     "LiteratureSearchTool",
-    "OnField",
     "OpenAIChatAdapter",
     "RadiologyProcessor",
     "SearchTool",
-    "TokenF1",
     "ToolBox",
     "ToolCall",
     "ToolResult",

@@ -1,0 +1,120 @@
+"""One run's evidence: the deduplicating pool (in-process vectors, BM25), its store of record in Chroma, retrieval.
+
+The pool (``pool.py``) answers every read fast, in process; the run's collection (``run_collection.py``) is where
+the vectors live across processes: each ``add`` writes what it changed, and a run opened by id or resumed from its
+checkpoint takes its vectors back from the collection, so nothing is embedded twice. Without a collection (a
+memory built in process only, for tests and scratch work) the pool is all there is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..config import MemorySettings
+from ..models import Citation, Evidence
+from .bibliography import format_bibliography
+from .documents import evidence_text
+from .embeddings import Embedder
+from .pool import AddResult, EvidencePool
+from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
+from .run_collection import RunCollection
+
+
+class EvidenceStore:
+    """The evidence of one run, in first-collected order, with one unit vector per item."""
+
+    def __init__(self, embedder: Embedder, settings: MemorySettings, collection: RunCollection | None = None):
+        self.embedder = embedder
+        self.settings = settings
+        self.collection = collection
+        self.pool = EvidencePool(settings.dedup_threshold)
+        self._lock = asyncio.Lock()
+
+    # --- building ----------------------------------------------------------------------------------------------
+
+    async def load_collection(self) -> None:
+        """Fill the pool from the collection (a run opened by id): items, vectors, keys and order, nothing
+        embedded."""
+        if self.collection is not None:
+            await self.collection.load_into(self.pool)
+
+    async def load_entries(self, entries: Sequence[tuple[Evidence, list[str]]]) -> None:
+        """Fill the pool with a snapshot's items and keys, in order. Vectors come from the collection when it holds
+        the item with the same text; only the others are embedded (through the embedder's content-hash cache).
+        The collection is then rewritten to hold exactly these items (the checkpoint is the truth of which)."""
+        items = [item for item, _ in entries]
+        stored = await self.collection.stored_vectors(items) if self.collection is not None else {}
+        missing = [item for item in items if item.id not in stored]
+        if missing:
+            fresh = await self.embedder.embed([evidence_text(item) for item in missing])
+            stored.update(zip((item.id for item in missing), fresh, strict=True))
+        for item, keys in entries:
+            self.pool.load(item, stored[item.id], keys)
+        if self.collection is not None:
+            await self.collection.replace(self.pool)
+
+    async def drop_collection(self) -> None:
+        """Delete the collection; the pool stays usable in-process."""
+        if self.collection is not None:
+            collection, self.collection = self.collection, None
+            await collection.drop()
+
+    # --- reading and writing -----------------------------------------------------------------------------------
+
+    @property
+    def items(self) -> tuple[Evidence, ...]:
+        return self.pool.items
+
+    def get(self, evidence_id: str) -> Evidence | None:
+        position = self.pool.position(evidence_id)
+        return None if position is None else self.pool.item_at(position)
+
+    def __contains__(self, evidence_id: object) -> bool:
+        return isinstance(evidence_id, str) and self.pool.position(evidence_id) is not None
+
+    def __len__(self) -> int:
+        return len(self.pool)
+
+    async def add(self, evidence: Sequence[Evidence]) -> AddResult:
+        """Embed, deduplicate into the pool, re-embed what a merge left with new text, write the change through."""
+        if not evidence:
+            return AddResult()
+        vectors = await self.embedder.embed([evidence_text(item) for item in evidence])
+        async with self._lock:
+            outcome = self.pool.add_batch(evidence, vectors)
+            if outcome.stale:
+                fresh = await self.embedder.embed([evidence_text(self.get(i)) for i in outcome.stale])  # type: ignore[arg-type]
+                for evidence_id, vector in zip(outcome.stale, fresh, strict=True):
+                    self.pool.set_vector(evidence_id, vector)
+            if self.collection is not None:
+                await self.collection.persist(self.pool, outcome)
+        return outcome.result
+
+    # --- retrieval ---------------------------------------------------------------------------------------------
+
+    async def _query_vector(self, query: str) -> np.ndarray:
+        return (await self.embedder.embed([query]))[0]
+
+    async def relevant(self, query: str, k: int = 10) -> list[tuple[Evidence, float]]:
+        if not len(self.pool) or k <= 0:
+            return []
+        query_vector = await self._query_vector(query)
+        dense = ranking(self.pool.vectors @ query_vector)
+        lexical = ranking(self.pool.bm25_scores(query), positive_only=True)
+        items = self.pool.items
+        return [(items[p], score) for p, score in reciprocal_rank_fusion([dense, lexical])[:k]]
+
+    async def select_diverse(self, query: str, k: int | None = None, lambda_: float | None = None) -> list[Evidence]:
+        k = self.settings.judge_context_size if k is None else k
+        lambda_ = self.settings.mmr_lambda if lambda_ is None else lambda_
+        if not len(self.pool) or k <= 0:
+            return []
+        query_vector = await self._query_vector(query)
+        items = self.pool.items
+        return [items[p] for p in maximal_marginal_relevance(query_vector, self.pool.vectors, k, lambda_=lambda_)]
+
+    def bibliography(self) -> list[Citation]:
+        return format_bibliography(self.items)
