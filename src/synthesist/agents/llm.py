@@ -49,6 +49,7 @@ from pydantic_ai.settings import ModelSettings as CallSettings
 from ..config import Settings
 from ..errors import ModelError
 from ..models import TokenUsage
+from .hf_model import build_hf_model
 from .local_model import build_local_model
 from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
 from .pricing import estimate_cost
@@ -57,7 +58,6 @@ from .redaction import scrub
 log = logging.getLogger("synthesist.llm")
 
 T = TypeVar("T")
-
 
 
 @dataclass(frozen=True)
@@ -74,12 +74,15 @@ def build_model(
     """The pydantic-ai model for ``spec``, or None for ``extractive``. Touches no network.
 
     The base URL and key come from :func:`~.model_spec.provider_endpoint` (one lookup for every kind of model).
+    Retries of transient failures (429, 5xx, dropped connections) are the provider SDK's, the same for every model.
     """
     parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
     if parsed.kind == "extractive":
         return None
     if parsed.kind == "local":
         return build_local_model(Path(parsed.name))
+    if parsed.kind == "hf":
+        return build_hf_model(Path(parsed.name))
     endpoint = provider_endpoint(parsed, settings, environ)
     if parsed.kind == "anthropic":
         return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=endpoint.api_key))
@@ -149,7 +152,7 @@ class LLM:
                 result = await runner.run(prompt)
         except PROVIDER_ERRORS as exc:  # every failure of the foreign call is translated here, at the boundary
             # The cause is not chained: provider exceptions carry response bodies and can echo a key.
-            raise _translate(exc, agent=agent, model=self.label, timeout=timeout) from None
+            raise translate_error(exc, agent=agent, model=self.label, timeout=timeout) from None
         # Anything else is a bug (ours or a library's): it is not a model failure to fall back from silently,
         # so it propagates, and the run reports it as an ``internal`` error.
         usage = self._usage(agent, result.usage.input_tokens, result.usage.output_tokens, result.usage.requests, round)
@@ -204,7 +207,7 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
-def _translate(exc: Exception, *, agent: str, model: str, timeout: float) -> ModelError:
+def translate_error(exc: BaseException, *, agent: str, model: str, timeout: float) -> ModelError:
     """Our error for a failed call: a kind, a short detail without response bodies, the HTTP status if any."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), "provider")
     status = getattr(exc, "status_code", None)
