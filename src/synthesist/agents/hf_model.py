@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai.exceptions import ModelContextWindowExceededError
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
@@ -88,9 +89,18 @@ class HFChat:
 
     def generate(self, prompt: str, *, temperature: float, max_tokens: int) -> tuple[str, int, int]:
         """The continuation of ``prompt`` (special tokens dropped), the prompt's length and the new tokens' count.
-        Greedy at temperature 0, else sampled."""
+        Greedy at temperature 0, else sampled; new tokens are capped by the model's context window, and a prompt
+        that fills it is a ``context_window`` model error."""
         torch = importlib.import_module("torch")
         encoded = self._tokenizer(prompt, return_tensors="pt")
+        prompt_tokens = int(encoded["input_ids"].shape[1])
+        window = getattr(self._model.config, "max_position_embeddings", None)
+        if window is not None:
+            if prompt_tokens >= window:  # ours to say, before torch fails on an out-of-range position
+                raise ModelContextWindowExceededError(
+                    str(self._model.config.name_or_path or "hf"),
+                    f"the prompt has {prompt_tokens} tokens; the model's window is {window}")
+            max_tokens = min(max_tokens, window - prompt_tokens)
         eos = self._tokenizer.eos_token_id
         options: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": temperature > 0,
                                    "pad_token_id": self._tokenizer.pad_token_id if self._tokenizer.pad_token_id
@@ -101,7 +111,6 @@ class HFChat:
             options["temperature"] = temperature
         with torch.no_grad():
             output = self._model.generate(**encoded, **options)
-        prompt_tokens = int(encoded["input_ids"].shape[1])
         new = output[0][prompt_tokens:]
         return self._tokenizer.decode(new, skip_special_tokens=True), prompt_tokens, int(new.shape[0])
 
