@@ -417,7 +417,7 @@ def _image_step(options: RunOptions, settings: Settings, vision, http, sources) 
     adapter = vision if vision is not None and not isinstance(vision, str) else None
     spec = vision if isinstance(vision, str) else settings.visual.model
     if adapter is None and spec:
-        adapter = build_vision_adapter(spec, settings)
+        adapter = build_vision_adapter(spec, settings, client=http)
     literature = [s for s in sources if s.name in ("pubmed", "europepmc")]
     searches = [LiteratureSearchTool(literature[0])] if literature else []
     if literature:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from pydantic_ai.exceptions import (
     ModelRateLimitError,
     ModelRequestTimeout,
     ModelTimeoutError,
+    PydanticAIDeprecationWarning,
     UnexpectedModelBehavior,
     UsageLimitExceeded,
 )
@@ -69,11 +71,14 @@ class LLMReply(Generic[T]):
 
 
 def build_model(
-    spec: ModelSpec | str, settings: Settings, *, environ: Mapping[str, str] = os.environ
+    spec: ModelSpec | str, settings: Settings, *, environ: Mapping[str, str] = os.environ,
+    http_client: httpx.AsyncClient | None = None,
 ) -> Model | None:
     """The pydantic-ai model for ``spec``, or None for ``extractive``. Touches no network.
 
     The base URL and key come from :func:`~.model_spec.provider_endpoint` (one lookup for every kind of model).
+    ``http_client`` carries an OpenAI-style provider's requests: the run's client, whose transport is the cassette
+    when the run is recorded or replayed (the image loop's vision model); by default the provider makes its own.
     Retries of transient failures (429, 5xx, dropped connections) are the provider SDK's, the same for every model.
     """
     parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
@@ -86,12 +91,16 @@ def build_model(
     endpoint = provider_endpoint(parsed, settings, environ)
     if parsed.kind == "anthropic":
         return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=endpoint.api_key))
-    if parsed.kind == "openai":
-        return OpenAIChatModel(parsed.name, provider=OpenAIProvider(api_key=endpoint.api_key))
-    if parsed.kind == "ollama":
-        return OpenAIChatModel(parsed.name, provider=OllamaProvider(base_url=endpoint.base_url,
-                                                                    api_key=endpoint.api_key))
-    provider = OpenAICompatibleProvider(parsed.kind, base_url=endpoint.base_url, api_key=endpoint.api_key)
+    with warnings.catch_warnings():
+        # pydantic-ai 2 deprecates httpx clients (for httpx2) but still takes them; ours carries the cassette
+        warnings.simplefilter("ignore", PydanticAIDeprecationWarning)
+        if parsed.kind == "openai":
+            provider: Any = OpenAIProvider(api_key=endpoint.api_key, http_client=http_client)
+        elif parsed.kind == "ollama":
+            provider = OllamaProvider(base_url=endpoint.base_url, api_key=endpoint.api_key, http_client=http_client)
+        else:
+            provider = OpenAICompatibleProvider(parsed.kind, base_url=endpoint.base_url, api_key=endpoint.api_key,
+                                                http_client=http_client)
     return OpenAIChatModel(parsed.name, provider=provider)
 
 

@@ -53,7 +53,7 @@ def adapter(server: FixtureServer, settings: Settings, client: httpx.AsyncClient
             monkeypatch: pytest.MonkeyPatch) -> ModelVisionAdapter:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)  # must never reach a non-OpenAI server
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", COMPATIBLE_KEY)
-    return build_vision_adapter(f"openai-compatible:vis@{server.url}/v1", settings)
+    return build_vision_adapter(f"openai-compatible:vis@{server.url}/v1", settings, client=client)
 
 
 async def test_loop_round_trip_over_http(server: FixtureServer, adapter: ModelVisionAdapter, settings: Settings,
@@ -167,3 +167,20 @@ async def test_the_openai_key_never_goes_to_another_server(server: FixtureServer
     await adapter.complete([{"role": "user", "content": "hi"}], tools=None, response_format=None, max_tokens=10)
     (request,) = server.requests_to(PATH)
     assert OPENAI_KEY not in request.headers.get("authorization", "") and OPENAI_KEY.encode() not in request.body
+
+
+async def test_the_vision_model_goes_on_the_runs_tape_through_its_http_client(server: FixtureServer,
+                                                                              settings: Settings, tmp_path) -> None:
+    """The adapter sends through the client it is given: the run's, whose transport is the cassette."""
+    from synthesist.tools.cassette import Cassette
+
+    server.route(PATH, completion({"content": "{}"}, "stop"))
+    spec = f"openai-compatible:vis@{server.url}/v1"
+    recording = Cassette.record(tmp_path / "tape", {"question": "q"})
+    async with httpx.AsyncClient(transport=recording.transport(httpx.AsyncHTTPTransport())) as taped:
+        first = await build_vision_adapter(spec, settings, client=taped, environ={}).complete(
+            [{"role": "user", "content": "hi"}], tools=None, response_format=None, max_tokens=10)
+    async with httpx.AsyncClient(transport=Cassette.replay(tmp_path / "tape").transport()) as replaying:
+        again = await build_vision_adapter(spec, settings, client=replaying, environ={}).complete(
+            [{"role": "user", "content": "hi"}], tools=None, response_format=None, max_tokens=10)
+    assert first == again and first.content == "{}" and len(server.requests_to(PATH)) == 1

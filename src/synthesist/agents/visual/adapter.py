@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+import httpx
 from pydantic_ai.direct import model_request
 from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.output import OutputObjectDefinition
@@ -109,7 +110,7 @@ class ModelVisionAdapter:
         return AdapterReply(content=content, tool_calls=calls, finish_reason=finish_reason, usage=usage)
 
 
-def build_vision_adapter(spec: ModelSpec | str, settings: Settings, *,
+def build_vision_adapter(spec: ModelSpec | str, settings: Settings, *, client: httpx.AsyncClient | None = None,
                          environ: Mapping[str, str] = os.environ) -> ModelVisionAdapter:
     """The adapter for a vision model spec (openai:, openrouter:, ollama:, openai-compatible:NAME@URL).
 
@@ -120,6 +121,6 @@ def build_vision_adapter(spec: ModelSpec | str, settings: Settings, *,
     if parsed.kind not in VISION_KINDS:
         raise ConfigError(f"{parsed.label} cannot serve the image loop: use one of "
                           f"{', '.join(kind + ':' for kind in VISION_KINDS)} (an OpenAI-style vision chat model)")
-    model = build_model(parsed, settings, environ=environ)
+    model = build_model(parsed, settings, environ=environ, http_client=client)
     assert model is not None  # every vision kind is a model
     return ModelVisionAdapter(model, settings, label=parsed.label)
