@@ -318,3 +318,24 @@ async def test_a_replay_missing_a_chat_call_fails_clearly_and_sends_nothing(tmp_
     _, result = await _run(await _context(tmp_path, _settings(tmp_path), embedder, small_library, client))
     assert replaying.misses and "magentic agent's model call" in replaying.misses[0]
     assert result.report is not None
+
+
+async def test_a_provider_failure_of_the_real_chat_client_is_reported_in_our_terms(tmp_path, embedder,
+                                                                                   small_library):
+    """The chat client built by the model layer, over real HTTP: the provider's 401 is translated once, by
+    llm.translate_error, and its body (which echoes the key) never reaches the event."""
+    from synthesist.agents.chat_client import build_chat_client
+    from synthesist.testing import FixtureServer, Reply
+
+    key = "compat-key-0123456789abcdef"
+    settings = _settings(tmp_path)
+    with FixtureServer() as server:
+        server.route("/v1/chat/completions", Reply.json({"error": {"message": f"bad key {key}"}}, status=401))
+        client, label = build_chat_client(f"openai-compatible:m@{server.url}/v1", settings,
+                                          environ={"OPENAI_COMPATIBLE_API_KEY": key})
+        ctx = await _context(tmp_path, settings, embedder, small_library, client)
+        events, result = await _run(ctx)
+    assert label == "openai-compatible:m"
+    failure = next(event for event in events if event.type == "error" and event.agent == MANAGER)
+    assert "auth: AuthenticationError" in failure.data.detail and "HTTP 401" in failure.data.detail
+    assert key not in failure.data.detail and key not in failure.message and result.evidence

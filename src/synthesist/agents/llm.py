@@ -213,10 +213,20 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (ModelNotFoundError, "not_found"),
     (ModelConnectionError, "unreachable"),
     (ModelAPIError, "provider"),
+    (openai.APITimeoutError, "timeout"),  # the SDKs' own errors, when a client other than pydantic-ai's raised them
+    (openai.AuthenticationError, "auth"),
+    (openai.PermissionDeniedError, "auth"),
+    (openai.RateLimitError, "rate_limited"),
+    (openai.NotFoundError, "not_found"),
+    (openai.APIConnectionError, "unreachable"),
+    (anthropic.APITimeoutError, "timeout"),
+    (anthropic.AuthenticationError, "auth"),
+    (anthropic.RateLimitError, "rate_limited"),
+    (anthropic.APIConnectionError, "unreachable"),
 )
 
 
-def translate_error(exc: BaseException, *, agent: str, model: str, timeout: float) -> ModelError:
+def translate_error(exc: BaseException, *, agent: str, model: str, timeout: float | None = None) -> ModelError:
     """Our error for a failed call: a kind, a short detail without response bodies, the HTTP status if any."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), "provider")
     status = getattr(exc, "status_code", None)
@@ -226,8 +236,24 @@ def translate_error(exc: BaseException, *, agent: str, model: str, timeout: floa
     elif isinstance(exc, UnexpectedModelBehavior):
         detail = exc.message  # never the body
     elif isinstance(exc, TimeoutError):
-        detail = f"no reply within {timeout:g}s"
+        detail = f"no reply within {timeout:g}s" if timeout is not None else "no reply in time"
+    elif isinstance(exc, openai.APIError | anthropic.APIError):  # their text quotes the response body
+        detail = f"{type(exc).__name__}" + (f" (HTTP {status})" if isinstance(status, int) else "")
     else:
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
     status_code = status if isinstance(status, int) else None
     return ModelError(agent, kind, scrub(detail), model=model, status_code=status_code)
+
+
+def provider_error_in(exc: BaseException, *, agent: str, model: str) -> ModelError | None:
+    """Our error for the provider failure behind ``exc``, for callers whose library wraps it (agent-framework's
+    chat client raises its own exception ``from`` the SDK's): the first provider error in the cause chain, or None
+    when the failure is not the provider's."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ModelError):
+            return seen
+        if isinstance(seen, PROVIDER_ERRORS):
+            return translate_error(seen, agent=agent, model=model)
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -36,6 +36,7 @@ from agent_framework import (
 from agent_framework.orchestrations import MagenticBuilder, MagenticOrchestratorEventType
 from pydantic import Field
 
+from ..agents.llm import provider_error_in
 from ..agents.model_spec import split_label
 from ..agents.pricing import estimate_cost
 from ..agents.query_plan import QueryPlan
@@ -154,7 +155,9 @@ class MagenticManager:
         except Exception as exc:  # the chat client or the framework failed; the cause may carry a response body
             if self._failure is not None:
                 raise self._failure from None
-            return await self._fall_back(memory, send, type(exc).__name__)
+            cause = provider_error_in(exc, agent=MANAGER, model=self.model)
+            return await self._fall_back(memory, send, f"{cause.kind}: {cause.message}" if cause is not None
+                                         else type(exc).__name__)
         if self._failure is not None:
             raise self._failure
         return self._decide(memory, trace.ended_by(limits))
