@@ -153,6 +153,8 @@ def test_building_adapters_from_specs(settings: Settings, client: httpx.AsyncCli
     assert routed.base_url == "https://openrouter.ai/api/v1/" and routed.label == "openrouter:openai/gpt-4o"
     ollama = build_vision_adapter("ollama:llava", settings, environ={})
     assert ollama.base_url == "http://localhost:11434/v1/" and ollama.images_in_tool_messages is False
+    tagged = build_vision_adapter("ollama:llama3.1:8b", settings, environ={})  # the tag keeps its colon
+    assert tagged.label == "ollama:llama3.1:8b" and tagged.model.model_name == "llama3.1:8b"
     with pytest.raises(ConfigError, match="needs OPENAI_API_KEY"):
         build_vision_adapter("openai:gpt-4o", settings, environ={})
     with pytest.raises(ConfigError, match="cannot serve the image loop"):
