@@ -32,6 +32,7 @@ from ..config import Settings
 from ..errors import CassetteError, ConfigError
 from ..tools.cassette import Cassette
 from .model_spec import parse_model_spec, provider_endpoint, split_label
+from .providers import openai_sdk
 
 MAGENTIC_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
 MAGENTIC = "magentic"
@@ -41,15 +42,15 @@ OUTPUT_TYPE = "ChatResponse"
 
 def build_chat_client(spec: str, settings: Settings, environ: Mapping[str, str] = os.environ
                       ) -> tuple[BaseChatClient, str]:
-    """The Magentic workflow's chat client and its label; OpenAI-style providers only. A server other than
-    OpenAI gets its own key or a placeholder, never OPENAI_API_KEY. Building it touches no network."""
+    """The Magentic workflow's chat client and its label; OpenAI-style providers only. It sends through the
+    layer's SDK client (:mod:`.providers`: the one retry policy); a server other than OpenAI gets its own key or a
+    placeholder, never OPENAI_API_KEY. Building it touches no network."""
     parsed = parse_model_spec(spec)
     if parsed.kind not in MAGENTIC_KINDS:
         raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(MAGENTIC_KINDS)}); "
                           f"got {parsed.label}")
     endpoint = provider_endpoint(parsed, settings, environ)
-    client = OpenAIChatCompletionClient(model=parsed.name, api_key=endpoint.api_key or "not-needed",
-                                        base_url=endpoint.base_url)
+    client = OpenAIChatCompletionClient(model=parsed.name, async_client=openai_sdk(endpoint, settings))
     return client, parsed.label
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,6 @@ from pydantic_ai.exceptions import (
     ModelRateLimitError,
     ModelRequestTimeout,
     ModelTimeoutError,
-    PydanticAIDeprecationWarning,
     UnexpectedModelBehavior,
     UsageLimitExceeded,
 )
@@ -55,6 +53,7 @@ from .hf_model import build_hf_model
 from .local_model import build_local_model
 from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
 from .pricing import estimate_cost
+from .providers import anthropic_sdk, openai_sdk
 from .redaction import scrub
 
 log = logging.getLogger("synthesist.llm")
@@ -79,7 +78,7 @@ def build_model(
     The base URL and key come from :func:`~.model_spec.provider_endpoint` (one lookup for every kind of model).
     ``http_client`` carries an OpenAI-style provider's requests: the run's client, whose transport is the cassette
     when the run is recorded or replayed (the image loop's vision model); by default the provider makes its own.
-    Retries of transient failures (429, 5xx, dropped connections) are the provider SDK's, the same for every model.
+    Retries of transient failures are the SDK client's (:mod:`.providers`: one policy for every model call).
     """
     parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
     if parsed.kind == "extractive":
@@ -90,17 +89,15 @@ def build_model(
         return build_hf_model(Path(parsed.name))
     endpoint = provider_endpoint(parsed, settings, environ)
     if parsed.kind == "anthropic":
-        return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=endpoint.api_key))
-    with warnings.catch_warnings():
-        # pydantic-ai 2 deprecates httpx clients (for httpx2) but still takes them; ours carries the cassette
-        warnings.simplefilter("ignore", PydanticAIDeprecationWarning)
-        if parsed.kind == "openai":
-            provider: Any = OpenAIProvider(api_key=endpoint.api_key, http_client=http_client)
-        elif parsed.kind == "ollama":
-            provider = OllamaProvider(base_url=endpoint.base_url, api_key=endpoint.api_key, http_client=http_client)
-        else:
-            provider = OpenAICompatibleProvider(parsed.kind, base_url=endpoint.base_url, api_key=endpoint.api_key,
-                                                http_client=http_client)
+        return AnthropicModel(parsed.name, provider=AnthropicProvider(anthropic_client=anthropic_sdk(endpoint,
+                                                                                                     settings)))
+    client = openai_sdk(endpoint, settings, http_client)
+    if parsed.kind == "openai":
+        provider: Any = OpenAIProvider(openai_client=client)
+    elif parsed.kind == "ollama":
+        provider = OllamaProvider(openai_client=client)
+    else:
+        provider = OpenAICompatibleProvider(parsed.kind, openai_client=client)
     return OpenAIChatModel(parsed.name, provider=provider)
 
 

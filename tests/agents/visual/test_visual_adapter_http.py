@@ -186,3 +186,16 @@ async def test_the_vision_model_goes_on_the_runs_tape_through_its_http_client(se
         again = await build_vision_adapter(spec, settings, client=replaying, environ={}).complete(
             [{"role": "user", "content": "hi"}], tools=None, response_format=None, max_tokens=10)
     assert first == again and first.content == "{}" and len(server.requests_to(PATH)) == 1
+
+
+async def test_model_calls_retry_as_many_times_as_the_http_settings_say(server: FixtureServer,
+                                                                        settings: Settings) -> None:
+    """The one retry policy (agents/providers.py): ``http.max_retries`` bounds a model call's retries too."""
+    from synthesist.config import with_overrides
+
+    server.route(PATH, Reply.html_error(503), Reply.html_error(503), completion({"content": "{}"}, "stop"))
+    once = with_overrides(settings, {"http": {"max_retries": 1}})
+    adapter = build_vision_adapter(f"openai-compatible:vis@{server.url}/v1", once, environ={})
+    with pytest.raises(ModelError) as caught:
+        await adapter.complete([{"role": "user", "content": "hi"}], tools=None, response_format=None, max_tokens=10)
+    assert caught.value.status_code == 503 and len(server.requests_to(PATH)) == 2

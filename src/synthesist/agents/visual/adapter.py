@@ -7,7 +7,7 @@ through pydantic-ai's OpenAI-compatible model with the spec's base URL. Images t
 A request carries tools or a response format, never both: several servers reject, or silently ignore tools under,
 a forced response format.
 
-Transient failures are retried by the provider SDK, as for every model call; every failure becomes a
+Transient failures are retried by the SDK client of :mod:`..providers`, as for every model call; every failure becomes a
 :class:`~synthesist.errors.ModelError` (:func:`~synthesist.agents.llm.translate_error`) whose message is scrubbed
 and carries no response body.
 """
