@@ -52,7 +52,7 @@ from ..models import TokenUsage
 from .hf_model import build_hf_model
 from .local_model import build_local_model
 from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
-from .pricing import estimate_cost
+from .pricing import priced_usage
 from .providers import anthropic_sdk, openai_sdk
 from .redaction import scrub
 
@@ -169,16 +169,8 @@ class LLM:
         return LLMReply(output=result.output, usage=usage)
 
     def _usage(self, agent: str, input_tokens: int, output_tokens: int, requests: int, round: int) -> TokenUsage:
-        cost = estimate_cost(self.model.system, self.model.model_name, input_tokens, output_tokens)
-        return TokenUsage(
-            agent=agent,
-            model=self.label,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            requests=requests,
-            cost_usd=cost,
-            round=round,
-        )
+        return priced_usage(agent=agent, label=self.label, input_tokens=input_tokens, output_tokens=output_tokens,
+                            requests=requests, round=round)
 
 
 def _only(output_type: type[T], name: str) -> Any:

@@ -37,8 +37,7 @@ from agent_framework.orchestrations import MagenticBuilder, MagenticOrchestrator
 from pydantic import Field
 
 from ..agents.llm import provider_error_in
-from ..agents.model_spec import split_label
-from ..agents.pricing import estimate_cost
+from ..agents.pricing import priced_usage
 from ..agents.query_plan import QueryPlan
 from ..config import RunSettings
 from ..errors import ConfigError
@@ -53,7 +52,7 @@ from ..events import (
     ThinkingData,
 )
 from ..memory import ResearchMemory
-from ..models import StopReason, TokenUsage
+from ..models import StopReason
 from ..prompts import Boundary, render
 from .loop import LoopManager, RoundSteps, Send
 
@@ -100,10 +99,8 @@ class UsageRecorder(ChatMiddleware):
     def record(self, *usages: Any) -> None:
         tokens = [sum(int((usage or {}).get(key) or 0) for usage in usages)
                   for key in ("input_token_count", "output_token_count")]
-        kind, name = split_label(self.model)
-        self.memory.record_usage(TokenUsage(
-            agent=self.role, model=self.model, input_tokens=tokens[0], output_tokens=tokens[1], requests=1,
-            cost_usd=estimate_cost(kind, name, tokens[0], tokens[1]), round=self.memory.round))
+        self.memory.record_usage(priced_usage(agent=self.role, label=self.model, input_tokens=tokens[0],
+                                              output_tokens=tokens[1], requests=1, round=self.memory.round))
 
 
 @dataclass
