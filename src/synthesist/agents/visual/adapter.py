@@ -15,7 +15,6 @@ and carries no response body.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -34,8 +33,6 @@ from ..llm import PROVIDER_ERRORS, build_model, translate_error
 from ..model_spec import ModelSpec, parse_model_spec
 from .types import ToolCall
 from .wire import model_messages, reply_parts, tool_definitions
-
-log = logging.getLogger("synthesist.visual")
 
 VISION_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
 AGENT = "visual"
