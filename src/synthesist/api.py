@@ -32,6 +32,7 @@ from typing import Any, Literal
 from agent_framework import BaseChatClient
 
 from .agents.base import EXTRACTIVE
+from .agents.chat_client import build_chat_client, on_tape, replay_chat_client
 from .agents.model_spec import default_model_spec, parse_model_spec, provider_endpoint
 from .agents.redaction import REDACTED, scrub
 from .agents.report import ReportAgent
@@ -48,7 +49,6 @@ from .composition import (
     ModelChoice,
     Seams,
     Shared,
-    build_chat_client,
     build_network_sources,
     build_team,
     index_library,
@@ -299,7 +299,8 @@ def finished_run(checkpoint: Checkpoint, settings: Settings, out_dir: Path | str
 async def _run(options: RunOptions, settings: Settings, *, model, out_dir, control, seams: Seams, run_id,
                checkpoint, vision, tape: Tape | None = None) -> AsyncIterator[EventBase]:
     async with AsyncExitStack() as stack:
-        magentic = await _magentic_client(settings, seams.chat_client, stack)  # bad config fails before any work
+        replaying = tape is not None and tape.mode == "replay"  # a replayed Magentic run's chat client is the tape
+        magentic = await _magentic_client(settings, seams.chat_client, stack, replaying=replaying)  # bad config: now
         shared = seams.shared or await asyncio.to_thread(open_shared, settings)
         exporting = await asyncio.to_thread(shared.embedder.export_pending)
         warming = asyncio.create_task(shared.embedder.warm())  # overlaps model building, the plan, the searches
@@ -330,6 +331,8 @@ async def _run(options: RunOptions, settings: Settings, *, model, out_dir, contr
             manifest = {**await asyncio.to_thread(_tape_manifest, options, paths), "engines": engines}
             cassette = await asyncio.to_thread(Cassette.record, tape.directory, manifest)
             models = recorded_models(models, cassette)
+        if cassette is not None and settings.run.manager == "magentic":
+            magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
         transport = cassette.transport() if cassette is not None else None
         http = await stack.enter_async_context(open_client(settings, transport=transport))
         web_client = cassette.web_client(seams.web_client) if cassette is not None else seams.web_client
@@ -381,8 +384,9 @@ async def _settle(task: asyncio.Task) -> None:
         await task
 
 
-async def _magentic_client(settings: Settings, chat_client: BaseChatClient | None, stack: AsyncExitStack):
-    if settings.run.manager != "magentic":
+async def _magentic_client(settings: Settings, chat_client: BaseChatClient | None, stack: AsyncExitStack, *,
+                           replaying: bool = False):
+    if settings.run.manager != "magentic" or replaying:
         return None
     if chat_client is not None:
         return chat_client, getattr(chat_client, "model", None) or "magentic"

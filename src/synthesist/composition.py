@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_framework import BaseChatClient
-from agent_framework.openai import OpenAIChatCompletionClient
 from chromadb.api import ClientAPI
 from pydantic_ai.models import Model
 
@@ -22,13 +21,13 @@ from .agents.base import EXTRACTIVE
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
 from .agents.llm import LLM, build_model
-from .agents.model_spec import parse_model_spec, provider_endpoint, spec_for_agent
+from .agents.model_spec import parse_model_spec, spec_for_agent
 from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
 from .agents.visual.adapter import VisionAdapter
 from .config import Settings
-from .errors import BadInputError, ConfigError
+from .errors import BadInputError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
 from .memory.embeddings import VectorCache
 from .memory.library_index import BulkEncoder, library_name
@@ -173,20 +172,3 @@ def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], sett
         hypothesis=HypothesisAgent(settings, llm=models["hypothesis"]),
         report=ReportAgent(settings, llm=models["report"]),
     )
-
-
-MAGENTIC_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
-
-
-def build_chat_client(spec: str, settings: Settings, environ: Mapping[str, str] = os.environ
-                      ) -> tuple[BaseChatClient, str]:
-    """The Magentic workflow's chat client and its label; OpenAI-style providers only. A server other than
-    OpenAI gets its own key or a placeholder, never OPENAI_API_KEY. Building it touches no network."""
-    parsed = parse_model_spec(spec)
-    if parsed.kind not in MAGENTIC_KINDS:
-        raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(MAGENTIC_KINDS)}); "
-                          f"got {parsed.label}")
-    endpoint = provider_endpoint(parsed, settings, environ)
-    client = OpenAIChatCompletionClient(model=parsed.name, api_key=endpoint.api_key or "not-needed",
-                                        base_url=endpoint.base_url)
-    return client, parsed.label

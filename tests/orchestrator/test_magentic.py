@@ -276,3 +276,66 @@ async def test_failing_chat_client_hands_the_rounds_to_the_loop_manager(tmp_path
 def test_limits_allow_three_participant_turns_per_round():
     rules = load_settings(run={"max_rounds": 4, "magentic_max_stalls": 2, "magentic_max_resets": 0}).run
     assert magentic_limits(rules) == {"max_round_count": 13, "max_stall_count": 2, "max_reset_count": 1}
+
+
+async def test_a_recorded_magentic_run_replays_from_the_tape_without_its_chat_client(tmp_path, embedder,
+                                                                                     small_library):
+    from synthesist.agents.chat_client import MAGENTIC, on_tape, replay_chat_client
+    from synthesist.tools.cassette import Cassette
+
+    settings = _settings(tmp_path, min_confidence=0.99)
+    tape = tmp_path / "tape"
+    recording = Cassette.record(tape, {"question": QUESTION})
+    client = ScriptedChatClient(_search_then_judge_script())
+    ctx = await _context(tmp_path, settings, embedder, small_library, on_tape(client, "openai:gpt-4o", recording))
+    _, recorded = await _run(ctx)
+    lines = (tape / "models.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(client.calls) == 10 and all(json.loads(line)["agent"] == MAGENTIC for line in lines)
+
+    replayed_client, label = replay_chat_client(Cassette.replay(tape))
+    assert label == "openai:gpt-4o"
+    _, replayed = await _run(await _context(tmp_path, settings, embedder, small_library, replayed_client))
+    assert [item.id for item in replayed.evidence] == [item.id for item in recorded.evidence]
+    assert replayed.stop_reason == recorded.stop_reason == "stalled"
+    assert replayed.report.executive_summary == recorded.report.executive_summary
+    usage = replayed.usage.by_agent
+    assert (usage[MANAGER].requests, usage[SEARCHER].requests, usage[JUDGE].requests) == (6, 2, 2)
+    assert usage[MANAGER].input_tokens == recorded.usage.by_agent[MANAGER].input_tokens > 0
+
+
+async def test_a_replay_missing_a_chat_call_fails_clearly_and_sends_nothing(tmp_path, embedder, small_library):
+    from synthesist.agents.chat_client import on_tape, replay_chat_client
+    from synthesist.tools.cassette import Cassette
+
+    tape = tmp_path / "tape"
+    recording = Cassette.record(tape, {"question": QUESTION})
+    script = _search_then_judge_script()[:2]  # the facts and the plan, then the script runs out
+    ctx = await _context(tmp_path, _settings(tmp_path), embedder, small_library,
+                         on_tape(ScriptedChatClient(script), "openai:gpt-4o", recording))
+    await _run(ctx)  # the chat client fails on its third call: the loop manager takes the rounds over
+    replaying = Cassette.replay(tape)
+    client, _ = replay_chat_client(replaying)
+    _, result = await _run(await _context(tmp_path, _settings(tmp_path), embedder, small_library, client))
+    assert replaying.misses and "magentic agent's model call" in replaying.misses[0]
+    assert result.report is not None
+
+
+async def test_a_provider_failure_of_the_real_chat_client_is_reported_in_our_terms(tmp_path, embedder,
+                                                                                   small_library):
+    """The chat client built by the model layer, over real HTTP: the provider's 401 is translated once, by
+    llm.translate_error, and its body (which echoes the key) never reaches the event."""
+    from synthesist.agents.chat_client import build_chat_client
+    from synthesist.testing import FixtureServer, Reply
+
+    key = "compat-key-0123456789abcdef"
+    settings = _settings(tmp_path)
+    with FixtureServer() as server:
+        server.route("/v1/chat/completions", Reply.json({"error": {"message": f"bad key {key}"}}, status=401))
+        client, label = build_chat_client(f"openai-compatible:m@{server.url}/v1", settings,
+                                          environ={"OPENAI_COMPATIBLE_API_KEY": key})
+        ctx = await _context(tmp_path, settings, embedder, small_library, client)
+        events, result = await _run(ctx)
+    assert label == "openai-compatible:m"
+    failure = next(event for event in events if event.type == "error" and event.agent == MANAGER)
+    assert "auth: AuthenticationError" in failure.data.detail and "HTTP 401" in failure.data.detail
+    assert key not in failure.data.detail and key not in failure.message and result.evidence

@@ -49,15 +49,16 @@ from pydantic_ai.settings import ModelSettings as CallSettings
 from ..config import Settings
 from ..errors import ModelError
 from ..models import TokenUsage
+from .hf_model import build_hf_model
 from .local_model import build_local_model
 from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
-from .pricing import estimate_cost
+from .pricing import priced_usage
+from .providers import anthropic_sdk, openai_sdk
 from .redaction import scrub
 
 log = logging.getLogger("synthesist.llm")
 
 T = TypeVar("T")
-
 
 
 @dataclass(frozen=True)
@@ -69,26 +70,34 @@ class LLMReply(Generic[T]):
 
 
 def build_model(
-    spec: ModelSpec | str, settings: Settings, *, environ: Mapping[str, str] = os.environ
+    spec: ModelSpec | str, settings: Settings, *, environ: Mapping[str, str] = os.environ,
+    http_client: httpx.AsyncClient | None = None,
 ) -> Model | None:
     """The pydantic-ai model for ``spec``, or None for ``extractive``. Touches no network.
 
     The base URL and key come from :func:`~.model_spec.provider_endpoint` (one lookup for every kind of model).
+    ``http_client`` carries an OpenAI-style provider's requests: the run's client, whose transport is the cassette
+    when the run is recorded or replayed (the image loop's vision model); by default the provider makes its own.
+    Retries of transient failures are the SDK client's (:mod:`.providers`: one policy for every model call).
     """
     parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
     if parsed.kind == "extractive":
         return None
     if parsed.kind == "local":
         return build_local_model(Path(parsed.name))
+    if parsed.kind == "hf":
+        return build_hf_model(Path(parsed.name))
     endpoint = provider_endpoint(parsed, settings, environ)
     if parsed.kind == "anthropic":
-        return AnthropicModel(parsed.name, provider=AnthropicProvider(api_key=endpoint.api_key))
+        return AnthropicModel(parsed.name, provider=AnthropicProvider(anthropic_client=anthropic_sdk(endpoint,
+                                                                                                     settings)))
+    client = openai_sdk(endpoint, settings, http_client)
     if parsed.kind == "openai":
-        return OpenAIChatModel(parsed.name, provider=OpenAIProvider(api_key=endpoint.api_key))
-    if parsed.kind == "ollama":
-        return OpenAIChatModel(parsed.name, provider=OllamaProvider(base_url=endpoint.base_url,
-                                                                    api_key=endpoint.api_key))
-    provider = OpenAICompatibleProvider(parsed.kind, base_url=endpoint.base_url, api_key=endpoint.api_key)
+        provider: Any = OpenAIProvider(openai_client=client)
+    elif parsed.kind == "ollama":
+        provider = OllamaProvider(openai_client=client)
+    else:
+        provider = OpenAICompatibleProvider(parsed.kind, openai_client=client)
     return OpenAIChatModel(parsed.name, provider=provider)
 
 
@@ -149,7 +158,7 @@ class LLM:
                 result = await runner.run(prompt)
         except PROVIDER_ERRORS as exc:  # every failure of the foreign call is translated here, at the boundary
             # The cause is not chained: provider exceptions carry response bodies and can echo a key.
-            raise _translate(exc, agent=agent, model=self.label, timeout=timeout) from None
+            raise translate_error(exc, agent=agent, model=self.label, timeout=timeout) from None
         # Anything else is a bug (ours or a library's): it is not a model failure to fall back from silently,
         # so it propagates, and the run reports it as an ``internal`` error.
         usage = self._usage(agent, result.usage.input_tokens, result.usage.output_tokens, result.usage.requests, round)
@@ -160,16 +169,8 @@ class LLM:
         return LLMReply(output=result.output, usage=usage)
 
     def _usage(self, agent: str, input_tokens: int, output_tokens: int, requests: int, round: int) -> TokenUsage:
-        cost = estimate_cost(self.model.system, self.model.model_name, input_tokens, output_tokens)
-        return TokenUsage(
-            agent=agent,
-            model=self.label,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            requests=requests,
-            cost_usd=cost,
-            round=round,
-        )
+        return priced_usage(agent=agent, label=self.label, input_tokens=input_tokens, output_tokens=output_tokens,
+                            requests=requests, round=round)
 
 
 def _only(output_type: type[T], name: str) -> Any:
@@ -201,10 +202,20 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (ModelNotFoundError, "not_found"),
     (ModelConnectionError, "unreachable"),
     (ModelAPIError, "provider"),
+    (openai.APITimeoutError, "timeout"),  # the SDKs' own errors, when a client other than pydantic-ai's raised them
+    (openai.AuthenticationError, "auth"),
+    (openai.PermissionDeniedError, "auth"),
+    (openai.RateLimitError, "rate_limited"),
+    (openai.NotFoundError, "not_found"),
+    (openai.APIConnectionError, "unreachable"),
+    (anthropic.APITimeoutError, "timeout"),
+    (anthropic.AuthenticationError, "auth"),
+    (anthropic.RateLimitError, "rate_limited"),
+    (anthropic.APIConnectionError, "unreachable"),
 )
 
 
-def _translate(exc: Exception, *, agent: str, model: str, timeout: float) -> ModelError:
+def translate_error(exc: BaseException, *, agent: str, model: str, timeout: float | None = None) -> ModelError:
     """Our error for a failed call: a kind, a short detail without response bodies, the HTTP status if any."""
     kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), "provider")
     status = getattr(exc, "status_code", None)
@@ -214,8 +225,24 @@ def _translate(exc: Exception, *, agent: str, model: str, timeout: float) -> Mod
     elif isinstance(exc, UnexpectedModelBehavior):
         detail = exc.message  # never the body
     elif isinstance(exc, TimeoutError):
-        detail = f"no reply within {timeout:g}s"
+        detail = f"no reply within {timeout:g}s" if timeout is not None else "no reply in time"
+    elif isinstance(exc, openai.APIError | anthropic.APIError):  # their text quotes the response body
+        detail = f"{type(exc).__name__}" + (f" (HTTP {status})" if isinstance(status, int) else "")
     else:
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
     status_code = status if isinstance(status, int) else None
     return ModelError(agent, kind, scrub(detail), model=model, status_code=status_code)
+
+
+def provider_error_in(exc: BaseException, *, agent: str, model: str) -> ModelError | None:
+    """Our error for the provider failure behind ``exc``, for callers whose library wraps it (agent-framework's
+    chat client raises its own exception ``from`` the SDK's): the first provider error in the cause chain, or None
+    when the failure is not the provider's."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ModelError):
+            return seen
+        if isinstance(seen, PROVIDER_ERRORS):
+            return translate_error(seen, agent=agent, model=model)
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -7,6 +7,7 @@
 ``ollama:llama3.1``                        a local Ollama server (``models.ollama_base_url``)
 ``openai-compatible:NAME@http://h:p/v1``   LM Studio, vLLM, llama.cpp server… (``OPENAI_COMPATIBLE_API_KEY``)
 ``local:/path/model.gguf``                 llama-cpp-python in process (optional extra ``synthesist[local]``)
+``hf:/path/model-dir``                     Hugging Face Transformers in process (a ``save_pretrained`` folder)
 ``extractive``                             no LLM: the extractive engine
 =========================================  ================================================================
 
@@ -26,9 +27,10 @@ from ..config import Settings
 from ..errors import ConfigError
 from .redaction import scrub
 
-ModelKind = Literal["openai", "anthropic", "openrouter", "ollama", "openai-compatible", "local", "extractive"]
+ModelKind = Literal["openai", "anthropic", "openrouter", "ollama", "openai-compatible", "local", "hf", "extractive"]
 
-PROVIDER_KINDS: tuple[ModelKind, ...] = ("openai", "anthropic", "openrouter", "ollama", "openai-compatible", "local")
+PROVIDER_KINDS: tuple[ModelKind, ...] = ("openai", "anthropic", "openrouter", "ollama", "openai-compatible", "local",
+                                         "hf")
 EXTRACTIVE = "extractive"
 
 DEFAULT_BY_KEY: tuple[tuple[str, str], ...] = (
@@ -60,7 +62,7 @@ NO_LLM_REASON = "no LLM configured (set SYNTHESIST_MODELS__MODEL or a provider k
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A parsed model spec. ``name`` is the model name (the file path for ``local``)."""
+    """A parsed model spec. ``name`` is the model name (the file path for ``local``, the folder for ``hf``)."""
 
     kind: ModelKind
     name: str = ""
@@ -103,6 +105,8 @@ def parse_model_spec(spec: str) -> ModelSpec:
         return _compatible(spec, rest)
     if kind == "local":
         return _local(spec, rest)
+    if kind == "hf":
+        return ModelSpec("hf", str(Path(rest).expanduser()))
     if any(ch.isspace() for ch in rest):
         raise ConfigError(_bad(spec, "model names contain no spaces"))
     if kind == "openrouter" and "/" not in rest.strip("/"):

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..models import TokenUsage
+from .model_spec import split_label
+
 PRICES_PER_MILLION: Mapping[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
     "gpt-4o-mini": (0.15, 0.60),
@@ -50,3 +53,12 @@ def estimate_cost(kind: str, model_name: str, input_tokens: int, output_tokens: 
     if price is None:
         return 0.0
     return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+
+def priced_usage(*, agent: str, label: str, input_tokens: int, output_tokens: int, requests: int,
+                 round: int) -> TokenUsage:
+    """The one usage record of the model layer: a call's (or a vision loop's) tokens under ``agent``, priced from
+    the model ``label`` read back by :func:`~.model_spec.split_label` (a label without a known provider costs 0)."""
+    kind, name = split_label(label)
+    return TokenUsage(agent=agent, model=label, input_tokens=input_tokens, output_tokens=output_tokens,
+                      requests=requests, cost_usd=estimate_cost(kind, name, input_tokens, output_tokens), round=round)

@@ -36,8 +36,8 @@ from agent_framework import (
 from agent_framework.orchestrations import MagenticBuilder, MagenticOrchestratorEventType
 from pydantic import Field
 
-from ..agents.model_spec import split_label
-from ..agents.pricing import estimate_cost
+from ..agents.llm import provider_error_in
+from ..agents.pricing import priced_usage
 from ..agents.query_plan import QueryPlan
 from ..config import RunSettings
 from ..errors import ConfigError
@@ -52,7 +52,7 @@ from ..events import (
     ThinkingData,
 )
 from ..memory import ResearchMemory, current_memory
-from ..models import StopReason, TokenUsage
+from ..models import StopReason
 from ..prompts import Boundary, render
 from .loop import LoopManager, RoundSteps, Send
 
@@ -99,10 +99,8 @@ class UsageRecorder(ChatMiddleware):
     def record(self, *usages: Any) -> None:
         tokens = [sum(int((usage or {}).get(key) or 0) for usage in usages)
                   for key in ("input_token_count", "output_token_count")]
-        kind, name = split_label(self.model)
-        self.memory.ledger.record(TokenUsage(
-            agent=self.role, model=self.model, input_tokens=tokens[0], output_tokens=tokens[1], requests=1,
-            cost_usd=estimate_cost(kind, name, tokens[0], tokens[1]), round=self.memory.round))
+        self.memory.ledger.record(priced_usage(agent=self.role, label=self.model, input_tokens=tokens[0],
+                                              output_tokens=tokens[1], requests=1, round=self.memory.round))
 
 
 @dataclass
@@ -154,7 +152,9 @@ class MagenticManager:
         except Exception as exc:  # the chat client or the framework failed; the cause may carry a response body
             if self._failure is not None:
                 raise self._failure from None
-            return await self._fall_back(memory, send, type(exc).__name__)
+            cause = provider_error_in(exc, agent=MANAGER, model=self.model)
+            return await self._fall_back(memory, send, f"{cause.kind}: {cause.message}" if cause is not None
+                                         else type(exc).__name__)
         if self._failure is not None:
             raise self._failure
         return self._decide(memory, trace.ended_by(limits))

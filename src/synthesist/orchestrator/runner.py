@@ -15,8 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..agents.model_spec import split_label
-from ..agents.pricing import estimate_cost
+from ..agents.pricing import priced_usage
 from ..agents.redaction import scrub
 from ..agents.report import ReportAgent
 from ..agents.visual.adapter import VisionAdapter
@@ -45,7 +44,7 @@ from ..events import (
     SynthesizingData,
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
-from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, TokenUsage, UsageSummary
+from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
 from .checkpoint import RunOptions
 from .emitter import Emitter
 from .loop import LoopManager
@@ -313,11 +312,8 @@ def _record_vision_usage(ctx: RunContext, step: ImageStep, report: VisualReport)
     usage = report.result.usage if report.result is not None else None
     if step.adapter is None or usage is None or not usage.requests:
         return
-    kind, name = split_label(step.adapter.label)
-    cost = estimate_cost(kind or "openai", name, usage.input_tokens, usage.output_tokens)
-    ctx.memory.ledger.record(TokenUsage(agent="visual", model=step.adapter.label, input_tokens=usage.input_tokens,
-                                       output_tokens=usage.output_tokens, requests=usage.requests, cost_usd=cost,
-                                       round=0))
+    ctx.memory.ledger.record(priced_usage(agent="visual", label=step.adapter.label, input_tokens=usage.input_tokens,
+                                         output_tokens=usage.output_tokens, requests=usage.requests, round=0))
 
 
 async def _visual_report(step: ImageStep, ctx: RunContext, send) -> VisualReport:

@@ -3,14 +3,15 @@ one, a deterministic protocol measures the image. See docs/architecture/visual.m
 
 - :mod:`.agent` — :class:`VisualAgent` (``analyze``/``stream``) and the protocol fallback;
 - :mod:`.processor` — :class:`AgenticProcessor`, the loop and its recovery rules; :mod:`.radiology` its radiologist;
-- :mod:`.adapter` — the :class:`VisionAdapter` seam and :class:`OpenAIChatAdapter` (Chat Completions over httpx);
+- :mod:`.adapter` — the :class:`VisionAdapter` seam and :class:`ModelVisionAdapter` (a model-layer model);
+  :mod:`.wire` — the loop's messages to pydantic-ai messages and back;
 - :mod:`.tooling`, :mod:`.search_tools` — the tools one analysis offers; :mod:`.conversation` — the messages;
 - :mod:`.salvage` — reading JSON answers; :mod:`.protocol`; :mod:`.report` — reports, evidence, event summaries.
 """
 
 from ...errors import VisualLoopError
 from ...models import Usage
-from .adapter import AdapterReply, OpenAIChatAdapter, VisionAdapter, build_vision_adapter, parse_chat_completion
+from .adapter import AdapterReply, ModelVisionAdapter, VisionAdapter, build_vision_adapter
 from .agent import VisualAgent
 from .processor import MAX_TURNS_CEILING, AgenticProcessor
 from .protocol import NON_DIAGNOSTIC, run_protocol
@@ -30,7 +31,8 @@ __all__ = [
     "ImageFinding",
     "ImageSearchTool",
     "LiteratureSearchTool",
-    "OpenAIChatAdapter",
+    "ModelVisionAdapter",
+    "OnField",
     "RadiologyProcessor",
     "SearchTool",
     "ToolBox",
@@ -44,7 +46,6 @@ __all__ = [
     "VisualReport",
     "build_vision_adapter",
     "findings_as_evidence",
-    "parse_chat_completion",
     "run_protocol",
     "turn_summary",
 ]

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...prompts import Boundary
-from .instructions import CURRENT_VIEW, IMAGE_PLACEHOLDER, VIEW_ATTACHED
+from .instructions import IMAGE_PLACEHOLDER, view_attached
+from .instructions import current_view as current_view_text
 from .types import ToolCall, ToolResult
 
 Message = dict[str, Any]
@@ -71,11 +72,11 @@ def tool_messages(
                 messages.append({"role": "tool", "tool_call_id": result.call_id,
                                  "content": [text_part(text), image_part(current_view)]})
                 continue
-            text = f"{text}\n{VIEW_ATTACHED.format(text=_one_line(result.text))}"
+            text = f"{text}\n{view_attached(_one_line(result.text))}"
         messages.append({"role": "tool", "tool_call_id": result.call_id, "content": text})
     if last_changed is not None and current_view is not None and not images_in_tool_messages:
         tools = ", ".join(result.name for result in changed)
-        messages.append(user_message(CURRENT_VIEW.format(tools=tools), current_view))
+        messages.append(user_message(current_view_text(tools), current_view))
     return messages
 
 

@@ -37,17 +37,14 @@ from ...tools.imaging import ImageManager
 from .adapter import AdapterReply, VisionAdapter
 from .conversation import Conversation, assistant_message, tool_messages, user_message
 from .instructions import (
-    BOUNDARY_RULE,
     CONTINUE_PROMPT,
     FINAL_TURN,
     FORCE_FINALIZE,
-    IDLE_FINALIZE,
-    LOOP_RULES,
     ORIGINAL_REATTACHED,
+    idle_finalize,
     modified_view_warnings,
     nudge_text,
-    schema_text,
-    skeleton_text,
+    system_text,
 )
 from .salvage import ContinueValueError, coerce_continue, extract_json, repair_truncated, rewrap_subschema_keys
 from .tooling import ToolBox
@@ -184,18 +181,8 @@ class AgenticProcessor:
         raise VisualLoopError("no_answer", "no valid answer within the turn limit", turn=self.max_turns)
 
     def system_text(self) -> str:
-        parts = [self.system_prompt().strip()]
-        if self.single_turn:
-            parts.append(skeleton_text(self.response_schema()))
-            return "\n\n".join(parts)
-        if self.offers_tools:
-            parts.append(LOOP_RULES)
-            policy = self.tool_policy().strip()
-            if policy:
-                parts.append(policy)
-            parts.append(BOUNDARY_RULE.format(open=self.boundary.open, close=self.boundary.close))
-        parts.append(schema_text(self.response_schema()))
-        return "\n\n".join(parts)
+        return system_text(role=self.system_prompt(), policy=self.tool_policy(), schema=self.response_schema(),
+                           single_turn=self.single_turn, offers_tools=self.offers_tools, boundary=self.boundary)
 
     def _request_kind(self, state: _State, index: int) -> RequestKind:
         if self.single_turn:
@@ -323,7 +310,7 @@ class AgenticProcessor:
     def _finalize_idle(self, state: _State, index: int) -> _Outcome:
         self._count_nudge(state, index)
         state.finalizing = "idle"
-        state.conversation.add(self._finalize_message(state, IDLE_FINALIZE.format(turns=state.idle)), turn=index + 1)
+        state.conversation.add(self._finalize_message(state, idle_finalize(state.idle)), turn=index + 1)
         return _Outcome(nudge="idle_tools")
 
     def _count_nudge(self, state: _State, index: int) -> None:

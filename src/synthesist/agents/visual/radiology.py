@@ -6,26 +6,14 @@ import math
 from typing import Any
 
 from ...config import VisualSettings
+from ...prompts import render
 from ...tools.imaging import ImageManager
 from .adapter import VisionAdapter
 from .processor import AgenticProcessor
 from .tooling import ToolBox
 
-ROLE = (
-    "You are a radiologist examining one medical image in an image viewer, for non-diagnostic research use: your "
-    "findings guide a literature search and are never a diagnosis or a basis for clinical decisions. Describe what "
-    "is visible, where it is and how sure you are; say so when the image does not show what the question asks "
-    "about. Never invent findings."
-)
-POLICY = (
-    "Policy: measure before claiming. Before you report a finding about density, brightness, size, asymmetry or "
-    "edges, check it with a tool (intensity statistics, symmetry difference, edge map, measure, zoom or crop into "
-    "the region) and quote the measurement in the finding's description. Report only what you saw or measured. "
-    "Give boxes as [x0, y0, x1, y1], fractions 0-1 of the ORIGINAL image (0,0 top-left); views you zoomed, cropped "
-    "or rotated have other coordinates, so reset before reading a box off the view. Use reset to return to the "
-    "original image. Suggested searches are short literature queries about the question and your findings."
-)
-USER = "Research question: {question}\nImage: {image}\nExamine the attached image with the question in mind."
+ROLE = render("radiology_role").strip()
+POLICY = render("radiology_policy").strip()
 
 FINDING_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -69,7 +57,7 @@ class RadiologyProcessor(AgenticProcessor):
         return POLICY
 
     def user_message(self) -> str:
-        return USER.format(question=self.question, image=self.manager.name)
+        return render("radiology_user", question=self.question, image=self.manager.name).strip()
 
     def response_schema(self) -> dict[str, Any]:
         return RESPONSE_SCHEMA

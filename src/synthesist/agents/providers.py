@@ -1,0 +1,40 @@
+"""The provider SDK clients every model of the layer is built on, and the one retry policy of model calls.
+
+pydantic-ai's models (text agents, the image loop) and agent-framework's Magentic chat client all send through an
+``openai.AsyncOpenAI`` (or ``anthropic.AsyncAnthropic``) made here: 429, 5xx, timeouts and dropped connections are
+retried by the SDK, with its exponential backoff (``Retry-After`` honoured), up to ``http.max_retries`` times —
+the same count as the sources' HTTP retries. A client never reads a key from the environment by itself: the key is
+the one :func:`~.model_spec.provider_endpoint` found for this provider, or a placeholder.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import anthropic
+import httpx
+import openai
+
+from ..config import Settings
+from .model_spec import OPENAI_BASE_URL, Endpoint
+
+NO_KEY = "api-key-not-set"
+"""Sent to servers that need no key (Ollama, most OpenAI-compatible servers): the SDKs refuse an empty key, and a
+missing one would make them read OPENAI_API_KEY, which must never leave for another server."""
+
+
+def openai_sdk(endpoint: Endpoint, settings: Settings, http_client: httpx.AsyncClient | None = None
+               ) -> openai.AsyncOpenAI:
+    """The OpenAI SDK client for an OpenAI-style endpoint. ``http_client``: the run's client (its transport is
+    the cassette in a recorded or replayed run); by default the SDK makes its own. For OpenAI itself the SDK keeps
+    its default URL, so its own ``OPENAI_BASE_URL`` override (a proxy, a stand-in server) still applies."""
+    base_url = None if endpoint.base_url == OPENAI_BASE_URL else endpoint.base_url
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the SDK prefers httpx2 clients but takes httpx ones
+        return openai.AsyncOpenAI(base_url=base_url, api_key=endpoint.api_key or NO_KEY,
+                                  max_retries=settings.http.max_retries, http_client=http_client)
+
+
+def anthropic_sdk(endpoint: Endpoint, settings: Settings) -> anthropic.AsyncAnthropic:
+    """The Anthropic SDK client (its key is required: :func:`~.model_spec.provider_endpoint` checked it)."""
+    return anthropic.AsyncAnthropic(api_key=endpoint.api_key or NO_KEY, max_retries=settings.http.max_retries)
