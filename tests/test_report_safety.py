@@ -24,6 +24,7 @@ EVIL = article(
     types=("Journal Article",),
 )
 SUPPORTED = "Metformin use was associated with a 17% lower risk of breast cancer"
+UNCITED = "Metformin halves the risk of every cancer in 90% of patients."
 
 
 def _seams(settings, embedder: Embedder) -> Seams:  # type: ignore[no-untyped-def]
@@ -34,7 +35,8 @@ def _draft(prompt: str) -> dict:
     cited = "[pmid:31000001]"
     return {"title": CLAIM, "methodology": f"{CLAIM}.", "executive_summary": f"{SUPPORTED} {cited}.",
             "sections": [{"heading": CLAIM, "body": f"{SUPPORTED} {cited}. Metformin use was associated with a "
-                          "lower risk of breast cancer in women with type 2 diabetes [pmid:31000999]."},
+                          "lower risk of breast cancer in women with type 2 diabetes [pmid:31000999]. "
+                          f"{UNCITED} More research is needed."},
                          {"heading": "Breast cancer risk", "body": f"{SUPPORTED} {cited}."}],
             "answer": {"verdict": "insufficient", "statement": f"{SUPPORTED} {cited}.", "strength": "low",
                        "strength_reason": "observational", "evidence_ids": ["pmid:31000001"]}}
@@ -54,6 +56,11 @@ async def test_an_uncited_model_claim_never_becomes_title_heading_or_methodology
     assert [section.heading for section in report.sections] == ["Findings 1", "Breast cancer risk"]
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert CLAIM not in markdown
+    # a finding that cites nothing leaves the body for the unsupported claims; a call for more work stays
+    assert all(UNCITED not in section.body for section in report.sections)
+    assert "More research is needed." in report.sections[0].body
+    assert [(c.text, c.reason.split(":")[0]) for c in report.unsupported_claims if c.text == UNCITED] == [
+        (UNCITED, "no citation")]
     assert "pmid:31000999" in {c.evidence_id for c in report.references}  # the record is cited, shown, and inert
     assert not re.search(r"<\s*(script|img)", markdown, re.IGNORECASE)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown

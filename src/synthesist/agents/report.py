@@ -10,7 +10,9 @@ leaves the body for ``unsupported_claims``, and the references are those of what
 What cannot carry a citation is never the model's prose: with an LLM draft, the title and the methodology are
 built by code from the question and what the run did, and a section heading is kept only when its words are those
 of the question or of the section's checked body (else it becomes "Findings"), so an uncited claim cannot reach
-the report as a heading, a title or a method.
+the report as a heading, a title or a method. In the body, a model's sentence that states a finding (a number, a
+direction or effect word) and cites nothing is taken out too and listed with the unsupported claims: nothing
+could check it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,16 @@ from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
-from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
+from .claims import (
+    NO_CITATION,
+    Claim,
+    SupportChecker,
+    Verdict,
+    claims_in,
+    entailment,
+    remove_sentences,
+    uncited_findings,
+)
 from .extractive.report import write_report
 from .llm import LLM
 from .studies.table import study_records
@@ -82,6 +93,8 @@ class ReportAgent(ModelAgent):
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory)
+        if drafted.engine != EXTRACTIVE:
+            report = without_uncited_findings(report)
         report = with_references(with_conflicts(report, memory), memory)
         report, unread = with_studies(report, memory)
         report = appraised(report, memory)
@@ -219,6 +232,19 @@ def _claim_texts(report: ResearchReport) -> list[tuple[str, str]]:
         ("limitations", report.limitations),
         ("conclusion", report.conclusion),
     ]
+
+
+def without_uncited_findings(report: ResearchReport) -> ResearchReport:
+    """A model's report without the sentences that state a finding and cite nothing (listed in
+    ``unsupported_claims``, reason :data:`~.claims.NO_CITATION`). Code's own words are left alone: the imaging
+    and disagreement sections, built from checked data, and an ``insufficient`` answer's statement of what is
+    missing."""
+    skipped = {f"section: {IMAGING_HEADING}", f"section: {CONFLICTS_HEADING}"}
+    if report.answer is not None and report.answer.basis == "none":
+        skipped.add("answer")  # "insufficient" says what is missing, in code's words (the answer gate's)
+    uncited = [Verdict(claim, False, NO_CITATION) for where, text in _claim_texts(report) if where not in skipped
+               for claim in uncited_findings(text, where)]
+    return remove_claims(report, uncited, checked=0) if uncited else report
 
 
 def report_claims(report: ResearchReport) -> list[Claim]:
