@@ -4,7 +4,7 @@
     synthesist batch FILE --backend ray [--address auto]
 
 - Each question runs :func:`synthesist.api.research_to_file` in a Ray worker — the one-question body a local batch
-  runs too — and lands in the same one-file-per-question layout (:func:`synthesist.api.batch_result_path`), so a
+  runs too — and lands in the same one-file-per-question layout (:func:`synthesist.batch.result_path`), so a
   batch resumes the same whichever backend ran it. Results come back as they finish (``on_done``).
 - **One rate budget:** the cluster's rate gate (:func:`synthesist.api.open_ray_rate_gate`, an actor of
   :mod:`synthesist.ray_cluster`) holds one limiter per host; every worker takes its permits there.

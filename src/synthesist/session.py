@@ -144,10 +144,6 @@ class Session:
         self._lock = threading.Lock()
         self._index_lock = threading.Lock()
 
-    @property
-    def store(self) -> RunStore:
-        return RunStore(self.settings.data_dir)
-
     def shared(self) -> Shared:
         """The Chroma client and the embedder, opened once (blocking: call it off the event loop)."""
         with self._lock:
@@ -206,7 +202,7 @@ class Session:
             sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
             team = build_team(sources, models, settings, cassette=cassette)
             run_id = checkpoint.run_id if checkpoint else plan.run_id or new_run_id()
-            folder = self.store.folder(run_id)
+            folder = RunStore(settings.data_dir).folder(run_id)  # the run's settings name its data directory
             stack.enter_context(folder.live())  # before its collection exists: `runs prune` leaves it alone
             memory = await _open_memory(options, settings, shared, run_id, checkpoint)
             if checkpoint:
@@ -259,9 +255,10 @@ class Session:
             models = recorded_models(models, cassette)
         return cassette, models
 
-    def finished_run(self, checkpoint: Checkpoint, out_dir: Path | None) -> Complete:
+    def finished_run(self, checkpoint: Checkpoint, out_dir: Path | None, settings: Settings | None = None
+                     ) -> Complete:
         """The ``complete`` event of a run that had already finished, rebuilt from its stored report.json."""
-        folder = self.store.folder(checkpoint.run_id)
+        folder = RunStore((settings or self.settings).data_dir).folder(checkpoint.run_id)
         result = folder.read_result()
         if result is None:
             raise BadInputError(f"run {checkpoint.run_id!r} finished, but its report.json is unreadable")
