@@ -23,7 +23,7 @@ from synthesist.api import open_library_index
 from synthesist.composition import Seams, open_shared
 from synthesist.config import Settings, load_settings
 from synthesist.memory.library_index import library_text
-from synthesist.ray_backend import embed_on_ray
+from synthesist.ray_cluster import embed_on_ray
 from synthesist.tools.library import load_library
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "library.jsonl"

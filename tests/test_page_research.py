@@ -20,8 +20,7 @@ from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import Identifiers
-from synthesist.orchestrator.checkpoint import Checkpoint, RunOptions, run_dir, save_checkpoint
-from synthesist.runs import live_lock
+from synthesist.run_store import Checkpoint, RunOptions, RunStore
 from synthesist.service import create_app
 from synthesist.testing import FixtureServer
 
@@ -221,16 +220,16 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
                              pubmed={"base_url": url}, trials={"base_url": url}, http={"max_retries": 0},
                              run={"max_rounds": 2})
     killed = "0123456789abcdef0123456789abcdef"  # what a kill leaves: a checkpoint not finished, a lock nobody holds
-    save_checkpoint(run_dir(settings.data_dir, killed), Checkpoint(
+    RunStore(settings.data_dir).folder(killed).save_checkpoint(Checkpoint(
         run_id=killed, options=RunOptions(question="Does aspirin prevent colorectal cancer?", sources=("pubmed",),
                                           origin="service"), round=1, memory={}))
-    (run_dir(settings.data_dir, killed) / ".live.lock").touch()
+    (RunStore(settings.data_dir).folder(killed).directory / ".live.lock").touch()
     live = "fedcba9876543210fedcba9876543210"
-    save_checkpoint(run_dir(settings.data_dir, live), Checkpoint(
+    RunStore(settings.data_dir).folder(live).save_checkpoint(Checkpoint(
         run_id=live, options=RunOptions(question="Is a run going elsewhere?", sources=("pubmed",)), round=0,
         memory={}))
     app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
-    with LiveServer(app) as server, live_lock(run_dir(settings.data_dir, live)):
+    with LiveServer(app) as server, RunStore(settings.data_dir).folder(live).live():
         with httpx.Client(base_url=server.url, timeout=60) as client:
             health = client.get("/api/health").json()
             assert health["library"] is False and health["default_sources"] == ["pubmed", "trials"]

@@ -17,7 +17,7 @@ from synthesist.api import open_library_index  # noqa: E402
 from synthesist.batch import research_many, result_path  # noqa: E402
 from synthesist.composition import Seams, embedder_for, open_shared  # noqa: E402
 from synthesist.memory.library_index import library_text  # noqa: E402
-from synthesist.ray_backend import embed_on_ray  # noqa: E402
+from synthesist.ray_cluster import embed_on_ray  # noqa: E402
 from synthesist.testing import FixtureServer, Reply  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"

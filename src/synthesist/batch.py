@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .api import report_markdown, research, run_settings
-from .composition import Seams, open_shared
-from .errors import BadInputError, SynthesistError
+from . import api
+from .api import NO_SEAMS, Seams, Session, StreamOptions
+from .config import Settings
+from .errors import BadInputError
 from .models import ResearchResult
 
 log = logging.getLogger("synthesist.batch")
@@ -56,12 +57,16 @@ async def research_many(
     backend: str = "local",
     address: str | None = None,
     exclude: Sequence[frozenset[str]] | None = None,
-    **options: Any,
+    options: StreamOptions | None = None,
+    settings: Settings | None = None,
+    seams: Seams | None = None,
+    **keywords: Any,
 ) -> list[BatchItem]:
     """Research every question (at most ``concurrency`` at once); one result file per question under
     ``out_dir``; questions whose file is already there are skipped. Items come back in input order.
     ``on_item`` is called with each item as it finishes (a face renders progress from it; this module prints
-    nothing). Other options (``sources``, ``libraries``, ``model``, ``manager``…) go to every run.
+    nothing). ``options`` (a :class:`~synthesist.api.StreamOptions`, or its fields as keywords: ``sources``,
+    ``libraries``, ``model``, ``manager``…) go to every run; the runs share one session (store, embedder).
     ``backend="ray"`` runs each question as a Ray task (``address``: None starts a local cluster, ``"auto"`` joins
     the running one, ``"ray://host:10001"`` a remote one; see :mod:`synthesist.ray_backend`). ``exclude`` (local
     backend only): per question, the library record ids or PMIDs its run must never retrieve (negative controls)."""
@@ -71,17 +76,16 @@ async def research_many(
         raise BadInputError(f"unknown backend {backend!r} (local or ray)")
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    options.setdefault("origin", "batch")
-    settings = run_settings(options.pop("settings", None), model=options.get("model"),
-                            manager=options.pop("manager", None), max_rounds=options.pop("max_rounds", None),
-                            timeout=options.pop("timeout", None))
+    asked = replace(options if options is not None else StreamOptions(origin="batch"), **keywords)
+    settings = api.run_settings(settings, model=asked.model, manager=asked.manager, max_rounds=asked.max_rounds,
+                                timeout=asked.timeout)
+    asked = replace(asked, manager=None, max_rounds=None, timeout=None)  # now in the settings
     if exclude is not None and (backend != "local" or len(exclude) != len(questions)):
         raise BadInputError("exclude needs the local backend and one entry per question")
     if backend == "ray":
-        return await _on_ray(questions, directory, settings, options, address, on_item)
-    seams = options.pop("seams", None) or Seams()
-    shared = seams.shared or await asyncio.to_thread(open_shared, settings)
-    options["seams"] = replace(seams, shared=shared)  # one Chroma client and embedder for the whole batch
+        return await _on_ray(questions, directory, settings, asked, seams, address, on_item)
+    session = api.open_session(settings, seams=seams or NO_SEAMS)  # one store and embedder for the whole batch
+    await asyncio.to_thread(session.shared)
     gate = asyncio.Semaphore(concurrency)
     items: list[BatchItem | None] = [None] * len(questions)
 
@@ -92,9 +96,8 @@ async def research_many(
             item = BatchItem(index, question, path, result=done, resumed=True)
         else:
             async with gate:
-                own = options if exclude is None else {
-                    **options, "seams": replace(options["seams"], library_exclude=frozenset(exclude[index]))}
-                item = await _run_one(index, question, path, settings=settings, options=own)
+                own = session if exclude is None else session.excluding(frozenset(exclude[index]))
+                item = await _run_one(index, question, path, settings=settings, options=asked, session=own)
         items[index] = item
         if on_item is not None:
             on_item(item)
@@ -103,38 +106,21 @@ async def research_many(
     return [item for item in items if item is not None]
 
 
-async def _run_one(index, question, path: Path, *, settings, options) -> BatchItem:
-    error = await run_to_file(index, question, path, settings=settings, options=options)
+async def _run_one(index: int, question: str, path: Path, *, settings: Settings, options: StreamOptions,
+                   session: Session) -> BatchItem:
+    error = await api.research_to_file(index, question, path, settings=settings, options=options, session=session)
     if error is not None:
         return BatchItem(index, question, path, error=error)
     return BatchItem(index, question, path, result=_finished(path, question))
 
 
-async def run_to_file(index: int, question: str, path: Path, *, settings, options: dict[str, Any]) -> str | None:
-    """Research one question and write its result file (atomically); the reason it failed, or None. The one
-    body of a batch question, whichever backend runs it."""
-    try:
-        result = await research(question, settings=settings, **options)
-    except SynthesistError as exc:
-        return str(exc)
-    except Exception as exc:  # one broken question must not lose the batch
-        log.exception("question %d failed", index)
-        return f"internal error: {type(exc).__name__}"
-    markdown = path.with_suffix(".md")  # the report as people read it, beside the result file
-    markdown.with_suffix(".md.tmp").write_text(report_markdown(result), encoding="utf-8")
-    markdown.with_suffix(".md.tmp").replace(markdown)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(result.model_dump_json(), encoding="utf-8")
-    tmp.replace(path)  # last: a question counts as done once its .json is there
-    return None
-
-
-async def _on_ray(questions: Sequence[str], directory: Path, settings, options: dict[str, Any],
-                  address: str | None, on_item: Callable[[BatchItem], None] | None) -> list[BatchItem]:
+async def _on_ray(questions: Sequence[str], directory: Path, settings: Settings, options: StreamOptions,
+                  seams: Seams | None, address: str | None,
+                  on_item: Callable[[BatchItem], None] | None) -> list[BatchItem]:
     """The Ray backend: finished files are skipped as locally; the rest run as Ray tasks."""
-    if options.get("seams") is not None:
+    if seams is not None:
         raise BadInputError("seams are in-process objects: the ray backend builds its own in each worker")
-    if not all(isinstance(options.get(name), (str, type(None))) for name in ("model",)):
+    if not isinstance(options.model, (str, type(None))):
         raise BadInputError("the ray backend takes a model spec string, not a model object")
     try:
         from .ray_backend import research_on_ray  # noqa: PLC0415 — Ray loads only for this backend

@@ -190,10 +190,11 @@ def _research(api, args: argparse.Namespace) -> int:
         return _drive(lambda control: api.resume(args.resume, out_dir=args.out, control=control), api, args)
     if args.question is None and args.replay is None:
         raise BadInputError("give a question (or --resume RUN_ID, or --replay DIR)")
-    return _drive(lambda control: api.stream(
-        args.question or "", origin="cli", sources=args.sources, libraries=args.library, model=args.model,
-        manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout, out_dir=args.out, control=control,
-        image=args.image, vision=args.vision_model, record=args.record, replay=args.replay), api, args)
+    options = api.StreamOptions(origin="cli", sources=args.sources, libraries=args.library, model=args.model,
+                                manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout,
+                                out_dir=args.out, image=args.image, vision=args.vision_model, record=args.record,
+                                replay=args.replay)
+    return _drive(lambda control: api.stream(args.question or "", options, control=control), api, args)
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

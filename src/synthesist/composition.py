@@ -1,7 +1,8 @@
-"""Building the real objects of a run and wiring them: the composition root behind :mod:`synthesist.api`.
+"""Building the real objects of a run: the composition root's builders, which :class:`synthesist.session.Session`
+calls to build every run (and :mod:`synthesist.api` never calls itself).
 
 Nothing below this module constructs an HTTP client, a Chroma client, an embedder or a model: they are built here
-(once per process where they are expensive) and passed down.
+(once per process where they are expensive, held by the session) and passed down.
 """
 
 from __future__ import annotations
@@ -164,8 +165,10 @@ def recorded_models(models: Mapping[str, LLM | None], cassette: Cassette) -> dic
             for agent, label in ((agent, engines.get(agent, EXTRACTIVE)) for agent in AGENT_NAMES)}
 
 
-def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], settings: Settings,
-               shared: Shared, *, cassette: Cassette | None = None) -> Team:
+def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], settings: Settings, *,
+               cassette: Cassette | None = None) -> Team:
+    """The four research agents over the run's sources and models; a recorded or replayed run's search agent
+    keeps its query order on the cassette."""
     return Team(
         search=SearchAgent(sources, settings, llm=models["search"], order=cassette),
         judge=JudgeAgent(settings, llm=models["judge"]),

@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .agents.extractive.answer import LABELS, load_model
+from .api import ANSWER_LABELS as LABELS
+from .api import load_answer_model as load_model
 from .batch import BatchItem, research_many
 from .errors import BadInputError
 

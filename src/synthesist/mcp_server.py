@@ -32,13 +32,11 @@ from mcp.server.mcpserver.tools.base import Tool
 from pydantic import Field, ValidationError
 
 from . import __version__, api
-from .agents.report_format import render_markdown
-from .composition import NO_SEAMS, Seams, open_shared
+from .api import NO_SEAMS, Seams
 from .config import Settings, current_settings
 from .errors import BadInputError, excerpt
 from .events import Complete, Progress
 from .inputs import check_library_paths, check_question, parse_source_names
-from .memory import LibraryIndex
 from .models import Evidence
 from .titles import display_title
 
@@ -98,15 +96,11 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
     """The MCP server with Synthesist's tools (run it with ``.run("stdio")`` or ``.run("streamable-http")``)."""
     settings = settings or current_settings()
     paths = check_library_paths(libraries) if libraries else ()
-    state: dict[str, Any] = {"seams": seams, "index": None, "evidence": {}}
-
-    def shared_seams() -> Seams:
-        if state["seams"].shared is None:
-            state["seams"] = Seams(shared=open_shared(settings))
-        return state["seams"]
+    session = api.open_session(settings, seams=seams)  # one store, embedder and library index for every tool call
+    evidence: dict[str, Evidence] = {}
 
     def remember(items: Sequence[Evidence]) -> None:
-        state["evidence"].update({item.id: item for item in items})
+        evidence.update({item.id: item for item in items})
 
     def names_of(sources: list[str] | None) -> tuple[str, ...] | None:
         try:
@@ -122,12 +116,11 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         names = names_of(sources)
         if names and "library" in names and not paths:
             raise _refused(NO_LIBRARY)
-        seams_now = await asyncio.to_thread(shared_seams)
+        options = api.StreamOptions(sources=names, libraries=paths if names and "library" in names else (),
+                                    max_rounds=max_rounds, origin="mcp")
         result = None
         try:
-            async for event in api.stream(question, sources=names, libraries=paths if names and "library" in names
-                                          else (), max_rounds=max_rounds, settings=settings, seams=seams_now,
-                                          origin="mcp"):
+            async for event in api.stream(question, options, settings=settings, session=session):
                 if isinstance(event, Progress) and event.data.stage == "rounds":
                     await ctx.report_progress(event.data.fraction, 1.0, event.message or f"round {event.round}")
                 if isinstance(event, Complete):
@@ -139,7 +132,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         report = result.report
         return {"answer": report.answer.model_dump(mode="json") if report.answer else None,
                 "stop_reason": result.stop_reason, "partial": result.partial,
-                "report_markdown": render_markdown(report, {e.id: e for e in result.evidence}),
+                "report_markdown": api.report_markdown(result),
                 "references": [c.model_dump(mode="json") for c in report.references],
                 "unsupported_claims": len(report.unsupported_claims),
                 "studies": [study.model_dump(mode="json") for study in report.studies]}
@@ -151,7 +144,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         query = _text(query, "the query")
         names = names_of(sources)
         try:
-            found = await api.search(query, sources=names, limit=k, settings=settings, seams=state["seams"])
+            found = await api.search(query, sources=names, limit=k, settings=settings, seams=seams)
         except BadInputError as exc:
             raise _refused(str(exc)) from exc
         remember(found.evidence)
@@ -164,18 +157,13 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         query = _text(query, "the query")
         if not paths:
             raise _refused(NO_LIBRARY)
-        if state["index"] is None:
-            seams_now = await asyncio.to_thread(shared_seams)
-            state["index"] = await asyncio.to_thread(api.open_library_index, paths, settings=settings,
-                                                     seams=seams_now)
-        index: LibraryIndex = state["index"]
-        hits = await index.asearch(query, k=k)
+        hits = await api.search_library(query, libraries=paths, k=k, session=session)
         remember([hit.evidence for hit in hits])
         return [{**_brief(hit.evidence), "score": round(float(hit.score), 4)} for hit in hits]
 
     async def get_evidence(id: EvidenceId) -> dict[str, Any]:  # noqa: A002 — the tool's argument, as clients see it
         """The whole record of an item that a research or a search returned in this session."""
-        item = state["evidence"].get(id)
+        item = evidence.get(id)
         if item is None:
             raise _refused(f"no evidence {excerpt(id, 60)!r} in this session: run research or a search first")
         return item.model_dump(mode="json")
@@ -188,8 +176,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         try:
             if run:
                 ids = [watch_id] if watch_id else []
-                outcomes = await api.run_watches(ids, all_watches=not ids, settings=settings,
-                                                 seams=await asyncio.to_thread(shared_seams))
+                outcomes = await api.run_watches(ids, all_watches=not ids, settings=settings, session=session)
                 return [outcome.as_json() | ({"changes_detail": outcome.changes.model_dump(mode="json")}
                                              if outcome.changes else {}) for outcome in outcomes]
             rows = await asyncio.to_thread(api.list_watches, settings=settings)

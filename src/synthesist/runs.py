@@ -5,21 +5,18 @@ A run killed mid-way keeps its collection until it is resumed (resume rebuilds i
 pruned. :func:`prune_runs` removes run folders older than a given age, their collections, and orphan run
 collections whose folder is gone.
 
-A live run holds an exclusive ``flock`` on its folder's ``.live.lock`` for as long as it runs (:func:`live_lock`);
-the kernel releases it when the process ends, however it ends. Pruning takes the same lock before it removes a
-folder or drops a collection, so a live run is never pruned, whatever its age, and a killed one is.
+A live run holds an exclusive ``flock`` on its folder's ``.live.lock`` for as long as it runs
+(:meth:`~synthesist.run_store.RunFolder.live`); the kernel releases it when the process ends, however it ends.
+Pruning takes the same lock before it removes a folder or drops a collection, so a live run is never pruned,
+whatever its age, and a killed one is. The folder's layout is :mod:`synthesist.run_store`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +25,7 @@ from .errors import BadInputError, excerpt
 from .memory import drop_run_collection, open_chroma, run_collections
 from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments, stale_segments
+from .run_store import RunFolder, RunStore
 
 STALE_SEGMENT_SECONDS = 3600.0
 """A segment folder no collection lists is a leftover once nothing has written to it for this long."""
@@ -94,63 +92,8 @@ def parse_duration(text: str) -> float:
 
 def list_runs(settings: Settings) -> list[RunInfo]:
     """Every run folder under ``DATA_DIR/runs``, newest first."""
-    root = settings.data_dir / "runs"
-    runs = [_info(path) for path in root.iterdir() if path.is_dir()] if root.is_dir() else []
+    runs = [_info(folder) for folder in RunStore(settings.data_dir).folders()]
     return sorted(runs, key=lambda run: run.modified, reverse=True)
-
-
-LOCK_NAME = ".live.lock"
-LOCK_ATTEMPTS = 100
-"""Tries (50 ms apart) before a run's lock counts as held by another process."""
-
-
-@contextlib.contextmanager
-def live_lock(directory: Path) -> Iterator[None]:
-    """Hold ``directory``'s live lock while the run runs; a run that is live elsewhere (the same run resumed twice,
-    or being pruned) is bad input."""
-    directory.mkdir(parents=True, exist_ok=True)
-    handle = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        for attempt in range(LOCK_ATTEMPTS):  # `runs list` holds it for an instant to look: wait that out
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if attempt == LOCK_ATTEMPTS - 1:
-                    raise BadInputError(f"run {directory.name} is running in another process (or being "
-                                        "pruned)") from None
-                time.sleep(0.05)
-        yield
-    finally:
-        os.close(handle)  # releases the lock
-
-
-@contextlib.contextmanager
-def _unless_live(directory: Path) -> Iterator[bool]:
-    """True (holding the lock, so no run starts there meanwhile) when no process runs ``directory``'s run."""
-    try:
-        handle = os.open(directory / LOCK_NAME, os.O_RDWR)
-    except FileNotFoundError:
-        yield True  # never run by a version that locks: not live now either
-        return
-    except OSError:
-        yield False
-        return
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(handle)
-
-
-def is_live(directory: Path) -> bool:
-    """Whether a process holds ``directory``'s live lock now."""
-    with _unless_live(directory) as free:
-        return not free
 
 
 def prune_runs(settings: Settings, older_than: float, *, now: float | None = None) -> PruneOutcome:
@@ -158,7 +101,7 @@ def prune_runs(settings: Settings, older_than: float, *, now: float | None = Non
     run is never touched, whatever its age."""
     now = time.time() if now is None else now
     cutoff = now - older_than
-    root = settings.data_dir / "runs"
+    store = RunStore(settings.data_dir)
     client = open_chroma(settings)
     removed: list[RunInfo] = []
     dropped: list[str] = []
@@ -175,19 +118,20 @@ def prune_runs(settings: Settings, older_than: float, *, now: float | None = Non
     for run in list_runs(settings):
         if run.modified >= cutoff:
             continue
-        with _unless_live(root / run.run_id) as free:
+        folder = store.folder(run.run_id)
+        with folder.unless_live() as free:
             if not free:
                 live.append(run.run_id)
                 continue
             drop(run.run_id)
-            shutil.rmtree(root / run.run_id, ignore_errors=True)
+            shutil.rmtree(folder.directory, ignore_errors=True)
             removed.append(run)
     kept = {run.run_id: run for run in list_runs(settings)}
     for run_id in run_collections(client):  # orphans: no folder left, or a finished run's leftover
         run = kept.get(run_id)
         if run is not None and (run.live or not run.finished):
             continue  # running, or resumable
-        if run is None and (root / run_id).exists():
+        if run is None and store.folder(run_id).directory.exists():
             continue  # a folder that appeared meanwhile: a run starting
         drop(run_id)
     reclaimed += reclaim_segments(settings, stale_segments(
@@ -196,16 +140,15 @@ def prune_runs(settings: Settings, older_than: float, *, now: float | None = Non
                         sum(run.size_bytes for run in removed), reclaimed, tuple(live))
 
 
-def _info(path: Path) -> RunInfo:
+def _info(folder: RunFolder) -> RunInfo:
+    path = folder.directory
     stats = [stat for p in path.rglob("*") if (stat := _stat(p)) is not None]  # a live run's files come and go
     modified = max((stat.st_mtime for stat in stats), default=path.stat().st_mtime)
-    checkpoint = _read_json(path / "checkpoint.json")
-    options = checkpoint.get("options") or {}
-    return RunInfo(run_id=path.name, question=str(options.get("question", "")), modified=modified,
-                   stop_reason=checkpoint.get("stop_reason"), finished=bool(checkpoint.get("finished")),
-                   size_bytes=sum(stat.st_size for stat in stats), round=int(checkpoint.get("round", 0) or 0),
-                   origin=options.get("origin") if isinstance(options.get("origin"), str) else None,
-                   live=is_live(path))
+    header = folder.checkpoint_header()
+    return RunInfo(run_id=folder.run_id, question=header.options.question, modified=modified,
+                   stop_reason=header.stop_reason, finished=header.finished,
+                   size_bytes=sum(stat.st_size for stat in stats), round=header.round,
+                   origin=header.options.origin, live=folder.is_live())
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -214,11 +157,3 @@ def _stat(path: Path) -> os.stat_result | None:
     except OSError:
         return None
     return stat if path.is_file() else None
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

@@ -18,7 +18,6 @@ from synthesist.config import Settings, load_settings
 from synthesist.events import Complete, EventBase
 from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chroma, use_memory
 from synthesist.models import Evidence, Identifiers, ResearchResult
-from synthesist.orchestrator.checkpoint import RunOptions
 from synthesist.orchestrator.emitter import Emitter
 from synthesist.orchestrator.loop import RoundSteps
 from synthesist.orchestrator.magentic import (
@@ -32,6 +31,7 @@ from synthesist.orchestrator.magentic import (
 from synthesist.orchestrator.runner import RunContext, run_stream
 from synthesist.orchestrator.stop_rules import StopRules, is_sufficient
 from synthesist.prompts import Boundary, render
+from synthesist.run_store import RunOptions
 from synthesist.testing import ScriptedChatClient
 from synthesist.testing.chat_client import ScriptedCall, function_call, progress_ledger
 
@@ -74,11 +74,11 @@ def _settings(tmp_path: Path, **run: object) -> Settings:
 
 async def _context(tmp_path: Path, settings: Settings, embedder: Embedder, index: LibraryIndex,
                    client: ScriptedChatClient, *, judge: LLM | None = None) -> RunContext:
-    """Built the way ``api._run`` builds a run, with the scripted client as the Magentic manager's model and the
+    """Built the way ``Session.run`` builds a run, with the scripted client as the Magentic manager's model and the
     extractive engine for our agents (or ``judge`` as the judge's model)."""
     shared = Shared(client=open_chroma(settings), embedder=embedder)
     models = {"search": None, "judge": judge, "hypothesis": None, "report": None}
-    team = build_team([LibrarySource(index)], models, settings, shared)
+    team = build_team([LibrarySource(index)], models, settings)
     memory = await ResearchMemory.open(QUESTION, embedder=embedder, client=shared.client, settings=settings.memory)
     directory = tmp_path / "runs" / memory.run_id
     emitter = Emitter(memory.run_id, log_path=directory / "events.jsonl")

@@ -16,7 +16,7 @@ from synthesist import api
 from synthesist.batch import research_many
 from synthesist.composition import Seams, Shared
 from synthesist.memory import open_chroma
-from synthesist.orchestrator.checkpoint import load_checkpoint
+from synthesist.run_store import RunStore
 from synthesist.testing import scripted_model
 
 CHILD = textwrap.dedent("""
@@ -53,7 +53,7 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
 
     base = run_settings(data, stall_rounds=10)  # the scripted judge never improves: only max_rounds ends the run
     settings = base.model_copy(update={"memory": base.memory.model_copy(update={"chroma_mode": "persistent"})})
-    checkpoint = load_checkpoint(data, "killed-run")
+    checkpoint = RunStore(data).load_checkpoint("killed-run")
     assert checkpoint.round == 2 and not checkpoint.finished
     before = [item["item"]["id"] for item in checkpoint.memory["evidence"]]
     assert before
@@ -77,7 +77,7 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     before_resume = [(e["type"], e["round"]) for e in logged if e["seq"] <= checkpoint.event_seq]
     assert ("progress", 2) in before_resume and ("looping", 2) in before_resume  # the last saved round's kept
 
-    finished = load_checkpoint(data, "killed-run")
+    finished = RunStore(data).load_checkpoint("killed-run")
     assert finished.finished and finished.stop_reason == "max_rounds" and finished.round == 4
     report = (data / "runs" / "killed-run" / "report.json").read_bytes()
     again = asyncio.run(_drain(api.resume("killed-run", settings=settings, model=models, seams=Seams(shared=shared))))
@@ -85,7 +85,7 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     assert "already finished" in again[0].message and again[0].data.rounds == 4
     assert again[0].data == result
     assert (data / "runs" / "killed-run" / "report.json").read_bytes() == report  # not overwritten
-    assert load_checkpoint(data, "killed-run").round == 4  # no round past the limit
+    assert RunStore(data).load_checkpoint("killed-run").round == 4  # no round past the limit
 
 
 async def _drain(events):

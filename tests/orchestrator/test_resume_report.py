@@ -13,7 +13,7 @@ from run_helpers import INSUFFICIENT, run_settings, write_library
 from synthesist import api
 from synthesist.composition import Seams, Shared
 from synthesist.memory import open_chroma
-from synthesist.orchestrator.checkpoint import load_checkpoint
+from synthesist.run_store import RunStore
 from synthesist.testing import scripted_model
 
 CHILD = textwrap.dedent("""
@@ -43,7 +43,7 @@ def test_a_run_killed_in_its_report_resumes_into_the_report(tmp_path: Path, embe
     script = CHILD.format(tests=str(here.parent), tests_root=str(here.parent), data=str(data), library=str(library))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 9, done.stderr[-2000:]
-    checkpoint = load_checkpoint(data, "killed-in-report")
+    checkpoint = RunStore(data).load_checkpoint("killed-in-report")
     assert checkpoint.round == 2 and not checkpoint.finished and checkpoint.decided[0] == "max_rounds"
 
     base = run_settings(data, stall_rounds=9)
@@ -61,4 +61,4 @@ def test_a_run_killed_in_its_report_resumes_into_the_report(tmp_path: Path, embe
     assert not [e for e in events if e.type in ("searching", "judging", "looping")]  # straight to the report
     result = events[-1].data
     assert result.rounds == 2 and result.stop_reason == "max_rounds" and result.evidence
-    assert load_checkpoint(data, "killed-in-report").finished
+    assert RunStore(data).load_checkpoint("killed-in-report").finished

@@ -295,7 +295,7 @@ async def test_an_agent_bug_is_an_internal_error_event_and_the_run_still_reports
         team = build(*args, **kwargs)
         return type(team)(search=team.search, judge=_BrokenJudge(), hypothesis=team.hypothesis, report=team.report)
 
-    monkeypatch.setattr("synthesist.api.build_team", broken_team)
+    monkeypatch.setattr("synthesist.session.build_team", broken_team)
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
                            settings=run_settings(tmp_path / "data"), seams=Seams(shared=shared))
     errors = [e for e in events if e.type == "error"]

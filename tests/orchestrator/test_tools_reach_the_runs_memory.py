@@ -23,7 +23,7 @@ from synthesist.memory import (
 from synthesist.memory.run_collection import run_collection_name
 from synthesist.memory.store import open_collection
 from synthesist.models import Evidence, Identifiers
-from synthesist.orchestrator.checkpoint import RunOptions
+from synthesist.run_store import RunOptions
 from synthesist.orchestrator.emitter import Emitter
 from synthesist.orchestrator.loop import RoundSteps
 from synthesist.orchestrator.magentic import JUDGE, SEARCHER, MagenticManager

@@ -117,7 +117,7 @@ class LibraryIndex:
         ``progress(done, total)`` is called as the records to embed are embedded (first with ``done = 0``), and
         each chunk is stored as soon as it is embedded, so an interrupted first build keeps what it did.
         ``encode`` embeds the texts not stored yet elsewhere (e.g. spread over a Ray cluster's workers,
-        :func:`synthesist.ray_backend.embed_on_ray`), chunk by chunk as they come back; it must run the same
+        :func:`synthesist.ray_cluster.embed_on_ray`), chunk by chunk as they come back; it must run the same
         model and backend as ``embedder``, which embeds the queries."""
         records = merge_all(evidence)
         texts = [library_text(record) for record in records]

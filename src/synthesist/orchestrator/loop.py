@@ -38,7 +38,7 @@ from ..events import (
 )
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment, JudgeAssessment, Span, StopReason
-from .checkpoint import Checkpoint, RunOptions, save_checkpoint
+from ..run_store import Checkpoint, RunFolder, RunOptions
 from .emitter import Emitter
 from .stop_rules import StopRules
 
@@ -162,7 +162,7 @@ class RoundSteps:
         ``decided`` the rounds are over (a resume writes the report and runs no round)."""
         if self.checkpoint_dir is None:
             return
-        save_checkpoint(self.checkpoint_dir, Checkpoint(
+        RunFolder(self.checkpoint_dir).save_checkpoint(Checkpoint(
             run_id=memory.run_id, options=self.options, round=round, memory=memory.snapshot(),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
             stop_reason=stop_reason, decided=decided))

@@ -45,7 +45,7 @@ from ..events import (
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
-from .checkpoint import RunOptions
+from ..run_store import RunOptions
 from .emitter import Emitter
 from .loop import LoopManager
 from .magentic import MagenticManager

@@ -40,15 +40,11 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__, api
-from ..agents.report_format import render_bibtex, render_markdown
-from ..composition import NO_SEAMS, Seams, open_shared
+from ..api import NO_SEAMS, RunControl, RunFolder, Seams
 from ..config import Settings, current_settings
 from ..errors import BadInputError, excerpt
 from ..inputs import check_library_paths, check_question, parse_source_names
-from ..memory import LibraryIndex
 from ..models import ResearchResult
-from ..orchestrator.checkpoint import run_dir
-from ..orchestrator.runner import RunControl
 from .guard import MAX_BODY_BYTES, RequestGuard, allowed_hosts
 from .runs import Line, RunRegistry, read_log, summary
 from .views import evidence_view, kept_summary
@@ -77,17 +73,17 @@ class WatchRequest(RunRequest):
 
 
 class Service:
-    """The service's state: settings, libraries, shared objects, runs."""
+    """The service's state: settings, libraries, its session (the store, the embedder, the library's index, shared
+    by every run), runs."""
 
     def __init__(self, settings: Settings, libraries: Sequence[Path], *, token: str | None, max_runs: int,
                  seams: Seams):
         self.settings = settings
         self.libraries = tuple(libraries)
         self.token = token
-        self.runs = RunRegistry(max_runs, settings.data_dir / "runs")
-        self.seams = seams
-        self._index: LibraryIndex | None = None
-        self._index_lock = asyncio.Lock()
+        self.store = api.run_store(settings)
+        self.runs = RunRegistry(max_runs, self.store)
+        self.session = api.open_session(settings, seams=seams)
         self.watching: dict[str, asyncio.Task[None]] = {}
         self.watch_outcomes: dict[str, dict[str, Any]] = {}
         self._probes: dict[str, tuple[float, dict[str, Any]]] = {}
@@ -110,21 +106,11 @@ class Service:
                 self._probes[check.name] = (now, {"name": check.name, "ok": check.ok, "detail": check.detail})
         return [self._probes[name][1] for name in chosen if name in self._probes]
 
-    def shared_seams(self) -> Seams:
-        if self.seams.shared is None:  # one Chroma client and one embedder for every run of the service
-            self.seams = Seams(shared=open_shared(self.settings), web_client=self.seams.web_client,
-                               chat_client=self.seams.chat_client, vision=self.seams.vision)
-        return self.seams
-
-    async def library_index(self) -> LibraryIndex:
+    async def search_library(self, query: str, k: int) -> list[Any]:
+        """The library's best records for ``query`` (its index built once, by the service's session)."""
         if not self.libraries:
             raise BadInputError("this service was started without a library (synthesist serve --library PATH)")
-        async with self._index_lock:
-            if self._index is None:
-                seams = await asyncio.to_thread(self.shared_seams)
-                self._index = await asyncio.to_thread(api.open_library_index, self.libraries,
-                                                      settings=self.settings, seams=seams)
-            return self._index
+        return await api.search_library(query, libraries=self.libraries, k=k, session=self.session)
 
     def checked(self, ask: RunRequest) -> tuple[str, tuple[str, ...] | None]:
         """The request's question and source names, refused (422) the way a run's are."""
@@ -151,11 +137,10 @@ class Service:
         """Run one watch in the background (a second run of it while one is going: 409)."""
         if watch_id in self.watching:
             raise _Conflict(f"watch {watch_id} is already running")
-        seams = self.shared_seams()
 
         async def go() -> None:
             try:
-                outcomes = await api.run_watches([watch_id], settings=self.settings, seams=seams)
+                outcomes = await api.run_watches([watch_id], settings=self.settings, session=self.session)
                 self.watch_outcomes[watch_id] = outcomes[0].as_json()
             except Exception as exc:  # noqa: BLE001 — kept for the client to read, never lost silently
                 self.watch_outcomes[watch_id] = {"watch": watch_id, "error": excerpt(exc, 300)}
@@ -168,13 +153,13 @@ class Service:
         question, names = self.checked(ask)
         if self.runs.active >= self.runs.limit:
             raise _Busy()
-        seams = self.shared_seams()
+        libraries = self.libraries if names and "library" in names else ()
 
         def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
-            return api.stream(question, sources=names, libraries=self.libraries if names and "library" in names
-                              else (), model=ask.model, max_rounds=ask.max_rounds, timeout=ask.timeout,
-                              settings=self.settings, control=control, run_id=run_id, seams=seams,
-                              origin="service")
+            options = api.StreamOptions(sources=names, libraries=libraries, model=ask.model,
+                                        max_rounds=ask.max_rounds, timeout=ask.timeout, run_id=run_id,
+                                        origin="service")
+            return api.stream(question, options, settings=self.settings, control=control, session=self.session)
 
         return self.runs.start(question, stream).run_id
 
@@ -271,20 +256,15 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
             raise HTTPException(404, "no such run on this service")
         return run
 
-    def _folder(run_id: str) -> Path | None:
+    def _folder(run_id: str) -> RunFolder | None:
         """A run's folder under DATA_DIR, by its id only (letters, digits, ``-``, ``_``): never a client's path."""
-        return run_dir(service.settings.data_dir, run_id) if _RUN_ID.fullmatch(run_id) else None
+        return service.store.folder(run_id) if _RUN_ID.fullmatch(run_id) else None
 
     def _stored(run_id: str) -> ResearchResult | None:
         """A finished run's result, from its report.json (this service's runs once complete, an earlier service's,
         the CLI's)."""
         folder = _folder(run_id)
-        if folder is None:
-            return None
-        try:
-            return ResearchResult.model_validate_json((folder / "report.json").read_bytes())
-        except (OSError, ValueError):
-            return None
+        return None if folder is None else folder.read_result()
 
     def _result(run_id: str) -> ResearchResult:
         run = service.runs.get(run_id)
@@ -301,13 +281,13 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     async def events(run_id: str, last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
         run = service.runs.get(run_id)
         folder = _folder(run_id)
-        if run is None and (folder is None or not (folder / "events.jsonl").is_file()):
+        if run is None and (folder is None or not folder.events_log.is_file()):
             raise HTTPException(404, "no such run on this service")
         after = int(last_event_id) if last_event_id and last_event_id.isdigit() and len(last_event_id) < 19 else 0
 
         async def kept() -> AsyncIterator[Line]:  # a run this service no longer holds: its log on disk
             assert folder is not None
-            for line in await asyncio.to_thread(lambda: list(read_log(folder / "events.jsonl"))):
+            for line in await asyncio.to_thread(lambda: list(read_log(folder.events_log))):
                 if line.seq > after:
                     yield line
 
@@ -342,14 +322,12 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     @app.get("/api/runs/{run_id}/report.md", dependencies=guarded)
     async def report_md(run_id: str) -> PlainTextResponse:
         done = _result(run_id)
-        return PlainTextResponse(render_markdown(done.report, {e.id: e for e in done.evidence}),
-                                 media_type="text/markdown")
+        return PlainTextResponse(api.report_markdown(done), media_type="text/markdown")
 
     @app.get("/api/runs/{run_id}/references.bib", dependencies=guarded)
     async def references(run_id: str) -> PlainTextResponse:
         done = _result(run_id)
-        return PlainTextResponse(render_bibtex(done.report.references, {e.id: e for e in done.evidence}),
-                                 media_type="application/x-bibtex")
+        return PlainTextResponse(api.report_bibtex(done), media_type="application/x-bibtex")
 
     @app.get("/api/runs/{run_id}/evidence.csv", dependencies=guarded)
     async def evidence_csv(run_id: str) -> PlainTextResponse:
@@ -371,8 +349,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     @app.get("/api/library/search", dependencies=guarded)
     async def library_search(q: Annotated[str, Query(min_length=1, max_length=2000)],
                              k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[dict[str, Any]]:
-        index = await service.library_index()
-        hits = await index.asearch(check_question(q, where="the query"), k=k)
+        hits = await service.search_library(q, k)
         return [{"id": hit.evidence.id, "title": hit.evidence.title, "year": hit.evidence.year,
                  "score": round(float(hit.score), 4)} for hit in hits]
 

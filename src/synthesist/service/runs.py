@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..api import RunControl, RunStore
 from ..events import Complete, EventBase
-from ..orchestrator.runner import RunControl
 from .views import run_state
 
 KEEP_FINISHED = 256
@@ -128,9 +128,9 @@ def _last_seq(path: Path) -> int | None:
 class RunRegistry:
     """The service's runs by id; at most ``limit`` running at once, at most ``keep_finished`` finished ones held."""
 
-    def __init__(self, limit: int, runs_root: Path, *, keep_finished: int = KEEP_FINISHED):
+    def __init__(self, limit: int, store: RunStore, *, keep_finished: int = KEEP_FINISHED):
         self.limit = limit
-        self.runs_root = runs_root
+        self.store = store
         self.keep_finished = keep_finished
         self._runs: dict[str, RunHandle] = {}
 
@@ -147,7 +147,7 @@ class RunRegistry:
     def start(self, question: str, stream: Callable[[str, RunControl], AsyncIterator[EventBase]]) -> RunHandle:
         """Start ``stream(run_id, control)`` in a task and keep its events; the caller checked the limit."""
         run_id = uuid.uuid4().hex
-        handle = RunHandle(run_id=run_id, question=question, log=self.runs_root / run_id / "events.jsonl")
+        handle = RunHandle(run_id=run_id, question=question, log=self.store.folder(run_id).events_log)
         self._runs[handle.run_id] = handle
         self._forget_old()
 

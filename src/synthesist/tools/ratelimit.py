@@ -163,7 +163,7 @@ class RemotePermit:
 
 
 class RemoteLimiter:
-    """A host's limiter kept elsewhere (a Ray actor, :class:`synthesist.ray_backend.RateGate`): every process of a
+    """A host's limiter kept elsewhere (a Ray actor, :class:`synthesist.ray_cluster.RateGate`): every process of a
     cluster takes its permits there and reports there when its request left, so the budget holds cluster-wide.
     Departure times are wall-clock times: exact on one machine, as good as the clocks' sync across machines."""
 

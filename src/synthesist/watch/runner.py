@@ -20,7 +20,7 @@ from pathlib import Path
 from ..errors import BadInputError, SynthesistError
 from ..events import Complete, EventBase
 from ..models import ResearchResult
-from ..orchestrator.checkpoint import run_dir
+from ..run_store import CHANGES_JSON, CHANGES_MD, RunStore
 from .changes import WatchChanges, compare, render_markdown, summary
 from .store import AnswerSummary, HistoryEntry, Watch, WatchStore, write_json
 
@@ -58,11 +58,7 @@ def _answer_summary(result: ResearchResult) -> AnswerSummary:
 
 def stored_result(data_dir: Path, run_id: str) -> ResearchResult | None:
     """A finished run's result from its ``report.json`` (None if the run has none: it never finished)."""
-    path = run_dir(data_dir, run_id) / "report.json"
-    try:
-        return ResearchResult.model_validate_json(path.read_bytes())
-    except (OSError, ValueError):
-        return None
+    return RunStore(data_dir).folder(run_id).read_result()
 
 
 async def run_watch(watch: Watch, store: WatchStore, data_dir: Path, *, start: StartRun,
@@ -86,7 +82,7 @@ async def _run_locked(watch: Watch, store: WatchStore, data_dir: Path, *, start:
                             f"(synthesist watch remove {watch.id})")
     previous_entry = store.last_finished(watch.id)
     pending = store.unfinished_run(watch.id)
-    resumed = pending is not None and (run_dir(data_dir, pending) / "checkpoint.json").exists()
+    resumed = pending is not None and RunStore(data_dir).folder(pending).has_checkpoint()
     if pending is not None and not resumed:  # killed before its first checkpoint, or pruned: start afresh
         store.record(watch.id, HistoryEntry(run_id=pending, state="failed", at=datetime.now(UTC),
                                             detail="killed before its first checkpoint; started again"))
@@ -104,14 +100,14 @@ async def _run_locked(watch: Watch, store: WatchStore, data_dir: Path, *, start:
         raise SynthesistError(f"watch {watch.id}: the run ended without a result")
     before = stored_result(data_dir, previous_entry.run_id) if previous_entry else None
     changes = compare(watch.id, result, before)
-    folder = run_dir(data_dir, result.run_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_json(folder / "changes.json", changes.model_dump(mode="json"))
-    (folder / "changes.md").write_text(render_markdown(changes), encoding="utf-8")
+    folder = RunStore(data_dir).folder(result.run_id)
+    folder.directory.mkdir(parents=True, exist_ok=True)
+    write_json(folder.file(CHANGES_JSON), changes.model_dump(mode="json"))
+    folder.file(CHANGES_MD).write_text(render_markdown(changes), encoding="utf-8")
     store.record(watch.id, HistoryEntry(run_id=result.run_id, state="finished", at=datetime.now(UTC),
                                         answer=_answer_summary(result), new=len(changes.new),
                                         gone=len(changes.gone), changed=changes.changed))
-    return WatchOutcome(watch.id, watch, changes=changes, resumed=resumed, changes_path=folder / "changes.md")
+    return WatchOutcome(watch.id, watch, changes=changes, resumed=resumed, changes_path=folder.file(CHANGES_MD))
 
 
 async def run_watches(watches: Sequence[Watch], store: WatchStore, data_dir: Path, *, start: StartRun,

@@ -1,0 +1,62 @@
+"""The run folder's one owner: checkpoints round-trip typed, a partial one still lists, the live lock excludes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synthesist.errors import BadInputError
+from synthesist.run_store import Checkpoint, RunOptions, RunStore
+
+
+def _checkpoint(run_id: str, **fields: object) -> Checkpoint:
+    options = RunOptions(question="Does metformin lower cancer risk?", sources=("library",), origin="batch")
+    return Checkpoint(run_id=run_id, options=options, round=2, memory={"items": []}, **fields)
+
+
+def test_a_checkpoint_is_saved_atomically_and_read_back_typed(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    folder = store.folder("r1")
+    assert not folder.has_checkpoint()
+    written = folder.save_checkpoint(_checkpoint("r1", finished=True, stop_reason="sufficient",
+                                                 decided=("sufficient", "enough")))
+    assert written == tmp_path / "runs" / "r1" / "checkpoint.json"
+    assert [p.name for p in folder.directory.iterdir()] == ["checkpoint.json"]  # no temporary file left behind
+    loaded = store.load_checkpoint("r1")
+    assert loaded == _checkpoint("r1", finished=True, stop_reason="sufficient", decided=("sufficient", "enough"))
+    header = folder.checkpoint_header()
+    assert (header.round, header.finished, header.stop_reason) == (2, True, "sufficient")
+    assert (header.options.question, header.options.origin) == ("Does metformin lower cancer risk?", "batch")
+    assert [f.run_id for f in store.folders()] == ["r1"]
+
+
+def test_missing_or_unreadable_checkpoints_are_bad_input_but_still_list(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    with pytest.raises(BadInputError, match="no checkpoint for run 'gone'"):
+        store.load_checkpoint("gone")
+    partial = store.folder("old")
+    partial.directory.mkdir(parents=True)
+    partial.checkpoint_path.write_text('{"round": 3, "finished": false, "options": {"question": "q?"}}')
+    with pytest.raises(BadInputError, match="checkpoint of run 'old' is unreadable"):
+        partial.load_checkpoint()
+    assert (partial.checkpoint_header().round, partial.checkpoint_header().options.question) == (3, "q?")
+    partial.checkpoint_path.write_text("{torn")
+    assert partial.checkpoint_header().round == 0 and partial.checkpoint_header().options.question == ""
+    assert partial.read_result() is None
+
+
+def test_the_live_lock_is_held_while_a_run_runs_and_refuses_a_second_holder(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = RunStore(tmp_path).folder("live")
+    assert not folder.is_live()
+    monkeypatch.setattr("synthesist.run_store.LOCK_ATTEMPTS", 2)
+    with folder.live():
+        assert folder.is_live()
+        with folder.unless_live() as free:
+            assert not free
+        with pytest.raises(BadInputError, match="running in another process"), folder.live():
+            pass
+    assert not folder.is_live()
+    with folder.unless_live() as free:
+        assert free
