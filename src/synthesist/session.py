@@ -60,7 +60,7 @@ from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments
 from .models import ResearchResult
 from .orchestrator.emitter import Emitter, rewind_log
-from .orchestrator.loop import LoopManager, RoundSteps
+from .orchestrator.loop import LoopManager, Manager, RoundSteps
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import ImageStep, Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
@@ -331,7 +331,7 @@ async def _magentic_client(settings: Settings, chat_client: BaseChatClient | Non
 
 
 def _manager(team, emitter, rules, options, directory, settings: Settings,  # noqa: ANN001
-             magentic) -> LoopManager | MagenticManager:  # noqa: ANN001
+             magentic) -> Manager:  # noqa: ANN001
     steps = RoundSteps(team, emitter, rules, options=options, checkpoint_dir=directory)
     if magentic is None:
         return LoopManager(steps)

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..agents.base import AgentOutput
 from ..agents.hypothesis import HypothesisAgent
@@ -173,6 +174,15 @@ class RoundSteps:
     @staticmethod
     def span(name: str, start: float, end: float, round: int, phase: str) -> Span:
         return Span(name=name, start=max(0.0, start), end=max(0.0, end), round=round, phase=phase)
+
+
+class Manager(Protocol):
+    """What the runner drives, whichever manager routes the agents: the round steps they share, and the rounds
+    until a stop (:class:`LoopManager` here, :class:`~.magentic.MagenticManager` with a model as the router)."""
+
+    steps: RoundSteps
+
+    async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]: ...
 
 
 class LoopManager:

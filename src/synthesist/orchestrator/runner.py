@@ -47,8 +47,7 @@ from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memor
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
 from ..run_store import RunOptions
 from .emitter import Emitter
-from .loop import LoopManager
-from .magentic import MagenticManager
+from .loop import Manager
 
 _DONE = object()
 log = logging.getLogger("synthesist.run")
@@ -97,7 +96,7 @@ class RunContext:
     """Everything one run needs, built by the composition root."""
 
     memory: ResearchMemory
-    manager: LoopManager | MagenticManager
+    manager: Manager
     fallback_report: ReportAgent
     settings: Settings
     options: RunOptions
