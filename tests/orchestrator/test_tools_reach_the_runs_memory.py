@@ -23,12 +23,12 @@ from synthesist.memory import (
 from synthesist.memory.run_collection import run_collection_name
 from synthesist.memory.store import open_collection
 from synthesist.models import Evidence, Identifiers
-from synthesist.run_store import RunOptions
 from synthesist.orchestrator.emitter import Emitter
 from synthesist.orchestrator.loop import RoundSteps
 from synthesist.orchestrator.magentic import JUDGE, SEARCHER, MagenticManager
 from synthesist.orchestrator.runner import RunContext, run_stream
 from synthesist.orchestrator.stop_rules import StopRules
+from synthesist.run_store import RunOptions
 from synthesist.testing import ScriptedChatClient
 from synthesist.testing.chat_client import function_call, progress_ledger
 
@@ -89,7 +89,7 @@ def _script(query: str) -> list[object]:
 async def _context(question: str, tmp_path: Path, settings: Settings, shared: Shared, source: MeetingSource,
                    client: ScriptedChatClient) -> RunContext:
     models = {"search": None, "judge": None, "hypothesis": None, "report": None}
-    team = build_team([source], models, settings, shared)
+    team = build_team([source], models, settings)
     memory = await ResearchMemory.open(question, embedder=shared.embedder, client=shared.client,
                                        settings=settings.memory)
     directory = tmp_path / "runs" / memory.run_id
