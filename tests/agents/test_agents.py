@@ -11,6 +11,7 @@ import re
 from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION
 from pydantic_ai.exceptions import ModelHTTPError
 
+from synthesist.agents import report as report_module
 from synthesist.agents.citations import cited_ids
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
@@ -123,6 +124,17 @@ async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation
     assert cited and all(i in memory for i in cited)
     assert [c.evidence_id for c in report.references] == cited
     assert report.fabricated_citations_removed == 0 and not report.partial
+
+
+async def test_a_bug_in_the_appraisal_costs_the_report_only_its_appraisal(memory, settings, monkeypatch) -> None:
+    def broken(report, memory):  # noqa: ANN001 — a bug in the appraisal
+        raise ZeroDivisionError
+
+    monkeypatch.setattr(report_module, "appraised", broken)
+    output = await ReportAgent(settings).run(memory)
+
+    assert output.value.references and output.value.certainty == ()
+    assert any("the appraisal" in warning and "could not be made" in warning for warning in output.warnings)
 
 
 async def test_search_agent_never_repeats_a_query(library_index: LibraryIndex, embedder, settings) -> None:

@@ -51,3 +51,17 @@ def test_two_hazard_ratios_pool_on_the_log_scale_with_their_limits_stated():
     assert any("exploratory" in c for c in pooled.caveats)
     assert any(c.startswith("mixed designs: cohort, randomised trial") for c in pooled.caveats)
     assert pooled_estimate(studies[:1], evidence) is None
+
+
+def test_studies_that_agree_more_than_chance_allows_pool_with_tau2_zero_as_the_fixed_effect():
+    """Q < k − 1 (three near-identical log ratios): DerSimonian–Laird's τ² is truncated at 0 and the random-effects
+    pool is the inverse-variance fixed-effect pool, computed here by hand."""
+    logs, variances = [0.10, 0.12, 0.11], [0.01, 0.02, 0.015]
+    weights = [1 / v for v in variances]
+    fixed = sum(w * x for w, x in zip(weights, logs, strict=True)) / sum(weights)
+    half = 1.959963984540054 * math.sqrt(1 / sum(weights))
+
+    value, low, high, i2, tau2 = pool_log_ratios(logs, variances)
+
+    assert tau2 == 0.0 and i2 == 0.0
+    assert (value, low, high) == pytest.approx((fixed, fixed - half, fixed + half), abs=1e-12)

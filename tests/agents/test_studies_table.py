@@ -184,7 +184,7 @@ def test_the_report_gets_the_record_of_each_referenced_item_and_a_reader_bug_cos
     updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
     assert [s.evidence_id for s in updated.studies] == [trial.id] and unread == []
 
-    def broken(items):  # a bug in the reader
+    def broken(items, frame=None):  # a bug in the reader
         raise ZeroDivisionError
 
     monkeypatch.setattr(report_module, "study_records", broken)

@@ -97,7 +97,12 @@ class ReportAgent(ModelAgent):
             report = without_uncited_findings(report)
         report = with_references(with_conflicts(report, memory), memory)
         report, unread = with_studies(report, memory)
-        report = appraised(report, memory)
+        try:
+            report = appraised(report, memory)
+        except Exception:  # a bug in the appraisal must not cost the run its report
+            log.exception("the appraisal of %s failed", memory.run_id)
+            note = "; ".join(filter(None, [note, "the appraisal (conflicts, certainty, pooled estimate) could not be "
+                                                 "made (an internal error); the report has none"]))
         if unread:
             note = "; ".join(filter(None, [note, f"the study record of {', '.join(unread)} could not be read "
                                                  "(an internal error); the table leaves it out"]))

@@ -29,11 +29,17 @@ HIGH_HETEROGENEITY = 0.5
 
 def pool_log_ratios(log_values: Sequence[float],
                     variances: Sequence[float]) -> tuple[float, float, float, float, float]:
-    """Random-effects pool of log ratios: (log estimate, log CI low, log CI high, I², τ²), DerSimonian–Laird."""
+    """Random-effects pool of log ratios: (log estimate, log CI low, log CI high, I², τ²), DerSimonian–Laird.
+
+    DerSimonian–Laird truncates τ² at 0 (metafor does); statsmodels' ``dl`` returns the untruncated moment estimate,
+    negative when the studies agree more than chance allows (Q < k − 1), and weights with it. With τ² at 0 the
+    random-effects pool is the fixed-effect one, so that is what is returned then."""
     result = combine_effects(np.asarray(log_values, dtype=float), np.asarray(variances, dtype=float),
                              method_re="dl", use_t=False)
-    low, high = result.conf_int(alpha=0.05)[1]  # row 0: fixed effect, row 1: random effects
-    return float(result.mean_effect_re), float(low), float(high), float(max(0.0, result.i2)), float(result.tau2)
+    homogeneous = float(result.tau2) <= 0.0
+    low, high = result.conf_int(alpha=0.05)[0 if homogeneous else 1]  # row 0: fixed effect, row 1: random effects
+    mean = result.mean_effect_fe if homogeneous else result.mean_effect_re
+    return float(mean), float(low), float(high), float(max(0.0, result.i2)), max(0.0, float(result.tau2))
 
 
 def pooled_estimate(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> PooledEstimate | None:
