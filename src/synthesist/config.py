@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
+from .models import ManagerName
 
 
 class Section(BaseModel):
@@ -159,7 +160,7 @@ class VisualSettings(Section):
 class RunSettings(Section):
     """Stop rules and the manager. Every rule is enforced in code and recorded as the run's stop_reason."""
 
-    manager: Literal["loop", "magentic"] = "loop"
+    manager: ManagerName = "loop"
     max_rounds: int = Field(5, ge=1, le=50)
     stall_rounds: int = Field(3, ge=1, description="Rounds in a row with no better assessment (new off-topic items "
                                                    "are no progress) before stopping.")

@@ -8,7 +8,7 @@ Parse any event from JSON with ``EVENT_ADAPTER.validate_json(line)``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -18,12 +18,27 @@ from .models import (
     HypothesisAssessment,
     Identifiers,
     JudgeAssessment,
+    ManagerName,
     ResearchResult,
     SourceFailure,
     StopReason,
     UnsupportedClaim,
 )
 from .titles import display_title
+
+ErrorKind = Literal["source", "model", "timeout", "cancelled", "internal", "store", "library", "output"]
+"""What failed: a source, a model (the extractive engine answered instead), a deadline (``timeout``), a stop asked
+for (``cancelled``), our own code (``internal``), the vector store, library lines skipped, the ``--out`` folder."""
+
+PreparationStage = Literal["indexing the library"]
+"""The slow work a run does before its rounds (a :class:`~synthesist.orchestrator.runner.Preparation`'s name)."""
+
+ProgressStage = Literal["rounds", PreparationStage]
+"""``rounds`` (the end of a round) or the preparation a ``progress`` event counts."""
+
+RequestKind = Literal["tools", "final", "single"]
+"""What a vision turn offered: ``tools`` (viewer and search tools, no response format), ``final`` (no tools, the
+answer schema as response format: the last turn, or a force-finalize turn) or ``single`` (single-turn mode)."""
 
 
 class EventBase(Frozen):
@@ -38,7 +53,7 @@ class EventBase(Frozen):
 class StartedData(Frozen):
     question: str
     sources: tuple[str, ...]
-    manager: str
+    manager: ManagerName
     engines: dict[str, str]
     max_rounds: int
     resumed_from_round: int = 0
@@ -52,7 +67,7 @@ class Started(EventBase):
 class ProgressData(Frozen):
     fraction: float = Field(ge=0, le=1)
     evidence: int = 0
-    stage: str = "rounds"
+    stage: ProgressStage = "rounds"
     """``rounds`` (end of a round), or a long wait before them (``indexing the library``)."""
     done: int | None = None
     total: int | None = None
@@ -176,10 +191,35 @@ class Streaming(EventBase):
     data: StreamingData
 
 
+class VisionEngine(Frozen):
+    """The first ``analyzing`` event's detail: who reads the image, a vision model's label or ``protocol``."""
+
+    engine: str
+
+
+class TurnSummary(Frozen):
+    """One turn of the vision loop as an ``analyzing`` event's ``detail`` and ``analysis_complete``'s ``turns``
+    carry it: what was offered, which tools ran (and failed), the nudge that followed, time and tokens. The field
+    order is the JSON's, as events.jsonl files before this model hold it."""
+
+    turn: int = Field(ge=1)
+    request: RequestKind
+    tools: tuple[str, ...] = ()
+    failed_tools: tuple[str, ...] = ()
+    nudge: str | None = None
+    """The recovery sent after this turn (see :class:`synthesist.agents.visual.types.Turn`), or None."""
+    finish_reason: str = ""
+    """As the provider said it (``stop``, ``length``, ``tool_calls`` …)."""
+    seconds: float = Field(0.0, ge=0)
+    input_tokens: int = Field(0, ge=0)
+    output_tokens: int = Field(0, ge=0)
+
+
 class AnalyzingData(Frozen):
     image: str
     turn: int = 0
-    detail: dict[str, Any] = Field(default_factory=dict)
+    detail: TurnSummary | VisionEngine | None = None
+    """Before the first turn: the engine; after each turn (``turn`` ≥ 1): its summary."""
 
 
 class Analyzing(EventBase):
@@ -190,7 +230,7 @@ class Analyzing(EventBase):
 class AnalysisCompleteData(Frozen):
     image: str
     findings: tuple[str, ...] = ()
-    turns: tuple[dict[str, Any], ...] = ()
+    turns: tuple[TurnSummary, ...] = ()
     warnings: tuple[str, ...] = ()
     """Said once about the analysis, e.g. that the expert X-ray tools were not offered, and why."""
 
@@ -218,8 +258,7 @@ class Complete(EventBase):
 
 
 class ErrorData(Frozen):
-    kind: str
-    """source, model, timeout, checkpoint, internal …"""
+    kind: ErrorKind
     source: str | None = None
     detail: str = ""
     recoverable: bool = True

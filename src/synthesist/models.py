@@ -18,6 +18,9 @@ SourceName = Literal["pubmed", "trials", "europepmc", "preprints", "web", "libra
 of evidence was found. ``trials`` is ClinicalTrials.gov; ``preprints`` is Europe PMC restricted to its PPR records
 (not peer-reviewed); ``image`` is a finding of this run's image analysis (never selected)."""
 SOURCE_NAMES: tuple[SourceName, ...] = ("pubmed", "trials", "europepmc", "preprints", "web", "library")
+
+ManagerName = Literal["loop", "magentic"]
+"""Who runs a research run's rounds: the loop manager (stop rules in code) or the Magentic-One workflow."""
 """The sources a user can select."""
 LEGACY_SOURCE_NAMES = {"clinicaltrials": "trials", "preprint": "preprints"}
 """Spellings written by earlier versions (checkpoints, stored runs), read as today's."""

@@ -23,6 +23,7 @@ from synthesist.agents.citations import cited_ids
 from synthesist.composition import Seams, Shared, build_team
 from synthesist.config import with_overrides
 from synthesist.errors import BadInputError
+from synthesist.events import EVENT_ADAPTER, VisionEngine
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import Evidence, Identifiers
 from synthesist.testing import FixtureServer, Reply, ScriptedVisionAdapter, scripted_model
@@ -275,6 +276,14 @@ async def test_a_vision_model_searching_open_i_reaches_the_real_client_and_the_r
     assert result.usage.input_tokens >= vision.input_tokens
     assert result.report.title and result.stop_reason in ("max_rounds", "sufficient", "insufficient")
     assert not [e for e in events if e.type == "error"]
+    first, *turns = [e.data for e in events if e.type == "analyzing"]
+    assert first.detail == VisionEngine(engine=adapter.label)
+    assert [t.detail.turn for t in turns] == [1, 2] and turns[0].detail.tools == ("search_images",)
+    assert turns[0].detail.input_tokens > 0 and turns[1].detail.tools == ()
+    (analysed,) = [e.data for e in events if e.type == "analysis_complete"]
+    assert analysed.turns == tuple(t.detail for t in turns)  # the typed summaries, the same in both events
+    log = tmp_path / "data" / "runs" / events[0].run_id / "events.jsonl"
+    assert [EVENT_ADAPTER.validate_json(line) for line in log.read_text().splitlines()] == events  # read back
 
 
 class _BrokenJudge:

@@ -34,6 +34,7 @@ from ..events import (
     Error,
     ErrorData,
     EventBase,
+    PreparationStage,
     Progress,
     ProgressData,
     Started,
@@ -42,6 +43,7 @@ from ..events import (
     StreamingData,
     Synthesizing,
     SynthesizingData,
+    VisionEngine,
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
@@ -75,7 +77,7 @@ class Preparation:
     """Slow work a run does once it has started and before its rounds (embedding a new library), reported as
     ``progress`` events: ``run(progress)`` calls ``progress(done, total)``, from any thread."""
 
-    name: str
+    name: PreparationStage
     run: Callable[[Callable[[int, int], None]], Awaitable[str | None]]
     """Returns a note to report (e.g. a damaged index that was set aside and rebuilt), or None."""
     source: str | None = None
@@ -286,8 +288,8 @@ async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
     name = step.path.name
     started = emitter.elapsed()
     await send(emitter.make(Analyzing, round=0, agent="visual", message=f"analysing {name}",
-                            data=AnalyzingData(image=name, detail={"engine": step.adapter.label if step.adapter
-                                                                   else PROTOCOL_ENGINE})))
+                            data=AnalyzingData(image=name, detail=VisionEngine(
+                                engine=step.adapter.label if step.adapter else PROTOCOL_ENGINE))))
     try:
         report = await _visual_report(step, ctx, send)
     except (VisualLoopError, ModelError) as exc:

@@ -111,9 +111,11 @@ async def test_model_path_reports_findings_and_turns(small_png: Path, settings: 
     assert report.findings[0].box == (0.3, 0.45, 0.75, 0.85) and report.findings[1].box is None
     assert report.suggested_searches == ("cardiomegaly chest radiograph",)
     summaries = report.turn_summaries()
-    assert summaries[0]["turn"] == 1 and summaries[0]["tools"] == ["get_intensity_stats"]
-    assert summaries[1] == turn_summary(report.result.turns[1]) and summaries[1]["nudge"] is None
-    assert set(summaries[0]) >= {"turn", "tools", "nudge", "seconds"}
+    assert summaries[0].turn == 1 and summaries[0].tools == ("get_intensity_stats",)
+    assert summaries[0].request == "tools" and summaries[0].failed_tools == ()
+    assert summaries[1] == turn_summary(report.result.turns[1]) and summaries[1].nudge is None
+    assert summaries[1].request == "tools" and summaries[1].tools == ()  # answered while tools were offered
+    assert set(summaries[0].model_dump()) >= {"turn", "tools", "nudge", "seconds"}
     assert adapter.requests[0].max_tokens == settings.models.max_output_tokens
     assert "small.png" in adapter.requests[0].texts()[1] and QUESTION in adapter.requests[0].texts()[1]
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ...events import TurnSummary
 from ...models import Evidence, Frozen
 from .types import AgenticResult, Turn
 
@@ -50,7 +51,7 @@ class VisualReport(Frozen):
     measurements: dict[str, Any] = Field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
-    def turn_summaries(self) -> tuple[dict[str, Any], ...]:
+    def turn_summaries(self) -> tuple[TurnSummary, ...]:
         return tuple(turn_summary(turn) for turn in self.result.turns) if self.result else ()
 
 
@@ -68,19 +69,19 @@ def findings_from_answer(answer: Mapping[str, Any]) -> tuple[ImageFinding, ...]:
     )
 
 
-def turn_summary(turn: Turn) -> dict[str, Any]:
+def turn_summary(turn: Turn) -> TurnSummary:
     """One turn for an ``analyzing`` event's ``detail`` or ``analysis_complete``'s ``turns``."""
-    return {
-        "turn": turn.index,
-        "request": turn.request_kind,
-        "tools": [call.name for call in turn.tool_calls],
-        "failed_tools": [result.name for result in turn.tool_results if not result.ok],
-        "nudge": turn.nudge,
-        "finish_reason": turn.finish_reason,
-        "seconds": round(turn.seconds, 3),
-        "input_tokens": turn.usage.input_tokens,
-        "output_tokens": turn.usage.output_tokens,
-    }
+    return TurnSummary(
+        turn=turn.index,
+        request=turn.request_kind,
+        tools=tuple(call.name for call in turn.tool_calls),
+        failed_tools=tuple(result.name for result in turn.tool_results if not result.ok),
+        nudge=turn.nudge,
+        finish_reason=turn.finish_reason,
+        seconds=round(turn.seconds, 3),
+        input_tokens=turn.usage.input_tokens,
+        output_tokens=turn.usage.output_tokens,
+    )
 
 
 def image_digest(image_path: Path | str) -> str:

@@ -10,11 +10,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from ...events import RequestKind
 from ...models import Frozen, Usage
-
-RequestKind = Literal["tools", "final", "single"]
-"""What a turn offered: ``tools`` (viewer and search tools, no response format), ``final`` (no tools, the answer
-schema as response format: the last turn, or a force-finalize turn) or ``single`` (single-turn mode)."""
 
 StopReason = Literal["complete", "max_turns", "idle_tools", "forced", "salvaged"]
 """Why the loop stopped: the model said ``continue: false`` (``complete``); the last turn was answered
