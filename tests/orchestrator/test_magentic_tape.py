@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from run_helpers import QUESTION, run_settings, write_library
+from test_magentic import _search_then_judge_script
 
 from synthesist import api
 from synthesist.agents.chat_client import MAGENTIC
@@ -14,22 +15,6 @@ from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.orchestrator.magentic import JUDGE, MANAGER, SEARCHER
 from synthesist.testing import ScriptedChatClient
-from synthesist.testing.chat_client import function_call, progress_ledger
-
-
-def script() -> list[object]:
-    return [
-        "1. GIVEN OR VERIFIED FACTS: none.\n2. FACTS TO LOOK UP: trials and cohorts.",
-        "- searcher: search\n- judge: assess",
-        progress_ledger(SEARCHER, "Search for metformin and breast cancer incidence."),
-        function_call("search_literature", queries=["metformin breast cancer risk"]),
-        "The search found cohort, trial and mechanism studies.",
-        progress_ledger(JUDGE, "Judge the evidence."),
-        function_call("judge_evidence"),
-        "The judge asks for more evidence.",
-        progress_ledger(JUDGE, "We are done.", satisfied=True),
-        "Metformin is associated with lower breast cancer risk in observational studies.",
-    ]
 
 
 async def test_a_magentic_run_replays_from_its_tape_without_a_chat_client(embedder: Embedder,
@@ -37,7 +22,7 @@ async def test_a_magentic_run_replays_from_its_tape_without_a_chat_client(embedd
     library = write_library(tmp_path / "papers.jsonl")
     settings = run_settings(tmp_path / "data", min_confidence=0.99)
     shared = Shared(client=open_chroma(settings), embedder=embedder)
-    client = ScriptedChatClient(script())
+    client = ScriptedChatClient(_search_then_judge_script())
     recorded = await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
                                   manager="magentic", settings=settings, record=tmp_path / "tape",
                                   seams=Seams(shared=shared, chat_client=client))
