@@ -24,6 +24,15 @@ from synthesist.models import Evidence
      "base deficit", ("mortality",), "severe traumatic brain injury"),
     ("Double balloon enteroscopy: is it efficacious and safe in a community setting?", "effect", True,
      "Double balloon enteroscopy", ("community setting",), None),
+    # title-style questions: the topic before the colon is the study's subject
+    ("Knee arthroscopy in older adults: is it worth the effort?", "effect", True, "Knee arthroscopy", (),
+     "older adults"),
+    ("Hospital discharge planning: room for improvement?", "effect", True, "Hospital discharge planning", (), None),
+    ("Migraine and epilepsy: an underrecognised association?", "association", True, "Migraine", ("epilepsy",), None),
+    ("Acute appendicitis in pregnancy: is laparoscopy safe?", "effect", True, "laparoscopy", ("Acute appendicitis",),
+     "pregnancy"),
+    ("Renal colic: is ultrasound worth the effort?", "effect", True, "ultrasound", ("Renal colic",), None),
+    ("Aspirin in the elderly: does it reduce stroke?", "effect", True, "Aspirin", ("stroke",), "elderly"),
 ])
 def test_the_frame_names_the_parts_of_the_question(question: str, kind: str, yes_no: bool, exposure: str,
                                                    outcomes: tuple[str, ...], population: str | None) -> None:

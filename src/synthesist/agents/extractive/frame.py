@@ -40,7 +40,7 @@ ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|
 
 RELATION = re.compile(
     r"\b(?:reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
-    r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|benefit(?:s|ed)?|result(?:s|ed)? in|"
+    r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|offer(?:s|ed)? (?:protection|benefit)|benefit(?:s|ed)?|result(?:s|ed)? in|"
     r"lead(?:s)? to|activate[sd]?|inhibit(?:s|ed)?|induce[sd]?|influence[sd]?|impact(?:s|ed)?|alter(?:s|ed)?|"
     r"change[sd]?|modif(?:y|ies|ied)|worsen(?:s|ed)?|delay(?:s|ed)?|shorten(?:s|ed)?|prolong(?:s|ed)?|"
     r"correlate[sd]? (?:with|to)|(?:is|are|was|were)? ?associated with|(?:is|are)? ?related to|"
@@ -90,14 +90,9 @@ def frame_of(question: str) -> QuestionFrame:
         conditions = question_terms(population).conditions
         if conditions or not PEOPLE.search(population):
             outcome = conditions[0] if conditions else population
-    if topic and (_weak(exposure) or pronoun):  # "Double balloon enteroscopy: is it safe in a community setting?"
-        topic_population, rest = _population(topic)
-        topic_comparator, rest = _comparator(rest)
-        topic_exposure, topic_outcome = _split(rest)
-        asked = outcome or exposure
-        exposure = topic_exposure or exposure
-        outcome = topic_outcome or (asked if asked != exposure and not _weak(asked) else "")
-        population, comparator = population or topic_population, comparator or topic_comparator
+    if topic:
+        exposure, outcome, population, comparator = _with_topic(topic, exposure, outcome, population, comparator,
+                                                                pronoun)
     if not exposure and outcome:
         exposure, outcome = outcome, ""
     if kind == "mechanism" and not outcome:
@@ -145,13 +140,51 @@ _ASKING = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|shall|wi
                      r"must|what|which|how|why|when|where|who|by what|through (?:what|which))\b", _I)
 
 
-GENERIC = frozenset("""it we they this these there he she one feasible option options worth effort key need needed
-    always investigate mandatory play appear real picture viable alternative first choice become interest perform
-    harmful necessary useful sufficient safe efficacious effective possible reliable accurate valid good bad better
-    best worse lost another new old difference differences different same secret pleasure lethal outcome outcomes
-    role roles value place answer question issue problem solution way ways time really still yet implemented
-    recommendations practice routine clinical seeing provide provides face faces become screen""".split())
-"""Words that name no subject: an exposure made only of them falls back to the question's title-style topic."""
+GENERIC = frozenset("""it we they this these there he she one feasible option options worth worthwhile effort key
+    need needed always investigate mandatory play appear real picture viable alternative first choice become interest
+    perform harmful necessary useful sufficient adequate appropriate justified warranted safe efficacious effective
+    possible reliable accurate valid good bad better best worse lost another new novel old difference differences
+    different same outcome outcomes role roles value place answer question issue problem solution way ways time
+    really still yet implemented recommendations practice routine clinical seeing provide provides face faces screen
+    room improvement improvements further underrecognised underrecognized under-recognised under-recognized
+    underestimated overestimated overlooked neglected forgotten unknown emerging phenomenon association associated
+    relationship link true myth fact reality""".split())
+"""Evaluative and function words that name no subject ("worth the effort", "room for improvement", "an
+underrecognised association"): an asking part made mostly of them names nothing of its own, and the question's
+title-style topic gives its frame."""
+
+
+def _with_topic(topic: str, exposure: str, outcome: str, population: str, comparator: str,
+                pronoun: bool) -> tuple[str, str, str, str]:
+    """The frame of a title-style question ("Topic: asking part?"). The topic is the study's subject, as its title
+    would name it; the asking part names what is asked of it, often one thing only or nothing specific:
+
+    - the asking part names nothing of its own (a pronoun, or only evaluative words: "… : is it safe?", "… : room
+      for improvement?"): the topic gives exposure and outcome;
+    - it names one thing ("Ovarian torsion in children: oophorectomy necessary?"): that thing is the exposure and
+      the topic what it is asked about (the outcome);
+    - it names both (a relation verb between two subjects): the topic adds only population and comparator."""
+    topic_population, rest = _population(topic)
+    topic_comparator, rest = _comparator(rest)
+    topic_exposure, topic_outcome = _split(rest)
+    population, comparator = population or topic_population, comparator or topic_comparator
+    if pronoun or _weak(exposure):  # "Double balloon enteroscopy: is it safe in a community setting?"
+        asked = outcome or exposure  # "… : do they reduce cochlear toxicity?" asks of the topic's subject
+        exposure = topic_exposure or exposure
+        asked = asked if asked != exposure and not _weak(asked) else ""
+        return exposure, topic_outcome or asked, population, comparator
+    if not outcome:  # "Attenuation of ovarian damage in rats: does edaravone offer protection?"
+        return _without_generic_tail(exposure), _phrase(rest), population, comparator
+    return exposure, outcome, population, comparator
+
+
+def _without_generic_tail(phrase: str) -> str:
+    """``phrase`` without the evaluative words it ends on ("volumetric analysis worth the effort" → "volumetric
+    analysis")."""
+    tokens = phrase.split()
+    while len(tokens) > 1 and (_dropped(tokens[-1]) or tokens[-1].lower().strip(".,'") in GENERIC):
+        tokens.pop()
+    return " ".join(tokens)
 
 
 def _weak(exposure: str) -> bool:
