@@ -8,8 +8,10 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from run_helpers import write_library
 
 from synthesist import __version__
@@ -38,7 +40,7 @@ async def test_bad_arguments_are_refused_in_one_line_and_failed_sources_are_repo
             started = await session.initialize()
             assert started.server_info.name == "synthesist" and started.server_info.version == __version__
 
-            huge_id = "x" * 1_000_000
+            huge_id = "x" * 500_000
             missing = _error(await session.call_tool("get_evidence", {"id": huge_id}))
             assert len(missing) < 300 and "id: String should have at most 200 characters" in missing
             unknown = _error(await session.call_tool("get_evidence", {"id": "pmid:1" + "9" * 150}))
@@ -48,6 +50,10 @@ async def test_bad_arguments_are_refused_in_one_line_and_failed_sources_are_repo
             assert "the query is empty" in empty
             long = _error(await session.call_tool("search_library", {"query": "q" * 500_000}))
             assert "query: String should have at most 2000 characters" in long and len(long) < 300
+            with pytest.raises(MCPError, match="request too large: a message may be at most 1,000,000 bytes"):
+                await session.call_tool("search_library", {"query": "q" * 3_000_000})  # read 1 MB, never parsed
+            after = await session.call_tool("search_library", {"query": "metformin", "k": 1})
+            assert not after.is_error and after.structured_content  # the server goes on reading the next request
             for k in (0, -3, 101):
                 refused = _error(await session.call_tool("search_library", {"query": "metformin", "k": k}))
                 assert refused.startswith("Error executing tool search_library: k: Input should be"), refused

@@ -37,6 +37,7 @@ from .config import Settings, current_settings
 from .errors import BadInputError, excerpt
 from .events import Complete, Progress
 from .inputs import check_library_paths, check_question, parse_source_names
+from .mcp_stdio import capped_stdio
 from .models import Evidence
 from .titles import display_title
 
@@ -89,6 +90,16 @@ def _text(value: str, where: str) -> str:
         return check_question(value, where=where)
     except BadInputError as exc:
         raise _refused(str(exc)) from None
+
+
+class _Server(MCPServer):
+    """The SDK's server whose stdio transport bounds each message (:mod:`.mcp_stdio`); over HTTP the SDK's own body
+    limit applies."""
+
+    async def run_stdio_async(self) -> None:
+        async with capped_stdio() as (read_stream, write_stream):
+            await self._lowlevel_server.run(read_stream, write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
 
 def build_server(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (),
@@ -195,8 +206,8 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
                             "changes_detail": changes.model_dump(mode="json") if changes else None})
         return answers
 
-    return MCPServer(name="synthesist", version=__version__,
-                     instructions="Biomedical literature research with cited, checked answers. `research` runs a "
-                     "full question; the search tools look things up.",
-                     tools=[_checked(tool) for tool in (research, search_literature, search_library, get_evidence,
-                                                        watch_changes)])
+    return _Server(name="synthesist", version=__version__,
+                   instructions="Biomedical literature research with cited, checked answers. `research` runs a "
+                   "full question; the search tools look things up.",
+                   tools=[_checked(tool) for tool in (research, search_literature, search_library, get_evidence,
+                                                      watch_changes)])
