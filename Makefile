@@ -29,7 +29,7 @@ run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
 
 # The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
 # otherwise those tests skip and say why.

@@ -29,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .agents.extractive.alignment import HELD_OUT_FOLD as HELD_OUT_GATE_FOLD
 from .agents.extractive.answer import LABELS as ANSWER_LABELS
 from .agents.extractive.answer import load_model as load_answer_model
 from .agents.model_spec import parse_model_spec, provider_endpoint
@@ -68,6 +69,7 @@ from .watch import run_watches as _run_watches
 
 __all__ = [
     "ANSWER_LABELS",
+    "HELD_OUT_GATE_FOLD",
     "NO_SEAMS",
     "LibraryLoad",
     "RunControl",

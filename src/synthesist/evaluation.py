@@ -4,7 +4,10 @@ Each question runs end to end (:func:`synthesist.batch.research_many`, extractiv
 the report's verdict maps yes→yes, no→no, mixed/insufficient→maybe. Scored: accuracy, macro-F1, the confusion
 matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations,
 stop reasons and median rounds. A question whose pmid trained the answer model is read by the fold model that
-did not see it (see :mod:`synthesist.agents.extractive.answer`), so the dev-set figures are out-of-fold.
+did not see it (see :mod:`synthesist.agents.extractive.answer`), and its items are aligned to it under the
+alignment gate fitted without its fold (:data:`~synthesist.agents.extractive.alignment.HELD_OUT_FOLD`: the
+questions run fold by fold), so the dev-set figures are out-of-fold for both fitted parts. Runs already in
+``out_dir`` are not run again: an interrupted evaluation resumes where it stopped.
 
 With ``negative_control`` every question is asked of the library *without its source abstract* (the record is
 taken out of the run's index, vectors and BM25 statistics alike: :meth:`LibraryIndex.without`). Nothing left can
@@ -19,11 +22,12 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .api import ANSWER_LABELS as LABELS
+from .api import HELD_OUT_GATE_FOLD as HELD_OUT_FOLD
 from .api import load_answer_model as load_model
 from .batch import BatchItem, research_many
 from .errors import BadInputError
@@ -123,16 +127,34 @@ async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, co
                    negative_control: bool = False) -> list[Scored]:
     """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question). With
     ``negative_control`` each run's library lacks the question's source abstract (runs go to ``out_dir/runs-nc``)."""
-    exclude = [frozenset({row.pmid, f"pmid:{row.pmid}"}) for row in rows] if negative_control else None
     runs = out_dir / ("runs-nc" if negative_control else "runs")
-    items = await research_many([r.question for r in rows], out_dir=runs, concurrency=concurrency,
-                                sources="library", libraries=[library], model="extractive", exclude=exclude,
-                                origin="eval")
-    scored = [_scored(row, item, negative_control) for row, item in zip(rows, items, strict=True)]
+    training = load_model().training_folds
+    items: dict[int, BatchItem] = {}
+    for fold, picked in _by_fold(rows, training).items():
+        held_out = HELD_OUT_FOLD.set(fold)  # a dev question's items are aligned under the gate fitted without it
+        try:
+            done = await research_many(
+                [rows[i].question for i in picked], out_dir=runs / (f"fold{fold}" if fold is not None else "other"),
+                concurrency=concurrency, sources="library", libraries=[library], model="extractive",
+                exclude=[frozenset({rows[i].pmid, f"pmid:{rows[i].pmid}"}) for i in picked] if negative_control
+                else None, origin="eval")
+        finally:
+            HELD_OUT_FOLD.reset(held_out)
+        items.update(zip(picked, done, strict=True))
+    scored = [_scored(row, items[i], negative_control) for i, row in enumerate(rows)]
     name = "eval-nc.jsonl" if negative_control else "eval.jsonl"
     with (out_dir / name).open("w", encoding="utf-8") as handle:
         handle.writelines(json.dumps(asdict(s)) + "\n" for s in scored)
     return scored
+
+
+def _by_fold(rows: Sequence[Question], training: Mapping[str, int]) -> dict[int | None, list[int]]:
+    """Row indexes by the fold their pmid was held out in when the gate and the answer model were fitted (None: not
+    a training row, read by the shipped all-rows fits)."""
+    groups: dict[int | None, list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault(training.get(row.pmid), []).append(index)
+    return groups
 
 
 def macro_f1(gold: Sequence[str], predicted: Sequence[str]) -> float:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 import pytest
 
-from synthesist.agents.extractive.alignment import Gate, align
+from synthesist.agents.extractive.alignment import HELD_OUT_FOLD, Gate, align, fitted_gate
 from synthesist.agents.extractive.bottom_line import leans_on_previous, with_context
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import split_sentences
@@ -95,3 +98,16 @@ def test_a_sentence_that_leans_on_the_one_before_brings_it_along() -> None:
     kept = with_context(sentences, [sentences[1]])
     assert [s.text for s in kept] == [sentences[0].text, sentences[1].text]
     assert with_context(sentences[1:2], [sentences[1]]) == []  # nothing before it: not quoted at all
+
+
+def test_the_evaluation_aligns_a_dev_question_under_the_gate_fitted_without_its_fold() -> None:
+    shipped = json.loads(resources.files("synthesist.agents.extractive").joinpath("alignment_gate.json").read_text())
+    assert len(shipped["fold_gates"]) == shipped["folds"]
+    assert fitted_gate() == Gate(**{k: shipped[k] for k in ("cover", "weight", "answers", "strong", "floor")})
+    for fold, raw in enumerate(shipped["fold_gates"]):
+        token = HELD_OUT_FOLD.set(fold)
+        try:
+            assert fitted_gate() == Gate(**raw)
+        finally:
+            HELD_OUT_FOLD.reset(token)
+    assert HELD_OUT_FOLD.get() is None and fitted_gate().answers == shipped["answers"]

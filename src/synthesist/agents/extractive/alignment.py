@@ -27,6 +27,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -58,13 +59,30 @@ class Gate:
         return relevance + self.weight * coverage if relevance >= self.floor else 0.0
 
 
-@cache
+HELD_OUT_FOLD: ContextVar[int | None] = ContextVar("held_out_fold", default=None)
+"""Set by the dev-set evaluation around the runs of one fold's questions: their items are then aligned under the
+gate fitted without that fold (as the answer model reads a training row with the fold model that did not see it),
+so the evaluation's figures are cross-validated, not in-sample. Never set in a user's run."""
+
+
 def fitted_gate() -> Gate:
-    """The shipped ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
+    """The shipped ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults; the gate
+    fitted without fold :data:`HELD_OUT_FOLD` while the evaluation holds one out."""
+    full, folds = _shipped_gates()
+    fold = HELD_OUT_FOLD.get()
+    return folds[fold] if fold is not None and fold < len(folds) else full
+
+
+@cache
+def _shipped_gates() -> tuple[Gate, tuple[Gate, ...]]:
     resource = resources.files(__package__).joinpath("alignment_gate.json")
     if not resource.is_file():
-        return Gate()
+        return Gate(), ()
     raw = json.loads(resource.read_text())
+    return _gate(raw), tuple(_gate(fold) for fold in raw.get("fold_gates", ()))
+
+
+def _gate(raw: Mapping[str, float]) -> Gate:
     return Gate(cover=float(raw["cover"]), weight=float(raw["weight"]), answers=float(raw["answers"]),
                 strong=float(raw["strong"]), floor=float(raw.get("floor", 0.0)))
 

@@ -44,7 +44,7 @@ RELATION = re.compile(
     r"lead(?:s)? to|activate[sd]?|inhibit(?:s|ed)?|induce[sd]?|influence[sd]?|impact(?:s|ed)?|alter(?:s|ed)?|"
     r"change[sd]?|modif(?:y|ies|ied)|worsen(?:s|ed)?|delay(?:s|ed)?|shorten(?:s|ed)?|prolong(?:s|ed)?|"
     r"correlate[sd]? (?:with|to)|(?:is|are|was|were)? ?associated with|(?:is|are)? ?related to|"
-    r"(?:is|are)? ?linked (?:to|with)|(?:a )?risk factors? for|(?:the )?risk of|matter(?:s)? (?:for|in)|"
+    r"(?:is|are)? ?linked (?:to|with)|relate[sd]? to|(?:a )?risk factors? for|(?:the )?risk of|matter(?:s)?|"
     r"(?:an? |the )?(?:predictor|marker|determinant|indicator|cause|expression|reflection) of|predictive of|"
     r"reflect(?:s|ed)?|identif(?:y|ies|ied)|detect(?:s|ed)?|differ(?:s|ed)?|extend(?:s)? to|representative of|"
     r"contribute[sd]? to|enhance[sd]?|promote[sd]?|suppress(?:es|ed)?|restore[sd]?|treat(?:s|ed)?|"
@@ -174,7 +174,8 @@ def _with_topic(topic: str, exposure: str, outcome: str, population: str, compar
         asked = asked if asked != exposure and not _weak(asked) else ""
         return exposure, topic_outcome or asked, population, comparator
     if not outcome:  # "Attenuation of ovarian damage in rats: does edaravone offer protection?"
-        return _without_generic_tail(exposure), _phrase(rest), population, comparator
+        subject = _population(topic)[1]  # the comparator stays: "inpatient versus outpatient care" is the subject
+        return _without_generic_tail(exposure), _phrase(subject), population, comparator
     return exposure, outcome, population, comparator
 
 
