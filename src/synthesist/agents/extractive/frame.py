@@ -40,7 +40,8 @@ ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|
 
 RELATION = re.compile(
     r"\b(?:reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
-    r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|offer(?:s|ed)? (?:protection|benefit)|benefit(?:s|ed)?|result(?:s|ed)? in|"
+    r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|offer(?:s|ed)? (?:protection|benefit)|"
+    r"benefit(?:s|ed)?|result(?:s|ed)? in|"
     r"lead(?:s)? to|activate[sd]?|inhibit(?:s|ed)?|induce[sd]?|influence[sd]?|impact(?:s|ed)?|alter(?:s|ed)?|"
     r"change[sd]?|modif(?:y|ies|ied)|worsen(?:s|ed)?|delay(?:s|ed)?|shorten(?:s|ed)?|prolong(?:s|ed)?|"
     r"correlate[sd]? (?:with|to)|(?:is|are|was|were)? ?associated with|(?:is|are)? ?related to|"
