@@ -1,21 +1,32 @@
-"""Conflicts found in real runs, listed for hand-checking: the precision figure in docs/benchmarks.md.
+"""Conflicts found in real runs, listed for hand-checking: the precision figures in docs/benchmarks.md (issue 25).
 
 Reads a batch output folder (``synthesist batch … --out DIR``: one result JSON per question) and, for each run,
 detects conflicts exactly as the ReportAgent does (:func:`synthesist.agents.conflicts.detect_conflicts` over the
 run's collected evidence, with the report's frame and alignment), then prints every conflict with both quotes and
-its reasons. A reader marks each one true or false by reading the two quotes.
+its reasons. A reader marks each one true or false by reading the two quotes and the abstracts
+(bench/data/conflicts_dev_labels.jsonl).
 
-The sample (issue 25): 50 questions drawn from questions_dev.jsonl with ``random.Random(25).sample(questions, 50)``
-(``--sample`` writes that question file), run with ``--model extractive --sources library``.
+Which 50 dev questions (``--choose``): for every question of questions_dev.jsonl, the library's top 20 items for it
+(the hybrid index a run searches) are read for the frame's exposure and outcomes with a loose reader of this script's
+own (:func:`finding`: the direction reader's sentence, kept when it names an exposure word); the questions are ranked
+by candidate disagreements among them (pairs with different clear findings, then any different findings, then items
+naming the exposure) and the first 50 taken. Run with ``--model extractive --sources library``:
 
-    python bench/conflicts_bench.py --sample ../shared/corpus/questions_dev.jsonl > questions.txt
+    python bench/conflicts_bench.py --choose ../shared/corpus/questions_dev.jsonl ../shared/corpus/library.jsonl \
+        > questions.txt
     synthesist batch questions.txt --out out --sources library --library ../shared/corpus/library.jsonl \
-        --model extractive
+        --model extractive --concurrency 2
     python bench/conflicts_bench.py out
 
-``--broad LIBRARY`` is the wider check: 35 exposures × 8 outcomes ("Does X affect Y?") over a library file, each
-compared across the records that hold the exposure's words and half the outcome's (at most 80), aligned at cosine
-0.8 (no embedding: the alignment's word rules decide), every conflict printed for hand-checking.
+``--sample`` prints the earlier random sample (``random.Random(25).sample(questions, 50)``).
+
+The stress checks ask "Does X affect Y?" of the whole library, each compared across the records that hold the
+exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (so the alignment gate's closeness to
+the question is passed by every record: only the quote rules decide), every conflict printed: ``--broad LIBRARY``
+(35 common exposures × 8 outcomes); ``--sweep QUESTIONS LIBRARY`` (the dev frames' exposures that two or more
+records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were written on; ``held-out``,
+``fresh`` and ``last``, chosen later in that order, for the broad exposures too). ``--cosines`` aligns at each
+record's real cosine to the question, as a run does.
 """
 
 from __future__ import annotations
@@ -51,7 +62,16 @@ OUTCOMES = "mortality survival complications recurrence pain infection readmissi
 HELD_OUT = ("length of stay", "quality of life", "blood loss", "operative time", "hospital stay", "morbidity", "death",
             "relapse", "response", "adverse events", "weight", "blood pressure", "depression", "function",
             "hospitalization", "remission")
-"""Outcomes chosen after the detector's rules were last changed and never used to write them: the held-out check."""
+"""Outcomes chosen after the first round of rules and never used to write them: the first held-out check (one rule,
+on outcome words shared with the exposure, was written from its false conflicts afterwards)."""
+FRESH = ("pneumonia", "stroke", "fracture", "anxiety", "sepsis", "wound healing", "birth weight", "cognition", "costs",
+         "satisfaction", "thrombosis", "renal function")
+"""Outcomes chosen after the second round of rules: the second held-out check (two rules were written from its false
+conflicts afterwards: most of a two-word outcome's words, an association's adverb)."""
+LAST = ("nausea", "delirium", "recovery", "myocardial infarction", "wound complications", "hospital mortality",
+        "diabetes", "cancer", "dementia", "transfusion", "infection rate", "visual acuity")
+"""Outcomes chosen after the last rule was written and never used to write one: the clean held-out check."""
+OUTCOME_SETS = {"rules": OUTCOMES, "held-out": HELD_OUT, "fresh": FRESH, "last": LAST}
 
 
 def show(number: int, where: str, conflict: Conflict) -> None:
@@ -197,8 +217,8 @@ def main() -> None:
                         help="print the dev questions with the most candidate disagreements (counts on stderr)")
     parser.add_argument("--sweep", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
                         help="the dev frames' exposures × the outcomes, over the whole library")
-    parser.add_argument("--held-out", action="store_true",
-                        help="with --sweep: the held-out outcomes, for the dev exposures and the broad ones")
+    parser.add_argument("--outcomes", choices=tuple(OUTCOME_SETS), default="rules",
+                        help="with --sweep: the outcome set (held-out and fresh: for the broad exposures too)")
     parser.add_argument("--cosines", action="store_true",
                         help="with --sweep: align at each record's real cosine to the question (as a run does)")
     args = parser.parse_args()
@@ -211,9 +231,10 @@ def main() -> None:
     if args.sweep:
         items = _library(args.sweep[1])
         exposures = dev_exposures(args.sweep[0], items)
-        sweep(items, exposures, HELD_OUT if args.held_out else OUTCOMES, cosines=args.cosines)
-        if args.held_out:
-            sweep(items, EXPOSURES, HELD_OUT, cosines=args.cosines)
+        outcomes = OUTCOME_SETS[args.outcomes]
+        sweep(items, exposures, outcomes, cosines=args.cosines)
+        if args.outcomes != "rules":
+            sweep(items, EXPOSURES, outcomes, cosines=args.cosines)
         return
     if args.sample:
         print("\n".join(sample(args.sample)))

@@ -99,6 +99,15 @@ def test_an_exposure_that_is_a_measure_word_or_the_outcome_itself_finds_no_confl
     assert conflicts_of("Does survival affect survival?", library(shared_dir, GIST, ESOPHAGUS)) == ()
 
 
+def test_one_word_of_a_two_word_outcome_or_an_association_with_another_subject_names_nothing(shared_dir: Path):
+    """Found by the stress sweep (bench/conflicts_bench.py): "propensity score weights" is not "birth weight",
+    "functional status" and "perception of functioning" are not "renal function"; "It was related significantly
+    to symptoms of depression, anxiety" has another subject than symptoms."""
+    assert conflicts_of("Does survival affect birth weight?", library(shared_dir, "16827975", "23002947")) == ()
+    assert conflicts_of("Does symptoms affect renal function?", library(shared_dir, "21398266", "25417760")) == ()
+    assert conflicts_of("Does symptoms affect anxiety?", library(shared_dir, "9582182", "22303473")) == ()
+
+
 def test_male_gender_worse_survival_against_no_gender_difference_is_a_conflict(shared_dir: Path):
     """pmid 16968876: male gender HR 1.32 (95% CI 1.03-1.69) for survival in advanced NSCLC; pmid 19327500: no
     significant gender difference in survival in non-adenocarcinoma after resection — one exposure, one outcome."""

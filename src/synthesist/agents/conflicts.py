@@ -3,10 +3,10 @@
 Two items conflict when both *answer* the question (their alignment: they address the frame's exposure and the
 outcome), each names the exposure itself (items that merely study another intervention never conflict), and what
 each found for that outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the
-exposure, not as a covariate or as what is predicted or measured, and the outcome, in one clause, by a word that is
-neither the exposure's nor only how the outcome is counted ("risk", "rate"): a finding about another factor of the
-same study does not count; a diagnostic-accuracy figure is no effect; a head-to-head of two active arms answers
-another comparison unless the question names a comparator) is either
+exposure, not as a covariate or as what is predicted or measured, and the outcome (most of its words), in one
+clause, by a word that is neither the exposure's nor only how the outcome is counted ("risk", "rate"): a finding
+about another factor of the same study does not count; a diagnostic-accuracy figure is no effect; a head-to-head of
+two active arms answers another comparison unless the question names a comparator) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased), or
 - significant against a clear null (``against_null``: one a significant change, the other an explicitly
@@ -51,7 +51,7 @@ pre-eclampsia" is about some other risk."""
 _CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
-_LINK = re.compile(r"\b(?:associated|correlated|related|linked) (?:with|to)\b", re.IGNORECASE)
+_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
 _ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|by|on) [^.;()]*", re.IGNORECASE)
 """A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
 reports on."""
@@ -123,8 +123,9 @@ def _side(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyReco
 
 def _names(quote: str, query: DirectionQuery) -> bool:
     """The finding is about the question's comparison: one clause of its quote (:data:`_CLAUSES`) names the
-    exposure (every content word) and at least half the outcome's other content words, one of them what the outcome
-    is (not only how it is counted: "risk", "rate"); the exposure is not what is measured ("rates of clear margins"),
+    exposure (every content word) and most of the outcome's other content words (both of two: "weight" alone is not
+    "birth weight", "function" not "renal function"), one of them what the outcome is (not only how it is counted:
+    "risk", "rate"); the exposure is not what is measured ("rates of clear margins"),
     and the two are not both on the far side of an association whose subject is another factor ("case number was
     not associated with complications or positive margins"). A sentence about another factor of the same study,
     or a clause about one factor next to a clause about another, is not a finding on the question."""
@@ -136,7 +137,8 @@ def _names(quote: str, query: DirectionQuery) -> bool:
 def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str]) -> bool:
     words = terms(_ADJUSTED.sub(" ", clause))
     outcome = outcome - exposure  # "blood loss" for "blood pressure": "blood" names the exposure, not the outcome
-    if not exposure <= words or len(outcome & words) * 2 < len(outcome):
+    named = outcome & words
+    if not exposure <= words or not named or (len(outcome) > 1 and len(named) * 2 <= len(outcome)):
         return False
     specific = outcome - _MEASURE_WORDS
     if specific and not specific & words:
