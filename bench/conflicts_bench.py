@@ -25,7 +25,9 @@ exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (so 
 the question is passed by every record: only the quote rules decide), every conflict printed: ``--broad LIBRARY``
 (35 common exposures × 8 outcomes); ``--sweep QUESTIONS LIBRARY`` (the dev frames' exposures that two or more
 records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were written on; ``held-out``,
-``fresh`` and ``last``, chosen later in that order, for the broad exposures too). ``--cosines`` aligns at each
+``fresh`` and ``last``, chosen later in that order, for the broad exposures too); ``--frames QUESTIONS LIBRARY``
+(every dev question as asked, its own frame: what a dev run could find if retrieval brought every record naming
+its exposure and outcome). ``--cosines`` aligns at each
 record's real cosine to the question, as a run does.
 """
 
@@ -93,29 +95,31 @@ def _library(library: Path) -> list[Evidence]:
                      year=r.get("year")) for r in records if r.get("abstract") or r.get("title")]
 
 
-def sweep(items: list[Evidence], exposures: list[str], outcomes: list[str], *, cosines: bool = False) -> None:
+def asked(exposures: list[str], outcomes: list[str]) -> list[str]:
+    return [f"Does {exposure} affect {outcome}?" for exposure in exposures for outcome in outcomes]
+
+
+def sweep(items: list[Evidence], questions: list[str], *, cosines: bool = False) -> None:
     """Ask "Does X affect Y?" of the library for every exposure × outcome: each compared across the records that
     hold the exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (or, with ``cosines``, at
     each record's real cosine to the question, as a run aligns them), every conflict printed."""
     vocabulary = [(item, terms(_text(item))) for item in items]
     embed = _cosines(items) if cosines else None
-    found = asked = 0
-    for exposure in exposures:
-        for outcome in outcomes:
-            question = f"Does {exposure} affect {outcome}?"
-            frame = frame_of(question)
-            if not frame.exposure or not frame.outcomes:
-                continue
-            asked += 1
-            wanted, named = terms(frame.exposure), terms(frame.outcomes[0])
-            chosen = [item for item, words in vocabulary if wanted <= words and len(named & words) * 2 >= len(named)]
-            chosen = chosen[:80]
-            relevance = embed(question, chosen) if embed and chosen else [0.8] * len(chosen)
-            alignments = [align(frame, item, cosine) for item, cosine in zip(chosen, relevance, strict=True)]
-            for conflict in detect_conflicts(frame, alignments, {item.id: item for item in chosen}):
-                found += 1
-                show(found, question, conflict)
-    print(f"{asked} questions, {found} conflicts found")
+    found = framed = 0
+    for question in questions:
+        frame = frame_of(question)
+        if not frame.exposure or not frame.outcomes:
+            continue
+        framed += 1
+        wanted, named = terms(frame.exposure), terms(frame.outcomes[0])
+        chosen = [item for item, words in vocabulary if wanted <= words and len(named & words) * 2 >= len(named)]
+        chosen = chosen[:80]
+        relevance = embed(question, chosen) if embed and chosen else [0.8] * len(chosen)
+        alignments = [align(frame, item, cosine) for item, cosine in zip(chosen, relevance, strict=True)]
+        for conflict in detect_conflicts(frame, alignments, {item.id: item for item in chosen}):
+            found += 1
+            show(found, question, conflict)
+    print(f"{framed} questions, {found} conflicts found")
 
 
 def _cosines(items: list[Evidence]):
@@ -217,6 +221,8 @@ def main() -> None:
                         help="print the dev questions with the most candidate disagreements (counts on stderr)")
     parser.add_argument("--sweep", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
                         help="the dev frames' exposures × the outcomes, over the whole library")
+    parser.add_argument("--frames", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
+                        help="every dev question's own frame, over the whole library")
     parser.add_argument("--outcomes", choices=tuple(OUTCOME_SETS), default="rules",
                         help="with --sweep: the outcome set (held-out and fresh: for the broad exposures too)")
     parser.add_argument("--cosines", action="store_true",
@@ -226,15 +232,20 @@ def main() -> None:
         print("\n".join(choose(*args.choose)))
         return
     if args.broad:
-        sweep(_library(args.broad), EXPOSURES, OUTCOMES)
+        sweep(_library(args.broad), asked(EXPOSURES, OUTCOMES))
+        return
+    if args.frames:
+        with args.frames[0].open() as lines:
+            dev = [json.loads(line)["question"] for line in lines if line.strip()]
+        sweep(_library(args.frames[1]), dev, cosines=args.cosines)
         return
     if args.sweep:
         items = _library(args.sweep[1])
         exposures = dev_exposures(args.sweep[0], items)
         outcomes = OUTCOME_SETS[args.outcomes]
-        sweep(items, exposures, outcomes, cosines=args.cosines)
+        sweep(items, asked(exposures, outcomes), cosines=args.cosines)
         if args.outcomes != "rules":
-            sweep(items, EXPOSURES, outcomes, cosines=args.cosines)
+            sweep(items, asked(EXPOSURES, outcomes), cosines=args.cosines)
         return
     if args.sample:
         print("\n".join(sample(args.sample)))
