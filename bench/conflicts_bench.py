@@ -1,21 +1,34 @@
-"""Conflicts found in real runs, listed for hand-checking: the precision figure in docs/benchmarks.md.
+"""Conflicts found in real runs, listed for hand-checking: the precision figures in docs/benchmarks.md (issue 25).
 
 Reads a batch output folder (``synthesist batch … --out DIR``: one result JSON per question) and, for each run,
 detects conflicts exactly as the ReportAgent does (:func:`synthesist.agents.conflicts.detect_conflicts` over the
 run's collected evidence, with the report's frame and alignment), then prints every conflict with both quotes and
-its reasons. A reader marks each one true or false by reading the two quotes.
+its reasons. A reader marks each one true or false by reading the two quotes and the abstracts
+(bench/data/conflicts_dev_labels.jsonl).
 
-The sample (issue 25): 50 questions drawn from questions_dev.jsonl with ``random.Random(25).sample(questions, 50)``
-(``--sample`` writes that question file), run with ``--model extractive --sources library``.
+Which 50 dev questions (``--choose``): for every question of questions_dev.jsonl, the library's top 20 items for it
+(the hybrid index a run searches) are read for the frame's exposure and outcomes with a loose reader of this script's
+own (:func:`finding`: the direction reader's sentence, kept when it names an exposure word); the questions are ranked
+by candidate disagreements among them (pairs with different clear findings, then any different findings, then items
+naming the exposure) and the first 50 taken. Run with ``--model extractive --sources library``:
 
-    python bench/conflicts_bench.py --sample ../shared/corpus/questions_dev.jsonl > questions.txt
+    python bench/conflicts_bench.py --choose ../shared/corpus/questions_dev.jsonl ../shared/corpus/library.jsonl \
+        > questions.txt
     synthesist batch questions.txt --out out --sources library --library ../shared/corpus/library.jsonl \
-        --model extractive
+        --model extractive --concurrency 2
     python bench/conflicts_bench.py out
 
-``--broad LIBRARY`` is the wider check: 35 exposures × 8 outcomes ("Does X affect Y?") over a library file, each
-compared across the records that hold the exposure's words and half the outcome's (at most 80), aligned at cosine
-0.8 (no embedding: the alignment's word rules decide), every conflict printed for hand-checking.
+``--sample`` prints the earlier random sample (``random.Random(25).sample(questions, 50)``).
+
+The stress checks ask "Does X affect Y?" of the whole library, each compared across the records that hold the
+exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (so the alignment gate's closeness to
+the question is passed by every record: only the quote rules decide), every conflict printed: ``--broad LIBRARY``
+(35 common exposures × 8 outcomes); ``--sweep QUESTIONS LIBRARY`` (the dev frames' exposures that two or more
+records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were written on; ``held-out``,
+``fresh`` and ``last``, chosen later in that order, for the broad exposures too); ``--frames QUESTIONS LIBRARY``
+(every dev question as asked, its own frame: what a dev run could find if retrieval brought every record naming
+its exposure and outcome). ``--cosines`` aligns at each
+record's real cosine to the question, as a run does.
 """
 
 from __future__ import annotations
@@ -23,21 +36,44 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
+import sys
+from itertools import combinations
 from pathlib import Path
 
 from synthesist.agents.conflicts import detect_conflicts
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import terms
+from synthesist.agents.studies.direction import answer_query
+from synthesist.agents.studies.effects import significance
 from synthesist.models import Conflict, Evidence, ResearchResult
+from synthesist.study import DirectionQuery
 
 SEED, SIZE = 25, 50
+DEPTH = 20
+"""Items retrieved per dev question for the candidate count (the run's first search asks the library for as many)."""
+NULL = re.compile(r"\bno (?:statistically )?significant|\bnot (?:statistically )?significant|\bnon-?significant|"
+                  r"\bno (?:\w+ )?differences?\b|\bsimilar\b|\bcomparable\b|\bnot associated\b", re.IGNORECASE)
 EXPOSURES = ("obesity smoking diabetes laparoscopy chemotherapy radiotherapy surgery statins aspirin metformin "
              "exercise "
              "alcohol anemia hypertension pregnancy depression antibiotics steroids dexamethasone epidural transfusion "
              "insulin heparin warfarin stenting ultrasound ketamine morphine lidocaine propofol magnesium zinc iron "
              "caffeine breastfeeding").split()
 OUTCOMES = "mortality survival complications recurrence pain infection readmission bleeding".split()
+HELD_OUT = ("length of stay", "quality of life", "blood loss", "operative time", "hospital stay", "morbidity", "death",
+            "relapse", "response", "adverse events", "weight", "blood pressure", "depression", "function",
+            "hospitalization", "remission")
+"""Outcomes chosen after the first round of rules and never used to write them: the first held-out check (one rule,
+on outcome words shared with the exposure, was written from its false conflicts afterwards)."""
+FRESH = ("pneumonia", "stroke", "fracture", "anxiety", "sepsis", "wound healing", "birth weight", "cognition", "costs",
+         "satisfaction", "thrombosis", "renal function")
+"""Outcomes chosen after the second round of rules: the second held-out check (two rules were written from its false
+conflicts afterwards: most of a two-word outcome's words, an association's adverb)."""
+LAST = ("nausea", "delirium", "recovery", "myocardial infarction", "wound complications", "hospital mortality",
+        "diabetes", "cancer", "dementia", "transfusion", "infection rate", "visual acuity")
+"""Outcomes chosen after the last rule was written and never used to write one: the clean held-out check."""
+OUTCOME_SETS = {"rules": OUTCOMES, "held-out": HELD_OUT, "fresh": FRESH, "last": LAST}
 
 
 def show(number: int, where: str, conflict: Conflict) -> None:
@@ -48,28 +84,126 @@ def show(number: int, where: str, conflict: Conflict) -> None:
     print(f"reasons: {'; '.join(conflict.reasons) or 'none'}\n")
 
 
-def broad(library: Path) -> None:
+def _text(item: Evidence) -> str:
+    return f"{item.title or ''} {item.content}"
+
+
+def _library(library: Path) -> list[Evidence]:
     with library.open() as lines:
         records = [json.loads(line) for line in lines if line.strip()]
-    items = [Evidence(id=f"pmid:{r['pmid']}", source="library", title=r.get("title"), content=r.get("abstract") or "",
-                      year=r.get("year")) for r in records if r.get("abstract") or r.get("title")]
-    vocabulary = [(item, terms(f"{item.title or ''} {item.content}")) for item in items]
-    found = asked = 0
-    for exposure in EXPOSURES:
-        for outcome in OUTCOMES:
-            question = f"Does {exposure} affect {outcome}?"
-            frame = frame_of(question)
-            if not frame.exposure or not frame.outcomes:
-                continue
-            asked += 1
-            wanted, named = terms(frame.exposure), terms(frame.outcomes[0])
-            chosen = [item for item, words in vocabulary if wanted <= words and len(named & words) * 2 >= len(named)]
-            chosen = chosen[:80]
-            alignments = [align(frame, item, 0.8) for item in chosen]
-            for conflict in detect_conflicts(frame, alignments, {item.id: item for item in chosen}):
-                found += 1
-                show(found, question, conflict)
-    print(f"{asked} questions, {found} conflicts found")
+    return [Evidence(id=f"pmid:{r['pmid']}", source="library", title=r.get("title"), content=r.get("abstract") or "",
+                     year=r.get("year")) for r in records if r.get("abstract") or r.get("title")]
+
+
+def asked(exposures: list[str], outcomes: list[str]) -> list[str]:
+    return [f"Does {exposure} affect {outcome}?" for exposure in exposures for outcome in outcomes]
+
+
+def sweep(items: list[Evidence], questions: list[str], *, cosines: bool = False) -> None:
+    """Ask "Does X affect Y?" of the library for every exposure × outcome: each compared across the records that
+    hold the exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (or, with ``cosines``, at
+    each record's real cosine to the question, as a run aligns them), every conflict printed."""
+    vocabulary = [(item, terms(_text(item))) for item in items]
+    embed = _cosines(items) if cosines else None
+    found = framed = 0
+    for question in questions:
+        frame = frame_of(question)
+        if not frame.exposure or not frame.outcomes:
+            continue
+        framed += 1
+        wanted, named = terms(frame.exposure), terms(frame.outcomes[0])
+        chosen = [item for item, words in vocabulary if wanted <= words and len(named & words) * 2 >= len(named)]
+        chosen = chosen[:80]
+        relevance = embed(question, chosen) if embed and chosen else [0.8] * len(chosen)
+        alignments = [align(frame, item, cosine) for item, cosine in zip(chosen, relevance, strict=True)]
+        for conflict in detect_conflicts(frame, alignments, {item.id: item for item in chosen}):
+            found += 1
+            show(found, question, conflict)
+    print(f"{framed} questions, {found} conflicts found")
+
+
+def _cosines(items: list[Evidence]):
+    """A function (question, items) → each item's cosine to the question, embedded as a run embeds them
+    (:func:`synthesist.agents.extractive.relevance.question_relevance`: the item's memory text)."""
+    import numpy as np
+
+    from synthesist.memory import Embedder
+    from synthesist.memory.documents import evidence_text
+
+    embedder = Embedder()
+    vectors = dict(zip((item.id for item in items), embedder.embed_sync([evidence_text(i) for i in items]),
+                       strict=True))
+
+    def cosines(question: str, chosen: list[Evidence]) -> list[float]:
+        asked = embedder.embed_sync([question])[0]
+        return [float(np.clip(vectors[item.id] @ asked, 0.0, 1.0)) for item in chosen]
+
+    return cosines
+
+
+def dev_exposures(questions: Path, items: list[Evidence]) -> list[str]:
+    """The exposures of the dev questions' frames (each once, in file order) that two or more records name."""
+    vocabulary = [terms(_text(item)) for item in items]
+    seen: dict[str, str] = {}
+    with questions.open() as lines:
+        for line in lines:
+            if line.strip() and (exposure := frame_of(json.loads(line)["question"]).exposure):
+                seen.setdefault(exposure.lower(), exposure)
+    return [exposure for exposure in seen.values()
+            if sum(terms(exposure) <= words for words in vocabulary) >= 2]
+
+
+def finding(item: Evidence, query: DirectionQuery) -> tuple[str, bool] | None:
+    """A loose reading of what ``item`` found for the query, independent of the detector's rules: the direction
+    reader's sentence on the outcome, when it names one of the exposure's words, and whether it is *clear* (a
+    change its p value or CI calls significant, or a stated null)."""
+    result = answer_query(item, query)
+    if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
+        return None
+    if not terms(query.intervention) & terms(result.quote):
+        return None
+    if result.direction == "no_difference":
+        return result.direction, bool(NULL.search(result.quote))
+    return result.direction, significance(result.quote, result.effect) == "significant"
+
+
+def candidates(questions: Path, library: Path) -> list[tuple[tuple[int, int, int], str]]:
+    """Per dev question, its candidate disagreements among the items the library returns for it (its top
+    :data:`DEPTH`), for the frame's exposure and each of its outcomes: (pairs whose loose findings (:func:`finding`)
+    differ and are both clear, pairs whose findings differ, items naming every exposure word)."""
+    from synthesist.api import open_library_index
+
+    with questions.open() as lines:  # split on newlines only: a question may hold U+2028
+        asked = [json.loads(line)["question"] for line in lines if line.strip()]
+    index = open_library_index([library])
+    counted = []
+    for question, hits in zip(asked, index.search_many(asked, k=DEPTH), strict=True):
+        frame = frame_of(question)
+        if not frame.exposure or not frame.outcomes:
+            counted.append(((0, 0, 0), question))
+            continue
+        exposure = terms(frame.exposure)
+        naming = [hit.evidence for hit in hits if exposure <= terms(_text(hit.evidence))]
+        clear = differ = 0
+        for outcome in frame.outcomes:
+            query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
+            found = [f for item in naming if (f := finding(item, query))]
+            for (a, clear_a), (b, clear_b) in combinations(found, 2):
+                differ += a != b
+                clear += a != b and clear_a and clear_b
+        counted.append(((clear, differ, len(naming)), question))
+    return counted
+
+
+def choose(questions: Path, library: Path) -> list[str]:
+    """The :data:`SIZE` dev questions with the most candidate disagreements among their retrieved items (clear
+    pairs first, then any differing pairs, then items naming the exposure; ties in file order): where a conflict
+    detector has something to find."""
+    counted = candidates(questions, library)
+    order = sorted(range(len(counted)), key=lambda i: (tuple(-n for n in counted[i][0]), i))[:SIZE]
+    for i in order:
+        print(f"{counted[i][0]}  {counted[i][1]}", file=sys.stderr)
+    return [counted[i][1] for i in order]
 
 
 def sample(path: Path) -> list[str]:
@@ -83,9 +217,35 @@ def main() -> None:
     parser.add_argument("out", type=Path, nargs="?")
     parser.add_argument("--sample", type=Path, help="print the sampled questions of this question file")
     parser.add_argument("--broad", type=Path, help="the wider check over this library file")
+    parser.add_argument("--choose", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
+                        help="print the dev questions with the most candidate disagreements (counts on stderr)")
+    parser.add_argument("--sweep", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
+                        help="the dev frames' exposures × the outcomes, over the whole library")
+    parser.add_argument("--frames", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
+                        help="every dev question's own frame, over the whole library")
+    parser.add_argument("--outcomes", choices=tuple(OUTCOME_SETS), default="rules",
+                        help="with --sweep: the outcome set (held-out and fresh: for the broad exposures too)")
+    parser.add_argument("--cosines", action="store_true",
+                        help="with --sweep: align at each record's real cosine to the question (as a run does)")
     args = parser.parse_args()
+    if args.choose:
+        print("\n".join(choose(*args.choose)))
+        return
     if args.broad:
-        broad(args.broad)
+        sweep(_library(args.broad), asked(EXPOSURES, OUTCOMES))
+        return
+    if args.frames:
+        with args.frames[0].open() as lines:
+            dev = [json.loads(line)["question"] for line in lines if line.strip()]
+        sweep(_library(args.frames[1]), dev, cosines=args.cosines)
+        return
+    if args.sweep:
+        items = _library(args.sweep[1])
+        exposures = dev_exposures(args.sweep[0], items)
+        outcomes = OUTCOME_SETS[args.outcomes]
+        sweep(items, asked(exposures, outcomes), cosines=args.cosines)
+        if args.outcomes != "rules":
+            sweep(items, asked(EXPOSURES, outcomes), cosines=args.cosines)
         return
     if args.sample:
         print("\n".join(sample(args.sample)))

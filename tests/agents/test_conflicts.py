@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import detect_conflicts, resolving_query
+from synthesist.agents.conflicts import _side, detect_conflicts, resolving_query
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.judge import inconsistent
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
+from synthesist.study import DirectionQuery
 
 SURGERY = "Does surgery affect survival?"
 GIST, ESOPHAGUS, COVARIATE = "27217036", "23389866", "12913347"
@@ -64,6 +65,59 @@ def test_items_about_another_exposure_or_a_covariate_do_not_conflict(shared_dir:
     assert conflicts_of("Does smoking affect bacterial vaginosis?", items) == ()  # smoking only adjusted for
     assert len(conflicts_of(SURGERY, items)) == 1
     assert conflicts_of(SURGERY, {k: v for k, v in items.items() if k != f"pmid:{ESOPHAGUS}"}) == ()
+
+
+def test_a_null_or_a_change_on_another_factor_of_the_quote_is_not_one_on_the_exposure(shared_dir: Path):
+    """pmid 21166749: "case number was not significantly associated with survival; however, tumour stage … and
+    positive surgical margins were significantly associated with death" — no null on tumour or margins; pmid
+    25489696: irradiated patients "had lower rates of clear resection margins" — margins measured, not compared."""
+    items = library(shared_dir, "23321509", "21166749", "25489696")
+
+    assert conflicts_of("Does tumour affect survival?", items) == ()
+    assert conflicts_of("Does margins affect survival?", items) == ()
+    assert conflicts_of("Does margins affect complications?", items) == ()
+
+
+def test_an_outcome_named_only_by_how_it_is_counted_or_by_the_exposure_s_words_is_not_named(shared_dir: Path):
+    """A dev question whose frame reads exposure "women", outcome "hypothyroidism at risk": an asthma paper and a
+    back-pain paper name women and "risk", never hypothyroidism. "Blood loss" is not named by "blood pressure"."""
+    question = "Are women who are treated for hypothyroidism at risk for pregnancy complications?"
+
+    assert conflicts_of(question, library(shared_dir, "16809243", "24019262")) == ()
+    assert conflicts_of("Does blood pressure affect blood loss?", library(shared_dir, "26163474", "15962678")) == ()
+
+
+def test_an_exposure_that_is_a_measure_word_or_the_outcome_itself_finds_no_conflict(shared_dir: Path):
+    """"High-risk patients were more likely to have a severe complication (p=0.0003)" and "the risk of individual
+    complications was also similar" each read clearly, but "risk" is how an outcome is counted, not an exposure."""
+    items = library(shared_dir, "23791827", "21979183")
+    frame = frame_of("Does risk affect complications?")
+    query = DirectionQuery(intervention=frame.exposure, outcome=frame.outcomes[0])
+
+    assert all(_side(item, query, {}) is not None for item in items.values())
+    assert conflicts_of("Does risk affect complications?", items) == ()
+    assert conflicts_of("Does survival affect survival?", library(shared_dir, GIST, ESOPHAGUS)) == ()
+
+
+def test_one_word_of_a_two_word_outcome_or_an_association_with_another_subject_names_nothing(shared_dir: Path):
+    """Found by the stress sweep (bench/conflicts_bench.py): "propensity score weights" is not "birth weight",
+    "functional status" and "perception of functioning" are not "renal function"; "It was related significantly
+    to symptoms of depression, anxiety" has another subject than symptoms."""
+    assert conflicts_of("Does survival affect birth weight?", library(shared_dir, "16827975", "23002947")) == ()
+    assert conflicts_of("Does symptoms affect renal function?", library(shared_dir, "21398266", "25417760")) == ()
+    assert conflicts_of("Does symptoms affect anxiety?", library(shared_dir, "9582182", "22303473")) == ()
+
+
+def test_male_gender_worse_survival_against_no_gender_difference_is_a_conflict(shared_dir: Path):
+    """pmid 16968876: male gender HR 1.32 (95% CI 1.03-1.69) for survival in advanced NSCLC; pmid 19327500: no
+    significant gender difference in survival in non-adenocarcinoma after resection — one exposure, one outcome."""
+    items = library(shared_dir, "16968876", "19327500")
+
+    (conflict,) = conflicts_of("Does gender affect survival?", items)
+
+    assert conflict.kind == "against_null" and conflict.outcome == "survival"
+    assert (conflict.first.evidence_id, conflict.second.evidence_id) == ("pmid:16968876", "pmid:19327500")
+    assert "male gender" in conflict.first.quote and "no significant gender difference" in conflict.second.quote
 
 
 def test_the_section_quotes_both_sides_with_their_citations(shared_dir: Path):

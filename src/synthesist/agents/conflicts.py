@@ -3,9 +3,10 @@
 Two items conflict when both *answer* the question (their alignment: they address the frame's exposure and the
 outcome), each names the exposure itself (items that merely study another intervention never conflict), and what
 each found for that outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the
-exposure, not as a covariate or as what is predicted, and the outcome: a finding about another factor of the same
-study does not count; a diagnostic-accuracy figure is no effect; a head-to-head of two active arms answers another
-comparison unless the question names a comparator) is either
+exposure, not as a covariate or as what is predicted or measured, and the outcome (most of its words), in one
+clause, by a word that is neither the exposure's nor only how the outcome is counted ("risk", "rate"): a finding
+about another factor of the same study does not count; a diagnostic-accuracy figure is no effect; a head-to-head of
+two active arms answers another comparison unless the question names a comparator) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased), or
 - significant against a clear null (``against_null``: one a significant change, the other an explicitly
@@ -13,9 +14,11 @@ comparison unless the question names a comparator) is either
 
 A direction only counts as *significant* when its quote shows it (a p value below 0.05 or a CI clear of no effect;
 the word "significant" alone is not enough); a null only counts when its quote states non-significance. Trial
-registrations (no results) and reviews (they pool, they do not add a new result) take no part. The likely reasons
-come from the two study records (:func:`likely_reasons`): design, size, population, dose, follow-up, outcome
-definition, and setting (a registry or multicentre study against a single centre). Code only, never a model.
+registrations (no results) and reviews (they pool, they do not add a new result) take no part, and a frame whose
+exposure is the outcome itself or only a measure word ("survival" → "survival", "risk" → "complications") has none.
+The likely reasons come from the two study records (:func:`likely_reasons`): design, size, population, dose,
+follow-up, outcome definition, and setting (a registry or multicentre study against a single centre). Code only,
+never a model.
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ _NULL_WORDS = re.compile(r"\bno (?:statistically )?significant\b|\bnot (?:statis
                          r"\bnon-?significant\b|\bdid not (?:differ|change|significantly)|\bno (?:\w+ )?differences?\b|"
                          r"\bnot (?:statistically )?different\b|\bnot associated\b|\bno (?:\w+ )?association\b",
                          re.IGNORECASE)
+_MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels outcome outcomes prevalence chance "
+                       "likelihood probability proportion number score scores value values")
+"""Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
+pre-eclampsia" is about some other risk."""
+_CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
+"""Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
+a null on case number and a finding on tumour stage, never a null on tumour stage."""
+_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
 _ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|by|on) [^.;()]*", re.IGNORECASE)
 """A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
 reports on."""
@@ -70,6 +81,8 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
                  and _names_exposure(a)][:MAX_ITEMS]
     found: list[Conflict] = []
     for outcome in frame.outcomes:
+        if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS:  # "survival" → "survival", "risk" → "pain"
+            continue
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := _side(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
@@ -109,15 +122,36 @@ def _side(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyReco
 
 
 def _names(quote: str, query: DirectionQuery) -> bool:
-    """The finding is about the question's comparison: its quote names the exposure (every content word) and at
-    least half the outcome's content words; a sentence about another factor of the same study is not."""
-    words = terms(_ADJUSTED.sub(" ", quote))
+    """The finding is about the question's comparison: one clause of its quote (:data:`_CLAUSES`) names the
+    exposure (every content word) and most of the outcome's other content words (both of two: "weight" alone is not
+    "birth weight", "function" not "renal function"), one of them what the outcome is (not only how it is counted:
+    "risk", "rate"); the exposure is not what is measured ("rates of clear margins"),
+    and the two are not both on the far side of an association whose subject is another factor ("case number was
+    not associated with complications or positive margins"). A sentence about another factor of the same study,
+    or a clause about one factor next to a clause about another, is not a finding on the question."""
     exposure, outcome = terms(query.intervention), terms(query.outcome)
-    if not exposure or not exposure <= words or len(outcome & words) * 2 < len(outcome):
+    return bool(exposure) and any(_clause_names(clause, query.intervention, exposure, outcome)
+                                  for clause in _CLAUSES.split(quote))
+
+
+def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str]) -> bool:
+    words = terms(_ADJUSTED.sub(" ", clause))
+    outcome = outcome - exposure  # "blood loss" for "blood pressure": "blood" names the exposure, not the outcome
+    named = outcome & words
+    if not exposure <= words or not named or (len(outcome) > 1 and len(named) * 2 <= len(outcome)):
         return False
-    first = re.escape(query.intervention.split()[0])
-    return not re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of)\s+(?:\w+\s+){{0,2}}?"
-                         rf"{first}", quote, re.IGNORECASE)
+    specific = outcome - _MEASURE_WORDS
+    if specific and not specific & words:
+        return False
+    first = re.escape(intervention.split()[0])
+    if re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of|rates? of|proportions? of|"
+                 rf"numbers? of|likelihood of)\s+(?:\w+\s+){{0,2}}?{first}", clause, re.IGNORECASE):
+        return False
+    link = _LINK.search(clause)
+    if link is None:
+        return True
+    subject = terms(clause[:link.start()])
+    return bool(subject & exposure or subject & outcome)
 
 
 def _head_to_head(record: StudyRecord) -> bool:
