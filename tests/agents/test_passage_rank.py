@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, TRIAL_RECORD
 
-from synthesist.agents.cards import carried_passages, cards_for, full_text_lines, prompt_cards
+from synthesist.agents.cards import cards_for, carried_passages, full_text_lines, prompt_cards
 from synthesist.agents.claims import SupportChecker, claims_in
 from synthesist.agents.extractive.text import terms
 from synthesist.agents.passage_rank import PassageRanker, body_units, candidates

@@ -3,19 +3,21 @@
 A card keeps what the agents need and drops the rest of an abstract: the id and its provenance (source, year,
 design, preprint flag), the title, the conclusion sentences (the CONCLUSIONS section, else the last two
 sentences: the ones the answer quotes), the item's most answer-bearing other result sentence for the question (the
-effect sizes usually sit there), and a trial
-record's registry facts. ``models.card_chars`` caps a card: the conclusion sentences are kept whole (the answer
-may cite them; only a single sentence longer than the cap is cut, visibly), the result sentence and the registry
-facts give way first. An item with a full text adds its best-ranked full-text units for the question (sentences and
-table rows, results and tables first: :mod:`.passage_rank`, by the run's embedder), labelled with their section
-(``§Results › Table 2: …``), at most two, before the abstract's result sentence, within what the cap leaves. Without an embedder (a prompt the extractive engine never
-sends) the units are chosen by the question's words; an item without a full text costs nothing either way.
+effect sizes usually sit there), and a trial record's registry facts. ``models.card_chars`` caps a card: the
+conclusion sentences are kept whole (the answer may cite them; only a single sentence longer than the cap is cut,
+visibly), the result sentence and the registry facts give way first.
+
+An item with a full text adds its best-ranked full-text units for the question (sentences and table rows, results
+and tables first: :mod:`.passage_rank`, by the run's embedder), labelled with their section (``§Results › Table 2:
+…``), at most two, before the abstract's result sentence, within what the cap leaves. Without an embedder (the
+extractive engine sends no prompt, so it ranks nothing) the units are chosen by the question's words after the
+abstract's result sentence; an item without a full text costs nothing either way.
 
 After round 1 the judge and the hypothesis agent are sent only the cards they have not seen
 (:func:`round_cards`), with their previous verdict and the ids of what they saw before: a round costs what changed.
-The claim check never reads cards: it checks a sentence against the full text of what it cites, read as the same
-units (sentences, table rows with their caption and header) a card carries, so a line a card showed is a passage the
-check can match.
+The claim check checks a sentence against the full text of what it cites, read as the same units (sentences, table
+rows with their caption and header) a card carries, and reads the units the cited items' cards carried
+(:func:`carried_passages`) for the numbers a model took from them.
 """
 
 from __future__ import annotations

@@ -266,7 +266,8 @@ def _normal(text: str) -> str:
 def _passages(items: Sequence[Evidence]) -> list[str]:
     """Each cited item's sentences (title included) and each pair of adjacent sentences; for an item read from a
     full text, its abstract so, then its body as the units a card carries (:mod:`.passage_rank`): each sentence,
-    and each table row with its caption and header, so a number read off a table row is matched with its meaning."""
+    and each table row, bare and with its caption, header and group heading (a sentence that names the outcome
+    and the arms matches the latter, one that restates the row the former)."""
     passages: list[str] = []
     for item in items:
         title, content, *facts = _texts(item)
@@ -276,7 +277,8 @@ def _passages(items: Sequence[Evidence]) -> list[str]:
         passages.extend(sentences)
         passages.extend(facts)
         passages.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False))
-        passages.extend(text for _, text in body_units(item))
+        for unit, text in body_units(item):  # a table row both bare and with what names its cells
+            passages.extend((unit.text, text) if text != unit.text else (text,))
     return list(dict.fromkeys(passages)) or [""]
 
 
