@@ -13,7 +13,7 @@ from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, TRIAL_RECORD
 from synthesist.agents.cards import cards_for, carried_passages, full_text_lines, prompt_cards
 from synthesist.agents.claims import SupportChecker, claims_in
 from synthesist.agents.extractive.text import terms
-from synthesist.agents.passage_rank import PassageRanker, body_units, candidates
+from synthesist.agents.passage_rank import SHORTLIST, PassageRanker, body_units, candidates
 from synthesist.config import ModelSettings, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, open_chroma
 from synthesist.models import Evidence
@@ -79,7 +79,8 @@ async def test_a_resumed_run_ranks_an_items_passages_without_encoding_them_again
     client = open_chroma(load_settings(data_dir=tmp_path / "data"))
     first = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))
     ranked = await PassageRanker(first).rank([item], question)
-    assert first.encoded_count == len(candidates(item)) + 2  # the units, the question and its outcome, in one batch
+    # the shortlisted units, the question and its outcome, in one batch
+    assert len(candidates(item)) > SHORTLIST and first.encoded_count == SHORTLIST + 2
     resumed = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))  # a new process's embedder
     assert await PassageRanker(resumed).rank([item], question) == ranked
     assert resumed.encoded_count == 0

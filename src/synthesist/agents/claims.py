@@ -40,7 +40,7 @@ from .citations import MARKER, SENTENCE_END, cited_ids
 from .extractive.text import split_sentences, terms
 from .extractive.trials import trial_sentence
 from .llm import LLM
-from .passage_rank import body_units
+from .passage_rank import body_units, shortlist
 
 MIN_SIMILARITY = 0.62
 """Below this cosine with every cited passage, a sentence that is not a quotation says something else..."""
@@ -52,6 +52,8 @@ MIN_STRONG_COVERAGE = 0.5
 NEAR_BEST = 0.05
 """Passages within this cosine of the best one are read for numbers too."""
 SAME_PASSAGE = 0.02
+BODY_UNITS = 24
+"""Units of a cited full text's body read for one sentence (those sharing the most of its terms)."""
 """Passages within this cosine of the best one may settle the sentence's negation."""
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?%)?")
@@ -195,7 +197,7 @@ class SupportChecker:
         source = " ".join(text for item in items for text in _texts(item))
         if _normal(body) in _normal(source) or not terms(body):
             return Verdict(claim, True, similarity=1.0, passage=body, passages=(body,))
-        passages = _passages(items)
+        passages = _passages(items, terms(body))
         vectors = await self._embedder.embed([body, *passages])
         similarities = vectors[1:] @ vectors[0]
         best = int(np.argmax(similarities))
@@ -263,11 +265,13 @@ def _normal(text: str) -> str:
     return " ".join(re.sub(r"[^\w%.<>=]+", " ", text.translate(_QUOTES).lower()).split()).rstrip(".")
 
 
-def _passages(items: Sequence[Evidence]) -> list[str]:
+def _passages(items: Sequence[Evidence], wanted: frozenset[str] = frozenset()) -> list[str]:
     """Each cited item's sentences (title included) and each pair of adjacent sentences; for an item read from a
-    full text, its abstract so, then its body as the units a card carries (:mod:`.passage_rank`): each sentence,
-    and each table row, bare and with its caption, header and group heading (a sentence that names the outcome
-    and the arms matches the latter, one that restates the row the former)."""
+    full text, its abstract so, then the :data:`BODY_UNITS` units of its body (the units a card carries,
+    :mod:`.passage_rank`) sharing the most of the sentence's terms ``wanted`` (a supported sentence shares most of
+    its terms with the source: see ``not_in_source``): each sentence, and each table row, bare and with its caption,
+    header and group heading (a sentence that names the outcome and the arms matches the latter, one that restates
+    the row the former)."""
     passages: list[str] = []
     for item in items:
         title, content, *facts = _texts(item)
@@ -277,7 +281,7 @@ def _passages(items: Sequence[Evidence]) -> list[str]:
         passages.extend(sentences)
         passages.extend(facts)
         passages.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False))
-        for unit, text in body_units(item):  # a table row both bare and with what names its cells
+        for unit, text in shortlist(body_units(item), wanted, BODY_UNITS):
             passages.extend((unit.text, text) if text != unit.text else (text,))
     return list(dict.fromkeys(passages)) or [""]
 

@@ -37,6 +37,10 @@ corpus: large enough to break near-ties towards the unit with the numbers, too s
 LINES = 3
 """Candidate lines per item handed to the card (it keeps what its budget allows, at most :data:`CARD_LINES`)."""
 CARD_LINES = 2
+SHORTLIST = 16
+"""Units per item embedded and ranked: those sharing the most words with the question and its outcome (a lexical
+first pass, as retrieval's BM25; measured in ``bench/fulltext_bench.py``: all the units of ten full texts cost a
+run about 900 encodings, 3.6× an abstract-only run)."""
 LEXICAL_WEIGHT = 0.2
 """Weight of the share of the outcome's words a unit holds (with its table context), added to the cosine: the
 embedding knows meaning, the words pin the outcome (hybrid ranking, as the research memory fuses BM25 and vectors)."""
@@ -87,6 +91,17 @@ def candidates(item: Evidence) -> list[tuple[Unit, str]]:
             and unit.kind != "figure" and (unit.kind != "table" or _DIGIT.search(unit.text.partition(" | ")[2]))]
 
 
+def shortlist(found: Sequence[tuple[Unit, str]], wanted: frozenset[str],
+              size: int = SHORTLIST) -> list[tuple[Unit, str]]:
+    """The ``size`` units (with their embedded text) sharing the most of ``wanted`` terms, in reading order: what is
+    worth embedding (a full text has hundreds of units; encoding them all costs a run more than the rest of it)."""
+    if len(found) <= size:
+        return list(found)
+    shared = [len(wanted & terms(text)) for _, text in found]
+    best = sorted(range(len(found)), key=lambda i: -shared[i])[:size]
+    return [found[i] for i in sorted(best)]
+
+
 def queries(question: str) -> list[str]:
     """The texts a unit is scored against: the question, then the frame's outcomes (when it names any)."""
     return [question, *(outcome for outcome in frame_of(question).outcomes if outcome)]
@@ -104,7 +119,8 @@ class PassageRanker:
         """Each item with a full text → its card candidates, best first (the first :data:`LINES`). All the new
         units of all the items are embedded in one batch; items without a full text are left out at no cost."""
         wanted = [item for item in items if item.passages and (item, question) not in self._ranked]
-        pending = [(item, found) for item in wanted if (found := candidates(item))]
+        asked_terms = terms(question) | _outcome_terms(question)
+        pending = [(item, found) for item in wanted if (found := shortlist(candidates(item), asked_terms))]
         for item in wanted:
             self._ranked.setdefault((item, question), ())
         if pending:
