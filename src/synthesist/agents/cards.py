@@ -3,25 +3,32 @@
 A card keeps what the agents need and drops the rest of an abstract: the id and its provenance (source, year,
 design, preprint flag), the title, the conclusion sentences (the CONCLUSIONS section, else the last two
 sentences: the ones the answer quotes), the item's most answer-bearing other result sentence for the question (the
-effect sizes usually sit there), and a trial
-record's registry facts. ``models.card_chars`` caps a card: the conclusion sentences are kept whole (the answer
-may cite them; only a single sentence longer than the cap is cut, visibly), the result sentence and the registry
-facts give way first. An item with a full text adds its best results sentence and table row for the question,
-labelled with their section (``§Results › Table 2: …``), within what the cap leaves.
+effect sizes usually sit there), and a trial record's registry facts. ``models.card_chars`` caps a card: the
+conclusion sentences are kept whole (the answer may cite them; only a single sentence longer than the cap is cut,
+visibly), the result sentence and the registry facts give way first.
+
+An item with a full text adds its best-ranked full-text units for the question (sentences and table rows, results
+and tables first: :mod:`.passage_rank`, by the run's embedder), labelled with their section (``§Results › Table 2:
+…``), at most two, before the abstract's result sentence, within what the cap leaves. Without an embedder (the
+extractive engine sends no prompt, so it ranks nothing) the units are chosen by the question's words after the
+abstract's result sentence; an item without a full text costs nothing either way.
 
 After round 1 the judge and the hypothesis agent are sent only the cards they have not seen
 (:func:`round_cards`), with their previous verdict and the ids of what they saw before: a round costs what changed.
-The claim check never reads cards: it checks a sentence against the full text of what it cites.
+The claim check checks a sentence against the full text of what it cites, read as the same units (sentences, table
+rows with their caption and header) a card carries, and reads the units the cited items' cards carried
+(:func:`carried_passages`) for the numbers a model took from them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..config import ModelSettings
+from ..memory import Embedder
 from ..models import Evidence
 from ..prompts import TRUNCATED_MARK
 from .citations import MARKER
@@ -31,6 +38,7 @@ from .extractive.findings import answer_score
 from .extractive.reading import TITLE, read
 from .extractive.text import terms
 from .extractive.trials import trial_sentence
+from .passage_rank import CARD_LINES, card_lines, ranker_for
 from .studies.passages import units
 
 TITLE_CHARS = 200
@@ -52,18 +60,47 @@ class EvidenceCard:
         return "\n".join([f"[{self.id}] {self.header}", f"Title: {self.title}", *self.sentences])
 
 
-def evidence_card(item: Evidence, question: str, *, cap: int) -> EvidenceCard:
-    """The card of ``item`` for ``question`` (cached: items are immutable)."""
-    return _card(item, question, cap)
+def evidence_card(item: Evidence, question: str, *, cap: int, passages: Sequence[str] | None = None) -> EvidenceCard:
+    """The card of ``item`` for ``question`` (cached: items are immutable). ``passages``: the item's ranked
+    full-text lines (:func:`ranked_passages`); without them a full text's lines are chosen by term overlap."""
+    return _card(item, question, cap, None if passages is None else tuple(passages))
 
 
-def cards_for(items: Sequence[Evidence], question: str, *, cap: int) -> list[EvidenceCard]:
-    return [evidence_card(item, question, cap=cap) for item in items]
+def cards_for(items: Sequence[Evidence], question: str, *, cap: int,
+              passages: Mapping[str, Sequence[str]] | None = None) -> list[EvidenceCard]:
+    return [evidence_card(item, question, cap=cap, passages=None if passages is None else passages.get(item.id, ()))
+            for item in items]
 
 
-def prompt_cards(context: Sequence[Evidence], question: str, settings: ModelSettings) -> list[EvidenceCard]:
+async def ranked_passages(items: Sequence[Evidence], question: str, cap: int,
+                          embedder: Embedder | None) -> dict[str, list[str]] | None:
+    """Each full-text item's card lines ranked by the embedder (:mod:`.passage_rank`), or None without one."""
+    if embedder is None:
+        return None
+    ranked = await ranker_for(embedder).rank(items, question)
+    return {item_id: card_lines(units, cap) for item_id, units in ranked.items()}
+
+
+async def carried_passages(items: Sequence[Evidence], question: str, settings: ModelSettings,
+                           embedder: Embedder) -> dict[str, tuple[str, ...]]:
+    """Each full-text item's units its card carries for ``question`` (their text, without the section label): what
+    a model was shown of the full text, which the claim check reads with the passages that match a sentence best."""
+    cap = settings.card_chars
+    ranked = await ranker_for(embedder).rank(items, question)
+    carried = {}
+    for item in items:
+        if found := ranked.get(item.id):
+            card = evidence_card(item, question, cap=cap, passages=card_lines(found, cap))
+            carried[item.id] = tuple(r.unit.text for r in found if r.line[:cap] in card.sentences)
+    return carried
+
+
+async def prompt_cards(context: Sequence[Evidence], question: str, settings: ModelSettings,
+                       embedder: Embedder | None = None) -> list[EvidenceCard]:
     """The cards one model prompt shows: the first ``prompt_cards`` items of the agent's (MMR-ordered) context."""
-    return cards_for(context[: settings.prompt_cards], question, cap=settings.card_chars)
+    shown = context[: settings.prompt_cards]
+    passages = await ranked_passages(shown, question, settings.card_chars, embedder)
+    return cards_for(shown, question, cap=settings.card_chars, passages=passages)
 
 
 @dataclass(frozen=True)
@@ -79,17 +116,19 @@ class RoundCards:
         return {card.id for card in self.new} | set(self.earlier)
 
 
-def round_cards(context: Sequence[Evidence], question: str, settings: ModelSettings,
-                shown: Sequence[str]) -> RoundCards:
+async def round_cards(context: Sequence[Evidence], question: str, settings: ModelSettings, shown: Sequence[str],
+                      embedder: Embedder | None = None) -> RoundCards:
     """The agent's cards for this round: the first ``prompt_cards`` items of its context it was not shown before
-    (round 1: all of them), and the ids it was shown in earlier rounds."""
+    (round 1: all of them), and the ids it was shown in earlier rounds. With ``embedder`` (an agent that will
+    prompt a model) full-text lines are ranked by it; an extractive round passes none and embeds nothing."""
     seen = set(shown)
-    fresh = [item for item in context if item.id not in seen]
-    return RoundCards(cards_for(fresh[: settings.prompt_cards], question, cap=settings.card_chars), tuple(shown))
+    fresh = [item for item in context if item.id not in seen][: settings.prompt_cards]
+    passages = await ranked_passages(fresh, question, settings.card_chars, embedder)
+    return RoundCards(cards_for(fresh, question, cap=settings.card_chars, passages=passages), tuple(shown))
 
 
 @lru_cache(maxsize=8192)
-def _card(item: Evidence, question: str, cap: int) -> EvidenceCard:
+def _card(item: Evidence, question: str, cap: int, passages: tuple[str, ...] | None) -> EvidenceCard:
     reading = read(item)
     body = [s for s in reading.sentences if s.section != TITLE]
     ending = [s for s in body if s.is_conclusion][:3] or body[-2:]
@@ -98,26 +137,32 @@ def _card(item: Evidence, question: str, cap: int) -> EvidenceCard:
     asked = terms(question)
     results = [s for s in reading.results if not s.is_conclusion and s.section != TITLE and s.text not in chosen]
     result = max(results, key=lambda sentence: answer_score(sentence, asked), default=None)
-    extras = [result.text[:cap]] if result is not None else []
+    # Ranked full-text lines were chosen by meaning for the question and carry the numbers: they come before the
+    # abstract's result sentence; lines chosen by words alone come after it.
+    extras = list(passages or ())
+    extras += [result.text[:cap]] if result is not None else []
     facts = trial_sentence(item)
     if facts:
         extras.append(re.sub(r"\s+([.!?])$", r"\1", MARKER.sub("", facts).strip()))
-    extras += full_text_lines(item, asked, cap)
+    extras += full_text_lines(item, asked, cap) if passages is None else []
     title = " ".join((item.title or "(untitled)").split())
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1].rstrip() + "…"
     budget = cap - len(title) - sum(len(s) for s in conclusions)
-    kept = []
+    kept, full_text = [], 0
     for extra in extras:
-        if len(extra) <= budget:
+        from_full_text = extra.startswith("§")
+        if len(extra) <= budget and not (from_full_text and full_text == CARD_LINES):
             kept.append(extra)
             budget -= len(extra)
+            full_text += from_full_text
     return EvidenceCard(item.id, _header(item, reading.designs), title, (*conclusions, *kept))
 
 
-def full_text_lines(item: Evidence, asked: frozenset[str], cap: int, count: int = 2) -> list[str]:
-    """An item's best full-text units for the question, labelled with their section (``§Results › Table 2: …``):
-    a results sentence and a table row first (they carry the numbers), never the abstract the card already has."""
+def full_text_lines(item: Evidence, asked: frozenset[str], cap: int, count: int = CARD_LINES) -> list[str]:
+    """An item's full-text units for the question by term overlap alone, labelled with their section (``§Results ›
+    Table 2: …``), table rows first on a tie, never the abstract the card already has: the choice when no embedder
+    ranks them (:mod:`.passage_rank` does better: it knows a sentence reports the outcome without repeating it)."""
     scored = []
     for unit in units(item) if item.passages else ():
         if unit.role not in ("results", "other") or unit.kind == "figure":

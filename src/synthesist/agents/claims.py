@@ -1,10 +1,11 @@
 """The claim check: every report sentence that cites is checked against the text of the items it cites.
 
 A sentence is *supported* when the cited text says it. Offline, the check reads the sentence and the cited items'
-sentences (and pairs of adjacent sentences) with four signals, in this order; the first that fails names the reason:
+sentences (and pairs of adjacent sentences; a full text's body as sentences and table rows with their caption and
+header, the units a card carries) with four signals, in this order; the first that fails names the reason:
 
 - ``number``: every number the sentence states (percentages, counts, ratios, p-values) appears in the cited
-  passages that match it best;
+  passages that match it best, or in a full-text unit (a sentence, a table row) the cited item's card carried;
 - ``population``: a population the sentence names (children, women, mice…) is named by the cited text;
 - ``generalises``: a universal or absolute word of the sentence (all, every, always, cures…) is in the cited text;
 - ``negation`` / ``direction``: the sentence agrees in negation and in direction of effect (increase vs decrease,
@@ -39,6 +40,7 @@ from .citations import MARKER, SENTENCE_END, cited_ids
 from .extractive.text import split_sentences, terms
 from .extractive.trials import trial_sentence
 from .llm import LLM
+from .passage_rank import body_units, shortlist
 
 MIN_SIMILARITY = 0.62
 """Below this cosine with every cited passage, a sentence that is not a quotation says something else..."""
@@ -50,6 +52,8 @@ MIN_STRONG_COVERAGE = 0.5
 NEAR_BEST = 0.05
 """Passages within this cosine of the best one are read for numbers too."""
 SAME_PASSAGE = 0.02
+BODY_UNITS = 24
+"""Units of a cited full text's body read for one sentence (those sharing the most of its terms)."""
 """Passages within this cosine of the best one may settle the sentence's negation."""
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?%)?")
@@ -176,19 +180,24 @@ class SupportChecker:
     def __init__(self, embedder: Embedder) -> None:
         self._embedder = embedder
 
-    async def check(self, claims: Sequence[Claim], cited: Mapping[str, Evidence]) -> list[Verdict]:
+    async def check(self, claims: Sequence[Claim], cited: Mapping[str, Evidence],
+                    carried: Mapping[str, Sequence[str]] | None = None) -> list[Verdict]:
         """A verdict for each claim; ``cited`` maps every id the claims cite to its item (ids it lacks are skipped:
-        fabricated citations are removed before this check)."""
-        return [await self._check(claim, [cited[i] for i in claim.evidence_ids if i in cited]) for claim in claims]
+        fabricated citations are removed before this check). ``carried``: the full-text units each item's card
+        showed the model (:func:`.cards.carried_passages`); a number the sentence read off one of them is found."""
+        carried = carried or {}
+        return [await self._check(claim, [cited[i] for i in claim.evidence_ids if i in cited],
+                                  [text for i in claim.evidence_ids for text in carried.get(i, ())])
+                for claim in claims]
 
-    async def _check(self, claim: Claim, items: Sequence[Evidence]) -> Verdict:
+    async def _check(self, claim: Claim, items: Sequence[Evidence], carried: Sequence[str] = ()) -> Verdict:
         body = claim.body
         if not items:
             return Verdict(claim, False, "the cited items have no text to check against")
         source = " ".join(text for item in items for text in _texts(item))
         if _normal(body) in _normal(source) or not terms(body):
             return Verdict(claim, True, similarity=1.0, passage=body, passages=(body,))
-        passages = _passages(items)
+        passages = _passages(items, terms(body))
         vectors = await self._embedder.embed([body, *passages])
         similarities = vectors[1:] @ vectors[0]
         best = int(np.argmax(similarities))
@@ -200,7 +209,7 @@ class SupportChecker:
             return Verdict(claim, False, reason, similarity, passage)
 
         ranked = [passages[i] for i in np.argsort(-similarities)[:3]]
-        missing = _missing_numbers(body, " ".join(dict.fromkeys([*ranked, *near])))
+        missing = _missing_numbers(body, " ".join(dict.fromkeys([*ranked, *near, *carried])))
         if missing:
             return failed(f"number not in the cited source: {', '.join(missing)}")
         population = _missing_population(body, source)
@@ -209,7 +218,10 @@ class SupportChecker:
         universal = _missing_universal(body, source)
         if universal:
             return failed(f"generalises beyond the cited source ({universal!r} is not in it)")
-        if not any(_negated(p) == _negated(body) for p in near if similarities_of[p] >= similarity - SAME_PASSAGE):
+        read_off = [p for p in carried if _numbers(body) and not _missing_numbers(body, p)]
+        """The carried units that hold every number of the sentence: the lines it was read from."""
+        if not any(_negated(p) == _negated(body) for p in [*near, *read_off]
+                   if p in read_off or similarities_of[p] >= similarity - SAME_PASSAGE):
             return failed("negation disagrees with the cited passage")
         if _opposed(body, passage):
             return failed("direction of effect disagrees with the cited passage")
@@ -218,7 +230,8 @@ class SupportChecker:
                 similarity < MIN_SIMILARITY or coverage < MIN_COVERAGE)):
             return failed(f"the cited source does not say this (closest passage: cosine {similarity:.2f}, "
                           f"{coverage:.0%} of its terms)")
-        return Verdict(claim, True, similarity=similarity, passage=passage, passages=tuple(ranked))
+        return Verdict(claim, True, similarity=similarity, passage=passage,
+                       passages=tuple(dict.fromkeys([*ranked, *read_off])))
 
 
 MAX_MODEL_CLAIMS = 40
@@ -252,18 +265,25 @@ def _normal(text: str) -> str:
     return " ".join(re.sub(r"[^\w%.<>=]+", " ", text.translate(_QUOTES).lower()).split()).rstrip(".")
 
 
-def _passages(items: Sequence[Evidence]) -> list[str]:
-    """Each cited item's sentences (title included) and each pair of adjacent sentences."""
+def _passages(items: Sequence[Evidence], wanted: frozenset[str] = frozenset()) -> list[str]:
+    """Each cited item's sentences (title included) and each pair of adjacent sentences; for an item read from a
+    full text, its abstract so, then the :data:`BODY_UNITS` units of its body (the units a card carries,
+    :mod:`.passage_rank`) sharing the most of the sentence's terms ``wanted`` (a supported sentence shares most of
+    its terms with the source: see ``not_in_source``): each sentence, and each table row, bare and with its caption,
+    header and group heading (a sentence that names the outcome and the arms matches the latter, one that restates
+    the row the former)."""
     passages: list[str] = []
     for item in items:
         title, content, *facts = _texts(item)
-        sentences = [s.text for s in split_sentences(content)]
+        sentences = [s.text for s in split_sentences(item.content if item.passages else content)]
         if title:
             sentences.insert(0, title)
         passages.extend(sentences)
         passages.extend(facts)
         passages.extend(f"{a} {b}" for a, b in zip(sentences, sentences[1:], strict=False))
-    return passages or [""]
+        for unit, text in shortlist(body_units(item), wanted, BODY_UNITS):
+            passages.extend((unit.text, text) if text != unit.text else (text,))
+    return list(dict.fromkeys(passages)) or [""]
 
 
 def _texts(item: Evidence) -> list[str]:

@@ -23,7 +23,8 @@ class HypothesisAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
         context = await briefing_context(memory, self._settings)
-        cards = round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name))
+        cards = await round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name),
+                                  memory.embedder if self._llm is not None else None)
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> HypothesisAssessment:

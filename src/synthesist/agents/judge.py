@@ -44,7 +44,8 @@ class JudgeAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
         context = await self.context(memory)
-        cards = round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name))
+        cards = await round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name),
+                                  memory.embedder if self._llm is not None else None)
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> JudgeAssessment:

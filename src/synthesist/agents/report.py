@@ -28,7 +28,7 @@ from ..prompts import Boundary, render
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
-from .cards import prompt_cards
+from .cards import carried_passages, prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import (
     NO_CITATION,
@@ -81,7 +81,8 @@ class ReportAgent(ModelAgent):
                 queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
                 key_findings=list(judge.key_findings) if judge else [],
                 hypotheses=[h.statement for h in hypotheses.hypotheses] if hypotheses else [],
-                evidence=prompt_cards(context, memory.question, self._settings.models), boundary=boundary,
+                evidence=await prompt_cards(context, memory.question, self._settings.models, memory.embedder),
+                boundary=boundary,
                 alignment=[f"{a.evidence_id}: {a.label} — {a.reason}" for a in alignments
                            if a.evidence_id in {item.id for item in context}],
             )
@@ -92,7 +93,7 @@ class ReportAgent(ModelAgent):
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
-        report, note = await self.check_claims(report, memory)
+        report, note = await self.check_claims(report, memory, carried=drafted.engine != EXTRACTIVE)
         if drafted.engine != EXTRACTIVE:
             report = without_uncited_findings(report)
         report = with_references(with_conflicts(report, memory), memory)
@@ -130,12 +131,16 @@ class ReportAgent(ModelAgent):
         answer = gate_answer(report.answer, frame, alignments, items)
         return report.model_copy(update={"frame": frame, "alignment": tuple(alignments), "answer": answer}), note
 
-    async def check_claims(self, report: ResearchReport, memory: ResearchMemory) -> tuple[ResearchReport, str | None]:
+    async def check_claims(self, report: ResearchReport, memory: ResearchMemory, *,
+                           carried: bool = False) -> tuple[ResearchReport, str | None]:
         """The report with every cited sentence checked against what it cites (:mod:`.claims`): unsupported ones
-        leave the body for ``unsupported_claims``, and the references are those of what is left."""
+        leave the body for ``unsupported_claims``, and the references are those of what is left. ``carried``: a
+        model wrote the report from cards, so the full-text units the cited items' cards carried are read too."""
         claims = report_claims(report)
         cited = {i: item for claim in claims for i in claim.evidence_ids if (item := memory.get(i)) is not None}
-        verdicts = await SupportChecker(memory.embedder).check(claims, cited)
+        shown = (await carried_passages(list(cited.values()), memory.question, self._settings.models,
+                                        memory.embedder)) if carried else None
+        verdicts = await SupportChecker(memory.embedder).check(claims, cited, shown)
         note = None
         if self._llm is not None:
             try:
