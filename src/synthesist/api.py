@@ -4,7 +4,7 @@
 
     result = await research("Does metformin lower cancer incidence in type 2 diabetes?")
     async for event in stream(question, sources="library", libraries=["papers.jsonl"]):
-        print(event.type, event.message)
+        print(event.type, event_text(event))  # from synthesist.event_text: the event in one line
     results = await research_many(questions, concurrency=8, out_dir="batch/")
 
 A run's options are one frozen :class:`StreamOptions` (``stream(question, StreamOptions(...))``), or its fields as
