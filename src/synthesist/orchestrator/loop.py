@@ -38,7 +38,7 @@ from ..events import (
 )
 from ..memory import ResearchMemory
 from ..models import Span, StopReason
-from ..run_store import Checkpoint, RunFolder, RunOptions
+from ..run_store import Checkpoint, MemorySnapshot, RunFolder, RunOptions
 from .emitter import Emitter
 from .stop_rules import StopRules
 from .stream import Done, Step, merge, step
@@ -163,7 +163,8 @@ class RoundSteps:
         if self.checkpoint_dir is None:
             return
         RunFolder(self.checkpoint_dir).save_checkpoint(Checkpoint(
-            run_id=memory.run_id, options=self.options, round=round, memory=memory.snapshot(),
+            run_id=memory.run_id, options=self.options, round=round,
+            memory=MemorySnapshot.model_validate(memory.snapshot()),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
             stop_reason=stop_reason, decided=decided))
 
