@@ -1,4 +1,5 @@
-"""Building events (run id, sequence numbers, timestamps, round) and writing the run's JSONL log."""
+"""Building events (run id, sequence numbers, timestamps, round, the wording :mod:`synthesist.event_text` gives
+them) and writing the run's JSONL log."""
 
 from __future__ import annotations
 

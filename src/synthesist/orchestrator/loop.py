@@ -156,14 +156,14 @@ class RoundSteps:
             yield self.event(Error, memory, None, ErrorData(kind="model", detail=output.fallback_reason,
                                                             fallback="extractive"))
 
-    def checkpoint(self, memory: ResearchMemory, round: int, *, stop_reason: StopReason | None = None,
+    def checkpoint(self, memory: ResearchMemory, *, stop_reason: StopReason | None = None,
                    decided: tuple[str, str] | None = None) -> None:
         """Save the run's state; with ``stop_reason`` the run is marked finished (a resume only reprints it); with
         ``decided`` the rounds are over (a resume writes the report and runs no round)."""
         if self.checkpoint_dir is None:
             return
         RunFolder(self.checkpoint_dir).save_checkpoint(Checkpoint(
-            run_id=memory.run_id, options=self.options, round=round,
+            run_id=memory.run_id, options=self.options, round=memory.round,
             memory=MemorySnapshot.model_validate(memory.snapshot()),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
             stop_reason=stop_reason, decided=decided))
@@ -219,7 +219,7 @@ class LoopManager:
             yield steps.event(Progress, memory, None, ProgressData(fraction=fraction, evidence=len(memory)))
             if reason is None:
                 yield steps.event(Looping, memory, None, LoopingData(next_round=round + 1, reason=why))
-            steps.checkpoint(memory, round)  # after the round's last events: a resumed run's log keeps them
+            steps.checkpoint(memory)  # after the round's last events: a resumed run's log keeps them
             if reason is not None:
                 yield Done((reason, why))
                 return

@@ -2,8 +2,9 @@
 
 Participants ``searcher``, ``judge`` and ``hypothesizer`` are agent-framework ``Agent``s whose tools call OUR agents
 on this run's memory (``search_literature`` → SearchAgent, ``judge_evidence`` → JudgeAgent, ``propose_hypotheses``
-→ HypothesisAgent, ``get_bibliography`` → the memory's reference list) and emit the loop manager's events, spans and
-checkpoints. The Magentic manager agent only decides who speaks next; the runner's ReportAgent writes the report.
+→ HypothesisAgent, ``get_bibliography`` → the memory's reference list) and run the loop manager's steps, with their
+spans and checkpoints. The workflow runs in a task of its own; each tool drains the events of the step it runs into
+the manager's one queue, and :meth:`MagenticManager.rounds` yields from it, so the runner sees one stream. The Magentic manager agent only decides who speaks next; the runner's ReportAgent writes the report.
 
 Limits (:func:`magentic_limits`): one Magentic round is one progress ledger plus one participant turn, so a research
 round (search, judge, hypotheses) takes three and ``max_round_count = 3 * max_rounds + 1`` (the closing ledger);
@@ -301,7 +302,7 @@ class MagenticManager:
         searched = self.steps.execute_search(memory, plan)
         await self._drain(searched)
         outcome = searched.outcome
-        self.steps.checkpoint(memory, round)
+        self.steps.checkpoint(memory)
         new = [item for item in map(memory.get, outcome.added.new[:5]) if item is not None]
         labels = "\n".join(f"[{item.id}] {item.label}" for item in new)
         ran = "; ".join(query for _, query in outcome.ran) or "nothing new (every query had run before)"
@@ -342,7 +343,7 @@ class MagenticManager:
         fraction = min(1.0, round / self.stop_rules.rules.max_rounds)
         self._say(self.steps.event(Progress, memory, None,
                                    ProgressData(fraction=fraction, evidence=len(memory), after="judge")))
-        self.steps.checkpoint(memory, round)  # after its progress event, so a resumed run's log keeps it
+        self.steps.checkpoint(memory)  # after its progress event, so a resumed run's log keeps it
         findings = "\n".join(assessment.key_findings[:5])
         queries = "\n".join(assessment.next_search_queries)
         summary = (f"Round {round}: mechanism {assessment.mechanism.score:g}/10, clinical "
@@ -360,7 +361,7 @@ class MagenticManager:
         await self._drain(self.steps.hypothesize(memory, phase="hypothesis"))
         assessment = memory.findings.hypotheses
         assert assessment is not None  # the hypothesis step just added it
-        self.steps.checkpoint(memory, memory.round)
+        self.steps.checkpoint(memory)
         lines = [f"{h.statement} (confidence {h.confidence:.2f}; search: {'; '.join(h.search_suggestions)})"
                  for h in assessment.hypotheses]
         return f"{len(lines)} hypotheses:\n{self.boundary.wrap(chr(10).join(lines))}"

@@ -179,7 +179,7 @@ async def _run(ctx: RunContext, put) -> None:
         why = await _internal_error(ctx, send, "rounds", exc)
         reason = "error"
     # The decision is kept before the report is written: a run killed while writing it resumes into the report.
-    ctx.manager.steps.checkpoint(memory, memory.round, decided=(reason, why))
+    ctx.manager.steps.checkpoint(memory, decided=(reason, why))
     offline = _all_network_sources_unreachable(ctx)
     if offline:
         why = f"{why}; {offline}"
@@ -199,7 +199,7 @@ async def _run(ctx: RunContext, put) -> None:
                                 data=StreamingData(section=section.heading, text=section.body)))
     result = _result(ctx, report, reason, engines)
     await send(emitter.make(Complete, round=memory.round, agent=None, data=result))
-    ctx.manager.steps.checkpoint(memory, memory.round, stop_reason=reason)
+    ctx.manager.steps.checkpoint(memory, stop_reason=reason)
 
 
 def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[StopReason, str]:
