@@ -4,7 +4,8 @@ Participants ``searcher``, ``judge`` and ``hypothesizer`` are agent-framework ``
 on this run's memory (``search_literature`` → SearchAgent, ``judge_evidence`` → JudgeAgent, ``propose_hypotheses``
 → HypothesisAgent, ``get_bibliography`` → the memory's reference list) and run the loop manager's steps, with their
 spans and checkpoints. The workflow runs in a task of its own; each tool drains the events of the step it runs into
-the manager's one queue, and :meth:`MagenticManager.rounds` yields from it, so the runner sees one stream. The Magentic manager agent only decides who speaks next; the runner's ReportAgent writes the report.
+the manager's one queue, and :meth:`MagenticManager.rounds` yields from it, so the runner sees one stream. The
+Magentic manager agent only decides who speaks next; the runner's ReportAgent writes the report.
 
 Limits (:func:`magentic_limits`): one Magentic round is one progress ledger plus one participant turn, so a research
 round (search, judge, hypotheses) takes three and ``max_round_count = 3 * max_rounds + 1`` (the closing ledger);
@@ -55,7 +56,6 @@ from ..events import (
     ThinkingData,
 )
 from ..memory import ResearchMemory, current_memory
-from ..models import StopReason
 from ..prompts import Boundary, render
 from .loop import Decision, LoopManager, RoundSteps
 from .stream import Done, step
@@ -141,7 +141,7 @@ class MagenticManager:
         self.model = model
         self.chat_options = dict(chat_options or {})
         self.boundary = Boundary()
-        self._stop: tuple[StopReason, str] | None = None
+        self._stop: Decision | None = None
         self._failure: Exception | None = None
         self._judged_evidence = 0
         self._events: asyncio.Queue[object] = asyncio.Queue()
@@ -213,9 +213,9 @@ class MagenticManager:
         if kind == MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED:
             trace.ledgers += 1
             trace.satisfied = bool(content.is_request_satisfied.answer)
-            data = ThinkingData(text=str(content.instruction_or_question.answer), step="request satisfied") \
-                if trace.satisfied else ThinkingData(text=str(content.instruction_or_question.answer), step="next",
-                                                     next_speaker=str(content.next_speaker.answer))
+            text = str(content.instruction_or_question.answer)
+            data = (ThinkingData(text=text, step="request satisfied") if trace.satisfied
+                    else ThinkingData(text=text, step="next", next_speaker=str(content.next_speaker.answer)))
             self._say(self.steps.event(Thinking, memory, MANAGER, data))
             return
         replanned = kind == MagenticOrchestratorEventType.REPLANNED
@@ -234,7 +234,7 @@ class MagenticManager:
             yield event
         yield Done(rounds.outcome)
 
-    def _decide(self, memory: ResearchMemory, ended_by: str) -> tuple[StopReason, str]:
+    def _decide(self, memory: ResearchMemory, ended_by: str) -> Decision:
         """The stop reason after the workflow ended without a stop rule firing during it."""
         if self._stop is not None:
             return self._stop
