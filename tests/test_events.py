@@ -10,19 +10,27 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
+from synthesist.event_text import event_text
 from synthesist.events import (
     EVENT_ADAPTER,
     AnalysisComplete,
     Analyzing,
+    Error,
     ErrorData,
     ErrorKind,
     PreparationStage,
+    Progress,
     ProgressData,
     ProgressStage,
     StartedData,
+    Synthesizing,
+    SynthesizingData,
+    Thinking,
+    ThinkingData,
     TurnSummary,
     VisionEngine,
 )
+from synthesist.orchestrator.emitter import Emitter
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "synthesist"
 
@@ -77,3 +85,52 @@ def test_every_kind_and_stage_the_code_emits_is_in_the_vocabulary_and_every_one_
     assert kinds == set(get_args(ErrorKind))
     stages = _emitted(r'Preparation\("([^"]+)"')
     assert stages == set(get_args(PreparationStage)) and set(get_args(ProgressStage)) == {"rounds", *stages}
+
+
+def test_an_old_line_is_worded_from_its_payload_or_as_it_was_logged() -> None:
+    """A payload that says it all is worded by today's function (the source failure); one that lacks a fact the
+    wording needs (the round's progress before ``after``, the image summary before ``new``) keeps its message."""
+    texts = [event_text(EVENT_ADAPTER.validate_json(line)) for line in OLD_LINES]
+    assert texts == ["q", "indexing the library: 5 of 10", "analysing x.png", "turn 2", "1 findings",
+                     "pubmed failed: boom", "out", "round 1"]
+
+
+@pytest.mark.parametrize(("kind", "agent", "data", "text"), [
+    (Synthesizing, "report", SynthesizingData(stop_reason="max_rounds", partial=True, evidence=3, why="reached 2"),
+     "stopped: reached 2"),
+    (Error, None, ErrorData(kind="model", detail="timeout", fallback="extractive"),
+     "model failed; the extractive engine answered"),
+    (Error, "report", ErrorData(kind="model", detail="timeout", fallback="extractive"),
+     "model failed; the extractive engine wrote the report"),
+    (Error, "visual", ErrorData(kind="model", detail="bad JSON", fallback="protocol"),
+     "vision model failed; measuring instead"),
+    (Error, None, ErrorData(kind="internal", detail="rounds: KeyError: 'x'", where="rounds"),
+     "internal error in rounds"),
+    (Error, None, ErrorData(kind="store", detail="rounds: gone", where="rounds", recoverable=False),
+     "the vector store failed (gone); the report is written from what the run holds"),
+    (Error, None, ErrorData(kind="timeout", detail="run timed out after 5s (in round 1)"),
+     "run timed out after 5s (in round 1)"),
+    (Error, "pubmed", ErrorData(kind="source", source="pubmed", detail="HTTP 503"), "pubmed failed: HTTP 503"),
+    (Progress, None, ProgressData(fraction=0.5, evidence=4), "round 1 done"),
+    (Progress, None, ProgressData(fraction=0.5, evidence=4, after="judge"), "round 1 judged"),
+    (Thinking, "manager", ThinkingData(text="Search.", step="next", next_speaker="searcher"), "next: searcher"),
+    (Thinking, "manager", ThinkingData(text="1. facts", step="new plan"), "new plan"),
+])
+def test_the_emitter_words_an_event_from_its_payload(kind: type, agent: str | None, data: object, text: str) -> None:
+    event = Emitter("r1").make(kind, round=1, agent=agent, data=data)
+    assert event.message == text == event_text(event)
+    line = event.model_dump_json()
+    assert EVENT_ADAPTER.validate_json(line).model_dump_json() == line
+
+
+def test_a_payload_field_left_unset_is_not_in_the_json() -> None:
+    unset = Emitter("r1").make(Error, round=0, agent=None, data=ErrorData(kind="cancelled", detail="stopped"))
+    assert '"fallback"' not in unset.model_dump_json() and '"where"' not in unset.model_dump_json()
+    assert unset.message == "stopped"
+
+
+def test_no_emit_site_words_its_event() -> None:
+    for path in (SRC / "orchestrator").glob("*.py"):
+        text = path.read_text()  # the wording is event_text's; a SourceFailure's message is the source's own
+        assert all("SourceFailure(" in text[max(0, at - 200):at] for at in
+                   (m.start() for m in re.finditer(r"\bmessage=", text))), path

@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from synthesist.errors import BadInputError
-from synthesist.run_store import Checkpoint, RunOptions, RunStore
+from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
 
 
 def _checkpoint(run_id: str, **fields: object) -> Checkpoint:
     options = RunOptions(question="Does metformin lower cancer risk?", sources=("library",), origin="batch")
-    return Checkpoint(run_id=run_id, options=options, round=2, memory={"items": []}, **fields)
+    return Checkpoint(run_id=run_id, options=options, round=2, memory=MemorySnapshot(run_id=run_id,
+                      question=options.question, round=2), **fields)
 
 
 def test_a_checkpoint_is_saved_atomically_and_read_back_typed(tmp_path: Path) -> None:
@@ -60,3 +61,23 @@ def test_the_live_lock_is_held_while_a_run_runs_and_refuses_a_second_holder(tmp_
     assert not folder.is_live()
     with folder.unless_live() as free:
         assert free
+
+
+def test_a_checkpoint_written_before_the_snapshot_was_typed_loads_typed_and_dumps_back_the_same() -> None:
+    """A real checkpoint.json (a one-round run of the e2e bench's question) as the code before
+    :class:`MemorySnapshot` wrote it, when the memory was a ``dict``."""
+    raw = (Path(__file__).parent / "checkpoint_before_typed_snapshot.json").read_bytes()
+    checkpoint = Checkpoint.model_validate_json(raw)
+    memory = checkpoint.memory
+    assert memory.run_id == checkpoint.run_id and memory.round == checkpoint.round == 1
+    assert memory.evidence and all(entry.keys for entry in memory.evidence)
+    assert memory.assessments and memory.hypotheses and memory.usage and memory.queries
+    assert checkpoint.model_dump_json().encode() == raw
+
+
+def test_a_snapshot_missing_the_later_fields_still_loads() -> None:
+    old = MemorySnapshot.model_validate({"version": 1, "run_id": "r", "question": "q?", "evidence": [], "round": 1,
+                                         "hypotheses": [], "assessments": [], "report": None, "usage": []})
+    assert (old.conflicts, old.queries, old.shown) == ((), (), {})
+    with pytest.raises(ValueError, match="version"):
+        MemorySnapshot.model_validate({"version": 2, "run_id": "r", "question": "q?"})

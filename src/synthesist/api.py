@@ -4,7 +4,7 @@
 
     result = await research("Does metformin lower cancer incidence in type 2 diabetes?")
     async for event in stream(question, sources="library", libraries=["papers.jsonl"]):
-        print(event.type, event.message)
+        print(event.type, event_text(event))  # from synthesist.event_text: the event in one line
     results = await research_many(questions, concurrency=8, out_dir="batch/")
 
 A run's options are one frozen :class:`StreamOptions` (``stream(question, StreamOptions(...))``), or its fields as
@@ -37,7 +37,7 @@ from .agents.redaction import REDACTED, scrub
 from .agents.report_format import render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams
 from .config import Settings, current_settings, load_settings, with_overrides
-from .errors import BadInputError, SnapshotError, SynthesistError
+from .errors import BadInputError, SynthesistError
 from .events import Complete, EventBase
 from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
 from .lookups import (
@@ -54,7 +54,6 @@ from .lookups import (
     study_answer,
     study_record,
 )
-from .memory.snapshot import read_snapshot
 from .models import Evidence, ResearchResult
 from .orchestrator.runner import RunControl
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
@@ -315,8 +314,8 @@ def run_evidence(run_id: str, *, settings: Settings | None = None) -> list[Evide
     shows while the run is still going. None collected yet, or no readable checkpoint: []."""
     try:
         checkpoint = run_store(settings).load_checkpoint(run_id)
-        return [item for item, _ in read_snapshot(checkpoint.memory)[2]]
-    except (BadInputError, SnapshotError):
+        return [entry.item for entry in checkpoint.memory.evidence]
+    except BadInputError:
         return []
 
 

@@ -27,6 +27,7 @@ from . import __version__, cli_watch
 from .agents.redaction import SecretFilter
 from .cli_study import add_study_parser, run_study
 from .errors import BadInputError, SynthesistError
+from .event_text import event_text
 from .titles import display_title
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -338,7 +339,7 @@ class EventPrinter:
             return
         who = f" {event.agent}" if event.agent else ""
         notes = "".join(f" ({note})" for note in getattr(event.data, "warnings", ()))
-        line = printable(f"[round {event.round}]{who} {event.type}: {event.message}{notes}")
+        line = printable(f"[round {event.round}]{who} {event.type}: {event_text(event)}{notes}")
         if self.console.is_terminal:
             self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False, highlight=False)
         else:

@@ -1,8 +1,12 @@
 """The typed event stream of a research run: a discriminated union of small frozen models.
 
 Every event has ``type`` (the discriminator), ``run_id``, ``seq`` (1, 2, … per run), ``timestamp``, ``round``,
-``agent``, ``message`` (one human line) and typed ``data``. Rendering lives in the CLI, never here.
-Parse any event from JSON with ``EVENT_ADAPTER.validate_json(line)``.
+``agent``, ``message`` (one human line) and typed ``data``. The wording of ``message`` has one home,
+:func:`synthesist.event_text.event_text`, which renders it from the typed payload: the emitter fills ``message``
+with it for the log (events.jsonl files keep their shape), and the faces call it to show an event. A fact the
+wording needs that is no other field's (the engine notice, why the rounds stopped, where an internal error struck)
+is an optional payload field left out of the JSON when unset, so lines written before it parse and dump back the
+same. Parse any event from JSON with ``EVENT_ADAPTER.validate_json(line)``.
 """
 
 from __future__ import annotations
@@ -36,9 +40,21 @@ PreparationStage = Literal["indexing the library"]
 ProgressStage = Literal["rounds", PreparationStage]
 """``rounds`` (the end of a round) or the preparation a ``progress`` event counts."""
 
+ThinkingStep = Literal["plan", "new plan", "next", "request satisfied"]
+"""What a Magentic manager's ``thinking`` event is: its plan, a new plan, a progress ledger naming the next speaker,
+or one saying the request is satisfied."""
+
+Fallback = Literal["extractive", "protocol"]
+"""Who answered for a failed model: the extractive engine, or (for an image) the deterministic viewer protocol."""
+
 RequestKind = Literal["tools", "final", "single"]
 """What a vision turn offered: ``tools`` (viewer and search tools, no response format), ``final`` (no tools, the
 answer schema as response format: the last turn, or a force-finalize turn) or ``single`` (single-turn mode)."""
+
+
+def _unset(value: object) -> bool:
+    """A payload field added after events.jsonl files were written is left out of the JSON while unset."""
+    return value is None
 
 
 class EventBase(Frozen):
@@ -57,6 +73,8 @@ class StartedData(Frozen):
     engines: dict[str, str]
     max_rounds: int
     resumed_from_round: int = 0
+    notice: str | None = Field(None, exclude_if=_unset)
+    """How the engines were chosen (e.g. no LLM configured), said after the question."""
 
 
 class Started(EventBase):
@@ -72,6 +90,8 @@ class ProgressData(Frozen):
     done: int | None = None
     total: int | None = None
     """For a long wait: how many of how many units (records to embed) are done."""
+    after: Literal["judge"] | None = Field(None, exclude_if=_unset)
+    """Unset: the end of a round; ``judge``: a Magentic judge's turn ended the round's assessment."""
 
 
 class Progress(EventBase):
@@ -81,6 +101,9 @@ class Progress(EventBase):
 
 class ThinkingData(Frozen):
     text: str
+    step: ThinkingStep | None = Field(None, exclude_if=_unset)
+    next_speaker: str | None = Field(None, exclude_if=_unset)
+    """For step ``next``: the participant the ledger chose."""
 
 
 class Thinking(EventBase):
@@ -174,6 +197,8 @@ class SynthesizingData(Frozen):
     stop_reason: StopReason
     partial: bool
     evidence: int
+    why: str | None = Field(None, exclude_if=_unset)
+    """The stop's explanation, as the report gives it."""
 
 
 class Synthesizing(EventBase):
@@ -233,6 +258,8 @@ class AnalysisCompleteData(Frozen):
     turns: tuple[TurnSummary, ...] = ()
     warnings: tuple[str, ...] = ()
     """Said once about the analysis, e.g. that the expert X-ray tools were not offered, and why."""
+    new: int | None = Field(None, exclude_if=_unset)
+    """How many of the findings (and literature the agent read) were new evidence items."""
 
 
 class AnalysisComplete(EventBase):
@@ -255,6 +282,8 @@ class ClaimsChecked(EventBase):
 class Complete(EventBase):
     type: Literal["complete"] = "complete"
     data: ResearchResult
+    already_finished: bool | None = Field(None, exclude_if=_unset)
+    """True when a resumed run had already finished: its stored result, nothing run again."""
 
 
 class ErrorData(Frozen):
@@ -264,6 +293,10 @@ class ErrorData(Frozen):
     recoverable: bool = True
     failure: SourceFailure | None = None
     """For kind ``source``: the failure as the search reported it (kind, status code, rate limited)."""
+    fallback: Fallback | None = Field(None, exclude_if=_unset)
+    """For kind ``model``: who answered instead of the failed model."""
+    where: str | None = Field(None, exclude_if=_unset)
+    """For an unexpected failure (kind ``internal``, or ``store`` when the store went away): the step it struck."""
 
 
 class Error(EventBase):

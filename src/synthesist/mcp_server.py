@@ -35,6 +35,7 @@ from . import __version__, api
 from .api import NO_SEAMS, Seams
 from .config import Settings, current_settings
 from .errors import BadInputError, excerpt
+from .event_text import event_text
 from .events import Complete, Progress
 from .inputs import check_library_paths, check_question, parse_source_names
 from .mcp_stdio import capped_stdio
@@ -133,7 +134,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         try:
             async for event in api.stream(question, options, settings=settings, session=session):
                 if isinstance(event, Progress) and event.data.stage == "rounds":
-                    await ctx.report_progress(event.data.fraction, 1.0, event.message or f"round {event.round}")
+                    await ctx.report_progress(event.data.fraction, 1.0, event_text(event))
                 if isinstance(event, Complete):
                     result = event.data
         except BadInputError as exc:

@@ -52,6 +52,7 @@ from .composition import (
 )
 from .config import Settings
 from .errors import BadInputError
+from .event_text import event_text
 from .events import Complete, Error, ErrorData, EventBase
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
 from .memory.library_index import BulkEncoder
@@ -172,61 +173,9 @@ class Session:
 
     async def run(self, plan: RunPlan, control: RunControl | None = None) -> AsyncIterator[EventBase]:
         """Build the run ``plan`` describes from this session's objects and yield its events."""
-        settings, options, seams, checkpoint = plan.settings, plan.options, self.seams, plan.checkpoint
         async with AsyncExitStack() as stack:
-            replaying = plan.tape is not None and plan.tape.mode == "replay"  # its chat client is the tape
-            magentic = await _magentic_client(settings, seams.chat_client, stack, replaying=replaying)  # bad config:
-            # fails before any work
-            shared = await asyncio.to_thread(self.shared)
-            exporting = await asyncio.to_thread(shared.embedder.export_pending)
-            warming = asyncio.create_task(shared.embedder.warm())  # overlaps model building, plan, searches
-            stack.push_async_callback(_settle, warming)
-            paths = tuple(Path(p) for p in options.libraries)
-            sources, warnings, preparations = [], [], []
-            if "library" in options.sources:
-                loaded = await asyncio.to_thread(load_usable_library, paths, settings)  # bad input: before the run
-                library = LibrarySource()
-                sources.append(library)
-                warnings += [loaded.summary()] if loaded.summary() else []
-
-                async def index(progress, library=library, loaded=loaded) -> str | None:  # noqa: ANN001
-                    built = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
-                    library.index = built.without(seams.library_exclude) if seams.library_exclude else built
-                    return built.stats.repaired
-
-                preparations.append(Preparation("indexing the library", index, source="library"))
-            cassette, models = await self._models(plan, paths, stack)
-            if cassette is not None and settings.run.manager == "magentic":
-                magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
-            transport = cassette.transport() if cassette is not None else None
-            http = await stack.enter_async_context(open_client(settings, transport=transport))
-            web_client = cassette.web_client(seams.web_client) if cassette is not None else seams.web_client
-            sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
-                                                web_client=web_client)
-            sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
-            team = build_team(sources, models, settings, cassette=cassette)
-            run_id = checkpoint.run_id if checkpoint else plan.run_id or new_run_id()
-            folder = RunStore(settings.data_dir).folder(run_id)  # the run's settings name its data directory
-            stack.enter_context(folder.live())  # before its collection exists: `runs prune` leaves it alone
-            memory = await _open_memory(options, settings, shared, run_id, checkpoint)
-            if checkpoint:
-                rewind_log(folder.events_log, checkpoint.event_seq)
-            emitter = Emitter(memory.run_id, log_path=folder.events_log,
-                              start_seq=checkpoint.event_seq if checkpoint else 0)
-            rules = StopRules(settings.run)
-            if checkpoint:
-                rules.load(checkpoint.stop_rules)
-            manager = _manager(team, emitter, rules, options, folder.directory, settings, magentic)
-            image = _image_step(options, settings, seams.vision or plan.vision, http, sources)
-            ctx = RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
-                             image=image,
-                             fallback_report=ReportAgent(settings),
-                             control=control or RunControl(),
-                             resumed_from_round=checkpoint.round if checkpoint else 0,
-                             notice=_engine_notice(plan.model, settings, exporting=exporting),
-                             warnings=(*(shared.notes if self._report_notes else ()), *warnings),
-                             preparations=tuple(preparations),
-                             decided=checkpoint.decided if checkpoint else None)
+            ctx, folder = await self._context(plan, control, stack)
+            emitter, memory = ctx.emitter, ctx.memory
             async for event in run_stream(ctx):
                 if isinstance(event, Complete):
                     write_outputs(event.data, folder.directory, events_log=None)
@@ -235,12 +184,54 @@ class Session:
                         if failed is not None:
                             yield failed
                 yield event
-            segments = await asyncio.to_thread(collection_segments, settings, run_collection_name(memory.run_id))
-            try:
-                await memory.drop_collection()  # a finished run keeps its checkpoint and files, not a collection
-                await asyncio.to_thread(reclaim_segments, settings, segments)  # nor its index folder on disk
-            except MemoryStoreError as exc:  # the store went away: the report is written; `runs prune` clears it
-                log.warning("could not drop the run's collection: %s", exc)
+            await _drop_collection(plan.settings, memory)
+
+    async def _context(self, plan: RunPlan, control: RunControl | None, stack: AsyncExitStack
+                       ) -> tuple[RunContext, RunFolder]:
+        """The run's objects, built in the order a bad input fails first and slow work overlaps; what must be
+        closed after the run is on ``stack``."""
+        settings, options, seams, checkpoint = plan.settings, plan.options, self.seams, plan.checkpoint
+        replaying = plan.tape is not None and plan.tape.mode == "replay"  # its chat client is the tape
+        magentic = await _magentic_client(settings, seams.chat_client, stack, replaying=replaying)  # bad config:
+        # fails before any work
+        shared = await asyncio.to_thread(self.shared)
+        exporting = await asyncio.to_thread(shared.embedder.export_pending)
+        warming = asyncio.create_task(shared.embedder.warm())  # overlaps model building, plan, searches
+        stack.push_async_callback(_settle, warming)
+        paths = tuple(Path(p) for p in options.libraries)
+        sources, warnings, preparations = await _library(options, settings, shared, paths, seams)
+        cassette, models = await self._models(plan, paths, stack)
+        if cassette is not None and settings.run.manager == "magentic":
+            magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
+        transport = cassette.transport() if cassette is not None else None
+        http = await stack.enter_async_context(open_client(settings, transport=transport))
+        web_client = cassette.web_client(seams.web_client) if cassette is not None else seams.web_client
+        sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
+                                            web_client=web_client)
+        sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
+        team = build_team(sources, models, settings, cassette=cassette)
+        run_id = checkpoint.run_id if checkpoint else plan.run_id or new_run_id()
+        folder = RunStore(settings.data_dir).folder(run_id)  # the run's settings name its data directory
+        stack.enter_context(folder.live())  # before its collection exists: `runs prune` leaves it alone
+        memory = await _open_memory(options, settings, shared, run_id, checkpoint)
+        if checkpoint:
+            rewind_log(folder.events_log, checkpoint.event_seq)
+        emitter = Emitter(memory.run_id, log_path=folder.events_log,
+                          start_seq=checkpoint.event_seq if checkpoint else 0)
+        rules = StopRules(settings.run)
+        if checkpoint:
+            rules.load(checkpoint.stop_rules)
+        ctx = RunContext(memory=memory, emitter=emitter, settings=settings, options=options,
+                         manager=_manager(team, emitter, rules, options, folder.directory, settings, magentic),
+                         image=_image_step(options, settings, seams.vision or plan.vision, http, sources),
+                         fallback_report=ReportAgent(settings),
+                         control=control or RunControl(),
+                         resumed_from_round=checkpoint.round if checkpoint else 0,
+                         notice=_engine_notice(plan.model, settings, exporting=exporting),
+                         warnings=(*(shared.notes if self._report_notes else ()), *warnings),
+                         preparations=tuple(preparations),
+                         decided=checkpoint.decided if checkpoint else None)
+        return ctx, folder
 
     async def _models(self, plan: RunPlan, paths: Sequence[Path], stack: AsyncExitStack) -> tuple[Cassette | None,
                                                                                                   dict[str, Any]]:
@@ -268,9 +259,9 @@ class Session:
             raise BadInputError(f"run {checkpoint.run_id!r} finished, but its report.json is unreadable")
         if out_dir is not None:
             write_outputs(result, out_dir, events_log=folder.events_log)
-        return Complete(run_id=checkpoint.run_id, seq=max(1, checkpoint.event_seq), timestamp=datetime.now(UTC),
-                        round=result.rounds, message=f"run {checkpoint.run_id} had already finished "
-                        f"({result.stop_reason}); nothing was run again", data=result)
+        event = Complete(run_id=checkpoint.run_id, seq=max(1, checkpoint.event_seq), timestamp=datetime.now(UTC),
+                         round=result.rounds, data=result, already_finished=True)
+        return event.model_copy(update={"message": event_text(event)})
 
 
 def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:
@@ -298,6 +289,34 @@ def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path |
     return paths
 
 
+async def _library(options: RunOptions, settings: Settings, shared: Shared, paths: tuple[Path, ...], seams: Seams
+                   ) -> tuple[list[Any], list[str], list[Preparation]]:
+    """With the library among the sources: its source (indexed by a preparation, after ``started``), the lines
+    skipped as a warning, and that preparation. The library is read first, so bad input fails before the run."""
+    if "library" not in options.sources:
+        return [], [], []
+    loaded = await asyncio.to_thread(load_usable_library, paths, settings)
+    library = LibrarySource()
+
+    async def index(progress) -> str | None:  # noqa: ANN001
+        built = await asyncio.to_thread(index_library, loaded, paths, shared, progress)
+        library.index = built.without(seams.library_exclude) if seams.library_exclude else built
+        return built.stats.repaired
+
+    summary = loaded.summary()
+    return [library], [summary] if summary else [], [Preparation("indexing the library", index, source="library")]
+
+
+async def _drop_collection(settings: Settings, memory: ResearchMemory) -> None:
+    """A finished run keeps its checkpoint and files, not a collection, nor its index folder on disk."""
+    segments = await asyncio.to_thread(collection_segments, settings, run_collection_name(memory.run_id))
+    try:
+        await memory.drop_collection()
+        await asyncio.to_thread(reclaim_segments, settings, segments)
+    except MemoryStoreError as exc:  # the store went away: the report is written; `runs prune` clears it
+        log.warning("could not drop the run's collection: %s", exc)
+
+
 def _write_out(result: ResearchResult, out_dir: Path, folder: RunFolder, emitter: Emitter) -> Error | None:
     """Copy the report files to ``out_dir``; if that fails now (it passed the check before the run), the report
     stays in the run folder and an ``output`` error event says where."""
@@ -305,7 +324,7 @@ def _write_out(result: ResearchResult, out_dir: Path, folder: RunFolder, emitter
         write_outputs(result, out_dir, events_log=folder.events_log)
     except OSError as exc:
         detail = f"could not write {out_dir} ({exc.strerror or exc}); the report is in {folder.directory}"
-        return emitter.make(Error, round=result.rounds, agent=None, message=detail,
+        return emitter.make(Error, round=result.rounds, agent=None,
                             data=ErrorData(kind="output", source=str(folder.directory), detail=detail))
     return None
 
@@ -374,7 +393,7 @@ def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -
 async def _open_memory(options: RunOptions, settings: Settings, shared: Shared, run_id: str,
                        checkpoint: Checkpoint | None) -> ResearchMemory:
     if checkpoint is not None:
-        return await ResearchMemory.restore(checkpoint.memory, embedder=shared.embedder,
+        return await ResearchMemory.restore(checkpoint.memory.model_dump(mode="json"), embedder=shared.embedder,
                                             settings=settings.memory, client=shared.client)
     return await ResearchMemory.open(options.question, embedder=shared.embedder, client=shared.client,
                                      settings=settings.memory, run_id=run_id)

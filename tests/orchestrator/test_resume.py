@@ -55,7 +55,7 @@ def test_a_killed_run_resumes_from_its_last_round_losing_nothing(tmp_path: Path,
     settings = base.model_copy(update={"memory": base.memory.model_copy(update={"chroma_mode": "persistent"})})
     checkpoint = RunStore(data).load_checkpoint("killed-run")
     assert checkpoint.round == 2 and not checkpoint.finished
-    before = [item["item"]["id"] for item in checkpoint.memory["evidence"]]
+    before = [entry.item.id for entry in checkpoint.memory.evidence]
     assert before
 
     log = data / "runs" / "killed-run" / "events.jsonl"

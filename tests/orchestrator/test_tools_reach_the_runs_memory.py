@@ -150,11 +150,9 @@ async def test_a_tool_called_outside_a_run_fails_clearly(tmp_path: Path, embedde
     manager = ctx.manager
     assert isinstance(manager, MagenticManager)
 
-    async def send(event: object) -> None:
-        raise AssertionError("no event is sent outside a run")
-
-    [_, bibliography] = manager._tools(send)[SEARCHER]
+    [_, bibliography] = manager._tools()[SEARCHER]
     told = await bibliography.invoke(arguments={"limit": 5}, skip_parsing=True)
     assert told == "internal error: the run stops"  # what the model is told
     assert isinstance(manager._failure, NoActiveRunError)  # and the run would stop with this error
     assert "no research run is active" in str(manager._failure)
+    assert manager._events.empty()  # no event is said outside a run

@@ -1,4 +1,5 @@
-"""Building events (run id, sequence numbers, timestamps, round) and writing the run's JSONL log."""
+"""Building events (run id, sequence numbers, timestamps, round, the wording :mod:`synthesist.event_text` gives
+them) and writing the run's JSONL log."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import json
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
+from ..event_text import event_text
 from ..events import EventBase
 from ..models import Span
+
+E = TypeVar("E", bound=EventBase)
 
 
 class Emitter:
@@ -29,10 +33,12 @@ class Emitter:
     def seq(self) -> int:
         return self._seq
 
-    def make(self, event_type: type[EventBase], *, round: int, agent: str | None, message: str, data: Any):
+    def make(self, event_type: type[E], *, round: int, agent: str | None, data: Any) -> E:
+        """The run's next event; its ``message`` is :func:`~synthesist.event_text.event_text`'s wording of it."""
         self._seq += 1
         event = event_type(run_id=self.run_id, seq=self._seq, timestamp=datetime.now(UTC), round=round,
-                           agent=agent, message=message, data=data)
+                           agent=agent, data=data)
+        event = event.model_copy(update={"message": event_text(event)})
         if self._log is not None:
             self._log.write(event.model_dump_json() + "\n")
             self._log.flush()

@@ -6,11 +6,10 @@ the agents' calls only (plan, judge and hypotheses per round, the report once), 
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ..agents.base import AgentOutput
 from ..agents.hypothesis import HypothesisAgent
@@ -38,12 +37,13 @@ from ..events import (
     SearchingData,
 )
 from ..memory import ResearchMemory
-from ..models import HypothesisAssessment, JudgeAssessment, Span, StopReason
-from ..run_store import Checkpoint, RunFolder, RunOptions
+from ..models import Span, StopReason
+from ..run_store import Checkpoint, MemorySnapshot, RunFolder, RunOptions
 from .emitter import Emitter
 from .stop_rules import StopRules
+from .stream import Done, Step, merge, step
 
-Send = Callable[[EventBase], Awaitable[None]]
+E = TypeVar("E", bound=EventBase)
 
 
 @dataclass(frozen=True)
@@ -83,65 +83,64 @@ class RoundSteps:
         self.fallbacks: dict[str, str] = {}
         """Agents whose model failed at least once: who answered instead (``extractive (fallback from …)``)."""
 
-    async def search(self, memory: ResearchMemory, round: int, send: Send) -> SearchOutcome:
-        search = self.team.search
+    @step
+    async def search(self, memory: ResearchMemory) -> AsyncIterator[EventBase | Done[SearchOutcome]]:
+        """Plan the round's searches (round 1 also takes the image's suggestions), then run them."""
+        search, round = self.team.search, memory.round
         started = self.emitter.elapsed()
         planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
                                     hypotheses=memory.findings.hypotheses, seeds=self.seeds if round == 1 else ())
         self.emitter.span("plan", started, round=round, phase="plan")
-        await self.report_fallback(planned, round, send, search.name)
-        return await self.execute_search(memory, planned.value, round, send)
+        for event in self.fallback(planned, memory, search.name):
+            yield event
+        searched = self.execute_search(memory, planned.value)
+        async for event in searched:
+            yield event
+        yield Done(searched.outcome)
 
-    async def execute_search(self, memory: ResearchMemory, plan: QueryPlan, round: int, send: Send) -> SearchOutcome:
+    @step
+    async def execute_search(self, memory: ResearchMemory, plan: QueryPlan
+                             ) -> AsyncIterator[EventBase | Done[SearchOutcome]]:
         """Announce, run and report one plan's searches; record each request as a span."""
-        search = self.team.search
+        search, round = self.team.search, memory.round
         pairs = tuple(search.pairs(plan, memory, round=round))
-        await send(self.event(Searching, round, search.name, f"{len(pairs)} queries",
-                               SearchingData(queries=pairs, rationale=plan.rationale)))
+        yield self.event(Searching, memory, search.name, SearchingData(queries=pairs, rationale=plan.rationale))
         outcome = await search.execute(memory, plan, round=round)
         for timing in outcome.timings:  # each answer is stored as it arrives: storing is part of its search
             start = timing.started - self.emitter.started
             self.emitter.spans.append(self.span(timing.name, start, timing.ended - self.emitter.started, round,
                                                  "search"))
         for error in outcome.errors:
-            await send(self.event(Error, round, search.name, f"{error.source} failed: {error.message}",
-                                   ErrorData(kind="source", source=error.source, detail=error.message,
-                                             failure=error)))
-        message = f"{outcome.new_count} new, {len(outcome.added.merged)} merged, {len(memory)} in memory"
-        await send(self.event(SearchComplete, round, search.name, message, SearchCompleteData(
+            yield self.event(Error, memory, search.name, ErrorData(kind="source", source=error.source,
+                                                                   detail=error.message, failure=error))
+        yield self.event(SearchComplete, memory, search.name, SearchCompleteData(
             new=outcome.new_count, merged=len(outcome.added.merged), total=len(memory), counts=outcome.counts,
             errors=outcome.errors, items=tuple(ItemBrief.of(item) for item in map(memory.get, outcome.added.new)
-                                               if item is not None))))
-        return outcome
+                                               if item is not None)))
+        yield Done(outcome)
 
-    async def assess(self, memory: ResearchMemory, round: int, send: Send) -> None:
-        """Judge and hypotheses are independent: they run concurrently, in one phase."""
-        await asyncio.gather(self.judge(memory, round, send, phase="assess"),
-                             self.hypothesize(memory, round, send, phase="assess"))
+    def assess(self, memory: ResearchMemory) -> AsyncIterator[EventBase]:
+        """Judge and hypotheses are independent: they run concurrently, in one phase, their events merged as they
+        are made (their outcomes are the run's: ``memory.findings``)."""
+        return merge(self.judge(memory, phase="assess"), self.hypothesize(memory, phase="assess"))
 
-    async def judge(self, memory: ResearchMemory, round: int, send: Send, *, phase: str) -> JudgeAssessment:
+    async def judge(self, memory: ResearchMemory, *, phase: str) -> AsyncIterator[EventBase]:
+        """Judge the evidence; the assessment joins ``memory.findings`` (its ``latest_assessment``)."""
         judge = self.team.judge
-        await send(self.event(Judging, round, judge.name, "judging the evidence",
-                               JudgingData(context_size=min(len(memory), judge.context_size))))
-        judged = await self.timed(judge.run(memory, round=round), "judge", round, phase)
-        await self.report_fallback(judged, round, send, judge.name)
-        assessment = judged.value
-        verdict = "sufficient" if assessment.sufficient else "continue"
-        await send(self.event(JudgeComplete, round, judge.name,
-                               f"mechanism {assessment.mechanism.score:g}, clinical {assessment.clinical.score:g}, "
-                               f"confidence {assessment.confidence:.2f}: {verdict}", assessment))
-        return assessment
+        yield self.event(Judging, memory, judge.name, JudgingData(context_size=min(len(memory), judge.context_size)))
+        judged = await self.timed(judge.run(memory, round=memory.round), "judge", memory.round, phase)
+        for event in self.fallback(judged, memory, judge.name):
+            yield event
+        yield self.event(JudgeComplete, memory, judge.name, judged.value)
 
-    async def hypothesize(self, memory: ResearchMemory, round: int, send: Send, *,
-                           phase: str) -> HypothesisAssessment:
+    async def hypothesize(self, memory: ResearchMemory, *, phase: str) -> AsyncIterator[EventBase]:
+        """Propose hypotheses; they join ``memory.findings`` (its ``hypotheses``)."""
         hypothesis = self.team.hypothesis
-        await send(self.event(Hypothesizing, round, hypothesis.name, "forming hypotheses",
-                               HypothesizingData(evidence=len(memory))))
-        output = await self.timed(hypothesis.run(memory, round=round), "hypothesis", round, phase)
-        await self.report_fallback(output, round, send, hypothesis.name)
-        await send(self.event(Hypothesizing, round, hypothesis.name,
-                               f"{len(output.value.hypotheses)} hypotheses", output.value))
-        return output.value
+        yield self.event(Hypothesizing, memory, hypothesis.name, HypothesizingData(evidence=len(memory)))
+        output = await self.timed(hypothesis.run(memory, round=memory.round), "hypothesis", memory.round, phase)
+        for event in self.fallback(output, memory, hypothesis.name):
+            yield event
+        yield self.event(Hypothesizing, memory, hypothesis.name, output.value)
 
     async def timed(self, work: Awaitable[AgentOutput], name: str, round: int, phase: str) -> AgentOutput:
         started = self.emitter.elapsed()
@@ -150,39 +149,46 @@ class RoundSteps:
         finally:
             self.emitter.span(name, started, round=round, phase=phase)
 
-    async def report_fallback(self, output: AgentOutput, round: int, send: Send, agent: str) -> None:
+    def fallback(self, output: AgentOutput, memory: ResearchMemory, agent: str) -> Iterator[EventBase]:
         """Say when the extractive engine answered for a failed model, and remember who answered."""
         if output.fallback_reason:
             self.fallbacks[agent] = f"{output.engine} (fallback from {self.team.engines()[agent]})"
-            await send(self.event(Error, round, None, "model failed; the extractive engine answered",
-                                   ErrorData(kind="model", detail=output.fallback_reason)))
+            yield self.event(Error, memory, None, ErrorData(kind="model", detail=output.fallback_reason,
+                                                            fallback="extractive"))
 
-    def checkpoint(self, memory: ResearchMemory, round: int, *, stop_reason: StopReason | None = None,
+    def checkpoint(self, memory: ResearchMemory, *, stop_reason: StopReason | None = None,
                    decided: tuple[str, str] | None = None) -> None:
         """Save the run's state; with ``stop_reason`` the run is marked finished (a resume only reprints it); with
         ``decided`` the rounds are over (a resume writes the report and runs no round)."""
         if self.checkpoint_dir is None:
             return
         RunFolder(self.checkpoint_dir).save_checkpoint(Checkpoint(
-            run_id=memory.run_id, options=self.options, round=round, memory=memory.snapshot(),
+            run_id=memory.run_id, options=self.options, round=memory.round,
+            memory=MemorySnapshot.model_validate(memory.snapshot()),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
             stop_reason=stop_reason, decided=decided))
 
-    def event(self, kind: type[EventBase], round: int, agent: str | None, message: str, data: object):
-        return self.emitter.make(kind, round=round, agent=agent, message=message, data=data)
+    def event(self, kind: type[E], memory: ResearchMemory, agent: str | None, data: object) -> E:
+        """An event of the run's current round (its wording is :func:`synthesist.event_text.event_text`'s)."""
+        return self.emitter.make(kind, round=memory.round, agent=agent, data=data)
 
     @staticmethod
     def span(name: str, start: float, end: float, round: int, phase: str) -> Span:
         return Span(name=name, start=max(0.0, start), end=max(0.0, end), round=round, phase=phase)
 
 
+Decision = tuple[StopReason, str]
+"""Why the rounds stopped, and the explanation a report gives."""
+
+
 class Manager(Protocol):
     """What the runner drives, whichever manager routes the agents: the round steps they share, and the rounds
-    until a stop (:class:`LoopManager` here, :class:`~.magentic.MagenticManager` with a model as the router)."""
+    until a stop (:class:`LoopManager` here, :class:`~.magentic.MagenticManager` with a model as the router) — a
+    step whose events the runner streams and whose outcome is the stop decision."""
 
     steps: RoundSteps
 
-    async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]: ...
+    def rounds(self, memory: ResearchMemory) -> Step[Decision]: ...
 
 
 class LoopManager:
@@ -191,26 +197,29 @@ class LoopManager:
     def __init__(self, steps: RoundSteps):
         self.steps = steps
 
-    async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]:
-        """Run rounds until a stop rule fires; returns the reason and its explanation."""
+    @step
+    async def rounds(self, memory: ResearchMemory) -> AsyncIterator[EventBase | Done[Decision]]:
+        """Run rounds until a stop rule fires; the outcome is the reason and its explanation."""
         steps = self.steps
         while True:
             round = memory.progress.next_round()
-            outcome = await steps.search(memory, round, send)
+            searched = steps.search(memory)
+            async for event in searched:
+                yield event
             if len(memory) == 0:
                 reason, why = steps.stop_rules.after_round(
                     round=round, new_evidence=0, total_evidence=0, assessment=None, tokens_used=0)
             else:
-                await steps.assess(memory, round, send)
+                async for event in steps.assess(memory):
+                    yield event
                 reason, why = steps.stop_rules.after_round(
-                    round=round, new_evidence=outcome.new_count, total_evidence=len(memory),
+                    round=round, new_evidence=searched.outcome.new_count, total_evidence=len(memory),
                     assessment=memory.findings.latest_assessment, tokens_used=memory.ledger.total.total_tokens)
             fraction = min(1.0, round / steps.options.max_rounds)
-            await send(steps.event(Progress, round, None, f"round {round} done",
-                                   ProgressData(fraction=fraction, evidence=len(memory))))
+            yield steps.event(Progress, memory, None, ProgressData(fraction=fraction, evidence=len(memory)))
             if reason is None:
-                await send(steps.event(Looping, round, None, f"round {round + 1}: {why}",
-                                       LoopingData(next_round=round + 1, reason=why)))
-            steps.checkpoint(memory, round)  # after the round's last events: a resumed run's log keeps them
+                yield steps.event(Looping, memory, None, LoopingData(next_round=round + 1, reason=why))
+            steps.checkpoint(memory)  # after the round's last events: a resumed run's log keeps them
             if reason is not None:
-                return reason, why
+                yield Done((reason, why))
+                return

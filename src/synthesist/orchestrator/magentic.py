@@ -2,8 +2,10 @@
 
 Participants ``searcher``, ``judge`` and ``hypothesizer`` are agent-framework ``Agent``s whose tools call OUR agents
 on this run's memory (``search_literature`` → SearchAgent, ``judge_evidence`` → JudgeAgent, ``propose_hypotheses``
-→ HypothesisAgent, ``get_bibliography`` → the memory's reference list) and emit the loop manager's events, spans and
-checkpoints. The Magentic manager agent only decides who speaks next; the runner's ReportAgent writes the report.
+→ HypothesisAgent, ``get_bibliography`` → the memory's reference list) and run the loop manager's steps, with their
+spans and checkpoints. The workflow runs in a task of its own; each tool drains the events of the step it runs into
+the manager's one queue, and :meth:`MagenticManager.rounds` yields from it, so the runner sees one stream. The
+Magentic manager agent only decides who speaks next; the runner's ReportAgent writes the report.
 
 Limits (:func:`magentic_limits`): one Magentic round is one progress ledger plus one participant turn, so a research
 round (search, judge, hypotheses) takes three and ``max_round_count = 3 * max_rounds + 1`` (the closing ledger);
@@ -18,7 +20,8 @@ the loop manager runs the remaining rounds. Every chat-client call is recorded a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -44,6 +47,7 @@ from ..errors import ConfigError
 from ..events import (
     Error,
     ErrorData,
+    EventBase,
     Looping,
     LoopingData,
     Progress,
@@ -52,11 +56,12 @@ from ..events import (
     ThinkingData,
 )
 from ..memory import ResearchMemory, current_memory
-from ..models import StopReason
 from ..prompts import Boundary, render
-from .loop import LoopManager, RoundSteps, Send
+from .loop import Decision, LoopManager, RoundSteps
+from .stream import Done, step
 
 T = TypeVar("T")
+_END = object()
 
 MANAGER, SEARCHER, JUDGE, HYPOTHESIZER = "manager", "searcher", "judge", "hypothesizer"
 PARTICIPANT_TURNS_PER_ROUND = 3
@@ -136,67 +141,100 @@ class MagenticManager:
         self.model = model
         self.chat_options = dict(chat_options or {})
         self.boundary = Boundary()
-        self._stop: tuple[StopReason, str] | None = None
+        self._stop: Decision | None = None
         self._failure: Exception | None = None
         self._judged_evidence = 0
+        self._events: asyncio.Queue[object] = asyncio.Queue()
+        """What the workflow's task says, for :meth:`rounds` to yield: events, then ``_END``."""
 
-    async def rounds(self, memory: ResearchMemory, send: Send) -> tuple[StopReason, str]:
+    @step
+    async def rounds(self, memory: ResearchMemory) -> AsyncIterator[EventBase | Done[Decision]]:
+        """The workflow runs in a task of its own (the framework calls the participants' tools inside it); the
+        events it makes — the manager's ledgers, the steps the tools run — reach this stream through one queue."""
         self._stop, self._failure, self._judged_evidence = None, None, len(memory)
+        self._events = asyncio.Queue()
         limits = magentic_limits(self.stop_rules.rules)
-        tools = self._tools(send)
+        tools = self._tools()
         participants = [self._agent(name, memory, tools[name]) for name in (SEARCHER, JUDGE, HYPOTHESIZER)]
         workflow = MagenticBuilder(participants=participants, manager_agent=self._agent(MANAGER, memory, ()),
                                    **limits).build()
+        drive = asyncio.create_task(self._drive(workflow, memory))
         try:
-            trace = await self._drive(workflow, memory, send)
+            while (event := await self._events.get()) is not _END:
+                yield event  # type: ignore[misc]
+        finally:
+            if not drive.done():  # the run was cancelled or timed out: so is the workflow's in-flight work
+                drive.cancel()
+            await asyncio.gather(drive, return_exceptions=True)
+        try:
+            trace = drive.result()
         except Exception as exc:  # the chat client or the framework failed; the cause may carry a response body
             if self._failure is not None:
                 raise self._failure from None
             cause = provider_error_in(exc, agent=MANAGER, model=self.model)
-            return await self._fall_back(memory, send, f"{cause.kind}: {cause.message}" if cause is not None
-                                         else type(exc).__name__)
+            async for item in self._fall_back(memory, f"{cause.kind}: {cause.message}" if cause is not None
+                                              else type(exc).__name__):
+                yield item
+            return
         if self._failure is not None:
             raise self._failure
-        return self._decide(memory, trace.ended_by(limits))
+        yield Done(self._decide(memory, trace.ended_by(limits)))
+
+    def _say(self, event: EventBase) -> None:
+        self._events.put_nowait(event)
+
+    async def _drain(self, events: AsyncIterator[EventBase]) -> None:
+        """The one place a step a participant's tool runs gives its events to the manager's stream, as made."""
+        async for event in events:
+            self._say(event)
 
     def _agent(self, role: str, memory: ResearchMemory, tools: Sequence[FunctionTool]) -> Agent:
         return Agent(self.chat_client, render(f"magentic_{role}", boundary=self.boundary), name=role,
                      description=DESCRIPTIONS.get(role), tools=list(tools) or None,
                      default_options=dict(self.chat_options), middleware=[UsageRecorder(role, memory, self.model)])
 
-    async def _drive(self, workflow, memory: ResearchMemory, send: Send) -> WorkflowTrace:
+    async def _drive(self, workflow, memory: ResearchMemory) -> WorkflowTrace:
         trace = WorkflowTrace()
         task = render("magentic_task", question=memory.question, rounds=self.stop_rules.rules.max_rounds)
-        async with workflow.run(task, stream=True) as events:
-            async for event in events:
-                await self._guard(self._observe(event, trace, memory, send), None)
-                if self._stop is not None or self._failure is not None:
-                    break  # closing the stream cancels the workflow's in-flight work
+        try:
+            async with workflow.run(task, stream=True) as events:
+                async for event in events:
+                    await self._guard(self._observe(event, trace, memory), None)
+                    if self._stop is not None or self._failure is not None:
+                        break  # closing the stream cancels the workflow's in-flight work
+        finally:
+            self._events.put_nowait(_END)
         return trace
 
-    async def _observe(self, event: WorkflowEvent, trace: WorkflowTrace, memory: ResearchMemory, send: Send) -> None:
+    async def _observe(self, event: WorkflowEvent, trace: WorkflowTrace, memory: ResearchMemory) -> None:
         if event.type != "magentic_orchestrator":
             return
         kind, content = event.data.event_type, event.data.content
         if kind == MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED:
             trace.ledgers += 1
             trace.satisfied = bool(content.is_request_satisfied.answer)
-            speaker = "request satisfied" if trace.satisfied else f"next: {content.next_speaker.answer}"
             text = str(content.instruction_or_question.answer)
-            await send(self.steps.event(Thinking, memory.round, MANAGER, speaker, ThinkingData(text=text)))
+            data = (ThinkingData(text=text, step="request satisfied") if trace.satisfied
+                    else ThinkingData(text=text, step="next", next_speaker=str(content.next_speaker.answer)))
+            self._say(self.steps.event(Thinking, memory, MANAGER, data))
             return
-        trace.replans += kind == MagenticOrchestratorEventType.REPLANNED
-        message = "new plan" if kind == MagenticOrchestratorEventType.REPLANNED else "plan"
-        await send(self.steps.event(Thinking, memory.round, MANAGER, message, ThinkingData(text=content.text)))
+        replanned = kind == MagenticOrchestratorEventType.REPLANNED
+        trace.replans += replanned
+        self._say(self.steps.event(Thinking, memory, MANAGER,
+                                   ThinkingData(text=content.text, step="new plan" if replanned else "plan")))
 
-    async def _fall_back(self, memory: ResearchMemory, send: Send, error: str) -> tuple[StopReason, str]:
+    async def _fall_back(self, memory: ResearchMemory, error: str) -> AsyncIterator[EventBase | Done[Decision]]:
         detail = f"the Magentic workflow failed ({error}); the loop manager runs the remaining rounds"
-        await send(self.steps.event(Error, memory.round, MANAGER, detail, ErrorData(kind="model", detail=detail)))
-        if memory.round < self.stop_rules.rules.max_rounds:
-            return await LoopManager(self.steps).rounds(memory, send)
-        return self._decide(memory, "round_limit")
+        yield self.steps.event(Error, memory, MANAGER, ErrorData(kind="model", detail=detail))
+        if memory.round >= self.stop_rules.rules.max_rounds:
+            yield Done(self._decide(memory, "round_limit"))
+            return
+        rounds = LoopManager(self.steps).rounds(memory)
+        async for event in rounds:
+            yield event
+        yield Done(rounds.outcome)
 
-    def _decide(self, memory: ResearchMemory, ended_by: str) -> tuple[StopReason, str]:
+    def _decide(self, memory: ResearchMemory, ended_by: str) -> Decision:
         """The stop reason after the workflow ended without a stop rule firing during it."""
         if self._stop is not None:
             return self._stop
@@ -216,7 +254,7 @@ class MagenticManager:
 
     # --- the participants' tools ---------------------------------------------------------------------------------
 
-    def _tools(self, send: Send) -> dict[str, list[FunctionTool]]:
+    def _tools(self) -> dict[str, list[FunctionTool]]:
         """The participants' tools. None is handed the memory: each reaches the run's own through
         :func:`~synthesist.memory.current_memory` when the model calls it (the runner makes it current around the
         run's task), so two runs in one process never see each other's, and a call outside a run fails clearly."""
@@ -225,7 +263,7 @@ class MagenticManager:
                                                                    "let the planner choose")] = None,
         ) -> str:
             """Search every literature source of this run and add what is found to the evidence."""
-            return await self._guard(self._search_tool(send, queries or []), FAILED)
+            return await self._guard(self._search_tool(queries or []), FAILED)
 
         async def get_bibliography(limit: Annotated[int, Field(ge=1, le=100)] = 20) -> str:
             """The reference list of the evidence collected so far."""
@@ -233,11 +271,11 @@ class MagenticManager:
 
         async def judge_evidence() -> str:
             """Assess all evidence collected so far: scores, verdict and the next queries to run."""
-            return await self._guard(self._judge_tool(send), FAILED)
+            return await self._guard(self._judge_tool(), FAILED)
 
         async def propose_hypotheses() -> str:
             """Propose mechanism hypotheses (intervention → target → pathway → effect) from the evidence."""
-            return await self._guard(self._hypothesis_tool(send), FAILED)
+            return await self._guard(self._hypothesis_tool(), FAILED)
 
         return {SEARCHER: [tool(search_literature), tool(get_bibliography)], JUDGE: [tool(judge_evidence)],
                 HYPOTHESIZER: [tool(propose_hypotheses)]}
@@ -251,19 +289,20 @@ class MagenticManager:
             self._failure = self._failure or exc
             return failed
 
-    async def _search_tool(self, send: Send, queries: list[str]) -> str:
+    async def _search_tool(self, queries: list[str]) -> str:
         memory = current_memory()
         limit = self.stop_rules.rules.max_rounds
         if memory.round >= limit:
             return f"No search ran: the limit of {limit} search rounds is reached. Ask the judge, then finish."
         if memory.round:
             why = "the manager asked for another search"
-            await send(self.steps.event(Looping, memory.round, None, f"round {memory.round + 1}: {why}",
-                                   LoopingData(next_round=memory.round + 1, reason=why)))
+            self._say(self.steps.event(Looping, memory, None, LoopingData(next_round=memory.round + 1, reason=why)))
         round = memory.progress.next_round()
-        plan = await self._plan(memory, round, send, queries)
-        outcome = await self.steps.execute_search(memory, plan, round, send)
-        self.steps.checkpoint(memory, round)
+        plan = await self._plan(memory, queries)
+        searched = self.steps.execute_search(memory, plan)
+        await self._drain(searched)
+        outcome = searched.outcome
+        self.steps.checkpoint(memory)
         new = [item for item in map(memory.get, outcome.added.new[:5]) if item is not None]
         labels = "\n".join(f"[{item.id}] {item.label}" for item in new)
         ran = "; ".join(query for _, query in outcome.ran) or "nothing new (every query had run before)"
@@ -276,8 +315,8 @@ class MagenticManager:
         lines = "\n".join(f"{c.number}. [{c.evidence_id}] {c.text}" for c in memory.get_bibliography()[:limit])
         return f"{len(memory)} items collected.\n{self.boundary.wrap(lines)}"
 
-    async def _plan(self, memory: ResearchMemory, round: int, send: Send, queries: list[str]) -> QueryPlan:
-        search = self.team.search
+    async def _plan(self, memory: ResearchMemory, queries: list[str]) -> QueryPlan:
+        search, round = self.team.search, memory.round
         if queries:
             return QueryPlan(queries={name: tuple(queries) for name in search.source_names},
                              rationale="queries chosen by the Magentic searcher")
@@ -285,23 +324,26 @@ class MagenticManager:
         planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
                                     hypotheses=memory.findings.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
-        await self.steps.report_fallback(planned, round, send, search.name)
+        for event in self.steps.fallback(planned, memory, search.name):
+            self._say(event)
         return planned.value
 
-    async def _judge_tool(self, send: Send) -> str:
+    async def _judge_tool(self) -> str:
         memory = current_memory()
         if len(memory) == 0:
             return "No evidence collected yet: the searcher must search first."
         round = memory.round
-        assessment = await self.steps.judge(memory, round, send, phase="judge")  # turns run one after another
+        await self._drain(self.steps.judge(memory, phase="judge"))  # turns run one after another
+        assessment = memory.findings.latest_assessment
+        assert assessment is not None  # the judge step just added it
         reason, why = self.stop_rules.after_round(
             round=round, new_evidence=len(memory) - self._judged_evidence, total_evidence=len(memory),
             assessment=assessment, tokens_used=memory.ledger.total.total_tokens)
         self._judged_evidence = len(memory)
         fraction = min(1.0, round / self.stop_rules.rules.max_rounds)
-        await send(self.steps.event(Progress, round, None, f"round {round} judged",
-                               ProgressData(fraction=fraction, evidence=len(memory))))
-        self.steps.checkpoint(memory, round)  # after its progress event, so a resumed run's log keeps it
+        self._say(self.steps.event(Progress, memory, None,
+                                   ProgressData(fraction=fraction, evidence=len(memory), after="judge")))
+        self.steps.checkpoint(memory)  # after its progress event, so a resumed run's log keeps it
         findings = "\n".join(assessment.key_findings[:5])
         queries = "\n".join(assessment.next_search_queries)
         summary = (f"Round {round}: mechanism {assessment.mechanism.score:g}/10, clinical "
@@ -312,13 +354,14 @@ class MagenticManager:
             return summary + f"The run stops ({reason}: {why})."
         return summary + f"Not finished: {why}."
 
-    async def _hypothesis_tool(self, send: Send) -> str:
+    async def _hypothesis_tool(self) -> str:
         memory = current_memory()
         if len(memory) == 0:
             return "No evidence collected yet: the searcher must search first."
-        round = memory.round
-        assessment = await self.steps.hypothesize(memory, round, send, phase="hypothesis")
-        self.steps.checkpoint(memory, round)
+        await self._drain(self.steps.hypothesize(memory, phase="hypothesis"))
+        assessment = memory.findings.hypotheses
+        assert assessment is not None  # the hypothesis step just added it
+        self.steps.checkpoint(memory)
         lines = [f"{h.statement} (confidence {h.confidence:.2f}; search: {'; '.join(h.search_suggestions)})"
                  for h in assessment.hypotheses]
         return f"{len(lines)} hypotheses:\n{self.boundary.wrap(chr(10).join(lines))}"

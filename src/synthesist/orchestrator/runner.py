@@ -49,7 +49,7 @@ from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memor
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
 from ..run_store import RunOptions
 from .emitter import Emitter
-from .loop import Manager
+from .loop import Decision, Manager
 
 _DONE = object()
 log = logging.getLogger("synthesist.run")
@@ -155,12 +155,11 @@ async def _run(ctx: RunContext, put) -> None:
         await put(event)
 
     engines = manager.steps.team.engines()
-    message = f"{ctx.options.question} — {ctx.notice}" if ctx.notice else ctx.options.question
-    await send(emitter.make(Started, round=memory.round, agent=None, message=message, data=StartedData(
+    await send(emitter.make(Started, round=memory.round, agent=None, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
-        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round)))
+        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round, notice=ctx.notice or None)))
     for warning in ctx.warnings:
-        await send(emitter.make(Error, round=memory.round, agent=None, message=warning,
+        await send(emitter.make(Error, round=memory.round, agent=None,
                                 data=ErrorData(kind="library", detail=warning, recoverable=True)))
     for preparation in ctx.preparations:
         try:
@@ -180,33 +179,27 @@ async def _run(ctx: RunContext, put) -> None:
         why = await _internal_error(ctx, send, "rounds", exc)
         reason = "error"
     # The decision is kept before the report is written: a run killed while writing it resumes into the report.
-    ctx.manager.steps.checkpoint(memory, memory.round, decided=(reason, why))
+    ctx.manager.steps.checkpoint(memory, decided=(reason, why))
     offline = _all_network_sources_unreachable(ctx)
     if offline:
         why = f"{why}; {offline}"
     if ctx.unreadable:
         reason, why = _unreadable_sources(ctx, reason, why)
     partial = reason != "sufficient" or bool(ctx.unreadable)  # a source that could not be read: the report says so
-    await send(emitter.make(Synthesizing, round=memory.round, agent="report", message=f"stopped: {why}",
-                            data=SynthesizingData(stop_reason=reason, partial=partial, evidence=len(memory))))
+    await send(emitter.make(Synthesizing, round=memory.round, agent="report", data=SynthesizingData(
+        stop_reason=reason, partial=partial, evidence=len(memory), why=why)))
     report, engine = await _write_report(ctx, send, partial_reason=why if partial else None)
     engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
-    unsupported = len(report.unsupported_claims)
-    await send(emitter.make(ClaimsChecked, round=memory.round, agent="report",
-                            message=f"{report.claims_checked} cited sentences checked; {unsupported} unsupported "
-                                    f"{'sentence' if unsupported == 1 else 'sentences'} taken out of the report",
-                            data=ClaimsCheckedData(checked=report.claims_checked,
-                                                   unsupported=report.unsupported_claims)))
+    await send(emitter.make(ClaimsChecked, round=memory.round, agent="report", data=ClaimsCheckedData(
+        checked=report.claims_checked, unsupported=report.unsupported_claims)))
     for section in report.sections:
-        await send(emitter.make(Streaming, round=memory.round, agent="report", message=section.heading,
+        await send(emitter.make(Streaming, round=memory.round, agent="report",
                                 data=StreamingData(section=section.heading, text=section.body)))
     result = _result(ctx, report, reason, engines)
-    answer = f"answer {report.answer.verdict or 'open'} ({report.answer.strength}); " if report.answer else ""
-    await send(emitter.make(Complete, round=memory.round, agent=None, message=f"{reason}: {answer}"
-                            f"{len(result.evidence)} items, {len(report.references)} cited", data=result))
-    ctx.manager.steps.checkpoint(memory, memory.round, stop_reason=reason)
+    await send(emitter.make(Complete, round=memory.round, agent=None, data=result))
+    ctx.manager.steps.checkpoint(memory, stop_reason=reason)
 
 
 def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[StopReason, str]:
@@ -251,15 +244,14 @@ async def _prepare(ctx: RunContext, send, preparation: Preparation) -> None:
         await _progress(ctx, send, preparation, *update.result())
     note = await work  # its failure is the run's (a bug, or a broken store): reported like any other
     if note:
-        await send(ctx.emitter.make(Error, round=0, agent=None, message=note,
+        await send(ctx.emitter.make(Error, round=0, agent=None,
                                     data=ErrorData(kind="store", source=preparation.source, detail=note)))
     ctx.emitter.span(preparation.name, started, round=0, phase="prepare")
 
 
 async def _progress(ctx: RunContext, send, preparation: Preparation, done: int, total: int) -> None:
-    await send(ctx.emitter.make(Progress, round=0, agent=None, message=f"{preparation.name}: {done} of {total}",
-                                data=ProgressData(fraction=done / total if total else 1.0, stage=preparation.name,
-                                                  done=done, total=total)))
+    await send(ctx.emitter.make(Progress, round=0, agent=None, data=ProgressData(
+        fraction=done / total if total else 1.0, stage=preparation.name, done=done, total=total)))
 
 
 async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException) -> str:
@@ -269,14 +261,13 @@ async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException)
     if isinstance(exc, MemoryStoreError):
         detail = f"{where}: {exc}"
         log.warning("vector store failed in %s: %s", where, exc)
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=f"the vector store failed "
-                                    f"({exc}); the report is written from what the run holds",
-                                    data=ErrorData(kind="store", detail=detail, recoverable=False)))
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
+                                    data=ErrorData(kind="store", detail=detail, recoverable=False, where=where)))
         return f"the vector store failed ({exc})"
     log.error("internal error in %s", where, exc_info=exc)
     detail = f"{where}: {type(exc).__name__}: {scrub(str(exc))[:300]}"
-    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=f"internal error in {where}",
-                                data=ErrorData(kind="internal", detail=detail, recoverable=False)))
+    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
+                                data=ErrorData(kind="internal", detail=detail, recoverable=False, where=where)))
     return f"an internal error stopped the run ({detail})"
 
 
@@ -287,24 +278,21 @@ async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
     assert step is not None
     name = step.path.name
     started = emitter.elapsed()
-    await send(emitter.make(Analyzing, round=0, agent="visual", message=f"analysing {name}",
-                            data=AnalyzingData(image=name, detail=VisionEngine(
+    await send(emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(image=name, detail=VisionEngine(
                                 engine=step.adapter.label if step.adapter else PROTOCOL_ENGINE))))
     try:
         report = await _visual_report(step, ctx, send)
     except (VisualLoopError, ModelError) as exc:
-        await send(emitter.make(Error, round=0, agent="visual", message="vision model failed; measuring instead",
-                                data=ErrorData(kind="model", detail=str(exc))))
+        await send(emitter.make(Error, round=0, agent="visual",
+                                data=ErrorData(kind="model", detail=str(exc), fallback="protocol")))
         report = await step.agent.analyze(step.path, memory.question, adapter=None, settings=ctx.settings)
     looked_up = [e for tool in step.agent.searches for e in getattr(tool, "found", ())]  # literature it read
     added = await memory.add([*findings_as_evidence(report, step.path), *looked_up])
     emitter.span("visual", started, round=0, phase="visual")
     turns = tuple(turn_summary(t) for t in report.result.turns) if report.result else ()
     findings = tuple(f"{f.label}: {f.description}".strip(": ") for f in report.findings)
-    await send(emitter.make(AnalysisComplete, round=0, agent="visual",
-                            message=f"{len(findings)} findings ({len(added.new)} new evidence items)",
-                            data=AnalysisCompleteData(image=name, findings=findings, turns=turns,
-                                                      warnings=report.warnings)))
+    await send(emitter.make(AnalysisComplete, round=0, agent="visual", data=AnalysisCompleteData(
+        image=name, findings=findings, turns=turns, warnings=report.warnings, new=len(added.new))))
     return report.suggested_searches
 
 
@@ -324,18 +312,25 @@ async def _visual_report(step: ImageStep, ctx: RunContext, send) -> VisualReport
             report = item
             _record_vision_usage(ctx, step, item)
         else:
-            await send(ctx.emitter.make(Analyzing, round=0, agent="visual", message=f"turn {item.index}",
-                                        data=AnalyzingData(image=step.path.name, turn=item.index,
-                                                           detail=turn_summary(item))))
+            await send(ctx.emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(
+                image=step.path.name, turn=item.index, detail=turn_summary(item))))
     assert report is not None
     return report
 
 
-async def _rounds_until_stop(ctx: RunContext, send) -> tuple[StopReason, str]:
+async def _stream_rounds(ctx: RunContext, send) -> Decision:
+    """Stream the manager's rounds to the run's events; their outcome is the stop decision."""
+    rounds = ctx.manager.rounds(ctx.memory)
+    async for event in rounds:
+        await send(event)
+    return rounds.outcome
+
+
+async def _rounds_until_stop(ctx: RunContext, send) -> Decision:
     rules = ctx.settings.run
     reserve = min(rules.report_reserve, rules.timeout * 0.25)
     budget = max(0.0, rules.timeout - reserve - ctx.emitter.elapsed())
-    rounds = asyncio.create_task(ctx.manager.rounds(ctx.memory, send))
+    rounds = asyncio.create_task(_stream_rounds(ctx, send))
     cancel_wait = asyncio.create_task(ctx.control.wait())
     try:
         done, _ = await asyncio.wait({rounds, cancel_wait}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
@@ -348,11 +343,11 @@ async def _rounds_until_stop(ctx: RunContext, send) -> tuple[StopReason, str]:
         await rounds
     if ctx.control.cancelled:
         why = "cancelled by the caller"
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=why,
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
                                     data=ErrorData(kind="cancelled", detail=why)))
         return "cancelled", why
     why = f"run timed out after {rules.timeout:g}s (in round {ctx.memory.round})"
-    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None, message=why,
+    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
                                 data=ErrorData(kind="timeout", detail=why)))
     return "timeout", why
 
@@ -369,17 +364,16 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
             output = await agent.run(ctx.memory, **kwargs)
     except TimeoutError:
         detail = f"the report did not finish in the {remaining:.0f}s left"
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message=detail,
+        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report",
                                     data=ErrorData(kind="timeout", detail=detail)))
     except Exception as exc:  # our bug in the report agent: the extractive engine still writes the report
         await _internal_error(ctx, send, "report", exc)
     else:
         if output.fallback_reason:
-            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message="model failed; "
-                                        "the extractive engine wrote the report",
-                                        data=ErrorData(kind="model", detail=output.fallback_reason)))
+            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", data=ErrorData(
+                kind="model", detail=output.fallback_reason, fallback="extractive")))
         for warning in output.warnings:
-            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", message=warning,
+            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report",
                                         data=ErrorData(kind="model", detail=warning)))
         ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
         return output.value, output.engine
