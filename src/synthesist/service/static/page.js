@@ -160,6 +160,7 @@ function design(e) {
   const types = e.publication_types || [];
   return (DESIGNS.find((d) => types.includes(d)) || types[0] || state.designs.get(e.id) || "").toLowerCase();
 }
+const webUrl = (url) => /^https?:\/\//i.test(url || "") ? url : "";  // a record's own URL links out only to the web (never javascript:)
 function linkOut(e) {
   if (!e) return "";
   const ids = e.identifiers || {};
@@ -168,7 +169,7 @@ function linkOut(e) {
   if (ids.doi) return `https://doi.org/${ids.doi}`;
   if (ids.nct) return `https://clinicaltrials.gov/study/${ids.nct}`;
   if (ids.ppr) return `https://europepmc.org/article/PPR/${ids.ppr}`;
-  return /^https?:/.test(e.url || "") ? e.url : "";
+  return webUrl(e.url);
 }
 function aligned(a) {
   if (!a) return "";
@@ -288,7 +289,7 @@ function reportBody(report) {
 }
 function references(report, byId) {
   $("references").innerHTML = report.references.map((c) => {
-    const link = linkOut(byId[c.evidence_id]) || c.url || "";
+    const link = linkOut(byId[c.evidence_id]) || webUrl(c.url);
     return `<li id="ref-${c.number}">${esc(c.text)}${link ? ` <a href="${esc(link)}" target="_blank" rel="noopener">${esc(c.evidence_id)}</a>` : ""}</li>`;
   }).join("");
   $("references-box").hidden = report.references.length === 0;
