@@ -16,10 +16,13 @@
   JSON carries its ``display_title``. ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR,
   which the result routes also serve; each with its ``state``: running, finished, failed or interrupted);
   ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
-- ``GET /api/library/search?q=…&k=…`` over the service's libraries.
+- ``GET /api/library/search?q=…&k=…`` over the service's libraries (each hit with ``title`` and ``display_title``).
+- Watches (:mod:`.core`): ``POST``/``GET /api/watches``, ``GET /api/watches/{id}/changes``,
+  ``POST /api/watches/{id}/runs`` (a watch's run counts toward ``max_runs``), ``DELETE /api/watches/{id}``.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
 - Before any of it (:mod:`.guard`): a Host the service does not answer to → 421, a cross-site Origin → 403, a body
-  over 64 KB → 413; no error echoes more than a short excerpt of its input.
+  over 64 KB → 413; no error echoes more than a short excerpt of its input; every answer carries a
+  Content-Security-Policy (the page's own scripts and styles, none inline).
 """
 
 from __future__ import annotations
