@@ -34,3 +34,13 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+
+
+def wait_until(page, expression: str, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until ``expression`` is truthy in the page, asking every 100 ms. Playwright's ``wait_for_function``
+    evaluates its predicate with ``eval`` inside the page, which the service's Content-Security-Policy forbids (no
+    'unsafe-eval'); ``page.evaluate`` goes through the DevTools protocol and is not subject to it."""
+    deadline = time.monotonic() + timeout / 1000
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout / 1000:.0f} s: {expression}"
+        time.sleep(0.1)

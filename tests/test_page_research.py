@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from extractive_samples import COHORT
-from live_server import LiveServer
+from live_server import LiveServer, wait_until
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
 from synthesist.composition import Seams, Shared
@@ -57,8 +57,14 @@ def library_service(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
         yield server
 
 
+CSP_WATCH = """window.cspViolations = []; document.addEventListener('securitypolicyviolation',
+  (e) => window.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));"""
+"""Every Content-Security-Policy violation the page meets (a script, style or image the policy blocked)."""
+
+
 def _open(browser, url: str, width: int = 1280):  # type: ignore[no-untyped-def]
     page = browser.new_page(viewport={"width": width, "height": 900})
+    page.add_init_script(CSP_WATCH)
     page.goto(url + "/")
     page.wait_for_selector("body[data-ready='1']")
     return page
@@ -76,7 +82,7 @@ handler itself, so however the events arrive batched, none is missed)."""
 def _research(page, question: str) -> None:  # type: ignore[no-untyped-def]
     page.fill("#question", question)
     page.click("#go")
-    page.wait_for_function("document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
+    wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
 
 
 def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_item_out(
@@ -110,15 +116,31 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
 
     run_id = page.get_attribute("#runs a[data-run]", "data-run")
     with httpx.Client(base_url=library_service.url, timeout=60) as client:  # the same title through the API
-        shown = {e["id"]: e["display_title"] for e in client.get(f"/api/runs/{run_id}").json()["evidence"]}
+        done = client.get(f"/api/runs/{run_id}").json()
+        shown = {e["id"]: e["display_title"] for e in done["evidence"]}
         assert shown["pmid:99000001"].startswith(UNTITLED_SHOWN)
+        answer = done["report"]["answer"]  # the Answer with its strength and the reason for it
+        strength = f"Strength of evidence: {answer['strength'].replace('_', ' ')} ({answer['strength_reason']})"
+        assert answer["strength_reason"] and strength in page.text_content("#answer")
+        assert client.get(f"/api/runs/{run_id}/forest.svg").status_code == 200  # two ratios with CIs: a plot
         for link in page.eval_on_selector_all("#downloads a", "links => links.map(a => a.getAttribute('href'))"):
             assert client.get(link).status_code == 200
     assert page.locator("#downloads a").count() == 4 and page.locator("#print").is_visible()
+    hypotheses = page.locator("#hypotheses li").all_text_contents()  # the hypotheses the run formed
+    assert hypotheses and all(" → " in h and h.rstrip().endswith(")") for h in hypotheses), hypotheses
+    wait_until(page, f"{FOREST}.dataset.shown === {run_id!r} && {FOREST}.complete && {FOREST}.naturalWidth > 0")
+    assert page.locator("#forest").is_visible() and page.get_attribute("#forest", "src").startswith("blob:")
+    assert page.evaluate("window.cspViolations") == []  # the page works under its Content-Security-Policy
 
     _screenshots(page, tmp_path)
     _prints(page, tmp_path)
     _accessible(page)
+    page.evaluate("""references({references: [
+      {number: 1, text: 'A page', evidence_id: 'url:a', url: 'javascript:alert(1)'},
+      {number: 2, text: 'Another', evidence_id: 'url:b', url: 'https://example.org/b'}]}, {})""")
+    assert page.eval_on_selector_all("#references a", "links => links.map(a => a.href)") == [
+        "https://example.org/b"]  # a reference's own URL links out only to the web
+    assert "A page" in page.text_content("#references")
 
 
 def _accessible(page) -> None:  # type: ignore[no-untyped-def]
@@ -193,23 +215,40 @@ def test_opening_a_past_run_shows_that_run_and_only_that_run(browser, library_se
                                                               ) -> None:
     page = _open(browser, library_service.url)
     _research(page, QUESTION)
-    first = {"bars": page.locator("#chart rect").count(), "rows": page.locator("#evidence tbody tr").count(),
-             "verdict": page.text_content("#answer .verdict")}
+    first = _shown(page)
     _research(page, OTHER_QUESTION)
+    other = _shown(page)
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
     assert page.input_value("#question") == ""
+    assert page.locator("#hypotheses li").all_text_contents() == ["none yet"]
+    page.evaluate(STALE)
     page.click(f"#runs a:text-is('{QUESTION}')")
-    page.wait_for_function("document.querySelector('#status').textContent.startsWith('Done')", timeout=60_000)
+    wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=60_000)
     assert page.input_value("#question") == QUESTION
-    assert page.locator("#chart rect").count() == first["bars"]
-    assert page.locator("#evidence tbody tr").count() == first["rows"]
-    assert page.text_content("#answer .verdict") == first["verdict"]
+    assert _shown(page) == first  # that run's chart, evidence, answer and hypotheses; nothing stale
+    page.evaluate(STALE)
     page.click(f"#runs a:text-is('{OTHER_QUESTION}')")
-    page.wait_for_function(f"document.querySelector('#question').value === {OTHER_QUESTION!r} && "
+    wait_until(page, f"document.querySelector('#question').value === {OTHER_QUESTION!r} && "
                            "document.querySelector('#status').textContent.startsWith('Done')", timeout=60_000)
     assert page.locator("#timeline li").first.text_content().startswith("[0] started")
     assert QUESTION not in page.text_content("#timeline")
+    assert _shown(page) == other
+
+
+FOREST = "document.querySelector('#forest')"
+STALE = """() => { document.querySelector('#hypotheses').innerHTML = '<li>stale hypothesis</li>'; }"""
+"""What a page still showing another run would show: opening a past run must replace it."""
+
+
+def _shown(page) -> dict:  # type: ignore[no-untyped-def]
+    """What the page shows of the run open in it (the forest plot once it has been fetched, when there is one)."""
+    wait_until(page, f"{FOREST}.dataset.shown === 'none' || ({FOREST}.dataset.shown && {FOREST}.complete)")
+    return {"bars": page.locator("#chart rect").count(), "rows": page.locator("#evidence tbody tr").count(),
+            "verdict": page.text_content("#answer .verdict"),
+            "strength": page.text_content("#answer p.muted"),
+            "hypotheses": page.locator("#hypotheses li").all_text_contents(),
+            "forest": page.locator("#forest").is_visible()}
 
 
 def test_an_offline_service_without_a_library_speaks_the_pages_language_and_lists_a_killed_run_as_interrupted(
@@ -244,13 +283,13 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
         page = _open(browser, server.url)
         assert page.is_disabled("#sources input[value=library]")
         assert page.eval_on_selector_all("#sources input:checked", "b => b.map(x => x.value)") == ["pubmed", "trials"]
-        page.wait_for_function("document.querySelector('#notice').textContent.includes('cannot be reached')")
+        wait_until(page, "document.querySelector('#notice').textContent.includes('cannot be reached')")
         assert "PubMed and Trials" in page.text_content("#notice") or "PubMed and ClinicalTrials.gov" in \
             page.text_content("#notice")
         assert f"interrupted (resume with synthesist resume {killed})" in page.text_content("#runs")
         assert "running" in page.locator("#runs li", has_text="Is a run going elsewhere?").text_content()
         page.click("#runs a:text-is('Does aspirin prevent colorectal cancer?')")
-        page.wait_for_function("document.querySelector('#status').textContent.includes('interrupted')")
+        wait_until(page, "document.querySelector('#status').textContent.includes('interrupted')")
         assert page.input_value("#question") == "Does aspirin prevent colorectal cancer?"
 
         _research(page, "Does metformin lower cancer incidence in type 2 diabetes?")

@@ -4,7 +4,10 @@ to the rule-based queries. (The Python face, with the report files it writes.)""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from extractive_samples import article
@@ -88,3 +91,38 @@ async def test_an_empty_llm_plan_falls_back_to_the_rule_based_queries(tmp_path: 
     assert result.stop_reason != "no_evidence" and result.evidence
     assert any(e.type == "error" and e.data.kind == "model" and "the model's plan held no query" in e.data.detail
                for e in events)
+
+
+LINKS = article(
+    "31000998",
+    "Metformin and breast cancer risk in women with type 2 diabetes: a cohort study [open](javascript:alert(1))",
+    "BACKGROUND: Metformin may lower breast cancer risk <javascript:alert(2)>.\n"
+    "RESULTS: In 52,000 women with type 2 diabetes, metformin use was associated with a 21% lower risk of breast "
+    "cancer [details](javascript:alert(3)) (hazard ratio 0.79, 95% CI 0.70 to 0.90) ![x](javascript:alert(4)).\n"
+    "[ref]: javascript:alert(5)\nCONCLUSIONS: Metformin use was associated with a lower risk of breast cancer in "
+    "women with type 2 diabetes [ref] [held][ref] \\](javascript:alert(6)).",
+    types=("Journal Article",),
+)
+
+
+def test_link_syntax_from_a_record_never_becomes_a_link_in_report_md_written_by_the_cli(tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt  # noqa: PLC0415 — CommonMark, as rich (a dependency) brings it
+
+    library = write_library(tmp_path / "papers.jsonl", (LINKS, *LIBRARY_ITEMS))
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", QUESTION, "--sources", "library",
+                           "--library", str(library), "--model", "extractive", "--max-rounds", "1",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "31000998" in markdown and "javascript:alert(" in markdown  # the record is in the report, as text
+    renderer = MarkdownIt("commonmark")
+    renderer.validateLink = lambda url: True  # a renderer that trusts links: what the text makes is what shows
+    targets: list[str] = []
+    for token in renderer.parse(markdown):
+        for child in [token, *(token.children or [])]:
+            if child.type in ("link_open", "image"):
+                targets.append(str(child.attrGet("href") or child.attrGet("src")))
+    assert targets and all(t.startswith("https://") or t == "forest.svg" for t in targets), targets
+    html = renderer.render(markdown)
+    assert "(javascript:alert(1))" in html and "<script" not in html  # shown to the reader as text

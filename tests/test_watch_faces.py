@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from live_server import LiveServer
+from live_server import LiveServer, wait_until
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from run_helpers import QUESTION, run_settings, write_library
@@ -114,7 +114,7 @@ def test_the_page_watches_a_question_and_runs_it(service: LiveServer) -> None:
         page.wait_for_selector("#watches li[data-watch]", timeout=60_000)
         assert "not run yet" in page.text_content("#watches")
         page.click("#watches button.run-watch")
-        page.wait_for_function("document.querySelector('#watches').textContent.includes('new')", timeout=300_000)
+        wait_until(page, "document.querySelector('#watches').textContent.includes('new')", timeout=300_000)
         text = page.text_content("#watches")
         assert QUESTION in text and "answer" in text
         assert page.get_attribute("#watches button.run-watch", "aria-label").startswith("Run watch")

@@ -232,9 +232,16 @@ def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*a, *b]))
 
 
+def web_url(url: str | None) -> str | None:
+    """``url`` when it is an http(s) address, else None: a record's own URL is a link only to the web (a
+    ``javascript:`` or ``data:`` URL from a source is never offered to a reader as a link)."""
+    return url if url and url.strip().lower().startswith(("https://", "http://")) else None
+
+
 def link_out(evidence: Evidence, *, full_text_first: bool = False) -> str | None:
-    """Where a reader opens an item: its PubMed page, else its DOI, its trial record, its own URL. With
-    ``full_text_first`` (an evidence table's rows) the PMC full text comes before PubMed. The one rule for links."""
+    """Where a reader opens an item: its PubMed page, else its DOI, its trial record, its own URL (an http(s) one
+    only). With ``full_text_first`` (an evidence table's rows) the PMC full text comes before PubMed. The one rule
+    for links."""
     ids = evidence.identifiers
     pages = [
         *([f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"] if ids.pmcid and full_text_first else []),
@@ -242,4 +249,4 @@ def link_out(evidence: Evidence, *, full_text_first: bool = False) -> str | None
         *([f"https://doi.org/{ids.doi}"] if ids.doi else []),
         *([f"https://clinicaltrials.gov/study/{ids.nct}"] if ids.nct else []),
     ]
-    return pages[0] if pages else evidence.url
+    return pages[0] if pages else web_url(evidence.url)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport
+from .markdown_text import inert
 
 __all__ = ["appraisal_lines"]
 
@@ -55,4 +56,5 @@ def _flag_line(flag: RegistrationFlag, cite: Callable[[str], int | None]) -> str
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """Text from a study or a registry on one line, with no HTML and no link (:func:`.markdown_text.inert`)."""
+    return inert(" ".join(text.split()))

@@ -4,9 +4,10 @@ Claim markers (``[pmid:123]``) become numbered references (``[1]``) whose list s
 usual form with links — ``PMID: 12345678`` → PubMed, ``DOI: 10.…`` → doi.org, ``NCT…`` → ClinicalTrials.gov — and
 marks preprints as not peer-reviewed. JSON is the report model itself (``report.model_dump_json()``).
 
-Every text of the report came from sources or a model, so none of it may become HTML where the Markdown is shown:
-``<`` and ``>`` in it are written as entities (``<script>`` reads as text, never runs) and a URL from a record is
-percent-encoded where it could close its link.
+Every text of the report came from sources or a model, so none of it may become HTML or a link where the Markdown
+is shown (:mod:`.markdown_text`): ``<`` and ``>`` are written as entities (``<script>`` reads as text, never runs),
+a ``]`` that would close a link's text as ``&#93;``; links are built here, from identifiers and http(s) URLs only,
+each URL percent-encoded where it could close its link.
 """
 
 from __future__ import annotations
@@ -14,25 +15,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from ..identity import web_url
 from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
 from ..titles import display_title
 from .appraisal_format import appraisal_lines
 from .citations import replace_markers
+from .markdown_text import inert, link_url
 from .studies.table import evidence_rows, markdown_table
 
 
 def _text(value: str) -> str:
-    """Text from a source or a model as Markdown may show it: no HTML tag survives."""
-    return value.replace("<", "&lt;").replace(">", "&gt;")
+    """Text from a source or a model as Markdown may show it: no HTML tag, no link (:func:`.markdown_text.inert`)."""
+    return inert(value)
 
 
-_URL_UNSAFE = frozenset("<>()[] \"'`\\")
+def _cited(value: str, cite: Callable[[str], int | None]) -> str:
+    """Text with claim markers: the markers numbered first, then the whole made inert (a number's ``]`` before a
+    ``(`` from the source never closes a link)."""
+    return inert(replace_markers(value, cite))
 
 
-def _url(value: str) -> str:
-    """A URL or identifier from a record, safe inside ``<…>`` or ``(…)``."""
-    return "".join(f"%{ord(ch):02X}" if ch in _URL_UNSAFE else ch for ch in value)
+_url = link_url
 
 
 def identifier_links(evidence: Evidence) -> list[str]:
@@ -49,7 +53,7 @@ def identifier_links(evidence: Evidence) -> list[str]:
         parts.append(f"[{_text(ids.nct)}](https://clinicaltrials.gov/study/{_url(ids.nct)})")
     if ids.ppr:
         parts.append(f"[{_text(ids.ppr)}](https://europepmc.org/article/PPR/{_url(ids.ppr)})")
-    if not parts and evidence.url:
+    if not parts and web_url(evidence.url):
         parts.append(f"<{_url(evidence.url)}>")
     return parts
 
@@ -64,7 +68,7 @@ def _answer_lines(answer: Answer, cite: Callable[[str], int | None]) -> list[str
     what code changed in a model's answer (the gate)."""
     verdict = [f"**{answer.verdict.capitalize()}.** "] if answer.verdict else []
     strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} ({answer.strength_reason})."
-    lines = ["".join([*verdict, replace_markers(_text(answer.statement), cite)]), "", _text(strength)]
+    lines = ["".join([*verdict, _cited(answer.statement, cite)]), "", _text(strength)]
     if answer.gate:
         lines += ["", f"_Checked in code: {_text(answer.gate)}._"]
     return lines
@@ -115,18 +119,18 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
         lines += ["## The question's parts", "", _text(frame_line(report.frame)), ""]
     if report.alignment:
         lines += ["## Does each item answer the question?", "", *_alignment_lines(report.alignment, cite), ""]
-    lines += ["## Executive summary", "", replace_markers(_text(report.executive_summary), cite), ""]
+    lines += ["## Executive summary", "", _cited(report.executive_summary, cite), ""]
     lines += ["## Methodology", "", _text(report.methodology), ""]
     for section in report.sections:
-        lines += [f"## {_text(section.heading)}", "", replace_markers(_text(section.body), cite), ""]
+        lines += [f"## {_text(section.heading)}", "", _cited(section.body, cite), ""]
     if report.hypotheses_tested:
-        lines += ["## Hypotheses tested", ""] + [f"- {replace_markers(_text(h), cite)}"
+        lines += ["## Hypotheses tested", ""] + [f"- {_cited(h, cite)}"
                                                  for h in report.hypotheses_tested]
         lines.append("")
     if report.limitations:
-        lines += ["## Limitations", "", replace_markers(_text(report.limitations), cite), ""]
+        lines += ["## Limitations", "", _cited(report.limitations, cite), ""]
     if report.conclusion:
-        lines += ["## Conclusion", "", replace_markers(_text(report.conclusion), cite), ""]
+        lines += ["## Conclusion", "", _cited(report.conclusion, cite), ""]
     lines += _evidence_table_lines(report, evidence, numbers, forest_plot)
     lines += appraisal_lines(report, cite)
     if report.unsupported_claims:
@@ -159,7 +163,7 @@ def _evidence_table_lines(report: ResearchReport, evidence: Mapping[str, Evidenc
 def _reference_line(citation: Citation, evidence: Evidence | None) -> str:
     """The citation with its identifiers as links (the plain identifiers of ``citation.text`` are not repeated)."""
     text = _text(citation_text(evidence, identifiers=False) if evidence else citation.text)
-    links = identifier_links(evidence) if evidence else ([f"<{_url(citation.url)}>"] if citation.url else [])
+    links = identifier_links(evidence) if evidence else ([f"<{_url(citation.url)}>"] if web_url(citation.url) else [])
     flag = f" **[{PREPRINT_LABEL}]**" if citation.is_preprint and PREPRINT_LABEL not in text else ""
     tail = (" " + " · ".join(links)) if links else ""
     return f"{citation.number}. {text}{flag}{tail}"

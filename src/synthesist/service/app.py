@@ -16,10 +16,13 @@
   JSON carries its ``display_title``. ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR,
   which the result routes also serve; each with its ``state``: running, finished, failed or interrupted);
   ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
-- ``GET /api/library/search?q=…&k=…`` over the service's libraries.
+- ``GET /api/library/search?q=…&k=…`` over the service's libraries (each hit with ``title`` and ``display_title``).
+- Watches (:mod:`.core`): ``POST``/``GET /api/watches``, ``GET /api/watches/{id}/changes``,
+  ``POST /api/watches/{id}/runs`` (a watch's run counts toward ``max_runs``), ``DELETE /api/watches/{id}``.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
 - Before any of it (:mod:`.guard`): a Host the service does not answer to → 421, a cross-site Origin → 403, a body
-  over 64 KB → 413; no error echoes more than a short excerpt of its input.
+  over 64 KB → 413; no error echoes more than a short excerpt of its input; every answer carries a
+  Content-Security-Policy (the page's own scripts and styles, none inline).
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import asyncio
 import hmac
 import json
 import re
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -37,139 +39,22 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__, api
-from ..api import NO_SEAMS, RunControl, RunFolder, Seams
+from ..api import NO_SEAMS, RunFolder, Seams
 from ..config import Settings, current_settings
 from ..errors import BadInputError, excerpt
-from ..inputs import check_library_paths, check_question, parse_source_names
+from ..inputs import check_library_paths
 from ..models import ResearchResult
+from .core import PROBED, Busy, Conflict, RunRequest, Service, WatchRequest
 from .guard import MAX_BODY_BYTES, RequestGuard, allowed_hosts
-from .runs import Line, RunRegistry, read_log, summary
-from .views import evidence_view, kept_summary
+from .runs import Line, read_log, summary
+from .views import evidence_view, hit_view, kept_summary
 
 RETRY_AFTER_SECONDS = 5
-PROBED = ("pubmed", "trials")
-"""The network sources a page ticks by default when the service has no library, and asks the service to check."""
-PROBE_SECONDS = 300.0
+STATIC_FILES = {"page.js": "text/javascript", "watches.js": "text/javascript", "page.css": "text/css"}
+"""The page's scripts and styles, served by name only (the page has no inline script or style: see the CSP)."""
 _RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
-
-
-class RunRequest(BaseModel):
-    """What a client may ask for: never a server path, never a model URL; any other field is refused."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(min_length=1, max_length=2000)
-    sources: list[str] | str | None = Field(None, max_length=20)
-    model: str | None = Field(None, max_length=200)
-    max_rounds: int | None = Field(None, ge=1, le=20)
-    timeout: float | None = Field(None, gt=0, le=3600)
-
-
-class WatchRequest(RunRequest):
-    """A question to watch, with the options of a run (``library`` means the service's libraries)."""
-
-
-class Service:
-    """The service's state: settings, libraries, its session (the store, the embedder, the library's index, shared
-    by every run), runs."""
-
-    def __init__(self, settings: Settings, libraries: Sequence[Path], *, token: str | None, max_runs: int,
-                 seams: Seams):
-        self.settings = settings
-        self.libraries = tuple(libraries)
-        self.token = token
-        self.store = api.run_store(settings)
-        self.runs = RunRegistry(max_runs, self.store)
-        self.session = api.open_session(settings, seams=seams)
-        self.watching: dict[str, asyncio.Task[None]] = {}
-        self.watch_outcomes: dict[str, dict[str, Any]] = {}
-        self._probes: dict[str, tuple[float, dict[str, Any]]] = {}
-
-    def default_sources(self) -> list[str]:
-        """The sources a client ticks first: the library alone when there is one (it needs no network), else the
-        network sources of the settings' defaults that a page offers ticked."""
-        if self.libraries:
-            return ["library"]
-        return [name for name in self.settings.search.sources if name in PROBED] or list(PROBED)
-
-    async def reachable(self, names: str) -> list[dict[str, Any]]:
-        """Each named network source's answer to one tiny query, kept for ``PROBE_SECONDS`` (a page load must not
-        spend the sources' rate limits)."""
-        chosen = [name for name in parse_source_names(names) if name in PROBED]
-        now = time.monotonic()
-        missing = [name for name in chosen if now - self._probes.get(name, (-PROBE_SECONDS, {}))[0] >= PROBE_SECONDS]
-        if missing:
-            for check in await api.check_sources(missing, settings=self.settings):
-                self._probes[check.name] = (now, {"name": check.name, "ok": check.ok, "detail": check.detail})
-        return [self._probes[name][1] for name in chosen if name in self._probes]
-
-    async def search_library(self, query: str, k: int) -> list[Any]:
-        """The library's best records for ``query`` (its index built once, by the service's session)."""
-        if not self.libraries:
-            raise BadInputError("this service was started without a library (synthesist serve --library PATH)")
-        return await api.search_library(query, libraries=self.libraries, k=k, session=self.session)
-
-    def checked(self, ask: RunRequest) -> tuple[str, tuple[str, ...] | None]:
-        """The request's question and source names, refused (422) the way a run's are."""
-        question = check_question(ask.question)
-        names = parse_source_names(ask.sources) if ask.sources is not None else None  # [] is "no source", refused
-        if names and "library" in names and not self.libraries:
-            raise BadInputError("this service was started without a library (synthesist serve --library PATH)")
-        if ask.model is not None:
-            if "@" in ask.model:
-                raise BadInputError("a model spec with its own URL is not accepted here; use a model the service's "
-                                    "settings name")
-            if ask.model.strip().lower().startswith("local:"):
-                raise BadInputError("a local model file is not accepted here (it names a server path)")
-            api.check_model(ask.model, self.settings)  # an unknown provider or a missing key: 422 now, not later
-        return question, names
-
-    def add_watch(self, ask: WatchRequest) -> tuple[Any, bool]:
-        question, names = self.checked(ask)
-        libraries = self.libraries if names and "library" in names else ()
-        return api.add_watch(question, sources=names, libraries=libraries, model=ask.model,
-                             max_rounds=ask.max_rounds, timeout=ask.timeout, settings=self.settings)
-
-    def run_watch(self, watch_id: str) -> None:
-        """Run one watch in the background (a second run of it while one is going: 409)."""
-        if watch_id in self.watching:
-            raise _Conflict(f"watch {watch_id} is already running")
-
-        async def go() -> None:
-            try:
-                outcomes = await api.run_watches([watch_id], settings=self.settings, session=self.session)
-                self.watch_outcomes[watch_id] = outcomes[0].as_json()
-            except Exception as exc:  # noqa: BLE001 — kept for the client to read, never lost silently
-                self.watch_outcomes[watch_id] = {"watch": watch_id, "error": excerpt(exc, 300)}
-            finally:
-                self.watching.pop(watch_id, None)
-
-        self.watching[watch_id] = asyncio.get_running_loop().create_task(go())
-
-    def start(self, ask: RunRequest) -> str:
-        question, names = self.checked(ask)
-        if self.runs.active >= self.runs.limit:
-            raise _Busy()
-        libraries = self.libraries if names and "library" in names else ()
-
-        def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
-            options = api.StreamOptions(sources=names, libraries=libraries, model=ask.model,
-                                        max_rounds=ask.max_rounds, timeout=ask.timeout, run_id=run_id,
-                                        origin="service")
-            return api.stream(question, options, settings=self.settings, control=control, session=self.session)
-
-        return self.runs.start(question, stream).run_id
-
-
-class _Busy(Exception):
-    """Too many runs at once."""
-
-
-class _Conflict(Exception):
-    """The thing asked for is already happening."""
 
 
 def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (), token: str | None = None,
@@ -210,18 +95,18 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
                      "type": excerpt(error.get("type"), 40)} for error in exc.errors()[:10]]
         return JSONResponse({"detail": problems}, status_code=422)
 
-    @app.exception_handler(_Conflict)
-    async def conflict(_: Request, exc: _Conflict) -> JSONResponse:
+    @app.exception_handler(Conflict)
+    async def conflict(_: Request, exc: Conflict) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
 
-    @app.exception_handler(_Busy)
-    async def busy(_: Request, exc: _Busy) -> JSONResponse:
+    @app.exception_handler(Busy)
+    async def busy(_: Request, exc: Busy) -> JSONResponse:
         return JSONResponse({"detail": f"{service.runs.limit} runs are already running; retry later"},
                             status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
 
     page = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
-    scripts = {name: (Path(__file__).parent / "static" / name).read_text(encoding="utf-8")
-               for name in ("page.js", "watches.js")}
+    files = {name: ((Path(__file__).parent / "static" / name).read_text(encoding="utf-8"), kind)
+             for name, kind in STATIC_FILES.items()}
 
     @app.get("/", include_in_schema=False)
     async def index() -> HTMLResponse:
@@ -349,15 +234,13 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     @app.get("/api/library/search", dependencies=guarded)
     async def library_search(q: Annotated[str, Query(min_length=1, max_length=2000)],
                              k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[dict[str, Any]]:
-        hits = await service.search_library(q, k)
-        return [{"id": hit.evidence.id, "title": hit.evidence.title, "year": hit.evidence.year,
-                 "score": round(float(hit.score), 4)} for hit in hits]
+        return [hit_view(hit) for hit in await service.search_library(q, k)]
 
     @app.get("/static/{name}", include_in_schema=False)
-    async def script(name: str) -> Response:
-        if name not in scripts:
+    async def static(name: str) -> Response:
+        if name not in files:
             raise HTTPException(404, "no such file")
-        return Response(scripts[name], media_type="text/javascript")
+        return Response(files[name][0], media_type=files[name][1])
 
     def _watch_row(row: Any) -> dict[str, Any]:
         watch, last = row.watch, row.last
@@ -392,7 +275,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     @app.delete("/api/watches/{watch_id}", dependencies=guarded)
     async def remove_watch(watch_id: str) -> dict[str, Any]:
         if watch_id in service.watching:
-            raise _Conflict(f"watch {watch_id} is running; remove it once the run ends")
+            raise Conflict(f"watch {watch_id} is running; remove it once the run ends")
         await asyncio.to_thread(api.remove_watch, watch_id, settings=service.settings)
         return {"id": watch_id, "removed": True}
 

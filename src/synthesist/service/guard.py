@@ -6,7 +6,8 @@ answers only the names it is known by (localhost, 127.0.0.1, [::1], the address 
 adds with ``--allow-host``): any other Host gets 421, and a cross-site ``Origin`` gets 403 — the same answers as
 the MCP SDK's transport security. Bodies are capped (413) before they are read whole: a request is a question and
 a few options, never megabytes. Every answer says ``nosniff`` (a report served as Markdown is never rendered as
-HTML by a browser), may not be framed, and sends no referrer.
+HTML by a browser), may not be framed, sends no referrer, and carries a Content-Security-Policy that lets a page
+run only the service's own scripts.
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ MAX_BODY_BYTES = 64 * 1024
 """The largest request body the service reads: a 2,000-character question and its options fit many times over."""
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 WILDCARD_ADDRESSES = ("0.0.0.0", "::", "")
+CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
+                           "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+"""What the page may load: its own scripts and styles (none inline), its own API, the forest plot as a blob; no
+plugin, no frame, no other site. Text from a source that slipped into the page as HTML still could not run."""
 SECURITY_HEADERS = ((b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
-                    (b"referrer-policy", b"no-referrer"))
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()))
 
 
 def allowed_hosts(bound: str | None, extra: Iterable[str] = ()) -> frozenset[str] | None:

@@ -19,6 +19,14 @@ def evidence_view(item: Evidence) -> dict[str, Any]:
             "full_text": bool(item.passages)}
 
 
+def hit_view(hit: Any) -> dict[str, Any]:
+    """A library search hit (a :class:`synthesist.memory.LibraryHit`): its id, its ``title`` as the record has it
+    (None for a record without one) and the ``display_title`` a reader can use, the year and the score."""
+    item = hit.evidence
+    return {"id": item.id, "title": item.title, "display_title": display_title(item), "year": item.year,
+            "journal": item.journal, "score": round(float(hit.score), 4)}
+
+
 def run_state(*, finished: bool, live: bool, failed: bool = False) -> str:
     """``finished``, ``running``, ``failed`` (ended without a result) or ``interrupted`` (no process runs it and it
     did not finish: the service or the CLI running it was stopped or killed)."""

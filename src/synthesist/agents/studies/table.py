@@ -18,6 +18,7 @@ from ...identity import link_out
 from ...models import Evidence, QuestionFrame
 from ...study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from ...titles import display_title
+from ..markdown_text import inert, link_url
 from .record import read_study
 
 __all__ = ["CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records"]
@@ -127,13 +128,13 @@ def markdown_table(rows: list[EvidenceRow]) -> list[str]:
              "|---|---|---|---|---|---|---|"]
     for row in rows:
         outcome = row.outcome
-        study = f"{row.study} [{row.reference}]" if row.reference else row.study
+        study = _cell(f"{row.study} [{row.reference}]" if row.reference else row.study)
         if row.link:
-            study = f"[{_cell(study)}]({row.link})"
-        cells = [study, row.record.design, row.size, row.comparison, outcome.outcome if outcome else "",
+            study = f"[{study}]({link_url(row.link)})"
+        cells = [row.record.design, row.size, row.comparison, outcome.outcome if outcome else "",
                  effect_text(outcome.effect) if outcome else "",
                  _DIRECTION_WORDS[outcome.direction] if outcome else ""]
-        lines.append("| " + " | ".join(_cell(cell) if i else cell for i, cell in enumerate(cells)) + " |")
+        lines.append("| " + " | ".join([study, *(_cell(cell) for cell in cells)]) + " |")
     return lines
 
 
@@ -159,5 +160,5 @@ def evidence_csv(rows: list[EvidenceRow]) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text safe inside a Markdown table cell: one line, pipes escaped, no HTML and no link (text from a study)."""
+    return inert(" ".join(text.split())).replace("|", "\\|")

@@ -118,7 +118,7 @@ function reset(question) {
   state.scores.length = 0; state.failures.clear(); state.designs.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
   chart(); $("hypotheses").innerHTML = "<li>none yet</li>"; $("timeline").innerHTML = ""; $("notice").textContent = "";
   for (const id of ["answer-box", "studies-box", "conflicts-box", "certainty-box", "references-box"]) $(id).hidden = true;
-  $("forest").hidden = true; $("downloads").innerHTML = ""; evidenceTable([]);
+  $("forest").hidden = true; delete $("forest").dataset.shown; $("downloads").innerHTML = ""; evidenceTable([]);
   $("report").className = "muted"; $("report").textContent = "The report appears here when the run ends.";
   if (question !== undefined) $("question").value = question;
 }
@@ -160,6 +160,7 @@ function design(e) {
   const types = e.publication_types || [];
   return (DESIGNS.find((d) => types.includes(d)) || types[0] || state.designs.get(e.id) || "").toLowerCase();
 }
+const webUrl = (url) => /^https?:\/\//i.test(url || "") ? url : "";  // a record's own URL links out only to the web (never javascript:)
 function linkOut(e) {
   if (!e) return "";
   const ids = e.identifiers || {};
@@ -168,7 +169,7 @@ function linkOut(e) {
   if (ids.doi) return `https://doi.org/${ids.doi}`;
   if (ids.nct) return `https://clinicaltrials.gov/study/${ids.nct}`;
   if (ids.ppr) return `https://europepmc.org/article/PPR/${ids.ppr}`;
-  return /^https?:/.test(e.url || "") ? e.url : "";
+  return webUrl(e.url);
 }
 function aligned(a) {
   if (!a) return "";
@@ -258,8 +259,9 @@ document.addEventListener("click", (event) => {
 async function forestPlot(runId) {
   const response = await fetch(`/api/runs/${runId}/forest.svg`, {headers: headers()});
   const img = $("forest");
-  if (!response.ok) { img.hidden = true; return; }
-  img.src = URL.createObjectURL(await response.blob()); img.hidden = false;
+  if (state.run !== runId) return;
+  if (!response.ok) { img.hidden = true; img.dataset.shown = "none"; return; }
+  img.src = URL.createObjectURL(await response.blob()); img.hidden = false; img.dataset.shown = runId;
 }
 
 // ---- the finished run --------------------------------------------------------------------------------------------
@@ -288,7 +290,7 @@ function reportBody(report) {
 }
 function references(report, byId) {
   $("references").innerHTML = report.references.map((c) => {
-    const link = linkOut(byId[c.evidence_id]) || c.url || "";
+    const link = linkOut(byId[c.evidence_id]) || webUrl(c.url);
     return `<li id="ref-${c.number}">${esc(c.text)}${link ? ` <a href="${esc(link)}" target="_blank" rel="noopener">${esc(c.evidence_id)}</a>` : ""}</li>`;
   }).join("");
   $("references-box").hidden = report.references.length === 0;
@@ -308,7 +310,7 @@ async function finish(result, runId) {
   for (const s of report.studies || []) if (s.design) state.designs.set(s.evidence_id, s.design.replace(/_/g, " "));  // as read from the text
   answerBox(report); reportBody(report); evidenceTable(items); references(report, byId);
   studyTable(report.studies || [], byId); appraisal(report);
-  if ((report.studies || []).length) forestPlot(runId);
+  if ((report.studies || []).length) forestPlot(runId); else $("forest").dataset.shown = "none";  // data-shown: settled
   downloads(runId);
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
   $("status").textContent = `Done (${result.stop_reason.replace("_", " ")}): ${items.length} items, ${report.references.length} cited, ${result.rounds} round(s)${failed}.`;
