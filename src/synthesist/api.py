@@ -33,7 +33,6 @@ from .agents.extractive.alignment import HELD_OUT_FOLD as HELD_OUT_GATE_FOLD
 from .agents.extractive.answer import LABELS as ANSWER_LABELS
 from .agents.extractive.answer import load_model as load_answer_model
 from .agents.model_spec import parse_model_spec, provider_endpoint
-from .agents.redaction import REDACTED, scrub
 from .agents.report_format import render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams
 from .config import Settings, current_settings, load_settings, with_overrides
@@ -56,6 +55,7 @@ from .lookups import (
 )
 from .models import Evidence, ResearchResult
 from .orchestrator.runner import RunControl
+from .redaction import REDACTED, scrub
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
 from .runs import PruneOutcome, RunInfo, parse_duration, parse_origins
 from .runs import list_runs as _list_runs

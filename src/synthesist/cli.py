@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import __version__, cli_watch
-from .agents.redaction import SecretFilter
 from .cli_study import add_study_parser, run_study
 from .errors import BadInputError, SynthesistError
 from .event_text import event_text
+from .redaction import SecretFilter
 from .titles import display_title
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130

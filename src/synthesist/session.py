@@ -28,7 +28,6 @@ from agent_framework import BaseChatClient
 from .agents.base import EXTRACTIVE
 from .agents.chat_client import build_chat_client, on_tape, replay_chat_client
 from .agents.model_spec import default_model_spec
-from .agents.redaction import scrub
 from .agents.report import ReportAgent
 from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
@@ -65,6 +64,7 @@ from .orchestrator.loop import LoopManager, Manager, RoundSteps
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import ImageStep, Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
+from .redaction import scrub
 from .run_store import EVENTS, FOREST_SVG, REPORT_FILES, Checkpoint, RunFolder, RunOptions, RunStore
 from .tools.cassette import Cassette, content_digest
 from .tools.http import Fetcher, open_client

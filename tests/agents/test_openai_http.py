@@ -14,11 +14,11 @@ from synthesist.agents.judge import JudgeAgent
 from synthesist.agents.llm import LLM, build_model
 from synthesist.agents.model_spec import parse_model_spec
 from synthesist.agents.query_plan import QueryPlan
-from synthesist.agents.redaction import SecretFilter
 from synthesist.config import Settings
 from synthesist.errors import ModelError
 from synthesist.memory import ResearchMemory
 from synthesist.models import HypothesisAssessment, JudgeAssessment
+from synthesist.redaction import SecretFilter
 from synthesist.testing import FixtureServer, Reply, chat_completion
 from synthesist.testing.openai_server import ScriptedChatServer
 

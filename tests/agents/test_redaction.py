@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from synthesist.agents.redaction import REDACTED, SecretFilter, scrub
+from synthesist.redaction import REDACTED, SecretFilter, scrub
 
 ENVIRON = {
     "OPENAI_API_KEY": "sk-proj-abcdefghijklmnop",

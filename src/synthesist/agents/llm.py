@@ -49,12 +49,12 @@ from pydantic_ai.settings import ModelSettings as CallSettings
 from ..config import Settings
 from ..errors import ModelError
 from ..models import TokenUsage
+from ..redaction import scrub
 from .hf_model import build_hf_model
 from .local_model import build_local_model
 from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
 from .pricing import priced_usage
 from .providers import anthropic_sdk, openai_sdk
-from .redaction import scrub
 
 log = logging.getLogger("synthesist.llm")
 

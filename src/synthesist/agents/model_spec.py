@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from ..config import Settings
 from ..errors import ConfigError
-from .redaction import scrub
+from ..redaction import scrub
 
 ModelKind = Literal["openai", "anthropic", "openrouter", "ollama", "openai-compatible", "local", "hf", "extractive"]
 

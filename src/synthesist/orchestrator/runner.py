@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents.pricing import priced_usage
-from ..agents.redaction import scrub
 from ..agents.report import ReportAgent
 from ..agents.visual.adapter import VisionAdapter
 from ..agents.visual.agent import PROTOCOL_ENGINE, VisualAgent
@@ -47,6 +46,7 @@ from ..events import (
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
 from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
+from ..redaction import scrub
 from ..run_store import RunOptions
 from .emitter import Emitter
 from .loop import Decision, Manager

@@ -1,0 +1,39 @@
+"""The faces (cli, service, mcp, batch, Ray, evaluation) import only `synthesist.api`, leaf modules and each other:
+nothing below the API (docs/architecture/overview.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent.parent / "src" / "synthesist"
+FACES = ("cli", "cli_study", "cli_watch", "service", "mcp_server", "mcp_stdio", "batch", "ray_backend", "evaluation")
+LEAVES = ("models", "events", "event_text", "errors", "config", "identity", "inputs", "titles", "study", "redaction")
+ALLOWED = {"api", "__version__", *LEAVES, *FACES}
+
+
+def _internal_imports(path: Path) -> set[str]:
+    """The first component under ``synthesist`` of every package-internal import in ``path``."""
+    found = set()
+    depth = len(path.relative_to(PACKAGE).parts) - 1  # how deep the module sits below the package
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: climb to the package, then the first named part
+                parts = (node.module or "").split(".") if node.module else []
+                if node.level - 1 < depth:  # within the face's own subpackage (service/…)
+                    continue
+                names = parts[:1] or [alias.name for alias in node.names]
+                found.update(names)
+            elif node.module and node.module.startswith("synthesist."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[1] for alias in node.names if alias.name.startswith("synthesist."))
+    return found
+
+
+def test_faces_import_only_the_api_leaves_and_other_faces() -> None:
+    files = [path for face in FACES for path in ([PACKAGE / f"{face}.py"] if (PACKAGE / f"{face}.py").exists()
+                                                   else sorted((PACKAGE / face).glob("*.py")))]
+    assert len(files) >= len(FACES)
+    below = {str(path.relative_to(PACKAGE)): sorted(_internal_imports(path) - ALLOWED) for path in files}
+    assert {name: modules for name, modules in below.items() if modules} == {}
