@@ -4,6 +4,7 @@ to the rule-based queries. (The Python face, with the report files it writes.)""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 from synthesist import api
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
-from synthesist.testing import scripted_model
+from synthesist.testing import ScriptedChatServer, scripted_model
 
 CLAIM = "Metformin cures all cancers"
 EVIL = article(
@@ -126,3 +127,33 @@ def test_link_syntax_from_a_record_never_becomes_a_link_in_report_md_written_by_
     assert targets and all(t.startswith("https://") or t == "forest.svg" for t in targets), targets
     html = renderer.render(markdown)
     assert "(javascript:alert(1))" in html and "<script" not in html  # shown to the reader as text
+
+
+def test_through_the_cli_an_empty_model_plan_falls_back_and_an_uncited_model_claim_heads_nothing(
+        tmp_path: Path) -> None:
+    """The two model cases above, as a user meets them: `synthesist research --model` against an OpenAI-compatible
+    server (scripted on 127.0.0.1) whose planner returns no query and whose report heads itself with a claim."""
+    judge = {"mechanism": {"score": 3, "reasoning": "indirect"}, "clinical": {"score": 6, "reasoning": "cohorts"},
+             "confidence": 0.7, "sufficient": True, "recommendation": "synthesize", "key_findings": [],
+             "cited_evidence_ids": []}
+    script = {"search": {"queries": {}, "rationale": "nothing to search"}, "judge": judge,
+              "hypothesis": {"hypotheses": []}, "report": _draft, "claims": {"judgements": []}}
+    library = write_library(tmp_path / "papers.jsonl")
+    data = tmp_path / "data"
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    with ScriptedChatServer(script) as models:
+        done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", QUESTION, "--sources", "library",
+                               "--library", str(library), "--model", models.model_spec, "--max-rounds", "1",
+                               "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=600)
+        served = {call.agent for call in models.calls}
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {"search", "report"} <= served
+    result = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert result["stop_reason"] != "no_evidence" and result["evidence"]  # the rule-based queries searched
+    events = "".join(path.read_text(encoding="utf-8") for path in data.rglob("events.jsonl"))
+    assert "the model's plan held no query" in events
+    report = result["report"]
+    assert report["title"] == f"Research report: {QUESTION}" and CLAIM not in report["methodology"]
+    assert CLAIM not in [section["heading"] for section in report["sections"]]
+    assert CLAIM not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert UNCITED in [claim["text"] for claim in report["unsupported_claims"]]
