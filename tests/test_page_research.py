@@ -20,7 +20,7 @@ from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import Identifiers
-from synthesist.run_store import Checkpoint, RunOptions, RunStore
+from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
 from synthesist.service import create_app
 from synthesist.testing import FixtureServer
 
@@ -261,12 +261,13 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
     killed = "0123456789abcdef0123456789abcdef"  # what a kill leaves: a checkpoint not finished, a lock nobody holds
     RunStore(settings.data_dir).folder(killed).save_checkpoint(Checkpoint(
         run_id=killed, options=RunOptions(question="Does aspirin prevent colorectal cancer?", sources=("pubmed",),
-                                          origin="service"), round=1, memory={}))
+                                          origin="service"), round=1,
+        memory=MemorySnapshot(run_id=killed, question="Does aspirin prevent colorectal cancer?", round=1)))
     (RunStore(settings.data_dir).folder(killed).directory / ".live.lock").touch()
     live = "fedcba9876543210fedcba9876543210"
     RunStore(settings.data_dir).folder(live).save_checkpoint(Checkpoint(
         run_id=live, options=RunOptions(question="Is a run going elsewhere?", sources=("pubmed",)), round=0,
-        memory={}))
+        memory=MemorySnapshot(run_id=live, question="Is a run going elsewhere?")))
     app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
     with LiveServer(app) as server, RunStore(settings.data_dir).folder(live).live():
         with httpx.Client(base_url=server.url, timeout=60) as client:
