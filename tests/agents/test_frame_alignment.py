@@ -26,7 +26,14 @@ from synthesist.models import Evidence
     ("Does base deficit predict mortality in patients with severe traumatic brain injury?", "prognosis", True,
      "base deficit", ("mortality",), "severe traumatic brain injury"),
     ("Double balloon enteroscopy: is it efficacious and safe in a community setting?", "effect", True,
-     "Double balloon enteroscopy", ("community setting",), None),
+     "Double balloon enteroscopy", (), "community setting"),
+    # the question's predicate evaluates its subject; it is not part of the subject's name
+    ("Is D-dimer a reliable predictor of pulmonary embolism?", "diagnostic", True, "D-dimer", ("pulmonary embolism",),
+     None),
+    ("Is aspirin an effective adjuvant in septic shock?", "effect", True, "aspirin", ("septic shock",), None),
+    ("Is minimally invasive esophagectomy feasible?", "effect", True, "minimally invasive esophagectomy", (), None),
+    ("Is routine use of chest radiography justified in children with bronchiolitis?", "effect", True,
+     "chest radiography", ("bronchiolitis",), "children with bronchiolitis"),
     # title-style questions: the topic before the colon is the study's subject
     ("Knee arthroscopy in older adults: is it worth the effort?", "effect", True, "Knee arthroscopy", (),
      "older adults"),
@@ -111,3 +118,12 @@ def test_the_evaluation_aligns_a_dev_question_under_the_gate_fitted_without_its_
         finally:
             HELD_OUT_FOLD.reset(token)
     assert HELD_OUT_FOLD.get() is None and fitted_gate().answers == shipped["answers"]
+
+
+def test_a_hyphenated_term_matches_its_closed_spelling() -> None:
+    frame = frame_of("Does laparoscopic cholecystectomy influence peri-sinusoidal cell activity?")
+    item = Evidence(id="pmid:1", source="library", title=None, url=None,
+                    content="Laparoscopic cholecystectomy raised serum hyaluronic acid, a marker of perisinusoidal "
+                            "cell activity, more than open surgery did.")
+    outcome = next(p for p in align(frame, item, 0.7, Gate(cover=0.75)).parts if p.part == "outcome")
+    assert outcome.addressed and "perisinusoidal" in outcome.span

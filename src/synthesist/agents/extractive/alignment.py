@@ -153,6 +153,8 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
     if not wanted:
         return PartMatch(part=part, term=phrase, addressed=False)
     options = [wanted, *(terms(s) for s in lay_synonyms(phrase))]
+    if "-" in phrase:  # "peri-sinusoidal" is written "perisinusoidal" too
+        options.append(terms(re.sub(r"(?<=[a-z])-(?=[a-z])", "", phrase, flags=re.I)))
     options += [wanted - {short} | long for short, long in expansions.items() if short in wanted]
     options += [(wanted - long) | {short} for short, long in expansions.items() if long and long <= wanted]
     best, best_share = wanted, 0.0

@@ -24,6 +24,8 @@ from .entities import is_condition_word
 from .question import DROPPED, question_terms
 
 _I = re.IGNORECASE
+_PREDICATE_NOUN = (r"(?:predictor|marker|method|tool|test|procedure|factor|parameter|adjuvant|inducer|indicator|"
+                   r"alternative|approach|technique|measure|determinant|option|modality|strategy|sign)s?")
 MECHANISM = re.compile(
     r"\b(?:by what mechanisms?|what (?:is|are) the mechanisms?|through (?:what|which)|via (?:what|which)|"
     r"mechanisms? (?:of|by which|through which|underlying)|mode of action|how (?:does|do|did|can|could|is|are|might)"
@@ -51,13 +53,18 @@ RELATION = re.compile(
     r"contribute[sd]? to|enhance[sd]?|promote[sd]?|suppress(?:es|ed)?|restore[sd]?|treat(?:s|ed)?|"
     r"(?:is|are) (?:an? )?(?:effective|useful|safe|beneficial|accurate|sufficient|necessary|feasible|reliable|"
     r"valid|superior|inferior|better|worse|predictive)(?: (?:alternative|tool|option|marker|method|treatment|"
-    r"predictor|test))?(?: (?:for|to|in|of))?|help(?:s)?|make(?:s)? a difference (?:in|to))\b", _I)
+    r"predictor|test))?(?: (?:for|to|in|of))?|help(?:s)?|make(?:s)? a difference (?:in|to)|"
+    r"play(?:s|ed)? (?:a|an|any) (?:\w+ )?role (?:in|for|on)|"
+    # "Is X a reliable predictor of Y?", "Can X become a new diagnostic parameter for Y?", "X, a new inducer of Y?":
+    # the copula leads the question and is gone, the predicate noun still splits subject from object
+    r"(?:becomes? )?an? (?:[\w-]+ (?:and [\w-]+ )?){0,3}?" + _PREDICATE_NOUN +
+    r"(?: (?:for|to|in|of|with)(?: (?:diagnose|detect|predict|assess|identify|treat|stage|staging))?)?)\b", _I)
 COMPARATOR = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to)|in comparison (?:with|to)|rather than|"
                         r"alternative to|instead of|than|over)\s+(?P<rest>[^,;:?]+)", _I)
 POPULATION = re.compile(r"\b(?:in|among|for)\s+(?=(?P<rest>[^,;:?]+))", _I)
 PEOPLE = re.compile(r"\b(?:patients?|people|persons?|women|men|m[oa]thers?|children|child|adults?|adolescents?|"
                     r"infants?|neonates?|newborns?|elderly|older|girls?|boys?|subjects|individuals|smokers|users|"
-                    r"survivors|workers|athletes|students|residents|veterans|population|cohort|recipients|"
+                    r"survivors|workers|athletes|students|residents|veterans|population|cohort|recipients|settings?|"
                     r"pregnan\w+|preterm|pediatric|paediatric|HMO|diabetics?)\b", _I)
 ASPECTS = {
     "cause": ("causes", "cause", "etiology", "aetiology", "causing"),
@@ -96,6 +103,7 @@ def frame_of(question: str) -> QuestionFrame:
                                                                 pronoun)
     if not exposure and outcome:
         exposure, outcome = outcome, ""
+    exposure, outcome = _core(exposure), _core(outcome)
     if kind == "mechanism" and not outcome:
         outcome = "mechanism"
     return QuestionFrame(kind=kind, yes_no=yes_no, population=population or None, exposure=exposure or None,
@@ -178,6 +186,27 @@ def _with_topic(topic: str, exposure: str, outcome: str, population: str, compar
         subject = _population(topic)[1]  # the comparator stays: "inpatient versus outpatient care" is the subject
         return _without_generic_tail(exposure), _phrase(subject), population, comparator
     return exposure, outcome, population, comparator
+
+
+_FRAMING = re.compile(
+    r"^(?:(?:the|a|an|we|seeing|any)\s+)*(?:(?:systematic|routine|clinical)\s+)?(?:validation|evaluation|"
+    r"assessment|use|usefulness|utility|value|efficacy|effectiveness|safety|effects?|interest|role)\s+"
+    r"(?:of|to perform|in performing)\s+", _I)
+EVALUATIVE = frozenset("""feasible reliable necessary needed effective useful safe beneficial accurate valid helpful
+    justified worthwhile worth mandatory sufficient adequate appropriate warranted efficacious possible harmful viable
+    play and acceptable cost-effective economically sensitive""".split())
+"""Words a question's predicate evaluates its subject with ("Is the INR reliable?", "… helpful and feasible?"):
+never part of the subject's name."""
+
+
+def _core(phrase: str) -> str:
+    """A frame term without the study's framing before it ("Validation of the 2009 TNM version" → "2009 TNM
+    version", "Systematic use of X" → "X") and the evaluation after it ("minilaparoscopic repair feasible")."""
+    cut = _FRAMING.sub("", phrase)
+    tokens = (cut if _content(cut) else phrase).split()
+    while len(tokens) > 1 and (tokens[-1].lower().strip(".,'") in EVALUATIVE or _dropped(tokens[-1])):
+        tokens.pop()
+    return _phrase(" ".join(tokens))
 
 
 def _without_generic_tail(phrase: str) -> str:
