@@ -583,6 +583,35 @@ class UsageSummary(Usage):
     by_agent: dict[str, Usage] = Field(default_factory=dict)
 
 
+class SnapshotEntry(Frozen):
+    """One evidence item of a snapshot, with its identity keys (DOI, PMID, … the pool deduplicates on)."""
+
+    item: Evidence
+    keys: tuple[str, ...] = ()
+
+
+class MemorySnapshot(BaseModel):
+    """A run's memory as a checkpoint holds it (:meth:`synthesist.memory.ResearchMemory.snapshot` makes it):
+    the evidence with keys, and the run state; no vectors (the run's collection keeps them). Fields a checkpoint
+    from before them lacks take their defaults; the field order is the JSON's."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    version: Literal[1] = 1
+    run_id: str
+    question: str
+    evidence: tuple[SnapshotEntry, ...] = ()
+    round: int = Field(0, ge=0)
+    hypotheses: tuple[HypothesisAssessment, ...] = ()
+    assessments: tuple[JudgeAssessment, ...] = ()
+    report: ResearchReport | None = None
+    conflicts: tuple[Conflict, ...] = ()
+    usage: tuple[TokenUsage, ...] = ()
+    queries: tuple[tuple[str, str], ...] = ()
+    shown: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Agent → the evidence ids its model has been shown, in order."""
+
+
 class ResearchResult(Frozen):
     """Everything a run produced: the report and the evidence it rests on, and how the run went."""
 

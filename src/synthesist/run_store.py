@@ -26,20 +26,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BadInputError
 from .models import (
-    Conflict,
-    Evidence,
     Frozen,
-    HypothesisAssessment,
-    JudgeAssessment,
-    ResearchReport,
+    MemorySnapshot,
     ResearchResult,
-    TokenUsage,
 )
 
 CHECKPOINT_VERSION = 1
@@ -73,35 +67,6 @@ class RunOptions(Frozen):
     image: str | None = None
     origin: str | None = None
     """Which face started the run: cli, api, batch, eval, service, mcp (None: a run from before this was kept)."""
-
-
-class SnapshotEntry(Frozen):
-    """One evidence item of a snapshot, with its identity keys (DOI, PMID, … the pool deduplicates on)."""
-
-    item: Evidence
-    keys: tuple[str, ...] = ()
-
-
-class MemorySnapshot(BaseModel):
-    """A run's memory as a checkpoint holds it (:meth:`synthesist.memory.ResearchMemory.snapshot` makes its JSON):
-    the evidence with keys, and the run state; no vectors (the run's collection keeps them). Fields a checkpoint
-    from before them lacks take their defaults; the field order is the JSON's."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    version: Literal[1] = 1
-    run_id: str
-    question: str
-    evidence: tuple[SnapshotEntry, ...] = ()
-    round: int = Field(0, ge=0)
-    hypotheses: tuple[HypothesisAssessment, ...] = ()
-    assessments: tuple[JudgeAssessment, ...] = ()
-    report: ResearchReport | None = None
-    conflicts: tuple[Conflict, ...] = ()
-    usage: tuple[TokenUsage, ...] = ()
-    queries: tuple[tuple[str, str], ...] = ()
-    shown: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    """Agent → the evidence ids its model has been shown, in order."""
 
 
 class Checkpoint(Frozen):

@@ -393,7 +393,7 @@ def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -
 async def _open_memory(options: RunOptions, settings: Settings, shared: Shared, run_id: str,
                        checkpoint: Checkpoint | None) -> ResearchMemory:
     if checkpoint is not None:
-        return await ResearchMemory.restore(checkpoint.memory.model_dump(mode="json"), embedder=shared.embedder,
+        return await ResearchMemory.restore(checkpoint.memory, embedder=shared.embedder,
                                             settings=settings.memory, client=shared.client)
     return await ResearchMemory.open(options.question, embedder=shared.embedder, client=shared.client,
                                      settings=settings.memory, run_id=run_id)

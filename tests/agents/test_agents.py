@@ -42,8 +42,8 @@ def llm(settings: Settings, *replies, latency: float = 0.0) -> LLM:
 
 
 async def test_extractive_judge_and_hypotheses_fill_their_contracts(memory: ResearchMemory, settings) -> None:
-    judged = await JudgeAgent(settings).run(memory, round=1)
-    hypothesised = await HypothesisAgent(settings).run(memory, round=1)
+    judged = await JudgeAgent(settings).run(memory)
+    hypothesised = await HypothesisAgent(settings).run(memory)
     assert judged.engine == "extractive" and judged.fallback_reason is None
     assessment = judged.value
     assert isinstance(assessment, JudgeAssessment) and assessment.round == 1
@@ -58,7 +58,7 @@ async def test_extractive_judge_and_hypotheses_fill_their_contracts(memory: Rese
 
 
 async def test_scripted_judge_loses_invented_ids_and_records_usage(memory: ResearchMemory, settings) -> None:
-    output = await JudgeAgent(settings, llm=llm(settings, JUDGEMENT)).run(memory, round=1)
+    output = await JudgeAgent(settings, llm=llm(settings, JUDGEMENT)).run(memory)
     assessment = output.value
     assert output.engine == "scripted" and output.usage is not None
     assert assessment.cited_evidence_ids == ("pmid:31000001",)
@@ -68,7 +68,7 @@ async def test_scripted_judge_loses_invented_ids_and_records_usage(memory: Resea
 
 async def test_a_failing_model_falls_back_to_the_extractive_engine(memory: ResearchMemory, settings) -> None:
     failure = ModelHTTPError(status_code=503, model_name="scripted", body={"error": "overloaded"})
-    output = await JudgeAgent(settings, llm=llm(settings, failure)).run(memory, round=1)
+    output = await JudgeAgent(settings, llm=llm(settings, failure)).run(memory)
     assert output.engine == "extractive"
     assert output.fallback_reason and "judge" in output.fallback_reason and "HTTP 503" in output.fallback_reason
     assert isinstance(output.value, JudgeAssessment)
@@ -78,7 +78,7 @@ async def test_injected_abstract_stays_inside_the_boundary_of_the_judge_prompt(e
     memory = ResearchMemory(QUESTION, embedder=embedder)
     await memory.add([INJECTED_COHORT])
     model = scripted_model(JUDGEMENT)
-    await JudgeAgent(settings, llm=LLM(model, settings)).run(memory, round=1)
+    await JudgeAgent(settings, llm=LLM(model, settings)).run(memory)
     prompt = model.function.prompts[0]
     tokens = set(re.findall(r"<<UNTRUSTED-([0-9a-f]+)>>", prompt))
     assert len(tokens) == 1  # one random token per call
@@ -141,11 +141,12 @@ async def test_search_agent_never_repeats_a_query(library_index: LibraryIndex, e
     memory = ResearchMemory("Does metformin lower cancer incidence in type 2 diabetes?", embedder=embedder)
     agent = SearchAgent([LibrarySource(library_index)], settings)
     memory.progress.next_round()
-    planned = await agent.plan(memory, round=1)
-    first = await agent.execute(memory, planned.value, round=1)
+    planned = await agent.plan(memory)
+    first = await agent.execute(memory, planned.value)
     assert first.ran and first.new_count > 0 and len(memory) == first.new_count
     assert all(e.source == "library" for e in memory.evidence)
-    again = await agent.execute(memory, planned.value, round=2)
+    memory.progress.next_round()
+    again = await agent.execute(memory, planned.value)
     assert again.ran == () and again.new_count == 0
     assert len(memory.progress.queries_run) == len(first.ran)
 
@@ -155,15 +156,17 @@ async def test_scripted_planner_queries_are_run_on_round_one_only(library_index,
     plan = {"queries": {"library": ["metformin colorectal cancer", "metformin AMPK"]}, "rationale": "two angles"}
     model = scripted_model(plan)
     agent = SearchAgent([LibrarySource(library_index)], settings, llm=LLM(model, settings))
-    outcome, _ = await _plan_and_run(agent, memory, round=1)
+    outcome, _ = await _plan_and_run(agent, memory)
     assert outcome.ran == (("library", "metformin colorectal cancer"), ("library", "metformin AMPK"))
-    await _plan_and_run(agent, memory, round=2)
+    await _plan_and_run(agent, memory)
     assert len(model.function.calls) == 1  # later rounds take the judge's and hypotheses' queries by rule
 
 
-async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory, *, round: int):
-    planned = await agent.plan(memory, round=round, judge=memory.findings.latest_assessment)
-    return await agent.execute(memory, planned.value, round=round), planned
+async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory):
+    """One round: the run's next round number, its plan and its searches."""
+    memory.progress.next_round()
+    planned = await agent.plan(memory, judge=memory.findings.latest_assessment)
+    return await agent.execute(memory, planned.value), planned
 
 
 async def test_round_two_sends_only_the_new_cards_and_earlier_ids_stay_citable(embedder, settings) -> None:
@@ -176,10 +179,10 @@ async def test_round_two_sends_only_the_new_cards_and_earlier_ids_stay_citable(e
                      "cited_evidence_ids": [META_ANALYSIS.id, NULL_TRIAL.id]}
     model = scripted_model(JUDGEMENT, cites_earlier)
     judge = JudgeAgent(settings, llm=LLM(model, settings))
-    await judge.run(memory, round=1)
+    await judge.run(memory)
     await memory.add([NULL_TRIAL])
     memory.progress.next_round()
-    second = (await judge.run(memory, round=2)).value
+    second = (await judge.run(memory)).value
     first_prompt, second_prompt = model.function.prompts
     assert f"[{META_ANALYSIS.id}]" in first_prompt and f"[{COHORT.id}]" in first_prompt
     # round 2: the one new card; the earlier items by id only, and the round-1 verdict

@@ -33,7 +33,7 @@ async def test_conflicts_reach_the_memory_the_report_and_its_markdown(shared_dir
     assert appraised.sections[-1].heading == CONFLICTS_HEADING
     markdown = render_markdown(appraised, items)
     assert "## Where the evidence disagrees" in markdown and "significantly improved event free survival" in markdown
-    assert memory.snapshot()["conflicts"][0]["first"]["evidence_id"] == f"pmid:{GIST}"
+    assert memory.snapshot().conflicts[0].first.evidence_id == f"pmid:{GIST}"
     assert with_conflicts(report.model_copy(update={"alignment": ()}), memory).conflicts == ()
 
 

@@ -73,7 +73,7 @@ async def test_a_model_frame_that_invents_a_part_is_replaced_by_the_extractive_f
 
 async def test_a_model_judge_may_not_call_related_evidence_sufficient(embedder: Embedder, settings: Settings) -> None:
     memory = await _memory(embedder, KNEE)
-    output = await JudgeAgent(settings, llm=_llm(settings, SUFFICIENT)).run(memory, round=1)
+    output = await JudgeAgent(settings, llm=_llm(settings, SUFFICIENT)).run(memory)
     assessment = output.value
     assert output.engine == "scripted"
     assert assessment.answering == () and not assessment.sufficient and assessment.recommendation == "continue"

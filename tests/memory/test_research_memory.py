@@ -237,7 +237,7 @@ async def test_snapshot_round_trips_through_json(fresh_embedder: Embedder) -> No
     _fill_state(memory)
     encoded = fresh_embedder.encoded_count
 
-    data = json.loads(json.dumps(memory.snapshot()))
+    data = json.loads(memory.snapshot().model_dump_json())
     restored = await ResearchMemory.restore(data, embedder=fresh_embedder, settings=memory.settings)
 
     assert fresh_embedder.encoded_count == encoded  # vectors came back from the content-hash cache

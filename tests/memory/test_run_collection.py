@@ -3,7 +3,6 @@ the pool from it without embedding anything (on the default persistent store, on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,7 +11,7 @@ from memory_samples import PREPRINT, PUBLISHED, UNRELATED, make_evidence
 from synthesist.config import Settings
 from synthesist.memory import Embedder, ResearchMemory, open_chroma
 from synthesist.memory.store import release_stores
-from synthesist.models import TokenUsage
+from synthesist.models import MemorySnapshot, TokenUsage
 
 
 class CountingEmbedder(Embedder):
@@ -48,7 +47,7 @@ async def _written_run(settings: Settings) -> tuple[dict[str, object], tuple, np
     held = (memory.snapshot(), memory.evidence, memory.store.pool.vectors.copy(), memory.run_id)
     del memory, embedder
     release_stores()  # this process stops using the store: the next open is a new client
-    return json.loads(json.dumps(held[0])), held[1], held[2], held[3]
+    return MemorySnapshot.model_validate_json(held[0].model_dump_json()), held[1], held[2], held[3]
 
 
 async def test_a_resumed_run_takes_its_vectors_from_its_collection(settings: Settings) -> None:

@@ -291,7 +291,7 @@ class _BrokenJudge:
     engine = "extractive"
     context_size = 30
 
-    async def run(self, memory, *, round):
+    async def run(self, memory):
         raise ValueError("a bug in the judge")
 
 

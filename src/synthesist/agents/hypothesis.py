@@ -21,7 +21,8 @@ class HypothesisAgent(ModelAgent):
     name = "hypothesis"
 
 
-    async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[HypothesisAssessment]:
+    async def run(self, memory: ResearchMemory) -> AgentOutput[HypothesisAssessment]:
+        round = memory.round  # the run's current round
         context = await briefing_context(memory, self._settings)
         cards = await round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name),
                                   memory.embedder if self._llm is not None else None)

@@ -42,7 +42,8 @@ class JudgeAgent(ModelAgent):
     async def context(self, memory: ResearchMemory) -> list[Evidence]:
         return await briefing_context(memory, self._settings)
 
-    async def run(self, memory: ResearchMemory, *, round: int) -> AgentOutput[JudgeAssessment]:
+    async def run(self, memory: ResearchMemory) -> AgentOutput[JudgeAssessment]:
+        round = memory.round  # the run's current round
         context = await self.context(memory)
         cards = await round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name),
                                   memory.embedder if self._llm is not None else None)

@@ -92,12 +92,13 @@ class SearchAgent(ModelAgent):
         self,
         memory: ResearchMemory,
         *,
-        round: int,
         judge: JudgeAssessment | None = None,
         hypotheses: HypothesisAssessment | None = None,
         seeds: Sequence[str] = (),
     ) -> AgentOutput[QueryPlan]:
-        """The next queries. ``seeds`` are searches suggested from outside the loop (an image's findings)."""
+        """The next queries for the run's current round (``memory.round``). ``seeds`` are searches suggested from
+        outside the loop (an image's findings)."""
+        round = memory.round
         judge_queries = judge.next_search_queries if judge else ()
         held = hypotheses.hypotheses if hypotheses else ()
         suggestions = (*seeds, *(q for h in held for q in h.search_suggestions))
@@ -121,17 +122,18 @@ class SearchAgent(ModelAgent):
 
         llm = self._llm if round <= 1 else None  # later rounds: the judge's and hypotheses' queries, by rule
         planned = await llm_or_extractive(agent=self.name, llm=llm, memory=memory, ask=ask, extract=extract)
-        if planned.engine != EXTRACTIVE and not self.pairs(planned.value, memory, round=round):
+        if planned.engine != EXTRACTIVE and not self.pairs(planned.value, memory):
             # An empty plan (or one naming only sources this run lacks) would end the run with no evidence while
             # the sources hold some: the rule-based queries run instead, and the fallback is reported.
             return AgentOutput(await extract(), EXTRACTIVE, usage=planned.usage,
                                fallback_reason="the model's plan held no query to run")
         return planned
 
-    async def execute(self, memory: ResearchMemory, plan: QueryPlan, *, round: int) -> SearchOutcome:
+    async def execute(self, memory: ResearchMemory, plan: QueryPlan) -> SearchOutcome:
         """Search every planned (source, query) not run before, concurrently. Each answer enters memory as soon as
         it arrives, so a slow or hanging source never holds back (or, on cancel, loses) the others' evidence."""
-        pairs = self.pairs(plan, memory, round=round)
+        round = memory.round
+        pairs = self.pairs(plan, memory)
         limit = self._settings.search.max_results
 
         recorded = self._order.order(round) if self._order is not None and self._order.mode == "replay" else None
@@ -161,11 +163,11 @@ class SearchAgent(ModelAgent):
         errors = tuple(error for result in results for error in result.errors)
         return SearchOutcome(round, plan, tuple(pairs), added, errors, counts, timings)
 
-    def pairs(self, plan: QueryPlan, memory: ResearchMemory, *, round: int = 1) -> list[tuple[str, str]]:
+    def pairs(self, plan: QueryPlan, memory: ResearchMemory) -> list[tuple[str, str]]:
         """The (source, query) pairs a plan asks for that this run has not run yet: up to
         :data:`MAX_QUERIES_PER_SOURCE` per source in round 1, ``search.followup_queries`` in later rounds (the
         judge's and the hypotheses' own queries come first; the rate budget goes to them)."""
-        per_source = MAX_QUERIES_PER_SOURCE if round <= 1 else self._settings.search.followup_queries
+        per_source = MAX_QUERIES_PER_SOURCE if memory.round <= 1 else self._settings.search.followup_queries
         general = plan.all_queries()
         keyed = any(name in plan.queries for name in self._sources)  # else the plan named no source we know
         pairs: list[tuple[str, str]] = []

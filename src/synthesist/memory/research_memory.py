@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..config import MemorySettings
-from ..models import Citation, Evidence
+from ..models import Citation, Evidence, MemorySnapshot
 from .embeddings import Embedder
 from .evidence_store import EvidenceStore
 from .pool import AddResult
@@ -76,7 +76,7 @@ class ResearchMemory:
     @classmethod
     async def restore(
         cls,
-        snapshot: dict[str, Any],
+        snapshot: MemorySnapshot | dict[str, Any],
         *,
         embedder: Embedder,
         settings: MemorySettings | None = None,
@@ -94,8 +94,8 @@ class ResearchMemory:
         memory._state = state
         return memory
 
-    def snapshot(self) -> dict[str, Any]:
-        """The whole memory as JSON-ready data (vectors excluded: the run's collection keeps them)."""
+    def snapshot(self) -> MemorySnapshot:
+        """The whole memory, typed as a checkpoint stores it (vectors excluded: the run's collection keeps them)."""
         return snapshot_data(self.question, self.run_id, self.store.pool, self._state)
 
     async def drop_collection(self) -> None:

@@ -38,7 +38,7 @@ from ..events import (
 )
 from ..memory import ResearchMemory
 from ..models import Span, StopReason
-from ..run_store import Checkpoint, MemorySnapshot, RunFolder, RunOptions
+from ..run_store import Checkpoint, RunFolder, RunOptions
 from .emitter import Emitter
 from .stop_rules import StopRules
 from .stream import Done, Step, merge, step
@@ -88,7 +88,7 @@ class RoundSteps:
         """Plan the round's searches (round 1 also takes the image's suggestions), then run them."""
         search, round = self.team.search, memory.round
         started = self.emitter.elapsed()
-        planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
+        planned = await search.plan(memory, judge=memory.findings.latest_assessment,
                                     hypotheses=memory.findings.hypotheses, seeds=self.seeds if round == 1 else ())
         self.emitter.span("plan", started, round=round, phase="plan")
         for event in self.fallback(planned, memory, search.name):
@@ -103,9 +103,9 @@ class RoundSteps:
                              ) -> AsyncIterator[EventBase | Done[SearchOutcome]]:
         """Announce, run and report one plan's searches; record each request as a span."""
         search, round = self.team.search, memory.round
-        pairs = tuple(search.pairs(plan, memory, round=round))
+        pairs = tuple(search.pairs(plan, memory))
         yield self.event(Searching, memory, search.name, SearchingData(queries=pairs, rationale=plan.rationale))
-        outcome = await search.execute(memory, plan, round=round)
+        outcome = await search.execute(memory, plan)
         for timing in outcome.timings:  # each answer is stored as it arrives: storing is part of its search
             start = timing.started - self.emitter.started
             self.emitter.spans.append(self.span(timing.name, start, timing.ended - self.emitter.started, round,
@@ -128,7 +128,7 @@ class RoundSteps:
         """Judge the evidence; the assessment joins ``memory.findings`` (its ``latest_assessment``)."""
         judge = self.team.judge
         yield self.event(Judging, memory, judge.name, JudgingData(context_size=min(len(memory), judge.context_size)))
-        judged = await self.timed(judge.run(memory, round=memory.round), "judge", memory.round, phase)
+        judged = await self.timed(judge.run(memory), "judge", memory.round, phase)
         for event in self.fallback(judged, memory, judge.name):
             yield event
         yield self.event(JudgeComplete, memory, judge.name, judged.value)
@@ -137,7 +137,7 @@ class RoundSteps:
         """Propose hypotheses; they join ``memory.findings`` (its ``hypotheses``)."""
         hypothesis = self.team.hypothesis
         yield self.event(Hypothesizing, memory, hypothesis.name, HypothesizingData(evidence=len(memory)))
-        output = await self.timed(hypothesis.run(memory, round=memory.round), "hypothesis", memory.round, phase)
+        output = await self.timed(hypothesis.run(memory), "hypothesis", memory.round, phase)
         for event in self.fallback(output, memory, hypothesis.name):
             yield event
         yield self.event(Hypothesizing, memory, hypothesis.name, output.value)
@@ -164,7 +164,7 @@ class RoundSteps:
             return
         RunFolder(self.checkpoint_dir).save_checkpoint(Checkpoint(
             run_id=memory.run_id, options=self.options, round=memory.round,
-            memory=MemorySnapshot.model_validate(memory.snapshot()),
+            memory=memory.snapshot(),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
             stop_reason=stop_reason, decided=decided))
 

@@ -321,7 +321,7 @@ class MagenticManager:
             return QueryPlan(queries={name: tuple(queries) for name in search.source_names},
                              rationale="queries chosen by the Magentic searcher")
         started = self.emitter.elapsed()
-        planned = await search.plan(memory, round=round, judge=memory.findings.latest_assessment,
+        planned = await search.plan(memory, judge=memory.findings.latest_assessment,
                                     hypotheses=memory.findings.hypotheses)
         self.emitter.span("plan", started, round=round, phase="plan")
         for event in self.steps.fallback(planned, memory, search.name):
