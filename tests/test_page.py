@@ -5,7 +5,6 @@ Skipped, with the reason, where Chromium is not installed (`make test` installs 
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +21,6 @@ from synthesist.testing import FixtureServer
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test "
                                 "installs Debian's chromium when run as root with apt-get); browser tests skipped")
-DOCS_SCREENSHOT = Path(__file__).parent.parent / "docs" / "page.png"
-REFRESH = os.environ.get("SYNTHESIST_REFRESH_SCREENSHOT") == "1"
 """Refresh the screenshot only when asked (read at import: the tests' environment drops SYNTHESIST_ variables), so
 a test run leaves the checkout clean."""
 
@@ -72,7 +69,7 @@ def test_a_question_over_the_shared_library_shows_the_answer_and_citations_jump_
         assert page.locator("#studies tbody tr").count() >= 1
         page.click("#studies th[data-key=design]")
         assert page.locator('#studies th[aria-sort="ascending"]').count() == 1
-        shot = DOCS_SCREENSHOT if REFRESH else tmp_path / "page.png"
+        shot = tmp_path / "page.png"  # docs/page.png is test_page_research's (one home for the screenshot)
         page.screenshot(path=str(shot), full_page=True)
         assert shot.stat().st_size > 10_000  # a rendered page, not an empty image
         page.set_viewport_size({"width": 390, "height": 800})  # a phone: still one readable column

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from extractive_samples import COHORT
+from extractive_samples import BREAST_MESH, COHORT, article
 from live_server import LiveServer, wait_until
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
@@ -33,6 +33,13 @@ UNTITLED = COHORT.model_copy(update={
     "id": "pmid:99000001", "identifiers": Identifiers(pmid="99000001"), "title": None, "year": 2013,
     "journal": "J Clin Oncol", "content": "BACKGROUND: In a cohort of 9,812 women with type 2 diabetes, metformin "
     "users had a lower incidence of breast cancer than sulfonylurea users (HR 0.81, 95% CI 0.70 to 0.94)."})
+INCIDENCE_COHORT = article(
+    "31000007", "Metformin and the incidence of breast cancer in women with type 2 diabetes: a registry cohort study.",
+    "METHODS: We followed 52,000 women with type 2 diabetes in a national registry for 10 years.\n"
+    "RESULTS: Metformin use was associated with a lower risk of breast cancer (relative risk 0.88, 95% CI 0.80-0.97).\n"
+    "CONCLUSIONS: Among women with type 2 diabetes, metformin use is associated with a lower risk of breast cancer.",
+    types=("Journal Article", "Observational Study"), mesh=BREAST_MESH)
+"""A second study reporting a relative risk on the question's own outcome, so the run has a forest plot to draw."""
 UNTITLED_SHOWN = "Untitled — J Clin Oncol 2013, pmid:99000001 — “In a cohort of 9,812 women"
 OTHER_QUESTION = "Does metformin change mammographic density in women with type 2 diabetes?"
 
@@ -50,7 +57,7 @@ def browser() -> Iterator:  # type: ignore[type-arg]
 @pytest.fixture
 def library_service(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
     settings = run_settings(tmp_path / "data", max_rounds=2)
-    library = write_library(tmp_path / "papers.jsonl", (*LIBRARY_ITEMS, UNTITLED))
+    library = write_library(tmp_path / "papers.jsonl", (*LIBRARY_ITEMS, UNTITLED, INCIDENCE_COHORT))
     app = create_app(settings, libraries=[library],
                      seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
     with LiveServer(app) as server:
@@ -122,7 +129,7 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
         answer = done["report"]["answer"]  # the Answer with its strength and the reason for it
         strength = f"Strength of evidence: {answer['strength'].replace('_', ' ')} ({answer['strength_reason']})"
         assert answer["strength_reason"] and strength in page.text_content("#answer")
-        assert client.get(f"/api/runs/{run_id}/forest.svg").status_code == 200  # two ratios with CIs: a plot
+        assert client.get(f"/api/runs/{run_id}/forest.svg").status_code == 200  # two RRs on one outcome: a plot
         for link in page.eval_on_selector_all("#downloads a", "links => links.map(a => a.getAttribute('href'))"):
             assert client.get(link).status_code == 200
     assert page.locator("#downloads a").count() == 4 and page.locator("#print").is_visible()

@@ -231,3 +231,19 @@ def test_every_quote_and_number_of_the_48_real_articles_is_verbatim(shared_dir: 
                 assert number in outcome.quote, (path.name, number)
                 checked += 1
     assert checked > 300
+
+
+def test_an_outcome_is_what_the_result_reports_on_not_the_compared_treatment():
+    """"Metformin use was associated with a 17% lower risk of breast cancer" reports on the risk of breast cancer;
+    "Among 3,649 patients, metformin did not significantly improve …" on what was not improved. The asked outcome's
+    estimate is one row, not a second one under the sentence's subject."""
+    from extractive_samples import META_ANALYSIS, NULL_TRIAL  # noqa: PLC0415
+
+    asked = DirectionQuery(intervention="metformin", comparator="", outcome="risk of breast cancer")
+    pooled = read_study(META_ANALYSIS, [asked])
+    assert [(o.outcome, o.asked) for o in pooled.outcomes] == [("risk of breast cancer", True)]
+    alone = read_study(META_ANALYSIS)
+    assert [o.outcome for o in alone.outcomes] == ["risk of breast cancer"]
+    assert alone.outcomes[0].effect is not None and alone.outcomes[0].effect.value == "0.83"
+    trial = read_study(NULL_TRIAL)
+    assert [(o.outcome, o.direction) for o in trial.outcomes] == [("invasive disease-free survival", "no_difference")]

@@ -55,15 +55,28 @@ _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no tr
 _SUBJECT = re.compile(r"^(?P<subject>.{3,90}?)\s+(?:was|were|did|had|showed|increased|decreased|reduced|improved|"
                       r"differed|remained|rose|fell|declined)\b")
 _CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addition|additionally|similarly|also|"
-                         r"although|overall|finally|in contrast|by contrast|conversely),?\s+)+", _I)
+                         r"although|overall|finally|in contrast|by contrast|conversely|consequently|thus|therefore|"
+                         r"hence|notably|importantly|in summary|in conclusion|taken together|together),?\s+)+", _I)
 _THERE = re.compile(r"^there (?:was|were) (?:\w+ ){0,4}?(?:differences?|changes?|effects?|reductions?|increases?)"
                     r"(?: between (?:the )?(?:\w+ ){0,3}?groups?| \w+){0,2}? (?:in|for|on|regarding|with respect to) "
                     r"(?:the )?(?P<thing>[^(\[;,]{3,90})", _I)
-_ACTED_ON = re.compile(r"\bsignificantly (?:reduced|increased|decreased|improved|lowered|raised|prolonged|shortened|"
-                       r"attenuated|inhibited)\s+(?:the\s+)?(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|"
+_ACTED_ON = re.compile(r"\bsignificantly (?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)"
+                       r"(?:e|es|ed|s)?\s+(?:the\s+)?(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|"
                        r"compared|versus|vs|than|among|with)\b)", _I)
+_ASSOCIATED = re.compile(r"\bassociated with (?:an? )?(?:[\d.]+ ?% )?(?:(?:statistically )?significantly )?"
+                         r"(?:lower|higher|reduced|increased|decreased|greater|smaller|elevated)\s+"
+                         r"(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|compared|versus|vs|than|among|"
+                         r"with|for)\b)", _I)
+"""What an association reports on: "X use was associated with a 17% lower risk of breast cancer" is about the risk of
+breast cancer, not about X use."""
+_HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statistically )?significantly )?"
+                  r"(?:lower|higher|reduced|increased|decreased|greater|smaller|fewer|more)\s+"
+                  r"(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|compared|versus|vs|than|among|"
+                  r"with|for)\b)", _I)
+"""What a group's result reports on: "metformin users had a lower incidence of breast cancer than …"."""
 _NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|the only|when|in|after|at|during|for|"
-                             r"of|both|all|no)\b|\b(?:significantly|also|not)$|\bdifferences?\b", _I)
+                             r"of|both|all|no|among|with|within|across|between|compared)\b|"
+                             r"\b(?:significantly|also|not)$|\bdifferences?\b", _I)
 _DESIGNS: tuple[tuple[Design, DesignName], ...] = (
     (Design.META_ANALYSIS, "systematic review/meta-analysis"), (Design.SYSTEMATIC_REVIEW,
                                                                 "systematic review/meta-analysis"),
@@ -75,25 +88,55 @@ MAX_OUTCOMES = 12
 """Outcome results kept per study: the stated results with a statistic, abstract and tables first."""
 
 
-def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = ()) -> StudyRecord:
+def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
+               measured_as_asked: bool = False) -> StudyRecord:
     """The verified study record of ``evidence``: by rule from its text, or from its registry fields.
 
     ``queries``: outcomes the caller asks about (intervention, comparator, outcome); their answers come first among
-    the outcomes, followed by the results the item states on its own.
+    the outcomes, followed by the results the item states on its own. With ``measured_as_asked`` (a run's evidence
+    table, whose queries come from the question, not from someone who read the article) an answer whose quote does
+    not measure the outcome the way the query does — risk, death or recurrence — is ``not_reported``.
     """
     if evidence.trial is not None and evidence.source == "trials":
         return verify_record(registry_record(evidence), evidence)
     read = list(units(evidence))
     design, design_quote = _design(evidence, read)
     arms = _arms(read)
+    queries = tuple(queries)
     asked = [answer_query(evidence, query).model_copy(update={"asked": True}) for query in queries]
-    stated = _stated_outcomes(read, arms)
+    if measured_as_asked:
+        asked = [_measured_as_asked(result) for result in asked]
+    answered = {(r.effect.value, r.effect.ci_low, r.effect.ci_high) for r in asked if r.effect and r.effect.value}
+    # the asked outcome's own estimate is not stated a second time under the sentence's subject
+    stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries])
+              if not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
         randomised=_count(read, _RANDOMISED), analysed=_count(read, _ANALYSED), population=_population(read),
         arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=bool(evidence.passages),
     )
     return verify_record(record, evidence)
+
+
+_MEASURES = (
+    # "risk" as the thing measured, not as a ratio's name or a description ("relative risk", "high-risk patients")
+    re.compile(r"(?<![-\w])(?<!relative )(?<!at )(?<!high )(?<!low )risk(?![-\w])|"
+               r"\b(?:incidence|incident|odds(?! ratio)|occurrence|develop\w*|onset|new cases)\b", re.I),
+    re.compile(r"\b(?:mortality|death|deaths|die|died|dying|survival|survive\w*|fatal\w*)\b", re.I),
+    re.compile(r"\b(?:recurrence|recurrent|recur\w*|relapse\w*)\b", re.I),
+)
+"""Ways of measuring an outcome that are not one another: a trial of breast-cancer survival reports nothing on the
+risk of breast cancer, though it names breast cancer throughout."""
+
+
+def _measured_as_asked(result: OutcomeResult) -> OutcomeResult:
+    """``result`` blanked (``not_reported``) when its quote does not measure the outcome the way the query does
+    ("risk of breast cancer" read from a sentence on disease-free survival)."""
+    asked = [m for m in _MEASURES if m.search(result.outcome)]
+    if result.quote and asked and not any(m.search(result.quote) for m in asked):
+        return OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
+                             asked=result.asked)
+    return result
 
 
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
@@ -163,9 +206,12 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
     return ()
 
 
-def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...]) -> list[OutcomeResult]:
-    """Results the item states with a statistic: abstract results and table rows with an estimate first."""
+def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterable[str] = ()) -> list[OutcomeResult]:
+    """Results the item states with a statistic: abstract results and table rows with an estimate first. A sentence
+    whose subject is the compared treatment itself (the intervention arm, or an asked intervention in
+    ``exposures``) names no outcome by its subject."""
     intervention = next((arm.label for arm in arms if arm.role == "intervention"), "")
+    treatments = [t for t in (intervention, *exposures) if t]
     comparator = next((arm.label for arm in arms if arm.role == "comparator"), "")
     found: list[tuple[float, OutcomeResult]] = []
     for order, unit in enumerate(read):
@@ -175,7 +221,7 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...]) -> list[OutcomeRes
         if effect is None or significance(unit.text, effect) == "unknown" and not effect.ci_low:
             continue
         name = _outcome_name(unit)
-        if not name:
+        if not name or any(_names_the_exposure(name, treatment) for treatment in treatments):
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
         direction, _ = read_direction(unit.text, query, hint=unit.measure_hint)
@@ -195,6 +241,16 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...]) -> list[OutcomeRes
     return kept
 
 
+_EXPOSURE_WORDS = frozenset("use users user intake exposure therapy treatment administration group arm patients the "
+                             "of with".split())
+
+
+def _names_the_exposure(name: str, intervention: str) -> bool:
+    """``name`` is the compared treatment itself ("Metformin use" in a metformin study), not an outcome."""
+    words = set(re.findall(r"[a-z0-9-]+", name.lower())) - _EXPOSURE_WORDS
+    return bool(words) and bool(intervention) and words <= set(re.findall(r"[a-z0-9-]+", intervention.lower()))
+
+
 def _outcome_name(unit: Unit) -> str:
     """What a unit reports on, verbatim from it: a table row's first cell, the thing a "there was no difference
     in …" sentence names, or a sentence's subject (connectives such as "Furthermore," left off)."""
@@ -205,7 +261,7 @@ def _outcome_name(unit: Unit) -> str:
     there = _THERE.match(text)
     if there:
         return there.group("thing").strip(" ,")
-    acted = _ACTED_ON.search(text)
+    acted = _ACTED_ON.search(text) or _ASSOCIATED.search(text) or _HAD.search(text)
     if acted:
         return acted.group("thing").strip(" ,")
     match = _SUBJECT.match(text)

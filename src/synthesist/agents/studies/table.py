@@ -79,7 +79,7 @@ def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = No
     answers the question's own comparison first (its exposure against its comparator on each of its outcomes), so
     the table's first row for a study is what it found on what was asked."""
     queries = question_queries(frame)
-    return tuple(read_study(item, queries) for item in evidence)
+    return tuple(read_study(item, queries, measured_as_asked=True) for item in evidence)
 
 
 def question_queries(frame: QuestionFrame | None) -> tuple[DirectionQuery, ...]:

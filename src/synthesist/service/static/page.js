@@ -219,7 +219,7 @@ function studyTable(studies, byId) {
     const n = (s.randomised || s.analysed || {}).value ?? "";
     const outcomes = (s.outcomes || []).filter((o) => o.direction !== "not_reported" || o.effect).slice(0, 3);
     for (const o of outcomes.length ? outcomes : [null]) {
-      const comparison = o && o.intervention ? `${o.intervention} vs ${o.comparator}` : [arms.intervention, arms.comparator].filter(Boolean).join(" vs ");
+      const comparison = (o && o.intervention ? [o.intervention, o.comparator] : [arms.intervention, arms.comparator]).filter(Boolean).join(" vs ");
       studyRows.push({study: studyName(e, s.evidence_id), link: linkOut(e), design: s.design, n, comparison, outcome: o ? o.outcome : "",
         effect: o ? effectText(o.effect) : "", direction: o ? DIRECTIONS[o.direction] : "", rawDirection: o ? o.direction : "", quote: o ? `${o.quote} [${o.section}]` : ""});
     }
