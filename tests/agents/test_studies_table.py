@@ -12,12 +12,16 @@ from synthesist import api
 from synthesist.agents import report as report_module
 from synthesist.agents.cards import evidence_card
 from synthesist.agents.claims import Claim, SupportChecker
+from synthesist.agents.llm import LLM
 from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
 from synthesist.agents.studies.forest import _plain_ticks, draw_forest_plot, forest_groups
 from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
+from synthesist.config import Settings
+from synthesist.memory.run_state import UsageLedger
 from synthesist.models import Citation, Evidence, QuestionFrame, ResearchReport, ResearchResult
 from synthesist.study import Effect, OutcomeResult, StudyRecord
+from synthesist.testing import scripted_model
 from synthesist.tools.jats import article_evidence, parse_jats
 
 TRIAL = Path(__file__).parent.parent / "tools" / "fixtures" / "jats_trial.nxml"
@@ -166,27 +170,58 @@ async def test_the_claim_check_reads_the_full_text(trial: Evidence, embedder):
 
 
 class _Held:
-    """What ``with_studies`` asks of the run's memory: the item held under an id."""
+    """What ``with_studies`` asks of the run's memory: the item held under an id, the round, and the ledger a model
+    call's usage goes to (the real one)."""
+
+    round = 1
 
     def __init__(self, *items: Evidence):
         self._items = {item.id: item for item in items}
+        self.ledger = UsageLedger()
 
     def get(self, evidence_id: str) -> Evidence | None:
         return self._items.get(evidence_id)
 
 
-def test_the_report_gets_the_record_of_each_referenced_item_and_a_reader_bug_costs_only_that_record(
-        trial: Evidence, monkeypatch: pytest.MonkeyPatch):
-    report = ResearchReport(title="t", executive_summary="s", methodology="m",
-                            references=(Citation(number=1, evidence_id=trial.id, text="Trial"),
-                                        Citation(number=2, evidence_id="pmid:404", text="not held")))
+def _report(trial: Evidence) -> ResearchReport:
+    return ResearchReport(title="t", executive_summary="s", methodology="m",
+                          references=(Citation(number=1, evidence_id=trial.id, text="Trial"),
+                                      Citation(number=2, evidence_id="pmid:404", text="not held")))
 
-    updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
-    assert [s.evidence_id for s in updated.studies] == [trial.id] and unread == []
+
+async def test_the_report_gets_the_record_of_each_referenced_item_and_a_reader_bug_costs_only_that_record(
+        trial: Evidence, monkeypatch: pytest.MonkeyPatch):
+    report = _report(trial)
+    updated, unread, notes = await with_studies(report, _Held(trial))  # type: ignore[arg-type]
+    assert [s.evidence_id for s in updated.studies] == [trial.id] and unread == [] and notes == []
+    assert updated.studies[0].engine == "extractive"
 
     def broken(items, frame=None):  # a bug in the reader
         raise ZeroDivisionError
 
     monkeypatch.setattr(report_module, "study_records", broken)
-    updated, unread = with_studies(report, _Held(trial))  # type: ignore[arg-type]
+    updated, unread, _ = await with_studies(report, _Held(trial))  # type: ignore[arg-type]
     assert updated.studies == () and unread == [trial.id]
+
+
+async def test_with_a_model_a_full_text_is_read_by_the_model_and_checked_and_a_failed_call_falls_back_to_the_rules(
+        trial: Evidence, settings: Settings):
+    verbatim = ("Drug A significantly reduced cough frequency compared with placebo (hazard ratio 0.62, 95% CI 0.45 "
+                "to 0.86; P = 0.004).")
+    reply = {"design": "randomised trial",
+             "outcomes": [{"outcome": "cough frequency", "direction": "decreased", "quote": verbatim,
+                           "section": "Abstract › Results",
+                           "effect": {"measure": "HR", "value": "0.62", "ci_low": "0.45", "ci_high": "0.86"}},
+                          {"outcome": "cure", "direction": "increased", "quote": "Drug A cured everyone."}]}
+    held = _Held(trial)
+    updated, unread, notes = await with_studies(_report(trial), held, LLM(scripted_model(reply), settings))  # type: ignore[arg-type]
+    (record,) = updated.studies
+    assert record.engine == "llm" and unread == [] and notes == []
+    assert [o.outcome for o in record.outcomes] == ["cough frequency"]  # the invented quote is dropped and listed
+    assert [d.field for d in record.dropped] == ["outcome.quote"]
+    assert held.ledger.total.requests == 1  # the call is on the run's account
+
+    held = _Held(trial)
+    updated, _, notes = await with_studies(_report(trial), held, LLM(scripted_model("not json"), settings))  # type: ignore[arg-type]
+    assert updated.studies[0].engine == "extractive" and len(notes) == 1
+    assert notes[0].startswith(f"the model's study record of {trial.id} failed")

@@ -17,14 +17,16 @@ could check it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Sequence
 
 from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
-from ..models import Alignment, Answer, QuestionFrame, ReportDraft, ReportSection, ResearchReport
+from ..models import Alignment, Answer, Evidence, QuestionFrame, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
+from ..study import StudyRecord
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
@@ -42,7 +44,8 @@ from .claims import (
 )
 from .extractive.report import write_report
 from .llm import LLM
-from .studies.table import study_records
+from .studies.llm_reader import llm_study_record
+from .studies.table import question_queries, study_records
 
 CONTEXT_SIZE = 40
 log = logging.getLogger("synthesist.agents.report")
@@ -97,7 +100,9 @@ class ReportAgent(ModelAgent):
         if drafted.engine != EXTRACTIVE:
             report = without_uncited_findings(report)
         report = with_references(with_conflicts(report, memory), memory)
-        report, unread = with_studies(report, memory)
+        report, unread, study_notes = await with_studies(report, memory, self._llm,
+                                                         boundary_cap=self._settings.models.evidence_char_cap)
+        note = "; ".join(filter(None, [note, *study_notes])) or None
         try:
             report = appraised(report, memory)
         except Exception:  # a bug in the appraisal must not cost the run its report
@@ -208,20 +213,46 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
     return with_references(report, memory)
 
 
-def with_studies(report: ResearchReport, memory: ResearchMemory) -> tuple[ResearchReport, list[str]]:
-    """The report with the verified study record of each referenced item (the evidence table), and the ids of the
-    items whose record a bug kept from being read (the report never fails for one)."""
+MODEL_RECORDS = 6
+"""Referenced full texts whose study record a model reads, at most, per report (one call each, concurrently); the
+other items are read by rule. An abstract is read by rule: the rules do well on its one results paragraph, and a
+call per reference would cost more than the whole rest of the run."""
+
+
+async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM | None = None, *,
+                       boundary_cap: int = 8_000) -> tuple[ResearchReport, list[str], list[str]]:
+    """The report with the verified study record of each referenced item (the evidence table), the ids of the
+    items whose record a bug kept from being read (the report never fails for one), and notes for the run. With
+    ``llm``, the referenced full texts (up to :data:`MODEL_RECORDS`) are read by the model through its output tool
+    (:func:`~.studies.llm_reader.llm_study_record`, verified like every record); a failed call falls back to the
+    rules and is noted."""
+    items = [item for citation in report.references if (item := memory.get(citation.evidence_id)) is not None]
+    by_model = [item for item in items if item.passages][:MODEL_RECORDS] if llm is not None else []
+    queries = question_queries(report.frame)
+    notes: list[str] = []
+
+    async def model_record(item: Evidence) -> StudyRecord | None:
+        try:
+            record, usage = await llm_study_record(llm, item, queries, round=memory.round,
+                                                   boundary_cap=boundary_cap)
+        except ModelError as exc:
+            notes.append(f"the model's study record of {item.id} failed ({exc}); it was read by rule")
+            return None
+        memory.ledger.record(usage)
+        return record
+
+    read = dict(zip([item.id for item in by_model], await asyncio.gather(*map(model_record, by_model)), strict=True))
     records, unread = [], []
-    for citation in report.references:
-        item = memory.get(citation.evidence_id)
-        if item is None:
+    for item in items:
+        if (record := read.get(item.id)) is not None:
+            records.append(record)
             continue
         try:
             records.extend(study_records([item], report.frame))
         except Exception:  # a bug in the reader must not cost the run its report
             log.exception("study record of %s failed", item.id)
             unread.append(item.id)
-    return report.model_copy(update={"studies": tuple(records)}), unread
+    return report.model_copy(update={"studies": tuple(records)}), unread, notes
 
 
 def with_references(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
