@@ -65,7 +65,7 @@ def build_network_sources(
         "trials": lambda: ClinicalTrialsSource(fetcher, settings.trials),
         "europepmc": lambda: EuropePMCSource(fetcher, settings.europepmc),
         "preprints": lambda: EuropePMCSource(fetcher, settings.europepmc, preprints_only=True),
-        "web": lambda: WebSource(settings.web, web_client),
+        "web": lambda: WebSource(settings.web, web_client, limits=fetcher.limits),
     }
     sources = [builders[name]() for name in names if name in builders]
     if settings.search.full_texts:

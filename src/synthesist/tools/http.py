@@ -68,6 +68,11 @@ class Fetcher:
         http = settings.http
         self._cache = ResponseCache(settings.cache_dir, http.cache_ttl) if http.cache_enabled else None
 
+    @property
+    def limits(self) -> RateLimitRegistry:
+        """The per-host limiters it takes permits from (its session's)."""
+        return self._limits
+
     async def get(
         self,
         source: str,
