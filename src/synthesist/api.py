@@ -178,6 +178,7 @@ async def stream(question: str, options: StreamOptions | None = None, *, setting
     objects to use instead of the ones the composition root builds). A replay takes the question, sources,
     libraries, manager and rounds it was recorded with unless they are given (then they must match)."""
     o = replace(options or StreamOptions(), **keywords)
+    own = session is None  # a session of its own is closed with the run
     session = session or Session(settings or current_settings(), seams, report_notes=seams.shared is None)
     sources, libraries, manager, max_rounds = o.sources, o.libraries, o.manager, o.max_rounds
     if o.replay is not None:  # a tape knows its own options
@@ -207,7 +208,7 @@ async def stream(question: str, options: StreamOptions | None = None, *, setting
         checked = with_overrides(checked, {"http": {"cache_enabled": False}})  # every exchange goes on tape
     plan = RunPlan(run, checked, model=o.model, run_id=o.run_id, vision=o.vision, tape=tape,
                    out_dir=Path(o.out_dir) if o.out_dir is not None else None)
-    async for event in session.run(plan, control):
+    async for event in session.run(plan, control, close=own):
         yield event
 
 
@@ -216,6 +217,7 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
                  seams: Seams = NO_SEAMS, session: Session | None = None) -> AsyncIterator[EventBase]:
     """Continue a killed run from its last checkpointed round; nothing it had collected is lost. A run that had
     already finished is not run again: its stored result comes back in one ``complete`` event that says so."""
+    own = session is None
     session = session or Session(settings or current_settings(), seams, report_notes=seams.shared is None)
     settings = settings or session.settings
     checkpoint = RunStore(settings.data_dir).load_checkpoint(run_id)
@@ -232,7 +234,7 @@ async def resume(run_id: str, *, settings: Settings | None = None, model: ModelC
     settings = run_settings(settings, model=model, manager=options.manager, max_rounds=options.max_rounds,
                             timeout=options.timeout)
     plan = RunPlan(options, settings, model=model, run_id=run_id, checkpoint=checkpoint, out_dir=out)
-    async for event in session.run(plan, control):
+    async for event in session.run(plan, control, close=own):
         yield event
 
 
@@ -390,7 +392,7 @@ async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, set
     rows = store.listing() if all_watches else [_listing(store, watch_id) for watch_id in dict.fromkeys(ids)]
     damaged = {row.id: WatchOutcome(watch_id=row.id, error=row.error) for row in rows if row.watch is None}
     watches = [row.watch for row in rows if row.watch is not None]
-    session = session or Session(settings, seams)
+    own, session = session is None, session or Session(settings, seams)
 
     def start(watch: Watch) -> AsyncIterator[EventBase]:
         o = watch.options
@@ -398,9 +400,13 @@ async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, set
                                                     model=o.model, manager=o.manager, max_rounds=o.max_rounds,
                                                     timeout=o.timeout), settings=settings, session=session)
 
-    outcomes = {outcome.watch_id: outcome for outcome in await _run_watches(
-        watches, store, settings.data_dir, start=start, concurrency=concurrency,
-        resume=lambda run_id: resume(run_id, settings=settings, session=session))}
+    try:
+        outcomes = {outcome.watch_id: outcome for outcome in await _run_watches(
+            watches, store, settings.data_dir, start=start, concurrency=concurrency,
+            resume=lambda run_id: resume(run_id, settings=settings, session=session))}
+    finally:
+        if own:
+            await session.aclose()
     return [outcomes.get(row.id) or damaged[row.id] for row in rows]
 
 

@@ -102,7 +102,10 @@ async def research_many(
         if on_item is not None:
             on_item(item)
 
-    await asyncio.gather(*(one(i, q) for i, q in enumerate(questions)))
+    try:
+        await asyncio.gather(*(one(i, q) for i, q in enumerate(questions)))
+    finally:
+        await session.aclose()
     return [item for item in items if item is not None]
 
 

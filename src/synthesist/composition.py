@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 from agent_framework import BaseChatClient
 from chromadb.api import ClientAPI
 from pydantic_ai.models import Model
@@ -26,19 +27,24 @@ from .agents.model_spec import parse_model_spec, spec_for_agent
 from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
-from .agents.visual.adapter import VisionAdapter
+from .agents.visual.adapter import VisionAdapter, build_vision_adapter
+from .agents.visual.agent import VisualAgent
+from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
 from .config import Settings
 from .errors import BadInputError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
 from .memory.embeddings import VectorCache
 from .memory.library_index import BulkEncoder, library_name
 from .orchestrator.loop import Team
+from .orchestrator.runner import ImageStep
+from .run_store import RunOptions
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
 from .tools.europepmc import EuropePMCSource
 from .tools.fulltext import FullTextClient, FullTextSource
 from .tools.http import Fetcher
 from .tools.library import LibraryLoad, load_library
+from .tools.openi import OpenISource
 from .tools.pubmed import PubMedSource
 from .tools.source import Source
 from .tools.web import WebSearchClient, WebSource
@@ -59,7 +65,7 @@ def build_network_sources(
         "trials": lambda: ClinicalTrialsSource(fetcher, settings.trials),
         "europepmc": lambda: EuropePMCSource(fetcher, settings.europepmc),
         "preprints": lambda: EuropePMCSource(fetcher, settings.europepmc, preprints_only=True),
-        "web": lambda: WebSource(settings.web, web_client),
+        "web": lambda: WebSource(settings.web, web_client, limits=fetcher.limits),
     }
     sources = [builders[name]() for name in names if name in builders]
     if settings.search.full_texts:
@@ -175,3 +181,20 @@ def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], sett
         hypothesis=HypothesisAgent(settings, llm=models["hypothesis"]),
         report=ReportAgent(settings, llm=models["report"]),
     )
+
+
+def build_image_step(options: RunOptions, settings: Settings, vision: VisionAdapter | str | None,
+                     http: httpx.AsyncClient, fetcher: Fetcher, sources: Sequence[Source]) -> ImageStep | None:
+    """The VisualAgent for ``--image``: a vision adapter when one is configured, else the viewer protocol; it may
+    search the literature (the run's first network literature source) and Open-i while it looks."""
+    if options.image is None:
+        return None
+    adapter = vision if vision is not None and not isinstance(vision, str) else None
+    spec = vision if isinstance(vision, str) else settings.visual.model
+    if adapter is None and spec:
+        adapter = build_vision_adapter(spec, settings, client=http)
+    literature = [s for s in sources if s.name in ("pubmed", "europepmc")]
+    searches = [LiteratureSearchTool(literature[0])] if literature else []
+    if literature:
+        searches.append(ImageSearchTool(OpenISource(fetcher, settings.openi)))
+    return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)

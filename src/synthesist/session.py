@@ -1,13 +1,14 @@
 """The composition root's session: the long-lived objects of a process, and every run built from them.
 
-A :class:`Session` owns what outlives a run — the settings, the Chroma client and the embedder (:class:`Shared`,
-opened on first use), the library indexes it has opened (by path, so a service or an MCP server indexes its
-library once), and the objects a caller put in place of built ones (:class:`~synthesist.composition.Seams`) — and
-builds each run's objects from them: the HTTP client (its per-host rate limiters are the process's,
-:data:`~synthesist.tools.ratelimit.RATE_LIMITS`), the sources, the models, the team, the manager, the memory and the
-run folder (:class:`~synthesist.run_store.RunFolder`). :mod:`synthesist.api` is thin over it: it checks what a caller
-asked for and hands the run to :meth:`Session.run`. One question written to a result file
-(:func:`research_to_file`'s body, in :mod:`synthesist.api`) is what a local batch and a Ray worker both run.
+A :class:`Session` owns what outlives a run — the settings, the HTTP client (one per event loop,
+:class:`~synthesist.tools.http.ClientPool`) and the per-host rate limiters its runs share (the process's,
+:data:`~synthesist.tools.ratelimit.RATE_LIMITS`), the Chroma client and the embedder (:class:`Shared`, opened on first
+use), the library indexes it has opened (by path, so a service or an MCP server indexes its library once), and the
+objects a caller put in place of built ones (:class:`~synthesist.composition.Seams`) — and builds each run's objects
+from them: the sources, the models, the team, the manager, the memory and the run folder
+(:class:`~synthesist.run_store.RunFolder`). Its owner closes it (:meth:`Session.aclose`). :mod:`synthesist.api` is thin
+over it: it checks what a caller asked for and hands the run to :meth:`Session.run`. One question written to a result
+file (:func:`research_to_file`'s body, in :mod:`synthesist.api`) is what a local batch and a Ray worker both run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
 from agent_framework import BaseChatClient
 
 from .agents.base import EXTRACTIVE
@@ -33,14 +35,12 @@ from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
 from .agents.studies.forest import draw_forest_plot
 from .agents.studies.table import evidence_csv, evidence_rows
-from .agents.visual.adapter import build_vision_adapter
-from .agents.visual.agent import VisualAgent
-from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
 from .composition import (
     NO_SEAMS,
     ModelChoice,
     Seams,
     Shared,
+    build_image_step,
     build_network_sources,
     build_team,
     index_library,
@@ -62,13 +62,13 @@ from .models import ResearchResult
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager, Manager, RoundSteps
 from .orchestrator.magentic import MagenticManager
-from .orchestrator.runner import ImageStep, Preparation, RunContext, RunControl, run_stream
+from .orchestrator.runner import Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .redaction import scrub
 from .run_store import EVENTS, FOREST_SVG, REPORT_FILES, Checkpoint, RunFolder, RunOptions, RunStore
 from .tools.cassette import Cassette, content_digest
-from .tools.http import Fetcher, open_client
-from .tools.openi import OpenISource
+from .tools.http import ClientPool, Fetcher, open_client
+from .tools.ratelimit import RATE_LIMITS, RateLimitRegistry
 
 log = logging.getLogger("synthesist.session")
 
@@ -133,12 +133,17 @@ class Session:
 
     ``seams``: objects a test, a benchmark or a batch puts in place of built ones; a ``seams.shared`` given is used
     as is, otherwise the Chroma client and embedder are opened on first use. ``report_notes``: each run reports
-    what opening them repaired (a session made for one run; a session many runs share leaves that to its owner)."""
+    what opening them repaired (a session made for one run; a session many runs share leaves that to its owner).
+    ``http``: the pooled clients its runs share (a session made by :meth:`excluding` shares its parent's);
+    ``limits``: the per-host rate limiters (the process's: two sessions of one process share NCBI's budget too)."""
 
     def __init__(self, settings: Settings, seams: Seams = NO_SEAMS, *, report_notes: bool = False,
-                 indexes: dict[tuple[str, ...], LibraryIndex] | None = None):
+                 indexes: dict[tuple[str, ...], LibraryIndex] | None = None, http: ClientPool | None = None,
+                 limits: RateLimitRegistry = RATE_LIMITS):
         self.settings = settings
         self.seams = seams
+        self.http = http or ClientPool(settings)
+        self.limits = limits
         self._shared = seams.shared
         self._report_notes = report_notes
         self._indexes = {} if indexes is None else indexes
@@ -156,7 +161,12 @@ class Session:
         """This session for a run whose library source must never return ``ids`` (record ids or PMIDs: an
         eval's negative controls), sharing its store, embedder and indexes."""
         return Session(self.settings, replace(self.seams, shared=self.shared(), library_exclude=ids),
-                       report_notes=self._report_notes, indexes=self._indexes)
+                       report_notes=self._report_notes, indexes=self._indexes, http=self.http, limits=self.limits)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running loop (a loop that ends closes its own; see :class:`ClientPool`).
+        The session stays usable: a later run opens a new client."""
+        await self.http.aclose()
 
     def library_index(self, paths: Sequence[Path], *, progress: Callable[[int, int], None] | None = None,
                       encode: BulkEncoder | None = None, keep: bool = True) -> LibraryIndex:
@@ -171,9 +181,13 @@ class Session:
                 self._indexes[key] = self.library_index(paths, progress=progress, encode=encode, keep=False)
             return self._indexes[key]
 
-    async def run(self, plan: RunPlan, control: RunControl | None = None) -> AsyncIterator[EventBase]:
-        """Build the run ``plan`` describes from this session's objects and yield its events."""
+    async def run(self, plan: RunPlan, control: RunControl | None = None, *, close: bool = False
+                  ) -> AsyncIterator[EventBase]:
+        """Build the run ``plan`` describes from this session's objects and yield its events; ``close``: close the
+        session after it (a session made for this one run)."""
         async with AsyncExitStack() as stack:
+            if close:
+                stack.push_async_callback(self.aclose)
             ctx, folder = await self._context(plan, control, stack)
             emitter, memory = ctx.emitter, ctx.memory
             async for event in run_stream(ctx):
@@ -203,11 +217,10 @@ class Session:
         cassette, models = await self._models(plan, paths, stack)
         if cassette is not None and settings.run.manager == "magentic":
             magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
-        transport = cassette.transport() if cassette is not None else None
-        http = await stack.enter_async_context(open_client(settings, transport=transport))
+        http = await self._client(settings, cassette, stack)
+        fetcher = Fetcher(http, settings, limits=self.limits)
         web_client = cassette.web_client(seams.web_client) if cassette is not None else seams.web_client
-        sources[:0] = build_network_sources(options.sources, Fetcher(http, settings), settings,
-                                            web_client=web_client)
+        sources[:0] = build_network_sources(options.sources, fetcher, settings, web_client=web_client)
         sources.sort(key=lambda s: options.sources.index(s.name) if s.name in options.sources else 99)
         team = build_team(sources, models, settings, cassette=cassette)
         run_id = checkpoint.run_id if checkpoint else plan.run_id or new_run_id()
@@ -223,7 +236,7 @@ class Session:
             rules.load(checkpoint.stop_rules)
         ctx = RunContext(memory=memory, emitter=emitter, settings=settings, options=options,
                          manager=_manager(team, emitter, rules, options, folder.directory, settings, magentic),
-                         image=_image_step(options, settings, seams.vision or plan.vision, http, sources),
+                         image=build_image_step(options, settings, seams.vision or plan.vision, http, fetcher, sources),
                          fallback_report=ReportAgent(settings),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
@@ -232,6 +245,15 @@ class Session:
                          preparations=tuple(preparations),
                          decided=checkpoint.decided if checkpoint else None)
         return ctx, folder
+
+    async def _client(self, settings: Settings, cassette: Cassette | None, stack: AsyncExitStack
+                      ) -> httpx.AsyncClient:
+        """The session's client for this loop; a run on tape (the cassette's transport) or with another user agent
+        keeps its own, closed with the run."""
+        if cassette is None and settings.http.user_agent == self.settings.http.user_agent:
+            return await self.http.client()
+        transport = cassette.transport() if cassette is not None else None
+        return await stack.enter_async_context(open_client(settings, transport=transport))
 
     async def _models(self, plan: RunPlan, paths: Sequence[Path], stack: AsyncExitStack) -> tuple[Cassette | None,
                                                                                                   dict[str, Any]]:
@@ -358,22 +380,6 @@ def _manager(team, emitter, rules, options, directory, settings: Settings,  # no
     return MagenticManager(steps, chat_client=client,
                            model=label, chat_options={"temperature": settings.models.temperature,
                                                       "max_tokens": settings.models.max_output_tokens})
-
-
-def _image_step(options: RunOptions, settings: Settings, vision, http, sources) -> ImageStep | None:  # noqa: ANN001
-    """The VisualAgent for ``--image``: a vision adapter when one is configured, else the viewer protocol; it may
-    search the literature (the run's first network literature source) and Open-i while it looks."""
-    if options.image is None:
-        return None
-    adapter = vision if vision is not None and not isinstance(vision, str) else None
-    spec = vision if isinstance(vision, str) else settings.visual.model
-    if adapter is None and spec:
-        adapter = build_vision_adapter(spec, settings, client=http)
-    literature = [s for s in sources if s.name in ("pubmed", "europepmc")]
-    searches = [LiteratureSearchTool(literature[0])] if literature else []
-    if literature:
-        searches.append(ImageSearchTool(OpenISource(Fetcher(http, settings), settings.openi)))
-    return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
 
 
 def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -> str:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from synthesist.events import EventBase, Looping, LoopingData
-from synthesist.orchestrator.stream import Done, merge, step
+from synthesist.orchestrator.stream import Done, merge, step, until
 
 
 def _event(seq: int, reason: str) -> Looping:
@@ -73,3 +73,37 @@ async def test_the_first_error_of_a_merged_stream_is_raised_and_the_other_cancel
         async for event in merge(failing(), slow()):
             seen.append(event)
     assert len(seen) == 1 and cancelled.is_set()
+
+
+@step
+async def _until_told(told: asyncio.Event, cut: asyncio.Event) -> AsyncIterator[EventBase | Done[str]]:
+    yield _event(1, "made before the stop")
+    told.set()
+    try:
+        await asyncio.Event().wait()  # a round that would never end
+        yield Done("never")
+    finally:
+        cut.set()
+
+
+async def test_a_step_cut_short_keeps_its_events_and_has_no_outcome() -> None:
+    told, cut = asyncio.Event(), asyncio.Event()
+    stopped = until(_until_told(told, cut), told.wait())
+    seen = [event.data.reason async for event in stopped]  # type: ignore[attr-defined]
+    assert seen == ["made before the stop"] and stopped.outcome is None and cut.is_set()
+
+
+async def test_a_step_that_ends_before_the_stop_keeps_its_outcome_and_its_error_is_raised() -> None:
+    finished = until(_counted(2), asyncio.Event().wait())
+    assert [event.seq async for event in finished] == [1, 2] and finished.outcome == 20
+
+    @step
+    async def failing() -> AsyncIterator[EventBase | Done[int]]:
+        yield _event(1, "before")
+        raise ValueError("a bug in a round")
+
+    seen = []
+    with pytest.raises(ValueError, match="a bug in a round"):
+        async for event in until(failing(), asyncio.Event().wait()):
+            seen.append(event)
+    assert len(seen) == 1

@@ -1,9 +1,13 @@
 """Running one research question as a stream of events that always ends with a report.
 
-``run_stream`` is an async generator. The rounds run in a producer task under the run's deadline; on
-``timeout`` or ``cancelled`` the in-flight work is cancelled cleanly and the ReportAgent still writes the report
-from what memory holds (marked partial, with the reason). If the LLM report fails or overruns, the extractive
-engine writes it. Only invalid input ends a run without a report (it is rejected before the run starts).
+``run_stream`` is an async generator, and so is every phase of the run (its preparations, the image, the rounds,
+the report): each yields the events it makes and last its outcome (:class:`~.stream.Done`, read as a
+:class:`~.stream.Step`'s ``outcome``), so no callback is handed down. The run itself runs in a task of its own
+(:func:`~.stream.merge`), so a slow reader never holds it back and the run's memory is this task's alone; the rounds
+run in another under the run's deadline: on ``timeout`` or ``cancelled`` the in-flight work is cancelled cleanly and
+the ReportAgent still writes the report from what memory holds (marked partial, with the reason). If the LLM report
+fails or overruns, the extractive engine writes it. Only invalid input ends a run without a report (it is rejected
+before the run starts).
 """
 
 from __future__ import annotations
@@ -50,8 +54,8 @@ from ..redaction import scrub
 from ..run_store import RunOptions
 from .emitter import Emitter
 from .loop import Decision, Manager
+from .stream import Done, merge, step, until
 
-_DONE = object()
 log = logging.getLogger("synthesist.run")
 
 
@@ -120,64 +124,67 @@ class RunContext:
 
 async def run_stream(ctx: RunContext) -> AsyncIterator[EventBase]:
     """Yield the run's events; the last one is ``complete`` with the result."""
-    queue: asyncio.Queue[object] = asyncio.Queue()
-    with use_memory(ctx.memory):  # the task copies this context: current_memory() is this run's inside it only
-        producer = asyncio.create_task(_produce(ctx, queue.put))
     try:
-        while True:
-            item = await queue.get()
-            if item is _DONE:
-                break
-            yield item  # type: ignore[misc]
-        await producer  # surfaces an internal error after the events that preceded it
+        async with contextlib.aclosing(merge(_noted(ctx, _run(ctx)))) as events:  # the run in a task of its own
+            async for event in events:  # closed early (the reader left): the run's task is cancelled first
+                yield event
     finally:
-        if not producer.done():
-            producer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await producer
         ctx.emitter.close()
 
 
-async def _produce(ctx: RunContext, put) -> None:
-    try:
-        await _run(ctx, put)
-    finally:
-        await put(_DONE)
-
-
-async def _run(ctx: RunContext, put) -> None:
-    emitter, memory, manager = ctx.emitter, ctx.memory, ctx.manager
-
-    async def send(event: EventBase) -> None:
+async def _noted(ctx: RunContext, events: AsyncIterator[EventBase]) -> AsyncIterator[EventBase]:
+    """``events``, each source failure kept in ``ctx.errors`` as it passes (the report and the result list them)."""
+    async for event in events:
         if isinstance(event, Error) and event.data.kind == "source":
             ctx.errors.append(event.data.failure or SourceFailure(source=event.data.source or "", kind="source",
                                                                   message=event.data.detail))
-        await put(event)
+        yield event
 
+
+async def _run(ctx: RunContext) -> AsyncIterator[EventBase]:
+    with use_memory(ctx.memory):  # inside the run's task: current_memory() is this run's there only
+        async for event in _phases(ctx):
+            yield event
+
+
+async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
+    emitter, memory, manager = ctx.emitter, ctx.memory, ctx.manager
     engines = manager.steps.team.engines()
-    await send(emitter.make(Started, round=memory.round, agent=None, data=StartedData(
+    yield emitter.make(Started, round=memory.round, agent=None, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
-        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round, notice=ctx.notice or None)))
+        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round, notice=ctx.notice or None))
     for warning in ctx.warnings:
-        await send(emitter.make(Error, round=memory.round, agent=None,
-                                data=ErrorData(kind="library", detail=warning, recoverable=True)))
+        yield emitter.make(Error, round=memory.round, agent=None,
+                           data=ErrorData(kind="library", detail=warning, recoverable=True))
     for preparation in ctx.preparations:
         try:
-            await _prepare(ctx, send, preparation)
+            async for event in _prepare(ctx, preparation):
+                yield event
         except Exception as exc:  # e.g. a store that went away: the other sources still search
-            why = await _internal_error(ctx, send, preparation.name, exc)
+            event, why = _internal_error(ctx, preparation.name, exc)
+            yield event
             if preparation.source is not None:
                 ctx.unreadable[preparation.source] = why
     if ctx.image is not None and ctx.resumed_from_round == 0:
         try:
-            ctx.manager.steps.seeds = await analyze_image(ctx, send)
+            image = analyze_image(ctx)
+            async for event in image:
+                yield event
+            ctx.manager.steps.seeds = image.outcome
         except Exception as exc:  # a bug in the image step must not cost the literature search
-            await _internal_error(ctx, send, "visual", exc)
-    try:
-        reason, why = ctx.decided if ctx.decided is not None else await _rounds_until_stop(ctx, send)
-    except Exception as exc:  # a bug in an agent, a tool or a source: report it, keep the evidence, still report
-        why = await _internal_error(ctx, send, "rounds", exc)
-        reason = "error"
+            yield _internal_error(ctx, "visual", exc)[0]
+    if ctx.decided is not None:
+        reason, why = ctx.decided
+    else:
+        try:
+            rounds = _rounds_until_stop(ctx)
+            async for event in rounds:
+                yield event
+            reason, why = rounds.outcome
+        except Exception as exc:  # a bug in an agent, a tool or a source: report it, keep the evidence, still report
+            event, why = _internal_error(ctx, "rounds", exc)
+            yield event
+            reason = "error"
     # The decision is kept before the report is written: a run killed while writing it resumes into the report.
     ctx.manager.steps.checkpoint(memory, decided=(reason, why))
     offline = _all_network_sources_unreachable(ctx)
@@ -186,19 +193,22 @@ async def _run(ctx: RunContext, put) -> None:
     if ctx.unreadable:
         reason, why = _unreadable_sources(ctx, reason, why)
     partial = reason != "sufficient" or bool(ctx.unreadable)  # a source that could not be read: the report says so
-    await send(emitter.make(Synthesizing, round=memory.round, agent="report", data=SynthesizingData(
-        stop_reason=reason, partial=partial, evidence=len(memory), why=why)))
-    report, engine = await _write_report(ctx, send, partial_reason=why if partial else None)
+    yield emitter.make(Synthesizing, round=memory.round, agent="report", data=SynthesizingData(
+        stop_reason=reason, partial=partial, evidence=len(memory), why=why))
+    writing = _write_report(ctx, partial_reason=why if partial else None)
+    async for event in writing:
+        yield event
+    report, engine = writing.outcome
     engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
-    await send(emitter.make(ClaimsChecked, round=memory.round, agent="report", data=ClaimsCheckedData(
-        checked=report.claims_checked, unsupported=report.unsupported_claims)))
+    yield emitter.make(ClaimsChecked, round=memory.round, agent="report", data=ClaimsCheckedData(
+        checked=report.claims_checked, unsupported=report.unsupported_claims))
     for section in report.sections:
-        await send(emitter.make(Streaming, round=memory.round, agent="report",
-                                data=StreamingData(section=section.heading, text=section.body)))
+        yield emitter.make(Streaming, round=memory.round, agent="report",
+                           data=StreamingData(section=section.heading, text=section.body))
     result = _result(ctx, report, reason, engines)
-    await send(emitter.make(Complete, round=memory.round, agent=None, data=result))
+    yield emitter.make(Complete, round=memory.round, agent=None, data=result)
     ctx.manager.steps.checkpoint(memory, stop_reason=reason)
 
 
@@ -226,10 +236,10 @@ def _all_network_sources_unreachable(ctx: RunContext) -> str | None:
     return OFFLINE_HINT if network and network <= unreachable and not answered else None
 
 
-async def _prepare(ctx: RunContext, send, preparation: Preparation) -> None:
-    """Run one preparation, turning its progress callbacks (from a worker thread) into ``progress`` events."""
+async def _prepare(ctx: RunContext, preparation: Preparation) -> AsyncIterator[EventBase]:
+    """Run one preparation, its progress callbacks (from a worker thread) turned into ``progress`` events."""
     loop = asyncio.get_running_loop()
-    updates: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
+    updates: asyncio.Queue[tuple[int, int]] = asyncio.Queue()  # the one bridge from a callback: a worker thread's
     started = ctx.emitter.elapsed()
     work = asyncio.create_task(preparation.run(
         lambda done, total: loop.call_soon_threadsafe(updates.put_nowait, (done, total))))
@@ -239,120 +249,122 @@ async def _prepare(ctx: RunContext, send, preparation: Preparation) -> None:
         if update not in finished:
             update.cancel()
             while not updates.empty():
-                await _progress(ctx, send, preparation, *updates.get_nowait())
+                yield _progress(ctx, preparation, *updates.get_nowait())
             break
-        await _progress(ctx, send, preparation, *update.result())
+        yield _progress(ctx, preparation, *update.result())
     note = await work  # its failure is the run's (a bug, or a broken store): reported like any other
     if note:
-        await send(ctx.emitter.make(Error, round=0, agent=None,
-                                    data=ErrorData(kind="store", source=preparation.source, detail=note)))
+        yield ctx.emitter.make(Error, round=0, agent=None,
+                               data=ErrorData(kind="store", source=preparation.source, detail=note))
     ctx.emitter.span(preparation.name, started, round=0, phase="prepare")
 
 
-async def _progress(ctx: RunContext, send, preparation: Preparation, done: int, total: int) -> None:
-    await send(ctx.emitter.make(Progress, round=0, agent=None, data=ProgressData(
-        fraction=done / total if total else 1.0, stage=preparation.name, done=done, total=total)))
+def _progress(ctx: RunContext, preparation: Preparation, done: int, total: int) -> Progress:
+    return ctx.emitter.make(Progress, round=0, agent=None, data=ProgressData(
+        fraction=done / total if total else 1.0, stage=preparation.name, done=done, total=total))
 
 
-async def _internal_error(ctx: RunContext, send, where: str, exc: BaseException) -> str:
-    """Report an unexpected exception (our bug, not a source's or a model's failure) as an ``internal`` error
-    event; the run goes on to its report with what memory holds. Returns the partial reason. A vector store that
-    failed (a Chroma server gone away) is reported as kind ``store``, like a source's failure."""
+def _internal_error(ctx: RunContext, where: str, exc: BaseException) -> tuple[Error, str]:
+    """An unexpected exception (our bug, not a source's or a model's failure) as an ``internal`` error event, and
+    the partial reason; the run goes on to its report with what memory holds. A vector store that failed (a Chroma
+    server gone away) is reported as kind ``store``, like a source's failure."""
     if isinstance(exc, MemoryStoreError):
         detail = f"{where}: {exc}"
         log.warning("vector store failed in %s: %s", where, exc)
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
-                                    data=ErrorData(kind="store", detail=detail, recoverable=False, where=where)))
-        return f"the vector store failed ({exc})"
+        return ctx.emitter.make(Error, round=ctx.memory.round, agent=None, data=ErrorData(
+            kind="store", detail=detail, recoverable=False, where=where)), f"the vector store failed ({exc})"
     log.error("internal error in %s", where, exc_info=exc)
     detail = f"{where}: {type(exc).__name__}: {scrub(str(exc))[:300]}"
-    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
-                                data=ErrorData(kind="internal", detail=detail, recoverable=False, where=where)))
-    return f"an internal error stopped the run ({detail})"
+    event = ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
+                             data=ErrorData(kind="internal", detail=detail, recoverable=False, where=where))
+    return event, f"an internal error stopped the run ({detail})"
 
 
-async def analyze_image(ctx: RunContext, send) -> tuple[str, ...]:
-    """Run the VisualAgent; its findings join memory as ``image`` evidence; returns its suggested searches.
+@step
+async def analyze_image(ctx: RunContext) -> AsyncIterator[EventBase | Done[tuple[str, ...]]]:
+    """Run the VisualAgent; its findings join memory as ``image`` evidence; its outcome is its suggested searches.
     A vision model that fails is reported and the deterministic viewer protocol measures the image instead."""
-    step, memory, emitter = ctx.image, ctx.memory, ctx.emitter
-    assert step is not None
-    name = step.path.name
+    step_, memory, emitter = ctx.image, ctx.memory, ctx.emitter
+    assert step_ is not None
+    name = step_.path.name
     started = emitter.elapsed()
-    await send(emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(image=name, detail=VisionEngine(
-                                engine=step.adapter.label if step.adapter else PROTOCOL_ENGINE))))
+    yield emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(image=name, detail=VisionEngine(
+                           engine=step_.adapter.label if step_.adapter else PROTOCOL_ENGINE)))
     try:
-        report = await _visual_report(step, ctx, send)
+        looking = _visual_report(step_, ctx)
+        async for event in looking:
+            yield event
+        report = looking.outcome
     except (VisualLoopError, ModelError) as exc:
-        await send(emitter.make(Error, round=0, agent="visual",
-                                data=ErrorData(kind="model", detail=str(exc), fallback="protocol")))
-        report = await step.agent.analyze(step.path, memory.question, adapter=None, settings=ctx.settings)
-    looked_up = [e for tool in step.agent.searches for e in getattr(tool, "found", ())]  # literature it read
-    added = await memory.add([*findings_as_evidence(report, step.path), *looked_up])
+        yield emitter.make(Error, round=0, agent="visual",
+                           data=ErrorData(kind="model", detail=str(exc), fallback="protocol"))
+        report = await step_.agent.analyze(step_.path, memory.question, adapter=None, settings=ctx.settings)
+    looked_up = [e for tool in step_.agent.searches for e in getattr(tool, "found", ())]  # literature it read
+    added = await memory.add([*findings_as_evidence(report, step_.path), *looked_up])
     emitter.span("visual", started, round=0, phase="visual")
     turns = tuple(turn_summary(t) for t in report.result.turns) if report.result else ()
     findings = tuple(f"{f.label}: {f.description}".strip(": ") for f in report.findings)
-    await send(emitter.make(AnalysisComplete, round=0, agent="visual", data=AnalysisCompleteData(
-        image=name, findings=findings, turns=turns, warnings=report.warnings, new=len(added.new))))
-    return report.suggested_searches
+    yield emitter.make(AnalysisComplete, round=0, agent="visual", data=AnalysisCompleteData(
+        image=name, findings=findings, turns=turns, warnings=report.warnings, new=len(added.new)))
+    yield Done(report.suggested_searches)
 
 
-def _record_vision_usage(ctx: RunContext, step: ImageStep, report: VisualReport) -> None:
+def _record_vision_usage(ctx: RunContext, step_: ImageStep, report: VisualReport) -> None:
     """The vision model's tokens and cost join the run's usage under the agent ``visual``."""
     usage = report.result.usage if report.result is not None else None
-    if step.adapter is None or usage is None or not usage.requests:
+    if step_.adapter is None or usage is None or not usage.requests:
         return
-    ctx.memory.ledger.record(priced_usage(agent="visual", label=step.adapter.label, input_tokens=usage.input_tokens,
+    ctx.memory.ledger.record(priced_usage(agent="visual", label=step_.adapter.label, input_tokens=usage.input_tokens,
                                          output_tokens=usage.output_tokens, requests=usage.requests, round=0))
 
 
-async def _visual_report(step: ImageStep, ctx: RunContext, send) -> VisualReport:
+@step
+async def _visual_report(step_: ImageStep, ctx: RunContext) -> AsyncIterator[EventBase | Done[VisualReport]]:
     report = None
-    async for item in step.agent.stream(step.path, ctx.memory.question, adapter=step.adapter, settings=ctx.settings):
+    async for item in step_.agent.stream(step_.path, ctx.memory.question, adapter=step_.adapter,
+                                         settings=ctx.settings):
         if isinstance(item, VisualReport):
             report = item
-            _record_vision_usage(ctx, step, item)
+            _record_vision_usage(ctx, step_, item)
         else:
-            await send(ctx.emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(
-                image=step.path.name, turn=item.index, detail=turn_summary(item))))
+            yield ctx.emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(
+                image=step_.path.name, turn=item.index, detail=turn_summary(item)))
     assert report is not None
-    return report
+    yield Done(report)
 
 
-async def _stream_rounds(ctx: RunContext, send) -> Decision:
-    """Stream the manager's rounds to the run's events; their outcome is the stop decision."""
-    rounds = ctx.manager.rounds(ctx.memory)
-    async for event in rounds:
-        await send(event)
-    return rounds.outcome
+async def _stopped(control: RunControl, budget: float) -> None:
+    """Returns when the caller cancels the run or its time for rounds is up."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(budget):
+            await control.wait()
 
 
-async def _rounds_until_stop(ctx: RunContext, send) -> Decision:
+@step
+async def _rounds_until_stop(ctx: RunContext) -> AsyncIterator[EventBase | Done[Decision]]:
+    """The manager's rounds' events until they decide to stop, or until the deadline or the caller stops them."""
     rules = ctx.settings.run
     reserve = min(rules.report_reserve, rules.timeout * 0.25)
     budget = max(0.0, rules.timeout - reserve - ctx.emitter.elapsed())
-    rounds = asyncio.create_task(_stream_rounds(ctx, send))
-    cancel_wait = asyncio.create_task(ctx.control.wait())
-    try:
-        done, _ = await asyncio.wait({rounds, cancel_wait}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        cancel_wait.cancel()
-    if rounds in done:
-        return rounds.result()  # an internal error in the rounds propagates here
-    rounds.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await rounds
+    rounds = until(ctx.manager.rounds(ctx.memory), _stopped(ctx.control, budget))
+    async for event in rounds:  # an internal error in the rounds propagates here
+        yield event
+    if rounds.outcome is not None:
+        yield Done(rounds.outcome)
+        return
     if ctx.control.cancelled:
         why = "cancelled by the caller"
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
-                                    data=ErrorData(kind="cancelled", detail=why)))
-        return "cancelled", why
+        yield ctx.emitter.make(Error, round=ctx.memory.round, agent=None, data=ErrorData(kind="cancelled", detail=why))
+        yield Done(("cancelled", why))
+        return
     why = f"run timed out after {rules.timeout:g}s (in round {ctx.memory.round})"
-    await send(ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
-                                data=ErrorData(kind="timeout", detail=why)))
-    return "timeout", why
+    yield ctx.emitter.make(Error, round=ctx.memory.round, agent=None, data=ErrorData(kind="timeout", detail=why))
+    yield Done(("timeout", why))
 
 
-async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) -> tuple[ResearchReport, str]:
+@step
+async def _write_report(ctx: RunContext, *, partial_reason: str | None
+                        ) -> AsyncIterator[EventBase | Done[tuple[ResearchReport, str]]]:
     """The report agent within the time left; the extractive engine if it fails or overruns."""
     agent = ctx.manager.steps.team.report
     remaining = max(1.0, ctx.settings.run.timeout - ctx.emitter.elapsed())
@@ -364,22 +376,23 @@ async def _write_report(ctx: RunContext, send, *, partial_reason: str | None) ->
             output = await agent.run(ctx.memory, **kwargs)
     except TimeoutError:
         detail = f"the report did not finish in the {remaining:.0f}s left"
-        await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report",
-                                    data=ErrorData(kind="timeout", detail=detail)))
+        yield ctx.emitter.make(Error, round=ctx.memory.round, agent="report",
+                               data=ErrorData(kind="timeout", detail=detail))
     except Exception as exc:  # our bug in the report agent: the extractive engine still writes the report
-        await _internal_error(ctx, send, "report", exc)
+        yield _internal_error(ctx, "report", exc)[0]
     else:
         if output.fallback_reason:
-            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report", data=ErrorData(
-                kind="model", detail=output.fallback_reason, fallback="extractive")))
+            yield ctx.emitter.make(Error, round=ctx.memory.round, agent="report", data=ErrorData(
+                kind="model", detail=output.fallback_reason, fallback="extractive"))
         for warning in output.warnings:
-            await send(ctx.emitter.make(Error, round=ctx.memory.round, agent="report",
-                                        data=ErrorData(kind="model", detail=warning)))
+            yield ctx.emitter.make(Error, round=ctx.memory.round, agent="report",
+                                   data=ErrorData(kind="model", detail=warning))
         ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
-        return output.value, output.engine
+        yield Done((output.value, output.engine))
+        return
     output = await ctx.fallback_report.run(ctx.memory, **kwargs)
     ctx.emitter.span("report", started, round=ctx.memory.round, phase="report")
-    return output.value, output.engine
+    yield Done((output.value, output.engine))
 
 
 def _result(ctx: RunContext, report: ResearchReport, reason: StopReason, engines: dict[str, str]) -> ResearchResult:

@@ -5,14 +5,16 @@ A step (search, judge, hypotheses, a manager's rounds) yields the events it make
 the events alone and then reads ``outcome`` from — pydantic-ai's ``agent.iter`` shape (iterate the run, then read its
 result) with smolagents' ``_run_stream`` habit of yielding the final answer last. No callback is handed down: whoever
 runs a step decides what to do with its events (the runner streams them, a Magentic tool drains them into its
-manager's queue), and :func:`merge` interleaves two steps that run concurrently.
+manager's queue), :func:`merge` interleaves two steps that run concurrently, and :func:`until` cuts a step short
+(the run's deadline, a caller's cancel) keeping the events it made.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, ParamSpec, TypeVar
 
@@ -103,3 +105,52 @@ async def merge(*streams: AsyncIterator[EventBase]) -> AsyncIterator[EventBase]:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@step
+async def until(body: Step[T], stop: Awaitable[object]) -> AsyncIterator[EventBase | Done[T | None]]:
+    """``body``'s events, the step running in a task of its own, until it ends (the outcome is its outcome; its
+    error is raised) or ``stop`` comes first: then the step is cancelled, the events it made are still yielded, and
+    the outcome is None. A step that ends as the stop comes keeps its outcome."""
+    queue: asyncio.Queue[object] = asyncio.Queue()
+
+    async def pump() -> T:
+        try:
+            async for event in body:
+                queue.put_nowait(event)
+            return body.outcome
+        finally:
+            queue.put_nowait(_END)  # last, however it ends
+
+    running = asyncio.create_task(pump())
+    stopping = asyncio.ensure_future(stop)
+    try:
+        while (item := await _next(queue, stopping)) is not None:
+            if item is _END:
+                yield Done(await running)
+                return
+            yield item  # type: ignore[misc]
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        while (item := queue.get_nowait()) is not _END:
+            yield item  # type: ignore[misc]
+        yield Done(None if running.cancelled() else running.result())
+    finally:
+        stopping.cancel()
+        running.cancel()
+        await asyncio.gather(running, stopping, return_exceptions=True)
+
+
+async def _next(queue: asyncio.Queue[object], stop: asyncio.Future[object]) -> object | None:
+    """The next item of ``queue`` (what is there first), or None once ``stop`` is done."""
+    if not queue.empty():
+        return queue.get_nowait()
+    if stop.done():
+        return None
+    getting = asyncio.ensure_future(queue.get())
+    await asyncio.wait({getting, stop}, return_when=asyncio.FIRST_COMPLETED)
+    if getting.done():
+        return getting.result()
+    getting.cancel()
+    return None

@@ -1,12 +1,13 @@
 """The one way Synthesist talks HTTP: rate limit → cache → GET with retries → our errors.
 
-``Fetcher`` wraps an injected, pooled ``httpx.AsyncClient`` (one per run or batch, opened and closed by the
-caller). It retries only transient failures — 429, 5xx, timeouts, and a failed connection once — with exponential
-backoff and jitter, honours ``Retry-After`` (seconds or an HTTP date, capped), and translates every httpx exception
-(a corrupt gzip body included) into a :class:`~synthesist.errors.SourceError` chained with ``from``. A 4xx other
-than 429 is our own fault and is not retried. It follows redirects itself, only within the same scheme, host and
-port, so parameters such as an API key never reach another host; and it streams bodies, stopping at
-``http.max_body_bytes``. Error messages never include response bodies or query strings (they may carry a key).
+``Fetcher`` wraps an injected, pooled ``httpx.AsyncClient`` (a session's, one per event loop: :class:`ClientPool`; or a
+run's own, e.g. over a record/replay cassette's transport). It retries only transient failures — 429, 5xx, timeouts, and
+a failed connection once — with exponential backoff and jitter, honours ``Retry-After`` (seconds or an HTTP date,
+capped), and translates every httpx exception (a corrupt gzip body included) into a
+:class:`~synthesist.errors.SourceError` chained with ``from``. A 4xx other than 429 is our own fault and is not retried.
+It follows redirects itself, only within the same scheme, host and port, so parameters such as an API key never reach
+another host; and it streams bodies, stopping at ``http.max_body_bytes``. Error messages never include response bodies
+or query strings (they may carry a key).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import asyncio
 import email.utils
 import logging
 import random
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -65,6 +67,11 @@ class Fetcher:
         self._retry = RetryPolicy(settings.http, sleep=sleep, rng=rng)
         http = settings.http
         self._cache = ResponseCache(settings.cache_dir, http.cache_ttl) if http.cache_enabled else None
+
+    @property
+    def limits(self) -> RateLimitRegistry:
+        """The per-host limiters it takes permits from (its session's)."""
+        return self._limits
 
     async def get(
         self,
@@ -216,3 +223,56 @@ def open_client(settings: Settings, *, transport: httpx.AsyncBaseTransport | Non
         limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
         transport=transport,
     )
+
+
+class ClientPool:
+    """The pooled client of a session's runs: one per running event loop, so that consecutive and concurrent runs on
+    one loop share its connections, and a session used from several ``asyncio.run`` calls (the CLI, a batch, tests)
+    never hands a client to a loop it was not made on (an ``httpx.AsyncClient`` is bound to its loop).
+
+    A loop's client is closed by :meth:`aclose` (the session's owner closes it) or, at the latest, when its loop
+    shuts down: it is held by an async generator started on that loop, which ``asyncio.run`` (and every runner that
+    calls ``loop.shutdown_asyncgens()``) closes before closing the loop, so no client outlives its loop unclosed.
+    ``opened`` counts the clients made (one per loop the runs used)."""
+
+    def __init__(self, settings: Settings):
+        self._settings = settings
+        self._held: dict[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]] = {}
+        self._lock = threading.Lock()
+        self.opened = 0
+
+    async def client(self) -> httpx.AsyncClient:
+        """The running loop's client, made on first use (and again after :meth:`aclose`)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for ended in [owner for owner in self._held if owner.is_closed()]:  # its client closed with it
+                del self._held[ended]
+            held = self._held.get(loop)
+            if held is not None and not held[0].is_closed:
+                return held[0]
+            client = open_client(self._settings)
+            holder = _hold(client)
+            self._held[loop] = (client, holder)
+            self.opened += 1
+        await anext(holder)  # runs to its ``yield`` at once: the loop now knows the generator and will close it
+        return client
+
+    async def aclose(self) -> None:
+        """Close the running loop's client now; a client of another loop still running is closed on that loop."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            held = dict(self._held)
+            self._held.clear()
+        for owner, (_client, holder) in held.items():
+            if owner is loop:
+                await holder.aclose()
+            elif owner.is_running() and not owner.is_closed():  # another thread's loop: closed there, waited here
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(holder.aclose(), owner))
+
+
+async def _hold(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    """Keeps ``client`` until the generator is closed: by :meth:`ClientPool.aclose`, or by its loop's shutdown."""
+    try:
+        yield
+    finally:
+        await client.aclose()
