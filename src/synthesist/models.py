@@ -477,7 +477,10 @@ class RegistrationFlag(Frozen):
 
 
 class ReportDraft(Frozen):
-    """What a writer (LLM or extractive) produces; references and flags are added by the ReportAgent."""
+    """The research report as written; code adds its references."""
+
+    # Both engines write one; the ReportAgent adds references and flags. The docstring is the description of the
+    # output tool a model reads (it is sent with every report call): keep it short.
 
     title: str
     executive_summary: str

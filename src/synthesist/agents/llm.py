@@ -13,14 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-import anthropic
 import httpx
-import openai
 from pydantic_ai import Agent, ModelRetry, ToolOutput
 from pydantic_ai.exceptions import (
     AgentRunError,
@@ -38,12 +37,6 @@ from pydantic_ai.exceptions import (
     UsageLimitExceeded,
 )
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.ollama import OllamaProvider
-from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider
 from pydantic_ai.settings import ModelSettings as CallSettings
 
 from ..config import Settings
@@ -88,9 +81,18 @@ def build_model(
     if parsed.kind == "hf":
         return build_hf_model(Path(parsed.name))
     endpoint = provider_endpoint(parsed, settings, environ)
+    # The SDKs and their pydantic-ai models are imported here, for the kind asked (about 1 s each).
     if parsed.kind == "anthropic":
+        from pydantic_ai.models.anthropic import AnthropicModel  # noqa: PLC0415
+        from pydantic_ai.providers.anthropic import AnthropicProvider  # noqa: PLC0415
+
         return AnthropicModel(parsed.name, provider=AnthropicProvider(anthropic_client=anthropic_sdk(endpoint,
                                                                                                      settings)))
+    from pydantic_ai.models.openai import OpenAIChatModel  # noqa: PLC0415
+    from pydantic_ai.providers.ollama import OllamaProvider  # noqa: PLC0415
+    from pydantic_ai.providers.openai import OpenAIProvider  # noqa: PLC0415
+    from pydantic_ai.providers.openai_compatible import OpenAICompatibleProvider  # noqa: PLC0415
+
     client = openai_sdk(endpoint, settings, http_client)
     if parsed.kind == "openai":
         provider: Any = OpenAIProvider(openai_client=client)
@@ -156,7 +158,7 @@ class LLM:
         try:
             async with asyncio.timeout(timeout):
                 result = await runner.run(prompt)
-        except PROVIDER_ERRORS as exc:  # every failure of the foreign call is translated here, at the boundary
+        except provider_errors() as exc:  # every failure of the foreign call is translated here, at the boundary
             # The cause is not chained: provider exceptions carry response bodies and can echo a key.
             raise translate_error(exc, agent=agent, model=self.label, timeout=timeout) from None
         # Anything else is a bug (ours or a library's): it is not a model failure to fall back from silently,
@@ -182,11 +184,21 @@ def _only(output_type: type[T], name: str) -> Any:
     return accept
 
 
-PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
-    AgentRunError, ModelAPIError, UsageLimitExceeded, TimeoutError, httpx.HTTPError, openai.APIError,
-    anthropic.APIError,
-)
-"""What a model call may fail with that is the provider's doing (HTTP, timeouts, replies that do not fit)."""
+_PYDANTIC_AI_ERRORS: tuple[type[BaseException], ...] = (AgentRunError, ModelAPIError, UsageLimitExceeded, TimeoutError,
+                                                        httpx.HTTPError)
+
+
+def _sdk(name: str) -> Any:
+    """An SDK module if something imported it, else None: an SDK's error can only exist once its SDK is loaded, so
+    the error tables never import one (each costs about a second)."""
+    return sys.modules.get(name)
+
+
+def provider_errors() -> tuple[type[BaseException], ...]:
+    """What a model call may fail with that is the provider's doing (HTTP, timeouts, replies that do not fit),
+    the loaded SDKs' own errors included. Used as ``except provider_errors() as exc`` (evaluated on a failure only)."""
+    return _PYDANTIC_AI_ERRORS + tuple(sdk.APIError for name in ("openai", "anthropic") if (sdk := _sdk(name)))
+
 
 _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (ModelTimeoutError, "timeout"),
@@ -202,22 +214,25 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (ModelNotFoundError, "not_found"),
     (ModelConnectionError, "unreachable"),
     (ModelAPIError, "provider"),
-    (openai.APITimeoutError, "timeout"),  # the SDKs' own errors, when a client other than pydantic-ai's raised them
-    (openai.AuthenticationError, "auth"),
-    (openai.PermissionDeniedError, "auth"),
-    (openai.RateLimitError, "rate_limited"),
-    (openai.NotFoundError, "not_found"),
-    (openai.APIConnectionError, "unreachable"),
-    (anthropic.APITimeoutError, "timeout"),
-    (anthropic.AuthenticationError, "auth"),
-    (anthropic.RateLimitError, "rate_limited"),
-    (anthropic.APIConnectionError, "unreachable"),
 )
+_SDK_KINDS = {  # the SDKs' own errors, when a client other than pydantic-ai's raised them
+    "openai": (("APITimeoutError", "timeout"), ("AuthenticationError", "auth"), ("PermissionDeniedError", "auth"),
+               ("RateLimitError", "rate_limited"), ("NotFoundError", "not_found"),
+               ("APIConnectionError", "unreachable")),
+    "anthropic": (("APITimeoutError", "timeout"), ("AuthenticationError", "auth"), ("RateLimitError", "rate_limited"),
+                  ("APIConnectionError", "unreachable")),
+}
+
+
+def _kinds() -> tuple[tuple[type[BaseException], str], ...]:
+    loaded = tuple((getattr(sdk, cls), kind) for name, pairs in _SDK_KINDS.items() if (sdk := _sdk(name))
+                   for cls, kind in pairs)
+    return _KINDS + loaded
 
 
 def translate_error(exc: BaseException, *, agent: str, model: str, timeout: float | None = None) -> ModelError:
     """Our error for a failed call: a kind, a short detail without response bodies, the HTTP status if any."""
-    kind = next((name for cls, name in _KINDS if isinstance(exc, cls)), "provider")
+    kind = next((name for cls, name in _kinds() if isinstance(exc, cls)), "provider")
     status = getattr(exc, "status_code", None)
     if isinstance(exc, ModelAPIError):
         code = f" ({exc.provider_error_code})" if exc.provider_error_code else ""
@@ -226,7 +241,8 @@ def translate_error(exc: BaseException, *, agent: str, model: str, timeout: floa
         detail = exc.message  # never the body
     elif isinstance(exc, TimeoutError):
         detail = f"no reply within {timeout:g}s" if timeout is not None else "no reply in time"
-    elif isinstance(exc, openai.APIError | anthropic.APIError):  # their text quotes the response body
+    elif isinstance(exc, tuple(sdk.APIError for name in ("openai", "anthropic") if (sdk := _sdk(name)))):
+        # an SDK's error text quotes the response body
         detail = f"{type(exc).__name__}" + (f" (HTTP {status})" if isinstance(status, int) else "")
     else:
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
@@ -242,7 +258,7 @@ def provider_error_in(exc: BaseException, *, agent: str, model: str) -> ModelErr
     while seen is not None:
         if isinstance(seen, ModelError):
             return seen
-        if isinstance(seen, PROVIDER_ERRORS):
+        if isinstance(seen, provider_errors()):
             return translate_error(seen, agent=agent, model=model)
         seen = seen.__cause__ or seen.__context__
     return None

@@ -10,13 +10,16 @@ the one :func:`~.model_spec.provider_endpoint` found for this provider, or a pla
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
-import anthropic
 import httpx
-import openai
 
 from ..config import Settings
 from .model_spec import OPENAI_BASE_URL, Endpoint
+
+if TYPE_CHECKING:  # the SDKs are imported when a model of theirs is built (about 1 s each)
+    import anthropic
+    import openai
 
 NO_KEY = "api-key-not-set"
 """Sent to servers that need no key (Ollama, most OpenAI-compatible servers): the SDKs refuse an empty key, and a
@@ -25,6 +28,7 @@ missing one would make them read OPENAI_API_KEY, which must never leave for anot
 
 def openai_sdk(endpoint: Endpoint, settings: Settings, http_client: httpx.AsyncClient | None = None
                ) -> openai.AsyncOpenAI:
+    import openai  # noqa: PLC0415 — only a run with an OpenAI-style model pays for the SDK
     """The OpenAI SDK client for an OpenAI-style endpoint. ``http_client``: the run's client (its transport is
     the cassette in a recorded or replayed run); by default the SDK makes its own. For OpenAI itself the SDK keeps
     its default URL, so its own ``OPENAI_BASE_URL`` override (a proxy, a stand-in server) still applies."""
@@ -36,5 +40,6 @@ def openai_sdk(endpoint: Endpoint, settings: Settings, http_client: httpx.AsyncC
 
 
 def anthropic_sdk(endpoint: Endpoint, settings: Settings) -> anthropic.AsyncAnthropic:
+    import anthropic  # noqa: PLC0415 — only a run with an Anthropic model pays for the SDK
     """The Anthropic SDK client (its key is required: :func:`~.model_spec.provider_endpoint` checked it)."""
     return anthropic.AsyncAnthropic(api_key=endpoint.api_key or NO_KEY, max_retries=settings.http.max_retries)

@@ -21,6 +21,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
@@ -30,7 +31,7 @@ from ..study import StudyRecord
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
-from .cards import carried_passages, prompt_cards
+from .cards import EvidenceCard, carried_passages, prompt_cards
 from .citations import Resolver, cited_ids, validate_report, validate_text
 from .claims import (
     NO_CITATION,
@@ -80,14 +81,12 @@ class ReportAgent(ModelAgent):
             judge, hypotheses = memory.findings.latest_assessment, memory.findings.hypotheses
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             prompt = render(
-                "report_task", question=memory.question, rounds=memory.round, sources_searched=list(sources),
-                queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
+                "report_task", question=memory.question,
                 key_findings=list(judge.key_findings) if judge else [],
                 hypotheses=[h.statement for h in hypotheses.hypotheses] if hypotheses else [],
-                evidence=await prompt_cards(context, memory.question, self._settings.models, memory.embedder),
+                evidence=with_alignment(await prompt_cards(context, memory.question, self._settings.models,
+                                                           memory.embedder), alignments),
                 boundary=boundary,
-                alignment=[f"{a.evidence_id}: {a.label} — {a.reason}" for a in alignments
-                           if a.evidence_id in {item.id for item in context}],
             )
             system = render("report_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=ReportDraft, system=system, prompt=prompt,
@@ -217,6 +216,18 @@ MODEL_RECORDS = 6
 """Referenced full texts whose study record a model reads, at most, per report (one call each, concurrently); the
 other items are read by rule. An abstract is read by rule: the rules do well on its one results paragraph, and a
 call per reference would cost more than the whole rest of the run."""
+
+
+def with_alignment(cards: Sequence[EvidenceCard], alignments: Sequence[Alignment]) -> list[EvidenceCard]:
+    """The cards with each item's alignment at the end of its header, as the report's model reads it: the label and
+    the parts the item does not address ("related: not outcome, population"); the reasons in words are the
+    report's, not the prompt's."""
+    notes = {}
+    for alignment in alignments:
+        missing = [part.part for part in alignment.parts if not part.addressed]
+        lacking = f": not {', '.join(missing)}" if missing and alignment.label != "off_topic" else ""
+        notes[alignment.evidence_id] = f"{alignment.label}{lacking}"
+    return [replace(card, header=f"{card.header} | {notes[card.id]}") if card.id in notes else card for card in cards]
 
 
 async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM | None = None, *,

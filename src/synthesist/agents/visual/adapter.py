@@ -29,7 +29,7 @@ from pydantic_ai.settings import ModelSettings as CallSettings
 from ...config import Settings
 from ...errors import ConfigError
 from ...models import Usage
-from ..llm import PROVIDER_ERRORS, build_model, translate_error
+from ..llm import build_model, provider_errors, translate_error
 from ..model_spec import ModelSpec, parse_model_spec
 from .types import ToolCall
 from .wire import model_messages, reply_parts, tool_definitions
@@ -101,7 +101,7 @@ class ModelVisionAdapter:
             async with asyncio.timeout(timeout):
                 response = await model_request(self.model, model_messages(messages), model_settings=options,
                                                model_request_parameters=parameters)
-        except PROVIDER_ERRORS as exc:  # translated at the boundary; the cause (a response body) is not chained
+        except provider_errors() as exc:  # translated at the boundary; the cause (a response body) is not chained
             raise translate_error(exc, agent=AGENT, model=self.label, timeout=timeout) from None
         content, calls, finish_reason, usage = reply_parts(response)
         return AdapterReply(content=content, tool_calls=calls, finish_reason=finish_reason, usage=usage)
