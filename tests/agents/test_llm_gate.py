@@ -49,8 +49,12 @@ async def test_a_model_answer_resting_on_an_off_topic_item_is_lowered_to_insuffi
         "frame": {"kind": "effect", "yes_no": True, "exposure": "metformin", "outcomes": ["breast cancer"],
                   "population": "women with type 2 diabetes"},
     }
-    output = await ReportAgent(settings, llm=_llm(settings, draft, {"judgements": []})).run(memory)
+    model = scripted_model(draft, {"judgements": []})
+    output = await ReportAgent(settings, llm=LLM(model, settings, label="scripted")).run(memory)
     report = output.value
+    # the model read each item's alignment on its card: the extractive frame's, knee pain is no breast cancer
+    assert "[pmid:32000001] " in model.function.prompts[0]
+    assert "| off_topic\n" in model.function.prompts[0] or "| related: not " in model.function.prompts[0]
     assert report.frame is not None and report.frame.source == "llm" and report.frame.exposure == "metformin"
     assert [a.label for a in report.alignment] == ["off_topic"]
     answer = report.answer

@@ -194,10 +194,15 @@ def _sdk(name: str) -> Any:
     return sys.modules.get(name)
 
 
+def _sdk_errors() -> tuple[type[BaseException], ...]:
+    """The base error of each loaded SDK (their text quotes the response body)."""
+    return tuple(sdk.APIError for name in ("openai", "anthropic") if (sdk := _sdk(name)))
+
+
 def provider_errors() -> tuple[type[BaseException], ...]:
     """What a model call may fail with that is the provider's doing (HTTP, timeouts, replies that do not fit),
     the loaded SDKs' own errors included. Used as ``except provider_errors() as exc`` (evaluated on a failure only)."""
-    return _PYDANTIC_AI_ERRORS + tuple(sdk.APIError for name in ("openai", "anthropic") if (sdk := _sdk(name)))
+    return _PYDANTIC_AI_ERRORS + _sdk_errors()
 
 
 _KINDS: tuple[tuple[type[BaseException], str], ...] = (
@@ -241,8 +246,7 @@ def translate_error(exc: BaseException, *, agent: str, model: str, timeout: floa
         detail = exc.message  # never the body
     elif isinstance(exc, TimeoutError):
         detail = f"no reply within {timeout:g}s" if timeout is not None else "no reply in time"
-    elif isinstance(exc, tuple(sdk.APIError for name in ("openai", "anthropic") if (sdk := _sdk(name)))):
-        # an SDK's error text quotes the response body
+    elif isinstance(exc, _sdk_errors()):  # never the body it quotes
         detail = f"{type(exc).__name__}" + (f" (HTTP {status})" if isinstance(status, int) else "")
     else:
         detail = f"{type(exc).__name__}: {str(exc)[:300]}"
