@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from agent_framework import BaseChatClient
-from chromadb.api import ClientAPI
 from pydantic_ai.models import Model
 
 from .agents.base import EXTRACTIVE
@@ -48,6 +48,9 @@ from .tools.openi import OpenISource
 from .tools.pubmed import PubMedSource
 from .tools.source import Source
 from .tools.web import WebSearchClient, WebSource
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 FULL_TEXT_SOURCES = ("pubmed", "europepmc")
 """Sources whose records get their open-access full text attached (preprints and registries have none in JATS)."""

@@ -208,13 +208,17 @@ class Session:
         replaying = plan.tape is not None and plan.tape.mode == "replay"  # its chat client is the tape
         magentic = await _magentic_client(settings, seams.chat_client, stack, replaying=replaying)  # bad config:
         # fails before any work
-        shared = await asyncio.to_thread(self.shared)
-        exporting = await asyncio.to_thread(shared.embedder.export_pending)
-        warming = asyncio.create_task(shared.embedder.warm())  # overlaps model building, plan, searches
-        stack.push_async_callback(_settle, warming)
+        # The store opens while the models are built: on a fresh data directory its server takes about a second to
+        # start (another process), and building a provider's model imports its SDK
+        opening = asyncio.ensure_future(asyncio.to_thread(self.shared))
+        stack.push_async_callback(_drain, opening)
         paths = tuple(Path(p) for p in options.libraries)
-        sources, warnings, preparations = await _library(options, settings, shared, paths, seams)
         cassette, models = await self._models(plan, paths, stack)
+        shared = await opening
+        exporting = await asyncio.to_thread(shared.embedder.export_pending)
+        warming = asyncio.create_task(shared.embedder.warm())  # overlaps plan, searches
+        stack.push_async_callback(_settle, warming)
+        sources, warnings, preparations = await _library(options, settings, shared, paths, seams)
         if cassette is not None and settings.run.manager == "magentic":
             magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
         http = await self._client(settings, cassette, stack)
@@ -354,6 +358,13 @@ def _write_out(result: ResearchResult, out_dir: Path, folder: RunFolder, emitter
 async def _settle(task: asyncio.Task) -> None:
     """Wait for a background task the run started (it must not outlive the run's objects)."""
     with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _drain(task: asyncio.Future) -> None:
+    """Wait for a background step whose result the run may never have taken (it failed before): its own failure is
+    not the run's, which has already ended with the first one."""
+    with contextlib.suppress(Exception, asyncio.CancelledError):
         await task
 
 

@@ -26,7 +26,6 @@ from agent_framework import (
     FunctionInvocationLayer,
     Message,
 )
-from agent_framework.openai import OpenAIChatCompletionClient
 
 from ..config import Settings
 from ..errors import CassetteError, ConfigError
@@ -50,6 +49,8 @@ def build_chat_client(spec: str, settings: Settings, environ: Mapping[str, str] 
         raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(MAGENTIC_KINDS)}); "
                           f"got {parsed.label}")
     endpoint = provider_endpoint(parsed, settings, environ)
+    from agent_framework.openai import OpenAIChatCompletionClient  # noqa: PLC0415 — imports the OpenAI SDK
+
     client = OpenAIChatCompletionClient(model=parsed.name, async_client=openai_sdk(endpoint, settings))
     return client, parsed.label
 

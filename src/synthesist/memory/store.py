@@ -1,6 +1,8 @@
 """The Chroma boundary: clients, collections of precomputed vectors, and the translation of Chroma's errors.
 
-Nothing outside this module imports chromadb. Every collection is cosine-spaced and has no embedding function:
+Nothing outside this module imports chromadb, and this module imports it on first use (:func:`_chroma`, about
+0.35 s): ``import synthesist.api`` does not pay for it, and a persistent store imports it while the data directory's
+server starts (:func:`open_chroma`). Every collection is cosine-spaced and has no embedding function:
 vectors always come from our :class:`~synthesist.memory.embeddings.Embedder` (Chroma's default function would try
 to download a model). Chroma's exceptions (and the ValueError/OSError/sqlite/httpx errors it lets through) become
 :class:`MemoryStoreError`, chained with ``raise … from``.
@@ -17,24 +19,42 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import chromadb
 import httpx
 import numpy as np
-from chromadb.api import ClientAPI
-from chromadb.api.models.Collection import Collection
-from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import ChromaError, NotFoundError
 
 from ..config import Settings
 from ..errors import MemoryStoreError
 from .owner import HOST, attach, detach_all, lock_embedded
 
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+
 log = logging.getLogger(__name__)
 Metadata = Mapping[str, str | int | float | bool]
 
-_FOREIGN_ERRORS = (ChromaError, ValueError, OSError, sqlite3.Error, httpx.HTTPError)
+
+def _chroma() -> ModuleType:
+    """chromadb, imported on first use (see the module docstring)."""
+    import chromadb  # noqa: PLC0415
+
+    return chromadb
+
+
+@cache
+def _chroma_errors() -> tuple[type[Exception], type[Exception]]:
+    """Chroma's base error and its not-found error."""
+    from chromadb.errors import ChromaError, NotFoundError  # noqa: PLC0415
+
+    return ChromaError, NotFoundError
+
+
+def _not_found(exc: BaseException | None) -> bool:
+    return isinstance(exc, _chroma_errors()[1])
 
 
 @contextmanager
@@ -42,8 +62,12 @@ def translated(operation: str, collection: str | None = None) -> Iterator[None]:
     """Turn a Chroma failure inside the block into :class:`MemoryStoreError`."""
     try:
         yield
-    except _FOREIGN_ERRORS as exc:
+    except (ValueError, OSError, sqlite3.Error, httpx.HTTPError) as exc:
         raise MemoryStoreError(operation, collection) from exc
+    except Exception as exc:
+        if isinstance(exc, _chroma_errors()[0]):
+            raise MemoryStoreError(operation, collection) from exc
+        raise
 
 
 _CLIENTS: dict[tuple[str, ...], ClientAPI] = {}
@@ -61,11 +85,17 @@ def open_chroma(settings: Settings) -> ClientAPI:
     ``ephemeral``: in-process only (Chroma shares one ephemeral store among all such clients of a process).
     """
     memory = settings.memory
-    chroma_settings = ChromaSettings(anonymized_telemetry=False)
     path = (settings.data_dir / "chroma").resolve()
     with _CLIENTS_LOCK:
         if memory.chroma_mode == "persistent":
-            port = attach(settings.data_dir)  # a server started anew (the old one gone) gets a new client
+            # chromadb is imported while the server starts (a fresh directory's start waits ~0.8 s on another
+            # process): the two overlap instead of adding up before a run's first step
+            importing = threading.Thread(target=_chroma, name="import-chromadb", daemon=True)
+            importing.start()
+            try:
+                port = attach(settings.data_dir)  # a server started anew (the old one gone) gets a new client
+            finally:
+                importing.join()
             key: tuple[str, ...] = ("persistent", str(path), str(port))
         elif memory.chroma_mode == "embedded":
             key = ("embedded", str(path))
@@ -76,6 +106,10 @@ def open_chroma(settings: Settings) -> ClientAPI:
         client = _CLIENTS.get(key)
         if client is not None:
             return client
+        chromadb = _chroma()
+        from chromadb.config import Settings as ChromaSettings  # noqa: PLC0415
+
+        chroma_settings = ChromaSettings(anonymized_telemetry=False)
         with translated(f"open ({memory.chroma_mode})"):
             if memory.chroma_mode == "persistent":
                 _loopback_direct()
@@ -242,7 +276,7 @@ def drop_collection(client: ClientAPI, name: str) -> bool:
         with translated("delete collection", name):
             client.delete_collection(name)
     except MemoryStoreError as exc:
-        if isinstance(exc.__cause__, NotFoundError):
+        if _not_found(exc.__cause__):
             return False
         raise
     return True
@@ -252,7 +286,7 @@ def is_damage(exc: MemoryStoreError) -> bool:
     """Whether a store failure is the store's files failing to read (Chroma answered with its own error, as a
     truncated segment makes it: "Error getting embedding", "Error finding id"), not the store being out of reach."""
     cause = exc.__cause__
-    return isinstance(cause, ChromaError) and not isinstance(cause, NotFoundError)
+    return isinstance(cause, _chroma_errors()[0]) and not _not_found(cause)
 
 
 def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
@@ -265,7 +299,7 @@ def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
             if first["ids"]:
                 collection.query(query_embeddings=[first["embeddings"][0]], n_results=1, include=["distances"])
     except MemoryStoreError as exc:
-        if isinstance(exc.__cause__, NotFoundError):
+        if _not_found(exc.__cause__):
             return None
         if is_damage(exc):
             return exc
@@ -306,7 +340,7 @@ class ChromaVectorCache:
 
     def _recover(self, exc: MemoryStoreError) -> None:
         """After a failed read or write: repair damage, reopen a collection another process replaced, else raise."""
-        if isinstance(exc.__cause__, NotFoundError):
+        if _not_found(exc.__cause__):
             self._collection = self._open()
         elif is_damage(exc):
             self._repair(exc)
