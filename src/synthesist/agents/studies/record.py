@@ -29,7 +29,9 @@ _UNITS = ("one two three four five six seven eight nine ten eleven twelve thirte
           "seventeen eighteen nineteen").split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _WORD_NUMBER = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?|{'|'.join(_UNITS)}|(?:one )?hundred)"
-_N = rf"(?P<n>\d{{1,3}}(?:,\d{{3}})+|\d+|{_WORD_NUMBER})"
+_N = rf"(?P<n>\d{{1,3}}(?:[,\u2009\u202f\u00a0 ]\d{{3}})+\b|\d+|{_WORD_NUMBER})"
+"""A count as written: digits with thousands grouped by commas or by spaces ("45,079", "45 079", thin spaces too),
+plain digits, or a number word."""
 _LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by".split())
 _RANDOMISED = (
     re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,4}}?{_PEOPLE}\s+(?:\w+\s+){{0,3}}?(?:were\s+)?(?:\w+\s+)?"
@@ -167,8 +169,8 @@ def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...]) -> Count | N
 
 
 def _number(text: str) -> int:
-    """``1,234`` → 1234; ``Sixty`` → 60; ``forty-two`` → 42."""
-    lowered = text.lower().replace(",", "")
+    """``1,234`` and ``1 234`` → 1234; ``Sixty`` → 60; ``forty-two`` → 42."""
+    lowered = re.sub(r"(?<=\d)[,\u2009\u202f\u00a0 ](?=\d{3})", "", text.lower())
     if lowered.isdigit():
         return int(lowered)
     if "hundred" in lowered:
