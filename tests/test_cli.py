@@ -59,6 +59,23 @@ def test_sources_check_offline_says_which_source_is_unreachable(tmp_path: Path) 
     assert "2 of 2 sources unreachable" in done.stderr
 
 
+def test_a_source_that_fails_every_query_is_said_once_a_round(tmp_path: Path) -> None:
+    """Offline, each source failed once per query: eight lines for four sources, the same two lines twice each."""
+    with FixtureServer() as gone:
+        url = gone.url
+    env = {"SYNTHESIST_PUBMED__BASE_URL": url, "SYNTHESIST_TRIALS__BASE_URL": url, "SYNTHESIST_DATA_DIR": str(tmp_path),
+           "SYNTHESIST_HTTP__MAX_RETRIES": "0"}
+    done = run_cli("research", "Does metformin lower cancer incidence in type 2 diabetes?", "--sources",
+                   "pubmed,trials", "--model", "extractive", "--max-rounds", "1", "--out", str(tmp_path / "out"),
+                   env=env)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in (tmp_path / "out" / "events.jsonl").read_text().splitlines()]
+    assert sum(e["type"] == "error" and "pubmed failed" in json.dumps(e) for e in events) >= 2  # one per query
+    failures = [line for line in done.stderr.splitlines() if "search error:" in line]
+    assert sorted(failures) == sorted(set(failures)) and len(failures) == 2, failures
+    assert any("pubmed failed" in line for line in failures) and any("trials failed" in line for line in failures)
+
+
 def test_library_validate_reports_bad_lines_with_their_numbers(tmp_path: Path) -> None:
     library = tmp_path / "papers.jsonl"
     library.write_text(

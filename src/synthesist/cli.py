@@ -327,6 +327,8 @@ class EventPrinter:
         self.waits: dict[str, WaitBar] = {}
         self.written: Path | None = None
         """Where the report files are, when an output folder could not be written (the run directory)."""
+        self._shown: set[str] = set()
+        """Error lines already shown: a source that fails every query of a round is said once per round."""
 
     def show(self, event) -> None:
         if event.type == "error" and event.data.kind == "output" and event.data.source:
@@ -340,6 +342,10 @@ class EventPrinter:
         who = f" {event.agent}" if event.agent else ""
         notes = "".join(f" ({note})" for note in getattr(event.data, "warnings", ()))
         line = printable(f"[round {event.round}]{who} {event.type}: {event_text(event)}{notes}")
+        if event.type == "error":
+            if line in self._shown:
+                return
+            self._shown.add(line)
         if self.console.is_terminal:
             self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False, highlight=False)
         else:
