@@ -3,6 +3,7 @@ the page (Debian's Chromium)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -119,3 +120,33 @@ def test_the_page_watches_a_question_and_runs_it(service: LiveServer) -> None:
         assert QUESTION in text and "answer" in text
         assert page.get_attribute("#watches button.run-watch", "aria-label").startswith("Run watch")
         browser.close()
+
+
+async def test_a_stopping_service_ends_a_watch_run_before_closing_what_it_uses(tmp_path: Path,
+                                                                                embedder: Embedder) -> None:
+    """A watch's run still searching when the service stops is cancelled by the service's shutdown, before the
+    session's HTTP client closes under it; its folder is left as an interrupted run (not live, not finished)."""
+    from synthesist.config import with_overrides  # noqa: PLC0415
+    from synthesist.service.core import WatchRequest  # noqa: PLC0415
+    from synthesist.testing import FixtureServer, Reply  # noqa: PLC0415
+
+    fixtures = Path(__file__).parent / "tools" / "fixtures"
+    with FixtureServer() as slow:
+        slow.route("/eutils/esearch.fcgi", Reply.file(fixtures / "pubmed_esearch.json", delay=30))
+        settings = with_overrides(run_settings(tmp_path / "data", max_rounds=1), {
+            "pubmed": {"base_url": slow.url + "/eutils", "rate_per_second": 50},
+            "http": {"timeout": 60, "max_retries": 0}})
+        app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
+        service = app.state.service
+        async with app.router.lifespan_context(app):
+            watch, _ = service.add_watch(WatchRequest(question=QUESTION, sources=["pubmed"]))
+            service.run_watch(watch.id)
+            task = service.watching[watch.id]
+            for _ in range(600):  # the run is waiting on the slow source
+                if slow.requests_to("/eutils/esearch.fcgi"):
+                    break
+                await asyncio.sleep(0.05)
+            assert not task.done()
+        assert task.done() and service.watching == {}
+    (run,) = api.list_runs(settings=settings)
+    assert not run.live and not run.finished

@@ -70,6 +70,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         await service.runs.close()
+        await service.stop_watches()
         await service.session.aclose()  # its HTTP client, after the runs that used it
 
     app = FastAPI(title="Synthesist", version=__version__, lifespan=lifespan)

@@ -131,6 +131,15 @@ class Service:
 
         self.watching[watch_id] = asyncio.get_running_loop().create_task(go())
 
+    async def stop_watches(self) -> None:
+        """End the watch runs still going (the service is stopping), before the session they use is closed: each is
+        cancelled as a killed run would be, and its next run resumes it."""
+        tasks = list(self.watching.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=30)
+
     def start(self, ask: RunRequest) -> str:
         question, names = self.checked(ask)
         self._room()
