@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -7,9 +8,10 @@ from memory_samples import COLORECTAL_VERSIONS, OTHER_FINDINGS, RELATED, UNRELAT
 
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
-from synthesist.memory.library_index import library_name, library_text
+from synthesist.memory.library_index import library_name, library_text, library_texts
 from synthesist.memory.store import collection_name, open_collection
 from synthesist.models import Evidence
+from synthesist.tools.library import load_library
 
 TOP1_FLOOR = 0.97
 TOP10_FLOOR = 0.99
@@ -127,3 +129,36 @@ def test_reopening_the_shared_library_embeds_nothing(
     assert (reopened.stats.embedded, reopened.stats.reused) == (0, 1671)
     query = "Can tailored interventions increase mammography use among HMO women?"
     assert [h.id for h in reopened.search(query)] == [h.id for h in library_index.search(query)]
+
+
+def _result_sentences(record: Evidence) -> list[str]:
+    """Sentences of a full text's results paragraphs that its abstract does not hold (what only the body says)."""
+    abstract = " ".join(record.content.lower().split())
+    found = []
+    for passage in record.passages:
+        if passage.role == "results" and passage.kind == "paragraph":
+            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", passage.text):
+                words = sentence.split()
+                if 12 <= len(words) <= 40 and " ".join(words[:8]).lower() not in abstract:
+                    found.append(sentence)
+    return found
+
+
+def test_a_full_text_is_found_by_what_its_results_say_and_a_removed_one_never(shared_dir: Path,
+                                                                              embedder: Embedder) -> None:
+    """Each of the 8 real JATS articles holds results its abstract does not mention; asked in those words, the
+    article ranks first because its passages have vectors of their own (a record scores its best one). Without
+    the record (a negative control), neither its head nor any passage is returned."""
+    records = list(load_library([shared_dir / "fixtures" / "fulltext"]).evidence)
+    index = LibraryIndex.build(records, embedder=embedder)
+    heads = [library_texts(record)[0] for record in records]
+    assert heads == [library_text(record) for record in records]  # the head first, as for any record
+    assert len(index._vectors) > 10 * len(records)  # noqa: SLF001 — passages have vectors of their own
+    asked = [(record.id, sentence) for record in records for sentence in _result_sentences(record)[:2]]
+    assert len(asked) >= 12
+    first = [index.search(sentence, k=1)[0].id == record_id for record_id, sentence in asked]
+    assert sum(first) / len(first) >= 0.9, [q for q, ok in zip(asked, first, strict=True) if not ok]
+    gone = records[0]
+    without = index.without({gone.id})
+    for _, sentence in [q for q in asked if q[0] == gone.id]:
+        assert gone.id not in [hit.id for hit in without.search(sentence, k=len(records))]

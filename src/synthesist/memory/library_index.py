@@ -1,9 +1,13 @@
-"""A persistent hybrid index over a local library of records (JSONL / MEDLINE exports loaded as Evidence).
+"""A persistent hybrid index over a local library of records (JSONL, MEDLINE XML and JATS full texts, loaded as
+Evidence).
 
-Each record gets one vector: its title and the head of its abstract (:func:`library_text`), keyed in a Chroma
-collection by the content hash of that text. Reopening an unchanged library therefore embeds nothing; a changed
-or new record is embedded alone, and records no longer in the library are dropped from the collection. BM25 over
-the whole text is rebuilt in memory on open (a second or two for thousands of records).
+Each record gets one vector for its title and the head of its abstract (:func:`library_text`), and a record with a
+full text one more per passage of its methods, results, discussion and conclusions (:func:`library_texts`: the
+title and the passage's first words), so an article is found by what its results say and not by its abstract alone;
+a record scores its best vector. Vectors are keyed in a Chroma collection by the content hash of their text.
+Reopening an unchanged library therefore embeds nothing; a changed or new record is embedded alone, and records no
+longer in the library are dropped from the collection. BM25 over title and abstract is rebuilt in memory on open (a
+second or two for thousands of records).
 
 Search fuses the dense ranking (cosine to the query) and the BM25 ranking by reciprocal rank. The choices (head of
 ~80 words, suffix-stemmed BM25, RRF k) were measured on the 500 PubMedQA dev questions: see docs/benchmarks.md.
@@ -37,6 +41,9 @@ HEAD_WORDS = 80
 LIBRARY_SCHEME = f"head-{HEAD_WORDS}w"
 """Recorded on the collection: a different scheme (or model) makes stored vectors incomparable, so they are redone."""
 LIBRARY_RRF_K = 1.0
+PASSAGE_ROLES = frozenset({"methods", "results", "discussion", "conclusions"})
+"""Full-text sections whose passages get vectors of their own: the abstract is the record's head already, an
+introduction restates other work, and a reference list is not evidence."""
 FUSION_DEPTH = 1000
 """Ranks fused per query and signal; deeper ranks add less than 1/(k+1000) and never change a top-10."""
 
@@ -52,8 +59,8 @@ class LibraryHit(Frozen):
 
 
 class IndexStats(Frozen):
-    """What opening the index did: records embedded now, records whose stored vector was reused, stored
-    records dropped because they left the library, and records indexed."""
+    """What opening the index did: texts embedded now (a record's head, and a full text's passages), texts whose
+    stored vector was reused, stored vectors dropped because their text left the library, and records indexed."""
 
     embedded: int
     reused: int
@@ -75,6 +82,15 @@ def library_text(evidence: Evidence, words: int = HEAD_WORDS) -> str:
     return " ".join(evidence_text(evidence).split()[:words])
 
 
+def library_texts(evidence: Evidence, words: int = HEAD_WORDS) -> list[str]:
+    """Every text embedded for a record: its head (:func:`library_text`) first, then, for a full text, each passage
+    of :data:`PASSAGE_ROLES` as the title and the passage's first words (the title keeps a passage on its study's
+    topic: "Statistical analysis was done in SPSS" alone would match any question about statistics)."""
+    title = (evidence.title or "").strip()
+    passages = [" ".join(f"{title}. {p.text}".split()[:words]) for p in evidence.passages if p.role in PASSAGE_ROLES]
+    return [library_text(evidence, words), *passages]
+
+
 BulkEncoder = Callable[[list[str]], Iterable[tuple[int, np.ndarray]]]
 """Embeds a list of texts, yielding ``(start, vectors)`` chunks (rows ``start…`` of the list) in any order."""
 
@@ -90,13 +106,18 @@ class LibraryIndex:
         embedder: Embedder,
         stats: IndexStats,
         rrf_k: float = LIBRARY_RRF_K,
+        owners: np.ndarray | None = None,
     ) -> None:
-        if len(records) != vectors.shape[0]:
-            raise ValueError("one vector per record")
+        owners = np.arange(len(records)) if owners is None else np.asarray(owners)
+        if len(owners) != vectors.shape[0] or (len(owners) and owners.max() >= len(records)):
+            raise ValueError("one record per vector")
         self.records = tuple(records)
         self.stats = stats
         self.rrf_k = rrf_k
         self._vectors = vectors
+        self._owners = owners
+        """The record of each vector (row): a record's head, then its passages."""
+        self._one_each = len(owners) == len(records)
         self._embedder = embedder
         self._bm25 = BM25Index(tokenize(evidence_text(record)) for record in records)
 
@@ -120,13 +141,15 @@ class LibraryIndex:
         :func:`synthesist.ray_cluster.embed_on_ray`), chunk by chunk as they come back; it must run the same
         model and backend as ``embedder``, which embeds the queries."""
         records = merge_all(evidence)
-        texts = [library_text(record) for record in records]
+        per_record = [library_texts(record) for record in records]
+        texts = [text for each in per_record for text in each]
+        owners = np.repeat(np.arange(len(records)), [len(each) for each in per_record])
         keys = [content_hash(text) for text in texts]
         chunks = encode or _local_chunks(embedder)
         if client is None:
             vectors = _embed_in_chunks(chunks, embedder, texts, progress, lambda keys, vectors: None, keys)
             stats = IndexStats(embedded=len(set(keys)), reused=0, removed=0, total=len(records))
-            return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k)
+            return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k, owners=owners)
         stored = collection_name("library", name)
         damage = read_back(client, stored)
         repaired = _set_aside(client, stored, damage) if damage is not None else None
@@ -138,7 +161,7 @@ class LibraryIndex:
             repaired = _set_aside(client, stored, exc)
             vectors, stats = _build_stored(client, stored, embedder, chunks, texts, keys, progress)
         stats = stats.model_copy(update={"total": len(records), "repaired": repaired})
-        return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k)
+        return cls(records, vectors, embedder=embedder, stats=stats, rrf_k=rrf_k, owners=owners)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -149,10 +172,12 @@ class LibraryIndex:
         The stored vectors are untouched (an evaluation's negative control asks a library without one record)."""
         drop = frozenset(excluded)
         keep = [i for i, r in enumerate(self.records) if r.id not in drop and r.identifiers.pmid not in drop]
-        vectors = self._vectors[keep] if keep else self._vectors[:0]
+        renumbered = np.full(len(self.records), -1)
+        renumbered[keep] = np.arange(len(keep))
+        rows = renumbered[self._owners] >= 0
         stats = self.stats.model_copy(update={"total": len(keep)})
-        return LibraryIndex([self.records[i] for i in keep], vectors, embedder=self._embedder, stats=stats,
-                            rrf_k=self.rrf_k)
+        return LibraryIndex([self.records[i] for i in keep], self._vectors[rows], embedder=self._embedder,
+                            stats=stats, rrf_k=self.rrf_k, owners=renumbered[self._owners][rows])
 
     def search(self, query: str, k: int = 10) -> list[LibraryHit]:
         """The ``k`` records best matching ``query``, best first."""
@@ -172,7 +197,12 @@ class LibraryIndex:
         return await asyncio.to_thread(self.search, query, k)
 
     def _rank(self, query: str, query_vector: np.ndarray, k: int) -> list[LibraryHit]:
-        dense = ranking(self._vectors @ query_vector)[:FUSION_DEPTH]
+        scores = self._vectors @ query_vector
+        if not self._one_each:  # a record scores its best vector: its head or one of its passages
+            best = np.full(len(self.records), -np.inf, dtype=scores.dtype)
+            np.maximum.at(best, self._owners, scores)
+            scores = best
+        dense = ranking(scores)[:FUSION_DEPTH]
         lexical = ranking(self._bm25.scores(tokenize(query)), positive_only=True)[:FUSION_DEPTH]
         fused = reciprocal_rank_fusion([dense, lexical], k=self.rrf_k)[:k]
         return [self._hit(self.records[position], score) for position, score in fused]
