@@ -87,7 +87,8 @@ def library_texts(evidence: Evidence, words: int = HEAD_WORDS) -> list[str]:
     of :data:`PASSAGE_ROLES` as the title and the passage's first words (the title keeps a passage on its study's
     topic: "Statistical analysis was done in SPSS" alone would match any question about statistics)."""
     title = (evidence.title or "").strip()
-    passages = [" ".join(f"{title}. {p.text}".split()[:words]) for p in evidence.passages if p.role in PASSAGE_ROLES]
+    lead = f"{title}. " if title else ""
+    passages = [" ".join(f"{lead}{p.text}".split()[:words]) for p in evidence.passages if p.role in PASSAGE_ROLES]
     return [library_text(evidence, words), *passages]
 
 
