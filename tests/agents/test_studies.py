@@ -153,6 +153,48 @@ def test_a_similar_pattern_is_not_a_similarity_between_arms():
     assert answer_query(abstract(text), query).direction == "decreased"
 
 
+def test_a_plural_and_its_singular_name_one_outcome():
+    """Retrieval's stemmer strips one suffix ("analgesics" → "analgesic", "analgesic" → "analges"); the reader
+    folds both to one word."""
+    text = "The consumption of anesthetic and the analgesic requirements were similar between the groups (P = 0.41)."
+    query = DirectionQuery(intervention="Ketamine", comparator="Control", outcome="Usage of analgesics")
+
+    assert answer_query(abstract(text), query).direction == "no_difference"
+
+
+def test_a_clause_comparing_a_third_arm_with_both_arms_is_not_their_comparison():
+    text = ("Cardiac output (CO) was measured in patients given hydroxyethyl starch (HES), Ringer's solution (RS) or "
+            "nothing (C). The CO in the HES group was significantly higher than that in the RS and C groups during "
+            "spinal anesthesia, but no significant difference existed between the RS and C groups.")
+    crystalloid = DirectionQuery(intervention="Crystalloid (RS group)", comparator="Control (C group)",
+                                 outcome="Cardiac output during spinal anesthesia")
+    colloid = DirectionQuery(intervention="Colloid (HES group)", comparator="Control (C group)",
+                             outcome="Cardiac output during spinal anesthesia")
+
+    assert answer_query(abstract(text), crystalloid).direction == "no_difference"
+    assert answer_query(abstract(text), colloid).direction == "increased"
+
+
+def test_what_a_study_set_out_to_do_is_not_a_finding():
+    text = ("We evaluated the effects of GSK256066 on airway responses to allergen challenge in mild asthmatics. "
+            "The late response to allergen was reduced by 40% with GSK256066 compared with placebo (p = 0.007).")
+    query = DirectionQuery(intervention="GSK256066", comparator="placebo",
+                           outcome="responses to allergen challenge in mild asthmatics")
+
+    answer = answer_query(abstract(text), query)
+
+    assert (answer.direction, answer.quote) == ("decreased", "The late response to allergen was reduced by 40% with "
+                                                             "GSK256066 compared with placebo (p = 0.007).")
+
+
+def test_a_sentence_at_another_follow_up_time_is_not_read_for_the_time_asked():
+    text = ("At one week the intervention group had significantly fewer patients with moderate POCD than the control "
+            "group (26% v 57%, p = 0.037). At 12 weeks moderate POCD rates were 20% and 28% (p = 0.41).")
+    query = DirectionQuery(intervention="intervention", comparator="control", outcome="moderate POCD at 12 weeks")
+
+    assert answer_query(abstract(text), query).direction == "no_difference"
+
+
 # --- the record and its check ------------------------------------------------------------------------------------
 
 

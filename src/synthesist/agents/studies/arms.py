@@ -12,10 +12,29 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...memory.bm25 import stem
 from ...study import Direction, DirectionQuery
-from ..extractive.text import terms
+from ..extractive.text import terms as _terms
 
 _I = re.IGNORECASE
+
+
+def _fold(word: str) -> str:
+    """``word`` stemmed until it stops changing: retrieval's stemmer strips one suffix, so "analgesics" gives
+    "analgesic" and "analgesic" gives "analges"; folded, both give "analg". A hyphenated term stays whole."""
+    while "-" not in word and (shorter := stem(word)) != word:
+        word = shorter
+    return word
+
+
+@lru_cache(maxsize=50_000)
+def terms(text: str) -> frozenset[str]:
+    """The content words of ``text`` as a study is read: retrieval's terms, folded (:func:`_fold`), so a plural and
+    its singular meet whatever suffixes they carry. Each sentence is read for every query about its article, so
+    its words are worked out once."""
+    return frozenset(_fold(word) for word in _terms(text))
+
+
 _DEFINITION = re.compile(r"(?P<long>[A-Za-z][\w\-]*(?:[ \-][\w\-]+){0,5})\s*\((?P<short>[A-Z][A-Za-z0-9\-]{1,9})\)")
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
                  "participant participants condition conditions")

@@ -24,8 +24,7 @@ from functools import lru_cache
 
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
-from ..extractive.text import terms as _terms
-from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases
+from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases, terms
 from .effects import ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
 from .verify import source_text
@@ -69,12 +68,21 @@ _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
 _MEASURED = frozenset({"level", "levels", "concentration", "concentrations", "value", "values", "score", "scores"})
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
-terms = lru_cache(maxsize=50_000)(_terms)
-"""Each sentence is read for every query about its article: its terms are worked out once."""
+_AIM = re.compile(
+    r"^(?:(?:in this study,? )?we (?:\w+ )?(?:evaluated|investigated|assessed|examined|studied|aimed|sought|tested|"
+    r"hypothesi[sz]ed|set out)|(?:the )?(?:aims?|purposes?|objectives?|goals?) (?:of|was|were)"
+    r"|(?:this|the present|the current) (?:study|trial) (?:was designed|aimed|aims|evaluated|investigated|assessed|"
+    r"examined|sought|tested))\b", _I)
+"""What a study set out to do ("We evaluated the effects of X on Y") names the outcome and the arms but finds
+nothing."""
 _QUERY_SHORT_FORM = re.compile(r"(?:^|\()\s*([A-Z][A-Z0-9-]{1,8})\s*(?=\(|\)|$)")
 """An outcome the query names twice, short and long ("EAR (early response)", "early response (EAR)")."""
 _GRADES = terms("mild moderate severe")
 """Grades of one outcome: a unit that names other grades than the one asked reports another outcome."""
+_TIME_POINT = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)[\s-]*"
+                         r"(hours?|h|days?|weeks?|wk|months?|mo|years?)\b", _I)
+_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+                 "nine": "9", "ten": "10", "twelve": "12"}
 PAIR_WEIGHT = 0.5
 """A unit that names the query's two arms as the pair it compares ("between A and B") is about this comparison."""
 MIN_OUTCOME_OVERLAP = 0.34
@@ -121,7 +129,8 @@ def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None =
             short_forms.setdefault(initials, outcome)
     read = list(units(evidence))
     weights = _rarity(read, outcome)
-    scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights)) is not None]
+    times = _time_points(query.outcome)
+    scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights, times)) is not None]
     return max(scored, key=lambda s: s.score).unit if scored else None
 
 
@@ -136,7 +145,7 @@ def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
 
 
 def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
-           weights: dict[str, float]) -> _Scored | None:
+           weights: dict[str, float], asked_times: frozenset[tuple[str, str]] = frozenset()) -> _Scored | None:
     words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
     for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
         words = words | short_forms[short]
@@ -144,6 +153,8 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
         return None
     share = sum(weights[word] for word in outcome & words) / (sum(weights.values()) or 1.0)
     if unit.role in ("introduction", "methods") or len(unit.text) > 1200:
+        return None
+    if _AIM.match(unit.text) and not _STATISTIC.search(unit.text):
         return None
     score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
     score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
@@ -155,7 +166,16 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
     asked = outcome & _GRADES
     if asked and words & _GRADES and not asked & words:  # "mild and moderate POCD" when "severe POCD" is asked
         score -= 1.5
+    if asked_times and (named := _time_points(unit.text)) and not asked_times & named:
+        score -= 1.5  # "at one week" when the outcome is asked "at 12 weeks"
     return _Scored(score, unit)
+
+
+@lru_cache(maxsize=50_000)
+def _time_points(text: str) -> frozenset[tuple[str, str]]:
+    """The follow-up times ``text`` names: ``{("12", "w")}`` from "at 12 weeks" or "12-week"."""
+    return frozenset((_NUMBER_WORDS.get(n.lower(), n), unit.lower()[0])
+                     for n, unit in _TIME_POINT.findall(text))
 
 
 def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None = None,
@@ -240,7 +260,8 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
         words = terms(piece)
         both = bool(arms.intervention & words) and bool(arms.comparator & words)
         return (len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
-                + 0.75 * both + 1.5 * _pairs(piece, arms) - 1.0 * bool(_CONCESSIVE.match(piece)))
+                + 0.75 * both + 1.5 * _pairs(piece, arms) - 1.0 * bool(_CONCESSIVE.match(piece))
+                - 1.5 * _third_arm(piece, arms))
 
     index = max(range(len(pieces)), key=lambda i: weight(pieces[i]))
     if weight(pieces[index]) <= 0:
@@ -261,6 +282,17 @@ def _pairs(piece: str, arms: ArmTerms) -> bool:
                 arms.comparator & first and arms.intervention & second):
             return True
     return False
+
+
+def _third_arm(piece: str, arms: ArmTerms) -> bool:
+    """Whether ``piece`` compares a third arm with both of the query's ("the CO in the HES group was higher than
+    that in the RS and C groups"): both arms are named after "than", neither before it."""
+    than = THAN.search(piece)
+    if not than:
+        return False
+    before, after = terms(piece[:than.start()]), terms(piece[than.end():])
+    return bool(arms.intervention & after and arms.comparator & after
+                and not arms.intervention & before and not arms.comparator & before)
 
 
 def _clauses(text: str) -> list[str]:
