@@ -1,6 +1,7 @@
 """Direction accuracy and macro-F1 of ``synthesist study`` on the hand-checked dev labels.
 
     python bench/direction_bench.py [--errors] [--labels bench/data/direction_dev_labels.jsonl]
+    python bench/direction_bench.py --held-out [--errors]
 
 Reads each prompt's article from ``../shared/corpus/rct_fulltext/articles`` and answers it with
 :func:`synthesist.agents.studies.answer_query` (the extractive reader). The labels (bench/data/
@@ -12,12 +13,18 @@ first run's too). Prints accuracy, macro-F1 over the three directions the task s
 no_difference) and over all four labels, the confusion matrix, the share of answers whose quote lies in the
 labelled sentence, how often the labelled sentence itself is read right, and the baseline of always answering
 ``no_difference``. ``--errors`` lists the wrong answers with both quotes.
+
+``--held-out`` scores the held-out labels instead (bench/data/direction_heldout_labels.jsonl, how they were made:
+direction_heldout_labels.md): 41 prompts on the 8 JATS articles of ``../shared/fixtures/fulltext``, written and
+labelled by a helper that never saw the reader, after the reader's last rule was committed; no rule was written
+from them. Those are the held-out figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import Counter
@@ -35,6 +42,11 @@ LABELS = ("increased", "decreased", "no_difference", "not_reported")
 MAIN = LABELS[:3]
 
 
+def _cells_joined(text: str) -> str:
+    """Our text of a table row separates its cells with " | "; a labeller's plain ElementTree text with spaces."""
+    return text + "\n" + " ".join(re.sub(r"\s*\|\s*", " ", text).split())
+
+
 def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:
     scores = []
     for label in classes:
@@ -50,27 +62,33 @@ def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=REPO / "bench" / "data" / "direction_dev_labels.jsonl")
+    parser.add_argument("--held-out", action="store_true",
+                        help="score the held-out labels on the 8 fixture articles")
     parser.add_argument("--errors", action="store_true")
     args = parser.parse_args()
-    articles = require("corpus/rct_fulltext/articles") / "corpus" / "rct_fulltext" / "articles"
-    rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
+    folder = "fixtures/fulltext" if args.held_out else "corpus/rct_fulltext/articles"
+    articles = require(folder) / folder
+    labels = REPO / "bench" / "data" / "direction_heldout_labels.jsonl" if args.held_out else args.labels
+    rows = [json.loads(line) for line in labels.read_text().splitlines() if line.strip()]
+    for row in rows:
+        row.setdefault("file", f"PMC{row.get('PMCID')}.nxml")
     scored = [row for row in rows if not row.get("article_missing")]
     started = time.perf_counter()
     evidence = {}
-    for pmcid in sorted({row["PMCID"] for row in scored}):
+    for name in sorted({row["file"] for row in scored}):
         try:
-            evidence[pmcid] = article_evidence(parse_jats((articles / f"PMC{pmcid}.nxml").read_bytes()), "library")
+            evidence[name] = article_evidence(parse_jats((articles / name).read_bytes()), "library")
         except ParseError as exc:
-            print(f"PMC{pmcid}: {exc.message}", file=sys.stderr)
+            print(f"{name}: {exc.message}", file=sys.stderr)
     pairs, same_quote, errors, on_gold, verbatim = [], 0, [], 0, 0
     for row in scored:
         query = DirectionQuery(intervention=row["intervention"], comparator=row["comparator"], outcome=row["outcome"])
-        answer = answer_query(evidence[row["PMCID"]], query) if row["PMCID"] in evidence else None
+        answer = answer_query(evidence[row["file"]], query) if row["file"] in evidence else None
         predicted = answer.direction if answer else "not_reported"
         pairs.append((row["direction"], predicted))
         gold_quote = " ".join(row["quote"].split())
         on_gold += bool(gold_quote) and read_direction(gold_quote, query)[0] == row["direction"]
-        verbatim += row["PMCID"] in evidence and gold_quote in source_text(evidence[row["PMCID"]])
+        verbatim += row["file"] in evidence and gold_quote in _cells_joined(source_text(evidence[row["file"]]))
         same_quote += bool(answer and answer.quote and (answer.quote in gold_quote or gold_quote in answer.quote))
         if predicted != row["direction"]:
             errors.append((row, answer))
@@ -95,7 +113,7 @@ def main() -> None:
         print(f"{gold[:16]:<16}  " + "  ".join(f"{confusion[(gold, p)]:>13}" for p in LABELS))
     if args.errors:
         for row, answer in errors:
-            print(f"\n{row['PromptID']} PMC{row['PMCID']} {row['outcome'][:60]!r}: {row['intervention'][:40]} vs "
+            print(f"\n{row['PromptID']} {row['file']} {row['outcome'][:60]!r}: {row['intervention'][:40]} vs "
                   f"{row['comparator'][:40]}\n  gold {row['direction']}: {row['quote'][:300]}\n  got  "
                   f"{answer.direction if answer else '-'} [{answer.section if answer else ''}]: "
                   f"{(answer.quote if answer else '')[:300]}")

@@ -94,6 +94,10 @@ def test_the_effect_comes_with_the_quote(trial: Evidence):
      "no_difference"),
     ("There was a trend towards lower pain scores with ketamine (p = 0.08).", "no_difference"),
     ("Ketamine produced significantly greater reductions in pain scores than placebo (p = 0.01).", "decreased"),
+    ("Ketamine gave a significant reduction in pain scores when compared placebo (p < 0.001).", "decreased"),
+    ("Pain scores were unaffected by ketamine.", "no_difference"),
+    ("After adjustment, the difference in pain scores between ketamine and placebo was no longer significant.",
+     "no_difference"),
 ])
 def test_direction_reads_who_changed_and_whether_it_was_significant(sentence: str, direction: str):
     query = DirectionQuery(intervention="ketamine", comparator="placebo", outcome="pain scores")
@@ -149,6 +153,13 @@ def test_a_similar_pattern_is_not_a_similarity_between_arms():
             "circumference, with this outcome showing a reduction across the 6-month intervention (Table 2).")
     query = DirectionQuery(intervention="behavioral weight loss", comparator="baseline",
                            outcome="waist circumference")
+
+    assert answer_query(abstract(text), query).direction == "decreased"
+
+
+def test_a_comparative_in_an_arms_name_is_no_change():
+    text = "At the higher PBDE-47 dose, pituitary GPHα mRNA was reduced in males and females (p < 0.0001)."
+    query = DirectionQuery(intervention="High-dose PBDE-47", comparator="control", outcome="pituitary GPHα mRNA")
 
     assert answer_query(abstract(text), query).direction == "decreased"
 

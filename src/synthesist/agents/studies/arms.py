@@ -42,7 +42,8 @@ _GENERIC = terms("group groups arm arms patient patients treatment treated subje
 _BASELINE = terms("baseline start before pre initial preoperative pretreatment")
 _CONTROL = terms("placebo control controls sham")
 """A placebo arm is often called "the control group", and a control arm often received placebo."""
-THAN = re.compile(r"\b(?:than|compared (?:with|to)|versus|vs\.?|relative to|over|in comparison (?:with|to))\b", _I)
+THAN = re.compile(r"\b(?:than|compared(?: with| to)?|versus|vs\.?|relative to|over|in comparison (?:with|to))\b", _I)
+"""What introduces the other side of a comparison ("when compared normal lysis conditions" drops its "with")."""
 _COMPARED_PHRASE = re.compile(
     r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
 _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^,;.()]{2,50}?)"

@@ -31,14 +31,14 @@ from .verify import source_text
 
 _I = re.IGNORECASE
 _NO_DIFFERENCE = re.compile(
-    r"\bno(?:t)? (?:statistically |clinically )?significant(?:ly)?\b|\bnon-?significant(?:ly)?\b"
+    r"\bno(?:t| longer)? (?:statistically |clinically )?significant(?:ly)?\b|\bnon-?significant(?:ly)?\b"
     r"|\b(?:did|does|do|was|were|is|are) not (?:\w+ )?(?:differ|change|significantly|reach|show|affect|improve|"
     r"reduce|increase|decrease|alter|influence)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
     r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b"
     r"|\bsimilar(?:ly)?\b(?! (?:pattern|trend)s?\b)"
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
     r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
-    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
+    r"|\bunaffected\b|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
     _I,
 )
 _UP = re.compile(
@@ -211,17 +211,30 @@ def _significant_change(clause: str) -> bool:
 def _change(clause: str, arms: ArmTerms) -> Direction | None:
     """The direction the clause's change word gives, comparatives ("higher") before verbs and nouns ("increase",
     often part of the outcome's own name), turned round when the comparator is the one that changed. A comparative
-    of a change ("greater reductions", "less increase") multiplies the two."""
+    of a change ("greater reductions", "less increase") multiplies the two; one that names an arm ("at the higher
+    dose", "the lower-dose group") is no change."""
     for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
-        up, down = up_pattern.search(clause), down_pattern.search(clause)
-        if up or down:
-            first = min((m for m in (up, down) if m), key=lambda m: m.start())
-            direction: Direction = "increased" if first is up else "decreased"
+        found = sorted(((m, pattern is up_pattern) for pattern in (up_pattern, down_pattern)
+                        for m in pattern.finditer(clause) if not _names_arm(clause, m, arms)),
+                       key=lambda f: f[0].start())
+        if found:
+            first, up = found[0]
+            direction: Direction = "increased" if up else "decreased"
             of_change = _CHANGE_NOUN.match(clause, first.end())
             if of_change and up_pattern is _UP_COMPARATIVE:
                 direction = direction if of_change.group("noun").lower().startswith(_UP_NOUNS) else flip(direction)
             return flip(direction) if arms.comparator_is_subject(clause, first.start()) else direction
     return None
+
+
+def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms) -> bool:
+    """Whether a comparative is part of an arm's name: the arm's own word ("lower growth rates" when the arm is
+    "Lower host growth rate"), or followed by one ("higher" in "at the higher PBDE-47 dose")."""
+    if not (_UP_COMPARATIVE.fullmatch(cue.group()) or _DOWN_COMPARATIVE.fullmatch(cue.group())):
+        return False
+    named = arms.intervention | arms.comparator
+    following = re.match(r"[\s-]*([^\s,;.()]+)", clause[cue.end():])
+    return bool(terms(cue.group()) & named or following and terms(following.group(1)) & named)
 
 
 def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
