@@ -29,7 +29,7 @@ import numpy as np
 from _shared import require
 
 from synthesist.memory import Embedder, LibraryIndex
-from synthesist.memory.library_index import PASSAGE_ROLES
+from synthesist.memory.documents import PASSAGE_ROLES
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
 

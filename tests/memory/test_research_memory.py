@@ -17,10 +17,13 @@ from memory_samples import (
 
 from synthesist.config import MemorySettings
 from synthesist.memory import Embedder, ResearchMemory, SnapshotError
+from synthesist.memory.documents import evidence_text
 from synthesist.models import (
+    Evidence,
     Hypothesis,
     HypothesisAssessment,
     JudgeAssessment,
+    Passage,
     ResearchReport,
     ScoredAspect,
     TokenUsage,
@@ -169,6 +172,48 @@ async def test_select_diverse_picks_different_findings_over_paraphrases(embedder
     version_ids = {e.id for e in versions}
     assert sum(e.id in version_ids for e in diverse) == 1
     assert len({e.id for e in diverse} - version_ids) == 2
+
+
+IRON_QUESTION = "Does intravenous iron correct anaemia and raise serum ferritin?"
+
+
+def _full_texts() -> tuple[Evidence, Evidence]:
+    """Two heart-failure studies whose abstracts say nothing of iron (the first's is closer to a question on iron
+    and anaemia: it names anaemia); the second's results passage answers it."""
+    first = make_evidence("A cohort of 200 older adults with heart failure and anaemia measured exercise capacity and "
+                          "hospital admissions over one year.",
+                          title="Anaemia and exercise capacity in older adults with heart failure", pmid="41")
+    second = make_evidence("We randomised 150 patients with chronic heart failure to a supervised programme or usual "
+                           "care and followed them for twelve months.",
+                           title="A supervised programme in chronic heart failure: a randomised trial", pmid="42")
+    passages = (Passage(section="Methods", role="methods", text="Patients came from three outpatient clinics."),
+                Passage(section="Results", role="results",
+                        text="Intravenous iron given with the programme raised serum ferritin and transferrin "
+                             "saturation, and anaemia resolved in 40% of patients."),
+                Passage(section="Introduction", role="introduction",
+                        text="Iron deficiency and anaemia are common in heart failure."))
+    return first, second.model_copy(update={"passages": passages})
+
+
+async def test_a_full_text_is_found_by_its_passages(embedder: Embedder) -> None:
+    first, second = _full_texts()
+    heads = embedder.embed_sync([IRON_QUESTION, evidence_text(first), evidence_text(second)])
+    assert heads[0] @ heads[1] > heads[0] @ heads[2]  # by their abstracts, the other trial is closer
+    memory = _memory(embedder)
+    await memory.add([first, second])
+
+    assert [item.id for item, _ in await memory.relevant(IRON_QUESTION)] == [second.id, first.id]
+    assert [item.id for item in await memory.select_diverse(IRON_QUESTION, k=1, lambda_=1.0)] == [second.id]
+
+
+async def test_only_results_methods_discussion_and_conclusions_passages_count(embedder: Embedder) -> None:
+    """An introduction restates other work: the same sentence there does not make the trial about it."""
+    first, second = _full_texts()
+    introduction_only = second.model_copy(update={"passages": second.passages[2:]})
+    memory = _memory(embedder)
+    await memory.add([first, introduction_only])
+
+    assert [item.id for item, _ in await memory.relevant(IRON_QUESTION)] == [first.id, second.id]
 
 
 async def test_select_diverse_defaults_come_from_settings(embedder: Embedder) -> None:

@@ -1,4 +1,4 @@
-"""How a piece of evidence becomes text for the embedder and for BM25."""
+"""How a piece of evidence becomes text for the embedder and for BM25: its head, and a full text's passages."""
 
 from __future__ import annotations
 
@@ -13,3 +13,19 @@ def evidence_text(evidence: Evidence) -> str:
         separator = " " if title.endswith((".", "?", "!")) else ". "
         return f"{title}{separator}{content}"
     return title or content
+
+
+HEAD_WORDS = 80
+"""Words of title + abstract (or of title + passage) embedded per text: about the model's 128-token training length."""
+PASSAGE_ROLES = frozenset({"methods", "results", "discussion", "conclusions"})
+"""Full-text sections whose passages get vectors of their own: the abstract is the item's head already, an
+introduction restates other work, and a reference list is not evidence."""
+
+
+def passage_texts(evidence: Evidence, words: int = HEAD_WORDS) -> list[str]:
+    """The texts a full text is also found by: each passage of :data:`PASSAGE_ROLES` as the title and the passage's
+    first words (the title keeps a passage on its study's topic: "Statistical analysis was done in SPSS" alone
+    would match any question about statistics). An item without a full text has none."""
+    title = (evidence.title or "").strip()
+    lead = f"{title}. " if title else ""
+    return [" ".join(f"{lead}{p.text}".split()[:words]) for p in evidence.passages if p.role in PASSAGE_ROLES]

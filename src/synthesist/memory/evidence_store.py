@@ -1,5 +1,11 @@
 """One run's evidence: the deduplicating pool (in-process vectors, BM25), its store of record in Chroma, retrieval.
 
+Retrieval scores an item by its best vector: its head (title and abstract, the pool's vector, which also decides
+what merges) or, for a full text, one of its passages (:func:`~.documents.passage_texts`, the same texts a library
+index embeds, so a library's full texts come from the vector cache); and :meth:`EvidenceStore.relevant` fuses a
+third ranking, by each full text's best passage under BM25. An article whose results answer the query is found by
+them, not only by its abstract.
+
 The pool (``pool.py``) answers every read fast, in process; the run's collection (``run_collection.py``) is where
 the vectors live across processes: each ``add`` writes what it changed, and a run opened by id or resumed from its
 checkpoint takes its vectors back from the collection, so nothing is embedded twice. Without a collection (a
@@ -16,7 +22,8 @@ import numpy as np
 from ..config import MemorySettings
 from ..models import Citation, Evidence
 from .bibliography import format_bibliography
-from .documents import evidence_text
+from .bm25 import BM25Index, tokenize
+from .documents import PASSAGE_ROLES, evidence_text, passage_texts
 from .embeddings import Embedder
 from .pool import AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
@@ -98,14 +105,49 @@ class EvidenceStore:
     async def _query_vector(self, query: str) -> np.ndarray:
         return (await self.embedder.embed([query]))[0]
 
+    def _passages(self) -> tuple[list[str], np.ndarray]:
+        """Every held full text's passage texts (:func:`~.documents.passage_texts`) and the position of the item
+        each belongs to."""
+        texts: list[str] = []
+        owners: list[int] = []
+        for position, item in enumerate(self.pool.items):
+            passages = passage_texts(item)
+            texts += passages
+            owners += [position] * len(passages)
+        return texts, np.asarray(owners, dtype=np.int64)
+
+    async def _closeness(self, query_vector: np.ndarray) -> np.ndarray:
+        """Each item's cosine to the query, in :attr:`items` order: the larger of its head's and its best
+        passage's. Passages are embedded on first use (the embedder keeps every text's vector, in process and in
+        its cache)."""
+        closeness = self.pool.vectors @ query_vector
+        texts, owners = self._passages()
+        if texts:
+            np.maximum.at(closeness, owners, await self.embedder.embed(texts) @ query_vector)
+        return closeness
+
+    def _passage_terms(self, query: str) -> list[int]:
+        """Items ranked by their best passage's BM25 score for ``query``, over whole passages of
+        :data:`~.documents.PASSAGE_ROLES` without the title (the head's ranking has it already); only items with a
+        passage that scores."""
+        passages = [(position, passage.text) for position, item in enumerate(self.pool.items)
+                    for passage in item.passages if passage.role in PASSAGE_ROLES]
+        if not passages:
+            return []
+        best = np.zeros(len(self.pool))
+        scores = BM25Index(tokenize(text) for _, text in passages).scores(tokenize(query))
+        np.maximum.at(best, np.asarray([position for position, _ in passages], dtype=np.int64), scores)
+        return ranking(best, positive_only=True)
+
     async def relevant(self, query: str, k: int = 10) -> list[tuple[Evidence, float]]:
         if not len(self.pool) or k <= 0:
             return []
         query_vector = await self._query_vector(query)
-        dense = ranking(self.pool.vectors @ query_vector)
+        dense = ranking(await self._closeness(query_vector))
         lexical = ranking(self.pool.bm25_scores(query), positive_only=True)
+        rankings = [dense, lexical, passages] if (passages := self._passage_terms(query)) else [dense, lexical]
         items = self.pool.items
-        return [(items[p], score) for p, score in reciprocal_rank_fusion([dense, lexical])[:k]]
+        return [(items[p], score) for p, score in reciprocal_rank_fusion(rankings)[:k]]
 
     async def select_diverse(self, query: str, k: int | None = None, lambda_: float | None = None) -> list[Evidence]:
         k = self.settings.judge_context_size if k is None else k
@@ -114,7 +156,9 @@ class EvidenceStore:
             return []
         query_vector = await self._query_vector(query)
         items = self.pool.items
-        return [items[p] for p in maximal_marginal_relevance(query_vector, self.pool.vectors, k, lambda_=lambda_)]
+        chosen = maximal_marginal_relevance(query_vector, self.pool.vectors, k, lambda_=lambda_,
+                                            relevance=await self._closeness(query_vector))
+        return [items[p] for p in chosen]
 
     def bibliography(self) -> list[Citation]:
         return format_bibliography(self.items)

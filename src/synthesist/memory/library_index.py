@@ -27,7 +27,7 @@ import numpy as np
 from ..identity import merge_all
 from ..models import Evidence, Frozen
 from .bm25 import BM25Index, tokenize
-from .documents import evidence_text
+from .documents import HEAD_WORDS, evidence_text, passage_texts
 from .embeddings import Embedder, content_hash
 from .retrieval import ranking, reciprocal_rank_fusion
 from .store import MemoryStoreError, collection_name, drop_collection, is_damage, open_collection, read_back
@@ -36,14 +36,9 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
-HEAD_WORDS = 80
-"""Words of title + abstract embedded per record: about the model's 128-token training length."""
 LIBRARY_SCHEME = f"head-{HEAD_WORDS}w"
 """Recorded on the collection: a different scheme (or model) makes stored vectors incomparable, so they are redone."""
 LIBRARY_RRF_K = 1.0
-PASSAGE_ROLES = frozenset({"methods", "results", "discussion", "conclusions"})
-"""Full-text sections whose passages get vectors of their own: the abstract is the record's head already, an
-introduction restates other work, and a reference list is not evidence."""
 FUSION_DEPTH = 1000
 """Ranks fused per query and signal; deeper ranks add less than 1/(k+1000) and never change a top-10."""
 
@@ -83,13 +78,9 @@ def library_text(evidence: Evidence, words: int = HEAD_WORDS) -> str:
 
 
 def library_texts(evidence: Evidence, words: int = HEAD_WORDS) -> list[str]:
-    """Every text embedded for a record: its head (:func:`library_text`) first, then, for a full text, each passage
-    of :data:`PASSAGE_ROLES` as the title and the passage's first words (the title keeps a passage on its study's
-    topic: "Statistical analysis was done in SPSS" alone would match any question about statistics)."""
-    title = (evidence.title or "").strip()
-    lead = f"{title}. " if title else ""
-    passages = [" ".join(f"{lead}{p.text}".split()[:words]) for p in evidence.passages if p.role in PASSAGE_ROLES]
-    return [library_text(evidence, words), *passages]
+    """Every text embedded for a record: its head (:func:`library_text`) first, then a full text's passages
+    (:func:`~.documents.passage_texts`)."""
+    return [library_text(evidence, words), *passage_texts(evidence, words)]
 
 
 BulkEncoder = Callable[[list[str]], Iterable[tuple[int, np.ndarray]]]

@@ -49,17 +49,20 @@ def maximal_marginal_relevance(
     k: int,
     *,
     lambda_: float = 0.7,
+    relevance: np.ndarray | None = None,
 ) -> list[int]:
     """Pick ``k`` rows of ``vectors`` (unit rows) by MMR: each step takes the row maximising
     ``λ·sim(query, d) − (1 − λ)·max_{s chosen} sim(d, s)``. λ = 1 is plain relevance order; lower λ trades
-    relevance for diversity. Returns positions in the order chosen."""
+    relevance for diversity. ``relevance`` replaces ``sim(query, d)`` when a row is closer to the query by
+    something other than its own vector (a full text's best passage); redundancy is always between rows. Returns
+    positions in the order chosen."""
     if not 0.0 <= lambda_ <= 1.0:
         raise ValueError("lambda_ must lie in [0, 1]")
     count = vectors.shape[0]
     k = min(k, count)
     if k <= 0:
         return []
-    relevance = vectors @ query
+    relevance = vectors @ query if relevance is None else relevance
     redundancy = np.full(count, -np.inf)
     available = np.ones(count, dtype=bool)
     chosen: list[int] = []
