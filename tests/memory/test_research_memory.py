@@ -18,6 +18,7 @@ from memory_samples import (
 from synthesist.config import MemorySettings
 from synthesist.memory import Embedder, ResearchMemory, SnapshotError
 from synthesist.memory.documents import evidence_text
+from synthesist.memory.evidence_store import PASSAGE_SHORTLIST
 from synthesist.models import (
     Evidence,
     Hypothesis,
@@ -214,6 +215,24 @@ async def test_only_results_methods_discussion_and_conclusions_passages_count(em
     await memory.add([first, introduction_only])
 
     assert [item.id for item, _ in await memory.relevant(IRON_QUESTION)] == [first.id, second.id]
+
+
+async def test_a_query_embeds_only_the_passages_that_share_its_terms(fresh_embedder: Embedder) -> None:
+    """A run may hold dozens of full texts of thirty passages each: a query embeds the few passages of each that
+    BM25 scores highest for it (at most PASSAGE_SHORTLIST), and none that shares no term with it."""
+    first, second = _full_texts()
+    filler = tuple(Passage(section="Results", role="results", text=f"Visit {i} took place at the clinic on day {i}.")
+                   for i in range(20))
+    many = second.model_copy(update={"passages": second.passages + filler})
+    memory = _memory(fresh_embedder)
+    await memory.add([first, many])
+    before = fresh_embedder.encoded_count
+
+    ranked = await memory.relevant(IRON_QUESTION)
+    assert fresh_embedder.encoded_count - before == 2  # the question and the one passage naming iron and anaemia
+    assert ranked[0][0].id == second.id
+    await memory.relevant("Which clinic visits took place on day 3?")
+    assert fresh_embedder.encoded_count - before == 2 + 1 + PASSAGE_SHORTLIST
 
 
 async def test_select_diverse_defaults_come_from_settings(embedder: Embedder) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..models import Evidence
+from ..models import Evidence, Passage
 
 
 def evidence_text(evidence: Evidence) -> str:
@@ -23,9 +23,14 @@ introduction restates other work, and a reference list is not evidence."""
 
 
 def passage_texts(evidence: Evidence, words: int = HEAD_WORDS) -> list[str]:
-    """The texts a full text is also found by: each passage of :data:`PASSAGE_ROLES` as the title and the passage's
-    first words (the title keeps a passage on its study's topic: "Statistical analysis was done in SPSS" alone
-    would match any question about statistics). An item without a full text has none."""
+    """The texts a full text is also found by: each passage of :data:`PASSAGE_ROLES` (:func:`passage_text`). An
+    item without a full text has none."""
+    return [passage_text(evidence, passage, words) for passage in evidence.passages if passage.role in PASSAGE_ROLES]
+
+
+def passage_text(evidence: Evidence, passage: Passage, words: int = HEAD_WORDS) -> str:
+    """The text embedded for one passage: the title and the passage's first words (the title keeps a passage on its
+    study's topic: "Statistical analysis was done in SPSS" alone would match any question about statistics)."""
     title = (evidence.title or "").strip()
     lead = f"{title}. " if title else ""
-    return [" ".join(f"{lead}{p.text}".split()[:words]) for p in evidence.passages if p.role in PASSAGE_ROLES]
+    return " ".join(f"{lead}{passage.text}".split()[:words])

@@ -1,10 +1,10 @@
 """One run's evidence: the deduplicating pool (in-process vectors, BM25), its store of record in Chroma, retrieval.
 
 Retrieval scores an item by its best vector: its head (title and abstract, the pool's vector, which also decides
-what merges) or, for a full text, one of its passages (:func:`~.documents.passage_texts`, the same texts a library
-index embeds, so a library's full texts come from the vector cache); and :meth:`EvidenceStore.relevant` fuses a
-third ranking, by each full text's best passage under BM25. An article whose results answer the query is found by
-them, not only by its abstract.
+what merges) or, for a full text, one of the passages that share most terms with the query
+(:func:`~.documents.passage_text`, the texts a library index embeds, so a library's full texts come from the vector
+cache); and :meth:`EvidenceStore.relevant` fuses a third ranking, by each full text's best passage under BM25. An
+article whose results answer the query is found by them, not only by its abstract.
 
 The pool (``pool.py``) answers every read fast, in process; the run's collection (``run_collection.py``) is where
 the vectors live across processes: each ``add`` writes what it changed, and a run opened by id or resumed from its
@@ -20,14 +20,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..config import MemorySettings
-from ..models import Citation, Evidence
+from ..models import Citation, Evidence, Passage
 from .bibliography import format_bibliography
 from .bm25 import BM25Index, tokenize
-from .documents import PASSAGE_ROLES, evidence_text, passage_texts
+from .documents import PASSAGE_ROLES, evidence_text, passage_text
 from .embeddings import Embedder
 from .pool import AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
 from .run_collection import RunCollection
+
+PASSAGE_SHORTLIST = 8
+"""Passages of one full text embedded for one query: those BM25 scores highest for it (a passage sharing no term
+with the query is not embedded), as a card shortlists its units. A run holding many full texts embeds a few
+passages of each, not all of them (docs/benchmarks.md, "A research run over the full texts")."""
 
 
 class EvidenceStore:
@@ -105,47 +110,51 @@ class EvidenceStore:
     async def _query_vector(self, query: str) -> np.ndarray:
         return (await self.embedder.embed([query]))[0]
 
-    def _passages(self) -> tuple[list[str], np.ndarray]:
-        """Every held full text's passage texts (:func:`~.documents.passage_texts`) and the position of the item
-        each belongs to."""
-        texts: list[str] = []
-        owners: list[int] = []
-        for position, item in enumerate(self.pool.items):
-            passages = passage_texts(item)
-            texts += passages
-            owners += [position] * len(passages)
-        return texts, np.asarray(owners, dtype=np.int64)
+    def _scored_passages(self, query: str) -> list[tuple[int, Passage, float]]:
+        """Every held full text's passages of :data:`~.documents.PASSAGE_ROLES`, each with its item's position and
+        its BM25 score for ``query`` (whole passage, no title: the head's ranking has the title already)."""
+        rows = [(position, passage) for position, item in enumerate(self.pool.items)
+                for passage in item.passages if passage.role in PASSAGE_ROLES]
+        if not rows:
+            return []
+        scores = BM25Index(tokenize(passage.text) for _, passage in rows).scores(tokenize(query))
+        return [(position, passage, float(score)) for (position, passage), score in zip(rows, scores, strict=True)]
 
-    async def _closeness(self, query_vector: np.ndarray) -> np.ndarray:
+    async def _closeness(self, query_vector: np.ndarray, scored: list[tuple[int, Passage, float]]) -> np.ndarray:
         """Each item's cosine to the query, in :attr:`items` order: the larger of its head's and its best
-        passage's. Passages are embedded on first use (the embedder keeps every text's vector, in process and in
-        its cache)."""
+        shortlisted passage's (:data:`PASSAGE_SHORTLIST`). Passages are embedded on first use (the embedder keeps
+        every text's vector, in process and in its cache)."""
         closeness = self.pool.vectors @ query_vector
-        texts, owners = self._passages()
+        by_item: dict[int, list[tuple[float, Passage]]] = {}
+        for position, passage, score in scored:
+            if score > 0:
+                by_item.setdefault(position, []).append((score, passage))
+        texts, owners = [], []
+        items = self.pool.items
+        for position, candidates in by_item.items():
+            for _, passage in sorted(candidates, key=lambda c: -c[0])[:PASSAGE_SHORTLIST]:
+                texts.append(passage_text(items[position], passage))
+                owners.append(position)
         if texts:
-            np.maximum.at(closeness, owners, await self.embedder.embed(texts) @ query_vector)
+            cosines = await self.embedder.embed(texts) @ query_vector
+            np.maximum.at(closeness, np.asarray(owners, dtype=np.int64), cosines)
         return closeness
 
-    def _passage_terms(self, query: str) -> list[int]:
-        """Items ranked by their best passage's BM25 score for ``query``, over whole passages of
-        :data:`~.documents.PASSAGE_ROLES` without the title (the head's ranking has it already); only items with a
-        passage that scores."""
-        passages = [(position, passage.text) for position, item in enumerate(self.pool.items)
-                    for passage in item.passages if passage.role in PASSAGE_ROLES]
-        if not passages:
-            return []
+    def _passage_ranking(self, scored: list[tuple[int, Passage, float]]) -> list[int]:
+        """Items ranked by their best passage's BM25 score (only items with a passage that scores)."""
         best = np.zeros(len(self.pool))
-        scores = BM25Index(tokenize(text) for _, text in passages).scores(tokenize(query))
-        np.maximum.at(best, np.asarray([position for position, _ in passages], dtype=np.int64), scores)
+        for position, _, score in scored:
+            best[position] = max(best[position], score)
         return ranking(best, positive_only=True)
 
     async def relevant(self, query: str, k: int = 10) -> list[tuple[Evidence, float]]:
         if not len(self.pool) or k <= 0:
             return []
         query_vector = await self._query_vector(query)
-        dense = ranking(await self._closeness(query_vector))
+        scored = self._scored_passages(query)
+        dense = ranking(await self._closeness(query_vector, scored))
         lexical = ranking(self.pool.bm25_scores(query), positive_only=True)
-        rankings = [dense, lexical, passages] if (passages := self._passage_terms(query)) else [dense, lexical]
+        rankings = [dense, lexical, passages] if (passages := self._passage_ranking(scored)) else [dense, lexical]
         items = self.pool.items
         return [(items[p], score) for p, score in reciprocal_rank_fusion(rankings)[:k]]
 
@@ -156,8 +165,8 @@ class EvidenceStore:
             return []
         query_vector = await self._query_vector(query)
         items = self.pool.items
-        chosen = maximal_marginal_relevance(query_vector, self.pool.vectors, k, lambda_=lambda_,
-                                            relevance=await self._closeness(query_vector))
+        closeness = await self._closeness(query_vector, self._scored_passages(query))
+        chosen = maximal_marginal_relevance(query_vector, self.pool.vectors, k, lambda_=lambda_, relevance=closeness)
         return [items[p] for p in chosen]
 
     def bibliography(self) -> list[Citation]:
