@@ -12,9 +12,12 @@ Then a research run over the 39 readable full texts of ``corpus/rct_fulltext`` (
 against the same run over their abstracts (a JSONL of the same records without passages), ``--runs`` times each
 (default 2), alternating: one round, a scripted model on 127.0.0.1 (:class:`~synthesist.testing.openai_server.
 ScriptedChatServer`, no latency: model time would hide the difference) so that the cards are built, the full-text
-passages ranked and the report's claims checked with the carried passages, and the extractive engine. Each run has
-a fresh embedder without a persistent cache (every passage is encoded in the run, as on a first run); the model is
-loaded and the library indexes built before the timed runs (both alike).
+passages ranked and the report's claims checked with the carried passages, and the extractive engine. The model is
+loaded and the library indexes built before the timed runs (both alike). Each run has a fresh embedder whose
+persistent cache holds what indexing the library put in a user's vector cache (the library's texts: each record's
+head and each full text's passage texts), so what the run itself reads (card units, checked claims, the question)
+is encoded in the run, as on a user's first run over an indexed library; ``--cold`` gives it no cache at all (every
+passage the run's memory ranks by is encoded too).
 
 ``--cards``: for each of the corpus's 154 clinician prompts (as a question), the card lines of its article chosen by
 the ranker (:mod:`synthesist.agents.passage_rank`) and by term overlap alone; counts the prompts whose lines include
@@ -31,9 +34,11 @@ import re
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from _shared import require
 
 from synthesist import api
@@ -44,10 +49,14 @@ from synthesist.agents.studies import read_study, source_text
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import ModelSettings, Settings, load_settings
 from synthesist.errors import ParseError
+from synthesist.identity import merge_all
 from synthesist.memory import open_chroma
+from synthesist.memory.embeddings import content_hash
+from synthesist.memory.library_index import library_texts
 from synthesist.models import Evidence
 from synthesist.testing.openai_server import ScriptedChatServer
 from synthesist.tools.jats import article_evidence, read_jats_file
+from synthesist.tools.library import load_library
 
 QUESTION = ("Does infliximab improve quality-adjusted survival compared with ciclosporin in acute severe ulcerative "
             "colitis?")
@@ -58,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=2, help="timed research runs per library (0: none)")
     parser.add_argument("--cards", action="store_true", help="also compare card lines over the 154 prompts")
+    parser.add_argument("--cold", action="store_true", help="runs without even the library's texts in the cache")
     args = parser.parse_args()
     evidence = parsing_and_records()
     articles = [item for item in evidence if item.links and item.links[0].native_id]
@@ -65,7 +75,7 @@ def main() -> None:
         asyncio.run(card_choices(require("corpus/rct_fulltext/prompts.csv"), articles))
     if args.runs:
         asyncio.run(research_runs(require("corpus/rct_fulltext/articles") / "corpus" / "rct_fulltext" / "articles",
-                                  args.runs))
+                                  args.runs, cold=args.cold))
 
 
 def parsing_and_records() -> list[Evidence]:
@@ -133,7 +143,28 @@ def _reports(line: str, outcome: str) -> bool:
     return bool(wanted) and len(wanted & terms(line)) >= len(wanted) / 2 and bool(re.search(r"\d", text))
 
 
-async def research_runs(folder: Path, runs: int) -> None:
+class _Cache:
+    """A vector cache in a dict: what a user's ``ChromaVectorCache`` holds after indexing a library."""
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self._vectors = dict(vectors)
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        return {key: self._vectors[key] for key in keys if key in self._vectors}
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
+        self._vectors.update(vectors)
+
+
+def _indexed(libraries: dict[str, Path], settings: Settings) -> dict[str, np.ndarray]:
+    """The vectors indexing ``libraries`` puts in a user's vector cache: every record's head and passage texts."""
+    embedder = embedder_for(settings)
+    texts = [text for library in libraries.values() for record in merge_all(load_library([library]).evidence)
+             for text in library_texts(record)]
+    return dict(zip((content_hash(text) for text in texts), embedder.embed_sync(texts), strict=True))
+
+
+async def research_runs(folder: Path, runs: int, *, cold: bool = False) -> None:
     """The same question over the full texts and over their abstracts, alternating (see the module docstring)."""
     with tempfile.TemporaryDirectory() as tmp, ScriptedChatServer(_replies()) as models:
         abstracts = Path(tmp) / "abstracts.jsonl"
@@ -142,12 +173,14 @@ async def research_runs(folder: Path, runs: int) -> None:
                                  memory={"chroma_mode": "ephemeral"}, run={"max_rounds": 1})
         libraries = {"full texts": folder, "abstracts": abstracts}
         for library in libraries.values():  # warm: the model loaded, the indexes built, the ONNX export made
-            await _run(library, "extractive", settings)
+            await _run(library, "extractive", settings, {})
+        indexed = {} if cold else _indexed(libraries, settings)
+        print(f"  each run's vector cache: {'empty' if cold else f'the libraries texts ({len(indexed)})'}")
         times: dict[tuple[str, str], list[float]] = {}
         for _ in range(runs):
             for engine in (models.model_spec, "extractive"):
                 for name, library in libraries.items():
-                    seconds, result, encoded = await _run(library, engine, settings)
+                    seconds, result, encoded = await _run(library, engine, settings, indexed)
                     label = "scripted model" if engine != "extractive" else "extractive"
                     times.setdefault((label, name), []).append(seconds)
                     print(f"  {label:14} {name:10} {seconds:6.1f}s  {encoded} texts encoded; evidence "
@@ -159,8 +192,9 @@ async def research_runs(folder: Path, runs: int) -> None:
                   f"{full / abstract:.2f} (target <= 2)")
 
 
-async def _run(library: Path, model: str, settings: Settings) -> tuple[float, Any, int]:
-    shared = Shared(client=open_chroma(settings), embedder=embedder_for(settings))  # no vector cache: a cold run
+async def _run(library: Path, model: str, settings: Settings,
+               cached: dict[str, np.ndarray]) -> tuple[float, Any, int]:
+    shared = Shared(client=open_chroma(settings), embedder=embedder_for(settings, cache=_Cache(cached)))
     started = time.perf_counter()
     result = await api.research(QUESTION, sources="library", libraries=[library], model=model, settings=settings,
                                 seams=Seams(shared=shared))

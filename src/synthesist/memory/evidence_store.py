@@ -44,6 +44,7 @@ class EvidenceStore:
         self.collection = collection
         self.pool = EvidencePool(settings.dedup_threshold)
         self._lock = asyncio.Lock()
+        self._tokens: dict[str, tuple[tuple[Passage, ...], list[tuple[Passage, list[str]]]]] = {}
 
     # --- building ----------------------------------------------------------------------------------------------
 
@@ -113,12 +114,23 @@ class EvidenceStore:
     def _scored_passages(self, query: str) -> list[tuple[int, Passage, float]]:
         """Every held full text's passages of :data:`~.documents.PASSAGE_ROLES`, each with its item's position and
         its BM25 score for ``query`` (whole passage, no title: the head's ranking has the title already)."""
-        rows = [(position, passage) for position, item in enumerate(self.pool.items)
-                for passage in item.passages if passage.role in PASSAGE_ROLES]
+        rows = [(position, passage, tokens) for position, item in enumerate(self.pool.items)
+                for passage, tokens in self._passage_tokens(item)]
         if not rows:
             return []
-        scores = BM25Index(tokenize(passage.text) for _, passage in rows).scores(tokenize(query))
-        return [(position, passage, float(score)) for (position, passage), score in zip(rows, scores, strict=True)]
+        scores = BM25Index(tokens for _, _, tokens in rows).scores(tokenize(query))
+        return [(position, passage, float(score)) for (position, passage, _), score in zip(rows, scores, strict=True)]
+
+    def _passage_tokens(self, item: Evidence) -> list[tuple[Passage, list[str]]]:
+        """``item``'s passages of :data:`~.documents.PASSAGE_ROLES` with their BM25 tokens, worked out once per
+        full text (an item merged with new passages is a new object, and is tokenized again)."""
+        if not item.passages:
+            return []
+        cached = self._tokens.get(item.id)
+        if cached is None or cached[0] is not item.passages:
+            cached = (item.passages, [(p, tokenize(p.text)) for p in item.passages if p.role in PASSAGE_ROLES])
+            self._tokens[item.id] = cached
+        return cached[1]
 
     async def _closeness(self, query_vector: np.ndarray, scored: list[tuple[int, Passage, float]]) -> np.ndarray:
         """Each item's cosine to the query, in :attr:`items` order: the larger of its head's and its best
