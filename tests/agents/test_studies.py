@@ -12,7 +12,7 @@ import pytest
 from synthesist.agents.studies import answer_query, read_study, verify_record
 from synthesist.agents.studies.effects import read_effect, significance
 from synthesist.errors import ParseError
-from synthesist.models import Evidence, TrialInfo, TrialOutcome
+from synthesist.models import Evidence, Passage, TrialInfo, TrialOutcome
 from synthesist.study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file
 
@@ -300,6 +300,31 @@ def test_an_outcome_is_what_the_result_reports_on_not_the_compared_treatment():
     assert alone.outcomes[0].effect is not None and alone.outcomes[0].effect.value == "0.83"
     trial = read_study(NULL_TRIAL)
     assert [(o.outcome, o.direction) for o in trial.outcomes] == [("invasive disease-free survival", "no_difference")]
+
+
+def test_the_population_comes_from_the_methods_and_stops_where_the_sentence_moves_on():
+    """A results sentence comparing arms ("14 participants receiving infliximab vs ten …") is not who was studied."""
+    trial = Evidence(id="pmid:2", source="pubmed", title="Infliximab or ciclosporin in severe colitis",
+                     content="Serious adverse events occurred in 14 participants receiving infliximab vs ten patients "
+                             "receiving ciclosporin.",
+                     passages=(Passage(section="Methods › Participants", role="methods",
+                                       text="Patients with acute severe ulcerative colitis who had failed intravenous "
+                                            "steroids were randomised to infliximab or ciclosporin."),))
+
+    assert read_study(trial).population == ("Patients with acute severe ulcerative colitis who had failed "
+                                            "intravenous steroids")
+
+
+def test_an_outcome_is_named_without_its_lead_in_or_a_trailing_adverb():
+    text = ("There was no significant difference between groups in terms of CUCQ scores (mean adjusted difference "
+            "0.020 [95% CI -0.019 to 0.058]; p=0.319). Length of stay ostensibly did not differ between groups (mean "
+            "adjusted difference 1.5 days [95% CI -1.3 to 4.4]; p=0.286). The cost-utility analysis found that total "
+            "costs were 5632 (95% CI 2773 to 8305) higher with infliximab (p=0.001). Results were similar in both "
+            "groups (p=0.41).")
+
+    names = [outcome.outcome for outcome in read_study(abstract(text)).outcomes]
+
+    assert names == ["CUCQ scores", "Length of stay", "total costs"]
 
 
 @pytest.mark.parametrize("written", ["45 079", "45\u2009079", "45,079"])

@@ -32,7 +32,8 @@ _WORD_NUMBER = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?|{'
 _N = rf"(?P<n>\d{{1,3}}(?:[,\u2009\u202f\u00a0 ]\d{{3}})+\b|\d+|{_WORD_NUMBER})"
 """A count as written: digits with thousands grouped by commas or by spaces ("45,079", "45 079", thin spaces too),
 plain digits, or a number word."""
-_LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by".split())
+_LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by we trial study "
+                     "enrolled recruited included".split())
 _RANDOMISED = (
     re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,4}}?{_PEOPLE}\s+(?:\w+\s+){{0,3}}?(?:were\s+)?(?:\w+\s+)?"
                rf"(?:randomi[sz]ed|randomly (?:assigned|allocated|divided))", _I),
@@ -47,8 +48,9 @@ _ANALYSED = (
     re.compile(rf"\b{_N}\s+{_PEOPLE}\s+were\s+analy[sz]ed", _I),
 )
 _POPULATION = re.compile(
-    rf"\b(?:[\w-]+\s+){{0,2}}{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}\s+)?(?:with|who (?:had|were|underwent)|undergoing|"
-    r"receiving|at (?:high )?risk of|scheduled for|admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
+    rf"(?<![\w'’])(?:[\w'’-]+\s+){{0,2}}{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}\s+)?"
+    r"(?:with|who (?:had|were|underwent)|undergoing|receiving|at (?:high )?risk of|scheduled for|"
+    r"admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
 _ALLOCATION = re.compile(
     r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,6}?to\s+"
     r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
@@ -76,8 +78,26 @@ _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statist
                   r"(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|compared|versus|vs|than|among|"
                   r"with|for)\b)", _I)
 """What a group's result reports on: "metformin users had a lower incidence of breast cancer than …"."""
+_POPULATION_END = re.compile(
+    r"\s+(?:was|were|is|are|had|showed)\s+(?:\w+\s+)?(?:greater|better|higher|lower|worse|similar|significant\w*|"
+    r"able|enrolled|recruited|randomi[sz]ed|included|selected|assigned|allocated|studied|divided|treated)\b.*$"
+    r"|\s+(?:in|into) (?:this|the present|our) (?:study|trial)\b.*$", _I)
+"""Where a "patients with …" phrase stops being the population ("… were recruited", "… were better able to")."""
+_NOT_A_POPULATION = re.compile(r"\b(?:vs\.?|versus|compared (?:with|to))\s", _I)
+"""A phrase that compares arms ("14 participants receiving infliximab vs ten …") reports a result."""
+_METHODS_SECTION = re.compile(r"method|design|setting|participant|patient|subject|population|eligib|recruit|material",
+                              _I)
+_NAME_LEAD_IN = re.compile(
+    r"^(?:.{0,80}?\b(?:found|showed|revealed|demonstrated|indicated|suggested) that\s+)?"
+    r"(?:(?:in )?terms of\s+|(?:the )?(?:(?:co-)?primary|secondary|main|other)"
+    r"(?: end ?points?| outcomes?(?: measures?)?)? (?:of|in)\s+)?", _I)
+_NAME_TRAILING = re.compile(r"(?:\s+(?:\w+ly|also|still|again))+$", _I)
+_GENERIC_NAME = re.compile(r"^(?:the |a |an |all |both |two |three )?(?:results?|analys[ie]s|interactions?|groups?|"
+                           r"patients|participants|subjects|reductions?|increases?|differences?|effects?|changes?|"
+                           r"comparisons?|separate analysis)$", _I)
+"""A name that is a study word, not a measured outcome ("Results", "two groups", "reductions")."""
 _NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|the only|when|in|after|at|during|for|"
-                             r"of|both|all|no|among|with|within|across|between|compared)\b|"
+                             r"of|both|all|no|among|with|within|across|between|compared|than|on|by|to)\b|"
                              r"\b(?:significantly|also|not)$|\bdifferences?\b", _I)
 _DESIGNS: tuple[tuple[Design, DesignName], ...] = (
     (Design.META_ANALYSIS, "systematic review/meta-analysis"), (Design.SYSTEMATIC_REVIEW,
@@ -182,15 +202,24 @@ def _number(text: str) -> int:
 
 
 def _population(read: list[Unit]) -> str:
-    """Who was studied: the first "patients with …" phrase of the abstract's or methods' sentences."""
-    for unit in sorted(read, key=lambda u: (u.role != "abstract", "method" not in u.section.lower())):
+    """Who was studied: the first "patients with …" phrase of the methods' sentences (the abstract's methods, then
+    the body's), then of the abstract's other sentences; a phrase that compares arms is a result, not a
+    population, and the phrase stops where the sentence goes on to say what was done with them."""
+    def order(unit: Unit) -> tuple[int, int]:
+        methods = unit.role == "methods" or bool(_METHODS_SECTION.search(unit.section))
+        return (0 if methods else 1, 0 if unit.role == "abstract" else 1)
+
+    for unit in sorted(read, key=order):
         if unit.role in ("abstract", "methods") and unit.kind == "paragraph":
-            match = _POPULATION.search(unit.text)
-            if match:
-                words = match.group(0).strip().split(" ")
+            for match in _POPULATION.finditer(unit.text):
+                phrase = _POPULATION_END.sub("", match.group(0).strip())
+                if _NOT_A_POPULATION.search(phrase):
+                    continue
+                words = phrase.split(" ")
                 while words and words[0].lower() in _LEADING:
                     words.pop(0)
-                return " ".join(words)
+                if words:
+                    return " ".join(words)
     return ""
 
 
@@ -255,22 +284,28 @@ def _names_the_exposure(name: str, intervention: str) -> bool:
 
 def _outcome_name(unit: Unit) -> str:
     """What a unit reports on, verbatim from it: a table row's first cell, the thing a "there was no difference
-    in …" sentence names, or a sentence's subject (connectives such as "Furthermore," left off)."""
+    in …" sentence names, or a sentence's subject (connectives such as "Furthermore," left off, and lead-ins such as
+    "in terms of", "the secondary outcomes of", "The analysis found that"); a study word ("Results", "two groups")
+    or a fragment ("than that of group B") names none."""
     if unit.kind == "table":
         first = unit.text.split(" | ", 1)[0].strip()
         return first if len(first) >= 2 and not first.replace(".", "").isdigit() else ""
     text = _CONNECTIVE.sub("", unit.text)
     there = _THERE.match(text)
     if there:
-        return there.group("thing").strip(" ,")
+        return _tidy(there.group("thing"))
     acted = _ACTED_ON.search(text) or _ASSOCIATED.search(text) or _HAD.search(text)
     if acted:
-        return acted.group("thing").strip(" ,")
+        return _tidy(acted.group("thing"))
     match = _SUBJECT.match(text)
-    subject = match.group("subject").strip(" ,") if match else ""
-    if not subject or _NOT_AN_OUTCOME.search(subject):
+    return _tidy(match.group("subject"), subject=True) if match else ""
+
+
+def _tidy(name: str, *, subject: bool = False) -> str:
+    name = _NAME_TRAILING.sub("", _NAME_LEAD_IN.sub("", name.strip(" ,"))).strip(" ,")
+    if _GENERIC_NAME.match(name) or re.match(r"(?:than|in|at|on|by|to)\b", name, _I):
         return ""
-    return subject
+    return "" if subject and _NOT_AN_OUTCOME.search(name) else name
 
 
 def registry_record(evidence: Evidence) -> StudyRecord:
