@@ -207,6 +207,20 @@ async def test_a_full_text_is_found_by_its_passages(embedder: Embedder) -> None:
     assert [item.id for item in await memory.select_diverse(IRON_QUESTION, k=1, lambda_=1.0)] == [second.id]
 
 
+async def test_a_held_abstract_that_gains_its_full_text_is_found_by_it(embedder: Embedder) -> None:
+    """The second version of a study (its full text, same PMID) merges into the held abstract: the next query reads
+    the merged item's passages, not what was worked out for the abstract."""
+    first, second = _full_texts()
+    memory = _memory(embedder)
+    await memory.add([first, second.model_copy(update={"passages": ()})])
+    assert [item.id for item, _ in await memory.relevant(IRON_QUESTION)] == [first.id, second.id]
+
+    await memory.add([second])
+
+    assert len(memory) == 2
+    assert [item.id for item, _ in await memory.relevant(IRON_QUESTION)] == [second.id, first.id]
+
+
 async def test_only_results_methods_discussion_and_conclusions_passages_count(embedder: Embedder) -> None:
     """An introduction restates other work: the same sentence there does not make the trial about it."""
     first, second = _full_texts()

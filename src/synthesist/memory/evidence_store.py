@@ -3,8 +3,8 @@
 Retrieval scores an item by its best vector: its head (title and abstract, the pool's vector, which also decides
 what merges) or, for a full text, one of the passages that share most terms with the query
 (:func:`~.documents.passage_text`, the texts a library index embeds, so a library's full texts come from the vector
-cache); and :meth:`EvidenceStore.relevant` fuses a third ranking, by each full text's best passage under BM25. An
-article whose results answer the query is found by them, not only by its abstract.
+cache); and its lexical score is its best text's under BM25, head or passage, in one index. An article whose results
+answer the query is found by them, not only by its abstract.
 
 The pool (``pool.py``) answers every read fast, in process; the run's collection (``run_collection.py``) is where
 the vectors live across processes: each ``add`` writes what it changed, and a run opened by id or resumed from its
@@ -44,7 +44,7 @@ class EvidenceStore:
         self.collection = collection
         self.pool = EvidencePool(settings.dedup_threshold)
         self._lock = asyncio.Lock()
-        self._tokens: dict[str, tuple[tuple[Passage, ...], list[tuple[Passage, list[str]]]]] = {}
+        self._tokens: dict[str, tuple[Evidence, list[str], list[tuple[Passage, list[str]]]]] = {}
 
     # --- building ----------------------------------------------------------------------------------------------
 
@@ -104,6 +104,8 @@ class EvidenceStore:
                     self.pool.set_vector(evidence_id, vector)
             if self.collection is not None:
                 await self.collection.persist(self.pool, outcome)
+            for gone in [key for key in self._tokens if key not in self]:  # merged away
+                del self._tokens[gone]
         return outcome.result
 
     # --- retrieval ---------------------------------------------------------------------------------------------
@@ -111,38 +113,43 @@ class EvidenceStore:
     async def _query_vector(self, query: str) -> np.ndarray:
         return (await self.embedder.embed([query]))[0]
 
-    def _scored_passages(self, query: str) -> list[tuple[int, Passage, float]]:
-        """Every held full text's passages of :data:`~.documents.PASSAGE_ROLES`, each with its item's position and
-        its BM25 score for ``query`` (whole passage, no title: the head's ranking has the title already)."""
-        rows = [(position, passage, tokens) for position, item in enumerate(self.pool.items)
-                for passage, tokens in self._passage_tokens(item)]
-        if not rows:
-            return []
-        scores = BM25Index(tokens for _, _, tokens in rows).scores(tokenize(query))
-        return [(position, passage, float(score)) for (position, passage, _), score in zip(rows, scores, strict=True)]
-
-    def _passage_tokens(self, item: Evidence) -> list[tuple[Passage, list[str]]]:
-        """``item``'s passages of :data:`~.documents.PASSAGE_ROLES` with their BM25 tokens, worked out once per
-        full text (an item merged with new passages is a new object, and is tokenized again)."""
-        if not item.passages:
-            return []
+    def _texts(self, item: Evidence) -> tuple[list[str], list[tuple[Passage, list[str]]]]:
+        """``item``'s BM25 tokens: its head's, and each passage's of :data:`~.documents.PASSAGE_ROLES` (whole, no
+        title), worked out once per held version of the item (a merge makes a new object, tokenized again)."""
         cached = self._tokens.get(item.id)
-        if cached is None or cached[0] is not item.passages:
-            cached = (item.passages, [(p, tokenize(p.text)) for p in item.passages if p.role in PASSAGE_ROLES])
+        if cached is None or cached[0] is not item:
+            passages = [(p, tokenize(p.text)) for p in item.passages if p.role in PASSAGE_ROLES]
+            cached = (item, tokenize(evidence_text(item)), passages)
             self._tokens[item.id] = cached
-        return cached[1]
+        return cached[1], cached[2]
 
-    async def _closeness(self, query_vector: np.ndarray, scored: list[tuple[int, Passage, float]]) -> np.ndarray:
-        """Each item's cosine to the query, in :attr:`items` order: the larger of its head's and its best
+    def _lexical(self, query: str, items: tuple[Evidence, ...]) -> tuple[np.ndarray, list[tuple[int, Passage, float]]]:
+        """Each item's BM25 score for ``query`` and, when the run holds full texts, every passage's score. With
+        full texts, heads and passages are scored in one index (one set of statistics) and an item scores its best
+        text, so a full text gets one lexical vote like any other item, not one more."""
+        rows = [(position, passage, tokens) for position, item in enumerate(items)
+                for passage, tokens in self._texts(item)[1]]
+        if not rows:
+            return self.pool.bm25_scores(query), []
+        heads = [self._texts(item)[0] for item in items]
+        scores = BM25Index([*heads, *(tokens for _, _, tokens in rows)]).scores(tokenize(query))
+        best = np.array(scores[:len(items)], dtype=float)
+        passage_scores = scores[len(items):]
+        np.maximum.at(best, np.asarray([position for position, _, _ in rows], dtype=np.int64), passage_scores)
+        return best, [(position, passage, float(score))
+                      for (position, passage, _), score in zip(rows, passage_scores, strict=True)]
+
+    async def _closeness(self, query_vector: np.ndarray, items: tuple[Evidence, ...], vectors: np.ndarray,
+                         scored: list[tuple[int, Passage, float]]) -> np.ndarray:
+        """Each item's cosine to the query, in ``items`` order: the larger of its head's (``vectors``) and its best
         shortlisted passage's (:data:`PASSAGE_SHORTLIST`). Passages are embedded on first use (the embedder keeps
         every text's vector, in process and in its cache)."""
-        closeness = self.pool.vectors @ query_vector
+        closeness = vectors @ query_vector
         by_item: dict[int, list[tuple[float, Passage]]] = {}
         for position, passage, score in scored:
             if score > 0:
                 by_item.setdefault(position, []).append((score, passage))
         texts, owners = [], []
-        items = self.pool.items
         for position, candidates in by_item.items():
             for _, passage in sorted(candidates, key=lambda c: -c[0])[:PASSAGE_SHORTLIST]:
                 texts.append(passage_text(items[position], passage))
@@ -152,23 +159,20 @@ class EvidenceStore:
             np.maximum.at(closeness, np.asarray(owners, dtype=np.int64), cosines)
         return closeness
 
-    def _passage_ranking(self, scored: list[tuple[int, Passage, float]]) -> list[int]:
-        """Items ranked by their best passage's BM25 score (only items with a passage that scores)."""
-        best = np.zeros(len(self.pool))
-        for position, _, score in scored:
-            best[position] = max(best[position], score)
-        return ranking(best, positive_only=True)
+    def _view(self) -> tuple[tuple[Evidence, ...], np.ndarray]:
+        """The items and their head vectors as they are now: a retrieval awaits the embedder, and an ``add`` may
+        append or compact the pool meanwhile."""
+        return self.pool.items, self.pool.vectors.copy()
 
     async def relevant(self, query: str, k: int = 10) -> list[tuple[Evidence, float]]:
         if not len(self.pool) or k <= 0:
             return []
         query_vector = await self._query_vector(query)
-        scored = self._scored_passages(query)
-        dense = ranking(await self._closeness(query_vector, scored))
-        lexical = ranking(self.pool.bm25_scores(query), positive_only=True)
-        rankings = [dense, lexical, passages] if (passages := self._passage_ranking(scored)) else [dense, lexical]
-        items = self.pool.items
-        return [(items[p], score) for p, score in reciprocal_rank_fusion(rankings)[:k]]
+        items, vectors = self._view()
+        lexical, scored = self._lexical(query, items)
+        dense = ranking(await self._closeness(query_vector, items, vectors, scored))
+        fused = reciprocal_rank_fusion([dense, ranking(lexical, positive_only=True)])
+        return [(items[p], score) for p, score in fused[:k]]
 
     async def select_diverse(self, query: str, k: int | None = None, lambda_: float | None = None) -> list[Evidence]:
         k = self.settings.judge_context_size if k is None else k
@@ -176,10 +180,10 @@ class EvidenceStore:
         if not len(self.pool) or k <= 0:
             return []
         query_vector = await self._query_vector(query)
-        items = self.pool.items
-        closeness = await self._closeness(query_vector, self._scored_passages(query))
-        chosen = maximal_marginal_relevance(query_vector, self.pool.vectors, k, lambda_=lambda_, relevance=closeness)
-        return [items[p] for p in chosen]
+        items, vectors = self._view()
+        closeness = await self._closeness(query_vector, items, vectors, self._lexical(query, items)[1])
+        return [items[p] for p in maximal_marginal_relevance(query_vector, vectors, k, lambda_=lambda_,
+                                                             relevance=closeness)]
 
     def bibliography(self) -> list[Citation]:
         return format_bibliography(self.items)

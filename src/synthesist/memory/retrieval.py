@@ -62,6 +62,8 @@ def maximal_marginal_relevance(
     k = min(k, count)
     if k <= 0:
         return []
+    if relevance is not None and relevance.shape != (count,):
+        raise ValueError(f"relevance needs one value per row ({count}), got shape {relevance.shape}")
     relevance = vectors @ query if relevance is None else relevance
     redundancy = np.full(count, -np.inf)
     available = np.ones(count, dtype=bool)

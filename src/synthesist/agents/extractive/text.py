@@ -84,11 +84,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-@lru_cache(maxsize=8192)
 def terms(text: str) -> frozenset[str]:
     """The content terms of ``text`` as retrieval sees them (lowercased, stop words out, lightly stemmed). Kept for
-    the last 8,192 texts: a run asks for the same sentences' terms again and again (the claim check reads a cited
-    full text's units once for each sentence it checks)."""
+    the last 8,192 texts of up to 2,000 characters: a run asks for the same sentences' terms again and again (the
+    claim check reads a cited full text's units once for each sentence it checks); a whole source is read once."""
+    return _cached_terms(text) if len(text) <= 2000 else frozenset(tokenize(text))
+
+
+@lru_cache(maxsize=8192)
+def _cached_terms(text: str) -> frozenset[str]:
     return frozenset(tokenize(text))
 
 

@@ -27,12 +27,22 @@ def _fold(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=50_000)
 def terms(text: str) -> frozenset[str]:
     """The content words of ``text`` as a study is read: retrieval's terms, folded (:func:`_fold`), so a plural and
     its singular meet whatever suffixes they carry. Each sentence is read for every query about its article, so
-    its words are worked out once."""
+    the words of a text of sentence size are worked out once (:data:`CACHED_CHARS`)."""
+    return _cached_terms(text) if len(text) <= CACHED_CHARS else _folded(text)
+
+
+CACHED_CHARS = 2000
+"""Texts up to this long (sentences, table rows, clauses) have their words kept; a longer one is read once."""
+
+
+def _folded(text: str) -> frozenset[str]:
     return frozenset(_fold(word) for word in _terms(text))
+
+
+_cached_terms = lru_cache(maxsize=50_000)(_folded)
 
 
 _DEFINITION = re.compile(r"(?P<long>[A-Za-z][\w\-]*(?:[ \-][\w\-]+){0,5})\s*\((?P<short>[A-Z][A-Za-z0-9\-]{1,9})\)")
@@ -42,8 +52,10 @@ _GENERIC = terms("group groups arm arms patient patients treatment treated subje
 _BASELINE = terms("baseline start before pre initial preoperative pretreatment")
 _CONTROL = terms("placebo control controls sham")
 """A placebo arm is often called "the control group", and a control arm often received placebo."""
-THAN = re.compile(r"\b(?:than|compared(?: with| to)?|versus|vs\.?|relative to|over|in comparison (?:with|to))\b", _I)
-"""What introduces the other side of a comparison ("when compared normal lysis conditions" drops its "with")."""
+THAN = re.compile(r"\b(?:than|compared (?:with|to)|(?:(?<=when )|(?<=as ))compared|versus|vs\.?|relative to|over|"
+                  r"in comparison (?:with|to))\b", _I)
+"""What introduces the other side of a comparison ("when compared normal lysis conditions" drops its "with"; "the
+120 patients compared" introduces nothing)."""
 _COMPARED_PHRASE = re.compile(
     r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
 _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^,;.()]{2,50}?)"

@@ -38,7 +38,8 @@ _NO_DIFFERENCE = re.compile(
     r"|\bsimilar(?:ly)?\b(?! (?:pattern|trend)s?\b)"
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
     r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
-    r"|\bunaffected\b|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
+    r"|\b(?:was|were|remained|is|are|be) (?:\w+ )?unaffected\b"
+    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
     _I,
 )
 _UP = re.compile(
@@ -49,6 +50,8 @@ _DOWN = re.compile(
     r"smaller|suppress\w*|inhibit\w*|prevent\w*|worse|slow\w*|lost|loss|inferior|halved)\b", _I)
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", _I)
 _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
+_REPORTED = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b")
+"""A statistic as printed (an aim's "would significantly reduce" is none)."""
 _FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|that|which|it|though|however)\b"
                         r".{0,40}\b(?:differen|significan|change)", _I)
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
@@ -79,10 +82,13 @@ _QUERY_SHORT_FORM = re.compile(r"(?:^|\()\s*([A-Z][A-Z0-9-]{1,8})\s*(?=\(|\)|$)"
 """An outcome the query names twice, short and long ("EAR (early response)", "early response (EAR)")."""
 _GRADES = terms("mild moderate severe")
 """Grades of one outcome: a unit that names other grades than the one asked reports another outcome."""
-_TIME_POINT = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)[\s-]*"
-                         r"(hours?|h|days?|weeks?|wk|months?|mo|years?)\b", _I)
-_NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-                 "nine": "9", "ten": "10", "twelve": "12"}
+_TIME_POINT = re.compile(
+    r"(?<![\d.,])(?<!aged )(?<!age )(?<!ages )\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+    r"[\s-]*(?P<unit>hours?|h|days?|weeks?|wk|months?|mo|years?)\b(?!\s+(?:old|of age))"
+    r"|\b(?P<unit2>hour|day|week|month|year)\s+(?P<n2>\d+)\b(?![.,]\d)", _I)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "twelve": 12}
+_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4, "y": 365.25}
 PAIR_WEIGHT = 0.5
 """A unit that names the query's two arms as the pair it compares ("between A and B") is about this comparison."""
 MIN_OUTCOME_OVERLAP = 0.34
@@ -115,7 +121,7 @@ def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None =
               aliases: dict[str, str] | None = None) -> Unit | None:
     """The unit that best reports the query's outcome for its arms, or None when none names the outcome. An
     outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
-    outcome = terms(query.outcome)
+    outcome = terms(_TIME_POINT.sub(" ", query.outcome)) or terms(query.outcome)  # the time is matched apart
     arms = arms or ArmTerms.of(query)
     if not outcome:
         return None
@@ -145,7 +151,7 @@ def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
 
 
 def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
-           weights: dict[str, float], asked_times: frozenset[tuple[str, str]] = frozenset()) -> _Scored | None:
+           weights: dict[str, float], asked_times: frozenset[float] = frozenset()) -> _Scored | None:
     words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
     for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
         words = words | short_forms[short]
@@ -154,7 +160,7 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
     share = sum(weights[word] for word in outcome & words) / (sum(weights.values()) or 1.0)
     if unit.role in ("introduction", "methods") or len(unit.text) > 1200:
         return None
-    if _AIM.match(unit.text) and not _STATISTIC.search(unit.text):
+    if _AIM.match(unit.text) and not _REPORTED.search(unit.text):
         return None
     score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
     score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
@@ -166,16 +172,27 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
     asked = outcome & _GRADES
     if asked and words & _GRADES and not asked & words:  # "mild and moderate POCD" when "severe POCD" is asked
         score -= 1.5
-    if asked_times and (named := _time_points(unit.text)) and not asked_times & named:
+    if asked_times and (named := _time_points(unit.text)) and not _same_time(asked_times, named):
         score -= 1.5  # "at one week" when the outcome is asked "at 12 weeks"
     return _Scored(score, unit)
 
 
 @lru_cache(maxsize=50_000)
-def _time_points(text: str) -> frozenset[tuple[str, str]]:
-    """The follow-up times ``text`` names: ``{("12", "w")}`` from "at 12 weeks" or "12-week"."""
-    return frozenset((_NUMBER_WORDS.get(n.lower(), n), unit.lower()[0])
-                     for n, unit in _TIME_POINT.findall(text))
+def _time_points(text: str) -> frozenset[float]:
+    """The follow-up times ``text`` names, in days: "at 12 weeks", "12-week", "week 12" → 84 (not an age, "aged
+    65 years", nor the decimals of "0.5 h")."""
+    found = set()
+    for match in _TIME_POINT.finditer(text):
+        number, unit = (match.group("n"), match.group("unit")) if match.group("n") else (match.group("n2"),
+                                                                                          match.group("unit2"))
+        count = _NUMBER_WORDS.get(number.lower()) or int(number)
+        found.add(round(count * _DAYS[unit.lower()[0]], 1))
+    return frozenset(found)
+
+
+def _same_time(asked: frozenset[float], named: frozenset[float]) -> bool:
+    """Whether a named time is one asked, within 10 % ("3 months" is "12 weeks", "12 months" is "1 year")."""
+    return any(abs(a - n) <= 0.1 * max(a, n) for a in asked for n in named)
 
 
 def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None = None,
@@ -191,7 +208,7 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
         return "no_difference", clause
     if _TREND.search(clause) and sig != "significant":
         return "no_difference", clause
-    change = _change(clause, arms)
+    change = _change(clause, arms, terms(query.outcome))
     if change is not None:
         return change, clause
     side = ratio_side(effect)
@@ -208,14 +225,14 @@ def _significant_change(clause: str) -> bool:
                           r"less|more|fewer|increas\w*|decreas\w*|reduc\w*|improv\w*)", clause, _I))
 
 
-def _change(clause: str, arms: ArmTerms) -> Direction | None:
+def _change(clause: str, arms: ArmTerms, outcome: frozenset[str] = frozenset()) -> Direction | None:
     """The direction the clause's change word gives, comparatives ("higher") before verbs and nouns ("increase",
     often part of the outcome's own name), turned round when the comparator is the one that changed. A comparative
     of a change ("greater reductions", "less increase") multiplies the two; one that names an arm ("at the higher
     dose", "the lower-dose group") is no change."""
     for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
         found = sorted(((m, pattern is up_pattern) for pattern in (up_pattern, down_pattern)
-                        for m in pattern.finditer(clause) if not _names_arm(clause, m, arms)),
+                        for m in pattern.finditer(clause) if not _names_arm(clause, m, arms, outcome)),
                        key=lambda f: f[0].start())
         if found:
             first, up = found[0]
@@ -227,14 +244,14 @@ def _change(clause: str, arms: ArmTerms) -> Direction | None:
     return None
 
 
-def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms) -> bool:
-    """Whether a comparative is part of an arm's name: the arm's own word ("lower growth rates" when the arm is
-    "Lower host growth rate"), or followed by one ("higher" in "at the higher PBDE-47 dose")."""
+def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms, outcome: frozenset[str]) -> bool:
+    """Whether a comparative names an arm rather than a change: it is followed by a word of an arm's name that is
+    not the outcome's ("higher" in "at the higher PBDE-47 dose"; not "lower" in "a lower oxygen requirement" when
+    oxygen is both the intervention and the outcome)."""
     if not (_UP_COMPARATIVE.fullmatch(cue.group()) or _DOWN_COMPARATIVE.fullmatch(cue.group())):
         return False
-    named = arms.intervention | arms.comparator
     following = re.match(r"[\s-]*([^\s,;.()]+)", clause[cue.end():])
-    return bool(terms(cue.group()) & named or following and terms(following.group(1)) & named)
+    return bool(following and terms(following.group(1)) & ((arms.intervention | arms.comparator) - outcome))
 
 
 def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
@@ -299,13 +316,16 @@ def _pairs(piece: str, arms: ArmTerms) -> bool:
 
 def _third_arm(piece: str, arms: ArmTerms) -> bool:
     """Whether ``piece`` compares a third arm with both of the query's ("the CO in the HES group was higher than
-    that in the RS and C groups"): both arms are named after "than", neither before it."""
-    than = THAN.search(piece)
-    if not than:
-        return False
-    before, after = terms(piece[:than.start()]), terms(piece[than.end():])
-    return bool(arms.intervention & after and arms.comparator & after
-                and not arms.intervention & before and not arms.comparator & before)
+    that in the RS and C groups"): both arms are named after "than", neither before it, and something (the third
+    arm) is. A clause that opens with its comparison ("Compared with placebo, …") is no such clause."""
+    for than in THAN.finditer(piece):
+        before = terms(piece[:than.start()])
+        if not before or than.group().lower() == "over":
+            continue
+        after = terms(piece[than.end():])
+        return bool(arms.intervention & after and arms.comparator & after
+                    and not arms.intervention & before and not arms.comparator & before)
+    return False
 
 
 def _clauses(text: str) -> list[str]:

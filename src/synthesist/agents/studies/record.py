@@ -79,10 +79,11 @@ _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statist
                   r"with|for)\b)", _I)
 """What a group's result reports on: "metformin users had a lower incidence of breast cancer than …"."""
 _POPULATION_END = re.compile(
-    r"\s+(?:was|were|is|are|had|showed)\s+(?:\w+\s+)?(?:greater|better|higher|lower|worse|similar|significant\w*|"
+    r"(?:\s+(?:who|that|which))?\s+(?:was|were|is|are|had|showed)\s+(?:\w+\s+)?(?:greater|better|higher|lower|worse|similar|significant\w*|"
     r"able|enrolled|recruited|randomi[sz]ed|included|selected|assigned|allocated|studied|divided|treated)\b.*$"
     r"|\s+(?:in|into) (?:this|the present|our) (?:study|trial)\b.*$", _I)
 """Where a "patients with …" phrase stops being the population ("… were recruited", "… were better able to")."""
+_EXCLUDED = re.compile(r"\b(?:were|was) (?:\w+ )?(?:excluded|ineligible|not eligible)\b", _I)
 _NOT_A_POPULATION = re.compile(r"\b(?:vs\.?|versus|compared (?:with|to))\s", _I)
 """A phrase that compares arms ("14 participants receiving infliximab vs ten …") reports a result."""
 _METHODS_SECTION = re.compile(r"method|design|setting|participant|patient|subject|population|eligib|recruit|material",
@@ -91,7 +92,9 @@ _NAME_LEAD_IN = re.compile(
     r"^(?:.{0,80}?\b(?:found|showed|revealed|demonstrated|indicated|suggested) that\s+)?"
     r"(?:(?:in )?terms of\s+|(?:the )?(?:(?:co-)?primary|secondary|main|other)"
     r"(?: end ?points?| outcomes?(?: measures?)?)? (?:of|in)\s+)?", _I)
-_NAME_TRAILING = re.compile(r"(?:\s+(?:\w+ly|also|still|again))+$", _I)
+_NAME_TRAILING = re.compile(r"(?:\s+(?:ostensibly|significantly|statistically|similarly|respectively|slightly|"
+                            r"markedly|substantially|considerably|notably|also|still|again|only)"
+                            r"|\s+between (?:the )?(?:two |both |treatment |study )?groups)+$", _I)
 _GENERIC_NAME = re.compile(r"^(?:the |a |an |all |both |two |three )?(?:results?|analys[ie]s|interactions?|groups?|"
                            r"patients|participants|subjects|reductions?|increases?|differences?|effects?|changes?|"
                            r"comparisons?|separate analysis)$", _I)
@@ -212,6 +215,8 @@ def _population(read: list[Unit]) -> str:
     for unit in sorted(read, key=order):
         if unit.role in ("abstract", "methods") and unit.kind == "paragraph":
             for match in _POPULATION.finditer(unit.text):
+                if _EXCLUDED.search(match.group(0)):  # "patients with … were excluded" are who was not studied
+                    continue
                 phrase = _POPULATION_END.sub("", match.group(0).strip())
                 if _NOT_A_POPULATION.search(phrase):
                     continue
@@ -303,7 +308,7 @@ def _outcome_name(unit: Unit) -> str:
 
 def _tidy(name: str, *, subject: bool = False) -> str:
     name = _NAME_TRAILING.sub("", _NAME_LEAD_IN.sub("", name.strip(" ,"))).strip(" ,")
-    if _GENERIC_NAME.match(name) or re.match(r"(?:than|in|at|on|by|to)\b", name, _I):
+    if _GENERIC_NAME.match(name) or re.match(r"(?:than|in|at|on|by|to)\b(?!-)", name, _I):
         return ""
     return "" if subject and _NOT_AN_OUTCOME.search(name) else name
 
