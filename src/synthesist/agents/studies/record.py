@@ -64,23 +64,30 @@ _CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addit
 _THERE = re.compile(r"^there (?:was|were) (?:\w+ ){0,4}?(?:differences?|changes?|effects?|reductions?|increases?)"
                     r"(?: between (?:the )?(?:\w+ ){0,3}?groups?| \w+){0,2}? (?:in|for|on|regarding|with respect to) "
                     r"(?:the )?(?P<thing>[^(\[;,]{3,90})", _I)
+_STOPS = "by in at from compared versus vs than among with".split()
+
+
+def _thing(stops: list[str]) -> str:
+    """What a result is about: up to a bracket, a comma or one of ``stops`` (the word that starts the comparison
+    or names the group)."""
+    return rf"(?P<thing>[^(\[;,]{{3,80}}?)(?=\s*[(\[;,.]|\s+(?:{'|'.join(stops)})\b)"
+
+
 _ACTED_ON = re.compile(r"\bsignificantly (?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)"
-                       r"(?:e|es|ed|s)?\s+(?:the\s+)?(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|"
-                       r"compared|versus|vs|than|among|with)\b)", _I)
+                       r"(?:e|es|ed|s)?\s+(?:the\s+)?" + _thing(_STOPS), _I)
 _ASSOCIATED = re.compile(r"\bassociated with (?:an? )?(?:[\d.]+ ?% )?(?:(?:statistically )?significantly )?"
                          r"(?:lower|higher|reduced|increased|decreased|greater|smaller|elevated)\s+"
-                         r"(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|compared|versus|vs|than|among|"
-                         r"with|for)\b)", _I)
+                         + _thing([*_STOPS, "for"]), _I)
 """What an association reports on: "X use was associated with a 17% lower risk of breast cancer" is about the risk of
 breast cancer, not about X use."""
 _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statistically )?significantly )?"
                   r"(?:lower|higher|reduced|increased|decreased|greater|smaller|fewer|more)\s+"
-                  r"(?P<thing>[^(\[;,]{3,80}?)(?=\s*[(\[;,.]|\s+(?:by|in|at|from|compared|versus|vs|than|among|"
-                  r"with|for)\b)", _I)
+                  + _thing([*_STOPS, "for"]), _I)
 """What a group's result reports on: "metformin users had a lower incidence of breast cancer than …"."""
 _POPULATION_END = re.compile(
-    r"(?:\s+(?:who|that|which))?\s+(?:was|were|is|are|had|showed)\s+(?:\w+\s+)?(?:greater|better|higher|lower|worse|similar|significant\w*|"
-    r"able|enrolled|recruited|randomi[sz]ed|included|selected|assigned|allocated|studied|divided|treated)\b.*$"
+    r"(?:\s+(?:who|that|which))?\s+(?:was|were|is|are|had|showed)\s+(?:\w+\s+)?"
+    r"(?:greater|better|higher|lower|worse|similar|significant\w*|able|enrolled|recruited|randomi[sz]ed|included|"
+    r"selected|assigned|allocated|studied|divided|treated)\b.*$"
     r"|\s+(?:in|into) (?:this|the present|our) (?:study|trial)\b.*$", _I)
 """Where a "patients with …" phrase stops being the population ("… were recruited", "… were better able to")."""
 _EXCLUDED = re.compile(r"\b(?:were|was) (?:\w+ )?(?:excluded|ineligible|not eligible)\b", _I)
