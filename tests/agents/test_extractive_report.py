@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +33,7 @@ from synthesist.agents.report_format import render_markdown
 from synthesist.config import MemorySettings, RunSettings
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import PREPRINT_LABEL, ResearchReport
+from synthesist.tools.jats import article_evidence, read_jats_file
 
 EVIDENCE = (*[INJECTED_COHORT if item.id == COHORT.id else item for item in RICH], *OFF_TOPIC)
 DISTINCT = MemorySettings(dedup_threshold=0.98)
@@ -171,6 +173,20 @@ async def test_a_partial_report_says_so(embedder: Embedder) -> None:
     assert report.partial and report.partial_reason == "the time budget ran out"
     assert "This report is partial: the time budget ran out." in report.limitations
     assert report.conclusion.startswith("No evidence judgement was made in this run.")
+
+
+async def test_the_limitations_say_how_many_items_had_a_full_text(embedder: Embedder) -> None:
+    trial = article_evidence(read_jats_file(Path(__file__).parent.parent / "tools" / "fixtures" / "jats_trial.nxml"),
+                             "library")
+    memory = await _memory(embedder)
+    assert "read as titles and abstracts only (no full texts)" in (await write_report(
+        QUESTION, memory, embedder=embedder)).limitations
+    await memory.add([trial])
+
+    report = await write_report(QUESTION, memory, embedder=embedder)
+
+    assert ("read as titles and abstracts only (1 had a full text, read for the evidence table and the claim "
+            "check)") in report.limitations
 
 
 async def test_an_empty_or_off_topic_memory_quotes_nothing_it_cannot_support(embedder: Embedder) -> None:

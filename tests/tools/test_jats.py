@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from synthesist.agents.extractive.text import split_sentences
 from synthesist.errors import ParseError, UnsafeDocumentError
 from synthesist.tools import jats
 from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file, section_role
@@ -61,8 +62,21 @@ def test_article_evidence_carries_the_passages_and_the_abstract_as_content():
     evidence = article_evidence(parse_jats(TRIAL.read_bytes()), "library")
 
     assert evidence.id == "pmid:90000021" and evidence.identifiers.pmcid == "PMC9000021"
-    assert evidence.content.startswith("Chronic cough has few treatments.")
+    assert evidence.content.startswith("BACKGROUND: Chronic cough has few treatments.\nMETHODS: We randomly")
     assert len(evidence.passages) == 11 and evidence.url == "https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/"
+
+
+def test_a_structured_abstract_keeps_its_labels_so_its_conclusion_is_not_the_funding_line(shared_dir: Path):
+    """CONSTRUCT's abstract (Lancet style) ends "Interpretation", then "Funding": labelled as PubMed labels a
+    structured abstract, the readers take the interpretation as the conclusion, not the funder's name."""
+    construct = shared_dir / "corpus" / "rct_fulltext" / "articles" / "PMC4994668.nxml"
+    evidence = article_evidence(read_jats_file(construct), "library")
+
+    sentences = split_sentences(evidence.content)
+
+    assert [s.text for s in sentences if s.is_conclusion] == [
+        "There was no significant difference between ciclosporin and infliximab in clinical effectiveness."]
+    assert (sentences[-1].section, sentences[-1].text) == ("FUNDING", "NIHR Health Technology Assessment programme.")
 
 
 @pytest.mark.parametrize(("title", "role"), [("Patients and Methods", "methods"), ("RESULTS", "results"),

@@ -65,7 +65,9 @@ class Article:
 
     @property
     def abstract(self) -> str:
-        return "\n".join(p.text for p in self.passages if p.role == "abstract")
+        """The abstract as PubMed gives a structured one: a paragraph per section, led by its label in capitals
+        ("INTERPRETATION: …"), so readers know a conclusion (and a funding line) from the rest."""
+        return "\n".join(_labelled(p) for p in self.passages if p.role == "abstract")
 
 
 def section_role(title: str) -> str:
@@ -123,6 +125,18 @@ def read_jats_file(path: Path) -> Article:
     if info.st_size > MAX_BYTES:
         raise ParseError(str(path), f"file of {info.st_size:,} bytes is over the {MAX_BYTES:,}-byte cap")
     return parse_jats(path.read_bytes(), str(path))
+
+
+_ABSTRACT_LABEL = re.compile(r"[A-Z][A-Z0-9 ,&/()-]{1,60}[A-Z)]")
+"""A section title that reads as a PubMed abstract label once in capitals (``pubmed._abstract_text``)."""
+
+
+def _labelled(passage: Passage) -> str:
+    *_, title = passage.section.split(" › ")
+    label = " ".join(title.strip().rstrip(":.").upper().split())
+    if passage.section == "Abstract" or not _ABSTRACT_LABEL.fullmatch(label):
+        return passage.text
+    return f"{label}: {passage.text}"
 
 
 def article_evidence(article: Article, source: SourceName, *, url: str | None = None) -> Evidence:

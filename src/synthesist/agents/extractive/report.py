@@ -21,6 +21,7 @@ from ...models import (
     PREPRINT_LABEL,
     Alignment,
     Citation,
+    Evidence,
     HypothesisAssessment,
     JudgeAssessment,
     QuestionFrame,
@@ -313,7 +314,8 @@ def _limitations(
     strong = {Design.RCT, Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW}
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
-        f"of {total} items, read as titles and abstracts only (no full texts); {no_abstract} had no abstract.",
+        f"of {total} items, read as titles and abstracts only ({_full_texts(memory.evidence)}); {no_abstract} had "
+        "no abstract.",
         f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4); "
         f"the other {total - len(on_topic)} were set aside as off-topic and are not quoted in the answer or summary.",
     ]
@@ -361,3 +363,10 @@ def _references(report: ResearchReport, memory: ResearchMemory) -> tuple[Citatio
     ]
     ids = dict.fromkeys(i for text in texts for i in cited_ids(text))
     return tuple(format_bibliography([item for i in ids if (item := memory.get(i)) is not None]))
+
+
+def _full_texts(items: Sequence[Evidence]) -> str:
+    full = sum(1 for item in items if item.passages)
+    if not full:
+        return "no full texts"
+    return f"{full} had a full text, read for the evidence table and the claim check"
