@@ -25,9 +25,9 @@ exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (so 
 the question is passed by every record: only the quote rules decide), every conflict printed: ``--broad LIBRARY``
 (35 common exposures × 8 outcomes); ``--sweep QUESTIONS LIBRARY`` (the dev frames' exposures that two or more
 records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were written on; ``held-out``,
-``fresh`` and ``last``, chosen later in that order, for the broad exposures too); ``--frames QUESTIONS LIBRARY``
-(every dev question as asked, its own frame: what a dev run could find if retrieval brought every record naming
-its exposure and outcome). ``--cosines`` aligns at each
+``fresh``, ``last`` and ``compared``, chosen later in that order, for the broad exposures too);
+``--frames QUESTIONS LIBRARY`` (every dev question as asked, its own frame: what a dev run could find if retrieval
+brought every record naming its exposure and outcome). ``--cosines`` aligns at each
 record's real cosine to the question, as a run does.
 """
 
@@ -73,7 +73,13 @@ conflicts afterwards: most of a two-word outcome's words, an association's adver
 LAST = ("nausea", "delirium", "recovery", "myocardial infarction", "wound complications", "hospital mortality",
         "diabetes", "cancer", "dementia", "transfusion", "infection rate", "visual acuity")
 """Outcomes chosen after the last rule was written and never used to write one: the clean held-out check."""
-OUTCOME_SETS = {"rules": OUTCOMES, "held-out": HELD_OUT, "fresh": FRESH, "last": LAST}
+COMPARED = ("hypoglycemia", "asthma", "preterm birth", "anastomotic leak", "bone density", "cardiovascular events",
+            "hemorrhage", "acute kidney injury", "disability", "fatigue", "vomiting", "hypotension", "seizures",
+            "headache", "heart failure", "atrial fibrillation", "cholesterol", "osteoporosis", "urinary incontinence",
+            "pneumothorax", "reoperation", "metastasis", "conversion", "adherence")
+"""Outcomes chosen after the compared-factor rule (the exposure where a compared factor stands) was written, before
+any check ran on them, and never used to write a rule: the held-out check of that rule (session 34)."""
+OUTCOME_SETS = {"rules": OUTCOMES, "held-out": HELD_OUT, "fresh": FRESH, "last": LAST, "compared": COMPARED}
 
 
 def show(number: int, where: str, conflict: Conflict) -> None:

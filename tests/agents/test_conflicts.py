@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import _side, detect_conflicts, resolving_query
+from synthesist.agents.conflicts import _compared, _side, detect_conflicts, resolving_query
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
+from synthesist.agents.extractive.text import terms
 from synthesist.agents.judge import inconsistent
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
@@ -88,13 +91,15 @@ def test_an_outcome_named_only_by_how_it_is_counted_or_by_the_exposure_s_words_i
 
 
 def test_an_exposure_that_is_a_measure_word_or_the_outcome_itself_finds_no_conflict(shared_dir: Path):
-    """"High-risk patients were more likely to have a severe complication (p=0.0003)" and "the risk of individual
-    complications was also similar" each read clearly, but "risk" is how an outcome is counted, not an exposure."""
+    """"High-risk patients were more likely to have a severe complication (p=0.0003)" reads clearly, with high-risk
+    patients a compared group, but "risk" is how an outcome is counted, not an exposure ("the risk of individual
+    complications was also similar" names it as the measure, and is no finding on it)."""
     items = library(shared_dir, "23791827", "21979183")
     frame = frame_of("Does risk affect complications?")
     query = DirectionQuery(intervention=frame.exposure, outcome=frame.outcomes[0])
 
-    assert all(_side(item, query, {}) is not None for item in items.values())
+    assert _side(items["pmid:23791827"], query, {}) is not None
+    assert _side(items["pmid:21979183"], query, {}) is None
     assert conflicts_of("Does risk affect complications?", items) == ()
     assert conflicts_of("Does survival affect survival?", library(shared_dir, GIST, ESOPHAGUS)) == ()
 
@@ -144,3 +149,35 @@ async def test_the_judge_lowers_confidence_and_asks_for_a_resolving_search(share
     assert resolving_query(conflicts[0]) == "surgery survival systematic review meta-analysis"
     assert "Inconsistency: 1 conflict(s)" in read.clinical.reasoning
     assert inconsistent(assessment, (), memory) is assessment
+
+
+@pytest.mark.parametrize(("clause", "exposure"), [
+    ("Patients undergoing surgery had significantly improved event free survival", "surgery"),
+    ("there is no difference in survival outcomes with either chemoradiotherapy or chemoradiation followed by surgery",
+     "surgery"),
+    ("Sex was not a significant predictor of 3-month outcome", "sex"),
+    ("male gender with a hazard ratio (HR) = 1.32", "gender"),
+    ("there was no significant gender difference in survival", "gender"),
+    ("Mortality was lower in statin users than in non-users", "statin"),
+    ("Pain scores were lower in the ketamine group", "ketamine"),
+    ("Metformin use was associated with a lower incidence of cancer", "metformin"),
+    ("no association between coffee and pancreatic cancer", "coffee"),
+    ("Patients with diabetes, obesity, or hypertension had more wound infections", "hypertension"),
+    ("Recovery was faster in metformin-treated rats", "metformin"),
+])
+def test_an_exposure_in_a_compared_factor_s_place_is_compared(clause: str, exposure: str):
+    assert _compared(clause, terms(exposure))
+
+
+@pytest.mark.parametrize(("clause", "exposure"), [
+    ("overall survival: 68 vs. 56% (p = 0.02)", "survival"),  # the measure, not the groups
+    ("40.56+/-8.96 at 3 mo (p=0.003), and 42.8+/-7.2% 1 yr after surgery (p=0.001)", "surgery"),  # a time
+    ("At follow up impaired anorectal function was present in 1 of 15 patients", "follow-up"),
+    ("no differences in prevalence of CHD or levels of blood pressure between the three ACE genotypes",
+     "blood pressure"),
+    ("Systolic blood pressure difference was significantly higher in the complete reversal group", "blood pressure"),
+    ("both the metastasis-free survival rate and the interval to bone metastasis were superior for patients with"
+     " 5 lesions or fewer", "survival"),
+])
+def test_an_exposure_named_as_a_measure_or_a_time_is_not_compared(clause: str, exposure: str):
+    assert not _compared(clause, terms(exposure))

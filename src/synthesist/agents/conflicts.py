@@ -3,10 +3,12 @@
 Two items conflict when both *answer* the question (their alignment: they address the frame's exposure and the
 outcome), each names the exposure itself (items that merely study another intervention never conflict), and what
 each found for that outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the
-exposure, not as a covariate or as what is predicted or measured, and the outcome (most of its words), in one
-clause, by a word that is neither the exposure's nor only how the outcome is counted ("risk", "rate"): a finding
-about another factor of the same study does not count; a diagnostic-accuracy figure is no effect; a head-to-head of
-two active arms answers another comparison unless the question names a comparator) is either
+exposure in a compared factor's place ("patients *undergoing* surgery", "metformin *use* was associated", "no gender
+*difference in*"), not as a covariate, a time ("1 year after surgery") or what is predicted or measured, and the
+outcome (most of its words), in one clause, by a word that is neither the exposure's nor only how the outcome is
+counted ("risk", "rate"): a finding about another factor of the same study does not count; a diagnostic-accuracy
+figure is no effect; a head-to-head of two active arms answers another comparison unless the question names a
+comparator) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased), or
 - significant against a clear null (``against_null``: one a significant change, the other an explicitly
@@ -57,6 +59,27 @@ _ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|
 reports on."""
 _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
                          re.IGNORECASE)
+_TOKENS = re.compile(r"[^\W\d_][\w'-]*|\d[\d.,]*|[^\w\s]")
+_WINDOW = 4
+"""Words (other than :data:`_FILLER`) looked at before an exposure for a word that groups people by it."""
+_FILLER = frozenset("a an the is was were are be been not no also both either neither statistically significantly "
+                    "significant independently independent strongly only any who".split())
+_BEFORE = frozenset("with without receiving received receive receives treated treatment undergoing underwent undergo "
+                    "undergone using used use users taking took given versus vs compared than between by according "
+                    "regardless irrespective followed plus exposed exposure assigned allocated randomised randomized "
+                    "male female presence absence history effect effects impact influence benefit role".split())
+"""Words before an exposure that make it the compared factor: how people came to have it, what it is set against,
+or what it does ("*effect of* exposure", "*between* men and women")."""
+_AFTER = frozenset("group groups arm arms cohort users user use versus vs compared than therapy treatment intake "
+                   "supplementation consumption administration associated correlated linked related predictor "
+                   "predictors predicted predicts predictive determinant factor factors reduced increased decreased "
+                   "improved lowered raised prevented worsened reduces increases decreases improves lowers raises "
+                   "prevents did had has have patients subjects participants individuals cases hazard odds ratio "
+                   "ratios".split())
+"""Words after an exposure that make it the compared factor: its group or its use, an effect verb, an association,
+a prediction, or an effect measure ("metformin *reduced*", "statin *users*", "male gender *with a hazard ratio*")."""
+_RATIOS = frozenset({"HR", "OR", "RR", "aOR", "aHR", "IRR"})
+_GROUPED_WORD = re.compile(r"-(?:treated|exposed|using|users?|fed|supplemented)$", re.IGNORECASE)
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no |none|without|not receiv|did not|"
                       r"observation|untreated|waiting list|wait-list)", re.IGNORECASE)
 _NOT_COMPARED = frozenset({"trial registration", "systematic review/meta-analysis"})
@@ -125,9 +148,10 @@ def _names(quote: str, query: DirectionQuery) -> bool:
     """The finding is about the question's comparison: one clause of its quote (:data:`_CLAUSES`) names the
     exposure (every content word) and most of the outcome's other content words (both of two: "weight" alone is not
     "birth weight", "function" not "renal function"), one of them what the outcome is (not only how it is counted:
-    "risk", "rate"); the exposure is not what is measured ("rates of clear margins"),
-    and the two are not both on the far side of an association whose subject is another factor ("case number was
-    not associated with complications or positive margins"). A sentence about another factor of the same study,
+    "risk", "rate"); the exposure is not what is measured ("rates of clear margins"), and the two are not both on
+    the far side of an association whose subject is another factor ("case number was not associated with
+    complications or positive margins"); the exposure stands where a compared factor stands (:func:`_compared`).
+    A sentence about another factor of the same study,
     or a clause about one factor next to a clause about another, is not a finding on the question."""
     exposure, outcome = terms(query.intervention), terms(query.outcome)
     return bool(exposure) and any(_clause_names(clause, query.intervention, exposure, outcome)
@@ -148,10 +172,63 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
                  rf"numbers? of|likelihood of)\s+(?:\w+\s+){{0,2}}?{first}", clause, re.IGNORECASE):
         return False
     link = _LINK.search(clause)
-    if link is None:
-        return True
-    subject = terms(clause[:link.start()])
-    return bool(subject & exposure or subject & outcome)
+    if link is not None:
+        subject = terms(clause[:link.start()])
+        if not (subject & exposure or subject & outcome):
+            return False
+    return _compared(clause, exposure)
+
+
+def _compared(clause: str, exposure: frozenset[str]) -> bool:
+    """The exposure is what the clause compares, not a word it mentions: a span of the exposure's words stands
+    where a compared factor stands. Before it, a word that groups people by it ("patients *undergoing* surgery",
+    "*with or without* surgery", "*compared with* placebo", "*effect of*", "*between* men and women", "*male*
+    gender"); or after it, a group's or an exposure's word ("the ketamine *group*", "statin *use*"), an effect verb
+    or an association ("metformin *reduced*", "sex *was not a predictor*"), a ratio ("male gender *with a hazard
+    ratio*"), or "*difference in*". Both looks pass "and", "or" and :data:`_FILLER` and look at most
+    :data:`_WINDOW` other words; the look after stops at any punctuation or number, the look before at any but a
+    comma. "Survival: 68 vs. 56 %", "1 yr after surgery", "at follow-up", "levels of blood pressure" name the word
+    as a measure or a time, not as the factor compared."""
+    tokens = _TOKENS.findall(clause)
+    hits = [i for i, token in enumerate(tokens) if token[0].isalpha() and terms(token) & exposure]
+    spans: list[tuple[int, int]] = []
+    for i in hits:
+        if spans and i - spans[-1][1] <= 2:
+            spans[-1] = (spans[-1][0], i)
+        else:
+            spans.append((i, i))
+    return any(_grouped_before(tokens, start) or _grouped_after(tokens, end) or _GROUPED_WORD.search(tokens[end])
+               for start, end in spans)
+
+
+def _grouped_before(tokens: list[str], start: int) -> bool:
+    seen = 0
+    for token in reversed(tokens[:start]):
+        word = token.lower()
+        if word in _BEFORE:
+            return True
+        if word in (",", "and", "or") or word in _FILLER:
+            continue
+        if not token[0].isalpha() or seen == _WINDOW:
+            return False
+        seen += 1
+    return False
+
+
+def _grouped_after(tokens: list[str], end: int) -> bool:
+    following, seen = tokens[end + 1:], 0
+    for i, token in enumerate(following):
+        word = token.lower()
+        if token in _RATIOS or word in _AFTER:
+            return True
+        if word in ("difference", "differences"):
+            return i + 1 < len(following) and following[i + 1].lower() in ("in", "between")
+        if word in ("and", "or") or word in _FILLER:
+            continue
+        if not token[0].isalpha() or seen == _WINDOW:
+            return False
+        seen += 1
+    return False
 
 
 def _head_to_head(record: StudyRecord) -> bool:
