@@ -25,7 +25,10 @@ exposure's words and half the outcome's (at most 80), aligned at cosine 0.8 (so 
 the question is passed by every record: only the quote rules decide), every conflict printed: ``--broad LIBRARY``
 (35 common exposures × 8 outcomes); ``--sweep QUESTIONS LIBRARY`` (the dev frames' exposures that two or more
 records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were written on; ``held-out``,
-``fresh``, ``last`` and ``compared``, chosen later in that order, for the broad exposures too);
+``fresh``, ``last`` and ``compared``, chosen later in that order, for the broad exposures too; or
+``dev``, the dev frames' own outcomes that two or more records name, none chosen by hand);
+``--mesh LIBRARY`` (the held-out check written after the rules of session 34: every MeSH descriptor
+that ten or more records carry, asked of every other, "Does Smoking affect Lung Neoplasms?");
 ``--frames QUESTIONS LIBRARY`` (every dev question as asked, its own frame: what a dev run could find if retrieval
 brought every record naming its exposure and outcome). ``--cosines`` aligns at each
 record's real cosine to the question, as a run does.
@@ -51,6 +54,8 @@ from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.study import DirectionQuery
 
 SEED, SIZE = 25, 50
+MESH_LEAST = 10
+"""A MeSH descriptor is asked of (``--mesh``) when this many library records carry it."""
 DEPTH = 20
 """Items retrieved per dev question for the candidate count (the run's first search asks the library for as many)."""
 NULL = re.compile(r"\bno (?:statistically )?significant|\bnot (?:statistically )?significant|\bnon-?significant|"
@@ -147,16 +152,34 @@ def _cosines(items: list[Evidence]):
     return cosines
 
 
-def dev_exposures(questions: Path, items: list[Evidence]) -> list[str]:
-    """The exposures of the dev questions' frames (each once, in file order) that two or more records name."""
+def dev_exposures(questions: Path, items: list[Evidence], part: str = "exposure") -> list[str]:
+    """The exposures (or, with ``part="outcomes"``, the outcomes) of the dev questions' frames, each once, in file
+    order, that two or more records name."""
     vocabulary = [terms(_text(item)) for item in items]
     seen: dict[str, str] = {}
     with questions.open() as lines:
         for line in lines:
-            if line.strip() and (exposure := frame_of(json.loads(line)["question"]).exposure):
-                seen.setdefault(exposure.lower(), exposure)
-    return [exposure for exposure in seen.values()
-            if sum(terms(exposure) <= words for words in vocabulary) >= 2]
+            if not line.strip():
+                continue
+            frame = frame_of(json.loads(line)["question"])
+            for name in (frame.exposure,) if part == "exposure" else frame.outcomes:
+                if name:
+                    seen.setdefault(name.lower(), name)
+    return [name for name in seen.values() if sum(terms(name) <= words for words in vocabulary) >= 2]
+
+
+def mesh_headings(library: Path, least: int = MESH_LEAST) -> list[str]:
+    """The library's MeSH descriptors (qualifiers and stars dropped, "Tomography, X-Ray Computed" without its comma)
+    that :data:`MESH_LEAST` or more records carry, most common first: exposures and outcomes no check or rule has
+    used, none chosen by hand."""
+    counts: dict[str, int] = {}
+    with library.open() as lines:
+        for line in lines:
+            if line.strip():
+                for heading in json.loads(line).get("mesh") or ():
+                    name = heading.split("/")[0].strip("* ").replace(", ", " ")
+                    counts[name] = counts.get(name, 0) + 1
+    return [name for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= least]
 
 
 def finding(item: Evidence, query: DirectionQuery) -> tuple[str, bool] | None:
@@ -227,9 +250,11 @@ def main() -> None:
                         help="print the dev questions with the most candidate disagreements (counts on stderr)")
     parser.add_argument("--sweep", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
                         help="the dev frames' exposures × the outcomes, over the whole library")
+    parser.add_argument("--mesh", type=Path, metavar="LIBRARY",
+                        help="the library's common MeSH descriptors × themselves (the held-out check of session 34)")
     parser.add_argument("--frames", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
                         help="every dev question's own frame, over the whole library")
-    parser.add_argument("--outcomes", choices=tuple(OUTCOME_SETS), default="rules",
+    parser.add_argument("--outcomes", choices=(*OUTCOME_SETS, "dev"), default="rules",
                         help="with --sweep: the outcome set (held-out and fresh: for the broad exposures too)")
     parser.add_argument("--cosines", action="store_true",
                         help="with --sweep: align at each record's real cosine to the question (as a run does)")
@@ -240,6 +265,10 @@ def main() -> None:
     if args.broad:
         sweep(_library(args.broad), asked(EXPOSURES, OUTCOMES))
         return
+    if args.mesh:
+        headings = mesh_headings(args.mesh)
+        sweep(_library(args.mesh), [f"Does {x} affect {y}?" for x in headings for y in headings if x != y])
+        return
     if args.frames:
         with args.frames[0].open() as lines:
             dev = [json.loads(line)["question"] for line in lines if line.strip()]
@@ -248,7 +277,8 @@ def main() -> None:
     if args.sweep:
         items = _library(args.sweep[1])
         exposures = dev_exposures(args.sweep[0], items)
-        outcomes = OUTCOME_SETS[args.outcomes]
+        outcomes = (dev_exposures(args.sweep[0], items, "outcomes") if args.outcomes == "dev"
+                    else OUTCOME_SETS[args.outcomes])
         sweep(items, asked(exposures, outcomes), cosines=args.cosines)
         if args.outcomes != "rules":
             sweep(items, asked(EXPOSURES, outcomes), cosines=args.cosines)

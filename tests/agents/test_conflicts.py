@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import _compared, _side, detect_conflicts, resolving_query
+from synthesist.agents.conflicts import _compared, _names, _side, detect_conflicts, resolving_query
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import terms
@@ -178,6 +178,25 @@ def test_an_exposure_in_a_compared_factor_s_place_is_compared(clause: str, expos
     ("Systolic blood pressure difference was significantly higher in the complete reversal group", "blood pressure"),
     ("both the metastasis-free survival rate and the interval to bone metastasis were superior for patients with"
      " 5 lesions or fewer", "survival"),
+    ("Patients without the marker had a significantly worse overall survival than those with it", "survival"),
+    ("There were no significant differences in the disease free survival between the two groups", "survival"),
 ])
 def test_an_exposure_named_as_a_measure_or_a_time_is_not_compared(clause: str, exposure: str):
     assert not _compared(clause, terms(exposure))
+
+
+def test_two_factors_of_one_list_of_predictors_are_no_finding_on_each_other():
+    """From the dev-outcome sweep: "Axis I diagnosis, … and symptom severity were not significant predictors of
+    coping strategies" says nothing of symptoms and diagnosis, both predictors."""
+    listed = "Axis I diagnosis, education, and symptom severity were not significant predictors of coping strategies."
+
+    assert not _names(listed, DirectionQuery(intervention="symptoms", outcome="diagnosis"))
+    assert _names(listed, DirectionQuery(intervention="symptoms", outcome="coping strategies"))
+    assert _names("Symptom severity was not a significant predictor of the diagnosis.",
+                  DirectionQuery(intervention="symptoms", outcome="diagnosis"))
+
+
+def test_an_exposure_that_is_an_endpoint_finds_no_conflict(shared_dir: Path):
+    """A frame read from "…: does it impact survival?" with survival as the exposure: DKK3-negative tumours had worse
+    disease-free survival, another study no difference in disease-free survival — neither compares by survival."""
+    assert conflicts_of("Does survival affect disease?", library(shared_dir, "25604390", "8847047")) == ()

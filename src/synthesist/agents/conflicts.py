@@ -50,18 +50,25 @@ _MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels ou
                        "likelihood probability proportion number score scores value values")
 """Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
 pre-eclampsia" is about some other risk."""
+_ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes follow-up")
+"""What a study measures or when, never what it compares groups by: an exposure made of these words ("survival" →
+"disease", from a frame that read "…: does it impact survival?" with survival as its subject) has no conflicts."""
 _CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
-_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b|\bpredictors? (?:of|for)\b",
+                   re.IGNORECASE)
 _ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|by|on) [^.;()]*", re.IGNORECASE)
 """A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
 reports on."""
 _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
                          re.IGNORECASE)
 _TOKENS = re.compile(r"[^\W\d_][\w'-]*|\d[\d.,]*|[^\w\s]")
-_WINDOW = 4
-"""Words (other than :data:`_FILLER`) looked at before an exposure for a word that groups people by it."""
+_WINDOW, _AFTER_WINDOW = 4, 2
+"""Words (other than :data:`_FILLER`) looked at before an exposure for a word that groups people by it, and after it
+(its head noun, "statin *therapy* reduced", then the verb)."""
+_PREPOSITIONS = frozenset("in of between than at for from to among on during after before within by over".split())
+"""Where the look after an exposure stops: "disease-free survival *between* the two groups" compares other groups."""
 _FILLER = frozenset("a an the is was were are be been not no also both either neither statistically significantly "
                     "significant independently independent strongly only any who".split())
 _BEFORE = frozenset("with without receiving received receive receives treated treatment undergoing underwent undergo "
@@ -70,7 +77,7 @@ _BEFORE = frozenset("with without receiving received receive receives treated tr
                     "male female presence absence history effect effects impact influence benefit role".split())
 """Words before an exposure that make it the compared factor: how people came to have it, what it is set against,
 or what it does ("*effect of* exposure", "*between* men and women")."""
-_AFTER = frozenset("group groups arm arms cohort users user use versus vs compared than therapy treatment intake "
+_AFTER = frozenset("group groups arm arms cohort users user use versus vs compared therapy treatment intake "
                    "supplementation consumption administration associated correlated linked related predictor "
                    "predictors predicted predicts predictive determinant factor factors reduced increased decreased "
                    "improved lowered raised prevented worsened reduces increases decreases improves lowers raises "
@@ -104,7 +111,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
                  and _names_exposure(a)][:MAX_ITEMS]
     found: list[Conflict] = []
     for outcome in frame.outcomes:
-        if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS:  # "survival" → "survival", "risk" → "pain"
+        if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS | _ENDPOINTS:  # "survival" → "survival"
             continue
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := _side(items[a.evidence_id], query, records)) is not None]
@@ -173,8 +180,10 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
         return False
     link = _LINK.search(clause)
     if link is not None:
-        subject = terms(clause[:link.start()])
+        subject, linked = terms(clause[:link.start()]), terms(clause[link.end():])
         if not (subject & exposure or subject & outcome):
+            return False
+        if exposure <= subject and named & subject and not named & linked:  # two factors of one list
             return False
     return _compared(clause, exposure)
 
@@ -185,10 +194,11 @@ def _compared(clause: str, exposure: frozenset[str]) -> bool:
     "*with or without* surgery", "*compared with* placebo", "*effect of*", "*between* men and women", "*male*
     gender"); or after it, a group's or an exposure's word ("the ketamine *group*", "statin *use*"), an effect verb
     or an association ("metformin *reduced*", "sex *was not a predictor*"), a ratio ("male gender *with a hazard
-    ratio*"), or "*difference in*". Both looks pass "and", "or" and :data:`_FILLER` and look at most
-    :data:`_WINDOW` other words; the look after stops at any punctuation or number, the look before at any but a
-    comma. "Survival: 68 vs. 56 %", "1 yr after surgery", "at follow-up", "levels of blood pressure" name the word
-    as a measure or a time, not as the factor compared."""
+    ratio*"), or "*difference in*". Both looks pass "and", "or" and :data:`_FILLER`; the look before reads at
+    most :data:`_WINDOW` other words and stops at punctuation but a comma, the look after at most
+    :data:`_AFTER_WINDOW` and stops at any punctuation, number or preposition. "Survival: 68 vs. 56 %", "1 yr
+    after surgery", "at follow-up", "levels of blood pressure", "worse survival than those with" name the word as
+    a measure or a time, not as the factor compared."""
     tokens = _TOKENS.findall(clause)
     hits = [i for i, token in enumerate(tokens) if token[0].isalpha() and terms(token) & exposure]
     spans: list[tuple[int, int]] = []
@@ -209,9 +219,9 @@ def _grouped_before(tokens: list[str], start: int) -> bool:
             return True
         if word in (",", "and", "or") or word in _FILLER:
             continue
+        seen += 1
         if not token[0].isalpha() or seen == _WINDOW:
             return False
-        seen += 1
     return False
 
 
@@ -223,11 +233,13 @@ def _grouped_after(tokens: list[str], end: int) -> bool:
             return True
         if word in ("difference", "differences"):
             return i + 1 < len(following) and following[i + 1].lower() in ("in", "between")
+        if word == "with":  # "male gender with a hazard ratio (HR) = 1.32"
+            return any(w.lower() in ("ratio", "ratios") or w in _RATIOS for w in following[i + 1:i + 4])
         if word in ("and", "or") or word in _FILLER:
             continue
-        if not token[0].isalpha() or seen == _WINDOW:
-            return False
         seen += 1
+        if not token[0].isalpha() or word in _PREPOSITIONS or seen == _AFTER_WINDOW:
+            return False
     return False
 
 
