@@ -51,7 +51,18 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
 
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text())["report"]
-    assert report["certainty"] and report["conflicts"] == [] and report["registration_flags"] == []
+    assert report["certainty"] and report["registration_flags"] == []
+    # the GIST cohort is only *related* to the question as a whole (another cancer, imatinib), yet it addresses
+    # surgery and survival and contradicts the oesophageal study the answer rests on: a conflict, and the answer's
+    # certainty falls for it
+    (conflict,) = report["conflicts"]
+    sides = (conflict["first"]["evidence_id"], conflict["second"]["evidence_id"])
+    assert sides == (f"pmid:{GIST}", f"pmid:{ESOPHAGUS}")
+    survival = report["certainty"][0]
+    assert survival["outcome"] == "survival" and survival["answers_question"]
+    assert any(step["domain"] == "inconsistency" and step["change"] == -1 and f"pmid:{GIST}" in step["reason"]
+               for step in survival["steps"])
+    assert "inconsistency -1: 1 conflict(s)" in report["answer"]["strength_reason"]
     for graded in report["certainty"]:
         assert graded["certainty"] in ("high", "moderate", "low", "very_low") and graded["evidence_ids"]
         assert graded["steps"][0]["domain"] == "design" and all(step["reason"] for step in graded["steps"])
@@ -61,6 +72,7 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     assert response["certainty"] == "very_low" and response["evidence_ids"] == [f"pmid:{GIST}"]
     markdown = (out / "report.md").read_text()
     assert "## Certainty of the evidence per outcome" in markdown
+    assert "## Where the evidence disagrees" in markdown and "Patients undergoing surgery had significantly" in markdown
     assert "  - design: starts low: no randomised trial, designs cohort" in markdown
 
 

@@ -1,14 +1,15 @@
-"""Where the evidence disagrees: pairs of items that answer the same question part and find opposite things.
+"""Where the evidence disagrees: pairs of items that address the same question part and find opposite things.
 
-Two items conflict when both *answer* the question (their alignment: they address the frame's exposure and the
-outcome), each names the exposure itself (items that merely study another intervention never conflict), and what
-each found for that outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the
-exposure in a compared factor's place ("patients *undergoing* surgery", "metformin *use* was associated", "no gender
-*difference in*"), not as a covariate, a time ("1 year after surgery") or what is predicted or measured, and the
-outcome (most of its words), in one clause, by a word that is neither the exposure's nor only how the outcome is
-counted ("risk", "rate"): a finding about another factor of the same study does not count; a diagnostic-accuracy
-figure is no effect; a head-to-head of two active arms answers another comparison unless the question names a
-comparator) is either
+Two items conflict when both address the question part (their alignment: the frame's exposure, every word of it, and
+its outcome, in full; whether or not the alignment gate finds them close enough to the whole question to *answer*
+it: a study of surgery and survival in another cancer still speaks to "does surgery improve survival?"), each names
+the exposure itself (items that merely study another intervention never conflict), and what each found for that
+outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the exposure in a compared
+factor's place ("patients *undergoing* surgery", "metformin *use* was associated", "no gender *difference in*"), not
+as a covariate, a time ("1 year after surgery") or what is predicted or measured, and the outcome (most of its
+words), in one clause, by a word that is neither the exposure's nor only how the outcome is counted ("risk",
+"rate"): a finding about another factor of the same study does not count; a diagnostic-accuracy figure is no effect;
+a head-to-head of two active arms answers another comparison unless the question names a comparator) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased), or
 - significant against a clear null (``against_null``: one a significant change, the other an explicitly
@@ -107,8 +108,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     if not frame.exposure or not frame.outcomes:
         return ()
     records = records or {}
-    answering = [a for a in alignments if a.label == "answers" and a.evidence_id in items
-                 and _names_exposure(a)][:MAX_ITEMS]
+    answering = [a for a in alignments if a.evidence_id in items and _addresses(a)][:MAX_ITEMS]
     found: list[Conflict] = []
     for outcome in frame.outcomes:
         if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS | _ENDPOINTS:  # "survival" → "survival"
@@ -126,9 +126,14 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     return tuple(sorted(found, key=lambda c: c.kind != "opposite"))
 
 
-def _names_exposure(alignment: Alignment) -> bool:
-    return any(p.part == "exposure" and p.addressed and p.coverage >= MIN_EXPOSURE_COVERAGE and not p.surrogate
-               for p in alignment.parts)
+def _addresses(alignment: Alignment) -> bool:
+    """The item addresses the question part a conflict is about: the exposure (every word) and the outcome, each in
+    full (no surrogate), whatever its closeness to the question as a whole — a study of surgery and survival in
+    another cancer is *related* to "does surgery improve survival?" by the alignment gate, and its finding can still
+    contradict the answer's (:func:`detect_conflicts` then reads what each found)."""
+    exposure = any(p.part == "exposure" and p.addressed and p.coverage >= MIN_EXPOSURE_COVERAGE and not p.surrogate
+                   for p in alignment.parts)
+    return exposure and any(p.part == "outcome" and p.addressed and not p.surrogate for p in alignment.parts)
 
 
 def _side(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord]
