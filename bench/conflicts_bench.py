@@ -28,7 +28,8 @@ records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were 
 ``fresh``, ``last`` and ``compared``, chosen later in that order, for the broad exposures too; or
 ``dev``, the dev frames' own outcomes that two or more records name, none chosen by hand);
 ``--mesh LIBRARY`` (the held-out check written after the rules of session 34: every MeSH descriptor
-that ten or more records carry, asked of every other, "Does Smoking affect Lung Neoplasms?");
+that ten or more records carry, asked of every other, "Does Smoking affect Lung Neoplasms?"; ``--rare-mesh``
+the same with those that 5 to 9 records carry, the check held out from the rules written after ``--mesh``);
 ``--frames QUESTIONS LIBRARY`` (every dev question as asked, its own frame: what a dev run could find if retrieval
 brought every record naming its exposure and outcome). ``--cosines`` aligns at each
 record's real cosine to the question, as a run does.
@@ -56,6 +57,9 @@ from synthesist.study import DirectionQuery
 SEED, SIZE = 25, 50
 MESH_LEAST = 10
 """A MeSH descriptor is asked of (``--mesh``) when this many library records carry it."""
+RARE_MESH = (5, 9)
+"""``--rare-mesh``: the descriptors 5 to 9 records carry, none of them in ``--mesh``: the held-out check of the rules
+written from ``--mesh``'s false conflicts (session 34), fixed before it ran."""
 DEPTH = 20
 """Items retrieved per dev question for the candidate count (the run's first search asks the library for as many)."""
 NULL = re.compile(r"\bno (?:statistically )?significant|\bnot (?:statistically )?significant|\bnon-?significant|"
@@ -168,10 +172,10 @@ def dev_exposures(questions: Path, items: list[Evidence], part: str = "exposure"
     return [name for name in seen.values() if sum(terms(name) <= words for words in vocabulary) >= 2]
 
 
-def mesh_headings(library: Path, least: int = MESH_LEAST) -> list[str]:
+def mesh_headings(library: Path, least: int = MESH_LEAST, most: int | None = None) -> list[str]:
     """The library's MeSH descriptors (qualifiers and stars dropped, "Tomography, X-Ray Computed" without its comma)
-    that :data:`MESH_LEAST` or more records carry, most common first: exposures and outcomes no check or rule has
-    used, none chosen by hand."""
+    that ``least`` or more records carry (and at most ``most``), most common first: exposures and outcomes none
+    chosen by hand."""
     counts: dict[str, int] = {}
     with library.open() as lines:
         for line in lines:
@@ -179,7 +183,8 @@ def mesh_headings(library: Path, least: int = MESH_LEAST) -> list[str]:
                 for heading in json.loads(line).get("mesh") or ():
                     name = heading.split("/")[0].strip("* ").replace(", ", " ")
                     counts[name] = counts.get(name, 0) + 1
-    return [name for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= least]
+    return [name for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            if n >= least and (most is None or n <= most)]
 
 
 def finding(item: Evidence, query: DirectionQuery) -> tuple[str, bool] | None:
@@ -252,6 +257,8 @@ def main() -> None:
                         help="the dev frames' exposures × the outcomes, over the whole library")
     parser.add_argument("--mesh", type=Path, metavar="LIBRARY",
                         help="the library's common MeSH descriptors × themselves (the held-out check of session 34)")
+    parser.add_argument("--rare-mesh", type=Path, metavar="LIBRARY",
+                        help="the MeSH descriptors 5 to 9 records carry × themselves (the last held-out check)")
     parser.add_argument("--frames", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
                         help="every dev question's own frame, over the whole library")
     parser.add_argument("--outcomes", choices=(*OUTCOME_SETS, "dev"), default="rules",
@@ -265,9 +272,10 @@ def main() -> None:
     if args.broad:
         sweep(_library(args.broad), asked(EXPOSURES, OUTCOMES))
         return
-    if args.mesh:
-        headings = mesh_headings(args.mesh)
-        sweep(_library(args.mesh), [f"Does {x} affect {y}?" for x in headings for y in headings if x != y])
+    if args.mesh or args.rare_mesh:
+        library = args.mesh or args.rare_mesh
+        headings = mesh_headings(library) if args.mesh else mesh_headings(library, *RARE_MESH)
+        sweep(_library(library), [f"Does {x} affect {y}?" for x in headings for y in headings if x != y])
         return
     if args.frames:
         with args.frames[0].open() as lines:

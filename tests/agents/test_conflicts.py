@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import _compared, _names, _side, detect_conflicts, resolving_query
+from synthesist.agents.conflicts import (
+    _compared,
+    _names,
+    _only_a_group,
+    _side,
+    detect_conflicts,
+    resolving_query,
+)
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import terms
@@ -200,3 +207,22 @@ def test_an_exposure_that_is_an_endpoint_finds_no_conflict(shared_dir: Path):
     """A frame read from "…: does it impact survival?" with survival as the exposure: DKK3-negative tumours had worse
     disease-free survival, another study no difference in disease-free survival — neither compares by survival."""
     assert conflicts_of("Does survival affect disease?", library(shared_dir, "25604390", "8847047")) == ()
+
+
+def test_an_outcome_named_only_as_a_group_of_people_is_not_measured():
+    assert _only_a_group("The Hcy level was higher in male patients than in female patients", terms("female"))
+    assert _only_a_group("Mortality was higher in patients with pneumonia", terms("pneumonia"))
+    assert not _only_a_group("Patients with pneumonia had higher mortality", terms("mortality"))
+    assert not _only_a_group("Survival was improved in patients undergoing surgery", terms("survival"))
+
+
+def test_the_library_s_mesh_descriptors_asked_of_each_other_find_no_false_conflict(shared_dir: Path):
+    """The held-out MeSH check (bench/conflicts_bench.py --mesh) found these six, all false: sexes asked of each
+    other (both are the compared groups), "prevalence" as an outcome (a measure word), a treatment named only in
+    "satisfaction with treatment" or "treatment decisions", age named only "with the exception of age"."""
+    assert conflicts_of("Does Female affect Male?", library(shared_dir, "18616781", "20497880")) == ()
+    assert conflicts_of("Does Male affect Female?", library(shared_dir, "18616781", "22970993")) == ()
+    assert conflicts_of("Does Obesity affect Prevalence?", library(shared_dir, "23283159", "25034219")) == ()
+    assert conflicts_of("Does Treatment Outcome affect Patient Satisfaction?",
+                        library(shared_dir, "9191526", "15125825")) == ()
+    assert conflicts_of("Does Age Factors affect Sex Factors?", library(shared_dir, "26536001", "20571467")) == ()

@@ -65,9 +65,12 @@ reports on."""
 _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
                          re.IGNORECASE)
 _TOKENS = re.compile(r"[^\W\d_][\w'-]*|\d[\d.,]*|[^\w\s]")
-_WINDOW, _AFTER_WINDOW = 4, 2
+_WINDOW, _AFTER_WINDOW = 3, 2
 """Words (other than :data:`_FILLER`) looked at before an exposure for a word that groups people by it, and after it
 (its head noun, "statin *therapy* reduced", then the verb)."""
+_PEOPLE = frozenset("patients patient group groups arm arms cohort users subjects participants individuals cases "
+                    "controls counterparts children women men mothers infants those".split())
+"""Words after which (or before "with"/"without" and a word) a word names a group of people, not a measure."""
 _PREPOSITIONS = frozenset("in of between than at for from to among on during after before within by over".split())
 """Where the look after an exposure stops: "disease-free survival *between* the two groups" compares other groups."""
 _FILLER = frozenset("a an the is was were are be been not no also both either neither statistically significantly "
@@ -111,8 +114,8 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     answering = [a for a in alignments if a.evidence_id in items and _addresses(a)][:MAX_ITEMS]
     found: list[Conflict] = []
     for outcome in frame.outcomes:
-        if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS | _ENDPOINTS:  # "survival" → "survival"
-            continue
+        if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS | _ENDPOINTS or terms(outcome) <= _MEASURE_WORDS:
+            continue  # "survival" → "survival", "follow-up" → function, obesity → "prevalence"
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := _side(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
@@ -190,7 +193,26 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
             return False
         if exposure <= subject and named & subject and not named & linked:  # two factors of one list
             return False
-    return _compared(clause, exposure)
+    return _compared(clause, exposure) and not _only_a_group(clause, named)
+
+
+def _only_a_group(clause: str, outcome: frozenset[str]) -> bool:
+    """Every mention of the outcome's words names a group of people, not what was measured in them: "the Hcy level
+    was higher in *male patients* than in *female patients*" measures homocysteine, not "female"; "*patients with
+    pneumonia* had higher mortality" measures mortality."""
+    tokens = _TOKENS.findall(clause)
+    hits = [i for i, token in enumerate(tokens) if token[0].isalpha() and terms(token) & outcome]
+    return bool(hits) and all(_names_group(tokens, i) for i in hits)
+
+
+def _names_group(tokens: list[str], i: int) -> bool:
+    after = next((t.lower() for t in tokens[i + 1:] if t.lower() not in _FILLER), "")
+    if after in _PEOPLE:
+        return True
+    before = [t.lower() for t in tokens[max(0, i - 3):i] if t.lower() not in _FILLER]
+    if before and before[-1] in ("between", "versus", "vs", "than", "among"):
+        return True
+    return len(before) >= 2 and before[-1] in ("with", "without") and before[-2] in _PEOPLE
 
 
 def _compared(clause: str, exposure: frozenset[str]) -> bool:
