@@ -171,6 +171,11 @@ async def test_the_judge_lowers_confidence_and_asks_for_a_resolving_search(share
     ("no association between coffee and pancreatic cancer", "coffee"),
     ("Patients with diabetes, obesity, or hypertension had more wound infections", "hypertension"),
     ("Recovery was faster in metformin-treated rats", "metformin"),
+    ("Aspirin, compared with placebo, reduced the risk of a first stroke", "aspirin"),
+    ("Aspirin (75 mg daily) reduced the risk of a first stroke", "aspirin"),
+    ("Compared with usual care, dexamethasone reduced 28-day mortality", "dexamethasone"),
+    ("There was no significant difference in mortality between patients who received dexamethasone and those who"
+     " did not", "dexamethasone"),
 ])
 def test_an_exposure_in_a_compared_factor_s_place_is_compared(clause: str, exposure: str):
     assert _compared(clause, terms(exposure))
@@ -201,6 +206,12 @@ def test_two_factors_of_one_list_of_predictors_are_no_finding_on_each_other():
     assert _names(listed, DirectionQuery(intervention="symptoms", outcome="coping strategies"))
     assert _names("Symptom severity was not a significant predictor of the diagnosis.",
                   DirectionQuery(intervention="symptoms", outcome="diagnosis"))
+    assert _names("Predictors of survival were age (HR 1.4, p = 0.01) and stage.",
+                  DirectionQuery(intervention="age", outcome="survival"))
+    # pmid 25417760: perception of functioning and vasomotor symptoms, both risk factors for depression
+    assert not _names("perception of functioning (ps<0.05) and vasomotor symptoms (VMS) (p = 0.08) were risk "
+                      "factors for first lifetime-onset MDD.", DirectionQuery(intervention="symptoms",
+                                                                             outcome="function"))
 
 
 def test_an_exposure_that_is_an_endpoint_finds_no_conflict(shared_dir: Path):
@@ -226,3 +237,7 @@ def test_the_library_s_mesh_descriptors_asked_of_each_other_find_no_false_confli
     assert conflicts_of("Does Treatment Outcome affect Patient Satisfaction?",
                         library(shared_dir, "9191526", "15125825")) == ()
     assert conflicts_of("Does Age Factors affect Sex Factors?", library(shared_dir, "26536001", "20571467")) == ()
+    # two more, read by the blind labeller: an analysis method and a fixed attribute asked as outcomes
+    assert conflicts_of("Does Age Factors affect Multivariate Analysis?",
+                        library(shared_dir, "18322741", "21881325")) == ()
+    assert conflicts_of("Does Age Factors affect Sex Factors?", library(shared_dir, "17113061", "26536001")) == ()

@@ -54,11 +54,19 @@ pre-eclampsia" is about some other risk."""
 _ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes follow-up")
 """What a study measures or when, never what it compares groups by: an exposure made of these words ("survival" →
 "disease", from a frame that read "…: does it impact survival?" with survival as its subject) has no conflicts."""
+_METHODS = terms("analysis analyses multivariate multivariable univariate regression model models study studies "
+                  "ratio ratios variance factor factors statistics")
+"""How a study analyses, never what it compares or measures: "Multivariate Analysis" is no outcome."""
+_FIXED = terms("sex gender age race ethnicity male female men women")
+"""Attributes no exposure changes: a frame asking whether age affects sex has no conflicts (they are compared groups
+or covariates in every sentence that names them)."""
 _CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
-_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b|\bpredictors? (?:of|for)\b",
-                   re.IGNORECASE)
+_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+_FACTORS = re.compile(r"\b(?:predictors?|(?:risk |prognostic )?factors?) (?:of|for)\b", re.IGNORECASE)
+"""Where a list of factors meets what they predict: "age and symptom severity were predictors of coping" is no
+finding of symptom severity on age ("predictors of survival were age and stage" still names age's finding)."""
 _ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|by|on) [^.;()]*", re.IGNORECASE)
 """A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
 reports on."""
@@ -114,8 +122,8 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     answering = [a for a in alignments if a.evidence_id in items and _addresses(a)][:MAX_ITEMS]
     found: list[Conflict] = []
     for outcome in frame.outcomes:
-        if terms(frame.exposure) <= terms(outcome) | _MEASURE_WORDS | _ENDPOINTS or terms(outcome) <= _MEASURE_WORDS:
-            continue  # "survival" → "survival", "follow-up" → function, obesity → "prevalence"
+        if not _comparable(frame.exposure, outcome):
+            continue
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := _side(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
@@ -127,6 +135,16 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
                                   reasons=likely_reasons(a[1], b[1], items[a[0].evidence_id],
                                                          items[b[0].evidence_id], a[2], b[2])))
     return tuple(sorted(found, key=lambda c: c.kind != "opposite"))
+
+
+def _comparable(exposure: str, outcome: str) -> bool:
+    """A frame a study could answer by comparing groups: its exposure is not the outcome itself, a measure word, an
+    endpoint or a method ("survival" → "survival", "follow-up" → function, "odds ratio" → pain), and its outcome is
+    something an exposure can change, not a measure word, a method or a fixed attribute (obesity → "prevalence", age
+    → "multivariate analysis", age → "sex")."""
+    exposure_words, outcome_words = terms(exposure), terms(outcome)
+    return not (exposure_words <= outcome_words | _MEASURE_WORDS | _ENDPOINTS | _METHODS
+                or outcome_words <= _MEASURE_WORDS | _METHODS | _FIXED)
 
 
 def _addresses(alignment: Alignment) -> bool:
@@ -188,9 +206,11 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
         return False
     link = _LINK.search(clause)
     if link is not None:
-        subject, linked = terms(clause[:link.start()]), terms(clause[link.end():])
+        subject = terms(clause[:link.start()])
         if not (subject & exposure or subject & outcome):
             return False
+    for joint in filter(None, (link, _FACTORS.search(clause))):
+        subject, linked = terms(clause[:joint.start()]), terms(clause[joint.end():])
         if exposure <= subject and named & subject and not named & linked:  # two factors of one list
             return False
     return _compared(clause, exposure) and not _only_a_group(clause, named)
@@ -223,7 +243,8 @@ def _compared(clause: str, exposure: frozenset[str]) -> bool:
     or an association ("metformin *reduced*", "sex *was not a predictor*"), a ratio ("male gender *with a hazard
     ratio*"), or "*difference in*". Both looks pass "and", "or" and :data:`_FILLER`; the look before reads at
     most :data:`_WINDOW` other words and stops at punctuation but a comma, the look after at most
-    :data:`_AFTER_WINDOW` and stops at any punctuation, number or preposition. "Survival: 68 vs. 56 %", "1 yr
+    :data:`_AFTER_WINDOW`, passes commas and parentheses and stops at any other punctuation, a number or a
+    preposition. "Survival: 68 vs. 56 %", "1 yr
     after surgery", "at follow-up", "levels of blood pressure", "worse survival than those with" name the word as
     a measure or a time, not as the factor compared."""
     tokens = _TOKENS.findall(clause)
@@ -253,17 +274,22 @@ def _grouped_before(tokens: list[str], start: int) -> bool:
 
 
 def _grouped_after(tokens: list[str], end: int) -> bool:
-    following, seen = tokens[end + 1:], 0
+    following, seen, depth = tokens[end + 1:], 0, 0
     for i, token in enumerate(following):
         word = token.lower()
-        if token in _RATIOS or word in _AFTER:
+        if token in _RATIOS:  # "age (HR 1.4, p = 0.01)", "male gender (OR 1.3)"
+            return True
+        if token in "()":  # a parenthesis is passed over: "aspirin (75 mg daily) reduced"
+            depth = max(0, depth + (1 if token == "(" else -1))
+            continue
+        if depth or word in (",", "and", "or") or word in _FILLER:  # "aspirin, compared with placebo, reduced"
+            continue
+        if word in _AFTER:
             return True
         if word in ("difference", "differences"):
             return i + 1 < len(following) and following[i + 1].lower() in ("in", "between")
         if word == "with":  # "male gender with a hazard ratio (HR) = 1.32"
             return any(w.lower() in ("ratio", "ratios") or w in _RATIOS for w in following[i + 1:i + 4])
-        if word in ("and", "or") or word in _FILLER:
-            continue
         seen += 1
         if not token[0].isalpha() or word in _PREPOSITIONS or seen == _AFTER_WINDOW:
             return False
