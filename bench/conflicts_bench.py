@@ -45,7 +45,7 @@ import sys
 from itertools import combinations
 from pathlib import Path
 
-from synthesist.agents.conflicts import detect_conflicts
+from synthesist.agents.conflicts import addresses_part, detect_conflicts
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import terms
@@ -295,7 +295,7 @@ def main() -> None:
         print("\n".join(sample(args.sample)))
         return
     runs = found = 0
-    with_answering = 0
+    with_answering = with_addressing = 0
     for path in sorted(args.out.glob("*.json")):
         result = ResearchResult.model_validate_json(path.read_text())
         runs += 1
@@ -303,11 +303,13 @@ def main() -> None:
         if report.frame is None:
             continue
         with_answering += sum(a.label == "answers" for a in report.alignment) >= 2
+        with_addressing += sum(addresses_part(a) for a in report.alignment) >= 2
         items = {item.id: item for item in result.evidence}
         for conflict in detect_conflicts(report.frame, report.alignment, items):
             found += 1
             show(found, f"{path.name}: {result.question}", conflict)
-    print(f"{runs} runs, {with_answering} with two or more answering items, {found} conflicts found")
+    print(f"{runs} runs, {with_answering} with two or more answering items, {with_addressing} with two or more "
+          f"items addressing the exposure and the outcome, {found} conflicts found")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from .studies.direction import answer_query
 from .studies.effects import significance
 from .studies.record import read_study
 
-__all__ = ["MIN_EXPOSURE_COVERAGE", "detect_conflicts", "likely_reasons", "resolving_query"]
+__all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query"]
 
 MIN_EXPOSURE_COVERAGE = 0.99
 """An item must name every content word of the exposure (under its best synonym) to count as studying it."""
@@ -119,7 +119,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     if not frame.exposure or not frame.outcomes:
         return ()
     records = records or {}
-    answering = [a for a in alignments if a.evidence_id in items and _addresses(a)][:MAX_ITEMS]
+    answering = [a for a in alignments if a.evidence_id in items and addresses_part(a)][:MAX_ITEMS]
     found: list[Conflict] = []
     for outcome in frame.outcomes:
         if not _comparable(frame.exposure, outcome):
@@ -147,7 +147,7 @@ def _comparable(exposure: str, outcome: str) -> bool:
                 or outcome_words <= _MEASURE_WORDS | _METHODS | _FIXED)
 
 
-def _addresses(alignment: Alignment) -> bool:
+def addresses_part(alignment: Alignment) -> bool:
     """The item addresses the question part a conflict is about: the exposure (every word) and the outcome, each in
     full (no surrogate), whatever its closeness to the question as a whole — a study of surgery and survival in
     another cancer is *related* to "does surgery improve survival?" by the alignment gate, and its finding can still
