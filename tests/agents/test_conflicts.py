@@ -6,20 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import (
-    _compared,
-    _names,
-    _only_a_group,
-    _side,
-    detect_conflicts,
-    resolving_query,
-)
+from synthesist.agents.conflicts import _names, _side, addresses_part, detect_conflicts, resolving_query
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
-from synthesist.agents.extractive.text import terms
 from synthesist.agents.judge import inconsistent
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
@@ -158,45 +148,6 @@ async def test_the_judge_lowers_confidence_and_asks_for_a_resolving_search(share
     assert inconsistent(assessment, (), memory) is assessment
 
 
-@pytest.mark.parametrize(("clause", "exposure"), [
-    ("Patients undergoing surgery had significantly improved event free survival", "surgery"),
-    ("there is no difference in survival outcomes with either chemoradiotherapy or chemoradiation followed by surgery",
-     "surgery"),
-    ("Sex was not a significant predictor of 3-month outcome", "sex"),
-    ("male gender with a hazard ratio (HR) = 1.32", "gender"),
-    ("there was no significant gender difference in survival", "gender"),
-    ("Mortality was lower in statin users than in non-users", "statin"),
-    ("Pain scores were lower in the ketamine group", "ketamine"),
-    ("Metformin use was associated with a lower incidence of cancer", "metformin"),
-    ("no association between coffee and pancreatic cancer", "coffee"),
-    ("Patients with diabetes, obesity, or hypertension had more wound infections", "hypertension"),
-    ("Recovery was faster in metformin-treated rats", "metformin"),
-    ("Aspirin, compared with placebo, reduced the risk of a first stroke", "aspirin"),
-    ("Aspirin (75 mg daily) reduced the risk of a first stroke", "aspirin"),
-    ("Compared with usual care, dexamethasone reduced 28-day mortality", "dexamethasone"),
-    ("There was no significant difference in mortality between patients who received dexamethasone and those who"
-     " did not", "dexamethasone"),
-])
-def test_an_exposure_in_a_compared_factor_s_place_is_compared(clause: str, exposure: str):
-    assert _compared(clause, terms(exposure))
-
-
-@pytest.mark.parametrize(("clause", "exposure"), [
-    ("overall survival: 68 vs. 56% (p = 0.02)", "survival"),  # the measure, not the groups
-    ("40.56+/-8.96 at 3 mo (p=0.003), and 42.8+/-7.2% 1 yr after surgery (p=0.001)", "surgery"),  # a time
-    ("At follow up impaired anorectal function was present in 1 of 15 patients", "follow-up"),
-    ("no differences in prevalence of CHD or levels of blood pressure between the three ACE genotypes",
-     "blood pressure"),
-    ("Systolic blood pressure difference was significantly higher in the complete reversal group", "blood pressure"),
-    ("both the metastasis-free survival rate and the interval to bone metastasis were superior for patients with"
-     " 5 lesions or fewer", "survival"),
-    ("Patients without the marker had a significantly worse overall survival than those with it", "survival"),
-    ("There were no significant differences in the disease free survival between the two groups", "survival"),
-])
-def test_an_exposure_named_as_a_measure_or_a_time_is_not_compared(clause: str, exposure: str):
-    assert not _compared(clause, terms(exposure))
-
-
 def test_two_factors_of_one_list_of_predictors_are_no_finding_on_each_other():
     """From the dev-outcome sweep: "Axis I diagnosis, … and symptom severity were not significant predictors of
     coping strategies" says nothing of symptoms and diagnosis, both predictors."""
@@ -220,11 +171,37 @@ def test_an_exposure_that_is_an_endpoint_finds_no_conflict(shared_dir: Path):
     assert conflicts_of("Does survival affect disease?", library(shared_dir, "25604390", "8847047")) == ()
 
 
-def test_an_outcome_named_only_as_a_group_of_people_is_not_measured():
-    assert _only_a_group("The Hcy level was higher in male patients than in female patients", terms("female"))
-    assert _only_a_group("Mortality was higher in patients with pneumonia", terms("pneumonia"))
-    assert not _only_a_group("Patients with pneumonia had higher mortality", terms("mortality"))
-    assert not _only_a_group("Survival was improved in patients undergoing surgery", terms("survival"))
+def test_an_outcome_named_only_as_a_group_of_people_is_no_finding_on_it():
+    quote = "Mortality was higher in patients with pneumonia treated with steroids (p = 0.01)."
+
+    assert not _names(quote, DirectionQuery(intervention="steroids", outcome="pneumonia"))
+    assert _names(quote, DirectionQuery(intervention="steroids", outcome="mortality"))
+
+
+def test_an_exposure_that_is_a_time_finds_no_conflict_even_where_it_groups_people():
+    """"Patients with longer follow-up had more recurrences" groups people by follow-up, but follow-up is when a
+    study measures, never what it compares: the frame has no conflicts."""
+    items = {f"pmid:{n}": Evidence(id=f"pmid:{n}", source="library", content=text) for n, text in (
+        ("1", "Patients with longer follow-up had significantly more recurrences (p < 0.001)."),
+        ("2", "Recurrence did not differ between patients with short and long follow-up (p = 0.62)."))}
+    frame = frame_of("Does follow-up affect recurrence?")
+    query = DirectionQuery(intervention=frame.exposure, outcome=frame.outcomes[0])
+
+    assert all(_side(item, query, {}) is not None for item in items.values())
+    assert conflicts_of("Does follow-up affect recurrence?", items) == ()
+
+
+def test_items_addressing_exposure_and_outcome_are_compared_whatever_their_label(shared_dir: Path):
+    """The GIST cohort is only *related* to the question as a whole; it addresses surgery and survival, so it is
+    compared. An item that does not address the outcome never is."""
+    items = library(shared_dir, GIST, ESOPHAGUS)
+    frame = frame_of(SURGERY)
+    related = [align(frame, item, 0.8).model_copy(update={"label": "related"}) for item in items.values()]
+    no_outcome = [a.model_copy(update={"parts": tuple(p.model_copy(update={"addressed": p.part != "outcome"})
+                                                      for p in a.parts)}) for a in related]
+
+    assert all(addresses_part(a) for a in related) and len(detect_conflicts(frame, related, items)) == 1
+    assert not any(addresses_part(a) for a in no_outcome) and detect_conflicts(frame, no_outcome, items) == ()
 
 
 def test_the_library_s_mesh_descriptors_asked_of_each_other_find_no_false_conflict(shared_dir: Path):

@@ -33,6 +33,7 @@ from itertools import combinations
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .extractive.text import terms
+from .studies.compared import compared, listed_together, only_a_group
 from .studies.direction import answer_query
 from .studies.effects import significance
 from .studies.record import read_study
@@ -64,41 +65,16 @@ _CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
 _LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
-_FACTORS = re.compile(r"\b(?:predictors?|(?:risk |prognostic )?factors?) (?:of|for)\b", re.IGNORECASE)
+_FACTORS = re.compile(r"\b(?:predictors?|(?:risk|prognostic|independent) factors?) (?:of|for)\b|\bfactors? for\b",
+                      re.IGNORECASE)
 """Where a list of factors meets what they predict: "age and symptom severity were predictors of coping" is no
 finding of symptom severity on age ("predictors of survival were age and stage" still names age's finding)."""
-_ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*) (?:for|by|on) [^.;()]*", re.IGNORECASE)
+_ADJUSTED = re.compile(r"\b(?:adjust\w*|controll\w*|stratif\w*|match\w*|account\w*|correct\w*) (?:for|by|on) [^.;()]*",
+                       re.IGNORECASE)
 """A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
 reports on."""
 _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
                          re.IGNORECASE)
-_TOKENS = re.compile(r"[^\W\d_][\w'-]*|\d[\d.,]*|[^\w\s]")
-_WINDOW, _AFTER_WINDOW = 3, 2
-"""Words (other than :data:`_FILLER`) looked at before an exposure for a word that groups people by it, and after it
-(its head noun, "statin *therapy* reduced", then the verb)."""
-_PEOPLE = frozenset("patients patient group groups arm arms cohort users subjects participants individuals cases "
-                    "controls counterparts children women men mothers infants those".split())
-"""Words after which (or before "with"/"without" and a word) a word names a group of people, not a measure."""
-_PREPOSITIONS = frozenset("in of between than at for from to among on during after before within by over".split())
-"""Where the look after an exposure stops: "disease-free survival *between* the two groups" compares other groups."""
-_FILLER = frozenset("a an the is was were are be been not no also both either neither statistically significantly "
-                    "significant independently independent strongly only any who".split())
-_BEFORE = frozenset("with without receiving received receive receives treated treatment undergoing underwent undergo "
-                    "undergone using used use users taking took given versus vs compared than between by according "
-                    "regardless irrespective followed plus exposed exposure assigned allocated randomised randomized "
-                    "male female presence absence history effect effects impact influence benefit role".split())
-"""Words before an exposure that make it the compared factor: how people came to have it, what it is set against,
-or what it does ("*effect of* exposure", "*between* men and women")."""
-_AFTER = frozenset("group groups arm arms cohort users user use versus vs compared therapy treatment intake "
-                   "supplementation consumption administration associated correlated linked related predictor "
-                   "predictors predicted predicts predictive determinant factor factors reduced increased decreased "
-                   "improved lowered raised prevented worsened reduces increases decreases improves lowers raises "
-                   "prevents did had has have patients subjects participants individuals cases hazard odds ratio "
-                   "ratios".split())
-"""Words after an exposure that make it the compared factor: its group or its use, an effect verb, an association,
-a prediction, or an effect measure ("metformin *reduced*", "statin *users*", "male gender *with a hazard ratio*")."""
-_RATIOS = frozenset({"HR", "OR", "RR", "aOR", "aHR", "IRR"})
-_GROUPED_WORD = re.compile(r"-(?:treated|exposed|using|users?|fed|supplemented)$", re.IGNORECASE)
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no |none|without|not receiv|did not|"
                       r"observation|untreated|waiting list|wait-list)", re.IGNORECASE)
 _NOT_COMPARED = frozenset({"trial registration", "systematic review/meta-analysis"})
@@ -183,7 +159,8 @@ def _names(quote: str, query: DirectionQuery) -> bool:
     "birth weight", "function" not "renal function"), one of them what the outcome is (not only how it is counted:
     "risk", "rate"); the exposure is not what is measured ("rates of clear margins"), and the two are not both on
     the far side of an association whose subject is another factor ("case number was not associated with
-    complications or positive margins"); the exposure stands where a compared factor stands (:func:`_compared`).
+    complications or positive margins"), nor two members of one list of predictors; the exposure stands where a
+    compared factor stands (:func:`.studies.compared.compared`) and the outcome is not only a group of people.
     A sentence about another factor of the same study,
     or a clause about one factor next to a clause about another, is not a finding on the question."""
     exposure, outcome = terms(query.intervention), terms(query.outcome)
@@ -210,90 +187,10 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
         if not (subject & exposure or subject & outcome):
             return False
     for joint in filter(None, (link, _FACTORS.search(clause))):
-        subject, linked = terms(clause[:joint.start()]), terms(clause[joint.end():])
-        if exposure <= subject and named & subject and not named & linked:  # two factors of one list
+        subject, linked = clause[:joint.start()], terms(clause[joint.end():])
+        if not named & linked and listed_together(subject, exposure, named):  # two factors of one list
             return False
-    return _compared(clause, exposure) and not _only_a_group(clause, named)
-
-
-def _only_a_group(clause: str, outcome: frozenset[str]) -> bool:
-    """Every mention of the outcome's words names a group of people, not what was measured in them: "the Hcy level
-    was higher in *male patients* than in *female patients*" measures homocysteine, not "female"; "*patients with
-    pneumonia* had higher mortality" measures mortality."""
-    tokens = _TOKENS.findall(clause)
-    hits = [i for i, token in enumerate(tokens) if token[0].isalpha() and terms(token) & outcome]
-    return bool(hits) and all(_names_group(tokens, i) for i in hits)
-
-
-def _names_group(tokens: list[str], i: int) -> bool:
-    after = next((t.lower() for t in tokens[i + 1:] if t.lower() not in _FILLER), "")
-    if after in _PEOPLE:
-        return True
-    before = [t.lower() for t in tokens[max(0, i - 3):i] if t.lower() not in _FILLER]
-    if before and before[-1] in ("between", "versus", "vs", "than", "among"):
-        return True
-    return len(before) >= 2 and before[-1] in ("with", "without") and before[-2] in _PEOPLE
-
-
-def _compared(clause: str, exposure: frozenset[str]) -> bool:
-    """The exposure is what the clause compares, not a word it mentions: a span of the exposure's words stands
-    where a compared factor stands. Before it, a word that groups people by it ("patients *undergoing* surgery",
-    "*with or without* surgery", "*compared with* placebo", "*effect of*", "*between* men and women", "*male*
-    gender"); or after it, a group's or an exposure's word ("the ketamine *group*", "statin *use*"), an effect verb
-    or an association ("metformin *reduced*", "sex *was not a predictor*"), a ratio ("male gender *with a hazard
-    ratio*"), or "*difference in*". Both looks pass "and", "or" and :data:`_FILLER`; the look before reads at
-    most :data:`_WINDOW` other words and stops at punctuation but a comma, the look after at most
-    :data:`_AFTER_WINDOW`, passes commas and parentheses and stops at any other punctuation, a number or a
-    preposition. "Survival: 68 vs. 56 %", "1 yr
-    after surgery", "at follow-up", "levels of blood pressure", "worse survival than those with" name the word as
-    a measure or a time, not as the factor compared."""
-    tokens = _TOKENS.findall(clause)
-    hits = [i for i, token in enumerate(tokens) if token[0].isalpha() and terms(token) & exposure]
-    spans: list[tuple[int, int]] = []
-    for i in hits:
-        if spans and i - spans[-1][1] <= 2:
-            spans[-1] = (spans[-1][0], i)
-        else:
-            spans.append((i, i))
-    return any(_grouped_before(tokens, start) or _grouped_after(tokens, end) or _GROUPED_WORD.search(tokens[end])
-               for start, end in spans)
-
-
-def _grouped_before(tokens: list[str], start: int) -> bool:
-    seen = 0
-    for token in reversed(tokens[:start]):
-        word = token.lower()
-        if word in _BEFORE:
-            return True
-        if word in (",", "and", "or") or word in _FILLER:
-            continue
-        seen += 1
-        if not token[0].isalpha() or seen == _WINDOW:
-            return False
-    return False
-
-
-def _grouped_after(tokens: list[str], end: int) -> bool:
-    following, seen, depth = tokens[end + 1:], 0, 0
-    for i, token in enumerate(following):
-        word = token.lower()
-        if token in _RATIOS:  # "age (HR 1.4, p = 0.01)", "male gender (OR 1.3)"
-            return True
-        if token in "()":  # a parenthesis is passed over: "aspirin (75 mg daily) reduced"
-            depth = max(0, depth + (1 if token == "(" else -1))
-            continue
-        if depth or word in (",", "and", "or") or word in _FILLER:  # "aspirin, compared with placebo, reduced"
-            continue
-        if word in _AFTER:
-            return True
-        if word in ("difference", "differences"):
-            return i + 1 < len(following) and following[i + 1].lower() in ("in", "between")
-        if word == "with":  # "male gender with a hazard ratio (HR) = 1.32"
-            return any(w.lower() in ("ratio", "ratios") or w in _RATIOS for w in following[i + 1:i + 4])
-        seen += 1
-        if not token[0].isalpha() or word in _PREPOSITIONS or seen == _AFTER_WINDOW:
-            return False
-    return False
+    return compared(clause, exposure) and not only_a_group(clause, named)
 
 
 def _head_to_head(record: StudyRecord) -> bool:
