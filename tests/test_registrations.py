@@ -8,7 +8,14 @@ import pytest
 
 from synthesist.identity import registry_links
 from synthesist.models import Conflict, ConflictSide, Evidence
-from synthesist.registrations import registered_ncts, registration_flags, trial_reports
+from synthesist.registrations import (
+    matched_by,
+    registered_ncts,
+    registration_flags,
+    trial_links,
+    trial_of,
+    trial_reports,
+)
 from synthesist.tools.clinicaltrials import parse_study
 
 NCT = "NCT03934567"
@@ -68,3 +75,35 @@ def test_two_papers_of_one_trial_that_conflict_are_flagged(trial: Evidence):
 
     assert [f.kind for f in flags] == ["papers_disagree"]
     assert flags[0].evidence_ids == (a.id, b.id) and "increased vs no_difference" in flags[0].detail
+
+
+# ---- Papers that name no NCT number: the registered acronym, or the title and the sponsor -------------------------
+
+TITLE = "Oral abexinostat monotherapy in relapsed or refractory follicular lymphoma: a multicentre phase 2 study"
+
+
+def test_a_paper_without_the_number_is_matched_by_its_title_and_the_registered_sponsor(trial: Evidence):
+    assert trial.trial is not None and trial.trial.sponsor == "Xynomic Pharmaceuticals, Inc."
+    sponsored = Evidence(id="pmid:6", source="pubmed", title=TITLE,
+                         content="Abexinostat gave an objective response rate of 40%. Funded by Xynomic.")
+    unsponsored = sponsored.model_copy(update={"id": "pmid:7", "content": "Abexinostat gave a response rate of 40%."})
+    other_drug = sponsored.model_copy(update={"id": "pmid:8", "title": TITLE.replace("abexinostat", "tazemetostat"),
+                                              "content": "Tazemetostat responses. Funded by Xynomic."})
+
+    assert matched_by(trial, sponsored) == "title and sponsor"
+    assert matched_by(trial, unsponsored) == "" and matched_by(trial, other_drug) == ""
+    (link,) = trial_links([trial, sponsored, unsponsored, other_drug])
+    assert (link.nct, link.registry_id, link.paper_ids, link.matched_by) == (NCT, trial.id, ("pmid:6",),
+                                                                             ("title and sponsor",))
+
+
+def test_a_paper_is_matched_by_the_registered_acronym_beside_an_intervention(trial: Evidence):
+    assert trial.trial is not None
+    named = trial.model_copy(update={"trial": trial.trial.model_copy(update={"acronym": "ABEX-FL"})})
+    paper = Evidence(id="pmid:9", source="pubmed", title="Final results of ABEX-FL",
+                     content="In the ABEX-FL trial, abexinostat was given twice daily.")
+    elsewhere = paper.model_copy(update={"id": "pmid:10", "content": "ABEX-FL enrolled patients with lymphoma."})
+
+    assert matched_by(named, paper) == "acronym ABEX-FL" and matched_by(named, elsewhere) == ""
+    assert trial_of(paper, trial_links([named, paper])) == NCT
+    assert trial_of(elsewhere, trial_links([named, elsewhere])) == "pmid:10"

@@ -182,7 +182,8 @@ def evidence_table_csv(result: ResearchResult) -> str:
 
 def forest_plot_svg(result: ResearchResult) -> bytes | None:
     """The run's forest plot as SVG (None when fewer than two studies give a ratio with a CI for one outcome)."""
-    return forest_svg(result.report.studies, {item.id: item for item in result.evidence}, result.report.pooled)
+    return forest_svg(result.report.studies, {item.id: item for item in result.evidence}, result.report.pooled,
+                      result.report.trials)
 
 
 def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> StudyRecord:

@@ -134,6 +134,12 @@ class TrialInfo(Frozen):
     outcomes: tuple[TrialOutcome, ...] = ()
     posted_results: tuple[PostedResult, ...] = ()
     """The posted analyses (empty when the trial posted none, or only descriptive measurements)."""
+    sponsor: str | None = None
+    """The lead sponsor as registered ("Xynomic Pharmaceuticals, Inc.")."""
+    acronym: str | None = None
+    """The trial's registered acronym ("VITAL"), when it has one."""
+    brief_title: str | None = None
+    """The registry's brief title (the record's title is the official one)."""
 
 
 QuestionKind = Literal["effect", "association", "diagnostic", "prognosis", "prevalence", "mechanism", "descriptive"]
@@ -476,6 +482,18 @@ class RegistrationFlag(Frozen):
     detail: str
 
 
+class TrialLink(Frozen):
+    """One registered trial and the collected papers that report it: one study across registry, preprint and
+    journal (:mod:`synthesist.registrations`)."""
+
+    nct: str
+    registry_id: str | None = None
+    """The collected registry record's evidence id (None when only papers naming the number were collected)."""
+    paper_ids: tuple[str, ...] = ()
+    matched_by: tuple[str, ...] = ()
+    """For each paper, how it was matched: ``NCT number``, ``acronym VITAL``, ``title and sponsor``."""
+
+
 class ReportDraft(Frozen):
     """The research report as written; code adds its references."""
 
@@ -526,6 +544,9 @@ class ResearchReport(Frozen):
     """The GRADE-like certainty of each outcome of the evidence table, each step with its reason."""
     pooled: PooledEstimate | None = None
     """An exploratory pooled estimate for the forest plot's outcome (two or more ratios with CIs)."""
+    trials: tuple[TrialLink, ...] = ()
+    """Registered trials matched to the collected papers that report them (by NCT number, acronym, or title and
+    sponsor)."""
     registration_flags: tuple[RegistrationFlag, ...] = ()
     """Trial registrations checked against the papers that report them."""
 

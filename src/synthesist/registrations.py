@@ -2,12 +2,16 @@
 
 A paper reports a registered trial when it names the trial's NCT number: in its identifiers, in a ``registered``
 version link (PubMed's DataBankList / SecondaryId, Europe PMC, or the abstract: :mod:`synthesist.identity`), or
-written in its title or abstract. One trial is then one study across registry, preprint and journal
-(:func:`trial_reports`), and three things researchers cannot see from a list of citations are flagged
-(:func:`registration_flags`):
+written in its title or abstract. A paper that names no number is matched by what the registration says of itself
+(:func:`matched_by`): its registered acronym written in the paper beside one of its interventions ("the VITAL
+trial … vitamin D"), or its title and its lead sponsor — most of the paper title's words stand in the registry's
+titles, the paper names an intervention, and the sponsor's distinctive name stands in the paper ("Funded by Xynomic
+Pharmaceuticals"). One trial is then one study across registry, preprint and journal (:func:`trial_reports`,
+:func:`trial_links`, :func:`trial_of`: pooling and participant counts take a trial once), and three things
+researchers cannot see from a list of citations are flagged (:func:`registration_flags`):
 
 - ``unpublished`` — a registration whose status is completed, with no results posted and no collected paper that
-  names it (possible publication bias; "collected" is what this run found, which the detail says);
+  reports it (possible publication bias; "collected" is what this run found, which the detail says);
 - ``outcome_switch`` — a paper of the trial (with an abstract) whose text names none of the registered primary
   outcome's content words while the registry lists one (the primary outcome reported may not be the registered
   one; a crude check on words, stated as *possible*);
@@ -22,15 +26,25 @@ import re
 from collections.abc import Iterable, Sequence
 
 from .identity import nct_numbers
-from .models import Conflict, Evidence, RegistrationFlag
+from .models import Conflict, Evidence, RegistrationFlag, TrialLink
 
-__all__ = ["registered_ncts", "registration_flags", "trial_reports"]
+__all__ = ["matched_by", "registered_ncts", "registration_flags", "trial_links", "trial_of", "trial_reports"]
 
 _WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
 _GENERIC = frozenset("the and for with from that this which were was are has have had its all any not than into "
                      "over under between during after before per time change baseline rate number participants "
                      "patients subjects measured measure assessed score scale level levels total week weeks month "
                      "months year years day days primary secondary outcome outcomes".split())
+_TITLE_GENERIC = _GENERIC | frozenset("study trial randomized randomised controlled multicenter multi-center "
+                                      "multicentre phase open-label double-blind placebo efficacy safety evaluate "
+                                      "evaluation effect effects versus compared comparison".split())
+"""Words every trial title has: a title match needs the words that tell one trial from another."""
+_CORPORATE = frozenset("inc ltd llc corp corporation company gmbh ag sa plc pharmaceuticals pharmaceutical "
+                       "pharma therapeutics biosciences bioscience biotech university hospital medical center centre "
+                       "institute national foundation research the of and for".split())
+"""Words of a sponsor's name that do not tell one sponsor from another ("Xynomic Pharmaceuticals, Inc.": Xynomic)."""
+TITLE_SHARE = 0.6
+"""The share of a paper title's distinctive words the registry's titles must hold for a title match."""
 
 
 def registered_ncts(item: Evidence) -> tuple[str, ...]:
@@ -43,15 +57,74 @@ def registered_ncts(item: Evidence) -> tuple[str, ...]:
 
 def trial_reports(items: Iterable[Evidence]) -> dict[str, tuple[Evidence | None, tuple[Evidence, ...]]]:
     """NCT number → (its registry record when collected, the collected papers that report it)."""
-    items = list(items)
+    return {link.nct: (record, papers) for link, record, papers in _matched(list(items))}
+
+
+def trial_links(items: Iterable[Evidence]) -> tuple[TrialLink, ...]:
+    """Every collected registration or named NCT number with the papers that report it and how each was matched."""
+    return tuple(link for link, _, _ in _matched(list(items)))
+
+
+def trial_of(item: Evidence, links: Iterable[TrialLink]) -> str:
+    """The trial an item belongs to (its NCT number, when a link holds it), else the item's own id: two papers of
+    one trial are one study."""
+    for link in links:
+        if item.id == link.registry_id or item.id in link.paper_ids:
+            return link.nct
+    return item.id
+
+
+def _matched(items: list[Evidence]) -> list[tuple[TrialLink, Evidence | None, tuple[Evidence, ...]]]:
     registry = {item.identifiers.nct: item for item in items if item.source == "trials" and item.identifiers.nct}
-    papers: dict[str, list[Evidence]] = {}
+    papers: dict[str, list[tuple[Evidence, str]]] = {}
     for item in items:
         if item.source == "trials":
             continue
-        for nct in registered_ncts(item):
-            papers.setdefault(nct, []).append(item)
-    return {nct: (registry.get(nct), tuple(papers.get(nct, ()))) for nct in dict.fromkeys([*registry, *papers])}
+        named = registered_ncts(item)
+        for nct in named:
+            papers.setdefault(nct, []).append((item, "NCT number"))
+        if named:
+            continue
+        for nct, record in registry.items():
+            how = matched_by(record, item)
+            if how:
+                papers.setdefault(nct, []).append((item, how))
+    found = []
+    for nct in dict.fromkeys([*registry, *papers]):
+        record, reports = registry.get(nct), papers.get(nct, [])
+        link = TrialLink(nct=nct, registry_id=record.id if record else None,
+                         paper_ids=tuple(paper.id for paper, _ in reports), matched_by=tuple(how for _, how in reports))
+        found.append((link, record, tuple(paper for paper, _ in reports)))
+    return found
+
+
+def matched_by(record: Evidence, paper: Evidence) -> str:
+    """How a paper that names no NCT number reports the registered trial ``record`` (module docstring): ``acronym
+    X``, ``title and sponsor``, or '' when it does not."""
+    trial = record.trial
+    if trial is None or paper.source == "trials":
+        return ""
+    text = " ".join(filter(None, (paper.title, paper.content, *(p.text for p in paper.passages))))
+    words = _words(text)
+    interventions = [_words(name.split(": ", 1)[-1]) - _GENERIC for name in trial.interventions]  # "DRUG: X"
+    names_intervention = any(name and name <= words for name in interventions)
+    if not names_intervention:
+        return ""
+    acronym = trial.acronym or ""
+    if len(acronym) >= 3 and any(ch.isalpha() for ch in acronym) and re.search(rf"(?<![\w-]){re.escape(acronym)}"
+                                                                              rf"(?![\w-])", text):
+        return f"acronym {acronym}"
+    title = _words(paper.title or "") - _TITLE_GENERIC
+    registered = _words(" ".join(filter(None, (record.title, trial.brief_title)))) - _TITLE_GENERIC
+    sponsor = _words(trial.sponsor or "") - _CORPORATE
+    if (len(title) >= 3 and len(title & registered) >= TITLE_SHARE * len(title) and sponsor
+            and sponsor <= words):
+        return "title and sponsor"
+    return ""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
 
 
 def registration_flags(items: Sequence[Evidence], conflicts: Sequence[Conflict] = ()) -> tuple[RegistrationFlag, ...]:

@@ -302,7 +302,8 @@ def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path |
     if rows:
         paths["evidence_csv"] = directory / REPORT_FILES["evidence_csv"]
         paths["evidence_csv"].write_text(evidence_csv(rows), encoding="utf-8")
-    forest = draw_forest_plot(result.report.studies, evidence, directory / FOREST_SVG, result.report.pooled)
+    forest = draw_forest_plot(result.report.studies, evidence, directory / FOREST_SVG, result.report.pooled,
+                              result.report.trials)
     if forest is not None:
         paths["forest_plot"] = forest
     paths["markdown"].write_text(render_markdown(result.report, evidence, forest_plot=forest.name if forest else None),

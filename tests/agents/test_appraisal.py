@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_conflicts import COVARIATE, ESOPHAGUS, GIST, SURGERY, library
+from test_conflicts import COVARIATE, ESOPHAGUS, GIST, NULL, REDUCED, SURGERY, VITAMIN_D, items_of, library
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, with_conflicts
 from synthesist.agents.extractive.alignment import align
@@ -16,7 +16,7 @@ from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.report import code_built
 from synthesist.agents.report_format import render_markdown
 from synthesist.memory import Embedder, ResearchMemory
-from synthesist.models import ReportSection, ResearchReport
+from synthesist.models import Answer, ReportSection, ResearchReport
 
 
 async def test_conflicts_reach_the_memory_the_report_and_its_markdown(shared_dir: Path, embedder: Embedder):
@@ -85,3 +85,27 @@ def test_an_llm_report_keeps_the_conflicts_heading_code_wrote(embedder: Embedder
     built = code_built(report, memory, ["library"])
 
     assert [s.heading for s in built.sections] == [CONFLICTS_HEADING, "Findings 2"]
+
+
+async def test_two_answering_trials_that_disagree_make_the_answer_mixed_with_both_quotes(embedder: Embedder):
+    items = items_of(**{"1": REDUCED, "2": NULL})
+    memory = ResearchMemory(VITAMIN_D, embedder=embedder)
+    await memory.add(list(items.values()))
+    frame = frame_of(VITAMIN_D)
+    alignment = tuple(align(frame, item, 0.8) for item in items.values())
+    answer = Answer(verdict="no", statement="Vitamin D supplementation did not reduce fractures [pmid:2].",
+                    strength="moderate", evidence_ids=("pmid:2",), basis="answering")
+    report = ResearchReport(title="t", executive_summary="s", methodology="m", frame=frame, alignment=alignment,
+                            answer=answer)
+    assert {a.label for a in alignment} == {"answers"}
+
+    mixed = with_conflicts(report, memory).answer
+
+    assert mixed is not None and mixed.verdict == "mixed" and mixed.evidence_ids == ("pmid:2", "pmid:1")
+    assert mixed.statement.startswith("Studies that answer the question disagree on fractures. One found a decrease")
+    assert "(hazard ratio 0.67, 95% CI 0.52 to 0.87; P=0.002).\" [pmid:1]. Another found no" in mixed.statement
+    assert "verdict mixed, not no: 1 conflict(s) between items that answer the question" in mixed.gate
+    # one side only related to the question (the alignment gate's word): the verdict stands
+    related = tuple(a.model_copy(update={"label": "related"}) if a.evidence_id == "pmid:1" else a for a in alignment)
+    kept = with_conflicts(report.model_copy(update={"alignment": related}), memory)
+    assert len(kept.conflicts) == 1 and kept.answer == answer

@@ -10,6 +10,7 @@ from synthesist.agents.appraisal import graded_answer
 from synthesist.agents.certainty import OutcomeEvidence, grade
 from synthesist.agents.studies import read_study
 from synthesist.models import Answer, Evidence, PooledEstimate, RegistrationFlag
+from synthesist.registrations import trial_links
 from synthesist.study import Count, Effect, OutcomeResult, StudyRecord
 
 
@@ -108,3 +109,17 @@ def test_the_answers_strength_is_its_outcomes_certainty_but_never_rises():
     assert lowered.strength_reason.startswith("one trial; certainty of mortality: low (design: starts low")
     assert lowered.strength_reason.endswith("; lowered from moderate")
     assert kept is not None and kept.strength == "moderate" and "certainty of mortality: high" in kept.strength_reason
+
+
+def test_two_papers_of_one_registered_trial_count_its_participants_once():
+    """The trial's main paper and its follow-up both state 300 randomised: 300 in all, fewer than 400."""
+    main = item("pmid:1", f"{BLINDED} Registered as NCT01234567.")
+    follow_up = item("pmid:2", f"{BLINDED} Long-term results of NCT01234567.")
+    results = tuple((record(i.id, randomised=300), result("0.70", "0.60", "0.82"), i) for i in (main, follow_up))
+
+    once = grade(OutcomeEvidence("mortality", results, trials=trial_links([main, follow_up])))
+    twice = grade(OutcomeEvidence("mortality", results))
+
+    assert [(s.domain, s.reason) for s in once.steps if s.domain == "imprecision"] == [
+        ("imprecision", "few participants: 300 in all (fewer than 400)")]
+    assert all(s.domain != "imprecision" for s in twice.steps)  # 600, as two trials would be

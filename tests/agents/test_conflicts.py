@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import _names, _side, addresses_part, detect_conflicts, resolving_query
+from synthesist.agents.conflicts import _names, addresses_part, detect_conflicts, resolving_query, side_of
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.judge import inconsistent
@@ -95,8 +95,8 @@ def test_an_exposure_that_is_a_measure_word_or_the_outcome_itself_finds_no_confl
     frame = frame_of("Does risk affect complications?")
     query = DirectionQuery(intervention=frame.exposure, outcome=frame.outcomes[0])
 
-    assert _side(items["pmid:23791827"], query, {}) is not None
-    assert _side(items["pmid:21979183"], query, {}) is None
+    assert side_of(items["pmid:23791827"], query, {}) is not None
+    assert side_of(items["pmid:21979183"], query, {}) is None
     assert conflicts_of("Does risk affect complications?", items) == ()
     assert conflicts_of("Does survival affect survival?", library(shared_dir, GIST, ESOPHAGUS)) == ()
 
@@ -187,7 +187,7 @@ def test_an_exposure_that_is_a_time_finds_no_conflict_even_where_it_groups_peopl
     frame = frame_of("Does follow-up affect recurrence?")
     query = DirectionQuery(intervention=frame.exposure, outcome=frame.outcomes[0])
 
-    assert all(_side(item, query, {}) is not None for item in items.values())
+    assert all(side_of(item, query, {}) is not None for item in items.values())
     assert conflicts_of("Does follow-up affect recurrence?", items) == ()
 
 
@@ -218,3 +218,66 @@ def test_the_library_s_mesh_descriptors_asked_of_each_other_find_no_false_confli
     assert conflicts_of("Does Age Factors affect Multivariate Analysis?",
                         library(shared_dir, "18322741", "21881325")) == ()
     assert conflicts_of("Does Age Factors affect Sex Factors?", library(shared_dir, "17113061", "26536001")) == ()
+
+
+# ---- How a study states its finding: a results sentence with the figures, a conclusion in words --------------------
+
+VITAMIN_D = "Does vitamin D supplementation reduce fractures in older adults?"
+REDUCED = ("We randomly assigned 2,686 community-dwelling women aged 70 years or older to 800 IU of cholecalciferol "
+           "daily or placebo, double-blind, for 3 years. Non-vertebral fractures occurred in 98 women in the vitamin D "
+           "group and 142 in the placebo group (hazard ratio 0.67, 95% CI 0.52 to 0.87; P=0.002). CONCLUSIONS: Daily "
+           "vitamin D supplementation reduced the risk of non-vertebral fractures in older women.")
+NULL = ("METHODS: 5,110 adults aged 65 years or older were randomly assigned to an annual dose of 500,000 IU "
+        "vitamin D3 or placebo. RESULTS: Fractures occurred in 12.1% of the vitamin D group and 11.4% of the "
+        "placebo group (hazard ratio 1.07, 95% CI 0.91 to 1.26; P=0.41). CONCLUSIONS: Vitamin D supplementation "
+        "did not reduce fractures in older adults.")
+
+
+def items_of(**abstracts: str) -> dict[str, Evidence]:
+    return {f"pmid:{n}": Evidence(id=f"pmid:{n}", source="library", content=text) for n, text in abstracts.items()}
+
+
+def test_a_trial_s_finding_is_read_from_its_results_and_its_conclusion_and_quoted_with_its_figures():
+    """An abstract flattened to one paragraph keeps its sections; the null side quotes the results sentence with its
+    hazard ratio, not the conclusion in words; "the vitamin D group" names vitamin D supplementation."""
+    items = items_of(**{"1": REDUCED, "2": NULL})
+
+    (conflict,) = conflicts_of(VITAMIN_D, items)
+
+    assert conflict.kind == "against_null" and conflict.outcome == "fractures"
+    assert (conflict.first.evidence_id, conflict.first.direction, conflict.first.size) == ("pmid:1", "decreased", 2686)
+    assert "(hazard ratio 0.67, 95% CI 0.52 to 0.87; P=0.002)" in conflict.first.quote
+    assert conflict.second.quote.startswith("Fractures occurred in 12.1% of the vitamin D group")
+    assert conflict.second.size == 5110 and "dose: 800 IU vs 500,000 IU" in conflict.reasons
+
+
+def test_an_item_whose_statements_of_the_outcome_disagree_takes_no_side():
+    mixed = ("Non-vertebral fractures were fewer in the vitamin D group than in the placebo group (HR 0.71, 95% CI "
+             "0.55 to 0.92). Vitamin D supplementation did not reduce fractures overall (HR 0.97, 95% CI 0.85 to "
+             "1.10).")
+    query = DirectionQuery(intervention="vitamin D supplementation", outcome="fractures")
+
+    assert side_of(items_of(**{"1": mixed})["pmid:1"], query) is None
+    assert side_of(items_of(**{"2": NULL})["pmid:2"], query) is not None
+
+
+def test_a_subgroup_s_change_a_trend_and_a_change_in_another_outcome_are_no_finding():
+    query = DirectionQuery(intervention="vitamin D supplementation", outcome="fractures")
+    subgroup = "In the subgroup of women aged over 80, vitamin D reduced fractures (HR 0.61, 95% CI 0.42 to 0.89)."
+    trend = "Vitamin D supplementation showed a non-significant trend toward fewer fractures (P=0.08)."
+    other = ("Vitamin D supplementation is safe, with fractures as rare as in younger women and a significant "
+             "improvement of muscle strength.")
+
+    assert all(side_of(item, query) is None for item in items_of(a=subgroup, b=trend, c=other).values())
+    stated = items_of(d="Fractures were significantly fewer in women given vitamin D.")["pmid:d"]
+    assert side_of(stated, query)[0].direction == "decreased"  # "significantly" on the outcome itself counts
+
+
+def test_an_exposure_the_article_abbreviates_is_named_by_its_short_form():
+    query = DirectionQuery(intervention="tranexamic acid", outcome="blood loss")
+    text = ("Patients received tranexamic acid (TXA) or saline. Blood loss was lower in the TXA group than in the "
+            "saline group (420 vs 610 ml, p < 0.001).")
+
+    (side, _, _) = side_of(items_of(**{"1": text})["pmid:1"], query)
+
+    assert side.direction == "decreased" and "TXA group" in side.quote

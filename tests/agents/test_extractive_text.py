@@ -31,6 +31,21 @@ def test_sentences_keep_section_labels_and_survive_abbreviations_decimals_and_p_
     assert sentences[-1].is_conclusion and not sentences[0].is_conclusion
 
 
+def test_an_abstract_flattened_to_one_paragraph_keeps_its_sections() -> None:
+    """A user's library or a web page may hold a structured abstract on one line: its labels still start sections,
+    but a ratio's name ("HR: 0.8") or "CI:" never does."""
+    text = ("BACKGROUND: Whether X helps is uncertain. METHODS: We randomly assigned 20 women. RESULTS: HR: 0.5 was "
+            "seen. The CI: wide. MATERIALS AND METHODS: Re-analysed. CONCLUSIONS: X reduced Y.")
+
+    sentences = split_sentences(text)
+
+    assert [(s.section, s.text) for s in sentences] == [
+        ("BACKGROUND", "Whether X helps is uncertain."), ("METHODS", "We randomly assigned 20 women."),
+        ("RESULTS", "HR: 0.5 was seen."), ("RESULTS", "The CI: wide."), ("MATERIALS AND METHODS", "Re-analysed."),
+        ("CONCLUSIONS", "X reduced Y.")]
+    assert sentences[-1].is_conclusion
+
+
 def test_text_addressed_to_a_model_is_recognised() -> None:
     for text in (
         INJECTION,

@@ -8,6 +8,7 @@ import pytest
 
 from synthesist.agents.studies.pooling import pool_log_ratios, pooled_estimate
 from synthesist.models import Evidence
+from synthesist.registrations import trial_links
 from synthesist.study import Effect, OutcomeResult, StudyRecord
 
 BCG = [(4, 119, 11, 128), (6, 300, 29, 274), (3, 228, 11, 209), (62, 13536, 248, 12619), (33, 5036, 47, 5761),
@@ -65,3 +66,18 @@ def test_studies_that_agree_more_than_chance_allows_pool_with_tau2_zero_as_the_f
 
     assert tau2 == 0.0 and i2 == 0.0
     assert (value, low, high) == pytest.approx((fixed, fixed - half, fixed + half), abs=1e-12)
+
+
+def test_two_papers_of_one_registered_trial_are_pooled_as_one_study():
+    studies = [hazard("pmid:1", "0.62", "0.45", "0.86"), hazard("pmid:2", "0.64", "0.47", "0.88"),
+               hazard("pmid:3", "0.80", "0.64", "1.00")]
+    evidence = {s.evidence_id: Evidence(id=s.evidence_id, source="library", title=f"Trial {s.evidence_id}",
+                                        content="Registered as NCT01234567." if s.evidence_id != "pmid:3" else "")
+                for s in studies}
+    trials = trial_links(evidence.values())
+
+    pooled = pooled_estimate(studies, evidence, trials)
+
+    assert [(t.nct, t.paper_ids) for t in trials] == [("NCT01234567", ("pmid:1", "pmid:2"))]
+    assert pooled is not None and pooled.studies == ("Trial pmid:1", "Trial pmid:3")  # the trial's first paper
+    assert len(pooled_estimate(studies, evidence).studies) == 3  # without the links, three studies

@@ -394,3 +394,24 @@ def test_a_count_grouped_by_spaces_is_read_whole_and_quoted_as_written(written: 
     assert record.randomised is not None and record.randomised.value == 45079
     assert record.randomised.text.replace(" ", "") == written.replace("\u2009", "").replace(" ", "")
     assert record.randomised.text in record.randomised.quote and record.dropped == ()  # verified verbatim
+
+
+@pytest.mark.parametrize(("sentence", "count"), [
+    ("We randomly assigned 2,686 community-dwelling women aged 70 years or older to vitamin D or placebo.", 2686),
+    ("5,110 adults aged 65 years or older were randomly assigned to vitamin D or placebo.", 5110),
+    ("In this pragmatic trial, 5,110 adults aged 65 years or older received vitamin D or placebo.", 5110),
+    ("We followed 24,000 adults for 11 years.", 24000),
+    ("Population-based cohort of 14,000 adults aged 60 or more followed for 9 years.", 14000),
+])
+def test_participants_are_counted_however_the_methods_say_it(sentence: str, count: int):
+    record = read_study(abstract(sentence))
+
+    assert record.randomised is not None and record.randomised.value == count
+
+
+def test_an_arm_ends_where_the_allocation_sentence_goes_on():
+    record = read_study(abstract("5,804 patients aged 70-82 years were randomised to pravastatin 40 mg or placebo and "
+                                 "followed for 3.2 years."))
+
+    assert [(arm.role, arm.label) for arm in record.arms] == [("intervention", "pravastatin 40 mg"),
+                                                              ("comparator", "placebo")]

@@ -16,15 +16,17 @@ from dataclasses import replace
 
 from ..memory import ResearchMemory
 from ..models import (
+    Alignment,
     Answer,
     Conflict,
     Evidence,
     OutcomeCertainty,
     PooledEstimate,
+    QuestionFrame,
     ReportSection,
     ResearchReport,
 )
-from ..registrations import registration_flags
+from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .certainty import LEVELS, OutcomeEvidence, grade
 from .conflicts import detect_conflicts
@@ -34,10 +36,13 @@ from .studies.pooling import pooled_estimate
 from .studies.record import read_study
 from .studies.table import evidence_rows
 
-__all__ = ["CONFLICTS_HEADING", "appraised", "conflicts_section", "with_conflicts"]
+__all__ = ["CONFLICTS_HEADING", "appraised", "conflicts_section", "mixed_answer", "with_conflicts"]
 
 CONFLICTS_HEADING = "Where the evidence disagrees"
 MAX_OUTCOMES = 12
+MAX_BODY = 20
+"""Items graded for the question's outcome at most: the answer's, the conflicts', then every other answering item
+that reports the outcome (GRADE rates the body of evidence, not the items an answer happens to cite)."""
 _WORDS = {"increased": "an increase", "decreased": "a decrease", "no_difference": "no significant difference"}
 
 
@@ -51,7 +56,32 @@ def with_conflicts(report: ResearchReport, memory: ResearchMemory) -> ResearchRe
     if not conflicts:
         return report
     sections = (*[s for s in report.sections if s.heading != CONFLICTS_HEADING], conflicts_section(conflicts))
-    return report.model_copy(update={"conflicts": conflicts, "sections": sections})
+    answer = mixed_answer(report.answer, conflicts, report.alignment, report.frame)
+    return report.model_copy(update={"conflicts": conflicts, "sections": sections, "answer": answer})
+
+
+def mixed_answer(answer: Answer | None, conflicts: Sequence[Conflict], alignment: Sequence[Alignment],
+                 frame: QuestionFrame) -> Answer | None:
+    """A yes or no becomes ``mixed`` when two items that *answer* the question disagree on its outcome (the
+    frame's first): the statement then quotes both findings with their citations, and the gate says what code
+    changed. A conflict with an item that is only related (another population, another cancer) leaves the verdict,
+    and the certainty's inconsistency step says it."""
+    if answer is None or answer.verdict not in ("yes", "no") or not frame.outcomes:
+        return answer
+    answering = {a.evidence_id for a in alignment if a.label == "answers"}
+    split = [c for c in conflicts if c.outcome == frame.outcomes[0]
+             and {c.first.evidence_id, c.second.evidence_id} <= answering]
+    if not split:
+        return answer
+    c = split[0]
+    statement = (f"Studies that answer the question disagree on {c.outcome}. One found {_WORDS[c.first.direction]}: "
+                 f"\"{c.first.quote}\" [{c.first.evidence_id}]. Another found {_WORDS[c.second.direction]}: "
+                 f"\"{c.second.quote}\" [{c.second.evidence_id}].")
+    ids = tuple(dict.fromkeys((*answer.evidence_ids, c.first.evidence_id, c.second.evidence_id)))
+    gate = (f"verdict mixed, not {answer.verdict}: {len(split)} conflict(s) between items that answer the question "
+            f"(Where the evidence disagrees)")
+    return answer.model_copy(update={"verdict": "mixed", "statement": statement, "evidence_ids": ids,
+                                     "gate": "; ".join(filter(None, (answer.gate, gate)))})
 
 
 def conflicts_section(conflicts: Sequence[Conflict]) -> ReportSection:
@@ -70,13 +100,14 @@ def conflicts_section(conflicts: Sequence[Conflict]) -> ReportSection:
 def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
     """The report with its registration flags, pooled estimate, certainty per outcome and graded answer."""
     items = {item.id: item for item in memory.evidence}
+    trials = trial_links(items.values())
     flags = registration_flags(list(items.values()), report.conflicts)
-    pooled = pooled_estimate(report.studies, items)
+    pooled = pooled_estimate(report.studies, items, trials)
     records = {record.evidence_id: record for record in report.studies}
     graded: list[OutcomeCertainty] = []
     question = _question_outcome(report, items, records)
     if question is not None:
-        graded.append(grade(replace(question, flags=flags, pooled=_same(pooled, question.outcome))))
+        graded.append(grade(replace(question, flags=flags, pooled=_same(pooled, question.outcome), trials=trials)))
     for outcome, results in _table_outcomes(report, items):
         if len(graded) >= MAX_OUTCOMES:
             break
@@ -86,10 +117,11 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
         graded.append(grade(OutcomeEvidence(
             outcome=outcome, results=tuple(results),
             conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
-            flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome))))
+            flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome),
+            trials=trials)))
     answer = graded_answer(report.answer, graded[0] if question is not None else None)
-    return report.model_copy(update={"registration_flags": flags, "pooled": pooled, "certainty": tuple(graded),
-                                     "answer": answer})
+    return report.model_copy(update={"registration_flags": flags, "trials": trials, "pooled": pooled,
+                                     "certainty": tuple(graded), "answer": answer})
 
 
 def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
@@ -99,15 +131,18 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
     if frame is None or not frame.exposure or not frame.outcomes or answer is None or answer.basis == "none":
         return None
     labels = {a.evidence_id: a.label for a in report.alignment}
-    ids = [*answer.evidence_ids, *(i for c in report.conflicts for i in (c.first.evidence_id, c.second.evidence_id))]
+    cited = [*answer.evidence_ids, *(i for c in report.conflicts for i in (c.first.evidence_id, c.second.evidence_id))]
+    ids = [*cited, *(a.evidence_id for a in report.alignment if a.label in ("answers", "indirect"))]
     query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=frame.outcomes[0])
     results = []
     for evidence_id in dict.fromkeys(ids):
         item = items.get(evidence_id)
-        if item is None or labels.get(evidence_id) not in ("answers", "indirect"):
+        if item is None or labels.get(evidence_id) not in ("answers", "indirect") or len(results) >= MAX_BODY:
             continue
         record = records.get(evidence_id) or read_study(item)
         result = answer_query(item, query)
+        if result.direction == "not_reported" and evidence_id not in cited:
+            continue  # an answering item that states nothing on the outcome adds nothing to its body of evidence
         results.append((record, result, item))
     if not results:
         return None

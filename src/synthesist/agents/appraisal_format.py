@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport
+from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport, TrialLink
 from .markdown_text import inert
 
 __all__ = ["appraisal_lines"]
@@ -24,9 +24,21 @@ def appraisal_lines(report: ResearchReport, cite: Callable[[str], int | None]) -
         for graded in report.certainty:
             lines += _certainty_lines(graded, cite)
         lines.append("")
-    if report.registration_flags:
-        lines += ["## Trial registrations checked", "", *(_flag_line(f, cite) for f in report.registration_flags), ""]
+    matched = [link for link in report.trials if link.paper_ids]
+    if report.registration_flags or matched:
+        lines += ["## Trial registrations checked", "", *(_trial_line(link, cite) for link in matched),
+                  *(_flag_line(f, cite) for f in report.registration_flags), ""]
     return lines
+
+
+def _trial_line(link: TrialLink, cite: Callable[[str], int | None]) -> str:
+    """One trial, one study: its registry record (when collected) and the papers that report it, each with how it
+    was matched."""
+    registry = (f"registry record {_name(link.registry_id, cite)}" if link.registry_id
+                else "registry record not collected")
+    papers = ", ".join(f"{_name(paper, cite)} ({how})" for paper, how in zip(link.paper_ids, link.matched_by,
+                                                                              strict=True))
+    return f"- {link.nct} — one study: {registry}; reported by {papers}"
 
 
 def _name(evidence_id: str, cite: Callable[[str], int | None]) -> str:

@@ -10,7 +10,8 @@ domains in order and writes each step in words:
 3. **inconsistency** — a conflict between the items on this outcome (:mod:`.conflicts`), significant results in
    opposite directions, or a pooled I² of 50 % or more: −1;
 4. **imprecision** — every CI crosses no effect, or fewer than 400 participants in all (the usual optimal
-   information size rule of thumb), or neither a CI nor a size stated: −1;
+   information size rule of thumb; two papers of one registered trial count its participants once), or neither a CI
+   nor a size stated: −1;
 5. **indirectness** — for the question's outcome, items that answer only indirectly (another population, a
    surrogate outcome; the alignment) or animal / in-vitro work: −1;
 6. **publication bias** — a registration flag (a completed trial with no results and no paper, or a switched
@@ -27,7 +28,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..models import Certainty, CertaintyStep, Conflict, Evidence, OutcomeCertainty, PooledEstimate, RegistrationFlag
+from ..models import (
+    Certainty,
+    CertaintyStep,
+    Conflict,
+    Evidence,
+    OutcomeCertainty,
+    PooledEstimate,
+    RegistrationFlag,
+    TrialLink,
+)
+from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
 from .studies.effects import significance
 
@@ -54,6 +65,8 @@ class OutcomeEvidence:
     conflicts: tuple[Conflict, ...] = ()
     flags: tuple[RegistrationFlag, ...] = ()
     pooled: PooledEstimate | None = None
+    trials: tuple[TrialLink, ...] = ()
+    """Registered trials and their papers: two papers of one trial are one study's participants."""
 
 
 def grade(evidence: OutcomeEvidence) -> OutcomeCertainty:
@@ -114,7 +127,12 @@ def _inconsistency(evidence: OutcomeEvidence) -> CertaintyStep | None:
 
 def _imprecision(evidence: OutcomeEvidence) -> CertaintyStep | None:
     effects = [res.effect for _, res, _ in evidence.results if res.effect and res.effect.ci_low and res.effect.ci_high]
-    sizes = [n for record, _, _ in evidence.results if (n := _size(record)) is not None]
+    studies: dict[str, int] = {}  # one registered trial's papers count its participants once
+    for record, _, item in evidence.results:
+        if (n := _size(record)) is not None:
+            study = trial_of(item, evidence.trials) if item is not None else record.evidence_id
+            studies[study] = max(n, studies.get(study, 0))
+    sizes = list(studies.values())
     total = sum(sizes)
     if effects and all(significance("", e) == "not_significant" for e in effects):
         return CertaintyStep(domain="imprecision", change=-1,

@@ -32,22 +32,43 @@ from itertools import combinations
 
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
+from .extractive.synonyms import lay_synonyms
 from .extractive.text import terms
+from .extractive.vocabulary import NULL_RESULT
+from .studies.arms import abbreviations
 from .studies.compared import compared, listed_together, only_a_group
-from .studies.direction import answer_query
+from .studies.direction import ranked_answers, with_figures
 from .studies.effects import significance
 from .studies.record import read_study
+from .studies.verify import source_text
 
-__all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query"]
+__all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "exposure_names", "likely_reasons",
+           "resolving_query", "side_of"]
 
 MIN_EXPOSURE_COVERAGE = 0.99
 """An item must name every content word of the exposure (under its best synonym) to count as studying it."""
+READ_UNITS = 6
+"""An item's statements of an outcome read for its finding (its results sentences, its conclusion)."""
 MAX_ITEMS = 40
 """Answering items compared at most (most relevant first): 780 pairs, each read once."""
 _NULL_WORDS = re.compile(r"\bno (?:statistically )?significant\b|\bnot (?:statistically )?significant(?:ly)?\b|"
                          r"\bnon-?significant\b|\bdid not (?:differ|change|significantly)|\bno (?:\w+ )?differences?\b|"
                          r"\bnot (?:statistically )?different\b|\bnot associated\b|\bno (?:\w+ )?association\b",
                          re.IGNORECASE)
+_HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
+                   "regimen prophylaxis")
+"""How an exposure is given, not what it is: a trial of "vitamin D supplementation" speaks of "the vitamin D
+group"."""
+_TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
+_SUBGROUP = re.compile(r"\bsub-?groups?\b|\bpost[- ]hoc\b|\bsubsets?\b|\bstrat(?:um|a)\b|\bexploratory\b|"
+                       r"\b(?:among|in) (?:the )?(?:those|patients|participants|subjects|women|men) (?:aged|older|"
+                       r"younger|over|under)\b", re.IGNORECASE)
+"""A change in one subgroup, post hoc or exploratory, is not the study's finding on the outcome."""
+_SIGNIFICANT_CHANGE = re.compile(
+    r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower|"
+    r"greater|less|more|fewer|shorter|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
+    re.IGNORECASE)
+_COPULAS = frozenset("was were is are been be".split())
 _MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels outcome outcomes prevalence chance "
                        "likelihood probability proportion number score scores value values")
 """Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
@@ -78,7 +99,8 @@ _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no |none|without|not receiv|did not|"
                       r"observation|untreated|waiting list|wait-list)", re.IGNORECASE)
 _NOT_COMPARED = frozenset({"trial registration", "systematic review/meta-analysis"})
-_DOSE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|units?)\b(?:/(?:d|day|kg))?")
+_DOSE = re.compile(r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|"
+                   r"units?)\b(?:/(?:d|day|kg))?")
 _FOLLOW_UP = re.compile(r"\bfollow(?:ed)?[- ]?up (?:(?:of|for|period|duration|was|at)\s+)*(?:(?:a|an)\s+)?"
                         r"(?:(?:median|mean|average|maximum|minimum)\s+(?:of\s+)?)?\d+(?:\.\d+)?[- ]"
                         r"(?:days?|weeks?|months?|years?)\b|\b\d+(?:\.\d+)?[- ](?:days?|weeks?|months?|years?)"
@@ -101,7 +123,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         if not _comparable(frame.exposure, outcome):
             continue
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
-        sides = [side for a in answering if (side := _side(items[a.evidence_id], query, records)) is not None]
+        sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
             kind = _disagreement(first[0], second[0])
             if kind is None:
@@ -133,39 +155,74 @@ def addresses_part(alignment: Alignment) -> bool:
     return exposure and any(p.part == "outcome" and p.addressed and not p.surrogate for p in alignment.parts)
 
 
-def _side(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord]
-          ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
-    """What ``item`` found for the query, when it is a clear finding: a significant change or a stated null."""
+def side_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord] | None = None
+            ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
+    """What ``item`` found for the query, when it states a clear finding: a significant change or a stated null.
+
+    An abstract states its finding more than once — a results sentence with the figures ("fractures occurred in
+    12.1 % of the vitamin D group and 11.4 % of the placebo group (HR 1.07, 95 % CI 0.91 to 1.26)"), a conclusion in
+    words ("vitamin D did not reduce fractures") — so its :data:`READ_UNITS` best statements of the outcome are read
+    (:func:`~.studies.direction.ranked_answers`), and each that names the comparison and is clear
+    (:func:`_finding`) counts. They must agree: an item whose clear statements of the outcome go different ways (a
+    null overall, a change at one time point or in one kind of the outcome) takes no side. The side quotes the first
+    of them that states its figures, else the first (:func:`~.studies.direction.with_figures`)."""
     if item.source == "trials":
         return None
-    record = records.get(item.id) or read_study(item)
-    if record.design in _NOT_COMPARED:
+    record = (records or {}).get(item.id) or read_study(item)
+    if record.design in _NOT_COMPARED or (not query.comparator and _head_to_head(record)):
         return None
-    result = answer_query(item, query)
-    if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
+    names = exposure_names(query.intervention, source_text(item))
+    found = [r for r, clause in ranked_answers(item, query, limit=READ_UNITS) if _finding(r, clause, query, names)]
+    if not found or len({r.direction for r in found}) > 1:
         return None
-    if not _clear(result) or not _names(result.quote, query) or _DIAGNOSTIC.search(result.quote):
-        return None
-    if not query.comparator and _head_to_head(record):
-        return None
+    result = with_figures(found)
     side = ConflictSide(evidence_id=item.id, direction=result.direction, quote=result.quote, section=result.section,
                         design=record.design, size=_size(record))
     return side, record, result
 
 
-def _names(quote: str, query: DirectionQuery) -> bool:
+def _finding(result: OutcomeResult, clause: str, query: DirectionQuery,
+             names: Sequence[tuple[str, frozenset[str]]]) -> bool:
+    """One statement is a finding on the question's comparison: a direction, clear in the clause it was read from
+    (:func:`_clear`), no diagnostic figure, not a subgroup's or a post-hoc change, and one of its clauses names the
+    exposure (by one of its ``names``) and the outcome (:func:`_names`)."""
+    if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
+        return False
+    if _DIAGNOSTIC.search(result.quote) or result.direction != "no_difference" and _SUBGROUP.search(result.quote):
+        return False
+    return _clear(result, clause) and any(_names(result.quote, query, name, words) for name, words in names)
+
+
+def exposure_names(exposure: str, text: str) -> list[tuple[str, frozenset[str]]]:
+    """The ways a study may name the question's exposure: its own words without the word for how it is given
+    ("vitamin D" for "vitamin D supplementation", "statin" for "statin use"), a lay synonym's MeSH name ("vitamin D"
+    → cholecalciferol), and a short form the article defines for it ("tranexamic acid (TXA)")."""
+    words = terms(exposure)
+    core = words - _HOW_GIVEN or words
+    names = [(exposure, core)]
+    for synonym in lay_synonyms(exposure):
+        if terms(synonym):
+            names.append((synonym, terms(synonym)))
+    for short, long in abbreviations(text).items():
+        if core <= terms(long) | _HOW_GIVEN and terms(long) - _HOW_GIVEN <= core:
+            names.append((short, frozenset({short})))
+    return list(dict.fromkeys(names))
+
+
+def _names(quote: str, query: DirectionQuery, name: str | None = None, exposure: frozenset[str] | None = None
+           ) -> bool:
     """The finding is about the question's comparison: one clause of its quote (:data:`_CLAUSES`) names the
-    exposure (every content word) and most of the outcome's other content words (both of two: "weight" alone is not
-    "birth weight", "function" not "renal function"), one of them what the outcome is (not only how it is counted:
-    "risk", "rate"); the exposure is not what is measured ("rates of clear margins"), and the two are not both on
-    the far side of an association whose subject is another factor ("case number was not associated with
-    complications or positive margins"), nor two members of one list of predictors; the exposure stands where a
-    compared factor stands (:func:`.studies.compared.compared`) and the outcome is not only a group of people.
-    A sentence about another factor of the same study,
-    or a clause about one factor next to a clause about another, is not a finding on the question."""
-    exposure, outcome = terms(query.intervention), terms(query.outcome)
-    return bool(exposure) and any(_clause_names(clause, query.intervention, exposure, outcome)
-                                  for clause in _CLAUSES.split(quote))
+    exposure (every content word of ``exposure``, by default the query's own) and most of the outcome's other
+    content words (both of two: "weight" alone is not "birth weight", "function" not "renal function"), one of them
+    what the outcome is (not only how it is counted: "risk", "rate"); the exposure is not what is measured ("rates
+    of clear margins"), and the two are not both on the far side of an association whose subject is another factor
+    ("case number was not associated with complications or positive margins"), nor two members of one list of
+    predictors; the exposure stands where a compared factor stands (:func:`.studies.compared.compared`) and the
+    outcome is not only a group of people. A sentence about another factor of the same study, or a clause about one
+    factor next to a clause about another, is not a finding on the question."""
+    name = name or query.intervention
+    words, outcome = exposure if exposure is not None else terms(name), terms(query.outcome)
+    return bool(words) and any(_clause_names(clause, name, words, outcome) for clause in _CLAUSES.split(quote))
 
 
 def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str]) -> bool:
@@ -199,12 +256,33 @@ def _head_to_head(record: StudyRecord) -> bool:
     return "intervention" in roles and "comparator" in roles and not _CONTROL.search(roles["comparator"])
 
 
-def _clear(result: OutcomeResult) -> bool:
-    """A change the quote calls significant, or a null the quote states."""
+def _clear(result: OutcomeResult, clause: str = "") -> bool:
+    """A change the quote shows significant (a p value or a CI; or "significantly lower" in the ``clause`` the
+    direction was read from, not negated: "a significant improvement of symptoms" says nothing of mortality), or a
+    null the quote states; a trend ("tended to", "a non-significant trend") is no null."""
     stated = significance(result.quote, result.effect)
     if result.direction == "no_difference":
-        return stated == "not_significant" or bool(_NULL_WORDS.search(result.quote))
-    return stated == "significant"
+        return not _TREND.search(result.quote) and (stated == "not_significant" or bool(
+            _NULL_WORDS.search(result.quote) or NULL_RESULT.search(result.quote)))
+    return stated == "significant" or stated == "unknown" and _significant_on(clause or result.quote,
+                                                                             terms(result.outcome))
+
+
+def _significant_on(clause: str, outcome: frozenset[str]) -> bool:
+    """The clause calls a change in the outcome significant in words: "significantly improved event-free survival",
+    "fractures were significantly fewer", "a significant reduction in fractures" — the outcome's words right after
+    the change (six words at most) or as the subject of "was/were significantly …"; not negated ("no significant
+    reduction")."""
+    for match in _SIGNIFICANT_CHANGE.finditer(clause):
+        after = clause[match.end():].split()[:6]
+        before = clause[:match.start()].split()[-4:]
+        if outcome & terms(" ".join(after)):
+            return True
+        if before and before[-1].lower() in _COPULAS and outcome & terms(" ".join(before[:-1])):
+            return True
+    return False
+
+
 
 
 def _disagreement(a: ConflictSide, b: ConflictSide) -> str | None:

@@ -90,7 +90,9 @@ def _study_evidence(study: Any) -> Evidence:
     nct = identifiers.nct
     if nct is None:
         raise ParseError(SOURCE, "study without a valid nctId")
-    trial = _trial_info(protocol, has_results=study.get("hasResults") is True)
+    trial = _trial_info(protocol, has_results=study.get("hasResults") is True).model_copy(update={
+        "sponsor": _text(_module(_module(protocol, "sponsorCollaboratorsModule"), "leadSponsor").get("name")),
+        "acronym": _text(ident.get("acronym")), "brief_title": _text(ident.get("briefTitle"))})
     posted = _posted_results(_module(_module(study, "resultsSection"), "outcomeMeasuresModule"))
     if posted:
         trial = trial.model_copy(update={"posted_results": posted})

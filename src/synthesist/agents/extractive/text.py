@@ -18,6 +18,10 @@ from functools import lru_cache
 from ...memory import tokenize
 
 _LABEL = re.compile(r"^\s*([A-Z][A-Z0-9 ,&/()-]{1,60}[A-Z)]):\s*")
+_INLINE_LABEL = re.compile(r"(?<=[.!?])\s+(?=[A-Z][A-Z&/ -]{2,40}[A-Z]:\s)")
+"""A section label inside a paragraph, after a sentence's end ("… is uncertain. METHODS: We randomly …"): an
+abstract flattened to one line (a user's library, a web page) keeps its sections. Capital words only, at least four
+letters, so "HR: 0.8" or "CI:" never starts a section."""
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])")
 _LAST_WORD = re.compile(r"(\S+)$")
 _DOTTED = re.compile(r"^\(?(?:[A-Za-z]\.){2,}$")
@@ -48,7 +52,7 @@ def split_sentences(text: str) -> list[Sentence]:
     """The sentences of ``text`` in order, each whitespace-normalised and carrying its section label."""
     sentences: list[Sentence] = []
     section = ""
-    for paragraph in text.splitlines():
+    for paragraph in _INLINE_LABEL.sub("\n", text).splitlines():
         label = _LABEL.match(paragraph)
         if label:
             section = " ".join(label.group(1).split())

@@ -89,6 +89,9 @@ _TIME_POINT = re.compile(
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "twelve": 12}
 _DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4, "y": 365.25}
+SAME_FINDING = 3
+"""The best units read for one finding: a conclusion in words may stand above the results sentence with its
+figures (:func:`with_figures`)."""
 PAIR_WEIGHT = 0.5
 """A unit that names the query's two arms as the pair it compares ("between A and B") is about this comparison."""
 MIN_OUTCOME_OVERLAP = 0.34
@@ -104,27 +107,59 @@ class _Scored:
 
 def answer_query(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
     """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence``, with its verbatim quote."""
+    answers = [result for result, _ in ranked_answers(evidence, query, limit=SAME_FINDING)]
+    if not answers:
+        return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    return with_figures(answers)
+
+
+def with_figures(answers: list[OutcomeResult]) -> OutcomeResult:
+    """The first answer, or the first of the same direction that states its figures (a CI or a p value) when it
+    states none: a conclusion in words ("vitamin D did not reduce fractures") and its results sentence ("HR 1.07,
+    95% CI 0.91 to 1.26") are one finding, and the table shows its numbers."""
+    first = answers[0]
+    if _figures(first):
+        return first
+    return next((a for a in answers[1:] if a.direction == first.direction and _figures(a)), first)
+
+
+def _figures(result: OutcomeResult) -> bool:
+    return bool(result.effect and (result.effect.p or result.effect.ci_low))
+
+
+def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int) -> list[tuple[OutcomeResult, str]]:
+    """What the ``limit`` units that best report the query's outcome each say of it, with the clause the direction
+    was read from (best first, as :func:`answer_query` would choose them): an item's other statements of the same
+    outcome — its conclusion beside its results sentence — for a reader that weighs them together
+    (:mod:`..conflicts`)."""
     aliases = abbreviations(source_text(evidence))
     arms = ArmTerms.of(query, aliases)
-    best = best_unit(evidence, query, arms, aliases)
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    if best is None:
-        return blank
-    direction, clause = read_direction(best.text, query, hint=best.measure_hint, arms=arms)
-    effect = read_effect(clause, measure_hint=best.measure_hint) or read_effect(best.text,
-                                                                               measure_hint=best.measure_hint)
-    return blank.model_copy(update={"direction": direction, "effect": effect, "quote": best.text,
-                                    "section": best.section})
+    answers = []
+    for unit in ranked_units(evidence, query, arms, aliases)[:limit]:
+        direction, clause = read_direction(unit.text, query, hint=unit.measure_hint, arms=arms)
+        effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
+                                                                                   measure_hint=unit.measure_hint)
+        answers.append((blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
+                                                 "section": unit.section}), clause))
+    return answers
 
 
 def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
               aliases: dict[str, str] | None = None) -> Unit | None:
-    """The unit that best reports the query's outcome for its arms, or None when none names the outcome. An
-    outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
+    """The unit that best reports the query's outcome for its arms, or None when none names the outcome."""
+    ranked = ranked_units(evidence, query, arms, aliases)
+    return ranked[0] if ranked else None
+
+
+def ranked_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
+                 aliases: dict[str, str] | None = None) -> list[Unit]:
+    """The units that report the query's outcome for its arms, best first (none when no unit names the outcome).
+    An outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
     outcome = terms(_TIME_POINT.sub(" ", query.outcome)) or terms(query.outcome)  # the time is matched apart
     arms = arms or ArmTerms.of(query)
     if not outcome:
-        return None
+        return []
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
     for short in _QUERY_SHORT_FORM.findall(query.outcome):  # "EAR (early response)": the query defines "EAR"
         short_forms.setdefault(short.lower(), outcome)
@@ -137,7 +172,7 @@ def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None =
     weights = _rarity(read, outcome)
     times = _time_points(query.outcome)
     scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights, times)) is not None]
-    return max(scored, key=lambda s: s.score).unit if scored else None
+    return [s.unit for s in sorted(scored, key=lambda s: -s.score)]  # stable: the first of equals first
 
 
 def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...models import Evidence, PooledEstimate
+from ...models import Evidence, PooledEstimate, TrialLink
+from ...registrations import trial_of
 from ...study import OutcomeResult, StudyRecord
 from ..extractive.text import terms
 
@@ -39,10 +40,15 @@ class ForestRow:
     """The estimate and its CI as the study printed them ("0.70", not 0.7)."""
 
 
-def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> list[list[ForestRow]]:
-    """Ratio estimates with CIs grouped by outcome, largest group first; each study at most once per group."""
+def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
+                  trials: Iterable[TrialLink] = ()) -> list[list[ForestRow]]:
+    """Ratio estimates with CIs grouped by outcome, largest group first; each study at most once per group, and two
+    papers of one registered trial (``trials``: :func:`synthesist.registrations.trial_links`) one study."""
+    trials = tuple(trials)
     groups: list[tuple[frozenset[str], list[ForestRow], set[str]]] = []
     for record in studies:
+        item = evidence.get(record.evidence_id)
+        study = trial_of(item, trials) if item is not None else record.evidence_id
         for outcome in record.outcomes:
             row = _row(record, outcome, evidence.get(record.evidence_id))
             if row is None:
@@ -51,12 +57,12 @@ def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidenc
             for key, rows, ids in groups:
                 shorter = min(len(key), len(words)) or 1
                 if len(key & words) / shorter >= MIN_SHARED_WORDS and rows[0].measure == row.measure:
-                    if record.evidence_id not in ids:
+                    if study not in ids:
                         rows.append(row)
-                        ids.add(record.evidence_id)
+                        ids.add(study)
                     break
             else:
-                groups.append((words, [row], {record.evidence_id}))
+                groups.append((words, [row], {study}))
     return sorted((rows for _, rows, _ in groups), key=len, reverse=True)
 
 
@@ -76,9 +82,9 @@ def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> 
 
 
 def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence], path: Path,
-                     pooled: PooledEstimate | None = None) -> Path | None:
+                     pooled: PooledEstimate | None = None, trials: Iterable[TrialLink] = ()) -> Path | None:
     """Draw the largest outcome group of two or more studies to ``path`` (SVG); None when there is none."""
-    svg = forest_svg(studies, evidence, pooled)
+    svg = forest_svg(studies, evidence, pooled, trials)
     if svg is None:
         return None
     path.write_bytes(svg)
@@ -86,10 +92,10 @@ def draw_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evid
 
 
 def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
-               pooled: PooledEstimate | None = None) -> bytes | None:
+               pooled: PooledEstimate | None = None, trials: Iterable[TrialLink] = ()) -> bytes | None:
     """The plot of the largest outcome group of two or more studies, as SVG bytes (with ``pooled`` as a diamond
     when it pools that group); None when there is none."""
-    groups = [rows for rows in forest_groups(studies, evidence) if len(rows) >= 2]
+    groups = [rows for rows in forest_groups(studies, evidence, trials) if len(rows) >= 2]
     if not groups:
         return None
     import matplotlib  # noqa: PLC0415 — plotting loads only when there is a plot to draw

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...models import Evidence, PooledEstimate
+from ...models import Evidence, PooledEstimate, TrialLink
 from ...study import StudyRecord
 from .forest import ForestRow, forest_groups
 
@@ -43,10 +43,12 @@ def pool_log_ratios(log_values: Sequence[float],
     return float(mean), float(low), float(high), float(max(0.0, result.i2)), max(0.0, float(result.tau2))
 
 
-def pooled_estimate(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence]) -> PooledEstimate | None:
-    """The pool of the forest plot's outcome group (the largest with two or more ratios), or None."""
+def pooled_estimate(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
+                    trials: Iterable[TrialLink] = ()) -> PooledEstimate | None:
+    """The pool of the forest plot's outcome group (the largest with two or more ratios), or None; a registered
+    trial reported by two papers counts once (``trials``)."""
     studies = list(studies)
-    groups = [rows for rows in forest_groups(studies, evidence) if len(rows) >= 2]
+    groups = [rows for rows in forest_groups(studies, evidence, trials) if len(rows) >= 2]
     if not groups:
         return None
     rows = groups[0]

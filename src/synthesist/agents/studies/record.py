@@ -35,11 +35,16 @@ plain digits, or a number word."""
 _LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by we trial study "
                      "enrolled recruited included".split())
 _RANDOMISED = (
-    re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,4}}?{_PEOPLE}\s+(?:\w+\s+){{0,3}}?(?:were\s+)?(?:\w+\s+)?"
+    re.compile(rf"\b{_N}\s+(?:[\w-]+\s+){{0,4}}?{_PEOPLE}\s+(?:[\w-]+\s+){{0,5}}?(?:were\s+)?(?:\w+\s+)?"
                rf"(?:randomi[sz]ed|randomly (?:assigned|allocated|divided))", _I),
-    re.compile(rf"\brandomi[sz]ed\s+{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"\b(?:a total of|overall,?|in total,?)\s+{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:were\s+)?(?:enrolled|included|recruited)", _I),
+    re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated))\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
+    re.compile(rf"\b(?:a total of|overall,?|in total,?)\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
+    re.compile(rf"\b{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+(?:were\s+)?(?:enrolled|included|recruited)", _I),
+    re.compile(rf"\b(?:enrolled|included|recruited|followed|studied|surveyed|identified)\s+{_N}\s+"
+               rf"(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
+    re.compile(rf"\b(?:cohort|sample|population|study|trial) of {_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
+    re.compile(rf"(?:^|,\s+){_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}?\s+)?"
+               rf"(?:received|were (?:given|treated|assigned|allocated|followed))\b", _I),
 )
 _ANALYSED = (
     re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:\w+\s+){{0,4}}?(?:were\s+)?(?:included\s+in|available "
@@ -54,7 +59,7 @@ _POPULATION = re.compile(
 _ALLOCATION = re.compile(
     r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,6}?to\s+"
     r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
-    r"(?P<second>[^.;,()]{3,100})", _I)
+    r"(?P<second>[^.;,()]{3,100}?)(?=\s+(?:and|for|during|over|until)\s|\s*[.;,()]|$)", _I)
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no treatment|waiting list|wait-list)\b", _I)
 _SUBJECT = re.compile(r"^(?P<subject>.{3,90}?)\s+(?:was|were|did|had|showed|increased|decreased|reduced|improved|"
                       r"differed|remained|rose|fell|declined)\b")

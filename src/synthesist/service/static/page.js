@@ -245,8 +245,12 @@ function appraisal(report) {  // report.conflicts and report.certainty: found an
     `<strong>${esc(g.certainty.replace("_", " "))}</strong></p><ul>` +
     g.steps.map((s) => `<li>${esc(s.domain.replace(/_/g, " "))}${s.change ? ` (${s.change > 0 ? "+" : ""}${s.change})` : ""}: ${esc(s.reason)}</li>`).join("") + "</ul>").join("") +
     (pooled ? `<p>Pooled (exploratory): ${esc(pooled.measure)} ${esc(pooled.value)} (${esc(pooled.ci_low)} to ${esc(pooled.ci_high)}), I² ${Math.round(pooled.i2 * 100)}% — ${esc((pooled.caveats || []).join("; "))}</p>` : "") +
+    (report.trials || []).filter((t) => (t.paper_ids || []).length).map((t) => `<p class="trial">${esc(t.nct)}, one study: ` +
+      `${t.registry_id ? "registry record " + cite(`[${t.registry_id}]`) : "registry record not collected"}; reported by ` +
+      t.paper_ids.map((id, i) => `${cite(`[${id}]`)} (${esc(t.matched_by[i] || "")})`).join(", ") + "</p>").join("") +
     (report.registration_flags || []).map((f) => `<p class="flag">${esc(f.nct)}: ${esc(f.detail)}</p>`).join("");
-  $("certainty-box").hidden = graded.length === 0 && !(report.registration_flags || []).length;
+  $("certainty-box").hidden = graded.length === 0 && !(report.registration_flags || []).length &&
+    !(report.trials || []).some((t) => (t.paper_ids || []).length);
 }
 document.addEventListener("click", (event) => {
   const th = event.target.closest("#studies th"); if (!th) return;
