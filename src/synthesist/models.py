@@ -415,6 +415,9 @@ class ConflictSide(Frozen):
     section: str = ""
     design: str = "unclear"
     size: int | None = None
+    comparator: str | None = None
+    """The study's own comparator when it is another active treatment (a head-to-head trial), '' when it is a
+    control (placebo, usual care), None when the study names no arms."""
 
 
 class Conflict(Frozen):

@@ -17,6 +17,7 @@ from synthesist.agents.report import code_built
 from synthesist.agents.report_format import render_markdown
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Answer, ReportSection, ResearchReport
+from synthesist.testing import FixtureServer, Reply
 
 
 async def test_conflicts_reach_the_memory_the_report_and_its_markdown(shared_dir: Path, embedder: Embedder):
@@ -109,3 +110,52 @@ async def test_two_answering_trials_that_disagree_make_the_answer_mixed_with_bot
     related = tuple(a.model_copy(update={"label": "related"}) if a.evidence_id == "pmid:1" else a for a in alignment)
     kept = with_conflicts(report.model_copy(update={"alignment": related}), memory)
     assert len(kept.conflicts) == 1 and kept.answer == answer
+
+
+ABEXINOSTAT = "Does abexinostat improve the response rate in relapsed follicular lymphoma?"
+
+
+def test_the_cli_shows_disagreeing_trials_as_mixed_and_one_registered_trial_as_one_study(shared_dir: Path,
+                                                                                      tmp_path: Path):
+    """Through ``synthesist batch`` (one process, two questions): the real ClinicalTrials.gov record of
+    NCT03934567 served by a loopback server, two library papers of that trial (one names the number, one only its
+    title and its sponsor, and never the registered primary outcome), and two vitamin D trials that disagree."""
+    study = json.loads((shared_dir / "fixtures" / "api" / "ctgov_v2_study_NCT03934567.json").read_text())
+    papers = [
+        {"pmid": "93000001", "title": "Abexinostat in relapsed follicular lymphoma: phase 2 results",
+         "abstract": "Patients with relapsed follicular lymphoma received oral abexinostat (NCT03934567). The "
+                     "objective response rate was 40% (95% CI 30 to 51)."},
+        {"pmid": "93000002", "title": "Oral abexinostat monotherapy in relapsed or refractory follicular lymphoma: "
+                                      "quality of life in a multicentre phase 2 study",
+         "abstract": "Quality of life was maintained in patients receiving abexinostat. Funded by Xynomic."},
+        {"pmid": "93000003", "title": "Vitamin D and fractures in older women", "abstract": REDUCED},
+        {"pmid": "93000004", "title": "Annual vitamin D and fractures", "abstract": NULL},
+    ]
+    library = tmp_path / "papers.jsonl"
+    library.write_text("".join(json.dumps(p) + "\n" for p in papers))
+    questions = tmp_path / "questions.txt"
+    questions.write_text(f"{VITAMIN_D}\n{ABEXINOSTAT}\n")
+    out = tmp_path / "out"
+    with FixtureServer() as registry:
+        registry.route("/studies", Reply.json({"studies": [study]}))
+        env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"),
+               "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral", "SYNTHESIST_TRIALS__BASE_URL": registry.url}
+        done = subprocess.run([sys.executable, "-m", "synthesist.cli", "batch", str(questions), "--out", str(out),
+                               "--sources", "library,trials", "--library", str(library), "--model", "extractive",
+                               "--max-rounds", "1"], capture_output=True, text=True, env=env, timeout=600)
+
+    assert done.returncode == 0, done.stderr
+    vitamin, registered = (json.loads(path.read_text())["report"] for path in sorted(out.glob("*.json")))
+    assert vitamin["answer"]["verdict"] == "mixed" and len(vitamin["conflicts"]) == 1
+    assert {vitamin["conflicts"][0][side]["evidence_id"] for side in ("first", "second")} == {
+        "pmid:93000003", "pmid:93000004"}
+    (link,) = registered["trials"]
+    assert (link["nct"], link["registry_id"]) == ("NCT03934567", "nct:NCT03934567")
+    assert dict(zip(link["paper_ids"], link["matched_by"], strict=True)) == {
+        "pmid:93000001": "NCT number", "pmid:93000002": "title and sponsor"}
+    (flag,) = registered["registration_flags"]
+    assert flag["kind"] == "outcome_switch" and flag["evidence_ids"] == ["nct:NCT03934567", "pmid:93000002"]
+    text = "\n".join(path.read_text() for path in sorted(out.glob("*.md")))
+    assert "**Mixed.** Studies that answer the question disagree on fractures." in text
+    assert "## Trial registrations checked" in text and "- NCT03934567 — one study: registry record [" in text
+    assert "(title and sponsor)" in text and "possible outcome switching" in text

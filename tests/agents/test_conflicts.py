@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
-from synthesist.agents.conflicts import _names, addresses_part, detect_conflicts, resolving_query, side_of
+from synthesist.agents.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.judge import inconsistent
+from synthesist.agents.studies.finding import names_comparison
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
 from synthesist.study import DirectionQuery
@@ -153,14 +154,14 @@ def test_two_factors_of_one_list_of_predictors_are_no_finding_on_each_other():
     coping strategies" says nothing of symptoms and diagnosis, both predictors."""
     listed = "Axis I diagnosis, education, and symptom severity were not significant predictors of coping strategies."
 
-    assert not _names(listed, DirectionQuery(intervention="symptoms", outcome="diagnosis"))
-    assert _names(listed, DirectionQuery(intervention="symptoms", outcome="coping strategies"))
-    assert _names("Symptom severity was not a significant predictor of the diagnosis.",
+    assert not names_comparison(listed, DirectionQuery(intervention="symptoms", outcome="diagnosis"))
+    assert names_comparison(listed, DirectionQuery(intervention="symptoms", outcome="coping strategies"))
+    assert names_comparison("Symptom severity was not a significant predictor of the diagnosis.",
                   DirectionQuery(intervention="symptoms", outcome="diagnosis"))
-    assert _names("Predictors of survival were age (HR 1.4, p = 0.01) and stage.",
+    assert names_comparison("Predictors of survival were age (HR 1.4, p = 0.01) and stage.",
                   DirectionQuery(intervention="age", outcome="survival"))
     # pmid 25417760: perception of functioning and vasomotor symptoms, both risk factors for depression
-    assert not _names("perception of functioning (ps<0.05) and vasomotor symptoms (VMS) (p = 0.08) were risk "
+    assert not names_comparison("perception of functioning (ps<0.05) and vasomotor symptoms (VMS) (p = 0.08) were risk "
                       "factors for first lifetime-onset MDD.", DirectionQuery(intervention="symptoms",
                                                                              outcome="function"))
 
@@ -174,8 +175,8 @@ def test_an_exposure_that_is_an_endpoint_finds_no_conflict(shared_dir: Path):
 def test_an_outcome_named_only_as_a_group_of_people_is_no_finding_on_it():
     quote = "Mortality was higher in patients with pneumonia treated with steroids (p = 0.01)."
 
-    assert not _names(quote, DirectionQuery(intervention="steroids", outcome="pneumonia"))
-    assert _names(quote, DirectionQuery(intervention="steroids", outcome="mortality"))
+    assert not names_comparison(quote, DirectionQuery(intervention="steroids", outcome="pneumonia"))
+    assert names_comparison(quote, DirectionQuery(intervention="steroids", outcome="mortality"))
 
 
 def test_an_exposure_that_is_a_time_finds_no_conflict_even_where_it_groups_people():

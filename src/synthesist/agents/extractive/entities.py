@@ -26,6 +26,24 @@ DRUG_SUFFIXES = (
     "semide thiazide glutide natide lidomide trexate uracil quine fenac"
 ).split()
 _DRUG_SUFFIX = re.compile(rf"^[a-z][a-z-]{{2,}}(?:{'|'.join(DRUG_SUFFIXES)})$")
+DRUG_CLASSES: dict[str, tuple[str, ...]] = {
+    "statin": ("statin",),
+    "corticosteroid": ("sone", "solone", "cortisol", "sonide"),
+    "steroid": ("sone", "solone", "cortisol", "sonide"),
+    "glucocorticoid": ("sone", "solone", "cortisol", "sonide"),
+    "beta-blocker": ("olol",),
+    "beta blocker": ("olol",),
+    "ace inhibitor": ("pril",),
+    "angiotensin receptor blocker": ("sartan",),
+    "proton pump inhibitor": ("prazole",),
+    "selective serotonin reuptake inhibitor": ("oxetine", "citalopram", "sertraline", "fluvoxamine"),
+    "ssri": ("oxetine", "citalopram", "sertraline", "fluvoxamine"),
+    "bisphosphonate": ("dronate",),
+    "anticoagulant": ("xaban", "gatran", "warfarin", "heparin"),
+    "nsaid": ("profen", "fenac", "coxib", "naproxen"),
+    "antibiotic": ("mycin", "micin", "cillin", "floxacin", "cycline", "cef", "penem"),
+}
+"""A drug class and how its members' names end: a trial of hydrocortisone is a trial of corticosteroids."""
 NOT_DRUGS = frozenset(
     "histidine thio-histidine cytidine acetylcytidine uridine thymidine benzimidazole benzotriazole imidazole "
     "thiazole non-statin".split()

@@ -58,6 +58,10 @@ THAN = re.compile(r"\b(?:than|compared (?:with|to)|(?:(?<=when )|(?<=as ))compar
 120 patients compared" introduces nothing)."""
 _COMPARED_PHRASE = re.compile(
     r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
+_NEGATED = re.compile(r"^\s*(?:the |those |patients |participants |subjects |people |women |men |children )*"
+                      r"(?:who (?:did|were) )?(?:not|no|without|non-?)\b", _I)
+"""The other side named as the intervention's absence ("compared to patients *not* undergoing surgery"): the
+comparator, not the intervention."""
 _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^,;.()]{2,50}?)"
                      r"(?: groups?| arms?| patients| participants|[,;.(]|$)", _I)
 
@@ -108,7 +112,9 @@ class ArmTerms:
         than = THAN.search(after)
         if than:
             tail = terms(after[than.end():than.end() + 80])
-            if inter & tail and not comp & tail:
+            ahead = inter & terms(before)  # "patients mobilised early had … than those mobilised later"
+            if (inter & tail and not comp & tail and not _NEGATED.match(after[than.end():than.end() + 80])
+                    and not ahead - tail):
                 return True
             if comp & tail:
                 return False

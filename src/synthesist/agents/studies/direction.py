@@ -33,13 +33,14 @@ _I = re.IGNORECASE
 _NO_DIFFERENCE = re.compile(
     r"\bno(?:t| longer)? (?:statistically |clinically )?significant(?:ly)?\b|\bnon-?significant(?:ly)?\b"
     r"|\b(?:did|does|do|was|were|is|are) not (?:\w+ )?(?:differ|change|significantly|reach|show|affect|improve|"
-    r"reduce|increase|decrease|alter|influence)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
+    r"reduce|increase|decrease|alter|influence|associated|related|linked|correlated)"
+    r"|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
     r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b"
     r"|\bsimilar(?:ly)?\b(?! (?:pattern|trend)s?\b)"
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
     r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
     r"|\b(?:was|were|remained|is|are|be) (?:\w+ )?unaffected\b"
-    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|\bneither\b|\bdid not\b",
+    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|(?<!with )\bneither\b|(?<!who )(?<!that )\bdid not\b",
     _I,
 )
 _UP = re.compile(
@@ -127,7 +128,8 @@ def _figures(result: OutcomeResult) -> bool:
     return bool(result.effect and (result.effect.p or result.effect.ci_low))
 
 
-def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int) -> list[tuple[OutcomeResult, str]]:
+def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int,
+                   guess: bool = True) -> list[tuple[OutcomeResult, str]]:
     """What the ``limit`` units that best report the query's outcome each say of it, with the clause the direction
     was read from (best first, as :func:`answer_query` would choose them): an item's other statements of the same
     outcome — its conclusion beside its results sentence — for a reader that weighs them together
@@ -137,7 +139,7 @@ def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int) -> 
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     answers = []
     for unit in ranked_units(evidence, query, arms, aliases)[:limit]:
-        direction, clause = read_direction(unit.text, query, hint=unit.measure_hint, arms=arms)
+        direction, clause = read_direction(unit.text, query, hint=unit.measure_hint, arms=arms, guess=guess)
         effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
                                                                                    measure_hint=unit.measure_hint)
         answers.append((blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
@@ -231,8 +233,11 @@ def _same_time(asked: frozenset[float], named: frozenset[float]) -> bool:
 
 
 def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None = None,
-                   arms: ArmTerms | None = None) -> tuple[Direction, str]:
-    """The direction ``text`` states for the query's outcome, and the clause it was read from."""
+                   arms: ArmTerms | None = None, guess: bool = True) -> tuple[Direction, str]:
+    """The direction ``text`` states for the query's outcome, and the clause it was read from. A significant
+    difference with nothing that says which way (no change word, no ratio, no figures per arm) reads as an increase,
+    the commoner case in the dev labels; ``guess=False`` reads it as ``not_reported`` (a conflict never rests on a
+    guess)."""
     arms = arms or ArmTerms.of(query)
     clause = _outcome_clause(text, terms(query.outcome), arms)
     effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)
@@ -246,11 +251,15 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
     change = _change(clause, arms, terms(query.outcome))
     if change is not None:
         return change, clause
+    per_arm = _by_arms(clause, arms) if sig != "not_significant" else None
+    if per_arm is not None:  # "85% in the UFT group and 76% in the surgery-alone group (HR for death 0.64)"
+        return per_arm, clause
     side = ratio_side(effect)
     if side is not None and sig != "not_significant":
         return ("increased" if side == "above" else "decreased"), clause
     if sig == "significant":
-        return _by_numbers(clause, arms) or _by_sign(clause) or "increased", clause
+        grounded = _by_numbers(clause, arms) or _by_arms(clause, arms) or _by_sign(clause)
+        return grounded or ("increased" if guess else "not_reported"), clause
     return "no_difference", clause
 
 
@@ -280,11 +289,14 @@ def _change(clause: str, arms: ArmTerms, outcome: frozenset[str] = frozenset()) 
 
 
 def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms, outcome: frozenset[str]) -> bool:
-    """Whether a comparative names an arm rather than a change: it is followed by a word of an arm's name that is
-    not the outcome's ("higher" in "at the higher PBDE-47 dose"; not "lower" in "a lower oxygen requirement" when
-    oxygen is both the intervention and the outcome)."""
+    """Whether a comparative names an arm or a threshold rather than a change: it is followed by a word of an arm's
+    name that is not the outcome's ("higher" in "at the higher PBDE-47 dose"; not "lower" in "a lower oxygen
+    requirement" when oxygen is both the intervention and the outcome), or it closes a threshold ("NEC stage 2 *or
+    higher*", "3 *or more* days")."""
     if not (_UP_COMPARATIVE.fullmatch(cue.group()) or _DOWN_COMPARATIVE.fullmatch(cue.group())):
         return False
+    if re.search(r"\bor\s+$", clause[max(0, cue.start() - 4):cue.start()], _I):
+        return True
     following = re.match(r"[\s-]*([^\s,;.()]+)", clause[cue.end():])
     return bool(following and terms(following.group(1)) & ((arms.intervention | arms.comparator) - outcome))
 
@@ -304,6 +316,29 @@ def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
         return None
     direction: Direction = "increased" if first > second else "decreased"
     return flip(direction) if arms.first_is_comparator(clause, before[-1].start()) else direction
+
+
+_PER_ARM = re.compile(r"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s?%?\)?"
+                      r"(?:\s*\((?:(?P<share>\d+(?:\.\d+)?)\s?%)?[^()]{0,40}\))?\s+(?:of (?:the )?\w+\s+)?"
+                      r"(?:in|among|with|for) (?:the |those )?(?P<arm>[^,;.()]{2,50}?)(?: groups?| arms?|[,;.(]|$)", _I)
+"""A figure stated for one arm: "42.6% (262 of 615 patients) in the hydrocortisone group", "8.2 days in the early
+group", "2 of 45 (4.4%) in the meperidine group" (the share in brackets)."""
+
+
+def _by_arms(clause: str, arms: ArmTerms) -> Direction | None:
+    """A significant difference stated as one figure per arm ("mortality was 42.6% in the hydrocortisone group and
+    48.9% in the placebo group (P = 0.03)"): the intervention's figure against the comparator's."""
+    values: dict[str, float] = {}
+    for match in _PER_ARM.finditer(clause):
+        named = terms(match.group("arm"))
+        absent = bool(re.search(r"\b(?:without|no|not|non)\b", match.group("arm"), _I))  # "the group without it"
+        side = ("comparator" if absent or arms.comparator & named and not arms.intervention & named else
+                "intervention" if arms.intervention & named and not arms.comparator & named else None)
+        if side is not None:
+            values.setdefault(side, float(match.group("share") or match.group("value")))  # "45 (4.4%)": 4.4
+    if len(values) < 2 or values["intervention"] == values["comparator"]:
+        return None
+    return "increased" if values["intervention"] > values["comparator"] else "decreased"
 
 
 def _by_sign(clause: str) -> Direction | None:

@@ -61,6 +61,10 @@ _ALLOCATION = re.compile(
     r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
     r"(?P<second>[^.;,()]{3,100}?)(?=\s+(?:and|for|during|over|until)\s|\s*[.;,()]|$)", _I)
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no treatment|waiting list|wait-list)\b", _I)
+_TRIAL_OF = re.compile(r"\bplacebo-controlled(?:,? [\w-]+){0,3} (?:trial|study) of (?P<tested>[\w -]{3,60}?)"
+                       r"(?=\s*[(,;.]|\s+(?:among|in|for|on|at|over|during|with)\b)", _I)
+"""A placebo-controlled trial named by what it tested: its arms are that and placebo ("placebo" is verbatim in the
+quote)."""
 _SUBJECT = re.compile(r"^(?P<subject>.{3,90}?)\s+(?:was|were|did|had|showed|increased|decreased|reduced|improved|"
                       r"differed|remained|rose|fell|declined)\b")
 _CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addition|additionally|similarly|also|"
@@ -241,9 +245,16 @@ def _population(read: list[Unit]) -> str:
 
 
 def _arms(read: list[Unit]) -> tuple[Arm, ...]:
+    """The two arms of the first allocation sentence ("randomly assigned to X or Y"), else of a placebo-controlled
+    trial named by what it tested ("a placebo-controlled trial of beta-carotene (50 mg …) among …")."""
     for unit in read:
         if unit.role not in ("abstract", "methods") or unit.kind != "paragraph":
             continue
+        tested = _TRIAL_OF.search(unit.text)
+        if tested and not _ALLOCATION.search(unit.text):
+            return (Arm(role="intervention", label=tested.group("tested").strip(), quote=unit.text,
+                        section=unit.section),
+                    Arm(role="comparator", label="placebo", quote=unit.text, section=unit.section))
         match = _ALLOCATION.search(unit.text)
         if match:
             first, second = match.group("first").strip(" ,"), match.group("second").strip(" ,")
