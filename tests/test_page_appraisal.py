@@ -17,7 +17,7 @@ from test_page import CHROMIUM, browser_page  # noqa: E402, F401, F811 — the b
 from synthesist.composition import Seams, Shared  # noqa: E402
 from synthesist.config import load_settings  # noqa: E402
 from synthesist.memory import Embedder, open_chroma  # noqa: E402
-from synthesist.models import CertaintyStep, OutcomeCertainty, ResearchReport  # noqa: E402
+from synthesist.models import CertaintyStep, OutcomeCertainty, ResearchReport, TrialLink  # noqa: E402
 from synthesist.service import create_app  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here")
@@ -31,8 +31,10 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
                                  answers_question=True, steps=(
                                      CertaintyStep(domain="design", change=0, reason="starts low: cohort"),
                                      CertaintyStep(domain="inconsistency", change=-1, reason="1 conflict(s)")))
+    trial = TrialLink(nct="NCT03934567", registry_id="nct:NCT03934567", paper_ids=("pmid:93000001", "pmid:93000002"),
+                      matched_by=("NCT number", "title and sponsor"))
     report = ResearchReport(title="t", executive_summary="s", methodology="m", conflicts=conflicts,
-                            certainty=(certainty,))
+                            certainty=(certainty,), trials=(trial,))
     settings = load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"})
     app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
     page = browser_page
@@ -54,3 +56,7 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
             f"rowId('pmid:{GIST}')")
         steps = page.locator("#certainty li").all_text_contents()
         assert steps == ["design: starts low: cohort", "inconsistency (-1): 1 conflict(s)"]
+        # one registered trial, one study: its registry record and the papers that report it, each with how
+        assert page.text_content("#certainty .trial") == (
+            "NCT03934567, one study: registry record [nct:NCT03934567]; reported by [pmid:93000001] (NCT number), "
+            "[pmid:93000002] (title and sponsor)")

@@ -11,7 +11,7 @@ from synthesist.agents.conflicts import addresses_part, detect_conflicts, resolv
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.judge import inconsistent
-from synthesist.agents.studies.finding import names_comparison
+from synthesist.agents.studies.naming import names_comparison
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
 from synthesist.study import DirectionQuery

@@ -1,27 +1,21 @@
 """Where the evidence disagrees: pairs of items that address the same question part and find opposite things.
 
-Two items conflict when both address the question part (their alignment: the frame's exposure, every word of it, and
-its outcome, in full; whether or not the alignment gate finds them close enough to the whole question to *answer*
-it: a study of surgery and survival in another cancer still speaks to "does surgery improve survival?"), each names
-the exposure itself (items that merely study another intervention never conflict), and what each found for that
-outcome (:func:`~.studies.direction.answer_query`, a verbatim quote that itself names the exposure in a compared
-factor's place ("patients *undergoing* surgery", "metformin *use* was associated", "no gender *difference in*"), not
-as a covariate, a time ("1 year after surgery") or what is predicted or measured, and the outcome (most of its
-words), in one clause, by a word that is neither the exposure's nor only how the outcome is counted ("risk",
-"rate"): a finding about another factor of the same study does not count; a diagnostic-accuracy figure is no effect;
-a head-to-head of two active arms answers another comparison unless the question names a comparator) is either
+Two items conflict when both address the question part (:func:`addresses_part`: the frame's exposure and outcome,
+whether or not the alignment gate finds them close enough to the whole question to *answer* it — a study of surgery
+and survival in another cancer still speaks to "does surgery improve survival?"), and what each found on it
+(:func:`.studies.finding.finding_of`: a clear change or a stated null, read from the study's own statements that name
+the exposure and the outcome) is either
 
-- significant in opposite directions (``opposite``: one increased, the other decreased), or
-- significant against a clear null (``against_null``: one a significant change, the other an explicitly
-  non-significant result).
+- significant in opposite directions (``opposite``: one increased, the other decreased; only for an exposure with a
+  side — "sex" has none, "male sex" raising mortality and "female sex" raising it both read as an increase), or
+- significant against a clear null (``against_null``: one a significant change, the other a stated null).
 
-A direction only counts as *significant* when its quote shows it (a p value below 0.05 or a CI clear of no effect;
-the word "significant" alone is not enough); a null only counts when its quote states non-significance. Trial
-registrations (no results) and reviews (they pool, they do not add a new result) take no part, and a frame whose
-exposure is the outcome itself or only a measure word ("survival" → "survival", "risk" → "complications") has none.
-The likely reasons come from the two study records (:func:`likely_reasons`): design, size, population, dose,
-follow-up, outcome definition, and setting (a registry or multicentre study against a single centre). Code only,
-never a model.
+Items that study another intervention never conflict (their statements do not name the exposure); a head-to-head
+trial against another active treatment conflicts only with one against the same comparator; a frame whose exposure
+is the outcome itself, a measure word, an endpoint or a method ("survival" → "survival", "risk" → "complications"),
+or whose outcome is a measure word, a method or a fixed attribute, has none. The likely reasons come from the two
+study records (:func:`likely_reasons`): design, size, population, comparator, dose, follow-up, outcome measure, and
+setting (a registry or multicentre study against a single centre). Code only, never a model.
 """
 
 from __future__ import annotations
@@ -33,7 +27,8 @@ from itertools import combinations
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .extractive.text import terms
-from .studies.finding import MEASURE_WORDS, distinctive, finding_of, part_core
+from .studies.finding import finding_of
+from .studies.naming import MEASURE_WORDS, distinctive, part_core
 
 __all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query",
            "side_of"]
@@ -78,7 +73,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
-            kind = _disagreement(first[0], second[0])
+            kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _FIXED)
             if kind is None:
                 continue
             a, b = (first, second) if first[0].direction != "no_difference" else (second, first)
@@ -103,7 +98,7 @@ def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure:
     outcome in full, no surrogate), whatever its closeness to the question as a whole — a study of surgery and
     survival in another cancer is *related* to "does surgery improve survival?" by the alignment gate, and its
     finding can still contradict the answer's. The exposure must be there in every word (under its best synonym),
-    or, given the ``item`` and the ``exposure``, in every distinctive word (:func:`.studies.finding.distinctive`:
+    or, given the ``item`` and the ``exposure``, in every distinctive word (:func:`.studies.naming.distinctive`:
     "hormone" of "postmenopausal hormone replacement therapy"). :func:`detect_conflicts` then reads what each found,
     and each finding must name the exposure itself."""
     part = next((p for p in alignment.parts if p.part == "exposure" and p.addressed and not p.surrogate), None)
@@ -129,14 +124,16 @@ def side_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRe
     return side, record, result
 
 
-def _disagreement(a: ConflictSide, b: ConflictSide) -> str | None:
+def _disagreement(a: ConflictSide, b: ConflictSide, two_sided: bool = True) -> str | None:
     """``opposite`` or ``against_null`` for two findings that disagree on one comparison; None when they agree or
-    compare the exposure with different things (a head-to-head against another drug is not a placebo trial)."""
+    compare the exposure with different things (a head-to-head against another drug is not a placebo trial).
+    Opposite directions need an exposure with a side (``two_sided``): "male sex raised mortality" and "female sex
+    raised mortality" both read as an increase for "sex"."""
     if a.evidence_id == b.evidence_id or not _same_comparison(a.comparator, b.comparator):
         return None
     directions = {a.direction, b.direction}
     if directions == {"increased", "decreased"}:
-        return "opposite"
+        return "opposite" if two_sided else None
     if "no_difference" in directions and len(directions) == 2:
         return "against_null"
     return None

@@ -292,10 +292,12 @@ def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms, outcome: frozens
     """Whether a comparative names an arm or a threshold rather than a change: it is followed by a word of an arm's
     name that is not the outcome's ("higher" in "at the higher PBDE-47 dose"; not "lower" in "a lower oxygen
     requirement" when oxygen is both the intervention and the outcome), or it closes a threshold ("NEC stage 2 *or
-    higher*", "3 *or more* days")."""
+    higher*", "3 *or more* days", "*less than* 2")."""
     if not (_UP_COMPARATIVE.fullmatch(cue.group()) or _DOWN_COMPARATIVE.fullmatch(cue.group())):
         return False
     if re.search(r"\bor\s+$", clause[max(0, cue.start() - 4):cue.start()], _I):
+        return True
+    if re.match(r"\s+than\s+[\d.]", clause[cue.end():]):  # "performance status of less than 2"
         return True
     following = re.match(r"[\s-]*([^\s,;.()]+)", clause[cue.end():])
     return bool(following and terms(following.group(1)) & ((arms.intervention | arms.comparator) - outcome))
@@ -322,7 +324,8 @@ _PER_ARM = re.compile(r"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s?%?\)?"
                       r"(?:\s*\((?:(?P<share>\d+(?:\.\d+)?)\s?%)?[^()]{0,40}\))?\s+(?:of (?:the )?\w+\s+)?"
                       r"(?:in|among|with|for) (?:the |those )?(?P<arm>[^,;.()]{2,50}?)(?: groups?| arms?|[,;.(]|$)", _I)
 """A figure stated for one arm: "42.6% (262 of 615 patients) in the hydrocortisone group", "8.2 days in the early
-group", "2 of 45 (4.4%) in the meperidine group" (the share in brackets)."""
+group", "2 of 45 (4.4%) in the meperidine group" (the share in brackets); an arm named by the intervention's
+absence ("the group without preparation", "the surgery-alone group") is the comparator."""
 
 
 def _by_arms(clause: str, arms: ArmTerms) -> Direction | None:
@@ -331,7 +334,8 @@ def _by_arms(clause: str, arms: ArmTerms) -> Direction | None:
     values: dict[str, float] = {}
     for match in _PER_ARM.finditer(clause):
         named = terms(match.group("arm"))
-        absent = bool(re.search(r"\b(?:without|no|not|non)\b", match.group("arm"), _I))  # "the group without it"
+        absent = bool(re.search(r"\b(?:without|no|not|non)\b", match.group("arm"), _I)  # "the group without it"
+                      or re.search(r"\balone\b", match.group("arm"), _I) and not arms.intervention & named)
         side = ("comparator" if absent or arms.comparator & named and not arms.intervention & named else
                 "intervention" if arms.intervention & named and not arms.comparator & named else None)
         if side is not None:

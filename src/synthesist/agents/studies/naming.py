@@ -1,0 +1,322 @@
+"""How a study names the question's parts: the exposure and the outcome, in one clause of a finding.
+
+A study rarely words the question as the question does. The parts are read by their cores (:func:`part_core`:
+"epidural analgesia" of "epidural analgesia in labour", "operative mortality" of "higher operative mortality after
+coronary artery bypass grafting"), and each may be named several ways (:func:`exposure_names`, :func:`outcome_names`):
+its core words (by any distinctive one, :func:`distinctive`, when the study is about the whole exposure), a lay
+synonym's MeSH name, the article's own short form ("TXA", "NEC"), its initials ("PCI"), a drug class's members
+("hydrocortisone" for corticosteroids), a word studies use for another ("women" for female, "death" for mortality),
+and in a trial whose arms were read, its arms ("the intervention group", "between the groups").
+
+:func:`names_comparison` says whether one clause of a quote names the comparison: the exposure where a compared
+factor stands (:func:`.compared.compared`, or the subject of "was associated with") and most of the outcome's
+specific words — not as a covariate, what is measured, a member of a list of predictors, a group of people, another
+form of the exposure ("beta-carotene *from food*" for supplementation), a combination ("MBP *combined with*
+antibiotics") or a comparison of two kinds of it ("*between annual and biennial* screening"). :mod:`.finding` reads
+what a study found with it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+from ...study import DirectionQuery
+from ..extractive.entities import DRUG_CLASSES, NOT_DRUGS
+from ..extractive.synonyms import lay_synonyms
+from ..extractive.text import terms
+from .arms import abbreviations
+from .compared import compared, listed_together, only_a_group
+
+__all__ = ["BOTH_ARMS", "HOW_GIVEN", "MEASURE_WORDS", "MODIFIERS", "SYNONYMS", "TRIAL_ARMS", "class_members",
+           "distinctive", "exposure_names", "names_comparison", "outcome_names", "outcome_words", "part_core"]
+
+HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
+                  "regimen prophylaxis")
+"""How an exposure is given, not what it is: a trial of "vitamin D supplementation" speaks of "the vitamin D
+group"."""
+
+MODIFIERS = terms("low high dose low-dose high-dose long short term long-term short-term early late daily weekly oral "
+                   "intravenous perioperative preoperative postoperative dietary current regular routine prophylactic "
+                   "adjuvant moderate heavy light postmenopausal premenopausal")
+"""Words that qualify an exposure but name none on their own ("low-dose" of "low-dose aspirin")."""
+
+_HEADS = terms("acid acids therapy therapies replacement preparation intervention interventions training inhibitor "
+               "inhibitors agent agents drug drugs program programme management care fatty group groups")
+"""Head nouns many exposures share ("omega-3 fatty *acid*", "hormone *replacement* therapy"): a clause naming only
+these names no exposure."""
+
+_OUTCOME_GENERIC = terms("major serious adverse event events disease diseases composite overall total any all-cause "
+                         "new onset clinical childhood adulthood adult maternal neonatal infant paediatric pediatric")
+"""Words of an outcome's name that trials vary freely ("major cardiovascular *events*", "cardiovascular *disease*"):
+an outcome is named by its other words."""
+
+SYNONYMS = {"female": "women", "male": "men", "sex": "gender", "gender": "sex", "mortality": "death",
+             "death": "mortality", "deaths": "mortality", "salt": "sodium", "sodium": "salt"}
+"""One word for another that studies use of the same thing ("female sex": "in women"; "mortality": "death")."""
+
+_FORMS = {**dict.fromkeys(terms("supplementation supplements supplement supplemented capsules tablets"), "given"),
+          **dict.fromkeys(terms("dietary diet food foods"), "eaten"),
+          **dict.fromkeys(terms("serum plasma level levels concentration concentrations status"), "measured")}
+"""Forms of one substance that are different exposures: given as a supplement, eaten in food, measured in blood."""
+
+_MORPH = re.compile(r"osi$")
+"""One condition, two word forms: "psychosis"/"psychotic", "thrombosis"/"thrombotic" (stems psychosi, psychot)."""
+
+_BETWEEN_KINDS = re.compile(r"\bbetween (?:the )?[\w-]+(?: [\w-]+)? (?:and|or|vs\.?|versus) (?:the )?[\w-]+"
+                            r"(?P<tail>(?: [\w-]+){1,2})", re.I)
+
+_COMBINATION = re.compile(r"\s+(?:\w+\s+)?(?:combined with|plus|in combination with|together with|\+)\s", re.I)
+
+_QUALIFIER = re.compile(r"\s+(?:after|in|during|among|following|targeting|before|at|within|on|for)\s.*$", re.I)
+"""Where a part's qualifier starts: "epidural analgesia *in labour*", "mortality *after* non-cardiac surgery"."""
+
+_DIRECTED = re.compile(r"^(?:(?:higher|lower|increased|reduced|decreased|greater|better|worse|improved|poorer|more|"
+                       r"less|fewer|elevated|an?|the)\s+)+", re.I)
+"""An outcome's direction, which the question asks and a study answers: "*higher* mortality" measures mortality."""
+
+_PEOPLE = terms("patients patient people persons adults children women men subjects participants individuals")
+
+MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels outcome outcomes prevalence chance "
+                      "likelihood probability proportion number score scores value values")
+"""Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
+pre-eclampsia" is about some other risk."""
+
+_CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
+"""Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
+a null on case number and a finding on tumour stage, never a null on tumour stage."""
+
+_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+
+_FACTORS = re.compile(r"\b(?:predictors?|(?:risk|prognostic|independent) factors?) (?:of|for)\b|\bfactors? for\b",
+                      re.IGNORECASE)
+"""Where a list of factors meets what they predict: "age and symptom severity were predictors of coping" is no
+finding of symptom severity on age ("predictors of survival were age and stage" still names age's finding)."""
+
+_ADJUSTED = re.compile(r"\b(?:(?:adjust\w*|controll\w*|stratif\w*|match\w*|account\w*|correct\w*) (?:for|by|on)|"
+                       r"regardless of|irrespective of|independent(?:ly)? of) [^.;()]*", re.IGNORECASE)
+"""A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
+reports on."""
+
+TRIAL_ARMS = ("intervention group", "treatment group", "treated group", "active group", "supplemented group",
+               "experimental group", "exposed group", "intervention arm", "treatment arm", "active treatment")
+"""How a trial names its intervention arm without naming the intervention."""
+
+BOTH_ARMS = ("groups", "arms")
+"""How a trial whose arms were read names its comparison ("did not differ between the groups")."""
+
+_LETTER_NUMBER = re.compile(r"^([a-z])\d+$")
+
+def part_core(phrase: str, *, outcome: bool = False) -> str:
+    """A question part without what qualifies it: "epidural analgesia in labour" → "epidural analgesia", "higher
+    operative mortality after coronary artery bypass grafting" → "operative mortality" (an outcome loses its
+    direction too). A part that would be left naming only people keeps its words ("patients with diabetes")."""
+    core = _QUALIFIER.sub("", phrase)
+    core = (_DIRECTED.sub("", core) if outcome else core).strip()
+    return core if terms(core) - _PEOPLE else phrase
+
+
+def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple[str, str] | None = None
+                   ) -> list[tuple[str, frozenset[str]]]:
+    """The ways a study may name the question's exposure. First its core words without the word for how it is given
+    ("vitamin D" for "vitamin D supplementation", "statin" for "statin use"): a clause may name it by some of them
+    (:func:`names_comparison`). Then names a clause must hold whole: a lay synonym's MeSH name ("vitamin D" →
+    cholecalciferol), a short form the article defines for it ("tranexamic acid (TXA)"), a word studies use for
+    another ("women" for "female"), and in a trial whose ``arms`` (intervention, comparator) were read with the
+    exposure as its intervention, what tells its intervention arm from the other ("early" of "early mobilisation"
+    against "delayed mobilisation"), the words it uses for that arm ("the intervention group") and its two groups
+    ("did not differ between the groups")."""
+    phrase = part_core(exposure)
+    words = terms(phrase)
+    core = words - HOW_GIVEN or words
+    names = [(phrase, core)]
+    bare = " ".join(w for w in phrase.split() if not terms(w) <= HOW_GIVEN) or phrase
+    for synonym in dict.fromkeys([*lay_synonyms(phrase), *lay_synonyms(bare)]):
+        if terms(synonym):
+            names.append((synonym, terms(synonym)))
+    flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
+    for short, long in abbreviations(text).items():  # "17-alpha-hydroxyprogesterone caproate (17OHPC)"
+        spelled = terms(long.replace("-", " ")) - HOW_GIVEN
+        if spelled and spelled <= flat <= spelled | MODIFIERS:
+            names.append((short, terms(short) or frozenset({short})))
+    names += [(member, terms(member)) for member in class_members(phrase, text)]
+    for words_of in (phrase.split(), [w for w in phrase.split() if not terms(w) <= MODIFIERS]):
+        initials = "".join(w[0] for w in re.findall(r"[A-Za-z][\w-]*", " ".join(words_of))).lower()
+        if len(initials) >= 3:  # "PCI" for percutaneous coronary intervention, "HRT" for hormone replacement therapy
+            names.append((initials.upper(), frozenset({initials})))
+    for word in phrase.split():
+        if (other := SYNONYMS.get(word.lower())) and (swapped := terms(phrase.replace(word, other)) - HOW_GIVEN):
+            names.append((phrase.replace(word, other), swapped))
+    if trial and arms:
+        own = terms(arms[0]) - terms(arms[1]) - HOW_GIVEN - _HEADS
+        if own and own <= core:
+            names.append((arms[0], own))
+        names += [(arm, terms(arm)) for arm in (*TRIAL_ARMS, *BOTH_ARMS)]
+    return list(dict.fromkeys(names))
+
+
+def class_members(exposure: str, text: str) -> list[str]:
+    """The members of a drug class the exposure names that ``text`` names ("hydrocortisone" for corticosteroids:
+    :data:`~synthesist.agents.extractive.entities.DRUG_CLASSES`)."""
+    lowered = " ".join(w.rstrip("s") for w in exposure.lower().replace("-", " ").split())
+    endings = [e for name, ends in DRUG_CLASSES.items() if name.replace("-", " ") in lowered for e in ends]
+    if not endings:
+        return []
+    found = (word.lower() for word in re.findall(r"[A-Za-z][A-Za-z-]{3,}", text))
+    return list(dict.fromkeys(w for w in found if any(w.endswith(e) or e in w.split("-") for e in endings)
+                              and w not in NOT_DRUGS and len(w) > len(min(endings, key=len)) + 2))
+
+
+def distinctive(exposure: str) -> frozenset[str]:
+    """The exposure's words that tell it from others: its core without how it is given, its modifiers and the head
+    nouns exposures share ("hormone" of "postmenopausal hormone replacement therapy"). A study that holds them all
+    is about the exposure, and a clause of it may name the exposure by any one of them."""
+    words = terms(part_core(exposure))
+    return words - HOW_GIVEN - MODIFIERS - _HEADS or words - HOW_GIVEN or words
+
+
+def outcome_names(outcome: str, text: str) -> list[frozenset[str]]:
+    """The ways a study may name the question's outcome: its words (:func:`outcome_words`), the other word trials
+    use ("death" for "mortality"), and a short form the article defines for it ("necrotising enterocolitis (NEC)")."""
+    phrase = outcome_words(outcome)
+    words = terms(phrase)
+    names = [words, terms(" ".join(SYNONYMS.get(w.lower(), w) for w in phrase.split()))]
+    for short, long in abbreviations(text).items():
+        if words - MEASURE_WORDS and words - MEASURE_WORDS <= terms(long):
+            names.append(terms(short) or frozenset({short}))
+    return list(dict.fromkeys(names))
+
+
+def outcome_words(outcome: str) -> str:
+    """The outcome as a study may word it: its core without the words trials vary ("major cardiovascular events" →
+    "cardiovascular"), or its core when that is all it has."""
+    core = part_core(outcome, outcome=True)
+    kept = " ".join(w for w in core.split() if not terms(w) <= _OUTCOME_GENERIC)
+    return kept if terms(kept) else core
+
+
+def names_comparison(quote: str, query: DirectionQuery, name: str | None = None,
+                     exposure: frozenset[str] | None = None, *, partial: bool = False, whole: bool = False,
+                     outcomes: Sequence[frozenset[str]] = ()) -> bool:
+    """One clause of ``quote`` (:data:`_CLAUSES`) names the comparison (module docstring): the exposure by
+    ``exposure`` (default: the query's core words) and the query's outcome. A sentence about another factor of
+    the same study, or a clause about one factor next to a clause about another, is no finding on the question."""
+    name = name or part_core(query.intervention)
+    if exposure is None:
+        exposure = terms(name) - HOW_GIVEN or terms(name)
+    named = outcomes or [terms(outcome_words(query.outcome))]
+    return bool(exposure) and any(_clause_names(clause, name, exposure, outcome, partial, whole)
+                                  for clause in _split_clauses(quote) for outcome in named)
+
+
+def _split_clauses(quote: str) -> list[str]:
+    """``quote`` cut at :data:`_CLAUSES`, never inside brackets ("(2.3% vs 2.1%; P = .71)" stays whole)."""
+    depth, cuts = 0, []
+    for index, char in enumerate(quote):
+        depth = depth + (char in "([") - (char in ")]") if char in "()[]" else depth
+        depth = max(depth, 0)
+        if depth == 0 and (match := _CLAUSES.match(quote, index)):
+            cuts.append((match.start(), match.end()))
+    pieces, start = [], 0
+    for begin, end in cuts:
+        if begin >= start:
+            pieces.append(quote[start:begin])
+            start = end
+    return [*pieces, quote[start:]]
+
+
+def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str],
+                  partial: bool = False, whole: bool = False) -> bool:
+    said = terms(_without_covariates(clause, exposure))
+    words = said | {m.group(1) for w in said if (m := _LETTER_NUMBER.match(w))}  # "vitamin D3" names vitamin D
+    outcome = outcome - exposure  # "blood loss" for "blood pressure": "blood" names the exposure, not the outcome
+    specific = outcome - MEASURE_WORDS or outcome  # "risk" in "relative risk" names no "risk of lung cancer"
+    named = frozenset(w for w in specific if any(_same_word(w, said_word) for said_word in words))
+    matched = {e for e in exposure if any(_same_word(e, w) for w in words)}
+    factor = frozenset(w for w in said if any(_same_word(e, w) for e in exposure))  # as the clause words it
+    if not named or len(named) * 2 <= len(specific) and len(specific) > 1:
+        return False
+    if whole:  # another name ("treatment group", "TXA") is named whole
+        too_little = matched != exposure
+    elif partial:
+        too_little = not matched - MODIFIERS - _HEADS
+    else:
+        too_little = len(matched) < math.ceil(len(exposure) / 2) or not matched - MODIFIERS
+    if too_little or _another_form(intervention, clause) or _combined(clause, factor) or _within(clause, factor):
+        return False
+    first = re.escape(intervention.split()[0])
+    if re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of|rates? of|proportions? of|"
+                 rf"numbers? of|likelihood of)\s+(?:\w+\s+){{0,2}}?{first}", clause, re.IGNORECASE):
+        return False
+    link = _LINK.search(clause)
+    if link is not None:
+        subject = terms(clause[:link.start()])
+        if not (subject & exposure or subject & outcome):
+            return False
+    for joint in filter(None, (link, _FACTORS.search(clause))):
+        subject, linked = clause[:joint.start()], terms(clause[joint.end():])
+        if not named & linked and listed_together(subject, factor, named):  # two factors of one list
+            return False
+    return (_subject_of(link, clause, factor) or compared(clause, factor)) and not only_a_group(clause, named)
+
+
+def _same_word(asked: str, said: str) -> bool:
+    """Two stems of one word: equal, a plural ("PPIs" for PPI, stems "ppis"/"ppi"), another form of a condition
+    ("psychotic" for psychosis: :data:`_MORPH`), or one a stem of the other by a short ending ("neurodevelopmental"
+    for neurodevelopment)."""
+    if asked == said or _MORPH.sub("ot", asked) == _MORPH.sub("ot", said):
+        return True
+    short, long = sorted((asked, said), key=len)
+    return len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 3 and short.isalpha()
+
+
+def _subject_of(link: re.Match[str] | None, clause: str, factor: frozenset[str]) -> bool:
+    """The factor is what the association is of: it stands at most six words before "associated with", no comma
+    between ("current smoking at the index date was associated with …")."""
+    if link is None:
+        return False
+    before = re.findall(r"[\w'-]+|,", clause[:link.start()])[-7:]
+    last = max((i for i, word in enumerate(before) if terms(word) & factor), default=None)
+    return last is not None and "," not in before[last:]
+
+
+def _within(clause: str, factor: frozenset[str]) -> bool:
+    """The clause compares two kinds of the exposure ("did not differ *between annual and biennial* screening"),
+    not the exposure with its absence."""
+    for match in _BETWEEN_KINDS.finditer(clause):
+        if terms(match.group("tail")) & factor:
+            return True
+    return False
+
+
+def _combined(clause: str, factor: frozenset[str]) -> bool:
+    """The clause names the exposure in a combination, another exposure ("MBP *combined with* oral antibiotics",
+    "aspirin *plus* clopidogrel")."""
+    for word in re.finditer(r"[\w'-]+", clause):
+        if terms(word.group()) & factor and _COMBINATION.match(clause, word.end()):
+            return True
+    return False
+
+
+def _another_form(exposure: str, clause: str) -> bool:
+    """The clause names the exposure in another form than the question (:data:`_FORMS`): "beta-carotene *from food*"
+    or "*serum* vitamin D" for a question on supplementation, "vitamin D *supplements*" for one on dietary intake."""
+    asked = {form for word in terms(exposure) if (form := _FORMS.get(word))}
+    said = {form for word in terms(clause) if (form := _FORMS.get(word))}
+    return bool(asked and said) and not asked & said
+
+
+def _without_covariates(clause: str, exposure: frozenset[str]) -> str:
+    """The clause without the factors it only adjusts for ("after adjustment for age, sex and smoking"); a list of
+    covariates ends at the comma before the exposure ("After adjustment for age, sex and trauma, cannabis use at
+    baseline increased …" keeps "cannabis use at baseline increased …")."""
+    def cut(match: re.Match[str]) -> str:
+        span = match.group(0)
+        for word in re.finditer(r"[\w'-]+", span):
+            if terms(word.group()) & exposure:
+                comma = span.rfind(",", 0, word.start())
+                return " " + span[comma + 1:] if comma >= 0 else " "
+        return " "
+
+    return _ADJUSTED.sub(cut, clause)
