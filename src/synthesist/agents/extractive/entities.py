@@ -38,12 +38,13 @@ DRUG_CLASSES: dict[str, tuple[str, ...]] = {
     "proton pump inhibitor": ("prazole",),
     "selective serotonin reuptake inhibitor": ("oxetine", "citalopram", "sertraline", "fluvoxamine"),
     "ssri": ("oxetine", "citalopram", "sertraline", "fluvoxamine"),
-    "bisphosphonate": ("dronate",),
+    "bisphosphonate": ("dronate", "dronic"),
     "anticoagulant": ("xaban", "gatran", "warfarin", "heparin"),
     "nsaid": ("profen", "fenac", "coxib", "naproxen"),
-    "antibiotic": ("mycin", "micin", "cillin", "floxacin", "cycline", "cef", "penem"),
+    "antibiotic": ("mycin", "micin", "cillin", "floxacin", "cycline", "penem", "cef-", "ceph-"),
 }
-"""A drug class and how its members' names end: a trial of hydrocortisone is a trial of corticosteroids."""
+"""A drug class and how its members' names end (or, marked with a trailing "-", begin): a trial of hydrocortisone
+is a trial of corticosteroids, one of cefazolin a trial of antibiotics."""
 NOT_DRUGS = frozenset(
     "histidine thio-histidine cytidine acetylcytidine uridine thymidine benzimidazole benzotriazole imidazole "
     "thiazole non-statin".split()

@@ -79,6 +79,8 @@ def abbreviations(text: str) -> dict[str, str]:
         window = words[-max(1, min(letters, len(words))):]
         starts = [i for i, word in enumerate(window) if word[:1].lower() == short[0].lower()]
         found.setdefault(short.lower(), " ".join(window[starts[0]:] if starts else window))
+        if len(short) > 3 and short.endswith("s") and short[:-1].isupper():  # "(CLABSIs)": CLABSI too
+            found.setdefault(short[:-1].lower(), found[short.lower()])
     return found
 
 

@@ -40,12 +40,12 @@ _BEFORE = frozenset("with without receiving received receive receives treated tr
                     "male female presence absence history effect effects impact influence benefit role".split())
 """Words before a factor that make it compared: how people came to have it, what it is set against, or what it does
 ("*effect of* exposure", "*between* men and women")."""
-_AFTER = frozenset("group groups arm arms cohort users user use versus vs compared therapy treatment intake "
-                   "supplementation consumption administration associated correlated linked related predictor "
-                   "predictors predicted predicts predictive determinant factor factors patients subjects participants "
-                   "individuals hazard odds ratio ratios superior inferior noninferior non-inferior effective "
-                   "ineffective beneficial protective harmful does do did had has have fail fails failed may might "
-                   "can could would resulted results result led leads lead".split())
+_AFTER = frozenset("group groups arm arms period periods phase phases cohort users user use versus vs compared therapy "
+                   "treatment intake supplementation consumption administration associated correlated linked related "
+                   "predictor predictors predicted predicts predictive determinant factor factors patients subjects "
+                   "participants individuals hazard odds ratio ratios superior inferior noninferior non-inferior "
+                   "effective ineffective beneficial protective harmful does do did had has have fail fails failed may "
+                   "might can could would resulted results result led leads lead".split())
 """Words after a factor that make it compared: its group or its use, an association, a prediction, a judgement of
 it ("aspirin was *superior* to placebo"), the auxiliary of what it did ("aspirin *does* not reduce", "*failed* to
 reduce", "*resulted* in", "*had* lower mortality"), or an effect measure."""

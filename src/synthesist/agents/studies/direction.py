@@ -40,7 +40,7 @@ _NO_DIFFERENCE = re.compile(
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
     r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
     r"|\b(?:was|were|remained|is|are|be) (?:\w+ )?unaffected\b"
-    r"|\bnon-?inferior\w*|\bequivalen\w*|\bn\.s\.|\(ns\)|(?<!with )\bneither\b|(?<!who )(?<!that )\bdid not\b",
+    r"|\bnon-?inferior\w*|\bequivalen(?:ce|t)\b|\bn\.s\.|\(ns\)|(?<!with )\bneither\b|(?<!who )(?<!that )\bdid not\b",
     _I,
 )
 _UP = re.compile(
@@ -57,7 +57,8 @@ _FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|t
                         r".{0,40}\b(?:differen|significan|change)", _I)
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
 _CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively"
-                     r"|,? (?=with no (?:\w+ )?differences?\b)")
+                     r"|,? (?=with no (?:\w+ )?differences?\b)"
+                     r"|, (?=with no\b|without (?:an? )?(?:\w+ )?(?:increas|reduc|excess|chang))")
 _BETWEEN = re.compile(r"\bbetween (?:the )?(?P<a>[^,;()]{1,60}?) (?:and|versus|vs\.?) (?:the )?(?P<b>[^,;()]{1,60})",
                       _I)
 """A comparison named as a pair ("no difference between the GCV group and the ACV group")."""

@@ -21,7 +21,7 @@ head-to-head of two active treatments from a controlled one. Code only, never a 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...models import Evidence
@@ -36,12 +36,14 @@ from .naming import (
     MODIFIERS,
     SYNONYMS,
     TRIAL_ARMS,
+    class_members,
     distinctive,
     exposure_names,
     names_comparison,
     outcome_names,
     outcome_words,
     part_core,
+    spelled_out,
 )
 from .record import read_study
 from .verify import source_text
@@ -65,9 +67,12 @@ IMPLIED_COMPARATOR = "placebo control controls sham untreated nonusers non-users
 control arm, so that "fractures were fewer in the placebo group than in the vitamin D group" reads as vitamin D's
 increase."""
 
-_UNADJUSTED = re.compile(r"\b(?:before (?:matching|adjustment)|unadjusted|crude|univariat\w*|univariable)\b", re.I)
-"""A result before adjustment or matching, which the adjusted one supersedes."""
+_UNADJUSTED = re.compile(r"\b(?:before (?:matching|adjustment)|unadjusted|crude|univariat\w*|univariable|"
+                         r"minimally adjusted|age[- ](?:and sex[- ])?adjusted|adjusted (?:only )?for age and sex)\b",
+                         re.I)
+"""A result before (full) adjustment or matching, which the adjusted one supersedes."""
 
+_DOSE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|mcg|iu|ml|units?)\b", re.I)
 _HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|possibl\w*|probabl\w*)\b", re.I)
 
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
@@ -112,19 +117,30 @@ class Finding:
 
 
 def comparator_of(record: StudyRecord, exposure: str) -> str | None:
-    """The trial's comparator arm when its intervention arm is the exposure: its label when it is another active
-    treatment (a head-to-head: a short name that is no control and shares no word with the exposure, as
-    "intravenous meperidine" against epidural analgesia), '' when it is a control or less of the exposure itself
-    (placebo, usual care, "delayed mobilisation", "conventional insulin therapy"), None when the record reads no arms
-    or the exposure is not its intervention."""
+    """The trial's comparator arm when its intervention arm is the exposure (or, for a drug class, one of its
+    members): its label when it is another active treatment, another member of the class or another dose or timing
+    of the exposure (a head-to-head: a short name that is no control, as "intravenous meperidine" against epidural
+    analgesia, "75 mg" against aspirin 150 mg, "amoxicillin-clavulanate" against cefazolin for antibiotic
+    prophylaxis, "delayed" against early epidural analgesia), '' when it is a control or less of
+    the exposure itself (placebo, usual care, "delayed mobilisation", "conventional insulin therapy"), None when the
+    record reads no arms or the exposure is not its intervention."""
     roles = {arm.role: arm.label for arm in record.arms}
     if "intervention" not in roles or "comparator" not in roles:
         return None
     core = terms(part_core(exposure)) - HOW_GIVEN - MODIFIERS
-    if not core & terms(roles["intervention"]):
+    members = frozenset().union(*(terms(m) for m in class_members(exposure, " ".join(roles.values()))))
+    if not (core | members) & terms(roles["intervention"]):
         return None
     other = roles["comparator"]
-    if CONTROL.search(other) or core & terms(other) or len(other.split()) > 6 or re.search(r"\d", other):
+    if CONTROL.search(other):
+        return ""
+    if members & terms(other):
+        return other  # two members of the class ("cefazolin" against "amoxicillin-clavulanate")
+    if _DOSE.search(other) and _DOSE.search(roles["intervention"]):
+        return other  # two doses of one drug
+    if terms(part_core(exposure)) - HOW_GIVEN <= terms(other):
+        return other  # two ways of giving the exposure itself ("early" and "delayed" epidural analgesia)
+    if core & terms(other) or len(other.split()) > 6 or re.search(r"\d", other):
         return ""
     return other
 
@@ -144,15 +160,16 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     names = exposure_names(query.intervention, text, trial=record.design in _TRIALS, arms=labels)
     own = " ".join(name for name, _ in names[1:] if name not in TRIAL_ARMS and name not in BOTH_ARMS)
     reading = DirectionQuery(intervention=f"{part_core(query.intervention)} {own}".strip(),
-                             comparator=query.comparator or arms or IMPLIED_COMPARATOR,
+                             comparator=query.comparator or f"{arms} {IMPLIED_COMPARATOR}".strip(),
                              outcome=outcome_words(query.outcome))
     outcomes = outcome_names(query.outcome, text)
     partial = distinctive(query.intervention) <= terms(f"{item.title or ''} {item.content}")
+    spelled = spelled_out(text)
     found: list[OutcomeResult] = []
     seen: set[str] = set()
     for asked in _outcome_queries(reading):
         for result, clause in ranked_answers(item, asked, limit=READ_UNITS, guess=False):
-            if result.quote not in seen and _kept(result, clause, asked, names, partial, outcomes):
+            if result.quote not in seen and _kept(result, clause, asked, names, partial, outcomes, spelled):
                 seen.add(result.quote)
                 found.append(result.model_copy(update={"outcome": query.outcome, "comparator": query.comparator}))
     if not found or len({r.direction for r in found}) > 1:
@@ -168,19 +185,21 @@ def _outcome_queries(query: DirectionQuery) -> list[DirectionQuery]:
 
 
 def _kept(result: OutcomeResult, clause: str, query: DirectionQuery, names: Sequence[tuple[str, frozenset[str]]],
-          partial: bool = False, outcomes: Sequence[frozenset[str]] = ()) -> bool:
+          partial: bool = False, outcomes: Sequence[tuple[frozenset[str], frozenset[str]]] = (),
+          spelled: Callable[[str], str] = lambda quote: quote) -> bool:
     """One statement is a finding on the question's comparison: a direction, clear in the clause it was read from,
     no diagnostic figure, not a subgroup's or a secondary analysis's change, and it names the comparison (by any
-    distinctive word of the exposure when the study is about the whole of it: ``partial``)."""
+    distinctive word of the exposure when the study is about the whole of it: ``partial``; the article's short
+    forms ``spelled`` out: "CHG bathing" is chlorhexidine gluconate bathing)."""
     if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
         return False
     if _DIAGNOSTIC.search(result.quote) or result.direction != "no_difference" and _SUBGROUP.search(result.quote):
         return False
     if _UNADJUSTED.search(result.quote):
         return False
-    return clear(result, clause) and any(
-        names_comparison(result.quote, query, name, words, partial=partial and not i, whole=bool(i),
-                         outcomes=outcomes)
+    quote = spelled(result.quote)
+    return clear(result, spelled(clause)) and any(
+        names_comparison(quote, query, name, words, partial=partial and not i, whole=bool(i), outcomes=outcomes)
         for i, (name, words) in enumerate(names))
 
 

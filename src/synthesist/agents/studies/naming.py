@@ -20,20 +20,21 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...study import DirectionQuery
 from ..extractive.entities import DRUG_CLASSES, NOT_DRUGS
-from ..extractive.synonyms import lay_synonyms
+from ..extractive.synonyms import LAY_SYNONYMS, lay_synonyms
 from ..extractive.text import terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
 
 __all__ = ["BOTH_ARMS", "HOW_GIVEN", "MEASURE_WORDS", "MODIFIERS", "SYNONYMS", "TRIAL_ARMS", "class_members",
-           "distinctive", "exposure_names", "names_comparison", "outcome_names", "outcome_words", "part_core"]
+           "distinctive", "exposure_names", "names_comparison", "outcome_names", "outcome_words", "part_core",
+           "spelled_out"]
 
 HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
-                  "regimen prophylaxis")
+                  "regimen")
 """How an exposure is given, not what it is: a trial of "vitamin D supplementation" speaks of "the vitamin D
 group"."""
 
@@ -47,6 +48,12 @@ _HEADS = terms("acid acids therapy therapies replacement preparation interventio
 """Head nouns many exposures share ("omega-3 fatty *acid*", "hormone *replacement* therapy"): a clause naming only
 these names no exposure."""
 
+_OUTCOME_QUALIFIERS = terms("postoperative perioperative intraoperative preoperative preterm early late acute chronic "
+                            "incident severe recurrent in-hospital hospital")
+"""When or how badly, not what: "delirium" names postoperative delirium (a study of its kind speaks of its own)."""
+_KINDS = terms("term preterm early late acute chronic mild moderate severe fatal nonfatal non-fatal "
+               "early-onset late-onset postoperative preoperative")
+"""Words that make one kind of an outcome another ("term" and "preterm" preeclampsia)."""
 _OUTCOME_GENERIC = terms("major serious adverse event events disease diseases composite overall total any all-cause "
                          "new onset clinical childhood adulthood adult maternal neonatal infant paediatric pediatric")
 """Words of an outcome's name that trials vary freely ("major cardiovascular *events*", "cardiovascular *disease*"):
@@ -132,7 +139,8 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
     core = words - HOW_GIVEN or words
     names = [(phrase, core)]
     bare = " ".join(w for w in phrase.split() if not terms(w) <= HOW_GIVEN) or phrase
-    for synonym in dict.fromkeys([*lay_synonyms(phrase), *lay_synonyms(bare)]):
+    lay = [term for term, headings in LAY_SYNONYMS.items() if any(terms(h) == core for h in headings)]
+    for synonym in dict.fromkeys([*lay_synonyms(phrase), *lay_synonyms(bare), *lay]):  # fish oil ↔ omega-3
         if terms(synonym):
             names.append((synonym, terms(synonym)))
     flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
@@ -141,6 +149,8 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
         if spelled and spelled <= flat <= spelled | MODIFIERS:
             names.append((short, terms(short) or frozenset({short})))
     names += [(member, terms(member)) for member in class_members(phrase, text)]
+    if "-" in phrase and (split := terms(phrase.replace("-", " ")) - HOW_GIVEN) != core:
+        names.append((phrase.replace("-", " "), split))  # "night-shift": night, shift
     for words_of in (phrase.split(), [w for w in phrase.split() if not terms(w) <= MODIFIERS]):
         initials = "".join(w[0] for w in re.findall(r"[A-Za-z][\w-]*", " ".join(words_of))).lower()
         if len(initials) >= 3:  # "PCI" for percutaneous coronary intervention, "HRT" for hormone replacement therapy
@@ -164,8 +174,17 @@ def class_members(exposure: str, text: str) -> list[str]:
     if not endings:
         return []
     found = (word.lower() for word in re.findall(r"[A-Za-z][A-Za-z-]{3,}", text))
-    return list(dict.fromkeys(w for w in found if any(w.endswith(e) or e in w.split("-") for e in endings)
+    return list(dict.fromkeys(w for w in found if any(_member(w, e) for e in endings)
                               and w not in NOT_DRUGS and len(w) > len(min(endings, key=len)) + 2))
+
+
+def _member(word: str, ending: str) -> bool:
+    """``word`` (or one part of a hyphenated name: "amoxicillin-clavulanate") ends with ``ending``, or begins with
+    it when it is marked as a beginning ("cef-")."""
+    parts = word.split("-")
+    if ending.endswith("-"):
+        return any(part.startswith(ending[:-1]) for part in parts)
+    return any(part.endswith(ending) or part == ending for part in parts)
 
 
 def distinctive(exposure: str) -> frozenset[str]:
@@ -176,16 +195,41 @@ def distinctive(exposure: str) -> frozenset[str]:
     return words - HOW_GIVEN - MODIFIERS - _HEADS or words - HOW_GIVEN or words
 
 
-def outcome_names(outcome: str, text: str) -> list[frozenset[str]]:
-    """The ways a study may name the question's outcome: its words (:func:`outcome_words`), the other word trials
-    use ("death" for "mortality"), and a short form the article defines for it ("necrotising enterocolitis (NEC)")."""
+def spelled_out(text: str) -> Callable[[str], str]:
+    """A function that writes each short form ``text`` defines out after itself in a quote ("CHG bathing" →
+    "CHG chlorhexidine gluconate bathing"), so that a clause naming the exposure or the outcome by its short form
+    names it by its words."""
+    defined = {short: long for short, long in abbreviations(text).items() if len(short) >= 2}
+    if not defined:
+        return lambda quote: quote
+    pattern = re.compile(rf"\b({'|'.join(re.escape(short) for short in sorted(defined, key=len, reverse=True))})s?\b",
+                         re.IGNORECASE)
+    return lambda quote: pattern.sub(lambda m: f"{m.group(0)} {defined[m.group(1).lower()]}", quote)
+
+
+def outcome_names(outcome: str, text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """The ways a study may name the question's outcome, each as (its words, its head — the word a clause must
+    name: "mortality" of "lung cancer mortality", so "lung cancers were more often stage I" names no mortality):
+    the outcome's words (:func:`outcome_words`), the other word trials use ("death" for "mortality"), and a short
+    form the article defines for it ("necrotising enterocolitis (NEC)")."""
     phrase = outcome_words(outcome)
+    other = " ".join(SYNONYMS.get(w.lower(), w) for w in phrase.split())
+    names = [(terms(phrase), _head(phrase)), (terms(other), _head(other))]
     words = terms(phrase)
-    names = [words, terms(" ".join(SYNONYMS.get(w.lower(), w) for w in phrase.split()))]
     for short, long in abbreviations(text).items():
         if words - MEASURE_WORDS and words - MEASURE_WORDS <= terms(long):
-            names.append(terms(short) or frozenset({short}))
+            short_form = terms(short) or frozenset({short})
+            names.append((short_form, short_form))
     return list(dict.fromkeys(names))
+
+
+def _head(phrase: str) -> frozenset[str]:
+    """An outcome's head: its last word that is not only how it is counted ("delivery" of "caesarean delivery
+    rate")."""
+    for word in reversed(phrase.split()):
+        if (found := terms(word)) and not found <= MEASURE_WORDS:
+            return found
+    return frozenset()
 
 
 def outcome_words(outcome: str) -> str:
@@ -198,16 +242,16 @@ def outcome_words(outcome: str) -> str:
 
 def names_comparison(quote: str, query: DirectionQuery, name: str | None = None,
                      exposure: frozenset[str] | None = None, *, partial: bool = False, whole: bool = False,
-                     outcomes: Sequence[frozenset[str]] = ()) -> bool:
+                     outcomes: Sequence[tuple[frozenset[str], frozenset[str]]] = ()) -> bool:
     """One clause of ``quote`` (:data:`_CLAUSES`) names the comparison (module docstring): the exposure by
     ``exposure`` (default: the query's core words) and the query's outcome. A sentence about another factor of
     the same study, or a clause about one factor next to a clause about another, is no finding on the question."""
     name = name or part_core(query.intervention)
     if exposure is None:
         exposure = terms(name) - HOW_GIVEN or terms(name)
-    named = outcomes or [terms(outcome_words(query.outcome))]
-    return bool(exposure) and any(_clause_names(clause, name, exposure, outcome, partial, whole)
-                                  for clause in _split_clauses(quote) for outcome in named)
+    named = outcomes or [(terms(outcome_words(query.outcome)), _head(outcome_words(query.outcome)))]
+    return bool(exposure) and any(_clause_names(clause, name, exposure, outcome, partial, whole, head)
+                                  for clause in _split_clauses(quote) for outcome, head in named)
 
 
 def _split_clauses(quote: str) -> list[str]:
@@ -227,16 +271,23 @@ def _split_clauses(quote: str) -> list[str]:
 
 
 def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str],
-                  partial: bool = False, whole: bool = False) -> bool:
+                  partial: bool = False, whole: bool = False, head: frozenset[str] = frozenset()) -> bool:
     said = terms(_without_covariates(clause, exposure))
     words = said | {m.group(1) for w in said if (m := _LETTER_NUMBER.match(w))}  # "vitamin D3" names vitamin D
     outcome = outcome - exposure  # "blood loss" for "blood pressure": "blood" names the exposure, not the outcome
     specific = outcome - MEASURE_WORDS or outcome  # "risk" in "relative risk" names no "risk of lung cancer"
+    specific = specific - _OUTCOME_QUALIFIERS or specific  # "delirium" names postoperative delirium
     named = frozenset(w for w in specific if any(_same_word(w, said_word) for said_word in words))
     matched = {e for e in exposure if any(_same_word(e, w) for w in words)}
     factor = frozenset(w for w in said if any(_same_word(e, w) for e in exposure))  # as the clause words it
-    if not named or len(named) * 2 <= len(specific) and len(specific) > 1:
-        return False
+    heads = head - exposure
+    if heads and not any(_same_word(h, w) for h in heads for w in words):
+        return False  # "lung cancers were more often stage I-II" names no lung cancer mortality
+    weight = len(specific | heads) + len(heads)  # the head counts twice: "arrhythmia" names cardiac arrhythmia,
+    if not named or len(specific) > 1 and (len(named) + len(named & heads)) * 2 <= weight:  # "mortality" no
+        return False  # lung cancer mortality
+    if _other_kind(clause, outcome, head):
+        return False  # "term preeclampsia" for preterm preeclampsia
     if whole:  # another name ("treatment group", "TXA") is named whole
         too_little = matched != exposure
     elif partial:
@@ -263,12 +314,33 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
 
 def _same_word(asked: str, said: str) -> bool:
     """Two stems of one word: equal, a plural ("PPIs" for PPI, stems "ppis"/"ppi"), another form of a condition
-    ("psychotic" for psychosis: :data:`_MORPH`), or one a stem of the other by a short ending ("neurodevelopmental"
-    for neurodevelopment)."""
+    ("psychotic" for psychosis: :data:`_MORPH`), one a stem of the other by a short ending ("neurodevelopmental"
+    for neurodevelopment), British and American spellings alike ("necrotising"/"necrotizing", "anaemia"/"anemia",
+    "tumour"/"tumor")."""
+    asked, said = _spelled(asked), _spelled(said)
     if asked == said or _MORPH.sub("ot", asked) == _MORPH.sub("ot", said):
         return True
     short, long = sorted((asked, said), key=len)
     return len(short) >= 4 and long.startswith(short) and len(long) - len(short) <= 3 and short.isalpha()
+
+
+def _other_kind(clause: str, outcome: frozenset[str], head: frozenset[str]) -> bool:
+    """The clause names the outcome's head with another kind than the one asked ("no difference in *term*
+    preeclampsia" when preterm preeclampsia is asked, "*mild* delirium" for severe delirium)."""
+    if not outcome & _KINDS:  # "complications" asked: a severe one is one of them
+        return False
+    tokens = re.findall(r"[\w'-]+", clause.lower())
+    for before, word in zip(tokens, tokens[1:], strict=False):
+        kind = terms(before)
+        if terms(word) & head and kind <= _KINDS and kind and not kind & outcome:
+            return True
+    return False
+
+
+def _spelled(stem: str) -> str:
+    """A stem with British and American spellings folded together (``ae``/``oe`` → ``e``, ``z`` → ``s``, ``our`` →
+    ``or``)."""
+    return stem.replace("ae", "e").replace("oe", "e").replace("z", "s").replace("our", "or")
 
 
 def _subject_of(link: re.Match[str] | None, clause: str, factor: frozenset[str]) -> bool:
