@@ -60,7 +60,7 @@ def load(path: Path) -> list[Topic]:
                 continue
             raw = json.loads(line)
             items = {f"pmid:{r['pmid']}": _evidence(r) for r in raw["records"]}
-            findings = {f"pmid:{pmid}": f["direction"] for pmid, f in raw["findings"].items()}
+            findings = {f"pmid:{pmid}": f.get("direction") or f["finding"] for pmid, f in raw["findings"].items()}
             pairs = {frozenset((f"pmid:{p['a']}", f"pmid:{p['b']}")): p["conflict"] for p in raw["pairs"]}
             why = {frozenset((f"pmid:{p['a']}", f"pmid:{p['b']}")): p.get("why", "") for p in raw["pairs"]}
             topics.append(Topic(raw["topic"], raw["question"], items, findings, pairs, why))

@@ -130,3 +130,58 @@ def test_the_direction_reader_reads_thresholds_nulls_and_figures_per_arm(sentenc
     query = DirectionQuery(intervention=exposure, comparator="placebo control", outcome=outcome)
 
     assert read_direction(sentence, query, guess=False)[0] == direction
+
+
+def test_two_kinds_of_the_exposure_compared_with_each_other_are_no_finding_on_it():
+    titres = ("Thirty-day mortality was 21.4% among patients receiving high-titre plasma and 28.1% among those "
+              "receiving low-titre plasma (relative risk 0.76, 95% CI 0.62-0.94).")
+    absent = ("Thirty-day mortality was 10.7% in the convalescent plasma group and 15.2% in the placebo group "
+              "(relative risk 0.70, 95% CI 0.55-0.90).")
+
+    assert found(titres, "convalescent plasma", "mortality") == "none"
+    assert found(absent, "convalescent plasma", "mortality") == "decreased"
+
+
+def test_an_outcome_is_named_by_its_head_and_never_as_another_kind():
+    stage = "Lung cancers diagnosed in the screening arm were more often stage I-II (61% vs 32%, p<0.001)."
+    term = "There was no significant difference in term preeclampsia between aspirin and placebo (P = 0.61)."
+    plain = "Delirium occurred in 12.6% of the melatonin group and 14.5% of the placebo group (P = 0.58)."
+
+    assert found(stage, "low-dose CT screening", "lung cancer mortality") == "none"
+    assert found(term, "low-dose aspirin", "preterm preeclampsia") == "none"
+    assert found(plain, "melatonin", "postoperative delirium") == "no_difference"  # "postoperative" is optional
+
+
+def test_short_forms_spellings_and_class_members_name_the_parts():
+    chg = ("Daily bathing with chlorhexidine gluconate (CHG) was compared with soap. CHG bathing was associated with "
+           "a reduction in central line-associated bloodstream infection (pooled rate ratio 0.59, 95% CI 0.49-0.71).")
+    spelling = ("Necrotizing enterocolitis occurred in 2.1% of the probiotic group and 5.3% of the placebo group "
+                "(relative risk 0.40, 95% CI 0.22 to 0.73).")
+    cephalosporin = ("SSI occurred in 5 patients (1.6%) in the cefazolin group and 15 (5.0%) in the placebo group "
+                     "(p = 0.02).")
+
+    assert found(chg, "daily chlorhexidine bathing", "central line-associated bloodstream infection") == "decreased"
+    assert found(spelling, "probiotic supplementation", "necrotising enterocolitis") == "decreased"
+    assert class_members("antibiotic prophylaxis", cephalosporin) == ["cefazolin"]
+    assert ("fish oil", frozenset({"fish", "oil"})) in exposure_names("omega-3 fatty acids", "")
+
+
+def test_doses_members_and_timings_of_the_exposure_make_a_head_to_head():
+    def record(intervention: str, comparator: str) -> StudyRecord:
+        return StudyRecord(evidence_id="pmid:1", design="randomised trial",
+                           arms=(Arm(role="intervention", label=intervention), Arm(role="comparator",
+                                                                                   label=comparator)))
+
+    assert comparator_of(record("aspirin 150 mg", "aspirin 75 mg"), "low-dose aspirin") == "aspirin 75 mg"
+    assert comparator_of(record("cefazolin 2 g", "amoxicillin-clavulanate 1.2 g"), "antibiotic prophylaxis") == (
+        "amoxicillin-clavulanate 1.2 g")
+    assert comparator_of(record("early epidural analgesia", "delayed epidural analgesia"), "epidural analgesia") == (
+        "delayed epidural analgesia")
+
+
+def test_a_minimally_adjusted_result_is_superseded():
+    text = ("In models adjusted for age and sex, long-term PPI use was associated with hip fracture (HR 1.31, 95% CI "
+            "1.05-1.63). After accounting for frailty and falls, long-term PPI use was not associated with hip "
+            "fracture risk.")
+
+    assert found(text, "proton pump inhibitor", "risk of hip fracture") == "no_difference"

@@ -74,6 +74,9 @@ _MORPH = re.compile(r"osi$")
 _BETWEEN_KINDS = re.compile(r"\bbetween (?:the )?[\w-]+(?: [\w-]+)? (?:and|or|vs\.?|versus) (?:the )?[\w-]+"
                             r"(?P<tail>(?: [\w-]+){1,2})", re.I)
 
+_KIND_OF = re.compile(r"^(?:high|low|higher|lower|early|late|delayed|standard|intensive|annual|biennial|short|long|"
+                      r"daily|weekly|single|double|once|twice|full|reduced|[\w]+-(?:titre|titer|dose|intensity))$")
+"""A word before the exposure that names a kind of it: two of them in one clause compare two kinds."""
 _COMBINATION = re.compile(r"\s+(?:\w+\s+)?(?:combined with|plus|in combination with|together with|\+)\s", re.I)
 
 _QUALIFIER = re.compile(r"\s+(?:after|in|during|among|following|targeting|before|at|within|on|for)\s.*$", re.I)
@@ -354,12 +357,16 @@ def _subject_of(link: re.Match[str] | None, clause: str, factor: frozenset[str])
 
 
 def _within(clause: str, factor: frozenset[str]) -> bool:
-    """The clause compares two kinds of the exposure ("did not differ *between annual and biennial* screening"),
-    not the exposure with its absence."""
+    """The clause compares two kinds of the exposure ("did not differ *between annual and biennial* screening",
+    "21.4% among patients receiving *high-titre plasma* and 28.1% among those receiving *low-titre plasma*": two
+    different words of kind before it), not the exposure with its absence."""
     for match in _BETWEEN_KINDS.finditer(clause):
         if terms(match.group("tail")) & factor:
             return True
-    return False
+    tokens = re.findall(r"[\w'-]+", clause.lower())
+    kinds = {tokens[i - 1] for i, token in enumerate(tokens)
+             if i and terms(token) & factor and _KIND_OF.match(tokens[i - 1])}
+    return len(kinds) >= 2
 
 
 def _combined(clause: str, factor: frozenset[str]) -> bool:
