@@ -210,6 +210,8 @@ def _names_group(tokens: list[str], i: int) -> bool:
     before = [t.lower() for t in tokens[max(0, i - 6):i] if t.lower() not in _FILLER]
     if before and before[-1] in ("versus", "vs", "than", "among"):
         return True
+    if before[-2:] in (["compared", "with"], ["compared", "to"]):  # "in obese patients compared with controls"
+        return True
     if len(before) >= 2 and before[-1] in ("with", "without") and before[-2] in _PEOPLE:
         return not (len(before) >= 4 and before[-3] == "of" and before[-4] in _MEASURED)
     return False

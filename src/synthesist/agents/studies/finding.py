@@ -53,8 +53,9 @@ __all__ = ["READ_UNITS", "Finding", "clear", "comparator_of", "finding_of"]
 READ_UNITS = 6
 """An item's statements of an outcome read for its finding (its results sentences, its conclusion)."""
 
-NOT_READ = frozenset({"trial registration"})
-"""Designs that state no finding of their own: a registry record (its posted results are the registry's)."""
+NOT_READ = frozenset({"trial registration", "animal/in vitro"})
+"""Designs whose findings a question on people does not weigh: a registry record (its posted results are the
+registry's), an animal or in-vitro study (a finding in mice never contradicts one in patients)."""
 
 _NULL_WORDS = re.compile(
     r"\bno (?:statistically )?significant\b|\bnot (?:statistically )?significant(?:ly)?\b|\bnon-?significant\b|"

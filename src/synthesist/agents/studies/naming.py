@@ -89,7 +89,7 @@ _DIRECTED = re.compile(r"^(?:(?:higher|lower|increased|reduced|decreased|greater
 _PEOPLE = terms("patients patient people persons adults children women men subjects participants individuals")
 
 MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels outcome outcomes prevalence chance "
-                      "likelihood probability proportion number score scores value values")
+                      "likelihood probability proportion number score scores value values difference differences")
 """Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
 pre-eclampsia" is about some other risk."""
 
@@ -286,9 +286,8 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
     heads = head - exposure
     if heads and not any(_same_word(h, w) for h in heads for w in words):
         return False  # "lung cancers were more often stage I-II" names no lung cancer mortality
-    weight = len(specific | heads) + len(heads)  # the head counts twice: "arrhythmia" names cardiac arrhythmia,
-    if not named or len(specific) > 1 and (len(named) + len(named & heads)) * 2 <= weight:  # "mortality" no
-        return False  # lung cancer mortality
+    if not named or len(named) * 2 <= len(specific) and len(specific) > 1:  # "functional decline" is no cognitive
+        return False  # decline, "all-cause mortality" no lung cancer mortality
     if _other_kind(clause, outcome, head):
         return False  # "term preeclampsia" for preterm preeclampsia
     if whole:  # another name ("treatment group", "TXA") is named whole
