@@ -28,7 +28,7 @@ from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .extractive.text import terms
 from .studies.finding import finding_of
-from .studies.naming import MEASURE_WORDS, distinctive, part_core
+from .studies.naming import HOW_GIVEN, MEASURE_WORDS, distinctive, part_core
 
 __all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query",
            "side_of"]
@@ -85,11 +85,12 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
 
 def _comparable(exposure: str, outcome: str) -> bool:
     """A frame a study could answer by comparing groups: its exposure is not the outcome itself, a measure word, an
-    endpoint or a method ("survival" → "survival", "follow-up" → function, "odds ratio" → pain), and its outcome is
-    something an exposure can change, not a measure word, a method or a fixed attribute (obesity → "prevalence", age
-    → "multivariate analysis", age → "sex")."""
+    endpoint, a method or only how something is given ("survival" → "survival", "follow-up" → function, "odds
+    ratio" → pain, "treatment" → survival rate: every study's treatment is another), and its outcome is something an
+    exposure can change, not a measure word, a method or a fixed attribute (obesity → "prevalence", age →
+    "multivariate analysis", age → "sex")."""
     exposure_words, outcome_words = terms(part_core(exposure)), terms(part_core(outcome, outcome=True))
-    return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS
+    return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS | HOW_GIVEN
                 or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED)
 
 
