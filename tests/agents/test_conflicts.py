@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
 from synthesist.agents.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
 from synthesist.agents.extractive.alignment import align
@@ -291,3 +293,16 @@ def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(share
     items = library(shared_dir, "16827975", "21850494")
 
     assert conflicts_of("Does Treatment Outcome affect Survival Rate?", items) == ()
+
+
+@pytest.mark.parametrize(("question", "pmids"), [
+    ("Does Age Factors affect Confidence Intervals?", ("16428354", "21881325")),  # a statistic is no outcome
+    ("Does Age Factors affect Atrial Fibrillation?", ("18322741", "21881325")),  # age's own OR, not statin's p = 0.05
+    ("Does Recurrence affect Survival Rate?", ("22706226", "26589380")),  # an endpoint is no exposure
+    ("Does Depression affect Comorbidity?", ("27643961", "26702177")),  # an attribute is no outcome
+    ("Does Biopsy affect Survival Rate?", ("15708048", "17274051")),  # "biopsy versus neck dissection": head to head
+])
+def test_the_mesh_stress_check_s_false_pairs_of_session_35_are_none(shared_dir: Path, question: str,
+                                                                      pmids: tuple[str, str]):
+    """The MeSH check (bench/conflicts_bench.py --mesh) on session 35's first reading reported these, all false."""
+    assert conflicts_of(question, library(shared_dir, *pmids)) == ()

@@ -185,3 +185,14 @@ def test_a_minimally_adjusted_result_is_superseded():
             "fracture risk.")
 
     assert found(text, "proton pump inhibitor", "risk of hip fracture") == "no_difference"
+
+
+def test_a_listed_factor_is_read_by_its_own_figures_and_a_stated_other_side_makes_a_head_to_head():
+    listed = ("Independent predictors of atrial fibrillation were preoperative statin therapy (odds ratio 0.327, 95% "
+              "CI 0.107 to 0.998, p = 0.05) and age (odds ratio 1.058, 95% CI 1.004 to 1.116, p = 0.035).")
+    versus = ("There was no statistically significant difference in overall survival (64.8% and 67.6%, p = .64) "
+              "among patients who had biopsy versus those who had neck dissection.")
+
+    assert found(listed, "age", "atrial fibrillation") == "increased"
+    result = finding_of(item(versus), DirectionQuery(intervention="biopsy", outcome="survival"))
+    assert result is not None and result.comparator == "neck dissection"

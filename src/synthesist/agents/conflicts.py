@@ -37,13 +37,13 @@ MIN_EXPOSURE_COVERAGE = 0.99
 """An item must name every content word of the exposure (under its best synonym) to count as studying it."""
 MAX_ITEMS = 40
 """Answering items compared at most (most relevant first): 780 pairs, each read once."""
-_ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes follow-up")
+_ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes follow-up recurrence relapse")
 """What a study measures or when, never what it compares groups by: an exposure made of these words ("survival" →
 "disease", from a frame that read "…: does it impact survival?" with survival as its subject) has no conflicts."""
 _METHODS = terms("analysis analyses multivariate multivariable univariate regression model models study studies "
-                  "ratio ratios variance factor factors statistics")
+                  "ratio ratios variance factor factors statistics confidence interval intervals")
 """How a study analyses, never what it compares or measures: "Multivariate Analysis" is no outcome."""
-_FIXED = terms("sex gender age race ethnicity male female men women")
+_FIXED = terms("sex gender age race ethnicity male female men women comorbidity comorbidities")
 """Attributes no exposure changes: a frame asking whether age affects sex has no conflicts (they are compared groups
 or covariates in every sentence that names them)."""
 _DOSE = re.compile(r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|"

@@ -140,8 +140,8 @@ def _grouped_after(tokens: list[str], end: int, subject: bool) -> bool:
     listed = False
     for i, token in enumerate(following):
         word = token.lower()
-        if token in _RATIOS:  # "age (HR 1.4, p = 0.01)", "male gender (OR 1.3)"
-            return True
+        if token in _RATIOS or depth and word in ("hazard", "odds", "ratio", "relative"):
+            return True  # "age (HR 1.4, p = 0.01)", "male gender (OR 1.3)", "age (odds ratio 1.058, …)"
         if token in "([" or token in ")]":  # passed over: "aspirin (75 mg daily) reduced", "aspirin [75 mg]"
             depth = max(0, depth + (1 if token in "([" else -1))
             continue

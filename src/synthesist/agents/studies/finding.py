@@ -29,7 +29,7 @@ from ...study import DirectionQuery, OutcomeResult, StudyRecord
 from ..extractive.text import terms
 from ..extractive.vocabulary import NULL_RESULT
 from .direction import ranked_answers, with_figures
-from .effects import read_effect, significance
+from .effects import ratio_side, read_effect, significance
 from .naming import (
     BOTH_ARMS,
     HOW_GIVEN,
@@ -73,6 +73,12 @@ _UNADJUSTED = re.compile(r"\b(?:before (?:matching|adjustment)|unadjusted|crude|
                          re.I)
 """A result before (full) adjustment or matching, which the adjusted one supersedes."""
 
+_BRACKETED = re.compile(r"\((?=[^()]*\d)[^()]{4,120}\)")
+"""A bracket holding figures: one factor's estimate in a list of them."""
+_VERSUS = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to))\s+(?:those|patients|participants|subjects|people|women|"
+                     r"men)?\s*(?:who (?:had|received|underwent|were given)\s+)?(?P<other>[a-z][\w -]{2,40}?)"
+                     r"(?=\s*[,;.()]|\s+(?:in|at|for|among|was|were|and)\b|$)", re.I)
+_PEOPLE_WORDS = terms("those patients participants subjects people women men group groups")
 _DOSE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|mcg|iu|ml|units?)\b", re.I)
 _HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|possibl\w*|probabl\w*)\b", re.I)
 
@@ -101,7 +107,8 @@ _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|
                          re.IGNORECASE)
 
 CONTROL = re.compile(r"\b(?:placebo|control|usual|standard|conventional|routine|sham|no |none|without|not receiv|"
-                     r"did not|observation|untreated|waiting list|wait-list|nothing)", re.IGNORECASE)
+                     r"did not|observation|untreated|waiting list|wait-list|nothing|neither|never|normal|lowest|"
+                     r"reference|non-?\w+|unexposed)", re.IGNORECASE)
 """A comparator that is the exposure's absence (or the care everyone gets), not another active treatment."""
 
 _TRIALS = frozenset({"randomised trial", "non-randomised trial"})
@@ -166,16 +173,55 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     outcomes = outcome_names(query.outcome, text)
     partial = distinctive(query.intervention) <= terms(f"{item.title or ''} {item.content}")
     spelled = spelled_out(text)
-    found: list[OutcomeResult] = []
+    factor = frozenset().union(*(words for _, words in names))
+    found: list[tuple[OutcomeResult, str]] = []
     seen: set[str] = set()
     for asked in _outcome_queries(reading):
         for result, clause in ranked_answers(item, asked, limit=READ_UNITS, guess=False):
+            result, clause = _its_own_figures(result, clause, factor)
             if result.quote not in seen and _kept(result, clause, asked, names, partial, outcomes, spelled):
                 seen.add(result.quote)
-                found.append(result.model_copy(update={"outcome": query.outcome, "comparator": query.comparator}))
-    if not found or len({r.direction for r in found}) > 1:
+                found.append((result.model_copy(update={"outcome": query.outcome, "comparator": query.comparator}),
+                              clause))
+    if not found or len({r.direction for r, _ in found}) > 1:
         return None
-    return Finding(with_figures(found), record, None if query.comparator else comparator)
+    if comparator is None:  # no arms read: a comparison the statement itself names ("biopsy versus neck dissection")
+        comparator = next((other for _, clause in found if (other := _stated_comparator(clause, factor))), None)
+    return Finding(with_figures([r for r, _ in found]), record, None if query.comparator else comparator)
+
+
+def _its_own_figures(result: OutcomeResult, clause: str, factor: frozenset[str]) -> tuple[OutcomeResult, str]:
+    """A statement that lists factors, each with its figures ("predictors were statin therapy (OR 0.327, 95% CI
+    0.107 to 0.998, p = 0.05) and age (OR 1.058, 95% CI 1.004 to 1.116, p = 0.035)"), read for the exposure by the
+    figures in the brackets right after it: its significance and the side of its ratio."""
+    if len(_BRACKETED.findall(clause)) < 2:
+        return result, clause
+    for match in _BRACKETED.finditer(clause):
+        before = re.findall(r"[\w'-]+", clause[max(0, match.start() - 40):match.start()])[-3:]
+        if not any(terms(word) & factor for word in before):
+            continue
+        own = match.group(0)
+        effect = read_effect(own)
+        stated = significance(own, effect)
+        side = ratio_side(effect)
+        if effect is None or stated == "unknown":
+            return result, clause
+        direction = ("no_difference" if stated == "not_significant" else
+                     {"above": "increased", "below": "decreased"}.get(side or "", result.direction))
+        return result.model_copy(update={"direction": direction, "effect": effect}), f"{' '.join(before)} {own}"
+    return result, clause
+
+
+def _stated_comparator(clause: str, factor: frozenset[str]) -> str | None:
+    """The other side a statement names, when it is another active option ("among patients who had biopsy *versus
+    those who had neck dissection*"), not a control or the exposure's absence."""
+    match = _VERSUS.search(clause)
+    if match is None:
+        return None
+    other = match.group("other").strip()
+    if CONTROL.search(other) or terms(other) & factor or not terms(other) - _PEOPLE_WORDS:
+        return None
+    return other
 
 
 def _outcome_queries(query: DirectionQuery) -> list[DirectionQuery]:
