@@ -107,3 +107,21 @@ def test_a_paper_is_matched_by_the_registered_acronym_beside_an_intervention(tri
     assert matched_by(named, paper) == "acronym ABEX-FL" and matched_by(named, elsewhere) == ""
     assert trial_of(paper, trial_links([named, paper])) == NCT
     assert trial_of(elsewhere, trial_links([named, elsewhere])) == "pmid:10"
+
+
+def test_a_placebo_arm_another_trial_or_a_defined_abbreviation_matches_no_paper(trial: Evidence):
+    assert trial.trial is not None
+    ards = trial.model_copy(update={"trial": trial.trial.model_copy(update={
+        "acronym": "ARDS", "interventions": ("DRUG: Abexinostat", "DRUG: Placebo")})})
+    vital = trial.model_copy(update={"trial": trial.trial.model_copy(update={
+        "acronym": "VITAL", "interventions": ("DIETARY_SUPPLEMENT: Vitamin D",)})})
+    defined = Evidence(id="pmid:11", source="pubmed", title="Simvastatin in ARDS",
+                       content="Patients with acute respiratory distress syndrome (ARDS) received simvastatin or "
+                               "placebo.")
+    unlike = Evidence(id="pmid:12", source="pubmed", title="Vitamin D and falls",
+                      content="Unlike the VITAL trial, we found that vitamin D increased falls.")
+    own = Evidence(id="pmid:13", source="pubmed", title="Vitamin D and cancer",
+                   content="In the Vitamin D and Omega-3 Trial (VITAL), vitamin D did not reduce cancer.")
+
+    assert matched_by(ards, defined) == "" and matched_by(vital, unlike) == ""
+    assert matched_by(vital, own) == "acronym VITAL"

@@ -3,8 +3,9 @@
 A paper reports a registered trial when it names the trial's NCT number: in its identifiers, in a ``registered``
 version link (PubMed's DataBankList / SecondaryId, Europe PMC, or the abstract: :mod:`synthesist.identity`), or
 written in its title or abstract. A paper that names no number is matched by what the registration says of itself
-(:func:`matched_by`): its registered acronym written in the paper beside one of its interventions ("the VITAL
-trial … vitamin D"), or its title and its lead sponsor — most of the paper title's words stand in the registry's
+(:func:`matched_by`): its registered acronym written in one sentence of the paper with one of its (active)
+interventions, not as another trial ("unlike the VITAL trial") nor defined as something else ("acute respiratory
+distress syndrome (ARDS)"), or its title and its lead sponsor — most of the paper title's words stand in the registry's
 titles, the paper names an intervention, and the sponsor's distinctive name stands in the paper ("Funded by Xynomic
 Pharmaceuticals"). One trial is then one study across registry, preprint and journal (:func:`trial_reports`,
 :func:`trial_links`, :func:`trial_of`: pooling and participant counts take a trial once), and three things
@@ -43,6 +44,9 @@ _CORPORATE = frozenset("inc ltd llc corp corporation company gmbh ag sa plc phar
                        "pharma therapeutics biosciences bioscience biotech university hospital medical center centre "
                        "institute national foundation research the of and for".split())
 """Words of a sponsor's name that do not tell one sponsor from another ("Xynomic Pharmaceuticals, Inc.": Xynomic)."""
+_CONTROLS = frozenset("placebo sham vehicle saline control".split())
+_OTHER_TRIAL = re.compile(r"\b(?:unlike|contrast|previous|prior|earlier|other|like|as in|following)\b[^.]*$", re.I)
+"""Words before an acronym that name another trial than the paper's own ("unlike the VITAL trial")."""
 TITLE_SHARE = 0.6
 """The share of a paper title's distinctive words the registry's titles must hold for a title match."""
 
@@ -106,14 +110,17 @@ def matched_by(record: Evidence, paper: Evidence) -> str:
         return ""
     text = " ".join(filter(None, (paper.title, paper.content, *(p.text for p in paper.passages))))
     words = _words(text)
-    interventions = [_words(name.split(": ", 1)[-1]) - _GENERIC for name in trial.interventions]  # "DRUG: X"
-    names_intervention = any(name and name <= words for name in interventions)
-    if not names_intervention:
+    interventions = [named for name in trial.interventions  # "DRUG: X"; a placebo arm names no trial
+                     if (named := _words(name.split(": ", 1)[-1]) - _GENERIC) and not named & _CONTROLS]
+    if not any(name <= words for name in interventions):
         return ""
     acronym = trial.acronym or ""
-    if len(acronym) >= 3 and any(ch.isalpha() for ch in acronym) and re.search(rf"(?<![\w-]){re.escape(acronym)}"
-                                                                              rf"(?![\w-])", text):
-        return f"acronym {acronym}"
+    if len(acronym) >= 3 and any(ch.isalpha() for ch in acronym) and not _defined_otherwise(acronym, text):
+        for sentence in re.split(r"(?<=[.!?])\s+", text):  # the acronym beside an intervention, as its own trial
+            if (re.search(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", sentence)
+                    and any(name <= _words(sentence) for name in interventions)
+                    and not _OTHER_TRIAL.search(sentence.split(acronym, 1)[0][-40:])):
+                return f"acronym {acronym}"
     title = _words(paper.title or "") - _TITLE_GENERIC
     registered = _words(" ".join(filter(None, (record.title, trial.brief_title)))) - _TITLE_GENERIC
     sponsor = _words(trial.sponsor or "") - _CORPORATE
@@ -121,6 +128,15 @@ def matched_by(record: Evidence, paper: Evidence) -> str:
             and sponsor <= words):
         return "title and sponsor"
     return ""
+
+
+def _defined_otherwise(acronym: str, text: str) -> bool:
+    """The paper defines the letters as something other than a trial ("acute respiratory distress syndrome
+    (ARDS)"), not as its study ("the Vitamin D and Omega-3 Trial (VITAL)")."""
+    for match in re.finditer(rf"([^()]{{0,80}})\(\s*{re.escape(acronym)}\s*\)", text):
+        if not re.search(r"\b(?:trial|study|studies|investigation|programme|program|group)\b", match.group(1), re.I):
+            return True
+    return False
 
 
 def _words(text: str) -> frozenset[str]:

@@ -306,3 +306,20 @@ def test_the_mesh_stress_check_s_false_pairs_of_session_35_are_none(shared_dir: 
                                                                       pmids: tuple[str, str]):
     """The MeSH check (bench/conflicts_bench.py --mesh) on session 35's first reading reported these, all false."""
     assert conflicts_of(question, library(shared_dir, *pmids)) == ()
+
+
+def test_two_head_to_heads_conflict_only_against_the_same_comparator():
+    """A route shared by two comparators is no shared comparator: "intravenous meperidine" and "intravenous
+    remifentanil" are different drugs."""
+    from synthesist.agents.conflicts import _disagreement
+    from synthesist.models import ConflictSide
+
+    def side(evidence_id: str, direction: str, comparator: str | None) -> ConflictSide:
+        return ConflictSide(evidence_id=evidence_id, direction=direction, quote="q", comparator=comparator)
+
+    rise = side("pmid:1", "increased", "intravenous meperidine")
+    assert _disagreement(rise, side("pmid:2", "no_difference", "intravenous remifentanil")) is None
+    assert _disagreement(rise, side("pmid:3", "no_difference", "meperidine on demand")) == "against_null"
+    assert _disagreement(rise, side("pmid:4", "no_difference", "")) is None  # a head-to-head against a controlled
+    assert _disagreement(side("pmid:5", "increased", ""), side("pmid:6", "decreased", None)) == "opposite"
+    assert _disagreement(side("pmid:5", "increased", ""), side("pmid:6", "decreased", None), two_sided=False) is None

@@ -196,3 +196,57 @@ def test_a_listed_factor_is_read_by_its_own_figures_and_a_stated_other_side_make
     assert found(listed, "age", "atrial fibrillation") == "increased"
     result = finding_of(item(versus), DirectionQuery(intervention="biopsy", outcome="survival"))
     assert result is not None and result.comparator == "neck dissection"
+
+
+# ---- From a review of the change: each a false finding the rules above once made -------------------------------
+
+@pytest.mark.parametrize(("sentence", "exposure", "outcome"), [
+    ("Prior cardiac surgery was associated with higher mortality (HR 2.10, 95% CI 1.40-3.10).", "bariatric surgery",
+     "mortality"),
+    ("Paternal smoking was associated with higher asthma incidence (OR 1.50, 95% CI 1.20-1.90).", "maternal smoking",
+     "asthma"),
+    ("Vitamin C had no effect on fractures (HR 1.02, 95% CI 0.90-1.15).", "vitamin D", "fractures"),
+    ("High-dose aspirin reduced mortality (HR 0.70, 95% CI 0.60-0.82).", "low-dose aspirin", "mortality"),
+    ("In a post hoc subgroup analysis of patients aged over 75 years, aspirin did not reduce mortality (HR 0.95, "
+     "95% CI 0.80-1.12).", "aspirin", "mortality"),
+    ("Caesarean delivery for cephalopelvic disproportion was associated with higher surgical site infection (OR "
+     "2.10, 95% CI 1.30-3.40).", "antibiotic prophylaxis", "surgical site infection"),
+])
+def test_another_kind_of_the_exposure_or_a_subgroup_s_null_is_no_finding(sentence: str, exposure: str, outcome: str):
+    assert found(sentence, exposure, outcome) == "none"
+
+
+def test_a_neighbour_that_says_how_or_when_is_no_other_kind():
+    assert found("Current smoking was associated with a reduced risk of Parkinson's disease (OR 0.45; 95% CI "
+                 "0.30-0.68).", "cigarette smoking", "risk of Parkinson's disease") == "decreased"
+    assert found("Patients who did not receive statins had significantly higher mortality (HR 1.52, 95% CI "
+                 "1.20-1.90).", "statins", "mortality") == "decreased"
+
+
+@pytest.mark.parametrize(("intervention", "comparator", "exposure", "expected"), [
+    ("FOLFOX", "conventional chemotherapy", "FOLFOX", "conventional chemotherapy"),
+    ("laparoscopic surgery", "open surgery", "laparoscopic surgery", "open surgery"),
+    ("ticagrelor", "12 months of clopidogrel", "ticagrelor", "12 months of clopidogrel"),
+    ("ticagrelor", "usual care", "ticagrelor", ""),
+    ("early mobilisation", "delayed mobilisation", "early mobilisation", ""),
+])
+def test_a_comparator_is_a_control_only_when_it_is_one(intervention: str, comparator: str, exposure: str,
+                                                        expected: str):
+    record = StudyRecord(evidence_id="pmid:1", design="randomised trial", arms=(
+        Arm(role="intervention", label=intervention), Arm(role="comparator", label=comparator)))
+
+    assert comparator_of(record, exposure) == expected
+
+
+@pytest.mark.parametrize(("sentence", "outcome", "direction"), [
+    ("Aspirin significantly reduced mortality (HR 0.80, 95% CI 0.70-0.91) without increasing major bleeding.",
+     "major bleeding", "no_difference"),
+    ("Mortality was 12.1% in the aspirin group and 12.4% in the placebo group.", "mortality", "no_difference"),
+    ("Compliance was 95% in the aspirin group and 90% in the placebo group, and mortality was lower with aspirin "
+     "(HR 0.80, 95% CI 0.70-0.91).", "mortality", "decreased"),
+])
+def test_figures_per_arm_count_only_when_significant_and_about_the_outcome(sentence: str, outcome: str,
+                                                                            direction: str):
+    query = DirectionQuery(intervention="aspirin", comparator="placebo control", outcome=outcome)
+
+    assert read_direction(sentence, query, guess=False)[0] == direction

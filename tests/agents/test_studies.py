@@ -415,3 +415,9 @@ def test_an_arm_ends_where_the_allocation_sentence_goes_on():
 
     assert [(arm.role, arm.label) for arm in record.arms] == [("intervention", "pravastatin 40 mg"),
                                                               ("comparator", "placebo")]
+
+
+def test_a_count_or_an_arm_is_not_read_from_what_only_looks_like_one():
+    assert read_study(abstract("This was a study of 3 countries and 4500 adults.")).randomised is None
+    assert read_study(abstract("Among the cohort, 45 patients received a blood transfusion.")).randomised is None
+    assert read_study(abstract("A placebo-controlled trial of 600 women with preeclampsia was done.")).arms == ()

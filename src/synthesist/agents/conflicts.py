@@ -28,13 +28,14 @@ from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .extractive.text import terms
 from .studies.finding import finding_of
-from .studies.naming import HOW_GIVEN, MEASURE_WORDS, distinctive, part_core
+from .studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, distinctive, part_core
 
 __all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query",
            "side_of"]
 
 MIN_EXPOSURE_COVERAGE = 0.99
-"""An item must name every content word of the exposure (under its best synonym) to count as studying it."""
+"""An item that names every content word of the exposure (under its best synonym) studies it; one that does not, when
+it names every distinctive word (:func:`addresses_part`)."""
 MAX_ITEMS = 40
 """Answering items compared at most (most relevant first): 780 pairs, each read once."""
 _ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes follow-up recurrence relapse")
@@ -43,11 +44,12 @@ _ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes f
 _METHODS = terms("analysis analyses multivariate multivariable univariate regression model models study studies "
                   "ratio ratios variance factor factors statistics confidence interval intervals")
 """How a study analyses, never what it compares or measures: "Multivariate Analysis" is no outcome."""
+_SIDELESS = terms("sex gender race ethnicity")
+"""Exposures with no side to move towards: "male sex raised mortality" and "female sex raised mortality" both read
+as an increase for "sex"."""
 _FIXED = terms("sex gender age race ethnicity male female men women comorbidity comorbidities")
 """Attributes no exposure changes: a frame asking whether age affects sex has no conflicts (they are compared groups
 or covariates in every sentence that names them)."""
-_DOSE = re.compile(r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|"
-                   r"units?)\b(?:/(?:d|day|kg))?")
 _FOLLOW_UP = re.compile(r"\bfollow(?:ed)?[- ]?up (?:(?:of|for|period|duration|was|at)\s+)*(?:(?:a|an)\s+)?"
                         r"(?:(?:median|mean|average|maximum|minimum)\s+(?:of\s+)?)?\d+(?:\.\d+)?[- ]"
                         r"(?:days?|weeks?|months?|years?)\b|\b\d+(?:\.\d+)?[- ](?:days?|weeks?|months?|years?)"
@@ -73,7 +75,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
-            kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _FIXED)
+            kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _SIDELESS)
             if kind is None:
                 continue
             a, b = (first, second) if first[0].direction != "no_difference" else (second, first)
@@ -142,9 +144,10 @@ def _disagreement(a: ConflictSide, b: ConflictSide, two_sided: bool = True) -> s
 
 def _same_comparison(a: str | None, b: str | None) -> bool:
     """Two studies compare the exposure with the same kind of thing: neither is a head-to-head (each a control or
-    no arms named), or both are, against comparators sharing a word ("intravenous meperidine", "meperidine")."""
+    no arms named), or both are, against comparators sharing what they are ("intravenous meperidine" and
+    "meperidine"; not "intravenous meperidine" and "intravenous remifentanil": a route is no drug)."""
     if a and b:
-        return bool(terms(a) & terms(b))
+        return bool((terms(a) & terms(b)) - MODIFIERS - terms("mg g iu ml dose doses daily"))
     return not a and not b
 
 
@@ -163,11 +166,11 @@ def likely_reasons(a: StudyRecord | None, b: StudyRecord | None, item_a: Evidenc
     if a and b and a.population and b.population and _differ(a.population, b.population):
         reasons.append(f"population: {a.population!r} vs {b.population!r}")
     text_a, text_b = _text(item_a), _text(item_b)
-    for name, pattern in (("dose", _DOSE), ("follow-up", _FOLLOW_UP)):
+    for name, pattern in (("dose", DOSE), ("follow-up", _FOLLOW_UP)):
         found_a, found_b = _first(pattern, text_a), _first(pattern, text_b)
         if found_a and found_b and found_a.lower() != found_b.lower():
             reasons.append(f"{name}: {found_a} vs {found_b}")
-    comparator_a, comparator_b = _comparator(a, item_a), _comparator(b, item_b)
+    comparator_a, comparator_b = _comparator(a), _comparator(b)
     if comparator_a and comparator_b and comparator_a.lower() != comparator_b.lower():
         reasons.append(f"comparator: {comparator_a} vs {comparator_b}")
     measure_a, measure_b = (r.effect.measure if r.effect else None for r in (result_a, result_b))
@@ -179,7 +182,7 @@ def likely_reasons(a: StudyRecord | None, b: StudyRecord | None, item_a: Evidenc
     return tuple(reasons)
 
 
-def _comparator(record: StudyRecord | None, item: Evidence) -> str:
+def _comparator(record: StudyRecord | None) -> str:
     """The comparator arm a study names ("placebo", "intravenous meperidine"), or ''."""
     return next((arm.label for arm in record.arms if arm.role == "comparator"), "") if record else ""
 

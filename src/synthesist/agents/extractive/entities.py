@@ -41,7 +41,7 @@ DRUG_CLASSES: dict[str, tuple[str, ...]] = {
     "bisphosphonate": ("dronate", "dronic"),
     "anticoagulant": ("xaban", "gatran", "warfarin", "heparin"),
     "nsaid": ("profen", "fenac", "coxib", "naproxen"),
-    "antibiotic": ("mycin", "micin", "cillin", "floxacin", "cycline", "penem", "cef-", "ceph-"),
+    "antibiotic": ("mycin", "micin", "cillin", "floxacin", "cycline", "penem", "cef-", "alexin", "osporin"),
 }
 """A drug class and how its members' names end (or, marked with a trailing "-", begin): a trial of hydrocortisone
 is a trial of corticosteroids, one of cefazolin a trial of antibiotics."""

@@ -62,6 +62,10 @@ _NEGATED = re.compile(r"^\s*(?:the |those |patients |participants |subjects |peo
                       r"(?:who (?:did|were) )?(?:not|no|without|non-?)\b", _I)
 """The other side named as the intervention's absence ("compared to patients *not* undergoing surgery"): the
 comparator, not the intervention."""
+_ABSENT_SUBJECT = re.compile(r"\b(?:who (?:did not|were not) (?:receive|take|use|undergo)\w*|not (?:receiving|taking|"
+                            r"using|undergoing|treated with)|non-?users? of|without)\s+(?:\w+\s+){0,2}\w+\W*$", _I)
+"""A subject named as the intervention's absence ("patients who did not receive statins", "non-users of statins"):
+the comparator is what changed."""
 _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^,;.()]{2,50}?)"
                      r"(?: groups?| arms?| patients| participants|[,;.(]|$)", _I)
 
@@ -121,6 +125,8 @@ class ArmTerms:
             if comp & tail:
                 return False
         head = terms(_COMPARED_PHRASE.sub(" ", before))  # "Compared with placebo, X fell": placebo is no subject
+        if inter & head and _ABSENT_SUBJECT.search(before):  # "patients who did not receive statins had higher …"
+            return True
         return bool(comp & head) and not inter & head
 
     def first_is_comparator(self, clause: str, at: int) -> bool:

@@ -40,6 +40,7 @@ _NO_DIFFERENCE = re.compile(
     r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
     r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
     r"|\b(?:was|were|remained|is|are|be) (?:\w+ )?unaffected\b"
+    r"|\bwithout (?:an? )?(?:\w+ )?(?:increas\w*|reduc\w*|chang\w*|excess)"
     r"|\bnon-?inferior\w*|\bequivalen(?:ce|t)\b|\bn\.s\.|\(ns\)|(?<!with )\bneither\b|(?<!who )(?<!that )\bdid not\b",
     _I,
 )
@@ -58,7 +59,7 @@ _FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|t
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
 _CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively"
                      r"|,? (?=with no (?:\w+ )?differences?\b)"
-                     r"|, (?=with no\b|without (?:an? )?(?:\w+ )?(?:increas|reduc|excess|chang))")
+                     r"|,? (?=with no\b|without (?:an? )?(?:\w+ )?(?:increas|reduc|excess|chang))")
 _BETWEEN = re.compile(r"\bbetween (?:the )?(?P<a>[^,;()]{1,60}?) (?:and|versus|vs\.?) (?:the )?(?P<b>[^,;()]{1,60})",
                       _I)
 """A comparison named as a pair ("no difference between the GCV group and the ACV group")."""
@@ -252,7 +253,7 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
     change = _change(clause, arms, terms(query.outcome))
     if change is not None:
         return change, clause
-    per_arm = _by_arms(clause, arms) if sig != "not_significant" else None
+    per_arm = _by_arms(clause, arms) if sig == "significant" and terms(query.outcome) & terms(clause) else None
     if per_arm is not None:  # "85% in the UFT group and 76% in the surgery-alone group (HR for death 0.64)"
         return per_arm, clause
     side = ratio_side(effect)
@@ -321,7 +322,8 @@ def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
     return flip(direction) if arms.first_is_comparator(clause, before[-1].start()) else direction
 
 
-_PER_ARM = re.compile(r"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s?%?\)?"
+_PER_ARM = re.compile(r"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s?(?:%|days?|weeks?|months?|hours?|points?|cases?|"
+                      r"events?|deaths?)?\)?"
                       r"(?:\s*\((?:(?P<share>\d+(?:\.\d+)?)\s?%)?[^()]{0,40}\))?\s+(?:of (?:the )?\w+\s+)?"
                       r"(?:in|among|with|for) (?:the |those )?(?P<arm>[^,;.()]{2,50}?)(?: groups?| arms?|[,;.(]|$)", _I)
 """A figure stated for one arm: "42.6% (262 of 615 patients) in the hydrocortisone group", "8.2 days in the early

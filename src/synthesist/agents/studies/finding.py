@@ -32,9 +32,10 @@ from .direction import ranked_answers, with_figures
 from .effects import ratio_side, read_effect, significance
 from .naming import (
     BOTH_ARMS,
+    DOSE,
     HOW_GIVEN,
     MODIFIERS,
-    SYNONYMS,
+    PEOPLE,
     TRIAL_ARMS,
     class_members,
     distinctive,
@@ -44,6 +45,7 @@ from .naming import (
     outcome_words,
     part_core,
     spelled_out,
+    with_synonyms,
 )
 from .record import read_study
 from .verify import source_text
@@ -78,8 +80,6 @@ _BRACKETED = re.compile(r"\((?=[^()]*\d)[^()]{4,120}\)")
 _VERSUS = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to))\s+(?:those|patients|participants|subjects|people|women|"
                      r"men)?\s*(?:who (?:had|received|underwent|were given)\s+)?(?P<other>[a-z][\w -]{2,40}?)"
                      r"(?=\s*[,;.()]|\s+(?:in|at|for|among|was|were|and)\b|$)", re.I)
-_PEOPLE_WORDS = terms("those patients participants subjects people women men group groups")
-_DOSE = re.compile(r"\b\d+(?:\.\d+)?\s?(?:mg|g|µg|mcg|iu|ml|units?)\b", re.I)
 _HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|possibl\w*|probabl\w*)\b", re.I)
 
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
@@ -103,12 +103,17 @@ _SIGNIFICANT_CHANGE = re.compile(
 
 _COPULAS = frozenset("was were is are been be".split())
 
+_LESS = terms("delayed late later deferred conventional standard usual routine reduced low lower less minimal no "
+              "without placebo sham after")
+"""What makes an arm less of the exposure (its control), not another kind of it."""
 _DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
                          re.IGNORECASE)
 
-CONTROL = re.compile(r"\b(?:placebo|control|usual|standard|conventional|routine|sham|no |none|without|not receiv|"
-                     r"did not|observation|untreated|waiting list|wait-list|nothing|neither|never|normal|lowest|"
-                     r"reference|non-?\w+|unexposed)", re.IGNORECASE)
+CONTROL = re.compile(r"\b(?:placebo|control|saline|vehicle|dummy|usual|routine|(?:standard|conventional|best "
+                     r"supportive) (?:\w+ )?(?:care|treatment|therapy|management|practice)|sham|no |none|without|"
+                     r"not receiv|did not|observation|untreated|waiting list|wait-list|nothing|neither|never|normal|"
+                     r"lowest|reference|baseline|non-?(?:users?|exposed|treated|smokers?|drinkers?|recipients?|"
+                     r"participants?)|unexposed)", re.IGNORECASE)
 """A comparator that is the exposure's absence (or the care everyone gets), not another active treatment."""
 
 _TRIALS = frozenset({"randomised trial", "non-randomised trial"})
@@ -144,13 +149,14 @@ def comparator_of(record: StudyRecord, exposure: str) -> str | None:
         return ""
     if members & terms(other):
         return other  # two members of the class ("cefazolin" against "amoxicillin-clavulanate")
-    if _DOSE.search(other) and _DOSE.search(roles["intervention"]):
+    if DOSE.search(other) and DOSE.search(roles["intervention"]):
         return other  # two doses of one drug
     if terms(part_core(exposure)) - HOW_GIVEN <= terms(other):
         return other  # two ways of giving the exposure itself ("early" and "delayed" epidural analgesia)
-    if core & terms(other) or len(other.split()) > 6 or re.search(r"\d", other):
-        return ""
-    return other
+    if core & terms(other):  # less of the exposure ("delayed mobilisation") or another kind of it ("open surgery")
+        return "" if terms(other) - core <= _LESS else other
+    words = other.split()
+    return "" if len(words) > 6 or len(words) >= 5 and re.search(r"\d", other) else other  # a sentence, misread
 
 
 def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord] | None = None
@@ -219,15 +225,14 @@ def _stated_comparator(clause: str, factor: frozenset[str]) -> str | None:
     if match is None:
         return None
     other = match.group("other").strip()
-    if CONTROL.search(other) or terms(other) & factor or not terms(other) - _PEOPLE_WORDS:
+    if CONTROL.search(other) or terms(other) & factor or not terms(other) - PEOPLE:
         return None
     return other
 
 
 def _outcome_queries(query: DirectionQuery) -> list[DirectionQuery]:
     """The query, then the same with a trial's other word for its outcome ("death" for "mortality")."""
-    words = query.outcome.split()
-    other = " ".join(SYNONYMS.get(w.lower(), w) for w in words)
+    other = with_synonyms(query.outcome)
     return [query] + ([query.model_copy(update={"outcome": other})] if other != query.outcome else [])
 
 
@@ -240,7 +245,7 @@ def _kept(result: OutcomeResult, clause: str, query: DirectionQuery, names: Sequ
     forms ``spelled`` out: "CHG bathing" is chlorhexidine gluconate bathing)."""
     if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
         return False
-    if _DIAGNOSTIC.search(result.quote) or result.direction != "no_difference" and _SUBGROUP.search(result.quote):
+    if _DIAGNOSTIC.search(result.quote) or _SUBGROUP.search(result.quote):
         return False
     if _UNADJUSTED.search(result.quote):
         return False

@@ -29,9 +29,9 @@ from ..extractive.text import terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
 
-__all__ = ["BOTH_ARMS", "HOW_GIVEN", "MEASURE_WORDS", "MODIFIERS", "SYNONYMS", "TRIAL_ARMS", "class_members",
-           "distinctive", "exposure_names", "names_comparison", "outcome_names", "outcome_words", "part_core",
-           "spelled_out"]
+__all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
+           "class_members", "distinctive", "exposure_names", "names_comparison", "outcome_names", "outcome_words",
+           "part_core", "spelled_out", "with_synonyms"]
 
 HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
                   "regimen")
@@ -74,6 +74,12 @@ _MORPH = re.compile(r"osi$")
 _BETWEEN_KINDS = re.compile(r"\bbetween (?:the )?[\w-]+(?: [\w-]+)? (?:and|or|vs\.?|versus) (?:the )?[\w-]+"
                             r"(?P<tail>(?: [\w-]+){1,2})", re.I)
 
+_NEIGHBOURS = terms("group groups arm arms period periods cohort users user use using therapy treatment treated "
+                    "intake consumption exposure exposed supplementation supplements alone only and or was were is are "
+                    "had has have plus combined versus vs compared prior previous current ever never regular habitual "
+                    "any all patients participants subjects women men children adults infants mothers those who with "
+                    "without receiving received given taking")
+"""Words beside an exposure that say how, when or in whom, never another kind of it."""
 _KIND_OF = re.compile(r"^(?:high|low|higher|lower|early|late|delayed|standard|intensive|annual|biennial|short|long|"
                       r"daily|weekly|single|double|once|twice|full|reduced|[\w]+-(?:titre|titer|dose|intensity))$")
 """A word before the exposure that names a kind of it: two of them in one clause compare two kinds."""
@@ -86,14 +92,19 @@ _DIRECTED = re.compile(r"^(?:(?:higher|lower|increased|reduced|decreased|greater
                        r"less|fewer|elevated|an?|the)\s+)+", re.I)
 """An outcome's direction, which the question asks and a study answers: "*higher* mortality" measures mortality."""
 
-_PEOPLE = terms("patients patient people persons adults children women men subjects participants individuals")
+PEOPLE = terms("patients patient people persons adults children women men subjects participants individuals those "
+               "group groups")
+"""Words for people or their groups: a part naming only these names nothing studied."""
+DOSE = re.compile(r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|"
+                  r"units?)\b(?:/(?:d|day|kg))?")
+"""A dose as printed ("800 IU", "500,000 IU", "40 mg/day")."""
 
 MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels outcome outcomes prevalence chance "
                       "likelihood probability proportion number score scores value values difference differences")
 """Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
 pre-eclampsia" is about some other risk."""
 
-_CLAUSES = re.compile(r";|•|\.\s+(?=[A-Z])|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
+_CLAUSES = re.compile(r";|•|(?<!\bvs)(?-i:\.\s+(?=[A-Z]))|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
 
@@ -124,7 +135,7 @@ def part_core(phrase: str, *, outcome: bool = False) -> str:
     direction too). A part that would be left naming only people keeps its words ("patients with diabetes")."""
     core = _QUALIFIER.sub("", phrase)
     core = (_DIRECTED.sub("", core) if outcome else core).strip()
-    return core if terms(core) - _PEOPLE else phrase
+    return core if terms(core) - PEOPLE else phrase
 
 
 def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple[str, str] | None = None
@@ -159,8 +170,10 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
         if len(initials) >= 3:  # "PCI" for percutaneous coronary intervention, "HRT" for hormone replacement therapy
             names.append((initials.upper(), frozenset({initials})))
     for word in phrase.split():
-        if (other := SYNONYMS.get(word.lower())) and (swapped := terms(phrase.replace(word, other)) - HOW_GIVEN):
-            names.append((phrase.replace(word, other), swapped))
+        if other := SYNONYMS.get(word.lower()):
+            swapped_phrase = re.sub(rf"\b{re.escape(word)}\b", other, phrase)
+            if swapped := terms(swapped_phrase) - HOW_GIVEN:
+                names.append((swapped_phrase, swapped))
     if trial and arms:
         own = terms(arms[0]) - terms(arms[1]) - HOW_GIVEN - _HEADS
         if own and own <= core:
@@ -207,7 +220,8 @@ def spelled_out(text: str) -> Callable[[str], str]:
         return lambda quote: quote
     pattern = re.compile(rf"\b({'|'.join(re.escape(short) for short in sorted(defined, key=len, reverse=True))})s?\b",
                          re.IGNORECASE)
-    return lambda quote: pattern.sub(lambda m: f"{m.group(0)} {defined[m.group(1).lower()]}", quote)
+    return lambda quote: pattern.sub(
+        lambda m: m.group(0) if m.group(1).islower() else f"{m.group(0)} {defined[m.group(1).lower()]}", quote)
 
 
 def outcome_names(outcome: str, text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
@@ -216,7 +230,7 @@ def outcome_names(outcome: str, text: str) -> list[tuple[frozenset[str], frozens
     the outcome's words (:func:`outcome_words`), the other word trials use ("death" for "mortality"), and a short
     form the article defines for it ("necrotising enterocolitis (NEC)")."""
     phrase = outcome_words(outcome)
-    other = " ".join(SYNONYMS.get(w.lower(), w) for w in phrase.split())
+    other = with_synonyms(phrase)
     names = [(terms(phrase), _head(phrase)), (terms(other), _head(other))]
     words = terms(phrase)
     for short, long in abbreviations(text).items():
@@ -233,6 +247,12 @@ def _head(phrase: str) -> frozenset[str]:
         if (found := terms(word)) and not found <= MEASURE_WORDS:
             return found
     return frozenset()
+
+
+def with_synonyms(phrase: str) -> str:
+    """``phrase`` with each word studies also say another way swapped (:data:`SYNONYMS`: "cardiovascular death" →
+    "cardiovascular mortality")."""
+    return " ".join(SYNONYMS.get(word.lower(), word) for word in phrase.split())
 
 
 def outcome_words(outcome: str) -> str:
@@ -296,7 +316,8 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
         too_little = not matched - MODIFIERS - _HEADS
     else:
         too_little = len(matched) < math.ceil(len(exposure) / 2) or not matched - MODIFIERS
-    if too_little or _another_form(intervention, clause) or _combined(clause, factor) or _within(clause, factor):
+    if (too_little or _another_form(intervention, clause) or _combined(clause, factor) or _within(clause, factor)
+            or _another_kind(clause, intervention, exposure)):
         return False
     first = re.escape(intervention.split()[0])
     if re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of|rates? of|proportions? of|"
@@ -353,6 +374,39 @@ def _subject_of(link: re.Match[str] | None, clause: str, factor: frozenset[str])
     before = re.findall(r"[\w'-]+|,", clause[:link.start()])[-7:]
     last = max((i for i, word in enumerate(before) if terms(word) & factor), default=None)
     return last is not None and "," not in before[last:]
+
+
+def _another_kind(clause: str, intervention: str, exposure: frozenset[str]) -> bool:
+    """The clause names part of the exposure with another word where the rest of it stands: "*cardiac* surgery" for
+    bariatric surgery, "*paternal* smoking" for maternal smoking, "vitamin *C*" for vitamin D, "*high-dose* aspirin"
+    for low-dose aspirin. A neighbour that says how, when or in whom ("*current* smoking", "the epidural *group*",
+    "statin *use*", "aspirin *100 mg*") is no other kind."""
+    phrase = [word.lower() for word in re.findall(r"[\w'-]+", intervention)
+              if terms(word) and not terms(word) <= HOW_GIVEN]
+    tokens = [token.lower() for token in re.findall(r"[\w'-]+", clause)]
+
+    def same(token: str, word: str) -> bool:
+        return token == word or terms(token) == terms(word)
+
+    def other(index: int, missing: str) -> bool:
+        if not 0 <= index < len(tokens) or tokens[index][0].isdigit() or not terms(tokens[index]):
+            return False
+        token = tokens[index]
+        if any(same(token, word) for word in phrase) or terms(token) <= _NEIGHBOURS:
+            return False
+        if terms(missing) & MODIFIERS:  # a modifier's place: only another modifier is another kind ("high-dose")
+            return bool(terms(token) & MODIFIERS)
+        return not terms(token) & MODIFIERS  # a word's place: any other word but a modifier ("current" smoking)
+
+    for first, second in zip(phrase, phrase[1:], strict=False):
+        has_first = any(same(token, first) for token in tokens)
+        has_second = any(same(token, second) for token in tokens)
+        for i, token in enumerate(tokens):
+            if same(token, second) and not has_first and other(i - 1, first):
+                return True
+            if same(token, first) and not has_second and other(i + 1, second):
+                return True
+    return False
 
 
 def _within(clause: str, factor: frozenset[str]) -> bool:

@@ -42,9 +42,10 @@ _RANDOMISED = (
     re.compile(rf"\b{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+(?:were\s+)?(?:enrolled|included|recruited)", _I),
     re.compile(rf"\b(?:enrolled|included|recruited|followed|studied|surveyed|identified)\s+{_N}\s+"
                rf"(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"\b(?:cohort|sample|population|study|trial) of {_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"(?:^|,\s+){_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}?\s+)?"
-               rf"(?:received|were (?:given|treated|assigned|allocated|followed))\b", _I),
+    re.compile(rf"\b(?:cohort|sample|population|study|trial) of {_N}\s+(?:(?!and\b|or\b)[a-z][\w-]*\s+){{0,3}}?"
+               rf"{_PEOPLE}", _I),
+    re.compile(rf"\b(?:randomi[sz]ed|trial)\b[^.;]{{0,80}}?,\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+"
+               rf"(?:aged\s+[^,;.]{{1,30}}?\s+)?(?:received|were (?:given|treated|assigned|allocated))\b", _I),
 )
 _ANALYSED = (
     re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:\w+\s+){{0,4}}?(?:were\s+)?(?:included\s+in|available "
@@ -65,6 +66,8 @@ _TRIAL_OF = re.compile(r"\bplacebo-controlled(?:,? [\w-]+){0,3} (?:trial|study) 
                        r"(?=\s*[(,;.]|\s+(?:among|in|for|on|at|over|during|with)\b)", _I)
 """A placebo-controlled trial named by what it tested: its arms are that and placebo ("placebo" is verbatim in the
 quote)."""
+_POPULATION_FIRST = re.compile(rf"^(?:\d|{_WORD_NUMBER}\b|(?:[\w-]+\s+){{0,2}}{_PEOPLE}\b)", _I)
+"""What a trial of "600 women with …" or "patients with sepsis" names is its population, not what it tested."""
 _SUBJECT = re.compile(r"^(?P<subject>.{3,90}?)\s+(?:was|were|did|had|showed|increased|decreased|reduced|improved|"
                       r"differed|remained|rose|fell|declined)\b")
 _CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addition|additionally|similarly|also|"
@@ -251,7 +254,7 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
         if unit.role not in ("abstract", "methods") or unit.kind != "paragraph":
             continue
         tested = _TRIAL_OF.search(unit.text)
-        if tested and not _ALLOCATION.search(unit.text):
+        if tested and not _ALLOCATION.search(unit.text) and not _POPULATION_FIRST.match(tested.group("tested")):
             return (Arm(role="intervention", label=tested.group("tested").strip(), quote=unit.text,
                         section=unit.section),
                     Arm(role="comparator", label="placebo", quote=unit.text, section=unit.section))
