@@ -82,7 +82,10 @@ async def test_a_resumed_run_ranks_an_items_passages_without_encoding_them_again
     # the shortlisted units, the question and its outcome, in one batch
     assert len(candidates(item)) > SHORTLIST and first.encoded_count == SHORTLIST + 2
     resumed = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))  # a new process's embedder
-    assert await PassageRanker(resumed).rank([item], question) == ranked
+    again = await PassageRanker(resumed).rank([item], question)
+    # the same units in the same order; a vector read back from the store may differ in its last float32 bit
+    assert [r.unit for r in again[item.id]] == [r.unit for r in ranked[item.id]]
+    assert [r.score for r in again[item.id]] == pytest.approx([r.score for r in ranked[item.id]], abs=1e-6)
     assert resumed.encoded_count == 0
 
 
