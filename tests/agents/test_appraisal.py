@@ -67,10 +67,13 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     for graded in report["certainty"]:
         assert graded["certainty"] in ("high", "moderate", "low", "very_low") and graded["evidence_ids"]
         assert graded["steps"][0]["domain"] == "design" and all(step["reason"] for step in graded["steps"])
-    # a table outcome of one cohort, graded on its own (the survival rows go to the question's own outcome, graded
-    # from the items that answer it)
-    response = next(g for g in report["certainty"] if g["outcome"].startswith("Response rate"))
-    assert response["certainty"] == "very_low" and response["evidence_ids"] == [f"pmid:{GIST}"]
+    # only the studies that address the question are graded: the GIST cohort (related) keeps its rows in the table
+    # and its conflict, but its own "Response rate" gets no certainty
+    labels = {a["evidence_id"]: a["label"] for a in report["alignment"]}
+    assert all(labels[i] in ("answers", "indirect") for g in report["certainty"][1:] for i in g["evidence_ids"])
+    assert not any(g["outcome"].startswith("Response rate") for g in report["certainty"])
+    assert any(row["outcome"].startswith("Response rate") for row in (r for s in report["studies"]
+                                                                       for r in s["outcomes"]))
     markdown = (out / "report.md").read_text()
     assert "## Certainty of the evidence per outcome" in markdown
     assert "## Where the evidence disagrees" in markdown and "Patients undergoing surgery had significantly" in markdown

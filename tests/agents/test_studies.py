@@ -421,3 +421,10 @@ def test_a_count_or_an_arm_is_not_read_from_what_only_looks_like_one():
     assert read_study(abstract("This was a study of 3 countries and 4500 adults.")).randomised is None
     assert read_study(abstract("Among the cohort, 45 patients received a blood transfusion.")).randomised is None
     assert read_study(abstract("A placebo-controlled trial of 600 women with preeclampsia was done.")).arms == ()
+
+
+def test_the_people_compared_are_no_outcome_name():
+    text = ("Women in the vitamin D group had 174 fractures compared with 135 in the placebo group (rate ratio 1.29; "
+            "95% CI 1.03-1.61; P = .03).")
+
+    assert [o.outcome for o in read_study(abstract(text)).outcomes if o.outcome.startswith("Women")] == []

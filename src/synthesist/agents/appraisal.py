@@ -153,12 +153,14 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
 
 def _table_outcomes(report: ResearchReport, items: Mapping[str, Evidence]
                     ) -> list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]]:
-    """The evidence table's outcomes, rows that name the same outcome (half their words shared) grouped. Rows of
-    the question's own comparison are left to :func:`_question_outcome`, which grades them from the answering
-    items only."""
+    """The evidence table's outcomes of the studies that address the question (answering or indirect items: the
+    included studies; an item only related to the question, cited as related evidence, has its rows in the table
+    but no certainty), rows that name the same outcome (half their words shared) grouped. Rows of the question's
+    own comparison are left to :func:`_question_outcome`, which grades them from the answering items only."""
+    included = {a.evidence_id for a in report.alignment if a.label in ("answers", "indirect")}
     groups: list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]] = []
     for row in evidence_rows(report.studies, items):
-        if row.outcome is None or row.outcome.asked:
+        if row.outcome is None or row.outcome.asked or row.record.evidence_id not in included:
             continue
         entry = (row.record, row.outcome, row.evidence)
         for name, results in groups:

@@ -120,7 +120,10 @@ _GENERIC_NAME = re.compile(r"^(?:the |a |an |all |both |two |three )?(?:results?
 """A name that is a study word, not a measured outcome ("Results", "two groups", "reductions")."""
 _NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|the only|when|in|after|at|during|for|"
                              r"of|both|all|no|among|with|within|across|between|compared|than|on|by|to)\b|"
-                             r"\b(?:significantly|also|not)$|\bdifferences?\b", _I)
+                             r"\b(?:significantly|also|not)$|\bdifferences?\b|\b(?:group|groups|arm|arms)$|"
+                             rf"^(?:the )?(?:\w+ )?{_PEOPLE}\b", _I)
+"""A subject that is no outcome: a fragment, a study word, or the people compared ("Women in the vitamin D group",
+"Patients receiving placebo")."""
 _DESIGNS: tuple[tuple[Design, DesignName], ...] = (
     (Design.META_ANALYSIS, "systematic review/meta-analysis"), (Design.SYSTEMATIC_REVIEW,
                                                                 "systematic review/meta-analysis"),
