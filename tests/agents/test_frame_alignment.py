@@ -43,6 +43,13 @@ from synthesist.models import Evidence
      "pregnancy"),
     ("Renal colic: is ultrasound worth the effort?", "effect", True, "ultrasound", ("Renal colic",), None),
     ("Aspirin in the elderly: does it reduce stroke?", "effect", True, "Aspirin", ("stroke",), "elderly"),
+    # a gerund after the evaluative predicate is the relation; "in improving …" names no people
+    ("Is aspirin effective for reducing colorectal cancer in older adults?", "effect", True, "aspirin",
+     ("colorectal cancer",), "older adults"),
+    ("Is exercise useful in improving depression?", "effect", True, "exercise", ("depression",), None),
+    # "have more/a higher Y": the people with X are the exposed, Y the outcome
+    ("Do patients with diabetes have more strokes?", "effect", True, "diabetes", ("strokes",), None),
+    ("Do smokers have a higher risk of lung cancer?", "association", True, "smokers", ("lung cancer",), None),
 ])
 def test_the_frame_names_the_parts_of_the_question(question: str, kind: str, yes_no: bool, exposure: str,
                                                    outcomes: tuple[str, ...], population: str | None) -> None:

@@ -40,8 +40,17 @@ PROGNOSIS = re.compile(r"\b(?:predict\w*|prognos\w*|predictor\w*)\b", _I)
 ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|relation|link(?:ed)? (?:to|with)|"
                          r"risk factor\w*|risk of)\b", _I)
 
+_GERUNDS = (r"(?:reducing|lowering|increasing|improving|preventing|decreasing|treating|delaying|shortening|"
+            r"prolonging|relieving|controlling|predicting|detecting)")
+_GERUND = re.compile(_GERUNDS + r"\b", _I)
 RELATION = re.compile(
-    r"\b(?:reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
+    # "Is X effective in reducing Y?": after an evaluative predicate the gerund is the relation
+    r"\b(?:(?:(?:is|are) )?(?:effective|efficacious|useful|beneficial|helpful|safe|superior|better) (?:for|in|at) "
+    + _GERUNDS + "|"
+    # "Do patients with X have more Y?", "Do smokers have a higher risk of Y?"
+    r"(?:have|has|had|experience[sd]?|show(?:s|ed)?) (?:an? )?(?:more|less|fewer|higher|lower|greater|increased|"
+    r"reduced|decreased|better|worse|elevated)(?: (?:risk|rates?|incidence|odds|frequency|levels?|number) of)?|"
+    r"reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
     r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|offer(?:s|ed)? (?:protection|benefit)|"
     r"benefit(?:s|ed)?|result(?:s|ed)? in|"
     r"lead(?:s)? to|activate[sd]?|inhibit(?:s|ed)?|induce[sd]?|influence[sd]?|impact(?:s|ed)?|alter(?:s|ed)?|"
@@ -241,8 +250,11 @@ def _subject_and_aspect(clause: str, kind: str) -> tuple[str, str]:
 
 def _population(clause: str) -> tuple[str, str]:
     """The last *in/among/for/of* phrase naming people or a condition, and the clause without it."""
+    relations = [(r.start(), r.end()) for r in RELATION.finditer(clause)]
     for match in reversed(list(POPULATION.finditer(clause))):
         rest = match.group("rest")
+        if _GERUND.match(rest) and any(start <= match.start() < end for start, end in relations):
+            continue  # "useful in improving depression": the phrase is the relation, not the people
         cut = COMPARATOR.search(rest)
         rest = rest[: cut.start()] if cut else rest
         words = rest.split()
