@@ -2,6 +2,9 @@
 
     python bench/fit_alignment_gate.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl [OUT]
 
+With ``--check`` nothing is written: the script exits 1 when the shipped gate (or OUT) is not what the fit makes
+from today's code (a change to relevance, alignment or the frame moves it; no test refits, the fit takes minutes).
+
 Set ``FIT_CACHE=path.json`` to keep the retrieval between runs (the slow part, ~20 min here); the frames, part
 matching and fit are redone each run in about a minute.
 
@@ -161,7 +164,7 @@ def _fields(gate: Gate) -> dict[str, float]:
             "floor": gate.floor}
 
 
-def main(questions: Path, library: Path, out: Path = OUT) -> None:
+def main(questions: Path, library: Path, out: Path = OUT, *, check: bool = False) -> None:
     rows = _rows(questions, library)
     print(f"{len(rows)} questions; source among the top {DEPTH + 1}: {sum(r['source'] is not None for r in rows)}")
     print("fold | gate (cover, weight, answers, strong, floor) | held-out answerable: source answers | "
@@ -185,13 +188,22 @@ def main(questions: Path, library: Path, out: Path = OUT) -> None:
     print(f"all rows: cover {gate.cover:g}, weight {gate.weight:g}, answers {gate.answers:g}, "
           f"strong {gate.strong:g}, floor {gate.floor:g} "
           f"(in-sample: answerable {positive:.1%}, controls {negative:.1%})")
-    out.write_text(json.dumps({**_fields(gate), "depth": DEPTH, "folds": K_FOLDS, "fold_gates": fold_gates},
-                              indent=1) + "\n")
+    fitted = {**_fields(gate), "depth": DEPTH, "folds": K_FOLDS, "fold_gates": fold_gates}
+    if check:
+        shipped = json.loads(out.read_text())
+        if shipped != fitted:
+            print(f"{out} is not what this fit makes from today's code: refit and look at docs/benchmarks.md")
+            raise SystemExit(1)
+        print(f"{out} is what this fit makes")
+        return
+    out.write_text(json.dumps(fitted, indent=1) + "\n")
     print(f"wrote {out}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (3, 4):
+    check = "--check" in sys.argv[1:]
+    args = [arg for arg in sys.argv[1:] if arg != "--check"]
+    if len(args) not in (2, 3):
         print(__doc__, file=sys.stderr)
         raise SystemExit(2)
-    main(*(Path(arg) for arg in sys.argv[1:]))
+    main(*(Path(arg) for arg in args), check=check)
