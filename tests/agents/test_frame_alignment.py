@@ -50,6 +50,11 @@ from synthesist.models import Evidence
     # "have more/a higher Y": the people with X are the exposed, Y the outcome
     ("Do patients with diabetes have more strokes?", "effect", True, "diabetes", ("strokes",), None),
     ("Do smokers have a higher risk of lung cancer?", "association", True, "smokers", ("lung cancer",), None),
+    # "a link between X and Y" names X and Y whatever leads it; "is there a link?" asks for an association
+    ("Is there a causal link between smoking and lung cancer?", "association", True, "smoking", ("lung cancer",),
+     None),
+    ("Paracetamol and asthma in pregnancy: is there a link?", "association", True, "Paracetamol", ("asthma",),
+     "pregnancy"),
 ])
 def test_the_frame_names_the_parts_of_the_question(question: str, kind: str, yes_no: bool, exposure: str,
                                                    outcomes: tuple[str, ...], population: str | None) -> None:

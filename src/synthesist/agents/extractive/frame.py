@@ -37,7 +37,8 @@ DESCRIPTIVE = re.compile(r"^(?:what|which|who)\b|\b(?:causes?|etiology|aetiology
 DIAGNOSTIC = re.compile(r"\b(?:diagnos\w*|accura\w*|sensitiv\w+|specificity|detect\w*|screening|predictive value|"
                         r"reliab\w+|valid(?:ity|ation)?)\b", _I)
 PROGNOSIS = re.compile(r"\b(?:predict\w*|prognos\w*|predictor\w*)\b", _I)
-ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|relation|link(?:ed)? (?:to|with)|"
+ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|relation|"
+                         r"link(?:ed)? (?:to|with|between)|(?:is there|any) (?:a |an )?(?:\w+ )?link\b|"
                          r"risk factor\w*|risk of)\b", _I)
 
 _GERUNDS = (r"(?:reducing|lowering|increasing|improving|preventing|decreasing|treating|delaying|shortening|"
@@ -48,6 +49,8 @@ RELATION = re.compile(
     r"\b(?:(?:(?:is|are) )?(?:effective|efficacious|useful|beneficial|helpful|safe|superior|better) (?:for|in|at) "
     + _GERUNDS + "|"
     # "Do patients with X have more Y?", "Do smokers have a higher risk of Y?"
+    # "Is there a (causal) link between X and Y?"
+    r"(?:an? )?(?:[\w-]+ )?(?:link|association|relationship|correlation|connection) between|"
     r"(?:have|has|had|experience[sd]?|show(?:s|ed)?) (?:an? )?(?:more|less|fewer|higher|lower|greater|increased|"
     r"reduced|decreased|better|worse|elevated)(?: (?:risk|rates?|incidence|odds|frequency|levels?|number) of)?|"
     r"reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
@@ -275,6 +278,10 @@ def _comparator(clause: str) -> tuple[str, str]:
 def _split(clause: str) -> tuple[str, str]:
     """Exposure and outcome: either side of the relation verb, else of *and*/*with*, else the whole clause."""
     relation = RELATION.search(clause)
+    if relation is not None and relation.group(0).lower().endswith("between"):  # "a link between X and Y"
+        pair = re.split(r"\s+and\s+", clause[relation.end():], maxsplit=1)
+        if len(pair) == 2 and _content(pair[0]) and _content(pair[1]):
+            return _phrase(pair[0]), _phrase(pair[1])
     if relation is not None and _content(clause[: relation.start()]):
         return _phrase(clause[: relation.start()]), _phrase(clause[relation.end():])
     if relation is not None:  # "Is there a risk of X with Y", "Can a risk of …": the verb leads
