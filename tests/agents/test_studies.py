@@ -417,6 +417,14 @@ def test_an_arm_ends_where_the_allocation_sentence_goes_on():
                                                               ("comparator", "placebo")]
 
 
+def test_the_arms_follow_a_long_description_of_who_was_assigned():
+    record = read_study(abstract("We randomly assigned 15,480 adults who had diabetes but no evident cardiovascular "
+                                 "disease to receive aspirin at a dose of 100 mg daily or matching placebo."))
+
+    assert [(arm.role, arm.label) for arm in record.arms] == [
+        ("intervention", "aspirin at a dose of 100 mg daily"), ("comparator", "matching placebo")]
+
+
 def test_a_count_or_an_arm_is_not_read_from_what_only_looks_like_one():
     assert read_study(abstract("This was a study of 3 countries and 4500 adults.")).randomised is None
     assert read_study(abstract("Among the cohort, 45 patients received a blood transfusion.")).randomised is None

@@ -58,7 +58,7 @@ _POPULATION = re.compile(
     r"(?:with|who (?:had|were|underwent)|undergoing|receiving|at (?:high )?risk of|scheduled for|"
     r"admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
 _ALLOCATION = re.compile(
-    r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,6}?to\s+"
+    r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,12}?to\s+"
     r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
     r"(?P<second>[^.;,()]{3,100}?)(?=\s+(?:and|for|during|over|until)\s|\s*[.;,()]|$)", _I)
 _CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no treatment|waiting list|wait-list)\b", _I)
