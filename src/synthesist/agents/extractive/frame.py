@@ -48,9 +48,9 @@ RELATION = re.compile(
     # "Is X effective in reducing Y?": after an evaluative predicate the gerund is the relation
     r"\b(?:(?:(?:is|are) )?(?:effective|efficacious|useful|beneficial|helpful|safe|superior|better) (?:for|in|at) "
     + _GERUNDS + "|"
-    # "Do patients with X have more Y?", "Do smokers have a higher risk of Y?"
     # "Is there a (causal) link between X and Y?"
     r"(?:an? )?(?:[\w-]+ )?(?:link|association|relationship|correlation|connection) between|"
+    # "Do patients with X have more Y?", "Do smokers have a higher risk of Y?"
     r"(?:have|has|had|experience[sd]?|show(?:s|ed)?) (?:an? )?(?:more|less|fewer|higher|lower|greater|increased|"
     r"reduced|decreased|better|worse|elevated)(?: (?:risk|rates?|incidence|odds|frequency|levels?|number) of)?|"
     r"reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
