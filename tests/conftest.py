@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chroma_server import CHROMA, ChromaServer
 
+from synthesist.composition import embedder_for
 from synthesist.config import Settings, load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
 from synthesist.memory.library_index import library_name
@@ -34,18 +37,47 @@ def shared_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The suite's user cache folder (``XDG_CACHE_HOME``), shared by every test and every process a test starts, as
+    one machine's is: the embedding model's ONNX export, the product's default backend, is made once per test run."""
+    cache = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        yield cache
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
+    """One real Chroma server for the whole test run (``memory.chroma_mode = http``, as a user runs one), which
+    every test shares unless what it tests is a data directory's own store (:func:`own_store`)."""
+    if not CHROMA.exists():
+        pytest.fail(f"the chroma command is not installed next to {sys.executable}")
+    server = ChromaServer(tmp_path_factory.mktemp("chroma") / "store")
+    yield server
+    server.stop()
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads the developer's settings or data dir, and every test starts with fresh rate limiters."""
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chroma_server: ChromaServer) -> None:
+    """No test reads the developer's settings or data dir, and every test starts with fresh rate limiters. The
+    store is the suite's Chroma server; the embedding backend is the product's default."""
     for name in list(os.environ):
         if name.startswith("SYNTHESIST_") and name != "SYNTHESIST_SHARED":
             monkeypatch.delenv(name)
     monkeypatch.setenv("SYNTHESIST_DATA_DIR", str(tmp_path / "data"))
-    # The session embedder (and every index built with it) runs torch; the ONNX backends, the product's default,
-    # are tested by name in tests/memory/test_onnx_backend.py.
-    monkeypatch.setenv("SYNTHESIST_MEMORY__EMBEDDING_BACKEND", "torch")
+    for name, value in chroma_server.variables().items():
+        monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)  # no stray .env
     RATE_LIMITS.clear()
+
+
+@pytest.fixture
+def own_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The product's default store for this test: ``DATA_DIR/chroma`` served by the data directory's own Chroma
+    server (memory.owner), for tests of that store itself (its owner, damage, doctor, prune, several processes)."""
+    for name in ChromaServer.VARIABLES:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture(autouse=True)
@@ -75,9 +107,10 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> Embedder:
-    """The real packaged all-MiniLM-L6-v2, loaded once for the whole session (no persistent cache)."""
-    embedder = Embedder()
+def embedder(_user_cache: Path) -> Embedder:
+    """The real packaged all-MiniLM-L6-v2 as a run embeds with it (the product's default backend), loaded once for
+    the whole session (no persistent cache)."""
+    embedder = embedder_for(load_settings())
     embedder.embed_sync(["warm-up"])
     return embedder
 
@@ -101,10 +134,10 @@ def library_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def library_index(
-    library_records: list[Evidence], library_data_dir: Path, embedder: Embedder
-) -> Iterator[LibraryIndex]:
-    """The whole shared library indexed once per session (about a minute on 2 cores) in a persistent store."""
-    client = open_chroma(load_settings(data_dir=library_data_dir))
-    name = library_name([_shared_dir() / "corpus" / "library.jsonl"])  # the collection the CLI opens for it
-    yield LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)
+def library_index(library_records: list[Evidence], embedder: Embedder, chroma_server: ChromaServer,
+                  library_data_dir: Path) -> LibraryIndex:
+    """The whole shared library indexed once per test run on the suite's Chroma server, in the collection the CLI
+    and the API open for it: a run or search over the shared library in any test embeds none of its records."""
+    client = open_chroma(chroma_server.settings(library_data_dir))
+    name = library_name([_shared_dir() / "corpus" / "library.jsonl"])
+    return LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)

@@ -76,12 +76,13 @@ def wait_until_stopped(data_dir: Path) -> None:
 
 
 def write_big_library(path: Path, records: int = 1500, seed: int = 7) -> Path:
-    """``records`` distinct short JSONL records (titles and abstracts of topic words)."""
+    """``records`` distinct short JSONL records (titles and abstracts of topic words): many vectors, each cheap to
+    embed (about 20 tokens), so that the store, not the model, is what a test spends its time on."""
     rng = random.Random(seed)
     lines = []
     for i in range(records):
-        title = " ".join(rng.choice(WORDS) for _ in range(8))
-        abstract = " ".join(rng.choice(WORDS) for _ in range(40))
+        title = " ".join(rng.choice(WORDS) for _ in range(6))
+        abstract = " ".join(rng.choice(WORDS) for _ in range(12))
         lines.append(json.dumps({"pmid": str(30_000_000 + i), "title": f"{title} ({i})", "abstract": abstract,
                                  "year": 2000 + i % 20, "journal": "J Test", "mesh": ["Humans"]}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,4 +1,6 @@
-"""The command line, run as a user runs it: a subprocess, real arguments, exit codes and output."""
+"""The command line, run as a user runs it: real arguments, exit codes and output, through the entry point in the
+test's process (tests/cli_runner.py), and as a real process where the process is what a test checks (raw argument
+bytes, what ``--help`` imports, a first run on a machine with no ONNX export yet)."""
 
 from __future__ import annotations
 
@@ -9,16 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from synthesist.testing import FixtureServer, Reply
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout)
+def run_process(*args: str | bytes, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``synthesist ARGS`` as a new process (argument bytes as a shell passes them, output kept as bytes)."""
+    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True,
+                          env={**os.environ, **(env or {})})
 
 
 def test_help_does_not_import_heavy_modules() -> None:
@@ -117,7 +120,7 @@ def test_research_runs_offline_and_writes_the_report_files(tmp_path: Path) -> No
         env = {"SYNTHESIST_PUBMED__BASE_URL": server.url, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"),
                "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
         done = run_cli("research", "metformin cancer", "--sources", "pubmed", "--model", "extractive",
-                       "--max-rounds", "1", "--out", str(out), env=env, timeout=300)
+                       "--max-rounds", "1", "--out", str(out), env=env)
     assert done.returncode == 0, done.stderr
     assert "max_rounds after 1 round(s)" in done.stdout
     assert "\nAnswer: " in done.stdout and "complete: max_rounds: answer " in done.stderr
@@ -132,22 +135,25 @@ def test_research_runs_offline_and_writes_the_report_files(tmp_path: Path) -> No
     assert events[0]["type"] == "started" and events[-1]["type"] == "complete"
 
 
-def test_the_default_int8_backend_announces_its_one_time_export_and_then_runs_without_it(tmp_path: Path) -> None:
-    # The suite pins torch (conftest); a user's first run exports the packaged model to ONNX int8 in the data
-    # directory while the run starts, and the started line says so once. The second run finds the export.
-    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral",
-           "SYNTHESIST_MEMORY__EMBEDDING_BACKEND": "onnx-int8"}
-    notice = "first use of the onnx-int8 embedding backend: exporting the model"
+def test_the_first_run_on_a_machine_announces_the_one_time_export_and_the_next_runs_without_it(tmp_path: Path) -> None:
+    # A machine whose user cache holds no ONNX export yet (a new process, as a user's first run is): the run exports
+    # the packaged model to ONNX int8 when it first embeds, and the started line says so once. The next run, in
+    # another process, finds the export.
+    cache = tmp_path / "fresh-cache"
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "XDG_CACHE_HOME": str(cache)}
+    notice = "first use of the onnx-int8 embedding backend on this machine"
     with FixtureServer() as server:
         server.route("/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
         server.route("/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
         env["SYNTHESIST_PUBMED__BASE_URL"] = server.url
-        runs = [run_cli("research", "metformin cancer", "--sources", "pubmed", "--model", "extractive",
-                        "--max-rounds", "1", env=env, timeout=300) for _ in range(2)]
-    assert [done.returncode for done in runs] == [0, 0], runs[-1].stderr
-    assert notice in runs[0].stderr and notice not in runs[1].stderr
-    assert list((tmp_path / "data" / "onnx").glob("*-onnx-int8-*.onnx"))
-    assert all("search_complete: 3 new" in done.stderr for done in runs)
+        args = ("research", "metformin cancer", "--sources", "pubmed", "--model", "extractive", "--max-rounds", "1")
+        first = run_process(*args, env=env)
+        again = run_cli(*args, env=env)
+    assert first.returncode == 0, first.stderr.decode()[-3000:]
+    assert again.returncode == 0, again.stderr
+    assert notice in first.stderr.decode() and notice not in again.stderr
+    assert list((cache / "synthesist" / "onnx").glob("*-onnx-int8-*.onnx"))
+    assert "search_complete: 3 new" in first.stderr.decode() and "search_complete: 3 new" in again.stderr
 
 
 def test_library_search_reuses_the_index_and_embeds_no_record(library_index, library_data_dir: Path,
@@ -155,7 +161,7 @@ def test_library_search_reuses_the_index_and_embeds_no_record(library_index, lib
     """The session fixture indexed the library under this data dir: a CLI call must embed no record again."""
     path = shared_dir / "corpus" / "library.jsonl"
     env = {"SYNTHESIST_DATA_DIR": str(library_data_dir)}
-    done = run_cli("library", "search", str(path), "metformin cancer", "-k", "5", "--json", env=env, timeout=300)
+    done = run_cli("library", "search", str(path), "metformin cancer", "-k", "5", "--json", env=env)
     assert done.returncode == 0, done.stderr
     assert f"library: {len(library_index)} records (0 embedded now, {len(library_index)} reused)" in done.stderr
     rows = json.loads(done.stdout)
@@ -164,7 +170,7 @@ def test_library_search_reuses_the_index_and_embeds_no_record(library_index, lib
     expected = [hit.id for hit in library_index.search("metformin cancer", k=5)]
     assert [r["id"] for r in rows] == expected
     untitled = run_cli("library", "search", str(path), "lace plant programmed cell death mitochondria", "-k", "1",
-                       "--json", env=env, timeout=300)
+                       "--json", env=env)
     assert untitled.returncode == 0, untitled.stderr
     assert json.loads(untitled.stdout)[0]["title"].startswith(  # a record without a title, as every face shows it
         "Untitled — 2011, pmid:21645374 — “Programmed cell death (PCD) is the regulated death")
@@ -178,7 +184,7 @@ def test_library_search_runs_a_queries_file_one_json_line_each(library_index, li
     queries.write_text("\n".join(questions) + "\n")
     env = {"SYNTHESIST_DATA_DIR": str(library_data_dir)}
     done = run_cli("library", "search", str(shared_dir / "corpus" / "library.jsonl"), "--queries", str(queries),
-                   "-k", "3", env=env, timeout=300)
+                   "-k", "3", env=env)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["query"] for line in lines] == questions
@@ -191,7 +197,7 @@ def test_research_with_a_real_chest_xray_reports_an_imaging_section(library_inde
     env = {"SYNTHESIST_DATA_DIR": str(library_data_dir)}  # the session index: the library is not embedded again
     done = run_cli("research", "cardiomegaly causes", "--image", str(shared_dir / "images" / "00000001_000.png"),
                    "--sources", "library", "--library", str(shared_dir / "corpus" / "library.jsonl"),
-                   "--max-rounds", "1", "--out", str(out), env=env, timeout=300)
+                   "--max-rounds", "1", "--out", str(out), env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "analysis_complete" in done.stderr
     assert "chest X-ray expert tools" in done.stderr and "are not offered" in done.stderr  # said once, no weights
@@ -212,15 +218,9 @@ def test_research_with_an_unreadable_image_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2 and "x.png" in done.stderr and "Traceback" not in done.stderr
 
 
-def run_cli_bytes(*args: bytes | str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """The CLI with raw argument bytes (as a shell passes them), output kept as bytes."""
-    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
-
-
 def test_control_characters_never_reach_the_terminal_raw(tmp_path: Path) -> None:
     hostile = str(tmp_path / "\x1b[2J\x1b[31mred\rlib.jsonl")
-    done = run_cli_bytes("research", "metformin", "--sources", "library", "--library", hostile)
+    done = run_process("research", "metformin", "--sources", "library", "--library", hostile)
     assert done.returncode == 2
     assert b"\x1b" not in done.stderr and b"\r" not in done.stderr
     assert b"\\x1b[2J\\x1b[31mred\\rlib.jsonl" in done.stderr
@@ -235,7 +235,7 @@ def test_printable_escapes_ansi_bidi_and_undecodable_bytes_but_keeps_text() -> N
 
 
 def test_a_question_that_is_not_utf8_is_bad_input() -> None:
-    done = run_cli_bytes("research", b"metformin \xff\xfe cancer", "--model", "extractive")
+    done = run_process("research", b"metformin \xff\xfe cancer", "--model", "extractive")
     assert done.returncode == 2
     assert done.stderr.decode().strip() == "synthesist: error: the question is not valid UTF-8 text"
 
@@ -285,13 +285,13 @@ def test_batch_honours_json_and_manager(tmp_path: Path) -> None:
     env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
     base = ["batch", str(questions), "--out", str(tmp_path / "out"), "--sources", "library", "--library",
             str(library), "--max-rounds", "1"]
-    done = run_cli(*base, "--json", "--manager", "loop", env=env, timeout=300)
+    done = run_cli(*base, "--json", "--manager", "loop", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     (line,) = [json.loads(text) for text in done.stdout.splitlines()]
     assert line["index"] == 0 and line["error"] is None and line["stop_reason"] in ("sufficient", "max_rounds")
     assert line["answer"]["verdict"] in ("yes", "no", "mixed", "insufficient") and line["answer"]["statement"]
     base[3] = str(tmp_path / "other")
-    refused = run_cli(*base, "--manager", "magentic", "--model", "extractive", env=env, timeout=300)
+    refused = run_cli(*base, "--manager", "magentic", "--model", "extractive", env=env)
     assert refused.returncode == 1 and "magentic manager needs an LLM" in refused.stdout  # the option reached it
 
 
@@ -305,11 +305,11 @@ def test_library_index_says_what_it_embeds_and_when_it_is_done(tmp_path: Path) -
     library.write_text('{"pmid": "1", "title": "A", "abstract": "Metformin lowers glucose."}\n'
                        '{"pmid": "2", "title": "B", "abstract": "Statins lower LDL."}\n')
     env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
-    first = run_cli("library", "index", str(library), env=env, timeout=300)
+    first = run_cli("library", "index", str(library), env=env)
     assert first.returncode == 0, first.stderr
     assert "indexing: embedding 2 records (once; later runs reuse them)" in first.stderr
     assert "indexing: 2 records embedded" in first.stderr
-    again = run_cli("library", "index", str(library), env=env, timeout=300)
+    again = run_cli("library", "index", str(library), env=env)
     assert "embedding" not in again.stderr and "0 embedded, 2 reused" in again.stdout
 
 
@@ -319,7 +319,7 @@ def test_quiet_shows_no_live_view_but_the_final_block(tmp_path: Path) -> None:
                                    "Metformin use was associated with lower cancer incidence in adults."}) + "\n")
     env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
     done = run_cli("research", "Does metformin lower cancer incidence?", "--sources", "library", "--library",
-                   str(library), "--max-rounds", "1", "--quiet", env=env, timeout=120)
+                   str(library), "--max-rounds", "1", "--quiet", env=env)
     assert done.returncode == 0, done.stderr
     assert "[round" not in done.stderr  # no live view
     assert "Answer:" in done.stdout and "written to" in done.stdout

@@ -178,7 +178,8 @@ def test_the_cli_indexes_a_library_on_ray(tmp_path: Path) -> None:
     assert again.returncode == 0 and f"0 embedded, {len(LIBRARY_ITEMS)} reused" in again.stdout
 
 
-async def test_a_batch_on_the_default_persistent_store_leaves_the_library_searchable(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_batch_on_the_default_persistent_store_leaves_the_library_searchable(cluster, tmp_path: Path,
+                                                                                   own_store: None) -> None:  # type: ignore[no-untyped-def]
     from synthesist.api import check_store  # noqa: PLC0415
     from synthesist.config import load_settings  # noqa: PLC0415
 

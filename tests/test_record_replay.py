@@ -7,14 +7,12 @@ and an OpenAI-compatible model server scripted per agent. The servers are then S
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from synthesist.testing import FixtureServer, Reply, ScriptedChatServer
 
@@ -23,11 +21,6 @@ QUESTION = "Does metformin lower cancer incidence in type 2 diabetes?"
 TIMING_FIELDS = ("run_id", "seconds", "spans")
 """All that may differ between a run and its replay: its id and its clock (durations and the spans' times)."""
 _IDS = re.compile(r"\[((?:pmid|nct|doi|ppr):[^\]\s]+)\]")
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=300)
 
 
 def _asked(body: dict) -> str:
@@ -78,13 +71,14 @@ def _without_timings(path: Path) -> dict:
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str], str]:
     """A run recorded against live loopback servers, which are gone when the fixture returns."""
     tmp = tmp_path_factory.mktemp("record")
-    # The module-scoped recording runs before the per-test environment is set: name the suite's embedding backend
-    # here, or the recording embeds with the product's default and the replay with the suite's.
-    env = {"SYNTHESIST_DATA_DIR": str(tmp / "data"), "SYNTHESIST_MEMORY__EMBEDDING_BACKEND": "torch"}
+    # The recording and every replay use one data directory and its own store, as a user replays where they
+    # recorded: its embedding cache then holds the recording's vectors (onnx-int8's vectors vary slightly with the
+    # batch a text was first encoded in, so a store shared with other tests could hold other ones).
+    env = {"SYNTHESIST_DATA_DIR": str(tmp / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "persistent"}
     with ExitStack() as stack:
         env.update(_serve(stack))
         models = stack.enter_context(ScriptedChatServer(_scripted_team()))
-        done = _cli("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--model", models.model_spec,
+        done = run_cli("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--model", models.model_spec,
                     "--max-rounds", "2", "--record", str(tmp / "tape"), "--out", str(tmp / "first"), env=env)
         assert done.returncode == 0, done.stderr[-2000:]
         calls = {call.agent for call in models.calls}
@@ -96,7 +90,7 @@ def test_a_replay_needs_no_network_and_no_model_and_writes_the_same_report(recor
     tape, first, env, _spec = recorded
     again = first.parent / "again"
     # the servers are down; no --model: the tape answers for every agent
-    done = _cli("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--max-rounds", "2",
+    done = run_cli("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--max-rounds", "2",
                 "--replay", str(tape), "--out", str(again), env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     before, after = _without_timings(first / "report.json"), _without_timings(again / "report.json")
@@ -108,7 +102,7 @@ def test_a_replay_needs_no_network_and_no_model_and_writes_the_same_report(recor
 
 def test_a_cassette_recorded_for_another_question_is_refused(recorded) -> None:  # type: ignore[no-untyped-def]
     tape, _first, env, _spec = recorded
-    done = _cli("research", "Does aspirin prevent colorectal cancer?", "--sources", "pubmed,trials,europepmc",
+    done = run_cli("research", "Does aspirin prevent colorectal cancer?", "--sources", "pubmed,trials,europepmc",
                 "--max-rounds", "2", "--replay", str(tape), env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "was recorded with question = 'Does metformin lower cancer incidence" in done.stderr
@@ -117,24 +111,24 @@ def test_a_cassette_recorded_for_another_question_is_refused(recorded) -> None: 
 def test_missing_corrupt_and_occupied_cassettes_are_bad_input(recorded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     tape, _first, env, _spec = recorded
     args = ("research", QUESTION, "--sources", "pubmed,trials,europepmc", "--max-rounds", "2")
-    missing = _cli(*args, "--replay", str(tmp_path / "nowhere"), env=env)
+    missing = run_cli(*args, "--replay", str(tmp_path / "nowhere"), env=env)
     assert missing.returncode == 2 and "holds no cassette (manifest.json is missing)" in missing.stderr
     broken = tmp_path / "broken"
     broken.mkdir()
     for name in ("manifest.json", "http.jsonl", "web.jsonl", "models.jsonl", "order.jsonl"):
         (broken / name).write_bytes((tape / name).read_bytes())
     (broken / "http.jsonl").write_text("{not json\n")
-    corrupt = _cli(*args, "--replay", str(broken), env=env)
+    corrupt = run_cli(*args, "--replay", str(broken), env=env)
     assert corrupt.returncode == 2 and "http.jsonl line 1 is not JSON" in corrupt.stderr
-    occupied = _cli(*args, "--record", str(tape), env=env)
+    occupied = run_cli(*args, "--record", str(tape), env=env)
     assert occupied.returncode == 2 and "already holds a cassette" in occupied.stderr
-    both = _cli(*args, "--record", str(tmp_path / "new"), "--replay", str(tape), env=env)
+    both = run_cli(*args, "--record", str(tmp_path / "new"), "--replay", str(tape), env=env)
     assert both.returncode == 2 and "exclude each other" in both.stderr
 
 
 def test_a_tape_knows_its_own_question_and_options(recorded) -> None:  # type: ignore[no-untyped-def]
     tape, first, env, _spec = recorded
     again = first.parent / "bare"
-    done = _cli("research", "--replay", str(tape), "--out", str(again), env=env)  # as the README writes it
+    done = run_cli("research", "--replay", str(tape), "--out", str(again), env=env)  # as the README writes it
     assert done.returncode == 0, done.stderr[-2000:]
     assert _without_timings(again / "report.json") == _without_timings(first / "report.json")

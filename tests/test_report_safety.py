@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import run_cli
 from extractive_samples import article
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
@@ -111,9 +110,8 @@ def test_link_syntax_from_a_record_never_becomes_a_link_in_report_md_written_by_
 
     library = write_library(tmp_path / "papers.jsonl", (LINKS, *LIBRARY_ITEMS))
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
-    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", QUESTION, "--sources", "library",
-                           "--library", str(library), "--model", "extractive", "--max-rounds", "1",
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=600)
+    done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model", "extractive",
+                   "--max-rounds", "1", "--out", str(tmp_path / "out"), env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "31000998" in markdown and "javascript:alert(" in markdown  # the record is in the report, as text
@@ -142,9 +140,8 @@ def test_through_the_cli_an_empty_model_plan_falls_back_and_an_uncited_model_cla
     data = tmp_path / "data"
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
     with ScriptedChatServer(script) as models:
-        done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", QUESTION, "--sources", "library",
-                               "--library", str(library), "--model", models.model_spec, "--max-rounds", "1",
-                               "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=600)
+        done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model",
+                       models.model_spec, "--max-rounds", "1", "--out", str(tmp_path / "out"), env=env)
         served = {call.agent for call in models.calls}
     assert done.returncode == 0, done.stderr[-2000:]
     assert {"search", "report"} <= served

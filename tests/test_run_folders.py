@@ -19,7 +19,8 @@ from synthesist.runs import parse_duration  # noqa: E402
 
 
 @pytest.fixture
-def persistent(tmp_path: Path):
+def persistent(tmp_path: Path, own_store: None):
+    """The default store: the data directory's own (its run collections and segment folders are what prune clears)."""
     return load_settings(data_dir=tmp_path / "data", run={"max_rounds": 1})
 
 

@@ -13,6 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
+from cli_runner import run_cli
 from run_helpers import write_library
 
 CHILD = textwrap.dedent("""
@@ -39,18 +40,13 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=timeout)
-
-
 def _orphan_segments(chroma: Path) -> set[str]:
     with sqlite3.connect(chroma / "chroma.sqlite3") as db:
         listed = {row[0] for row in db.execute("SELECT id FROM segments")}
     return {p.name for p in chroma.iterdir() if p.is_dir() and p.name not in listed}
 
 
-def test_a_live_run_is_never_pruned_and_its_store_segments_are_reclaimed(tmp_path: Path) -> None:
+def test_a_live_run_is_never_pruned_and_its_store_segments_are_reclaimed(tmp_path: Path, own_store: None) -> None:
     data, library = tmp_path / "data", write_library(tmp_path / "papers.jsonl")
     env = {"SYNTHESIST_DATA_DIR": str(data)}
     started, go = tmp_path / "started", tmp_path / "go"
@@ -64,10 +60,10 @@ def test_a_live_run_is_never_pruned_and_its_store_segments_are_reclaimed(tmp_pat
             assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()[-2000:]
             time.sleep(0.1)
         folder = data / "runs" / "live-run"
-        listed = _cli("runs", "list", env=env)
+        listed = run_cli("runs", "list", env=env)
         assert listed.returncode == 0 and listed.stdout.splitlines()[0].split()[:2] == ["RUN", "CHANGED"]
         assert " running " in listed.stdout.splitlines()[1]
-        pruned = _cli("runs", "prune", "--older-than", "0s", env=env)
+        pruned = run_cli("runs", "prune", "--older-than", "0s", env=env)
         assert pruned.returncode == 0, pruned.stderr
         assert "0 runs removed" in pruned.stdout and "1 running runs left alone" in pruned.stdout
         assert (folder / "events.jsonl").exists()
@@ -86,7 +82,7 @@ def test_a_live_run_is_never_pruned_and_its_store_segments_are_reclaimed(tmp_pat
     old = time.time() - 2 * 86400
     for path in (leftover / "data_level0.bin", leftover):
         os.utime(path, (old, old))
-    pruned = _cli("runs", "prune", "--older-than", "0s", env=env)
+    pruned = run_cli("runs", "prune", "--older-than", "0s", env=env)
     assert pruned.returncode == 0 and "1 runs removed" in pruned.stdout and "0.3 MB of their store" in pruned.stdout
     assert not folder.exists() and not leftover.exists()
 
@@ -94,7 +90,7 @@ def test_a_live_run_is_never_pruned_and_its_store_segments_are_reclaimed(tmp_pat
 def test_runs_list_filters_by_origin_and_a_run_says_where_its_files_are(tmp_path: Path) -> None:
     data, library = tmp_path / "data", write_library(tmp_path / "papers.jsonl")
     env = {"SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
-    done = _cli("research", "metformin breast cancer", "--sources", "library", "--library", str(library),
+    done = run_cli("research", "metformin breast cancer", "--sources", "library", "--library", str(library),
                 "--model", "extractive", "--max-rounds", "1", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     (run_id,) = [p.name for p in (data / "runs").iterdir()]
@@ -104,12 +100,12 @@ def test_runs_list_filters_by_origin_and_a_run_says_where_its_files_are(tmp_path
         (data / "runs" / run_id_ / "checkpoint.json").write_text(json.dumps(
             {"round": 1, "finished": True, "stop_reason": "sufficient",
              "options": {"question": f"asked by {origin}", "origin": origin}}))
-    every = _cli("runs", "list", env=env).stdout.splitlines()
+    every = run_cli("runs", "list", env=env).stdout.splitlines()
     assert every[0].startswith("RUN") and len(every) == 4
-    only = _cli("runs", "list", "--origin", "cli,service", env=env).stdout.splitlines()[1:]
+    only = run_cli("runs", "list", "--origin", "cli,service", env=env).stdout.splitlines()[1:]
     assert sorted(line.split()[0] for line in only) == sorted([run_id, "from-service"])
     assert all(" cli " in line or " service " in line for line in only)
-    bad = _cli("runs", "list", "--origin", "nope", env=env)
+    bad = run_cli("runs", "list", "--origin", "nope", env=env)
     assert bad.returncode == 2 and "unknown origin 'nope'" in bad.stderr
 
     reader = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "runs", "list"], stdout=subprocess.PIPE,
@@ -121,7 +117,7 @@ def test_runs_list_filters_by_origin_and_a_run_says_where_its_files_are(tmp_path
 
 def test_an_infinite_or_nan_timeout_is_bad_input(tmp_path: Path) -> None:
     for value in ("inf", "nan", "-inf"):
-        done = _cli("research", "q", "--sources", "library", "--library", str(tmp_path), f"--timeout={value}",
+        done = run_cli("research", "q", "--sources", "library", "--library", str(tmp_path), f"--timeout={value}",
                     env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data")})
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "timeout must be a finite number of seconds" in done.stderr
@@ -132,8 +128,8 @@ def test_batch_json_is_json_lines_as_its_help_says_and_out_holds_each_report(tmp
     env = {"SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
     questions = tmp_path / "questions.txt"
     questions.write_text("Does metformin lower breast cancer risk?\nIs metformin linked to breast cancer survival?\n")
-    assert "JSON Lines" in " ".join(_cli("batch", "--help", env=env).stdout.split())
-    done = _cli("batch", str(questions), "--out", str(tmp_path / "out"), "--sources", "library", "--library",
+    assert "JSON Lines" in " ".join(run_cli("batch", "--help", env=env).stdout.split())
+    done = run_cli("batch", str(questions), "--out", str(tmp_path / "out"), "--sources", "library", "--library",
                 str(library), "--model", "extractive", "--max-rounds", "1", "--json", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
@@ -141,5 +137,5 @@ def test_batch_json_is_json_lines_as_its_help_says_and_out_holds_each_report(tmp
     for line in lines:
         markdown = Path(line["file"]).with_suffix(".md").read_text(encoding="utf-8")
         assert markdown.startswith("# Research report") and "## Answer" in markdown
-    listed = _cli("runs", "list", "--origin", "batch", env=env).stdout.splitlines()[1:]
+    listed = run_cli("runs", "list", "--origin", "batch", env=env).stdout.splitlines()[1:]
     assert len(listed) == 2 and all(" batch " in line for line in listed)

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from cli_runner import run_cli
 from live_server import LiveServer
 from run_helpers import run_settings, write_library
 
@@ -133,10 +132,8 @@ def test_a_port_in_use_is_one_line_and_exit_2_before_any_claim_to_serve() -> Non
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = subprocess.run([sys.executable, "-m", "synthesist.cli", "serve", "--port", str(port)],
-                              capture_output=True, text=True, timeout=120)
-        mcp = subprocess.run([sys.executable, "-m", "synthesist.cli", "mcp", "--http", str(port)],
-                             capture_output=True, text=True, timeout=120)
+        done = run_cli("serve", "--port", str(port))
+        mcp = run_cli("mcp", "--http", str(port))
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Synthesist service on" not in done.stderr

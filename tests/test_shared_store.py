@@ -14,6 +14,8 @@ import pytest
 from run_helpers import QUESTION
 from store_processes import DEADLINE, cli, finish, wait_for, wait_until_stopped, write_big_library
 
+pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own store is what they test
+
 pytest.importorskip("ray")
 
 QUESTIONS = (QUESTION, "Do statins prevent atrial fibrillation?", "Does aspirin lower stroke mortality?",

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_runner import CliResult, run_cli
 from run_helpers import QUESTION, write_library
 
 from synthesist.errors import WatchBusyError
@@ -22,11 +23,6 @@ from synthesist.watch import WatchStore
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
 NEW_PMID = "39100009"
-
-
-def _cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "synthesist.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=timeout)
 
 
 def _efetch(extra: bool, retract: str | None) -> bytes:
@@ -78,7 +74,7 @@ def _env(tmp_path: Path, server: FixtureServer) -> dict[str, str]:
             "SYNTHESIST_TRIALS__BASE_URL": server.url + "/ctgov/api/v2"}
 
 
-def _added_id(done: subprocess.CompletedProcess) -> str:
+def _added_id(done: CliResult) -> str:
     assert done.returncode == 0, done.stderr[-2000:]
     return re.search(r"(w[0-9a-f]{8})", done.stdout).group(1)  # type: ignore[union-attr]
 
@@ -88,9 +84,9 @@ def test_a_watch_reports_new_gone_and_changed_items_then_says_plainly_when_nothi
     with FixtureServer() as server:
         _serve(server, later=False)
         env = _env(tmp_path, server)
-        watch = _added_id(_cli("watch", "add", QUESTION, "--sources", "pubmed,trials,library", "--library",
+        watch = _added_id(run_cli("watch", "add", QUESTION, "--sources", "pubmed,trials,library", "--library",
                                str(library), "--model", "extractive", "--max-rounds", "1", env=env))
-        first = _cli("watch", "run", watch, "--json", env=env)
+        first = run_cli("watch", "run", watch, "--json", env=env)
         assert first.returncode == 0, first.stderr[-2000:]
         assert json.loads(first.stdout)["previous_run_id"] is None
 
@@ -100,7 +96,7 @@ def test_a_watch_reports_new_gone_and_changed_items_then_says_plainly_when_nothi
                                   "national cohort of women with type 2 diabetes", "abstract": "In 120,000 women "
                                   "with type 2 diabetes, metformin use was associated with a lower incidence of "
                                   "breast cancer (HR 0.81, 95% CI 0.70-0.93).", "year": 2024}) + "\n")
-        second = _cli("watch", "run", watch, "--json", env=env)
+        second = run_cli("watch", "run", watch, "--json", env=env)
         assert second.returncode == 0, second.stderr[-2000:]
         summary = json.loads(second.stdout)
         run_folder = tmp_path / "data" / "runs" / summary["run_id"]
@@ -115,10 +111,10 @@ def test_a_watch_reports_new_gone_and_changed_items_then_says_plainly_when_nothi
         markdown = (run_folder / "changes.md").read_text(encoding="utf-8")
         assert "## New items" in markdown and "retracted" in markdown and "RECRUITING → COMPLETED" in markdown
 
-        third = _cli("watch", "run", watch, env=env)  # the same answers again
+        third = run_cli("watch", "run", watch, env=env)  # the same answers again
         assert third.returncode == 0, third.stderr[-2000:]
         assert "nothing new since the last run" in third.stdout
-        listed = _cli("watch", "list", env=env)
+        listed = run_cli("watch", "list", env=env)
     assert listed.returncode == 0 and watch in listed.stdout and "ANSWER" in listed.stdout.splitlines()[0]
     assert "never" not in listed.stdout
 
@@ -133,7 +129,7 @@ def test_a_killed_watch_run_resumes_and_an_overlapping_run_is_refused(tmp_path: 
     with FixtureServer(latency=2.0) as server:  # every PubMed answer is slow: time to kill the run after round 1
         _serve(server, later=False)
         env = {**_env(tmp_path, server), "SYNTHESIST_HTTP__TIMEOUT": "60"}
-        watch = _added_id(_cli("watch", "add", QUESTION, "--sources", "pubmed,library", "--library", str(library),
+        watch = _added_id(run_cli("watch", "add", QUESTION, "--sources", "pubmed,library", "--library", str(library),
                                "--model", "extractive", "--max-rounds", "3", env=env))
         running = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "watch", "run", watch],
                                    env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -151,7 +147,7 @@ def test_a_killed_watch_run_resumes_and_an_overlapping_run_is_refused(tmp_path: 
         running.send_signal(signal.SIGKILL)
         running.wait(timeout=60)
 
-        again = _cli("watch", "run", watch, env=env)
+        again = run_cli("watch", "run", watch, env=env)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "resumed a killed run" in again.stdout
     finished = [entry for entry in _history(tmp_path / "data", watch) if entry["state"] == "finished"]
@@ -161,28 +157,28 @@ def test_a_killed_watch_run_resumes_and_an_overlapping_run_is_refused(tmp_path: 
 def test_bad_watches_cost_only_themselves(tmp_path: Path) -> None:
     env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
     kept, doomed = write_library(tmp_path / "kept.jsonl"), write_library(tmp_path / "doomed.jsonl")
-    good = _added_id(_cli("watch", "add", QUESTION, "--sources", "library", "--library", str(kept), "--model",
+    good = _added_id(run_cli("watch", "add", QUESTION, "--sources", "library", "--library", str(kept), "--model",
                           "extractive", "--max-rounds", "1", env=env))
-    gone = _added_id(_cli("watch", "add", "Does metformin improve survival?", "--sources", "library", "--library",
+    gone = _added_id(run_cli("watch", "add", "Does metformin improve survival?", "--sources", "library", "--library",
                           str(doomed), "--model", "extractive", "--max-rounds", "1", env=env))
-    broken = _added_id(_cli("watch", "add", "Do statins lower LDL?", "--sources", "library", "--library",
+    broken = _added_id(run_cli("watch", "add", "Do statins lower LDL?", "--sources", "library", "--library",
                             str(kept), "--model", "extractive", env=env))
     doomed.unlink()
     (tmp_path / "data" / "watches" / broken / "watch.json").write_text("{not json", encoding="utf-8")
 
-    listed = _cli("watch", "list", env=env)
+    listed = run_cli("watch", "list", env=env)
     assert listed.returncode == 0 and f"watch remove {broken}" in listed.stdout
 
-    ran = _cli("watch", "run", "--all", "--json", env=env)
+    ran = run_cli("watch", "run", "--all", "--json", env=env)
     assert ran.returncode == 1, ran.stderr[-2000:]
     outcomes = {row["watch"]: row for row in map(json.loads, ran.stdout.splitlines())}
     assert outcomes[good]["run_id"] and outcomes[good].get("error") is None  # the good one still ran
     assert "is gone" in outcomes[gone]["error"] and str(doomed) in outcomes[gone]["error"]
     assert "unreadable" in outcomes[broken]["error"]
 
-    unknown = _cli("watch", "run", "wdeadbeef", env=env)
+    unknown = run_cli("watch", "run", "wdeadbeef", env=env)
     assert unknown.returncode == 2 and unknown.stderr.strip().count("\n") == 0 and "no watch" in unknown.stderr
-    bad_add = _cli("watch", "add", "  ", env=env)
+    bad_add = run_cli("watch", "add", "  ", env=env)
     assert bad_add.returncode == 2 and "empty" in bad_add.stderr
-    removed = _cli("watch", "remove", broken, env=env)
-    assert removed.returncode == 0 and broken not in _cli("watch", "list", env=env).stdout
+    removed = run_cli("watch", "remove", broken, env=env)
+    assert removed.returncode == 0 and broken not in run_cli("watch", "list", env=env).stdout

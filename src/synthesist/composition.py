@@ -117,10 +117,10 @@ def open_shared(settings: Settings) -> Shared:
 
 
 def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Embedder:
-    """The embedder the settings ask for (model backend, ONNX exports under DATA_DIR/onnx, batch size): the
-    run's, and a Ray worker's when a library index is built over a cluster (the same vectors either way)."""
+    """The embedder the settings ask for (model backend, the machine's ONNX exports, batch size): the run's, and a
+    Ray worker's when a library index is built over a cluster (the same vectors either way)."""
     return Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache,
-                    backend=settings.memory.embedding_backend, export_dir=settings.data_dir / "onnx")
+                    backend=settings.memory.embedding_backend, export_dir=settings.memory.export_dir)
 
 
 def load_usable_library(paths: Sequence[Path], settings: Settings) -> LibraryLoad:

@@ -92,6 +92,17 @@ class SearchSettings(Section):
                                    "abstract kept; a longer one is cut there and the cut is reported.")
 
 
+DEFAULT_EMBEDDING_BACKEND: Literal["onnx-int8"] = "onnx-int8"
+"""The embedding backend a run uses unless told otherwise, and the :class:`~synthesist.memory.Embedder`'s default."""
+
+
+def default_onnx_dir() -> Path:
+    """The user's cache folder for ONNX exports of the embedding model: made once per machine, whatever the data
+    directory (``$XDG_CACHE_HOME/synthesist/onnx``, else ``~/.cache/synthesist/onnx``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "synthesist" / "onnx"
+
+
 class MemorySettings(Section):
     dedup_threshold: float = Field(0.9, gt=0, le=1, description="Cosine similarity at which two items merge.")
     chroma_mode: Literal["persistent", "embedded", "http", "ephemeral"] = Field(
@@ -104,10 +115,19 @@ class MemorySettings(Section):
     chroma_port: int = Field(8000, ge=1, le=65535)
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
-        "onnx-int8", description="How all-MiniLM-L6-v2 runs: torch (sentence-transformers), onnx (fp32) or "
-        "onnx-int8 (int8 MatMul weights, 3-4x torch's rate at the same hybrid top-1); an ONNX export is made from "
-        "the packaged weights at first use under DATA_DIR/onnx. Vectors of different backends are kept apart.",
+        DEFAULT_EMBEDDING_BACKEND, description="How all-MiniLM-L6-v2 runs: torch (sentence-transformers), onnx "
+        "(fp32) or onnx-int8 (int8 MatMul weights, 3-4x torch's rate at the same hybrid top-1); an ONNX export is "
+        "made from the packaged weights at first use, once per machine (onnx_dir). Vectors of different backends "
+        "are kept apart.",
     )
+    onnx_dir: Path | None = Field(None, description="Where the ONNX exports of the embedding model are kept, "
+                                  "shared by every data directory; default: $XDG_CACHE_HOME/synthesist/onnx "
+                                  "(~/.cache/synthesist/onnx).")
+
+    @property
+    def export_dir(self) -> Path:
+        """The folder of the ONNX exports: :attr:`onnx_dir`, else the user's cache (:func:`default_onnx_dir`)."""
+        return self.onnx_dir or default_onnx_dir()
     mmr_lambda: float = Field(0.7, ge=0, le=1, description="MMR trade-off: 1 = relevance only, 0 = diversity only.")
     judge_context_size: int = Field(30, ge=1, le=200, description="Items the judge sees (MMR-selected).")
 

@@ -216,8 +216,9 @@ class Session:
         cassette, models = await self._models(plan, paths, stack)
         shared = await opening
         exporting = await asyncio.to_thread(shared.embedder.export_pending)
-        warming = asyncio.create_task(shared.embedder.warm())  # overlaps plan, searches
-        stack.push_async_callback(_settle, warming)
+        if not exporting:  # loading an export overlaps plan and searches; a first export waits for a first text,
+            # so a run that finds nothing to embed (every source unreachable) never pays for it
+            stack.push_async_callback(_settle, asyncio.create_task(shared.embedder.warm()))
         sources, warnings, preparations = await _library(options, settings, shared, paths, seams)
         if cassette is not None and settings.run.manager == "magentic":
             magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
@@ -403,8 +404,8 @@ def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -
         spec, reason = default_model_spec(settings)
         notice = scrub(reason if spec == "extractive" else f"model {spec} ({reason})")
     if exporting:
-        notice += (f"; first use of the {settings.memory.embedding_backend} embedding backend: exporting the "
-                   "model in the background (about 10 s, once per data directory)")
+        notice += (f"; first use of the {settings.memory.embedding_backend} embedding backend on this machine: the "
+                   "model is exported when the first text is embedded (about 10-20 s, once)")
     return notice
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from cli_runner import run_cli
 from test_conflicts import COVARIATE, ESOPHAGUS, GIST, NULL, REDUCED, SURGERY, VITAMIN_D, items_of, library
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, with_conflicts
@@ -46,9 +45,8 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
     out = tmp_path / "out"
 
-    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", SURGERY, "--sources", "library",
-                           "--library", str(papers), "--model", "extractive", "--max-rounds", "1", "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    done = run_cli("research", SURGERY, "--sources", "library", "--library", str(papers), "--model", "extractive",
+                   "--max-rounds", "1", "--out", str(out), env=env)
 
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "report.json").read_text())["report"]
@@ -143,9 +141,8 @@ def test_the_cli_shows_disagreeing_trials_as_mixed_and_one_registered_trial_as_o
         registry.route("/studies", Reply.json({"studies": [study]}))
         env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"),
                "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral", "SYNTHESIST_TRIALS__BASE_URL": registry.url}
-        done = subprocess.run([sys.executable, "-m", "synthesist.cli", "batch", str(questions), "--out", str(out),
-                               "--sources", "library,trials", "--library", str(library), "--model", "extractive",
-                               "--max-rounds", "1"], capture_output=True, text=True, env=env, timeout=600)
+        done = run_cli("batch", str(questions), "--out", str(out), "--sources", "library,trials", "--library",
+                       str(library), "--model", "extractive", "--max-rounds", "1", env=env)
 
     assert done.returncode == 0, done.stderr
     vitamin, registered = (json.loads(path.read_text())["report"] for path in sorted(out.glob("*.json")))

@@ -77,11 +77,11 @@ async def test_a_resumed_run_ranks_an_items_passages_without_encoding_them_again
     question, pmcid = _question(shared_dir, "13008")
     item = _article(shared_dir, pmcid)
     client = open_chroma(load_settings(data_dir=tmp_path / "data"))
-    first = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))
+    first = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
     ranked = await PassageRanker(first).rank([item], question)
     # the shortlisted units, the question and its outcome, in one batch
     assert len(candidates(item)) > SHORTLIST and first.encoded_count == SHORTLIST + 2
-    resumed = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))  # a new process's embedder
+    resumed = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))  # a new process's embedder
     again = await PassageRanker(resumed).rank([item], question)
     # the same units in the same order; a vector read back from the store may differ in its last float32 bit
     assert [r.unit for r in again[item.id]] == [r.unit for r in ranked[item.id]]

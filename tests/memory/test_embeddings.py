@@ -75,10 +75,10 @@ def test_empty_input_gives_an_empty_matrix(embedder: Embedder) -> None:
 
 def test_persistent_cache_serves_another_embedder(tmp_path: Path) -> None:
     client = open_chroma(load_settings(data_dir=tmp_path / "data"))
-    first = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))
+    first = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
     vectors = first.embed_sync([ABSTRACT, "short text"])
     assert first.encoded_count == 2
-    second = Embedder(cache=ChromaVectorCache.open(client, "all-MiniLM-L6-v2"))
+    second = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
     again = second.embed_sync(["short text", ABSTRACT])
     assert second.encoded_count == 0
     assert np.allclose(again, vectors[::-1], atol=1e-6)

@@ -1,4 +1,7 @@
-"""The ONNX Runtime backends, for real: exported from the packaged weights, compared with the torch backend."""
+"""The ONNX Runtime backends, for real: exported from the packaged weights, compared with the torch backend.
+
+The suite runs the product's default backend, onnx-int8 (tests/conftest.py): its export is made once per test run in
+the suite's user cache, which these tests share (``export_dir``); the torch backend is built here by name."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import pytest
 from memory_samples import COLORECTAL_VERSIONS, PREPRINT, PUBLISHED, RELATED, UNRELATED
 
 from synthesist.composition import open_shared
-from synthesist.config import MemorySettings, load_settings
+from synthesist.config import MemorySettings, default_onnx_dir, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
 from synthesist.memory.embeddings import default_model_path
 from synthesist.memory.library_index import library_text
@@ -29,9 +32,15 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One export folder for the module: each backend is exported once, by the first test that needs it."""
-    return tmp_path_factory.mktemp("onnx")
+def export_dir() -> Path:
+    """The machine's export folder (the suite's user cache): each backend is exported once, by the first use."""
+    return default_onnx_dir()
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> Embedder:
+    """sentence-transformers on torch, the reference the ONNX exports are held to."""
+    return Embedder(backend="torch")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +50,7 @@ def abstracts(library_records: list[Evidence]) -> list[str]:
 
 
 @pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
-def test_an_onnx_backend_exports_at_first_use_and_gives_unit_rows_in_order(backend: str, export_dir: Path) -> None:
+def test_an_onnx_backend_runs_from_its_export_and_gives_unit_rows_in_order(backend: str, export_dir: Path) -> None:
     embedder = Embedder(backend=backend, export_dir=export_dir)
     vectors = embedder.embed_sync([*TEXTS, TEXTS[0]])
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
@@ -54,9 +63,9 @@ def test_an_onnx_backend_exports_at_first_use_and_gives_unit_rows_in_order(backe
 
 
 def test_onnx_vectors_agree_with_the_torch_backend_on_real_abstracts(
-    embedder: Embedder, export_dir: Path, abstracts: list[str]
+    torch_embedder: Embedder, export_dir: Path, abstracts: list[str]
 ) -> None:
-    reference = embedder.embed_sync(abstracts)
+    reference = torch_embedder.embed_sync(abstracts)
     fp32 = Embedder(backend="onnx", export_dir=export_dir).embed_sync(abstracts)
     int8 = Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(abstracts)
     fp32_cosine = np.sum(fp32 * reference, axis=1)
@@ -86,10 +95,10 @@ def test_the_int8_backend_keeps_the_similarities_deduplication_relies_on(export_
 
 
 def test_the_int8_backend_keeps_the_library_floors_on_the_dev_questions(
-    export_dir: Path, library_records: list[Evidence], dev_questions: list[dict[str, str]]
+    library_index: LibraryIndex, embedder: Embedder, dev_questions: list[dict[str, str]]
 ) -> None:
-    index = LibraryIndex.build(library_records, embedder=Embedder(backend="onnx-int8", export_dir=export_dir))
-    hits = index.search_many([question["question"] for question in dev_questions], k=10)
+    assert embedder.backend == "onnx-int8"  # the session's index was built by the product's default backend
+    hits = library_index.search_many([question["question"] for question in dev_questions], k=10)
     top1 = np.mean([found[0].pmid == q["pmid"] for found, q in zip(hits, dev_questions, strict=True)])
     top10 = np.mean([q["pmid"] in {h.pmid for h in found} for found, q in zip(hits, dev_questions, strict=True)])
     assert top1 >= 0.980  # torch: 0.984; the backend is accepted within 0.4 points
@@ -97,17 +106,17 @@ def test_the_int8_backend_keeps_the_library_floors_on_the_dev_questions(
 
 
 def test_a_changed_backend_never_reuses_the_other_backends_vectors(
-    tmp_path: Path, export_dir: Path, library_records: list[Evidence]
+    tmp_path: Path, export_dir: Path, library_records: list[Evidence], torch_embedder: Embedder
 ) -> None:
     records = library_records[:12]
     client = open_chroma(load_settings(data_dir=tmp_path / "data"))
-    torch_embedder = Embedder()
-    LibraryIndex.build(records, embedder=torch_embedder, client=client, name="switch")
+    name = f"switch-{tmp_path.name}"
+    LibraryIndex.build(records, embedder=torch_embedder, client=client, name=name)
     int8 = Embedder(backend="onnx-int8", export_dir=export_dir)
-    switched = LibraryIndex.build(records, embedder=int8, client=client, name="switch")
+    switched = LibraryIndex.build(records, embedder=int8, client=client, name=name)
     assert (switched.stats.embedded, switched.stats.reused) == (12, 0) and int8.encoded_count == 12
     again = Embedder(backend="onnx-int8", export_dir=export_dir)
-    assert LibraryIndex.build(records, embedder=again, client=client, name="switch").stats.embedded == 0
+    assert LibraryIndex.build(records, embedder=again, client=client, name=name).stats.embedded == 0
     assert again.encoded_count == 0
     assert len({torch_embedder.model_id, int8.model_id, Embedder(backend="onnx", export_dir=export_dir).model_id}) == 3
 
@@ -117,7 +126,7 @@ def test_the_embedding_cache_is_kept_per_backend(tmp_path: Path, export_dir: Pat
     int8_id = Embedder(backend="onnx-int8", export_dir=export_dir).model_id
     writer = Embedder(backend="onnx-int8", export_dir=export_dir, cache=ChromaVectorCache.open(client, int8_id))
     writer.embed_sync(TEXTS)
-    reader = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
+    reader = Embedder(backend="torch", cache=ChromaVectorCache.open(client, Embedder(backend="torch").model_id))
     reader.embed_sync(TEXTS)
     assert reader.encoded_count == len(TEXTS)  # torch found no vector of its own
 
@@ -139,13 +148,18 @@ def test_the_composition_root_builds_the_configured_backend(tmp_path: Path) -> N
                              memory={"chroma_mode": "ephemeral", "embedding_backend": "onnx-int8"})
     embedder = open_shared(settings).embedder
     assert embedder.backend == "onnx-int8" and embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
-    assert load_settings(data_dir=tmp_path).memory.embedding_backend == "torch"  # pinned for the suite (conftest)
-    assert MemorySettings.model_fields["embedding_backend"].default == "onnx-int8"  # the product's default
+    torch = open_shared(load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral",
+                                                                          "embedding_backend": "torch"})).embedder
+    assert torch.backend == "torch" and torch.model_id == "all-MiniLM-L6-v2"
+    assert load_settings(data_dir=tmp_path).memory.embedding_backend == "onnx-int8"  # the suite runs the default
+    assert MemorySettings.model_fields["embedding_backend"].default == "onnx-int8" == Embedder().backend
 
 
-def test_an_onnx_backend_needs_an_export_folder_and_a_model(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
-        Embedder(backend="onnx-int8")
+def test_an_onnx_backend_exports_into_the_machines_cache_and_needs_a_model(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert Embedder(backend="onnx-int8").export_pending()  # nothing exported in that cache yet
+    assert load_settings().memory.export_dir == tmp_path / "cache" / "synthesist" / "onnx" == default_onnx_dir()
     with pytest.raises(EmbeddingModelError) as caught:
         Embedder(model_path=tmp_path / "no-model", backend="onnx", export_dir=tmp_path).embed_sync(["x"])
     assert caught.value.path == tmp_path / "no-model"

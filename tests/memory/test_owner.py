@@ -19,6 +19,8 @@ from synthesist.config import load_settings
 from synthesist.memory import open_chroma
 from synthesist.memory.store import open_collection, release_stores
 
+pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own store is what they test
+
 WRITER = """
 import sys
 import numpy as np

@@ -118,7 +118,7 @@ asyncio.run(main())
 """
 
 
-async def test_a_run_survives_a_process_restart(tmp_path: Path, fresh_embedder: Embedder) -> None:
+async def test_a_run_survives_a_process_restart(tmp_path: Path, fresh_embedder: Embedder, own_store: None) -> None:
     items = [make_evidence(text, pmid=str(i + 1)) for i, text in enumerate(UNRELATED)]
     payload = json.dumps([item.model_dump(mode="json") for item in items])
     written = subprocess.run(
@@ -143,7 +143,7 @@ async def test_a_run_survives_a_process_restart(tmp_path: Path, fresh_embedder: 
         again = await memory.add([items[0]])
         assert again.merged[0].similarity == 1.0
 
-    cached = Embedder(cache=ChromaVectorCache.open(open_chroma(settings), "all-MiniLM-L6-v2"))
+    cached = Embedder(cache=ChromaVectorCache.open(open_chroma(settings), Embedder().model_id))
     cached.embed_sync([evidence_text(item) for item in items])
     assert cached.encoded_count == 0  # the embedding cache outlived the writer process too
 

