@@ -21,6 +21,7 @@ import ray
 
 from synthesist.batch import research_many
 from synthesist.config import load_settings
+from synthesist.ray_cluster import start_local_cluster
 from synthesist.testing import FixtureServer, Reply
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "tools" / "fixtures"
@@ -35,7 +36,7 @@ def main(count: int) -> None:
                                  http={"cache_enabled": False}, run={"max_rounds": 1},
                                  pubmed={"base_url": server.url + "/eutils", "rate_per_second": RATE})
         for workers in (1, 2, 4):
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            start_local_cluster(num_cpus=workers)
             warm = [f"warm-up {workers}-{i}: metformin" for i in range(workers)]
             asyncio.run(research_many(warm, out_dir=Path(tmp) / f"warm{workers}", backend="ray",
                                       settings=settings, sources="pubmed", model="extractive"))

@@ -23,7 +23,7 @@ from synthesist.api import open_library_index
 from synthesist.composition import Seams, open_shared
 from synthesist.config import Settings, load_settings
 from synthesist.memory.library_index import library_text
-from synthesist.ray_cluster import embed_on_ray
+from synthesist.ray_cluster import embed_on_ray, start_local_cluster
 from synthesist.tools.library import load_library
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "library.jsonl"
@@ -55,7 +55,7 @@ def main(library: Path, records: int) -> None:
         open_shared(settings).embedder.embed_sync(warm_texts)  # this process's model (and the ONNX export, once)
         _timed("local (this process)", copies[0], settings, "local")
         for workers, copy in zip((1, 2), copies[1:], strict=True):
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            start_local_cluster(num_cpus=workers)
             list(embed_on_ray(warm_texts, settings=settings, address=None, chunk=8))  # load each worker's model
             _timed(f"ray, {workers} worker(s)", copy, settings, "ray")
             ray.shutdown()

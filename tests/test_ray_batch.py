@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from listening import listeners
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
 ray = pytest.importorskip("ray")
@@ -17,7 +18,7 @@ from synthesist.api import open_library_index  # noqa: E402
 from synthesist.batch import research_many, result_path  # noqa: E402
 from synthesist.composition import Seams, embedder_for, open_shared  # noqa: E402
 from synthesist.memory.library_index import library_text  # noqa: E402
-from synthesist.ray_cluster import embed_on_ray  # noqa: E402
+from synthesist.ray_cluster import embed_on_ray, start_local_cluster  # noqa: E402
 from synthesist.testing import FixtureServer, Reply  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
@@ -36,9 +37,17 @@ def _pubmed(server: FixtureServer, data: Path, rate: float):  # type: ignore[no-
 @pytest.fixture(scope="module")
 def cluster():  # type: ignore[no-untyped-def]
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    start_local_cluster(num_cpus=2)  # as `--backend ray` without `--address` starts one
     yield
     ray.shutdown()
+
+
+def test_the_local_cluster_listens_on_loopback_only(cluster) -> None:  # type: ignore[no-untyped-def]
+    worker = ray.get(ray.remote(lambda: os.getpid()).remote())  # a worker is up (each listens for its callers)
+    found = listeners(os.getpid())  # this process is the driver: the cluster's processes are below it
+    listening = {listener.pid for listener in found} | {listener.name for listener in found}
+    assert {os.getpid(), worker, "gcs_server", "raylet"} <= listening, found
+    assert [listener for listener in found if not listener.loopback] == []
 
 
 async def test_a_batch_runs_as_ray_tasks_and_resumes_like_a_local_one(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

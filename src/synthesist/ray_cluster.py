@@ -6,6 +6,9 @@ face over Ray (:mod:`synthesist.ray_backend`) reaches these through the api, nev
 - **One rate budget:** a :class:`RateGate` actor holds one sliding-window limiter per host; every worker's HTTP
   calls take their permits there and report when each request left
   (:meth:`~synthesist.tools.ratelimit.RateLimitRegistry.use_remote`).
+- **A local cluster listens on loopback only** (:func:`start_local_cluster`, what ``--backend ray`` without
+  ``--address`` starts): its GCS, raylet, object manager and workers bind 127.0.0.1, with no dashboard. A cluster
+  joined by address is the caller's, as it is.
 - **A library index built over the cluster** (``synthesist library index PATH --backend ray``): the records not
   embedded before are cut into chunks, each a Ray task embedded by its worker's model (:func:`embed_on_ray`); the
   driver stores the vectors as they come back, so the index is the one a local build makes.
@@ -13,12 +16,14 @@ face over Ray (:mod:`synthesist.ray_backend`) reaches these through the api, nev
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import ray
+from ray._private import ray_constants
 
 from .config import Settings
 from .tools.ratelimit import RateLimiter, RateLimitRegistry
@@ -54,9 +59,37 @@ class RateGate:
 
 
 def connect(address: str | None) -> None:
-    """Join the cluster at ``address`` (None: start a local one) unless this process already has."""
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    """Join the cluster at ``address`` (None: start a local one, :func:`start_local_cluster`) unless this process
+    already has."""
+    if ray.is_initialized():
+        return
+    if address is None:
+        start_local_cluster()
+    else:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+
+
+def start_local_cluster(num_cpus: int | None = None) -> None:
+    """Start a Ray cluster on this machine that listens on loopback only, without a dashboard (``num_cpus``: the
+    machine's unless given). Always a new one: ``RAY_ADDRESS`` or a cluster ``ray start`` left on this machine is
+    joined only when asked for (``address="auto"``).
+
+    Ray binds a node's GCS, raylet, object manager and workers to the node's address, which it takes to be the
+    machine's interface address, except where clusters are off (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, the
+    macOS and Windows default): then to loopback. Ray reads that variable once, when imported, so its constant is
+    set for the start instead (as Ray's own loopback-listening test does), whatever was imported first; the node
+    address is checked after."""
+    clusters = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = clusters
+    node = ray.util.get_node_ip_address()
+    if not ipaddress.ip_address(node).is_loopback:
+        ray.shutdown()
+        raise RuntimeError(f"the local Ray cluster took {node} as its address, not loopback: this Ray version "
+                           "starts clusters differently")
 
 
 def open_rate_gate(address: str | None) -> Any:
