@@ -8,9 +8,9 @@ It answers ``POST /v1/chat/completions`` by calling the output tool with the arg
 asks: the product names the calling agent on every model request (the ``X-Synthesist-Agent`` header,
 :data:`synthesist.agents.model_spec.AGENT_HEADER`), so the server routes on that and never on a prompt's wording (a
 request without it is ``unknown``, and gets a 400 unless ``unknown`` is scripted); when a request offers several
-tools, it calls the one the last user message names (as `name`), as a model following the task would. A scripted reply is a dict, a list of dicts
-(served in order, the last repeating) or a function of the request's JSON. Input size is counted the way the
-reference comparison counts it: request characters / 4, tool schemas and all.
+tools, it calls the one the last user message names (as `name`), as a model following the task would. A scripted
+reply is a dict, a list of dicts (served in order, the last repeating) or a function of the request's JSON. Input
+size is counted the way the reference comparison counts it: request characters / 4, tool schemas and all.
 """
 
 from __future__ import annotations
