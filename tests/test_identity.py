@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from synthesist.identity import (
     evidence_id,
+    link_out,
     make_identifiers,
     merge_all,
     normalize_doi,
@@ -80,3 +81,18 @@ def test_one_source_vocabulary_and_old_spellings_read_as_todays() -> None:
               "links": [{"source": "preprint", "native_id": "PPR1"}]}
     item = Evidence.model_validate(stored)  # written by an earlier version (a checkpoint)
     assert item.source == "trials" and item.links[0] == SourceLink(source="preprints", native_id="PPR1")
+
+
+def test_one_link_rule_pubmed_then_doi_then_trial_pmc_preprint_and_only_a_web_url() -> None:
+    def item(url: str | None = None, **ids: str) -> Evidence:
+        return Evidence(id="x:1", source="library", content="c", url=url, identifiers=make_identifiers(**ids))
+
+    both = item(pmcid="PMC9000021", doi="10.5555/example")
+    assert link_out(both) == "https://doi.org/10.5555/example"  # PubMed first, then the DOI
+    assert link_out(both, full_text_first=True) == "https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/"  # tables
+    assert link_out(item(pmid="123", doi="10.5555/example")) == "https://pubmed.ncbi.nlm.nih.gov/123/"
+    assert link_out(item(nct="NCT01234567", pmcid="PMC1")) == "https://clinicaltrials.gov/study/NCT01234567"
+    assert link_out(item(pmcid="PMC1", url="https://example.org/a")) == "https://pmc.ncbi.nlm.nih.gov/articles/PMC1/"
+    assert link_out(item(ppr="PPR555")) == "https://europepmc.org/article/PPR/PPR555"
+    assert link_out(item(url="https://example.org/a")) == "https://example.org/a"
+    assert link_out(item(url="javascript:alert(1)")) is None

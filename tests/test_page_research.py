@@ -4,6 +4,7 @@ narrow screens, print, keyboard and basic accessibility (labels, contrast, focus
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -19,9 +20,10 @@ from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma
-from synthesist.models import Identifiers
+from synthesist.models import Citation, Identifiers
 from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
 from synthesist.service import create_app
+from synthesist.service.views import reference_view
 from synthesist.testing import FixtureServer
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -142,9 +144,9 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
     _screenshots(page, tmp_path)
     _prints(page, tmp_path)
     _accessible(page)
-    page.evaluate("""references({references: [
-      {number: 1, text: 'A page', evidence_id: 'url:a', url: 'javascript:alert(1)'},
-      {number: 2, text: 'Another', evidence_id: 'url:b', url: 'https://example.org/b'}]}, {})""")
+    shown = [reference_view(Citation(number=1, text="A page", evidence_id="url:a", url="javascript:alert(1)"), None),
+             reference_view(Citation(number=2, text="Another", evidence_id="url:b", url="https://example.org/b"), None)]
+    page.evaluate(f"references({{references: {json.dumps(shown)}}})")  # the links the service computes, rendered
     assert page.eval_on_selector_all("#references a", "links => links.map(a => a.href)") == [
         "https://example.org/b"]  # a reference's own URL links out only to the web
     assert "A page" in page.text_content("#references")

@@ -33,7 +33,7 @@ from .agents.extractive.alignment import HELD_OUT_FOLD as HELD_OUT_GATE_FOLD
 from .agents.extractive.answer import LABELS as ANSWER_LABELS
 from .agents.extractive.answer import load_model as load_answer_model
 from .agents.model_spec import parse_model_spec, provider_endpoint
-from .agents.report_format import render_bibtex, render_markdown
+from .agents.report_format import frame_line, render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams
 from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError, SynthesistError
@@ -43,6 +43,7 @@ from .lookups import (
     SourceCheck,
     check_sources,
     check_store,
+    evidence_table,
     evidence_table_csv,
     forest_plot_svg,
     load_library,
@@ -84,8 +85,10 @@ __all__ = [
     "check_question",
     "check_sources",
     "check_store",
+    "evidence_table",
     "evidence_table_csv",
     "forest_plot_svg",
+    "frame_line",
     "get_watch",
     "list_runs",
     "list_watches",

@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
+from .identity import link_out
 from .models import (
     Evidence,
     Frozen,
@@ -28,7 +29,7 @@ from .models import (
     StopReason,
     UnsupportedClaim,
 )
-from .titles import display_title
+from .titles import design_label, display_title
 
 ErrorKind = Literal["source", "model", "timeout", "cancelled", "internal", "store", "library", "output"]
 """What failed: a source, a model (the extractive engine answered instead), a deadline (``timeout``), a stop asked
@@ -124,7 +125,8 @@ class Searching(EventBase):
 
 class ItemBrief(Frozen):
     """A newly collected item as a face lists it while the run goes: no abstract (the checkpoint after the round
-    and the result hold the whole item), its title as :func:`synthesist.titles.display_title` gives it."""
+    and the result hold the whole item), its title as :func:`synthesist.titles.display_title` gives it, its link
+    out (:func:`synthesist.identity.link_out`) and its design (:func:`synthesist.titles.design_label`)."""
 
     id: str
     source: str
@@ -136,12 +138,15 @@ class ItemBrief(Frozen):
     is_preprint: bool = False
     identifiers: Identifiers = Identifiers()
     url: str | None = None
+    link: str | None = Field(None, exclude_if=_unset)
+    design: str | None = Field(None, exclude_if=_unset)
 
     @classmethod
     def of(cls, item: Evidence) -> ItemBrief:
         return cls(id=item.id, source=item.source, display_title=display_title(item), titled=bool(item.title),
                    year=item.year, journal=item.journal, publication_types=item.publication_types,
-                   is_preprint=item.is_preprint, identifiers=item.identifiers, url=item.url)
+                   is_preprint=item.is_preprint, identifiers=item.identifiers, url=item.url, link=link_out(item),
+                   design=design_label(item))
 
 
 class SearchCompleteData(Frozen):

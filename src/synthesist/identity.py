@@ -239,14 +239,18 @@ def web_url(url: str | None) -> str | None:
 
 
 def link_out(evidence: Evidence, *, full_text_first: bool = False) -> str | None:
-    """Where a reader opens an item: its PubMed page, else its DOI, its trial record, its own URL (an http(s) one
-    only). With ``full_text_first`` (an evidence table's rows) the PMC full text comes before PubMed. The one rule
-    for links."""
+    """Where a reader opens an item: its PubMed page, else its DOI, its trial record, its PMC full text, its Europe
+    PMC preprint page, its own URL (an http(s) one only). With ``full_text_first`` (an evidence table's rows) the
+    PMC full text comes before PubMed. The one rule for links: report.md's evidence table, the references' URLs and
+    the service's JSON (each item's and each evidence-table row's ``link``, which the page shows) come from here."""
     ids = evidence.identifiers
+    pmc = [f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"] if ids.pmcid else []
     pages = [
-        *([f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"] if ids.pmcid and full_text_first else []),
+        *(pmc if full_text_first else []),
         *([f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"] if ids.pmid else []),
         *([f"https://doi.org/{ids.doi}"] if ids.doi else []),
         *([f"https://clinicaltrials.gov/study/{ids.nct}"] if ids.nct else []),
+        *pmc,
+        *([f"https://europepmc.org/article/PPR/{ids.ppr}"] if ids.ppr else []),
     ]
     return pages[0] if pages else web_url(evidence.url)

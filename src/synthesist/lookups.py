@@ -17,7 +17,7 @@ from typing import Literal
 
 from .agents.studies import answer_query, read_study, verify_record
 from .agents.studies.forest import forest_svg
-from .agents.studies.table import evidence_csv, evidence_rows
+from .agents.studies.table import EvidenceRow, evidence_csv, evidence_rows, table_rows
 from .composition import NO_SEAMS, Seams, build_network_sources
 from .config import Settings, current_settings, with_overrides
 from .errors import BadInputError, ParseError
@@ -173,11 +173,22 @@ async def read_article(article: str | Path, *, settings: Settings | None = None)
     return article_evidence(found, "europepmc", url=None)
 
 
-def evidence_table_csv(result: ResearchResult) -> str:
-    """The run's evidence table as CSV (the same as its ``evidence.csv``): a header only when it has no studies."""
+def _table(result: ResearchResult) -> list[EvidenceRow]:
+    """The rows of the run's evidence table, each study numbered as its reference: report.md's rows, in its order."""
     evidence = {item.id: item for item in result.evidence}
     numbers = {c.evidence_id: c.number for c in result.report.references}
-    return evidence_csv(evidence_rows(result.report.studies, evidence, numbers.get))
+    return evidence_rows(result.report.studies, evidence, numbers.get)
+
+
+def evidence_table_csv(result: ResearchResult) -> str:
+    """The run's evidence table as CSV (the same as its ``evidence.csv``): a header only when it has no studies."""
+    return evidence_csv(_table(result))
+
+
+def evidence_table(result: ResearchResult) -> list[dict[str, str | int | None]]:
+    """The run's evidence table as data (:func:`~synthesist.agents.studies.table.table_rows`): the rows report.md
+    shows, in its order, each cell's text as it shows it, for a face that draws the table itself."""
+    return table_rows(_table(result))
 
 
 def forest_plot_svg(result: ResearchResult) -> bytes | None:

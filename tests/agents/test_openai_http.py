@@ -8,6 +8,7 @@ import logging
 import os
 
 import pytest
+from pydantic import BaseModel
 
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
@@ -54,6 +55,7 @@ async def test_openai_compatible_server_round_trip(
     assert [tool["function"]["name"] for tool in body["tools"]] == ["final_result"]
     assert "queries" in body["tools"][0]["function"]["parameters"]["properties"]
     assert body["temperature"] == 0.2
+    assert request.headers["x-synthesist-agent"] == "search"  # the agent named on purpose, on every request
     assert OPENAI_KEY not in request.headers.get("authorization", "")
     assert OPENAI_KEY not in caplog.text
 
@@ -154,3 +156,29 @@ async def test_a_reply_through_the_other_roles_tool_is_sent_back_for_repair(
     first, second = server.requests_to("/v1/chat/completions")
     retry = second.json()["messages"][-1]
     assert retry["role"] == "tool" and "`judge_assessment`" in retry["content"]
+
+
+async def test_the_scripted_server_routes_on_the_agent_the_request_names_not_on_the_prompts_wording(
+    settings: Settings,
+) -> None:
+    """The product names the calling agent in a header: a prompt reworded (here, no template at all, and the
+    judge's words in the search planner's prompt) is still answered with the right agent's script."""
+    with ScriptedChatServer({"search": PLAN, "judge": JUDGEMENT}) as models:
+        async with team_llm(models.base_url.removesuffix("/v1"), settings) as llm:
+            planned = await llm.call(agent="search", output_type=QueryPlan, system="You are the evidence judge.",
+                                     prompt="A prompt no template wrote.")
+            judged = await llm.call(agent="judge", output_type=JudgeVerdictProbe, system="Reworded entirely.",
+                                    prompt="You are the search planner.")
+            with pytest.raises(ModelError):  # an agent nothing is scripted for is refused, never guessed
+                await llm.call(agent="claims", output_type=QueryPlan, system="You check a biomedical report",
+                               prompt="x")
+    assert planned.output == QueryPlan.model_validate(PLAN)
+    assert judged.output.confidence == 0.8
+    assert [call.agent for call in models.calls][:2] == ["search", "judge"]
+    assert set(models.by_agent()) == {"search", "judge", "claims"}
+
+
+class JudgeVerdictProbe(BaseModel):
+    """The part of the judge's scripted reply this test reads."""
+
+    confidence: float

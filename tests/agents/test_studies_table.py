@@ -16,7 +16,14 @@ from synthesist.agents.llm import LLM
 from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
 from synthesist.agents.studies.forest import _plain_ticks, draw_forest_plot, forest_groups
-from synthesist.agents.studies.table import CSV_COLUMNS, evidence_csv, evidence_rows, markdown_table, study_records
+from synthesist.agents.studies.table import (
+    CSV_COLUMNS,
+    evidence_csv,
+    evidence_rows,
+    markdown_table,
+    study_records,
+    table_rows,
+)
 from synthesist.config import Settings
 from synthesist.memory.run_state import UsageLedger
 from synthesist.models import Citation, Evidence, QuestionFrame, ResearchReport, ResearchResult
@@ -65,6 +72,22 @@ def test_a_study_answers_the_questions_own_comparison_first(trial: Evidence):
     assert first.comparison == "drug A vs placebo"
     # a question that asks for no comparison leaves the study's own results first
     assert study_records([trial], descriptive)[0].outcomes[0].outcome != "quality of life"
+
+
+def test_the_tables_data_for_the_page_is_report_mds_rows_in_its_order(trial: Evidence):
+    frame = QuestionFrame(kind="effect", yes_no=True, exposure="drug A", comparator="placebo",
+                          outcomes=("night waking",))
+    rows = evidence_rows(study_records([trial], frame), {trial.id: trial}, {trial.id: 1}.get)
+    data = table_rows(rows)
+    lines = markdown_table(rows)[2:]
+
+    assert len(data) == len(lines) == 4 and data[0]["outcome"] == "night waking"  # the asked outcome first
+    for row, line in zip(data, lines, strict=True):
+        cells = [row[key] for key in ("design", "n", "comparison", "outcome", "effect", "direction")]
+        assert line == f"| [{row['study']} [1]]({row['link']}) | " + " | ".join(cells) + " |"
+        assert row["evidence_id"] == trial.id and row["reference"] == 1
+        assert row["link"] == "https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/"
+    assert data[0]["quote"] and data[0]["section"]  # each number's quote and where it stands, for the page's title
 
 
 def test_the_csv_has_every_column_and_the_quote_of_each_number(trial: Evidence):

@@ -335,7 +335,9 @@ async def test_a_provider_failure_of_the_real_chat_client_is_reported_in_our_ter
                                           environ={"OPENAI_COMPATIBLE_API_KEY": key})
         ctx = await _context(tmp_path, settings, embedder, small_library, client)
         events, result = await _run(ctx)
+        sent = server.requests_to("/v1/chat/completions")
     assert label == "openai-compatible:m"
+    assert sent and {request.headers.get("x-synthesist-agent") for request in sent} == {"magentic"}
     failure = next(event for event in events if event.type == "error" and event.agent == MANAGER)
     assert "auth: AuthenticationError" in failure.data.detail and "HTTP 401" in failure.data.detail
     assert key not in failure.data.detail and key not in failure.message and result.evidence

@@ -30,10 +30,9 @@ from agent_framework import (
 from ..config import Settings
 from ..errors import CassetteError, ConfigError
 from ..tools.cassette import Cassette
-from .model_spec import parse_model_spec, provider_endpoint, split_label
+from .model_spec import OPENAI_STYLE_KINDS, parse_model_spec, provider_endpoint, split_label
 from .providers import openai_sdk
 
-MAGENTIC_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
 MAGENTIC = "magentic"
 """The cassette's agent name for the Magentic workflow's chat calls (manager and participants, in call order)."""
 OUTPUT_TYPE = "ChatResponse"
@@ -45,13 +44,13 @@ def build_chat_client(spec: str, settings: Settings, environ: Mapping[str, str] 
     layer's SDK client (:mod:`.providers`: the one retry policy); a server other than OpenAI gets its own key or a
     placeholder, never OPENAI_API_KEY. Building it touches no network."""
     parsed = parse_model_spec(spec)
-    if parsed.kind not in MAGENTIC_KINDS:
-        raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(MAGENTIC_KINDS)}); "
+    if parsed.kind not in OPENAI_STYLE_KINDS:
+        raise ConfigError(f"the magentic manager needs an OpenAI-style model ({', '.join(OPENAI_STYLE_KINDS)}); "
                           f"got {parsed.label}")
     endpoint = provider_endpoint(parsed, settings, environ)
     from agent_framework.openai import OpenAIChatCompletionClient  # noqa: PLC0415 — imports the OpenAI SDK
 
-    client = OpenAIChatCompletionClient(model=parsed.name, async_client=openai_sdk(endpoint, settings))
+    client = OpenAIChatCompletionClient(model=parsed.name, async_client=openai_sdk(endpoint, settings, agent=MAGENTIC))
     return client, parsed.label
 
 

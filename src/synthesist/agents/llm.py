@@ -45,7 +45,7 @@ from ..models import TokenUsage
 from ..redaction import scrub
 from .hf_model import build_hf_model
 from .local_model import build_local_model
-from .model_spec import ModelSpec, parse_model_spec, provider_endpoint
+from .model_spec import ModelSpec, agent_headers, parse_model_spec, provider_endpoint
 from .pricing import priced_usage
 from .providers import anthropic_sdk, openai_sdk
 
@@ -140,6 +140,8 @@ class LLM:
                    tools: OutputTools | None = None) -> LLMReply[T]:
         """One structured call: ``system`` and ``prompt`` in, a validated ``output_type`` and its usage out.
 
+        Every request of the call names ``agent`` in its :data:`~.model_spec.AGENT_HEADER` header.
+
         With ``tools``, every output tool of the set is offered and a reply through another one than
         ``output_type``'s is sent back for repair, like a reply that does not fit the schema.
         Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds ``models.timeout``).
@@ -149,7 +151,7 @@ class LLM:
             output_type=tools.spec() if tools is not None else output_type,
             system_prompt=system,
             retries=self._settings.retries,
-            model_settings=self._call_settings,
+            model_settings={**self._call_settings, "extra_headers": agent_headers(agent)},
             name=agent,
         )
         if tools is not None:

@@ -32,6 +32,20 @@ ModelKind = Literal["openai", "anthropic", "openrouter", "ollama", "openai-compa
 PROVIDER_KINDS: tuple[ModelKind, ...] = ("openai", "anthropic", "openrouter", "ollama", "openai-compatible", "local",
                                          "hf")
 EXTRACTIVE = "extractive"
+OPENAI_STYLE_KINDS: tuple[ModelKind, ...] = ("openai", "openrouter", "ollama", "openai-compatible")
+"""The OpenAI-style chat providers (Chat Completions over HTTP): the kinds the Magentic workflow's chat client and
+the image loop's vision model can use."""
+
+AGENT_HEADER = "X-Synthesist-Agent"
+"""The request header that names the agent making a model call (``judge``, ``claims``, ``magentic``, ``visual``…),
+sent on purpose with every request to a provider: a proxy, a provider's log or a scripted test server tells the
+agents apart by it, never by the wording of their prompts. It carries the agent's name and nothing else: no key,
+nothing about the user or the question."""
+
+
+def agent_headers(agent: str) -> dict[str, str]:
+    """The headers every model request of ``agent`` carries (:data:`AGENT_HEADER`)."""
+    return {AGENT_HEADER: agent}
 
 DEFAULT_BY_KEY: tuple[tuple[str, str], ...] = (
     ("OPENAI_API_KEY", "openai:gpt-4o-mini"),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..config import Settings
-from .model_spec import OPENAI_BASE_URL, Endpoint
+from .model_spec import OPENAI_BASE_URL, Endpoint, agent_headers
 
 if TYPE_CHECKING:  # the SDKs are imported when a model of theirs is built (about 1 s each)
     import anthropic
@@ -26,17 +26,20 @@ NO_KEY = "api-key-not-set"
 missing one would make them read OPENAI_API_KEY, which must never leave for another server."""
 
 
-def openai_sdk(endpoint: Endpoint, settings: Settings, http_client: httpx.AsyncClient | None = None
-               ) -> openai.AsyncOpenAI:
+def openai_sdk(endpoint: Endpoint, settings: Settings, http_client: httpx.AsyncClient | None = None, *,
+               agent: str | None = None) -> openai.AsyncOpenAI:
     import openai  # noqa: PLC0415 — only a run with an OpenAI-style model pays for the SDK
     """The OpenAI SDK client for an OpenAI-style endpoint. ``http_client``: the run's client (its transport is
     the cassette in a recorded or replayed run); by default the SDK makes its own. For OpenAI itself the SDK keeps
-    its default URL, so its own ``OPENAI_BASE_URL`` override (a proxy, a stand-in server) still applies."""
+    its default URL, so its own ``OPENAI_BASE_URL`` override (a proxy, a stand-in server) still applies. ``agent``:
+    a client that only one agent uses (the Magentic workflow's) names it on every request
+    (:data:`~.model_spec.AGENT_HEADER`); a client shared by agents leaves it to each call."""
     base_url = None if endpoint.base_url == OPENAI_BASE_URL else endpoint.base_url
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the SDK prefers httpx2 clients but takes httpx ones
         return openai.AsyncOpenAI(base_url=base_url, api_key=endpoint.api_key or NO_KEY,
-                                  max_retries=settings.http.max_retries, http_client=http_client)
+                                  max_retries=settings.http.max_retries, http_client=http_client,
+                                  default_headers=agent_headers(agent) if agent else None)
 
 
 def anthropic_sdk(endpoint: Endpoint, settings: Settings) -> anthropic.AsyncAnthropic:

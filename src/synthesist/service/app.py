@@ -13,8 +13,10 @@
 - ``GET /api/runs/{id}`` → the result once complete (409 before); ``/report.md``, ``/references.bib``,
   ``/evidence.csv`` (the evidence table), ``/forest.svg`` (404 when no outcome has two ratios with CIs);
   ``/evidence`` (the items so far, from the checkpoint after each round while the run goes); every item in the
-  JSON carries its ``display_title``. ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR,
-  which the result routes also serve; each with its ``state``: running, finished, failed or interrupted);
+  JSON carries its ``display_title``, ``link`` and ``design``, and the result its ``evidence_table`` (report.md's
+  rows) and each reference's ``link``, all computed in Python (:mod:`.views`): the page only renders them.
+  ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR, which the result routes also serve;
+  each with its ``state``: running, finished, failed or interrupted);
   ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries (each hit with ``title`` and ``display_title``).
 - Watches (:mod:`.core`): ``POST``/``GET /api/watches``, ``GET /api/watches/{id}/changes``,
@@ -49,7 +51,7 @@ from ..models import ResearchResult
 from .core import PROBED, Busy, Conflict, RunRequest, Service, WatchRequest
 from .guard import MAX_BODY_BYTES, RequestGuard, allowed_hosts
 from .runs import Line, read_log, summary
-from .views import evidence_view, hit_view, kept_summary
+from .views import evidence_views, hit_view, kept_summary, read_designs, result_view
 
 RETRY_AFTER_SECONDS = 5
 STATIC_FILES = {"page.js": "text/javascript", "watches.js": "text/javascript", "page.css": "text/css"}
@@ -189,22 +191,20 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.get("/api/runs/{run_id}", dependencies=guarded)
     async def result(run_id: str) -> Response:
-        done = _result(run_id)
-        body = done.model_dump(mode="json")
-        body["evidence"] = [evidence_view(item) for item in done.evidence]
+        body = await asyncio.to_thread(result_view, _result(run_id))
         return Response(json.dumps(body), media_type="application/json")
 
     @app.get("/api/runs/{run_id}/evidence", dependencies=guarded)
     async def run_evidence(run_id: str) -> list[dict[str, Any]]:
         """The evidence so far: the last checkpoint's while the run goes (it is written after every round), the
-        result's once it is done."""
+        result's once it is done (each design the study records read included)."""
         run = service.runs.get(run_id)
         if run is None and _folder(run_id) is None:
             raise HTTPException(404, "no such run on this service")
         stored = _stored(run_id) if run is None or run.completed else None
-        items = stored.evidence if stored is not None else await asyncio.to_thread(
-            api.run_evidence, run_id, settings=service.settings)
-        return [evidence_view(item) for item in items]
+        if stored is not None:
+            return evidence_views(stored.evidence, read_designs(stored))
+        return evidence_views(await asyncio.to_thread(api.run_evidence, run_id, settings=service.settings))
 
     @app.get("/api/runs/{run_id}/report.md", dependencies=guarded)
     async def report_md(run_id: str) -> PlainTextResponse:

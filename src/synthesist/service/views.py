@@ -1,22 +1,63 @@
-"""What the service's JSON adds to the domain types for its clients: the display title, a run's state in words.
+"""What the service's JSON adds to the domain types for its clients: what a reader is shown, a run's state in words.
 
-Kept apart from the routes so the rules read in one place: an item's ``display_title`` is
-:func:`synthesist.titles.display_title` (the same text report.md, references.bib and MCP show), and a run kept on
-disk whose process is gone before it finished is ``interrupted``, with the command that resumes it.
+Kept apart from the routes so the rules read in one place, and computed here in Python so the page only renders
+fields: an item's ``display_title`` is :func:`synthesist.titles.display_title` (the same text report.md,
+references.bib and MCP show), its ``link`` :func:`synthesist.identity.link_out` (where report.md links it), its
+``design`` :func:`synthesist.titles.design_label`; a finished run's ``evidence_table`` is report.md's table as data
+(:func:`synthesist.api.evidence_table`), each reference carries its ``link`` and the report its ``frame_line``. A
+run kept on disk whose process is gone before it finished is ``interrupted``, with the command that resumes it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..models import Evidence
-from ..titles import display_title
+from ..api import evidence_table, frame_line
+from ..identity import link_out, web_url
+from ..models import Citation, Evidence, ResearchResult
+from ..titles import design_label, display_title
 
 
-def evidence_view(item: Evidence) -> dict[str, Any]:
-    """The item as JSON with its ``display_title``; full-text passages left out (the page shows the abstract)."""
+def evidence_view(item: Evidence, read_design: str | None = None) -> dict[str, Any]:
+    """The item as JSON with its ``display_title`` (``titled``: whether that is the item's own title), ``link`` and
+    ``design`` (``read_design``: the design its study record read, shown when the source names none); full-text
+    passages left out (the page shows the abstract)."""
     return {**item.model_dump(mode="json", exclude={"passages"}), "display_title": display_title(item),
+            "titled": bool(item.title), "link": link_out(item), "design": design_label(item, read_design),
             "full_text": bool(item.passages)}
+
+
+def evidence_views(items: Iterable[Evidence], designs: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every item's view; ``designs``: the designs the run's study records read, by evidence id."""
+    read = designs or {}
+    return [evidence_view(item, read.get(item.id)) for item in items]
+
+
+def result_view(result: ResearchResult) -> dict[str, Any]:
+    """A finished run's result as the page renders it: the :class:`ResearchResult` JSON, every item with its view
+    (designs read by the report's study records), each reference with its ``link`` (its item's, else its own URL
+    when that is http(s)), the report's ``frame_line`` and ``evidence_table``: the rows report.md shows, in its
+    order."""
+    body = result.model_dump(mode="json")
+    items = {item.id: item for item in result.evidence}
+    body["evidence"] = evidence_views(result.evidence, read_designs(result))
+    body["report"]["references"] = [reference_view(c, items.get(c.evidence_id)) for c in result.report.references]
+    body["report"]["frame_line"] = frame_line(result.report.frame) if result.report.frame else None
+    body["evidence_table"] = evidence_table(result)
+    return body
+
+
+def reference_view(citation: Citation, item: Evidence | None) -> dict[str, Any]:
+    """The reference as JSON with its ``link``: where its item links out, else its own URL when that is http(s)
+    (a ``javascript:`` or ``data:`` URL is never a link); None when there is neither."""
+    return {**citation.model_dump(mode="json"),
+            "link": link_out(item) if item is not None else web_url(citation.url)}
+
+
+def read_designs(result: ResearchResult) -> dict[str, str]:
+    """The design each of the report's study records read from its text, by evidence id."""
+    return {record.evidence_id: record.design for record in result.report.studies}
 
 
 def hit_view(hit: Any) -> dict[str, Any]:

@@ -5,11 +5,12 @@
         print(models.calls)  # agent, request characters (tool schemas included), arrival time, one per call
 
 It answers ``POST /v1/chat/completions`` by calling the output tool with the arguments scripted for the agent that
-asks (recognised by its system prompt, else by its last user message; see :data:`AGENT_MARKERS`); when a request
-offers several tools, it calls the one the last user message names (as `name`), as a model following the task
-would. A scripted reply is a dict, a list of dicts
-(served in order, the last repeating) or a function of the request's JSON. Input size is counted the way the
-reference comparison counts it: request characters / 4, tool schemas and all.
+asks: the product names the calling agent on every model request (the ``X-Synthesist-Agent`` header,
+:data:`synthesist.agents.model_spec.AGENT_HEADER`), so the server routes on that and never on a prompt's wording (a
+request without it is ``unknown``, and gets a 400 unless ``unknown`` is scripted); when a request offers several
+tools, it calls the one the last user message names (as `name`), as a model following the task would. A scripted
+reply is a dict, a list of dicts (served in order, the last repeating) or a function of the request's JSON. Input
+size is counted the way the reference comparison counts it: request characters / 4, tool schemas and all.
 """
 
 from __future__ import annotations
@@ -21,16 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..agents.model_spec import AGENT_HEADER
 from .http_server import FixtureServer, Reply, Request
 from .models import named_tool
 
-AGENT_MARKERS = {
-    "search": "You are the search planner",
-    "judge": "You are the evidence judge",
-    "hypothesis": "You are the hypothesis agent",
-    "report": "You are the report writer",
-    "claims": "You check a biomedical report",
-}
 ScriptedArguments = Mapping[str, Any] | list[Mapping[str, Any]] | Callable[[dict[str, Any]], Mapping[str, Any]]
 
 
@@ -77,11 +72,9 @@ class ChatCall:
 class ScriptedChatServer:
     """The server (see the module docstring). Use as a context manager."""
 
-    def __init__(self, replies: Mapping[str, ScriptedArguments], *, latency: float = 0.0,
-                 markers: Mapping[str, str] = AGENT_MARKERS):
+    def __init__(self, replies: Mapping[str, ScriptedArguments], *, latency: float = 0.0):
         self._replies = dict(replies)
         self._served: dict[str, int] = {}
-        self._markers = dict(markers)
         self._lock = threading.Lock()
         self.calls: list[ChatCall] = []
         self._server = FixtureServer(latency=latency)
@@ -105,7 +98,7 @@ class ScriptedChatServer:
 
     def _answer(self, request: Request) -> Reply:
         body = json.loads(request.body or b"{}")
-        agent = self._agent(body)
+        agent = request.headers.get(AGENT_HEADER.lower(), "unknown")
         with self._lock:
             self.calls.append(ChatCall(agent, len(request.body), request.at, cache_order(body)))
             served = self._served[agent] = self._served.get(agent, 0) + 1
@@ -121,14 +114,6 @@ class ScriptedChatServer:
         tools = [tool["function"]["name"] for tool in body.get("tools", [])]
         return chat_completion(arguments, tool=named_tool(tools, _last_user(body)),
                                prompt_tokens=len(request.body) // 4)
-
-    def _agent(self, body: dict[str, Any]) -> str:
-        system = " ".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system")
-        for text in (system, _last_user(body)):
-            found = next((agent for agent, marker in self._markers.items() if marker in text), None)
-            if found:
-                return found
-        return "unknown"
 
     def cacheable_tokens(self) -> int:
         """Input tokens (characters / 4) that repeat the start of an earlier request, tools and system prompt

@@ -89,6 +89,7 @@ async def test_loop_round_trip_over_http(server: FixtureServer, adapter: ModelVi
 
     headers = [request.headers.get("authorization") for request in server.requests_to(PATH)]
     assert headers == [f"Bearer {COMPATIBLE_KEY}"] * 2
+    assert [request.headers.get("x-synthesist-agent") for request in server.requests_to(PATH)] == ["visual"] * 2
     assert OPENAI_KEY not in caplog.text and COMPATIBLE_KEY not in caplog.text
 
 

@@ -21,13 +21,17 @@ from ...titles import display_title
 from ..markdown_text import inert, link_url
 from .record import read_study
 
-__all__ = ["CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records"]
+__all__ = ["COLUMNS", "CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records",
+           "table_rows"]
 
 OUTCOMES_PER_STUDY = 3
 _COMPARATIVE = frozenset({"effect", "association"})
 CSV_COLUMNS = ("reference", "evidence_id", "study", "year", "design", "design_quote", "n_randomised",
                "n_analysed", "population", "intervention", "comparator", "outcome", "measure", "value", "ci_low",
                "ci_high", "p", "direction", "quote", "section", "link")
+COLUMNS = {"study": "Study", "design": "Design", "n": "N", "comparison": "Comparison", "outcome": "Outcome",
+           "effect": "Effect (95% CI)", "direction": "Direction"}
+"""The table's columns: the key of each cell and its heading."""
 _DIRECTION_WORDS = {"increased": "increased", "decreased": "decreased", "no_difference": "no significant difference",
                     "not_reported": "not reported"}
 
@@ -72,6 +76,15 @@ class EvidenceRow:
         if item is None:
             return ""
         return link_out(item, full_text_first=True) or ""
+
+    def cells(self) -> dict[str, str]:
+        """The row's cells as the table shows them, by column (:data:`COLUMNS`): the same text in report.md and
+        on the page (report.md adds the reference number and the link to the study's name)."""
+        outcome = self.outcome
+        return {"study": self.study, "design": self.record.design, "n": self.size, "comparison": self.comparison,
+                "outcome": outcome.outcome if outcome else "",
+                "effect": effect_text(outcome.effect) if outcome else "",
+                "direction": _DIRECTION_WORDS[outcome.direction] if outcome else ""}
 
 
 def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = None) -> tuple[StudyRecord, ...]:
@@ -124,18 +137,24 @@ def markdown_table(rows: list[EvidenceRow]) -> list[str]:
     """The table as Markdown lines (empty when there are no rows)."""
     if not rows:
         return []
-    lines = ["| Study | Design | N | Comparison | Outcome | Effect (95% CI) | Direction |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| " + " | ".join(COLUMNS.values()) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
-        outcome = row.outcome
-        study = _cell(f"{row.study} [{row.reference}]" if row.reference else row.study)
+        cells = row.cells()
+        name = cells.pop("study")
+        study = _cell(f"{name} [{row.reference}]" if row.reference else name)
         if row.link:
             study = f"[{study}]({link_url(row.link)})"
-        cells = [row.record.design, row.size, row.comparison, outcome.outcome if outcome else "",
-                 effect_text(outcome.effect) if outcome else "",
-                 _DIRECTION_WORDS[outcome.direction] if outcome else ""]
-        lines.append("| " + " | ".join([study, *(_cell(cell) for cell in cells)]) + " |")
+        lines.append("| " + " | ".join([study, *(_cell(cell) for cell in cells.values())]) + " |")
     return lines
+
+
+def table_rows(rows: list[EvidenceRow]) -> list[dict[str, str | int | None]]:
+    """The table as data for a face that draws it itself (the service's JSON, which the page renders): per row its
+    cells (:meth:`EvidenceRow.cells`), the study's evidence id, reference number and link, and the outcome's quote
+    and section; the rows and their order are report.md's."""
+    return [{**row.cells(), "evidence_id": row.record.evidence_id, "reference": row.reference,
+             "link": row.link or None, "quote": row.outcome.quote if row.outcome else "",
+             "section": row.outcome.section if row.outcome else ""} for row in rows]
 
 
 def evidence_csv(rows: list[EvidenceRow]) -> str:

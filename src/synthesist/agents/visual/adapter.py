@@ -30,11 +30,10 @@ from ...config import Settings
 from ...errors import ConfigError
 from ...models import Usage
 from ..llm import build_model, provider_errors, translate_error
-from ..model_spec import ModelSpec, parse_model_spec
+from ..model_spec import OPENAI_STYLE_KINDS, ModelSpec, agent_headers, parse_model_spec
 from .types import ToolCall
 from .wire import model_messages, reply_parts, tool_definitions
 
-VISION_KINDS = ("openai", "openrouter", "ollama", "openai-compatible")
 AGENT = "visual"
 
 
@@ -95,7 +94,8 @@ class ModelVisionAdapter:
             schema = response_format.get("json_schema") or {}
             parameters = replace(parameters, output_mode="native", output_object=OutputObjectDefinition(
                 json_schema=schema.get("schema") or {"type": "object"}, name=schema.get("name"), strict=False))
-        options: CallSettings = {"max_tokens": max_tokens, "temperature": self._settings.models.temperature}
+        options: CallSettings = {"max_tokens": max_tokens, "temperature": self._settings.models.temperature,
+                                 "extra_headers": agent_headers(AGENT)}
         timeout = self._settings.models.timeout
         try:
             async with asyncio.timeout(timeout):
@@ -115,9 +115,9 @@ def build_vision_adapter(spec: ModelSpec | str, settings: Settings, *, client: h
     others use theirs when set. An OpenAI key is only ever sent to OpenAI. Touches no network.
     """
     parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
-    if parsed.kind not in VISION_KINDS:
+    if parsed.kind not in OPENAI_STYLE_KINDS:
         raise ConfigError(f"{parsed.label} cannot serve the image loop: use one of "
-                          f"{', '.join(kind + ':' for kind in VISION_KINDS)} (an OpenAI-style vision chat model)")
+                          f"{', '.join(kind + ':' for kind in OPENAI_STYLE_KINDS)} (an OpenAI-style vision chat model)")
     model = build_model(parsed, settings, environ=environ, http_client=client)
     assert model is not None  # every vision kind is a model
     return ModelVisionAdapter(model, settings, label=parsed.label)

@@ -1,13 +1,15 @@
 "use strict";
 // The research page: ask, follow a run's events, show the answer, report, evidence table, plots and evidence.
-// Every call goes through /api; every item's title is the service's display_title (synthesist.titles).
+// Every call goes through /api. The page keeps no domain rule of its own: what a reader is shown for an item (its
+// display_title, link and design), the evidence table's rows and each reference's link are fields the API computed
+// in Python (service/views.py), the same ones report.md uses; this script only renders them.
 const $ = (id) => document.getElementById(id);
 const esc = (text) => String(text ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 const MARKER = /\[((?:pmid|doi|nct|ppr|pmcid|url|img):[^\[\]]+)\]/gi;
 const rowId = (id) => "ev-" + id.replace(/[^A-Za-z0-9_-]/g, "_");
 const headers = () => { const t = $("token").value.trim(); return t ? {"Authorization": "Bearer " + t} : {}; };
 const SOURCE_NAMES = {pubmed: "PubMed", trials: "ClinicalTrials.gov", europepmc: "Europe PMC", preprints: "Preprints", web: "Web", library: "Library"};
-const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], designs: new Map(), service: {library: false, default_sources: []},
+const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], service: {library: false, default_sources: []},
   run: null, finished: false};
 
 // ---- the service: what it offers, in the page's words ----------------------------------------------------------
@@ -115,7 +117,7 @@ function refreshEvidence(runId) {  // the checkpoint after each round holds the 
   }, 300);
 }
 function reset(question) {
-  state.scores.length = 0; state.failures.clear(); state.designs.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
+  state.scores.length = 0; state.failures.clear(); state.timeline.clear(); state.evidence = 0; state.finished = false;
   chart(); $("hypotheses").innerHTML = "<li>none yet</li>"; $("timeline").innerHTML = ""; $("notice").textContent = "";
   for (const id of ["answer-box", "studies-box", "conflicts-box", "certainty-box", "references-box"]) $(id).hidden = true;
   $("forest").hidden = true; delete $("forest").dataset.shown; $("downloads").innerHTML = ""; evidenceTable([]);
@@ -154,36 +156,20 @@ function on(event, runId) {
 }
 
 // ---- the evidence: every item, its id a link out, design, year, abstract -----------------------------------------
-const DESIGNS = ["Meta-Analysis", "Systematic Review", "Randomized Controlled Trial", "Clinical Trial", "Observational Study", "Case Reports", "Review"];
-function design(e) {
-  if (e.trial) return ["trial record", ...(e.trial.phases || [])].join(" ").toLowerCase();
-  const types = e.publication_types || [];
-  return (DESIGNS.find((d) => types.includes(d)) || types[0] || state.designs.get(e.id) || "").toLowerCase();
-}
-const webUrl = (url) => /^https?:\/\//i.test(url || "") ? url : "";  // a record's own URL links out only to the web (never javascript:)
-function linkOut(e) {
-  if (!e) return "";
-  const ids = e.identifiers || {};
-  if (ids.pmid) return `https://pubmed.ncbi.nlm.nih.gov/${ids.pmid}/`;
-  if (ids.pmcid) return `https://pmc.ncbi.nlm.nih.gov/articles/${ids.pmcid}/`;
-  if (ids.doi) return `https://doi.org/${ids.doi}`;
-  if (ids.nct) return `https://clinicaltrials.gov/study/${ids.nct}`;
-  if (ids.ppr) return `https://europepmc.org/article/PPR/${ids.ppr}`;
-  return webUrl(e.url);
-}
+// e.link (identity.link_out), e.design (titles.design_label) and e.display_title come from the API
 function aligned(a) {
   if (!a) return "";
   const marks = a.parts.map((p) => `${p.part} ${p.addressed ? "✓" : "✗"}`).join(", ");
   return ` <span class="${a.label === "answers" ? "flag" : "muted"}" title="${esc(a.reason)}">${esc(a.label.replace("_", " "))}${marks ? ` (${esc(marks)})` : ""}</span>`;
 }
 function evidenceRow(e) {
-  const link = linkOut(e); const title = e.display_title || e.title || e.id;
+  const link = e.link; const title = e.display_title;
   const idCell = link ? `<a href="${esc(link)}" target="_blank" rel="noopener" title="open ${esc(e.id)} at its source">${esc(e.id)}</a>` : esc(e.id);
   const journal = [e.journal, (e.authors || []).slice(0, 3).join(", ") + ((e.authors || []).length > 3 ? " et al." : "")].filter(Boolean).join(" · ");
   const abstract = e.content ? `<details class="abstract"><summary>abstract${e.full_text ? " (full text read)" : ""}</summary><p>${esc(e.content)}</p></details>` : "";
   return `<tr id="${rowId(e.id)}"><td>${idCell}</td><td>${esc([...new Set([e.source, ...(e.links || []).map((l) => l.source)])].join(", "))}</td><td>${esc(e.year ?? "")}</td>` +
-    `<td>${esc(design(e))}${e.is_preprint ? ' <span class="flag">preprint</span>' : ""}${(e.versions || []).length ? ` <span class="muted">${e.versions.length} version(s) merged</span>` : ""}</td>` +
-    `<td><span class="${(e.titled ?? Boolean(e.title)) ? "" : "untitled"}">${esc(title)}</span>${aligned(e.alignment)}${journal ? `<br><span class="muted">${esc(journal)}</span>` : ""}${abstract}</td></tr>`;
+    `<td>${esc(e.design)}${e.is_preprint ? ' <span class="flag">preprint</span>' : ""}${(e.versions || []).length ? ` <span class="muted">${e.versions.length} version(s) merged</span>` : ""}</td>` +
+    `<td><span class="${e.titled ? "" : "untitled"}">${esc(title)}</span>${aligned(e.alignment)}${journal ? `<br><span class="muted">${esc(journal)}</span>` : ""}${abstract}</td></tr>`;
 }
 function addEvidence(briefs) {  // the new items of a search, listed at once; the checkpoint adds their abstracts
   const shown = new Map(state.items.map((e) => [e.id, e]));
@@ -197,38 +183,14 @@ function evidenceTable(items) {
 }
 
 // ---- the evidence table of the cited studies, the forest plot, the conflicts ------------------------------------
-const DIRECTIONS = {increased: "increased", decreased: "decreased", no_difference: "no significant difference", not_reported: "not reported"};
-function effectText(f) {
-  if (!f) return "";
-  let text = f.value ? `${f.measure && f.measure !== "other" ? f.measure + " " : ""}${f.value}` : "";
-  if (f.value && f.ci_low && f.ci_high) text += ` (${f.ci_low} to ${f.ci_high})`;
-  return [text, f.p || ""].filter(Boolean).join("; ");
-}
 let studyRows = [];
-function studyName(e, id) {
-  if (!e) return id;
-  if (e.authors && e.authors.length && e.year) return `${e.authors[0].split(" ")[0]} ${e.year}`;
-  const title = e.display_title || e.title || e.id;
-  return title.length <= 60 ? title : title.slice(0, 57) + "…";
-}
-function studyTable(studies, byId) {
-  studyRows = [];
-  for (const s of studies) {
-    const e = byId[s.evidence_id];
-    const arms = Object.fromEntries((s.arms || []).map((a) => [a.role, a.label]));
-    const n = (s.randomised || s.analysed || {}).value ?? "";
-    const outcomes = (s.outcomes || []).filter((o) => o.direction !== "not_reported" || o.effect).slice(0, 3);
-    for (const o of outcomes.length ? outcomes : [null]) {
-      const comparison = (o && o.intervention ? [o.intervention, o.comparator] : [arms.intervention, arms.comparator]).filter(Boolean).join(" vs ");
-      studyRows.push({study: studyName(e, s.evidence_id), link: linkOut(e), design: s.design, n, comparison, outcome: o ? o.outcome : "",
-        effect: o ? effectText(o.effect) : "", direction: o ? DIRECTIONS[o.direction] : "", rawDirection: o ? o.direction : "", quote: o ? `${o.quote} [${o.section}]` : ""});
-    }
-  }
+function studyTable(rows) {  // the result's evidence_table: report.md's rows, in its order, each cell's text as it shows it
+  studyRows = [...rows];
   $("studies-box").hidden = studyRows.length === 0;
   renderStudies();
 }
 function renderStudies() {
-  $("studies").querySelector("tbody").innerHTML = studyRows.map((r) => `<tr title="${esc(r.quote)}"><td>${r.link ? `<a href="${esc(r.link)}" target="_blank" rel="noopener">${esc(r.study)}</a>` : esc(r.study)}</td>` +
+  $("studies").querySelector("tbody").innerHTML = studyRows.map((r) => `<tr title="${esc(r.quote ? `${r.quote} [${r.section}]` : "")}"><td>${r.link ? `<a href="${esc(r.link)}" target="_blank" rel="noopener">${esc(r.study)}</a>` : esc(r.study)}</td>` +
     `<td>${esc(r.design)}</td><td>${esc(r.n)}</td><td>${esc(r.comparison)}</td><td>${esc(r.outcome)}</td><td>${esc(r.effect)}</td><td>${esc(r.direction)}</td></tr>`).join("");
 }
 function appraisal(report) {  // report.conflicts and report.certainty: found and graded in Python, shown here
@@ -269,18 +231,14 @@ async function forestPlot(runId) {
 }
 
 // ---- the finished run --------------------------------------------------------------------------------------------
-function frameLine(f) {
-  if (!f) return "";
-  const parts = [["population", f.population], [f.kind === "descriptive" ? "subject" : "exposure", f.exposure], ["comparator", f.comparator], ["outcome", (f.outcomes || []).join("; ")]];
-  return `<p class="muted" id="frame">Question: ${esc(f.kind)}${f.yes_no ? " (yes/no)" : ""}` + parts.filter((p) => p[1]).map((p) => ` · ${p[0]}: ${esc(p[1])}`).join("") + "</p>";
-}
+const frameLine = (line) => line ? `<p class="muted" id="frame">Question: ${esc(line)}</p>` : "";  // report_format.frame_line
 function answerBox(report) {
   const answer = report.answer; if (!answer) return;
   $("answer-box").hidden = false;
   $("answer").innerHTML = (answer.verdict ? `<span class="verdict">${esc(answer.verdict)}</span> — ` : "") + cite(answer.statement) +
     `<p class="muted">Strength of evidence: ${esc(answer.strength.replace("_", " "))}${answer.strength_reason ? ` (${esc(answer.strength_reason)})` : ""}</p>` +
     (answer.missing ? `<p class="muted">Not addressed by the evidence: ${esc(answer.missing)}</p>` : "") +
-    (answer.gate ? `<p class="muted">Checked in code: ${esc(answer.gate)}</p>` : "") + frameLine(report.frame);
+    (answer.gate ? `<p class="muted">Checked in code: ${esc(answer.gate)}</p>` : "") + frameLine(report.frame_line);
 }
 function reportBody(report) {
   let html = report.partial ? `<p class="partial">Partial report — ${esc(pageWords(report.partial_reason))}</p>` : "";
@@ -292,11 +250,9 @@ function reportBody(report) {
   if (report.methodology) html += "<h3>Methodology</h3>" + paragraphs(report.methodology);
   $("report").className = ""; $("report").innerHTML = html;
 }
-function references(report, byId) {
-  $("references").innerHTML = report.references.map((c) => {
-    const link = linkOut(byId[c.evidence_id]) || webUrl(c.url);
-    return `<li id="ref-${c.number}">${esc(c.text)}${link ? ` <a href="${esc(link)}" target="_blank" rel="noopener">${esc(c.evidence_id)}</a>` : ""}</li>`;
-  }).join("");
+function references(report) {  // each reference's link: its item's (identity.link_out), else its own http(s) URL
+  $("references").innerHTML = report.references.map((c) =>
+    `<li id="ref-${c.number}">${esc(c.text)}${c.link ? ` <a href="${esc(c.link)}" target="_blank" rel="noopener">${esc(c.evidence_id)}</a>` : ""}</li>`).join("");
   $("references-box").hidden = report.references.length === 0;
 }
 function downloads(runId) {
@@ -305,15 +261,13 @@ function downloads(runId) {
     `<a href="${base}/references.bib" download>references.bib</a><a href="${base}/evidence.csv" download>evidence.csv</a>` +
     '<button type="button" id="print">Print or save as PDF</button>';
 }
-async function finish(result, runId) {
-  const report = result.report;
-  let items = result.evidence;  // the service's copy carries display_title (the one rule, in Python)
-  const response = await fetch(`/api/runs/${runId}/evidence`, {headers: headers()});
-  if (response.ok) items = await response.json();
-  const byId = Object.fromEntries(items.map((e) => [e.id, e]));
-  for (const s of report.studies || []) if (s.design) state.designs.set(s.evidence_id, s.design.replace(/_/g, " "));  // as read from the text
-  answerBox(report); reportBody(report); evidenceTable(items); references(report, byId);
-  studyTable(report.studies || [], byId); appraisal(report);
+async function finish(event, runId) {
+  const response = await fetch(`/api/runs/${runId}`, {headers: headers()});  // the result with what Python computed for the page
+  if (state.run !== runId) return;
+  const result = response.ok ? await response.json() : event;
+  const report = result.report; const items = result.evidence;
+  answerBox(report); reportBody(report); evidenceTable(items); references(report);
+  studyTable(result.evidence_table || []); appraisal(report);
   if ((report.studies || []).length) forestPlot(runId); else $("forest").dataset.shown = "none";  // data-shown: settled
   downloads(runId);
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
