@@ -50,7 +50,7 @@ def test_serve_and_mcp_over_http_listen_on_loopback_only_by_default(tmp_path: Pa
         assert [listener for listener in found[face] if not listener.loopback] == []
 
 
-def test_the_data_directorys_chroma_server_listens_on_loopback_only(tmp_path: Path) -> None:
+def test_the_data_directorys_chroma_server_listens_on_loopback_only(tmp_path: Path, own_store: None) -> None:
     data_dir = tmp_path / "data"
     open_chroma(load_settings(data_dir=data_dir))  # the default persistent store: its owner starts `chroma run`
     running = state(data_dir)
