@@ -79,6 +79,21 @@ def test_a_source_that_fails_every_query_is_said_once_a_round(tmp_path: Path) ->
     assert any("pubmed failed" in line for line in failures) and any("trials failed" in line for line in failures)
 
 
+def test_a_run_no_source_answered_embeds_nothing_and_exports_no_model(tmp_path: Path) -> None:
+    """Offline on a new machine (no ONNX export in its cache): the run says every source was unreachable and how to
+    run offline, without loading, let alone exporting, the embedding model for nothing."""
+    with FixtureServer() as gone:
+        url = gone.url
+    cache = tmp_path / "fresh-cache"
+    env = {"SYNTHESIST_PUBMED__BASE_URL": url, "SYNTHESIST_TRIALS__BASE_URL": url, "SYNTHESIST_HTTP__MAX_RETRIES": "0",
+           "XDG_CACHE_HOME": str(cache)}
+    done = run_cli("research", "Does metformin lower cancer incidence in type 2 diabetes?", "--sources",
+                   "pubmed,trials", "--model", "extractive", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "every network source was unreachable" in done.stdout and "--sources library" in done.stdout
+    assert not list(cache.rglob("*.onnx"))
+
+
 def test_library_validate_reports_bad_lines_with_their_numbers(tmp_path: Path) -> None:
     library = tmp_path / "papers.jsonl"
     library.write_text(

@@ -50,7 +50,10 @@ class SentencePool:
 
     @classmethod
     async def build(cls, question: str, candidates: Sequence[Candidate], *, embedder: Embedder) -> SentencePool:
-        """Embed ``question`` and every candidate sentence in one batch."""
+        """Embed ``question`` and every candidate sentence in one batch (nothing at all when there is no
+        candidate: a run that collected nothing never loads the model)."""
+        if not candidates:
+            return cls((), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.float32))
         vectors = await embedder.embed([question, *(c.sentence.text for c in candidates)])
         return cls(candidates, vectors[1:], vectors[0])
 
