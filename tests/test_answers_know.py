@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_cli import run_cli
+from cli_runner import run_cli
 
 from synthesist.api import load_answer_model
 
 
 def _research(question: str, library: Path, data_dir: Path, out: Path) -> dict:
     done = run_cli("research", question, "--sources", "library", "--library", str(library), "--model", "extractive",
-                   "--quiet", "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(data_dir)}, timeout=600)
+                   "--quiet", "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(data_dir)})
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads((out / "report.json").read_text())["report"]
 
@@ -49,7 +49,7 @@ def test_a_negative_control_leaves_the_source_out_and_says_insufficient(library_
     corpus = shared_dir / "corpus"
     done = run_cli("eval", "pubmedqa", str(corpus / "questions_dev.jsonl"), "--library", str(corpus / "library.jsonl"),
                    "--limit", "1", "--negative-control", "--out", str(tmp_path / "eval"),
-                   env={"SYNTHESIST_DATA_DIR": str(library_data_dir)}, timeout=600)
+                   env={"SYNTHESIST_DATA_DIR": str(library_data_dir)})
     assert done.returncode == 0, done.stderr[-2000:]
     assert "source abstract retrieved 0" in done.stdout and "insufficient 100.0%" in done.stdout
     row = json.loads((tmp_path / "eval" / "eval-nc.jsonl").read_text())
