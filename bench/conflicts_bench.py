@@ -27,9 +27,9 @@ the question is passed by every record: only the quote rules decide), every conf
 records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were written on; ``held-out``,
 ``fresh``, ``last`` and ``compared``, chosen later in that order, for the broad exposures too; or
 ``dev``, the dev frames' own outcomes that two or more records name, none chosen by hand);
-``--mesh LIBRARY`` (the held-out check written after the rules of session 34: every MeSH descriptor
-that ten or more records carry, asked of every other, "Does Smoking affect Lung Neoplasms?"; ``--rare-mesh``
-the same with those that 5 to 9 records carry, the check held out from the rules written after ``--mesh``);
+``--mesh LIBRARY`` (the held-out check written after the compared-factor rules of f9ef7d9 and e5fc6d4: every MeSH
+descriptor that ten or more records carry, asked of every other, "Does Smoking affect Lung Neoplasms?";
+``--rare-mesh`` the same with those that 5 to 9 records carry, the check held out from the rules written after ``--mesh``);
 ``--frames QUESTIONS LIBRARY`` (every dev question as asked, its own frame: what a dev run could find if retrieval
 brought every record naming its exposure and outcome). ``--cosines`` aligns at each
 record's real cosine to the question, as a run does.
@@ -59,7 +59,7 @@ MESH_LEAST = 10
 """A MeSH descriptor is asked of (``--mesh``) when this many library records carry it."""
 RARE_MESH = (5, 9)
 """``--rare-mesh``: the descriptors 5 to 9 records carry, none of them in ``--mesh``: the held-out check of the rules
-written from ``--mesh``'s false conflicts (session 34), fixed before it ran."""
+written from ``--mesh``'s false conflicts (9dd4ddb, ba536f0), fixed before it ran."""
 DEPTH = 20
 """Items retrieved per dev question for the candidate count (the run's first search asks the library for as many)."""
 NULL = re.compile(r"\bno (?:statistically )?significant|\bnot (?:statistically )?significant|\bnon-?significant|"
@@ -87,7 +87,7 @@ COMPARED = ("hypoglycemia", "asthma", "preterm birth", "anastomotic leak", "bone
             "headache", "heart failure", "atrial fibrillation", "cholesterol", "osteoporosis", "urinary incontinence",
             "pneumothorax", "reoperation", "metastasis", "conversion", "adherence")
 """Outcomes chosen after the compared-factor rule (the exposure where a compared factor stands) was written, before
-any check ran on them, and never used to write a rule: the held-out check of that rule (session 34)."""
+any check ran on them, and never used to write a rule: the held-out check of that rule (f9ef7d9)."""
 OUTCOME_SETS = {"rules": OUTCOMES, "held-out": HELD_OUT, "fresh": FRESH, "last": LAST, "compared": COMPARED}
 
 
@@ -256,7 +256,8 @@ def main() -> None:
     parser.add_argument("--sweep", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),
                         help="the dev frames' exposures × the outcomes, over the whole library")
     parser.add_argument("--mesh", type=Path, metavar="LIBRARY",
-                        help="the library's common MeSH descriptors × themselves (the held-out check of session 34)")
+                        help="the library's common MeSH descriptors × themselves (the held-out check of the "
+                        "compared-factor rules)")
     parser.add_argument("--rare-mesh", type=Path, metavar="LIBRARY",
                         help="the MeSH descriptors 5 to 9 records carry × themselves (the last held-out check)")
     parser.add_argument("--frames", type=Path, nargs=2, metavar=("QUESTIONS", "LIBRARY"),

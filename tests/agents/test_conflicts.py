@@ -287,7 +287,7 @@ def test_an_exposure_the_article_abbreviates_is_named_by_its_short_form():
 
 
 def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(shared_dir: Path):
-    """From the MeSH stress check (session 35): "Does Treatment Outcome affect Survival Rate?" read "treatment" as
+    """From the MeSH stress check (2026-11-26, before bdb110c): "Does Treatment Outcome affect Survival Rate?" read "treatment" as
     the exposure; "cytostatic treatment (HR 1.85)" and "HRS treatment modalities (p = 0.73)" are different
     treatments."""
     items = library(shared_dir, "16827975", "21850494")
@@ -302,9 +302,9 @@ def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(share
     ("Does Depression affect Comorbidity?", ("27643961", "26702177")),  # an attribute is no outcome
     ("Does Biopsy affect Survival Rate?", ("15708048", "17274051")),  # "biopsy versus neck dissection": head to head
 ])
-def test_the_mesh_stress_check_s_false_pairs_of_session_35_are_none(shared_dir: Path, question: str,
-                                                                      pmids: tuple[str, str]):
-    """The MeSH check (bench/conflicts_bench.py --mesh) on session 35's first reading reported these, all false."""
+def test_the_mesh_stress_checks_false_pairs_are_none(shared_dir: Path, question: str, pmids: tuple[str, str]):
+    """The MeSH check (bench/conflicts_bench.py --mesh) on the finding reader's first version (before bdb110c)
+    reported these, all false."""
     assert conflicts_of(question, library(shared_dir, *pmids)) == ()
 
 
