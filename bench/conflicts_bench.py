@@ -29,7 +29,8 @@ records name × the outcome set ``--outcomes``: ``rules``, the 8 the rules were 
 ``dev``, the dev frames' own outcomes that two or more records name, none chosen by hand);
 ``--mesh LIBRARY`` (the held-out check written after the compared-factor rules of f9ef7d9 and e5fc6d4: every MeSH
 descriptor that ten or more records carry, asked of every other, "Does Smoking affect Lung Neoplasms?";
-``--rare-mesh`` the same with those that 5 to 9 records carry, the check held out from the rules written after ``--mesh``);
+``--rare-mesh`` the same with those that 5 to 9 records carry, the check held out from the rules written after
+``--mesh``);
 ``--frames QUESTIONS LIBRARY`` (every dev question as asked, its own frame: what a dev run could find if retrieval
 brought every record naming its exposure and outcome). ``--cosines`` aligns at each
 record's real cosine to the question, as a run does.

@@ -287,9 +287,9 @@ def test_an_exposure_the_article_abbreviates_is_named_by_its_short_form():
 
 
 def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(shared_dir: Path):
-    """From the MeSH stress check (2026-11-26, before bdb110c): "Does Treatment Outcome affect Survival Rate?" read "treatment" as
-    the exposure; "cytostatic treatment (HR 1.85)" and "HRS treatment modalities (p = 0.73)" are different
-    treatments."""
+    """From the MeSH stress check (2026-11-26, before bdb110c): "Does Treatment Outcome affect Survival Rate?" read
+    "treatment" as the exposure; "cytostatic treatment (HR 1.85)" and "HRS treatment modalities (p = 0.73)" are
+    different treatments."""
     items = library(shared_dir, "16827975", "21850494")
 
     assert conflicts_of("Does Treatment Outcome affect Survival Rate?", items) == ()
