@@ -268,6 +268,8 @@ def _batch(api, args: argparse.Namespace) -> int:
 
     questions = [api.check_question(q, where=f"{args.questions_file}:{n}")
                  for n, q in enumerate(_read_lines(args.questions_file), 1)]
+    options = api.StreamOptions(origin="batch", sources=args.sources, libraries=args.library, model=args.model,
+                                manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout)
     api.check_out_dir(args.out)
     console = Console(stderr=True)
     done: list = []
@@ -277,9 +279,7 @@ def _batch(api, args: argparse.Namespace) -> int:
         if not args.json and console.is_terminal:
             console.print(f"{len(done)}/{len(questions)} done", markup=False, highlight=False)
 
-    items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
-                                      sources=args.sources, libraries=args.library, model=args.model,
-                                      manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout,
+    items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency, options=options,
                                       on_item=finished, backend=args.backend, address=args.address))
     failed = [item for item in items if item.error]
     for item in items:

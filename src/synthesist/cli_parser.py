@@ -11,8 +11,11 @@ import argparse
 from pathlib import Path
 
 from . import __version__
+from .run_options import MAX_ROUNDS, MAX_RUN_SECONDS
 
 SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
+ROUNDS_HELP = f"search rounds at most, 1-{MAX_ROUNDS} (default: the settings')"
+TIMEOUT_HELP = f"finite, above 0, at most {MAX_RUN_SECONDS:g}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,8 +118,8 @@ def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False)
                         help="a local library file or folder (JSONL, MEDLINE XML); repeatable")
     parser.add_argument("--model", help="e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: auto)")
     parser.add_argument("--manager", choices=("loop", "magentic"))
-    parser.add_argument("--max-rounds", type=int)
-    parser.add_argument("--timeout", type=float, help="seconds for the whole run")
+    parser.add_argument("--max-rounds", type=int, help=ROUNDS_HELP)
+    parser.add_argument("--timeout", type=float, help=f"seconds for the whole run ({TIMEOUT_HELP})")
     parser.add_argument("--out", type=Path, metavar="DIR", required=out_required,
                         help="write report.md, report.json, references.bib, events.jsonl here")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
@@ -152,8 +155,8 @@ def _watch_parser(commands) -> None:  # noqa: ANN001 - argparse's private subpar
                      help="a local library file or folder; repeatable")
     add.add_argument("--model", help="e.g. openai:gpt-4o, extractive (default: what the settings say at run time)")
     add.add_argument("--manager", choices=("loop", "magentic"))
-    add.add_argument("--max-rounds", type=int)
-    add.add_argument("--timeout", type=float, help="seconds for each run")
+    add.add_argument("--max-rounds", type=int, help=ROUNDS_HELP)
+    add.add_argument("--timeout", type=float, help=f"seconds for each run ({TIMEOUT_HELP})")
     listing = actions.add_parser("list", help="every watch with its last run's date, answer and strength")
     listing.add_argument("--json", action="store_true", help="one JSON object per watch")
     remove = actions.add_parser("remove", help="stop watching (the runs are kept)")
