@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Self
 
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
 from .errors import BadInputError
@@ -78,6 +78,8 @@ class RunChoices(Frozen):
     :class:`~synthesist.errors.BadInputError` with one line (:func:`error_line`), never pydantic's
     ``ValidationError``. ``sources`` are source names, ``libraries`` paths (a watch keeps them absolute), ``model``
     a model spec."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: `synthesist --help` never pays for it
 
     sources: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
