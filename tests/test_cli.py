@@ -268,8 +268,8 @@ def test_a_batch_file_with_bad_text_is_refused_before_any_run(tmp_path: Path, co
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("--max-rounds", "0", "invalid setting run.max_rounds"),
-    ("--timeout", "0", "invalid setting run.timeout"),
+    ("--max-rounds", "0", "max_rounds must be a whole number from 1 to 20, not 0"),
+    ("--timeout", "0", "timeout must be a finite number of seconds above 0 and at most 3600, not 0"),
 ])
 def test_a_zero_limit_is_refused_not_ignored(tmp_path: Path, option: str, value: str, message: str) -> None:
     library = tmp_path / "lib.jsonl"

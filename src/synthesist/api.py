@@ -10,7 +10,9 @@
 A run's options are one frozen :class:`StreamOptions` (``stream(question, StreamOptions(...))``), or its fields as
 keywords: ``sources`` (comma string or list), ``libraries`` (paths), ``model`` (spec string, a pydantic-ai
 ``Model``, or a mapping per agent), ``manager`` (``loop``/``magentic``), ``max_rounds``, ``timeout``, ``out_dir``
-(writes report.md, report.json, events.jsonl), ``image``, ``vision``, ``record``, ``replay``, ``run_id``, ``origin``.
+(writes report.md, report.json, events.jsonl), ``image``, ``vision``, ``record``, ``replay``, ``run_id``, ``origin``;
+checked with the bounds every face shares (:mod:`synthesist.run_options`: ``max_rounds`` 1-20, ``timeout`` finite,
+above 0 and at most 3600 s).
 Beside them: ``settings``, ``control`` (a :class:`RunControl` to cancel), ``session`` (the long-lived objects a
 batch, a service or an MCP server shares, :func:`open_session`) or ``seams`` (a :class:`Seams`: objects tests put
 in place of the built ones). Invalid input raises :class:`BadInputError` before anything runs.
@@ -23,9 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ __all__ = [
     "Session",
     "SourceCheck",
     "StreamOptions",
+    "WatchOutcome",
     "add_watch",
     "check_model",
     "check_out_dir",
@@ -145,14 +146,13 @@ def check_model(spec: str, settings: Settings | None = None) -> str:
 
 def run_settings(settings: Settings | None = None, *, model: Any = None, manager: str | None = None,
                  max_rounds: int | None = None, timeout: float | None = None) -> Settings:
-    """``settings`` (default: the current ones) with the per-call options applied and validated."""
+    """``settings`` (default: the current ones) with a run's options applied (a face checked them already, through
+    :class:`~synthesist.run_options.RunChoices`; the settings' run section has the same bounds)."""
     overrides: dict[str, Any] = {}
     if isinstance(model, str):
         overrides["models"] = {"model": model}
-    if isinstance(timeout, float) and not math.isfinite(timeout):  # 0 and below: the settings' bounds say why
-        raise BadInputError(f"the timeout must be a finite number of seconds, not {timeout!r}")
     run = {k: v for k, v in {"manager": manager, "max_rounds": max_rounds, "timeout": timeout}.items()
-           if v is not None}  # 0 is a value (and refused by the settings' bounds), not "unset"
+           if v is not None}
     if run:
         overrides["run"] = run
     base = settings or current_settings()
@@ -180,25 +180,24 @@ async def stream(question: str, options: StreamOptions | None = None, *, setting
     long-lived objects to build the run from (default: a session of its own over ``settings`` and ``seams``,
     objects to use instead of the ones the composition root builds). A replay takes the question, sources,
     libraries, manager and rounds it was recorded with unless they are given (then they must match)."""
-    o = replace(options or StreamOptions(), **keywords)
+    o = (options or StreamOptions()).replace(**keywords)  # a bad option: BadInputError, before anything
     own = session is None  # a session of its own is closed with the run
     session = session or Session(settings or current_settings(), seams, report_notes=seams.shared is None)
-    sources, libraries, manager, max_rounds = o.sources, o.libraries, o.manager, o.max_rounds
-    if o.replay is not None:  # a tape knows its own options
+    if o.replay is not None:  # a tape knows its own options (checked like a caller's)
         recorded = await asyncio.to_thread(read_manifest, o.replay)
         question = question or str(recorded.get("question") or "")
-        sources = sources or recorded.get("sources") or None
-        libraries = libraries or [entry["path"] for entry in recorded.get("libraries") or ()
-                                  if isinstance(entry, dict) and "path" in entry]
-        manager = manager or recorded.get("manager")
-        max_rounds = max_rounds or recorded.get("max_rounds")
-    checked = run_settings(settings or session.settings, model=o.model, manager=manager, max_rounds=max_rounds,
+        o = o.replace(sources=o.sources or recorded.get("sources") or None,
+                      libraries=o.libraries or [entry["path"] for entry in recorded.get("libraries") or ()
+                                                if isinstance(entry, dict) and "path" in entry],
+                      manager=o.manager or recorded.get("manager"),
+                      max_rounds=o.max_rounds or recorded.get("max_rounds"))
+    checked = run_settings(settings or session.settings, model=o.model, manager=o.manager, max_rounds=o.max_rounds,
                            timeout=o.timeout)
     question = check_question(question)
     check_out_dir(o.out_dir)
     image_path = check_image(o.image, checked) if o.image is not None else None
-    paths = check_library_paths(libraries or checked.search.libraries)
-    names = _source_names(sources, checked, paths)
+    paths = check_library_paths(o.libraries or checked.search.libraries)
+    names = _source_names(o.sources, checked, paths)
     run = RunOptions(question=question, sources=names, libraries=tuple(map(str, paths)),
                      model=scrub(o.model) if isinstance(o.model, str) else None, manager=checked.run.manager,
                      max_rounds=checked.run.max_rounds, timeout=checked.run.timeout,
@@ -343,13 +342,13 @@ def add_watch(question: str, *, sources: str | Sequence[str] | None = None, libr
     """Watch ``question`` with these research options (checked now, like a run's); ``(watch, added)``, ``added``
     False when the same question with the same options was already watched."""
     base = settings or current_settings()
+    asked = WatchOptions(model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)  # bad: one line
     checked = run_settings(base, model=model, manager=manager, max_rounds=max_rounds, timeout=timeout)
     if model is not None:
         parse_model_spec(model)
     paths = check_library_paths(libraries)
-    options = WatchOptions(sources=_source_names(sources, checked, paths),
-                           libraries=tuple(str(path.resolve()) for path in paths), model=model, manager=manager,
-                           max_rounds=max_rounds, timeout=timeout)
+    options = asked.replace(sources=_source_names(sources, checked, paths),
+                            libraries=tuple(str(path.resolve()) for path in paths))
     return WatchStore(base.data_dir).add(check_question(question), options)
 
 

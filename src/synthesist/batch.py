@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +74,12 @@ async def research_many(
         raise BadInputError("concurrency must be at least 1")
     if backend not in ("local", "ray"):
         raise BadInputError(f"unknown backend {backend!r} (local or ray)")
-    directory = Path(out_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    asked = replace(options if options is not None else StreamOptions(origin="batch"), **keywords)
+    asked = (options if options is not None else StreamOptions(origin="batch")).replace(**keywords)  # checked
     settings = api.run_settings(settings, model=asked.model, manager=asked.manager, max_rounds=asked.max_rounds,
                                 timeout=asked.timeout)
-    asked = replace(asked, manager=None, max_rounds=None, timeout=None)  # now in the settings
+    asked = asked.replace(manager=None, max_rounds=None, timeout=None)  # now in the settings
+    directory = Path(out_dir)
+    directory.mkdir(parents=True, exist_ok=True)
     if exclude is not None and (backend != "local" or len(exclude) != len(questions)):
         raise BadInputError("exclude needs the local backend and one entry per question")
     if backend == "ray":

@@ -23,127 +23,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from . import __version__, cli_watch
-from .cli_study import add_study_parser, run_study
+from .cli_parser import build_parser
 from .errors import BadInputError, SynthesistError
 from .event_text import event_text
 from .redaction import SecretFilter
 from .titles import display_title
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
-SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="synthesist",
-        description="Multi-agent biomedical research: search, judge, hypothesise, report with citations.",
-    )
-    parser.add_argument("--version", action="version", version=f"synthesist {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    research = commands.add_parser("research", help="research a question and write a cited report")
-    research.add_argument("question", nargs="?", help="the research question, in quotes")
-    _run_options(research)
-    research.add_argument("--image", type=Path, metavar="PATH",
-                          help="an image (PNG/JPEG/TIFF) the VisualAgent analyses first; its findings seed the search")
-    research.add_argument("--vision-model", metavar="SPEC",
-                          help="a vision model for --image (e.g. openai:gpt-4o); none: measurements only")
-    research.add_argument("--resume", metavar="RUN_ID", help="continue a killed run instead of starting one")
-    research.add_argument("--record", type=Path, metavar="DIR",
-                          help="store every HTTP exchange and model call of the run in DIR (a new folder)")
-    research.add_argument("--replay", type=Path, metavar="DIR",
-                          help="re-run a recorded run from DIR: no network, no model, the same report (the question "
-                          "and options are the recording's unless given)")
-
-    resume = commands.add_parser("resume", help="continue a killed run from its last round")
-    resume.add_argument("run_id", metavar="RUN_ID")
-    resume.add_argument("--out", type=Path, metavar="DIR", help="also write the report files here")
-    resume.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
-    resume.add_argument("--quiet", action="store_true", help="no live view: only errors and the final block")
-
-    batch = commands.add_parser("batch", help="research every question of a file (one per line)")
-    batch.add_argument("questions_file", type=Path, metavar="FILE")
-    batch.add_argument("--concurrency", type=int, default=8)
-    batch.add_argument("--backend", choices=("local", "ray"), default="local",
-                       help="local (asyncio, one process) or ray (each question a Ray task)")
-    batch.add_argument("--address", help="with --backend ray: auto (the running cluster) or ray://HOST:PORT; "
-                       "default: start a local one")
-    _run_options(batch, out_required=True)
-    _set_help(batch, "--json", "one JSON object per question and line (JSON Lines) on stdout")
-    _set_help(batch, "--out", "one NNNN-<hash>.json (the whole result) and .md (the report) per question here")
-
-    sources = commands.add_parser("sources", help="literature sources")
-    sources_commands = sources.add_subparsers(dest="sources_command", required=True, metavar="ACTION")
-    check = sources_commands.add_parser("check", help="check that each source answers")
-    check.add_argument("--sources", help="comma list (default: every network source)")
-
-    runs = commands.add_parser("runs", help="the runs kept in DATA_DIR/runs")
-    runs_commands = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    listing = runs_commands.add_parser("list", help="every run: id, last change, size, origin, state, question")
-    listing.add_argument("--origin", metavar="NAMES", help="only runs started by these faces (comma list of cli, "
-                         "api, batch, eval, service, mcp)")
-    prune = runs_commands.add_parser("prune", help="remove old runs and their leftovers in the store (never a "
-                                     "run that is running)")
-    prune.add_argument("--older-than", required=True, metavar="DURATION", help="e.g. 12h, 7d, 2w")
-
-    library = commands.add_parser("library", help="local libraries")
-    library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
-    validate = library_commands.add_parser("validate", help="load a library and report every bad line or file")
-    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    index = library_commands.add_parser("index", help="embed a library once (unchanged records are reused)")
-    index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    index.add_argument("--backend", choices=("local", "ray"), default="local",
-                       help="ray: embed the new records as Ray tasks over a cluster's workers")
-    index.add_argument("--address", help="with --backend ray: auto (the running cluster) or ray://HOST:PORT; "
-                       "default: a local cluster on this machine")
-    search = library_commands.add_parser("search", help="rank a library's records for a query")
-    search.add_argument("path", type=Path, metavar="PATH")
-    search.add_argument("query", nargs="?", help="the query (or --queries FILE)")
-    search.add_argument("-k", type=int, default=10, help="how many records (default 10)")
-    search.add_argument("--json", action="store_true", help="JSON output")
-    search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
-    _eval_parser(commands)
-    cli_watch.add_parser(commands, SOURCES_HELP)
-    serve = commands.add_parser("serve", help="the HTTP service: start runs, follow their events, read reports")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                       help="the libraries runs with the `library` source search; repeatable")
-    serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
-                       "or SYNTHESIST_SERVICE_TOKEN")
-    serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
-    doctor = commands.add_parser("doctor", help="check that each collection of DATA_DIR's store reads back")
-    doctor.add_argument("--repair", action="store_true",
-                        help="set aside what does not read back (rebuilt at next use)")
-    add_study_parser(commands)
-    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                       help="a host name clients may use besides localhost, 127.0.0.1, [::1] and --host "
-                       "(requests naming any other Host get 421: DNS rebinding); repeatable")
-    mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
-    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP at http://127.0.0.1:PORT/mcp")
-    mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                     help="the libraries `research` (source library) and `search_library` use; repeatable")
-    return parser
-
-
-def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False) -> None:
-    parser.add_argument("--sources", help=SOURCES_HELP)
-    parser.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                        help="a local library file or folder (JSONL, MEDLINE XML); repeatable")
-    parser.add_argument("--model", help="e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: auto)")
-    parser.add_argument("--manager", choices=("loop", "magentic"))
-    parser.add_argument("--max-rounds", type=int)
-    parser.add_argument("--timeout", type=float, help="seconds for the whole run")
-    parser.add_argument("--out", type=Path, metavar="DIR", required=out_required,
-                        help="write report.md, report.json, references.bib, events.jsonl here")
-    parser.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
-    parser.add_argument("--quiet", action="store_true", help="no live view: only errors and the final block")
-
-
-def _set_help(parser: argparse.ArgumentParser, option: str, text: str) -> None:
-    next(action for action in parser._actions if option in action.option_strings).help = text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,13 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     try:
-        from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
-
-        handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-                   "library": _library, "runs": _runs, "eval": _eval, "serve": _serve,
-                   "mcp": _mcp, "doctor": _doctor, "study": lambda api, args: run_study(api, args, _say),
-                   "watch": lambda api, args: cli_watch.command(api, args, _say)}[args.command]
-        return handler(api, args)
+        return _command(args)
     except BadInputError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
@@ -184,6 +64,25 @@ def _dispatch(args: argparse.Namespace) -> int:
             logging.getLogger("synthesist").exception("internal error")
         _error(f"internal error: {type(exc).__name__}: {exc} (run with -v for details)")
         return EXIT_FAILED
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run the command: its module, and with it the API (httpx, chromadb, torch), is imported only now, so that
+    ``--help`` never pays for them. ``study`` and ``watch`` are modules of their own over the API."""
+    if args.command == "study":
+        from . import cli_study  # noqa: PLC0415 — deferred like api, which it imports
+
+        return cli_study.command(args, _say)
+    if args.command == "watch":
+        from . import cli_watch  # noqa: PLC0415 — deferred like api, which it imports
+
+        return cli_watch.command(args, _say)
+    from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
+
+    handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
+               "library": _library, "runs": _runs, "eval": _eval, "serve": _serve, "mcp": _mcp,
+               "doctor": _doctor}[args.command]
+    return handler(api, args)
 
 
 def _research(api, args: argparse.Namespace) -> int:
@@ -369,6 +268,8 @@ def _batch(api, args: argparse.Namespace) -> int:
 
     questions = [api.check_question(q, where=f"{args.questions_file}:{n}")
                  for n, q in enumerate(_read_lines(args.questions_file), 1)]
+    options = api.StreamOptions(origin="batch", sources=args.sources, libraries=args.library, model=args.model,
+                                manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout)
     api.check_out_dir(args.out)
     console = Console(stderr=True)
     done: list = []
@@ -378,9 +279,7 @@ def _batch(api, args: argparse.Namespace) -> int:
         if not args.json and console.is_terminal:
             console.print(f"{len(done)}/{len(questions)} done", markup=False, highlight=False)
 
-    items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
-                                      sources=args.sources, libraries=args.library, model=args.model,
-                                      manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout,
+    items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency, options=options,
                                       on_item=finished, backend=args.backend, address=args.address))
     failed = [item for item in items if item.error]
     for item in items:
@@ -540,21 +439,6 @@ def printable(text: str) -> str:
 def _say(text: str, *, err: bool = False) -> None:
     """The one way plain lines reach the terminal."""
     print(printable(text), file=sys.stderr if err else sys.stdout)
-
-
-def _eval_parser(commands) -> None:
-    evaluation = commands.add_parser("eval", help="score the extractive engine on a labelled question set")
-    datasets = evaluation.add_subparsers(dest="dataset", required=True, metavar="DATASET")
-    pubmedqa = datasets.add_parser("pubmedqa", help="PubMedQA rows (pmid, question, answer yes/no/maybe)")
-    pubmedqa.add_argument("questions_file", type=Path, metavar="QUESTIONS.jsonl")
-    pubmedqa.add_argument("--library", type=Path, required=True, metavar="PATH", help="the library to search")
-    pubmedqa.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
-    pubmedqa.add_argument("--concurrency", type=int, default=4)
-    pubmedqa.add_argument("--out", type=Path, default=Path("eval-out"), metavar="DIR",
-                          help="runs and eval.jsonl (per question) go here (default eval-out)")
-    pubmedqa.add_argument("--negative-control", action="store_true",
-                          help="ask each question of the library without its source abstract: the right outcome is "
-                               "insufficient (writes eval-nc.jsonl)")
 
 
 def _eval(api, args: argparse.Namespace) -> int:

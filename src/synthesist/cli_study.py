@@ -2,7 +2,8 @@
 
 ARTICLE is a JATS file or a PMCID/PMID. Without a query it prints the record; with ``--intervention/--comparator/
 --outcome`` (or ``--queries FILE.jsonl`` of ``{"intervention", "comparator", "outcome"}`` lines) it answers each,
-one JSON line per query in order with ``--queries`` or ``--json``. Only :mod:`synthesist.api` and leaves are used.
+one JSON line per query in order with ``--queries`` or ``--json``. A face over :mod:`synthesist.api` (and leaves);
+its arguments are in cli_parser.py, and cli.py imports this module only when the command runs.
 """
 
 from __future__ import annotations
@@ -10,26 +11,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import api
 from .errors import BadInputError
 from .study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 
 
-def add_study_parser(commands) -> None:  # noqa: ANN001 - argparse's private subparsers type
-    study = commands.add_parser("study", help="what one trial was and what it found (JATS file, PMCID or PMID)")
-    study.add_argument("article", metavar="ARTICLE", help="a JATS (.nxml) file, a PMCID or a PMID")
-    study.add_argument("--intervention", help="the intervention arm (with --outcome)")
-    study.add_argument("--comparator", default="", help="the comparator arm")
-    study.add_argument("--outcome", help="the outcome to read the direction of")
-    study.add_argument("--queries", type=Path, metavar="FILE.jsonl",
-                       help='one {"intervention", "comparator", "outcome"} object a line; one JSON answer a line')
-    study.add_argument("--json", action="store_true", help="print JSON")
-
-
-def run_study(api, args: argparse.Namespace, say) -> int:  # noqa: ANN001 - the deferred api module; the printer
+def command(args: argparse.Namespace, say: Callable[[str], None]) -> int:
+    """Run ``study ARTICLE``; ``say`` prints a line (the CLI's printer)."""
     queries = _queries(args)
     evidence = asyncio.run(api.read_article(args.article))
     if not queries:

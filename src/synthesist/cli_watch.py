@@ -1,4 +1,5 @@
-"""``synthesist watch``: watched questions on the command line (part of the CLI face; see cli.py).
+"""``synthesist watch``: watched questions on the command line (part of the CLI face over :mod:`synthesist.api`;
+its arguments are in cli_parser.py, and cli.py imports this module only when the command runs).
 
     synthesist watch add QUESTION [--sources … --library … --model … --max-rounds … --timeout …]
     synthesist watch list [--json]
@@ -13,42 +14,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
+from collections.abc import Callable
 
+from . import api
 from .errors import BadInputError
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
-def add_parser(commands: argparse._SubParsersAction, sources_help: str) -> None:
-    watch = commands.add_parser("watch", help="watched questions: run them again and see what changed")
-    actions = watch.add_subparsers(dest="watch_command", required=True, metavar="ACTION")
-    add = actions.add_parser("add", help="watch a question with these research options")
-    add.add_argument("question")
-    add.add_argument("--sources", help=sources_help)
-    add.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                     help="a local library file or folder; repeatable")
-    add.add_argument("--model", help="e.g. openai:gpt-4o, extractive (default: what the settings say at run time)")
-    add.add_argument("--manager", choices=("loop", "magentic"))
-    add.add_argument("--max-rounds", type=int)
-    add.add_argument("--timeout", type=float, help="seconds for each run")
-    listing = actions.add_parser("list", help="every watch with its last run's date, answer and strength")
-    listing.add_argument("--json", action="store_true", help="one JSON object per watch")
-    remove = actions.add_parser("remove", help="stop watching (the runs are kept)")
-    remove.add_argument("watch_id", metavar="ID")
-    run = actions.add_parser("run", help="run watches again and report what changed since their last run")
-    run.add_argument("watch_ids", nargs="*", metavar="ID")
-    run.add_argument("--all", action="store_true", help="every watch")
-    run.add_argument("--concurrency", type=int, default=4, help="watches at once (default 4)")
-    run.add_argument("--json", action="store_true", help="one JSON object per watch on stdout")
-
-
-def command(api, args: argparse.Namespace, say) -> int:
+def command(args: argparse.Namespace, say: Callable[[str], None]) -> int:
+    """Run ``watch ACTION``; ``say`` prints a line (the CLI's printer)."""
     handler = {"add": _add, "list": _list, "remove": _remove, "run": _run}[args.watch_command]
-    return handler(api, args, say)
+    return handler(args, say)
 
 
-def _add(api, args: argparse.Namespace, say) -> int:
+def _add(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     watch, added = api.add_watch(args.question, sources=args.sources, libraries=args.library, model=args.model,
                                  manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout)
     state = "watching" if added else "already watched"
@@ -56,7 +36,7 @@ def _add(api, args: argparse.Namespace, say) -> int:
     return EXIT_OK
 
 
-def _list(api, args: argparse.Namespace, say) -> int:
+def _list(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     rows = api.list_watches()
     if args.json:
         for row in rows:
@@ -78,14 +58,14 @@ def _list(api, args: argparse.Namespace, say) -> int:
     return EXIT_OK
 
 
-def _remove(api, args: argparse.Namespace, say) -> int:
+def _remove(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     watch = api.remove_watch(args.watch_id)
     say(f"removed {args.watch_id}" + (f" — {watch.question}" if watch else " (it was unreadable)")
         + "; its runs stay under DATA_DIR/runs")
     return EXIT_OK
 
 
-def _run(api, args: argparse.Namespace, say) -> int:
+def _run(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     if args.all and args.watch_ids:
         raise BadInputError("name watches or give --all, not both")
     outcomes = asyncio.run(api.run_watches(args.watch_ids, all_watches=args.all, concurrency=args.concurrency))
@@ -99,7 +79,7 @@ def _run(api, args: argparse.Namespace, say) -> int:
     return EXIT_FAILED if any(outcome.error for outcome in outcomes) else EXIT_OK
 
 
-def _line(outcome) -> str:
+def _line(outcome: api.WatchOutcome) -> str:
     if outcome.changes is None:
         return f"{outcome.watch_id}: FAILED — {outcome.error}"
     changes = outcome.changes

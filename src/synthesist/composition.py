@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 FULL_TEXT_SOURCES = ("pubmed", "europepmc")
 """Sources whose records get their open-access full text attached (preprints and registries have none in JATS)."""
 AGENT_NAMES = ("search", "judge", "hypothesis", "report")
-ModelChoice = str | Model | Mapping[str, "str | Model"] | None
+ModelChoice = str | Model | Mapping[str, str | Model] | None
 """A model spec string, a pydantic-ai Model (tests pass FunctionModel/TestModel), or one of either per agent."""
 
 

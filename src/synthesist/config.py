@@ -24,6 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
 from .models import ManagerName
+from .run_options import MaxRounds, RunTimeout
 
 
 class Section(BaseModel):
@@ -178,14 +179,15 @@ class VisualSettings(Section):
 
 
 class RunSettings(Section):
-    """Stop rules and the manager. Every rule is enforced in code and recorded as the run's stop_reason."""
+    """Stop rules and the manager. Every rule is enforced in code and recorded as the run's stop_reason.
+    ``manager``, ``max_rounds`` and ``timeout`` are the defaults a run's options override; their bounds are
+    :mod:`synthesist.run_options`'."""
 
     manager: ManagerName = "loop"
-    max_rounds: int = Field(5, ge=1, le=50)
+    max_rounds: MaxRounds = 5
     stall_rounds: int = Field(3, ge=1, description="Rounds in a row with no better assessment (new off-topic items "
                                                    "are no progress) before stopping.")
-    timeout: float = Field(600.0, gt=0, allow_inf_nan=False, description="Seconds for the whole run, report "
-                           "included.")
+    timeout: RunTimeout = Field(600.0, description="Seconds for the whole run, report included.")
     report_reserve: float = Field(
         30.0, ge=0, description="Seconds of the timeout kept for the fallback report when the rounds run long."
     )

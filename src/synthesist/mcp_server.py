@@ -40,6 +40,7 @@ from .events import Complete, Progress
 from .inputs import check_library_paths, check_question, parse_source_names
 from .mcp_stdio import capped_stdio
 from .models import Evidence
+from .run_options import MAX_ROUNDS, MaxRounds, error_line
 from .titles import display_title
 
 MAX_K = 100
@@ -48,7 +49,7 @@ Count = Annotated[int, Field(ge=1, le=MAX_K, description=f"how many items, 1-{MA
 Sources = Annotated[list[str] | None, Field(max_length=10, description="source names, e.g. [\"pubmed\", "
                                             "\"trials\"]: pubmed, trials, europepmc, preprints, web (and library "
                                             "for research)")]
-Rounds = Annotated[int | None, Field(ge=1, le=20, description="search rounds at most, 1-20")]
+Rounds = Annotated[MaxRounds | None, Field(description=f"search rounds at most, 1-{MAX_ROUNDS}")]
 EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
 WatchId = Annotated[str | None, Field(None, pattern=r"^[A-Za-z0-9]{1,40}$", description="a watch id such as "
                                       "w1a2b3c4d (synthesist watch list); none: every watch")]
@@ -68,9 +69,7 @@ class _CheckedTool(Tool):
         try:
             self.fn_metadata.validate_arguments(arguments)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
-                                 for error in exc.errors()[:5])
-            raise ToolError(f"Error executing tool {self.name}: {excerpt(problems, 500)}") from None
+            raise ToolError(f"Error executing tool {self.name}: {excerpt(error_line(exc, 5), 500)}") from None
         return await super().run(arguments, context, convert_result)
 
 
@@ -128,10 +127,10 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         names = names_of(sources)
         if names and "library" in names and not paths:
             raise _refused(NO_LIBRARY)
-        options = api.StreamOptions(sources=names, libraries=paths if names and "library" in names else (),
-                                    max_rounds=max_rounds, origin="mcp")
         result = None
         try:
+            options = api.StreamOptions(sources=names, libraries=paths if names and "library" in names else (),
+                                        max_rounds=max_rounds, origin="mcp")
             async for event in api.stream(question, options, settings=settings, session=session):
                 if isinstance(event, Progress) and event.data.stage == "rounds":
                     await ctx.report_progress(event.data.fraction, 1.0, event_text(event))

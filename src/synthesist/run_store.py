@@ -27,14 +27,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import BadInputError
 from .models import (
     Frozen,
+    ManagerName,
     MemorySnapshot,
     ResearchResult,
 )
+from .run_options import MaxRounds, RunTimeout, error_line
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT = "checkpoint.json"
@@ -55,15 +57,16 @@ LOCK_ATTEMPTS = 100
 
 
 class RunOptions(Frozen):
-    """What a run was asked to do; stored so ``resume`` continues the same run."""
+    """What a run was asked to do, with the settings' values filled in; stored so ``resume`` continues the same
+    run. The manager, rounds and time have the bounds every face checks (:mod:`synthesist.run_options`)."""
 
     question: str
     sources: tuple[str, ...]
     libraries: tuple[str, ...] = ()
     model: str | None = None
-    manager: str = "loop"
-    max_rounds: int = 5
-    timeout: float = 600.0
+    manager: ManagerName = "loop"
+    max_rounds: MaxRounds = 5
+    timeout: RunTimeout = 600.0
     image: str | None = None
     origin: str | None = None
     """Which face started the run: cli, api, batch, eval, service, mcp (None: a run from before this was kept)."""
@@ -147,8 +150,10 @@ class RunFolder:
             raise BadInputError(f"no checkpoint for run {self.run_id!r} under {self.directory.parent}")
         try:
             return Checkpoint.model_validate_json(self.checkpoint_path.read_bytes())
-        except ValueError as exc:
-            raise BadInputError(f"checkpoint of run {self.run_id!r} is unreadable: {type(exc).__name__}") from exc
+        except ValidationError as exc:  # torn, or a value out of today's bounds (a run option's words say which)
+            raise BadInputError(f"checkpoint of run {self.run_id!r} is unreadable: {error_line(exc)}") from exc
+        except OSError as exc:
+            raise BadInputError(f"checkpoint of run {self.run_id!r} is unreadable: {exc.strerror or exc}") from exc
 
     def checkpoint_header(self) -> CheckpointHeader:
         """The checkpoint's question, origin, round and state; defaults when there is none or it does not read."""

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import httpx
 from agent_framework import BaseChatClient
+from pydantic import ConfigDict
 
 from .agents.base import EXTRACTIVE
 from .agents.chat_client import build_chat_client, on_tape, replay_chat_client
@@ -65,6 +66,7 @@ from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .redaction import scrub
+from .run_options import RunChoices
 from .run_store import EVENTS, FOREST_SVG, REPORT_FILES, Checkpoint, RunFolder, RunOptions, RunStore
 from .tools.cassette import Cassette, content_digest
 from .tools.http import ClientPool, Fetcher, open_client
@@ -73,23 +75,23 @@ from .tools.ratelimit import RATE_LIMITS, RateLimitRegistry
 log = logging.getLogger("synthesist.session")
 
 
-@dataclass(frozen=True)
-class StreamOptions:
-    """What one run is asked to do, as a caller of :func:`synthesist.api.stream` gives it (checked there).
+class StreamOptions(RunChoices):
+    """What one run is asked to do, as a caller of :func:`synthesist.api.stream` gives it: the run options every
+    face takes (:class:`~synthesist.run_options.RunChoices`, checked with their bounds on construction: a bad value
+    raises :class:`~synthesist.errors.BadInputError`), in the forms a Python caller may give them, and the API's own.
 
     ``sources``: a comma string or names; ``libraries``: paths; ``model``: a spec string, a pydantic-ai ``Model``,
     or one per agent; ``manager``: ``loop``/``magentic``; ``max_rounds``, ``timeout``: over the settings';
     ``out_dir``: where report.md, report.json, references.bib and events.jsonl are copied; ``run_id``: the run's id
     (default: a new one); ``image``/``vision``: an image the VisualAgent analyses first and its vision model spec;
     ``record``/``replay``: a cassette folder (:mod:`synthesist.tools.cassette`); ``origin``: the face that started
-    the run (``runs list`` shows it)."""
+    the run (``runs list`` shows it). ``options.replace(max_rounds=3)`` is a checked copy."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # a pydantic-ai Model is no pydantic type
 
     sources: str | Sequence[str] | None = None
     libraries: Sequence[Path | str] = ()
     model: ModelChoice = None
-    manager: str | None = None
-    max_rounds: int | None = None
-    timeout: float | None = None
     out_dir: Path | str | None = None
     run_id: str | None = None
     image: Path | str | None = None

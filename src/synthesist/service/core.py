@@ -16,6 +16,7 @@ from ..api import RunControl, Seams
 from ..config import Settings
 from ..errors import BadInputError, excerpt
 from ..inputs import check_question, parse_source_names
+from ..run_options import MaxRounds, RunTimeout
 from .runs import RunRegistry
 
 PROBED = ("pubmed", "trials")
@@ -28,15 +29,16 @@ SOURCE_TEXT = Annotated[str, Field(max_length=300)]
 
 
 class RunRequest(BaseModel):
-    """What a client may ask for: never a server path, never a model URL; any other field is refused."""
+    """What a client may ask for: never a server path, never a model URL; any other field is refused.
+    ``max_rounds`` and ``timeout`` have every face's bounds and words (:mod:`synthesist.run_options`): 422 with them."""
 
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
     sources: SOURCE_NAMES | SOURCE_TEXT | None = None
     model: str | None = Field(None, max_length=200)
-    max_rounds: int | None = Field(None, ge=1, le=20)
-    timeout: float | None = Field(None, gt=0, le=3600)
+    max_rounds: MaxRounds | None = None
+    timeout: RunTimeout | None = None
 
 
 class WatchRequest(RunRequest):
@@ -144,12 +146,12 @@ class Service:
         question, names = self.checked(ask)
         self._room()
         libraries = self.libraries if names and "library" in names else ()
+        options = api.StreamOptions(sources=names, libraries=libraries, model=ask.model, max_rounds=ask.max_rounds,
+                                    timeout=ask.timeout, origin="service")
 
         def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
-            options = api.StreamOptions(sources=names, libraries=libraries, model=ask.model,
-                                        max_rounds=ask.max_rounds, timeout=ask.timeout, run_id=run_id,
-                                        origin="service")
-            return api.stream(question, options, settings=self.settings, control=control, session=self.session)
+            return api.stream(question, options.replace(run_id=run_id), settings=self.settings, control=control,
+                              session=self.session)
 
         return self.runs.start(question, stream).run_id
 

@@ -25,17 +25,12 @@ from pydantic import Field, ValidationError
 
 from ..errors import BadInputError, WatchBusyError
 from ..models import Frozen
+from ..run_options import RunChoices, error_line
 
-
-class WatchOptions(Frozen):
-    """The research options a watch runs with every time (libraries as absolute paths)."""
-
-    sources: tuple[str, ...] = ()
-    libraries: tuple[str, ...] = ()
-    model: str | None = None
-    manager: str | None = None
-    max_rounds: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0)
+WatchOptions = RunChoices
+"""The research options a watch runs with every time (sources resolved, libraries as absolute paths): a run's
+options, with their bounds (:mod:`synthesist.run_options`); a ``watch.json`` whose options are out of them is
+unreadable, and says why."""
 
 
 class Watch(Frozen):
@@ -110,8 +105,10 @@ class WatchStore:
             raise BadInputError(f"no watch {identifier!r} (see synthesist watch list)")
         try:
             return Watch.model_validate_json(path.read_bytes())
-        except (OSError, ValueError, ValidationError) as exc:
-            raise BadInputError(f"watch {identifier} is unreadable ({path}); remove it with "
+        except (OSError, ValueError, BadInputError) as exc:  # its options say why in their own words
+            why = (error_line(exc) if isinstance(exc, ValidationError) else str(exc) if isinstance(exc, BadInputError)
+                   else getattr(exc, "strerror", None) or type(exc).__name__)
+            raise BadInputError(f"watch {identifier} is unreadable ({why}; {path}); remove it with "
                                 f"`synthesist watch remove {identifier}` and add its question again") from exc
 
     def remove(self, identifier: str) -> Watch | None:
