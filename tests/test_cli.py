@@ -24,12 +24,16 @@ def run_process(*args: str | bytes, env: dict[str, str] | None = None) -> subpro
                           env={**os.environ, **(env or {})})
 
 
-def test_help_does_not_import_heavy_modules() -> None:
+def test_help_imports_neither_heavy_libraries_nor_the_api_nor_the_commands() -> None:
+    """``synthesist --help`` stays fast: no model or store library, and the study and watch commands, which import
+    the API at the top like every face, load only when they run."""
+    heavy = ("torch", "chromadb", "httpx", "sentence_transformers", "synthesist.api", "synthesist.cli_study",
+             "synthesist.cli_watch")
     code = ("import sys\nfrom synthesist.cli import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('torch', 'chromadb', 'httpx', 'sentence_transformers') if m in sys.modules))")
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "research" in out
+    assert "research" in out and "watch" in out
     assert out.strip().endswith("[]")
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -171,13 +169,3 @@ async def test_the_mcp_research_tool_refuses_it_with_the_same_words(tmp_path: Pa
             refused = await client.call_tool("research", {"question": "Does metformin help?", option: value})
             assert refused.is_error and refused.content[0].text == f"Error executing tool research: {words}"
     assert not (tmp_path / "data" / "runs").exists()
-
-
-def test_help_loads_neither_the_api_nor_the_study_and_watch_commands() -> None:
-    """``synthesist --help`` stays fast: the study and watch commands, which import the API at the top like every
-    face, load only when they run."""
-    code = ("import sys\nfrom synthesist.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('synthesist.api', 'synthesist.cli_study', 'synthesist.cli_watch') "
-            "if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "watch" in done.stdout and done.stdout.strip().endswith("[]")
