@@ -154,7 +154,9 @@ def test_library_chunks_are_embedded_by_ray_workers_as_the_local_model_would(clu
     for start, part in chunks:
         vectors[start:start + len(part)] = part
     local = embedder_for(settings).embed_sync(texts)
-    assert np.allclose(vectors, local, atol=1e-5)  # the same model and backend, in another process
+    # The same model and backend in another process: onnx-int8 scales activations per batch, so a text's vector
+    # varies slightly with the chunk it was encoded in (tests/memory/test_onnx_backend.py: cosine > 0.985)
+    assert np.sum(vectors * local, axis=1).min() > 0.985
 
 
 def test_a_library_index_built_over_ray_matches_a_local_build(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from run_helpers import QUESTION, write_library
 
 from synthesist.errors import WatchBusyError
 from synthesist.testing import FixtureServer, Reply
+from synthesist.testing.http_server import Request
 from synthesist.watch import WatchStore
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
@@ -59,11 +61,15 @@ def _trials_page(status: str, results: bool) -> dict:
     return {"totalCount": 1, "studies": [study]}
 
 
-def _serve(server: FixtureServer, *, later: bool) -> None:
+def _search(*, later: bool) -> Reply:
     ids = ["39100003", "39100001", "39100002"] + ([NEW_PMID] if later else [])
     search = json.loads((FIXTURES / "pubmed_esearch.json").read_text(encoding="utf-8"))
     search["esearchresult"].update(idlist=ids, retmax=str(len(ids)))
-    server.route("/eutils/esearch.fcgi", Reply.json(search))
+    return Reply.json(search)
+
+
+def _serve(server: FixtureServer, *, later: bool) -> None:
+    server.route("/eutils/esearch.fcgi", _search(later=later))
     server.route("/eutils/efetch.fcgi", Reply.xml(_efetch(extra=later, retract="39100002" if later else None)))
     server.route("/ctgov/api/v2/studies", Reply.json(_trials_page("COMPLETED" if later else "RECRUITING", later)))
 
@@ -126,8 +132,17 @@ def _history(data: Path, watch: str) -> list[dict]:
 
 def test_a_killed_watch_run_resumes_and_an_overlapping_run_is_refused(tmp_path: Path) -> None:
     library = write_library(tmp_path / "papers.jsonl")
-    with FixtureServer(latency=2.0) as server:  # every PubMed answer is slow: time to kill the run after round 1
+    released = threading.Event()
+    with FixtureServer() as server:
         _serve(server, later=False)
+        search = _search(later=False)
+
+        def held_after_round_one(request: Request) -> Reply:  # the run stays in round 2 until it is killed
+            if list((tmp_path / "data" / "runs").glob("*/checkpoint.json")):
+                released.wait(120)
+            return search
+
+        server.route("/eutils/esearch.fcgi", held_after_round_one)
         env = {**_env(tmp_path, server), "SYNTHESIST_HTTP__TIMEOUT": "60"}
         watch = _added_id(run_cli("watch", "add", QUESTION, "--sources", "pubmed,library", "--library", str(library),
                                "--model", "extractive", "--max-rounds", "3", env=env))
@@ -146,6 +161,7 @@ def test_a_killed_watch_run_resumes_and_an_overlapping_run_is_refused(tmp_path: 
             pass  # the running process holds the watch: a second run of it is refused at once
         running.send_signal(signal.SIGKILL)
         running.wait(timeout=60)
+        released.set()
 
         again = run_cli("watch", "run", watch, env=env)
     assert again.returncode == 0, again.stderr[-2000:]
