@@ -1,5 +1,6 @@
-"""Many processes, one data directory, the default persistent store: four CLI runs, a `serve` and a Ray batch at once
-all finish with their reports, and the store reads back afterwards (they share the directory's one Chroma server)."""
+"""Many processes, one data directory, the default persistent store: on a library indexed once, four CLI runs, a
+`serve` and a Ray batch at once all finish with their reports, and the store reads back afterwards (they share the
+directory's one Chroma server). Two processes indexing one library at once: tests/memory/test_chroma_server.py."""
 
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ def _answers(client: httpx.Client) -> bool:
 def test_four_runs_a_service_and_a_ray_batch_share_one_data_directory(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     library = write_big_library(tmp_path / "library.jsonl", records=1100)  # past the size Chroma writes segments
+    code, _out, err = finish(cli("library", "index", str(library), data_dir=data_dir))  # as a user indexes first
+    assert code == 0, err
     port = _free_port()
     service = cli("serve", "--port", str(port), "--library", str(library), data_dir=data_dir)
     runs = [cli("research", question, "--sources", "library", "--library", str(library), "--model", "extractive",

@@ -3,6 +3,7 @@ server that goes away mid-run costs the run its store, never its report."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -32,14 +33,18 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
-def test_the_library_is_indexed_once_on_the_server_and_read_by_two_processes(own_server: ChromaServer,
-                                                                             tmp_path: Path) -> None:
+def test_a_library_two_processes_index_at_once_is_read_by_two_more_that_embed_nothing(own_server: ChromaServer,
+                                                                                     tmp_path: Path) -> None:
     library = write_library(tmp_path / "papers.jsonl")
-    built = _cli("library", "index", str(library), env=own_server.env(tmp_path / "indexer"))
-    out, err = built.communicate(timeout=300)
-    assert built.returncode == 0, err
-    total = int(out.split()[0])
-    assert f"{total} records indexed: {total} embedded, 0 reused" in out
+    # two processes index the same new library on the server at once (a `serve` and a CLI run started together)
+    builders = [_cli("library", "index", str(library), env=own_server.env(tmp_path / f"indexer{i}")) for i in range(2)]
+    built = [builder.communicate(timeout=300) for builder in builders]
+    for builder, (_out, err) in zip(builders, built, strict=True):
+        assert builder.returncode == 0, err[-2000:]
+    counts = [tuple(map(int, re.match(r"(\d+) records indexed: (\d+) embedded, (\d+) reused", out).groups()))
+              for out, _err in built]
+    total = counts[0][0]
+    assert total and all(n == total and embedded + reused == total for n, embedded, reused in counts), counts
     # two processes with nothing of their own (fresh data dirs) read the same index at once: nothing is embedded
     readers = [_cli("library", "search", str(library), "metformin breast cancer", "-k", "3", "--json",
                     env=own_server.env(tmp_path / f"reader{i}")) for i in range(2)]
