@@ -62,6 +62,7 @@ def test_an_onnx_backend_runs_from_its_export_and_gives_unit_rows_in_order(backe
     assert not list(export_dir.glob("*.partial"))  # written aside, renamed into place
 
 
+@pytest.mark.torch
 def test_onnx_vectors_agree_with_the_torch_backend_on_real_abstracts(
     torch_embedder: Embedder, export_dir: Path, abstracts: list[str]
 ) -> None:
@@ -105,6 +106,7 @@ def test_the_int8_backend_keeps_the_library_floors_on_the_dev_questions(
     assert top10 >= 0.99
 
 
+@pytest.mark.torch
 def test_a_changed_backend_never_reuses_the_other_backends_vectors(
     tmp_path: Path, export_dir: Path, library_records: list[Evidence], torch_embedder: Embedder
 ) -> None:
@@ -121,6 +123,7 @@ def test_a_changed_backend_never_reuses_the_other_backends_vectors(
     assert len({torch_embedder.model_id, int8.model_id, Embedder(backend="onnx", export_dir=export_dir).model_id}) == 3
 
 
+@pytest.mark.torch
 def test_the_embedding_cache_is_kept_per_backend(tmp_path: Path, export_dir: Path) -> None:
     client = open_chroma(load_settings(data_dir=tmp_path / "data"))
     int8_id = Embedder(backend="onnx-int8", export_dir=export_dir).model_id

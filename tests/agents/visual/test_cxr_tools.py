@@ -36,6 +36,8 @@ from synthesist.tools.imaging.cxr.classify import OPERATING_POINTS, operating_po
 from synthesist.tools.imaging.cxr.preprocess import centre_square, network_input
 from synthesist.tools.imaging.cxr.segment import cardiothoracic_ratio, structure_summary
 
+pytestmark = pytest.mark.torch  # the chest X-ray networks are torch modules
+
 HERE = Path(__file__).parent
 SHARED_XRAYS = ("00000001_000.png", "00027426_000.png", "16747_3_1.jpg")
 needs_extra = pytest.mark.skipif(importlib.util.find_spec("skimage") is None,
