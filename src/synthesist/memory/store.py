@@ -76,15 +76,18 @@ _EMBEDDED_LOCKS: dict[str, Any] = {}
 
 
 def open_chroma(settings: Settings) -> ClientAPI:
-    """The Chroma client ``settings.memory`` asks for; one per store (or server) per process.
+    """The Chroma client ``settings.memory`` asks for; one per store (or server) per process. The composition root
+    (:func:`synthesist.composition.open_store`) is its one caller in the product.
 
     ``persistent`` (default): the data directory's own Chroma server over ``DATA_DIR/chroma``, started by the
     first process that needs it and shared by every other (:mod:`synthesist.memory.owner`), so CLI runs, ``serve``
     and Ray workers on one data directory never open its files twice. ``embedded``: Chroma in this process, the
     directory locked against every other process. ``http``: a Chroma server at chroma_host:chroma_port.
-    ``ephemeral``: in-process only (Chroma shares one ephemeral store among all such clients of a process).
+    ``ephemeral``: in-process only (:func:`ephemeral_client`).
     """
     memory = settings.memory
+    if memory.chroma_mode == "ephemeral":
+        return ephemeral_client()
     path = (settings.data_dir / "chroma").resolve()
     with _CLIENTS_LOCK:
         if memory.chroma_mode == "persistent":
@@ -99,17 +102,13 @@ def open_chroma(settings: Settings) -> ClientAPI:
             key: tuple[str, ...] = ("persistent", str(path), str(port))
         elif memory.chroma_mode == "embedded":
             key = ("embedded", str(path))
-        elif memory.chroma_mode == "http":
-            key = ("http", memory.chroma_host, str(memory.chroma_port))
         else:
-            key = ("ephemeral",)
+            key = ("http", memory.chroma_host, str(memory.chroma_port))
         client = _CLIENTS.get(key)
         if client is not None:
             return client
         chromadb = _chroma()
-        from chromadb.config import Settings as ChromaSettings  # noqa: PLC0415
-
-        chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        chroma_settings = _chroma_settings()
         with translated(f"open ({memory.chroma_mode})"):
             if memory.chroma_mode == "persistent":
                 _loopback_direct()
@@ -119,12 +118,28 @@ def open_chroma(settings: Settings) -> ClientAPI:
                     _EMBEDDED_LOCKS[str(path)] = lock_embedded(settings.data_dir)
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-            elif memory.chroma_mode == "http":
-                client = chromadb.HttpClient(host=memory.chroma_host, port=memory.chroma_port, settings=chroma_settings)
             else:
-                client = chromadb.EphemeralClient(settings=chroma_settings)
+                client = chromadb.HttpClient(host=memory.chroma_host, port=memory.chroma_port, settings=chroma_settings)
         _CLIENTS[key] = client
         return client
+
+
+def ephemeral_client() -> ClientAPI:
+    """This process's in-process Chroma (nothing on disk; Chroma shares one ephemeral store among all such clients
+    of a process): the store of ``chroma_mode=ephemeral``, and of a memory built in process only."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(("ephemeral",))
+        if client is None:
+            with translated("open (ephemeral)"):
+                client = _chroma().EphemeralClient(settings=_chroma_settings())
+            _CLIENTS[("ephemeral",)] = client
+        return client
+
+
+def _chroma_settings() -> Any:
+    from chromadb.config import Settings as ChromaSettings  # noqa: PLC0415
+
+    return ChromaSettings(anonymized_telemetry=False)
 
 
 def _loopback_direct() -> None:
@@ -169,6 +184,17 @@ class StoredVector:
     metadata: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Nearest:
+    """One query vector's nearest stored entries, best first: their ids, cosine similarities (1 − Chroma's cosine
+    distance, computed in float32, so a vector's similarity to itself reads 1 − 1e-6 or so; clipped to [−1, 1]) and,
+    when asked for, their vectors (one row each)."""
+
+    ids: list[str]
+    similarities: np.ndarray
+    vectors: np.ndarray | None
+
+
 class VectorCollection:
     """One Chroma collection of precomputed vectors with metadata; every call translates Chroma's errors."""
 
@@ -201,6 +227,37 @@ class VectorCollection:
                     embeddings=np.asarray(vectors[start:end], dtype=np.float32),
                     metadatas=[dict(m) for m in metadatas[start:end]] if metadatas is not None else None,
                 )
+
+    def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Metadata]) -> None:
+        """Replace the metadata of stored entries, keeping their vectors."""
+        if not ids:
+            return
+        with translated("update", self.name):
+            step = self._client.get_max_batch_size()
+            for start in range(0, len(ids), step):
+                self._collection.update(ids=list(ids[start:start + step]),
+                                        metadatas=[dict(m) for m in metadatas[start:start + step]])
+
+    def query(self, vectors: np.ndarray, n: int, *, with_vectors: bool = False) -> list[Nearest]:
+        """Each of ``vectors``' ``n`` nearest stored entries (fewer when the collection holds fewer; none when it is
+        empty), by Chroma's HNSW index: exact while the collection holds no more than ``ef_search`` (100)
+        entries, approximate beyond. Query vectors go a batch at a time."""
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, vectors.shape[-1])
+        if n <= 0 or not len(vectors):
+            return [Nearest([], np.zeros(0, dtype=np.float32), None) for _ in range(len(vectors))]
+        include: list[Any] = ["distances", "embeddings"] if with_vectors else ["distances"]
+        found: list[Nearest] = []
+        with translated("query", self.name):
+            step = self._client.get_max_batch_size()
+            for start in range(0, len(vectors), step):
+                answer = self._collection.query(query_embeddings=vectors[start:start + step], n_results=n,
+                                                include=include)
+                for row, ids in enumerate(answer["ids"]):
+                    distances = np.asarray(answer["distances"][row], dtype=np.float32)
+                    rows = (np.asarray(answer["embeddings"][row], dtype=np.float32).reshape(len(ids), -1)
+                            if with_vectors else None)
+                    found.append(Nearest(list(ids), np.clip(np.float32(1.0) - distances, -1.0, 1.0), rows))
+        return found
 
     def delete(self, ids: Sequence[str]) -> None:
         if not ids:
