@@ -11,7 +11,6 @@ to download a model). Chroma's exceptions (and the ValueError/OSError/sqlite/htt
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
 import sqlite3
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
 
-log = logging.getLogger(__name__)
 Metadata = Mapping[str, str | int | float | bool]
 
 
@@ -53,7 +51,8 @@ def _chroma_errors() -> tuple[type[Exception], type[Exception]]:
     return ChromaError, NotFoundError
 
 
-def _not_found(exc: BaseException | None) -> bool:
+def is_not_found(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is Chroma's "no such collection" (or entry)."""
     return isinstance(exc, _chroma_errors()[1])
 
 
@@ -333,7 +332,7 @@ def drop_collection(client: ClientAPI, name: str) -> bool:
         with translated("delete collection", name):
             client.delete_collection(name)
     except MemoryStoreError as exc:
-        if _not_found(exc.__cause__):
+        if is_not_found(exc.__cause__):
             return False
         raise
     return True
@@ -343,7 +342,7 @@ def is_damage(exc: MemoryStoreError) -> bool:
     """Whether a store failure is the store's files failing to read (Chroma answered with its own error, as a
     truncated segment makes it: "Error getting embedding", "Error finding id"), not the store being out of reach."""
     cause = exc.__cause__
-    return isinstance(cause, _chroma_errors()[0]) and not _not_found(cause)
+    return isinstance(cause, _chroma_errors()[0]) and not is_not_found(cause)
 
 
 def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
@@ -356,66 +355,9 @@ def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
             if first["ids"]:
                 collection.query(query_embeddings=[first["embeddings"][0]], n_results=1, include=["distances"])
     except MemoryStoreError as exc:
-        if _not_found(exc.__cause__):
+        if is_not_found(exc.__cause__):
             return None
         if is_damage(exc):
             return exc
         raise
     return None
-
-
-class ChromaVectorCache:
-    """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``.
-
-    It holds nothing that cannot be recomputed, so a damaged cache is repaired on the spot: dropped, created
-    afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it)."""
-
-    def __init__(self, client: ClientAPI, model_id: str) -> None:
-        self._client = client
-        self._model_id = model_id
-        self.name = collection_name("embedding-cache", model_id)
-        self.repaired: str | None = None
-        self._collection = self._open()
-
-    @classmethod
-    def open(cls, client: ClientAPI, model_id: str) -> ChromaVectorCache:
-        cache = cls(client, model_id)
-        damage = read_back(client, cache.name)
-        if damage is not None:
-            cache._repair(damage)
-        return cache
-
-    def _open(self) -> VectorCollection:
-        return open_collection(self._client, self.name, {"model": self._model_id})
-
-    def _repair(self, damage: MemoryStoreError) -> None:
-        drop_collection(self._client, self.name)
-        self._collection = self._open()
-        self.repaired = (f"the embedding cache {self.name} could not be read back ({damage.__cause__}); it was "
-                         "set aside (dropped) and is refilled as texts are embedded")
-        log.warning("%s", self.repaired)
-
-    def _recover(self, exc: MemoryStoreError) -> None:
-        """After a failed read or write: repair damage, reopen a collection another process replaced, else raise."""
-        if _not_found(exc.__cause__):
-            self._collection = self._open()
-        elif is_damage(exc):
-            self._repair(exc)
-        else:
-            raise exc
-
-    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        try:
-            return {entry.id: entry.vector for entry in self._collection.get(keys)}
-        except MemoryStoreError as exc:
-            self._recover(exc)
-            return {}
-
-    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        if not vectors:
-            return
-        try:
-            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
-        except MemoryStoreError as exc:
-            self._recover(exc)
-            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
