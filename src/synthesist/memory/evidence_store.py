@@ -18,11 +18,14 @@ query is found by them, not only by its abstract.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
 
 from ..config import MemorySettings
+from ..errors import MemoryStoreError
 from ..models import Citation, Evidence, Passage
 from .bibliography import format_bibliography
 from .bm25 import BM25Index, tokenize
@@ -31,6 +34,8 @@ from .embeddings import Embedder
 from .pool import AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
 from .run_collection import RunCollection
+
+log = logging.getLogger(__name__)
 
 PASSAGE_SHORTLIST = 8
 """Passages of one full text embedded for one query: those BM25 scores highest for it (a passage sharing no term
@@ -46,6 +51,8 @@ class EvidenceStore:
         self.embedder = embedder
         self.settings = settings
         self.collection = collection if collection is not None else RunCollection.scratch(embedder.model_id)
+        self._run_collection = self.collection
+        """The collection the run began with: what :meth:`drop_collection` drops, even after a failover."""
         self.pool = EvidencePool(settings.dedup_threshold)
         self._lock = asyncio.Lock()
         """Held while the pool and the collection change together (an ``add``), and while a retrieval reads them:
@@ -78,7 +85,29 @@ class EvidenceStore:
         bibliography, a snapshot); what needs their vectors (``add``, retrieval) fails with MemoryStoreError."""
         if not self._dropped:
             self._dropped = True
-            await self.collection.drop()
+            await self._run_collection.drop()
+
+    @contextlib.asynccontextmanager
+    async def _failover(self) -> AsyncIterator[None]:
+        """Around a read or write of the collection (under the lock). When the store fails (its server gone away,
+        a collection that cannot be read), the memory first moves its vectors to a private collection in the
+        process's ephemeral store, from the embedder (its content-hash cache holds every text this process
+        embedded), and then the failure is raised: the run reports it and stops, and its report is still written
+        from what the memory holds. The run's own collection is left as it is (``runs prune`` clears it)."""
+        try:
+            yield
+        except MemoryStoreError as exc:
+            if self.collection is self._run_collection and not self._dropped:
+                try:
+                    moved = RunCollection.scratch(self.embedder.model_id)
+                    texts = [evidence_text(item) for item in self.pool.items]
+                    vectors = await self.embedder.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+                    await moved.replace(self.pool, {item.id: v for item, v in zip(self.pool.items, vectors,
+                                                                                  strict=True)})
+                    self.collection = moved
+                except MemoryStoreError:  # the embedder's own cache is on the same store: kept for the next try
+                    log.warning("the run's vectors could not be moved in process after %s", exc)
+            raise
 
     # --- reading and writing -----------------------------------------------------------------------------------
 
@@ -98,7 +127,7 @@ class EvidenceStore:
 
     async def vectors(self) -> np.ndarray:
         """Each item's head vector as the collection holds it, one row each in :attr:`items` order."""
-        async with self._lock:
+        async with self._lock, self._failover():
             return await self.collection.vectors([item.id for item in self.pool.items])
 
     async def add(self, evidence: Sequence[Evidence]) -> AddResult:
@@ -107,7 +136,7 @@ class EvidenceStore:
         if not evidence:
             return AddResult()
         vectors = await self.embedder.embed([evidence_text(item) for item in evidence])
-        async with self._lock:
+        async with self._lock, self._failover():
             neighbours = await self.collection.neighbours(vectors, self.pool.threshold, len(self.pool))
             outcome = self.pool.add_batch(evidence, vectors, neighbours)
             if outcome.stale:
@@ -174,7 +203,7 @@ class EvidenceStore:
         """The items as they are now, each one's head similarity to the query and, with ``vectors``, the head
         vectors: one query of the collection, under the lock (an ``add`` may run while a retrieval awaits the
         embedder; it is seen whole or not at all)."""
-        async with self._lock:
+        async with self._lock, self._failover():
             items = self.pool.items
             heads, rows = await self.collection.closeness(query_vector, [item.id for item in items], vectors=vectors)
         return items, heads, rows
