@@ -65,6 +65,10 @@ class RunCollection:
 
     def __init__(self, collection: VectorCollection):
         self._collection = collection
+        self._read: dict[str, np.ndarray] = {}
+        """A read cache of the vectors the collection returned for MMR (id → vector): each item's is read once,
+        and forgotten as soon as this object writes or deletes that id (only what the collection returned is kept;
+        nothing this object writes goes in)."""
 
     @property
     def name(self) -> str:
@@ -129,14 +133,19 @@ class RunCollection:
 
     async def closeness(self, query: np.ndarray, ids: Sequence[str], *, vectors: bool = False
                         ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Each of ``ids``' similarity to ``query`` in that order (−1, the least, for an id the collection lacks)
-        and, with ``vectors``, their vectors (rows): one query over every held item."""
-        [near] = await asyncio.to_thread(self._collection.query, query, len(ids), with_vectors=vectors)
+        """Each of ``ids``' similarity to ``query`` in that order (−1, the least, for an id the collection lacks):
+        one query over every held item; with ``vectors``, their vectors too (rows), read from the collection for
+        the ids not read since they were last written (:attr:`_read`)."""
+        [near] = await asyncio.to_thread(self._collection.query, query, len(ids))
         similarity = dict(zip(near.ids, near.similarities, strict=True))
         closeness = np.array([similarity.get(i, -1.0) for i in ids], dtype=np.float32)
-        if near.vectors is None:
+        if not vectors:
             return closeness, None
-        return closeness, _rows(ids, dict(zip(near.ids, near.vectors, strict=True)), near.vectors.shape[1])
+        unread = [i for i in ids if i not in self._read]
+        if unread:
+            self._read.update((entry.id, entry.vector) for entry in await asyncio.to_thread(self._collection.get,
+                                                                                            unread))
+        return closeness, _rows(ids, self._read, len(query))
 
     # --- writing -----------------------------------------------------------------------------------------------
 
@@ -149,6 +158,8 @@ class RunCollection:
                       for entry in await asyncio.to_thread(self._collection.get, list(set(outcome.moved.values())))}
             moved = {new: by_old[old] for new, old in outcome.moved.items()}
         gone = [old for old in outcome.dropped if old not in outcome.written]
+        for stale in [*gone, *outcome.vectors, *moved]:
+            self._read.pop(stale, None)
         await asyncio.to_thread(self._collection.delete, gone)
         await asyncio.to_thread(self._write, pool, {**outcome.vectors, **moved},
                                 [i for i in outcome.written if i not in outcome.vectors and i not in moved])
@@ -156,12 +167,14 @@ class RunCollection:
     async def replace(self, pool: EvidencePool, vectors: Mapping[str, np.ndarray]) -> None:
         """Make the collection hold exactly ``pool``'s items, with ``vectors`` (a resumed run's checkpoint is the
         truth)."""
+        self._read.clear()
         stored = await asyncio.to_thread(self._collection.get, None, vectors=False)
         kept = {item.id for item in pool.items}
         await asyncio.to_thread(self._collection.delete, [e.id for e in stored if e.id not in kept])
         await asyncio.to_thread(self._write, pool, {item.id: vectors[item.id] for item in pool.items}, [])
 
     async def drop(self) -> None:
+        self._read.clear()
         await asyncio.to_thread(self._collection.drop)
 
     def _write(self, pool: EvidencePool, vectors: Mapping[str, np.ndarray], same_vector: Sequence[str]) -> None:

@@ -185,13 +185,11 @@ class StoredVector:
 
 @dataclass(frozen=True)
 class Nearest:
-    """One query vector's nearest stored entries, best first: their ids, cosine similarities (1 − Chroma's cosine
-    distance, computed in float32, so a vector's similarity to itself reads 1 − 1e-6 or so; clipped to [−1, 1]) and,
-    when asked for, their vectors (one row each)."""
+    """One query vector's nearest stored entries, best first: their ids and cosine similarities (1 − Chroma's cosine
+    distance, computed in float32, so a vector's similarity to itself reads 1 − 1e-6 or so; clipped to [−1, 1])."""
 
     ids: list[str]
     similarities: np.ndarray
-    vectors: np.ndarray | None
 
 
 class VectorCollection:
@@ -237,25 +235,22 @@ class VectorCollection:
                 self._collection.update(ids=list(ids[start:start + step]),
                                         metadatas=[dict(m) for m in metadatas[start:start + step]])
 
-    def query(self, vectors: np.ndarray, n: int, *, with_vectors: bool = False) -> list[Nearest]:
+    def query(self, vectors: np.ndarray, n: int) -> list[Nearest]:
         """Each of ``vectors``' ``n`` nearest stored entries (fewer when the collection holds fewer; none when it is
         empty), by Chroma's HNSW index: exact while the collection holds no more than ``ef_search`` (100)
         entries, approximate beyond. Query vectors go a batch at a time."""
         vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, vectors.shape[-1])
         if n <= 0 or not len(vectors):
-            return [Nearest([], np.zeros(0, dtype=np.float32), None) for _ in range(len(vectors))]
-        include: list[Any] = ["distances", "embeddings"] if with_vectors else ["distances"]
+            return [Nearest([], np.zeros(0, dtype=np.float32)) for _ in range(len(vectors))]
         found: list[Nearest] = []
         with translated("query", self.name):
             step = self._client.get_max_batch_size()
             for start in range(0, len(vectors), step):
                 answer = self._collection.query(query_embeddings=vectors[start:start + step], n_results=n,
-                                                include=include)
-                for row, ids in enumerate(answer["ids"]):
-                    distances = np.asarray(answer["distances"][row], dtype=np.float32)
-                    rows = (np.asarray(answer["embeddings"][row], dtype=np.float32).reshape(len(ids), -1)
-                            if with_vectors else None)
-                    found.append(Nearest(list(ids), np.clip(np.float32(1.0) - distances, -1.0, 1.0), rows))
+                                                include=["distances"])
+                for ids, distances in zip(answer["ids"], answer["distances"], strict=True):
+                    similarities = np.float32(1.0) - np.asarray(distances, dtype=np.float32)
+                    found.append(Nearest(list(ids), np.clip(similarities, -1.0, 1.0)))
         return found
 
     def delete(self, ids: Sequence[str]) -> None:
