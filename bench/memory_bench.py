@@ -6,6 +6,7 @@ $SYNTHESIST_SHARED). Prints one line per figure; docs/benchmarks.md records a ru
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
@@ -14,14 +15,15 @@ import resource
 import statistics
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 from _shared import SHARED, require
 
 from synthesist.config import load_settings
-from synthesist.memory import Embedder, LibraryIndex, open_chroma
-from synthesist.memory.pool import EvidencePool
+from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, content_hash, open_chroma
+from synthesist.memory.documents import evidence_text
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
 
@@ -47,26 +49,41 @@ def bench_throughput(rows: list[dict]) -> None:
         figure(f"embedding throughput, {label}", f"{len(texts) / elapsed:.1f} texts/s ({len(texts)} texts)")
 
 
-def bench_dedup(dimension: int = 384) -> None:
+class Precomputed:
+    """A :class:`~synthesist.memory.VectorCache` holding the benchmark's vectors by content hash: the embedder
+    answers from it and runs no model, so what is timed is the memory's own work."""
+
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self._vectors = vectors
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        return {key: self._vectors[key] for key in keys if key in self._vectors}
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
+        self._vectors.update(vectors)
+
+
+def bench_dedup(dimension: int = 384, batch: int = 20) -> None:
+    """An add of ``batch`` items into a run holding 1,000 and 10,000 (random unit vectors; no embedding): the
+    identity keys, the collection's nearest neighbours, BM25 and the write to the run's (ephemeral) collection."""
     rng = np.random.default_rng(0)
     words = "metformin statin aspirin cohort trial risk cancer diabetes survival incidence mice cells".split()
     for size in (1_000, 10_000):
-        pool = EvidencePool(threshold=0.9)
         vectors = rng.normal(size=(size + 200, dimension)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         items = [
             Evidence(id=f"pmid:{i + 1}", source="pubmed", content=" ".join(rng.choice(words, 40)) + f" item {i}")
             for i in range(size + 200)
         ]
-        pool.add_batch(items[:size], vectors[:size])
+        cache = Precomputed({content_hash(evidence_text(item)): v for item, v in zip(items, vectors, strict=True)})
+        memory = ResearchMemory("bench", embedder=Embedder(cache=cache))
+        asyncio.run(memory.add(items[:size]))
         start = time.perf_counter()
-        for i in range(size, size + 200):
-            pool.add_batch([items[i]], vectors[i : i + 1])
-        per_item = (time.perf_counter() - start) / 200
-        figure(
-            f"dedup cost per added item, {size} held",
-            f"{per_item * 1000:.2f} ms (identity + cosine + BM25, no embedding)",
-        )
+        for first in range(size, size + 200, batch):
+            asyncio.run(memory.add(items[first:first + batch]))
+        per_add = (time.perf_counter() - start) / (200 / batch)
+        figure(f"add of {batch} items, {size} held", f"{per_add * 1000:.1f} ms (identity, Chroma neighbours, BM25, "
+               "write; no embedding)")
 
 
 def bench_library(rows: list[dict], questions: list[dict]) -> None:

@@ -34,7 +34,7 @@ from .agents.extractive.answer import LABELS as ANSWER_LABELS
 from .agents.extractive.answer import load_model as load_answer_model
 from .agents.model_spec import parse_model_spec, provider_endpoint
 from .agents.report_format import frame_line, render_bibtex, render_markdown
-from .composition import NO_SEAMS, ModelChoice, Seams
+from .composition import NO_SEAMS, ModelChoice, Seams, open_store
 from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError, SynthesistError
 from .events import Complete, EventBase
@@ -132,7 +132,8 @@ def list_runs(*, settings: Settings | None = None) -> list[RunInfo]:
 def prune_runs(older_than: str | float, *, settings: Settings | None = None) -> PruneOutcome:
     """Remove runs older than ``older_than`` (seconds, or a duration such as ``7d``) and orphan collections."""
     seconds = parse_duration(older_than) if isinstance(older_than, str) else float(older_than)
-    return _prune_runs(settings or current_settings(), seconds)
+    settings = settings or current_settings()
+    return _prune_runs(settings, open_store(settings), seconds)
 
 
 def check_model(spec: str, settings: Settings | None = None) -> str:

@@ -109,8 +109,15 @@ NO_SEAMS = Seams()
 """The default: everything built by the composition root (frozen, so one instance serves every call)."""
 
 
+def open_store(settings: Settings) -> ClientAPI:
+    """The Chroma client of ``settings``' store (in the default mode, through the data directory's owner process,
+    :mod:`synthesist.memory.owner`): the one place the product opens it, for its runs (:func:`open_shared`),
+    ``runs prune`` and ``doctor``."""
+    return open_chroma(settings)
+
+
 def open_shared(settings: Settings) -> Shared:
-    client = open_chroma(settings)
+    client = open_store(settings)
     cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)
     notes = (cache.repaired,) if cache.repaired else ()
     return Shared(client=client, embedder=embedder_for(settings, cache=cache), notes=notes)

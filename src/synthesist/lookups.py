@@ -18,7 +18,7 @@ from typing import Literal
 from .agents.studies import answer_query, read_study, verify_record
 from .agents.studies.forest import forest_svg
 from .agents.studies.table import EvidenceRow, evidence_csv, evidence_rows, table_rows
-from .composition import NO_SEAMS, Seams, build_network_sources
+from .composition import NO_SEAMS, Seams, build_network_sources, open_store
 from .config import Settings, current_settings, with_overrides
 from .errors import BadInputError, ParseError
 from .identity import normalize_pmid
@@ -133,7 +133,7 @@ async def search_library(query: str, *, libraries: Sequence[Path | str], k: int 
 def check_store(*, repair: bool = False, settings: Settings | None = None) -> StoreHealth:
     """Open the data directory's store and read each collection back (``synthesist doctor``); with ``repair``,
     set aside what does not read (it is rebuilt at next use) or, if the store cannot be opened, the whole store."""
-    return _check_store(settings or current_settings(), repair=repair)
+    return _check_store(settings or current_settings(), open_store, repair=repair)
 
 
 # --- Studies: what one article is and what it found --------------------------------------------------------------

@@ -19,13 +19,17 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Settings
 from .errors import BadInputError, excerpt
-from .memory import drop_run_collection, open_chroma, run_collections
+from .memory import drop_run_collection, run_collections
 from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments, stale_segments
 from .run_store import RunFolder, RunStore
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 STALE_SEGMENT_SECONDS = 3600.0
 """A segment folder no collection lists is a leftover once nothing has written to it for this long."""
@@ -62,7 +66,7 @@ class PruneOutcome:
     """Runs old enough to prune that a process is running: left alone."""
 
 
-def drop_and_reclaim(settings: Settings, client, run_id: str) -> tuple[bool, int]:  # noqa: ANN001
+def drop_and_reclaim(settings: Settings, client: ClientAPI, run_id: str) -> tuple[bool, int]:
     """Drop run ``run_id``'s collection and remove its segment folders from disk: (dropped, bytes freed)."""
     segments = collection_segments(settings, run_collection_name(run_id))
     dropped = drop_run_collection(client, run_id)
@@ -96,13 +100,13 @@ def list_runs(settings: Settings) -> list[RunInfo]:
     return sorted(runs, key=lambda run: run.modified, reverse=True)
 
 
-def prune_runs(settings: Settings, older_than: float, *, now: float | None = None) -> PruneOutcome:
-    """Remove runs not changed for ``older_than`` seconds (folder and collection), and orphan collections; a live
-    run is never touched, whatever its age."""
+def prune_runs(settings: Settings, client: ClientAPI, older_than: float, *, now: float | None = None
+               ) -> PruneOutcome:
+    """Remove runs not changed for ``older_than`` seconds (folder and collection, in ``client``'s store), and
+    orphan collections; a live run is never touched, whatever its age."""
     now = time.time() if now is None else now
     cutoff = now - older_than
     store = RunStore(settings.data_dir)
-    client = open_chroma(settings)
     removed: list[RunInfo] = []
     dropped: list[str] = []
     live: list[str] = []

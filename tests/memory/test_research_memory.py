@@ -326,7 +326,7 @@ async def test_snapshot_round_trips_through_json(fresh_embedder: Embedder) -> No
     assert restored.ledger.total == memory.ledger.total and restored.round == 2
     assert restored.progress.has_run("pubmed", "metformin colorectal cancer")
     assert [e.id for e, _ in await restored.relevant("vitamin D fractures", k=1)] == ["pmid:21"]
-    assert np.array_equal(restored.store.pool.vectors, memory.store.pool.vectors)
+    assert np.array_equal(await restored.store.vectors(), await memory.store.vectors())
 
 
 @pytest.mark.parametrize("snapshot", [{}, {"version": 99}, {"version": 1, "evidence": [{"item": {}}]}])

@@ -13,7 +13,8 @@ from .research_memory import ResearchMemory
 from .run_collection import drop_run_collection, run_collections
 from .scope import NoActiveRunError, current_memory, use_memory
 from .snapshot import SnapshotError
-from .store import ChromaVectorCache, MemoryStoreError, open_chroma
+from .store import MemoryStoreError, open_chroma
+from .vector_cache import ChromaVectorCache
 
 __all__ = [
     "AddResult",

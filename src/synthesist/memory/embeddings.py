@@ -38,7 +38,8 @@ DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 
 
 class VectorCache(Protocol):
-    """Vectors kept across processes, keyed by content hash (see :class:`synthesist.memory.store.ChromaVectorCache`)."""
+    """Vectors kept across processes, keyed by content hash (see
+    :class:`synthesist.memory.vector_cache.ChromaVectorCache`)."""
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]: ...
 

@@ -8,13 +8,18 @@ repaired by setting it aside (dropping it); it is rebuilt at next use. A store n
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..errors import MemoryStoreError
 from .owner import repair_command, set_aside
-from .store import collection_names, drop_collection, open_chroma, read_back, translated
+from .store import collection_names, drop_collection, read_back, translated
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
 
 
 @dataclass(frozen=True)
@@ -47,17 +52,19 @@ class StoreHealth:
         return self.unopened is None and all(c.problem is None or c.repaired for c in self.collections)
 
 
-def check_store(settings: Settings, *, repair: bool = False) -> StoreHealth:
-    """Open ``settings``' store and read every collection back; with ``repair``, set aside what does not read."""
+def check_store(settings: Settings, open_store: Callable[[Settings], ClientAPI], *, repair: bool = False
+                ) -> StoreHealth:
+    """Open ``settings``' store with ``open_store`` (the composition root's) and read every collection back; with
+    ``repair``, set aside what does not read, or the whole store when it cannot be opened (then open it again)."""
     data_dir = settings.data_dir.expanduser().resolve()
     moved_to = None
     try:
-        client = open_chroma(settings)
+        client = open_store(settings)
     except MemoryStoreError as exc:
         if not repair or settings.memory.chroma_mode not in ("persistent", "embedded"):
             return StoreHealth(data_dir, unopened=str(exc))
         moved_to = set_aside(data_dir)
-        client = open_chroma(settings)
+        client = open_store(settings)
     checked = []
     for name in collection_names(client, ""):
         damage = read_back(client, name)

@@ -3,8 +3,8 @@
 One :class:`ResearchMemory` per run, never shared between runs; the code a model calls as a tool reaches it through
 :func:`~synthesist.memory.scope.current_memory`. Its parts:
 
-- :attr:`ResearchMemory.store` — the evidence (:class:`~.evidence_store.EvidenceStore`: the deduplicating pool, its
-  store of record in the run's Chroma collection, retrieval, the bibliography);
+- :attr:`ResearchMemory.store` — the evidence (:class:`~.evidence_store.EvidenceStore`: the items, their vectors in
+  the run's Chroma collection, deduplication, retrieval, the bibliography);
 - :attr:`ResearchMemory.progress` — the round and the queries run (:class:`~.run_state.RunProgress`);
 - :attr:`ResearchMemory.findings` — verdicts, hypotheses, conflicts, the report, what each agent was shown
   (:class:`~.run_state.Findings`);
@@ -39,7 +39,8 @@ def new_run_id() -> str:
 
 
 class ResearchMemory:
-    """Evidence and state of one run. Build it with :meth:`open` (backed by Chroma) or directly (in-process only)."""
+    """Evidence and state of one run. Build it with :meth:`open` (on the run's collection in the given store) or
+    directly (in process only: a private collection in the process's ephemeral Chroma store)."""
 
     def __init__(
         self,
@@ -68,8 +69,9 @@ class ResearchMemory:
     ) -> ResearchMemory:
         """A memory backed by the run's Chroma collection; evidence already stored there (same run_id) is
         reloaded with its vectors, so nothing is embedded again."""
-        memory = cls(question, embedder=embedder, settings=settings, run_id=run_id)
-        memory.store.collection = await RunCollection.open(client, memory.run_id, embedder.model_id)
+        run_id = run_id or new_run_id()
+        collection = await RunCollection.open(client, run_id, embedder.model_id)
+        memory = cls(question, embedder=embedder, settings=settings, run_id=run_id, collection=collection)
         await memory.store.load_collection()
         return memory
 
@@ -82,14 +84,14 @@ class ResearchMemory:
         settings: MemorySettings | None = None,
         client: ClientAPI | None = None,
     ) -> ResearchMemory:
-        """Rebuild a memory from :meth:`snapshot`: evidence, keys and state. With ``client`` the run's collection is
-        the store of record: each item's vector is read back from it (nothing is embedded), and the collection is
-        then rewritten to hold exactly the snapshot's items. Only items the collection lacks (a finished run dropped
-        it, or it holds other text) are embedded, through the embedder's content-hash cache."""
+        """Rebuild a memory from :meth:`snapshot`: evidence, keys and state. With ``client`` each item's vector is
+        read back from the run's collection (nothing is embedded), and the collection is then rewritten to hold
+        exactly the snapshot's items. Only items the collection lacks (a finished run dropped it, or it holds other
+        text) are embedded, through the embedder's content-hash cache. Without ``client`` (in process only) every
+        vector comes from the embedder, into a private collection."""
         question, run_id, entries, state = read_snapshot(snapshot)
-        memory = cls(question, embedder=embedder, settings=settings, run_id=run_id)
-        if client is not None:
-            memory.store.collection = await RunCollection.open(client, memory.run_id, embedder.model_id)
+        collection = await RunCollection.open(client, run_id, embedder.model_id) if client is not None else None
+        memory = cls(question, embedder=embedder, settings=settings, run_id=run_id, collection=collection)
         await memory.store.load_entries(entries)
         memory._state = state
         return memory
@@ -100,7 +102,7 @@ class ResearchMemory:
 
     async def drop_collection(self) -> None:
         """Delete the run's Chroma collection (a finished run keeps its checkpoint and files, not a live
-        collection); the memory stays usable in-process, and :meth:`restore` rebuilds the collection on resume."""
+        collection); its items stay readable in process, and :meth:`restore` rebuilds the collection on resume."""
         await self.store.drop_collection()
 
     # --- the parts ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """A run's memory as a typed snapshot (:class:`~synthesist.models.MemorySnapshot`, what a checkpoint stores), and back.
 
-Vectors are not stored: a restore gets them back through the embedder's content-hash cache, so nothing is embedded
-again. A snapshot of another version or shape is a :class:`~synthesist.errors.SnapshotError`.
+Vectors are not in it: a restore reads them back from the run's collection (or, where it lacks them, through the
+embedder's content-hash cache), so nothing is embedded again. A snapshot of another version or shape is a
+:class:`~synthesist.errors.SnapshotError`.
 """
 
 from __future__ import annotations

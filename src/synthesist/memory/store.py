@@ -11,7 +11,6 @@ to download a model). Chroma's exceptions (and the ValueError/OSError/sqlite/htt
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
 import sqlite3
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from chromadb.api.models.Collection import Collection
 
-log = logging.getLogger(__name__)
 Metadata = Mapping[str, str | int | float | bool]
 
 
@@ -53,7 +51,8 @@ def _chroma_errors() -> tuple[type[Exception], type[Exception]]:
     return ChromaError, NotFoundError
 
 
-def _not_found(exc: BaseException | None) -> bool:
+def is_not_found(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is Chroma's "no such collection" (or entry)."""
     return isinstance(exc, _chroma_errors()[1])
 
 
@@ -76,15 +75,18 @@ _EMBEDDED_LOCKS: dict[str, Any] = {}
 
 
 def open_chroma(settings: Settings) -> ClientAPI:
-    """The Chroma client ``settings.memory`` asks for; one per store (or server) per process.
+    """The Chroma client ``settings.memory`` asks for; one per store (or server) per process. The composition root
+    (:func:`synthesist.composition.open_store`) is its one caller in the product.
 
     ``persistent`` (default): the data directory's own Chroma server over ``DATA_DIR/chroma``, started by the
     first process that needs it and shared by every other (:mod:`synthesist.memory.owner`), so CLI runs, ``serve``
     and Ray workers on one data directory never open its files twice. ``embedded``: Chroma in this process, the
     directory locked against every other process. ``http``: a Chroma server at chroma_host:chroma_port.
-    ``ephemeral``: in-process only (Chroma shares one ephemeral store among all such clients of a process).
+    ``ephemeral``: in-process only (:func:`ephemeral_client`).
     """
     memory = settings.memory
+    if memory.chroma_mode == "ephemeral":
+        return ephemeral_client()
     path = (settings.data_dir / "chroma").resolve()
     with _CLIENTS_LOCK:
         if memory.chroma_mode == "persistent":
@@ -99,17 +101,13 @@ def open_chroma(settings: Settings) -> ClientAPI:
             key: tuple[str, ...] = ("persistent", str(path), str(port))
         elif memory.chroma_mode == "embedded":
             key = ("embedded", str(path))
-        elif memory.chroma_mode == "http":
-            key = ("http", memory.chroma_host, str(memory.chroma_port))
         else:
-            key = ("ephemeral",)
+            key = ("http", memory.chroma_host, str(memory.chroma_port))
         client = _CLIENTS.get(key)
         if client is not None:
             return client
         chromadb = _chroma()
-        from chromadb.config import Settings as ChromaSettings  # noqa: PLC0415
-
-        chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        chroma_settings = _chroma_settings()
         with translated(f"open ({memory.chroma_mode})"):
             if memory.chroma_mode == "persistent":
                 _loopback_direct()
@@ -119,12 +117,28 @@ def open_chroma(settings: Settings) -> ClientAPI:
                     _EMBEDDED_LOCKS[str(path)] = lock_embedded(settings.data_dir)
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-            elif memory.chroma_mode == "http":
-                client = chromadb.HttpClient(host=memory.chroma_host, port=memory.chroma_port, settings=chroma_settings)
             else:
-                client = chromadb.EphemeralClient(settings=chroma_settings)
+                client = chromadb.HttpClient(host=memory.chroma_host, port=memory.chroma_port, settings=chroma_settings)
         _CLIENTS[key] = client
         return client
+
+
+def ephemeral_client() -> ClientAPI:
+    """This process's in-process Chroma (nothing on disk; Chroma shares one ephemeral store among all such clients
+    of a process): the store of ``chroma_mode=ephemeral``, and of a memory built in process only."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(("ephemeral",))
+        if client is None:
+            with translated("open (ephemeral)"):
+                client = _chroma().EphemeralClient(settings=_chroma_settings())
+            _CLIENTS[("ephemeral",)] = client
+        return client
+
+
+def _chroma_settings() -> Any:
+    from chromadb.config import Settings as ChromaSettings  # noqa: PLC0415
+
+    return ChromaSettings(anonymized_telemetry=False)
 
 
 def _loopback_direct() -> None:
@@ -169,6 +183,15 @@ class StoredVector:
     metadata: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Nearest:
+    """One query vector's nearest stored entries, best first: their ids and cosine similarities (1 − Chroma's cosine
+    distance, computed in float32, so a vector's similarity to itself reads 1 − 1e-6 or so; clipped to [−1, 1])."""
+
+    ids: list[str]
+    similarities: np.ndarray
+
+
 class VectorCollection:
     """One Chroma collection of precomputed vectors with metadata; every call translates Chroma's errors."""
 
@@ -201,6 +224,34 @@ class VectorCollection:
                     embeddings=np.asarray(vectors[start:end], dtype=np.float32),
                     metadatas=[dict(m) for m in metadatas[start:end]] if metadatas is not None else None,
                 )
+
+    def update_metadata(self, ids: Sequence[str], metadatas: Sequence[Metadata]) -> None:
+        """Replace the metadata of stored entries, keeping their vectors."""
+        if not ids:
+            return
+        with translated("update", self.name):
+            step = self._client.get_max_batch_size()
+            for start in range(0, len(ids), step):
+                self._collection.update(ids=list(ids[start:start + step]),
+                                        metadatas=[dict(m) for m in metadatas[start:start + step]])
+
+    def query(self, vectors: np.ndarray, n: int) -> list[Nearest]:
+        """Each of ``vectors``' ``n`` nearest stored entries (fewer when the collection holds fewer; none when it is
+        empty), by Chroma's HNSW index: exact while the collection holds no more than ``ef_search`` (100)
+        entries, approximate beyond. Query vectors go a batch at a time."""
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, vectors.shape[-1])
+        if n <= 0 or not len(vectors):
+            return [Nearest([], np.zeros(0, dtype=np.float32)) for _ in range(len(vectors))]
+        found: list[Nearest] = []
+        with translated("query", self.name):
+            step = self._client.get_max_batch_size()
+            for start in range(0, len(vectors), step):
+                answer = self._collection.query(query_embeddings=vectors[start:start + step], n_results=n,
+                                                include=["distances"])
+                for ids, distances in zip(answer["ids"], answer["distances"], strict=True):
+                    similarities = np.float32(1.0) - np.asarray(distances, dtype=np.float32)
+                    found.append(Nearest(list(ids), np.clip(similarities, -1.0, 1.0)))
+        return found
 
     def delete(self, ids: Sequence[str]) -> None:
         if not ids:
@@ -276,7 +327,7 @@ def drop_collection(client: ClientAPI, name: str) -> bool:
         with translated("delete collection", name):
             client.delete_collection(name)
     except MemoryStoreError as exc:
-        if _not_found(exc.__cause__):
+        if is_not_found(exc.__cause__):
             return False
         raise
     return True
@@ -286,7 +337,7 @@ def is_damage(exc: MemoryStoreError) -> bool:
     """Whether a store failure is the store's files failing to read (Chroma answered with its own error, as a
     truncated segment makes it: "Error getting embedding", "Error finding id"), not the store being out of reach."""
     cause = exc.__cause__
-    return isinstance(cause, _chroma_errors()[0]) and not _not_found(cause)
+    return isinstance(cause, _chroma_errors()[0]) and not is_not_found(cause)
 
 
 def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
@@ -299,66 +350,9 @@ def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
             if first["ids"]:
                 collection.query(query_embeddings=[first["embeddings"][0]], n_results=1, include=["distances"])
     except MemoryStoreError as exc:
-        if _not_found(exc.__cause__):
+        if is_not_found(exc.__cause__):
             return None
         if is_damage(exc):
             return exc
         raise
     return None
-
-
-class ChromaVectorCache:
-    """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``.
-
-    It holds nothing that cannot be recomputed, so a damaged cache is repaired on the spot: dropped, created
-    afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it)."""
-
-    def __init__(self, client: ClientAPI, model_id: str) -> None:
-        self._client = client
-        self._model_id = model_id
-        self.name = collection_name("embedding-cache", model_id)
-        self.repaired: str | None = None
-        self._collection = self._open()
-
-    @classmethod
-    def open(cls, client: ClientAPI, model_id: str) -> ChromaVectorCache:
-        cache = cls(client, model_id)
-        damage = read_back(client, cache.name)
-        if damage is not None:
-            cache._repair(damage)
-        return cache
-
-    def _open(self) -> VectorCollection:
-        return open_collection(self._client, self.name, {"model": self._model_id})
-
-    def _repair(self, damage: MemoryStoreError) -> None:
-        drop_collection(self._client, self.name)
-        self._collection = self._open()
-        self.repaired = (f"the embedding cache {self.name} could not be read back ({damage.__cause__}); it was "
-                         "set aside (dropped) and is refilled as texts are embedded")
-        log.warning("%s", self.repaired)
-
-    def _recover(self, exc: MemoryStoreError) -> None:
-        """After a failed read or write: repair damage, reopen a collection another process replaced, else raise."""
-        if _not_found(exc.__cause__):
-            self._collection = self._open()
-        elif is_damage(exc):
-            self._repair(exc)
-        else:
-            raise exc
-
-    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        try:
-            return {entry.id: entry.vector for entry in self._collection.get(keys)}
-        except MemoryStoreError as exc:
-            self._recover(exc)
-            return {}
-
-    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        if not vectors:
-            return
-        try:
-            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
-        except MemoryStoreError as exc:
-            self._recover(exc)
-            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))

@@ -1,0 +1,82 @@
+"""The embedder's cross-run vector cache in the store: content hash → vector, one collection per embedding model."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import MemoryStoreError
+from .store import (
+    VectorCollection,
+    collection_name,
+    drop_collection,
+    is_damage,
+    is_not_found,
+    open_collection,
+    read_back,
+)
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
+log = logging.getLogger(__name__)
+
+
+class ChromaVectorCache:
+    """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``.
+
+    It holds nothing that cannot be recomputed, so a damaged cache is repaired on the spot: dropped, created
+    afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it)."""
+
+    def __init__(self, client: ClientAPI, model_id: str) -> None:
+        self._client = client
+        self._model_id = model_id
+        self.name = collection_name("embedding-cache", model_id)
+        self.repaired: str | None = None
+        self._collection = self._open()
+
+    @classmethod
+    def open(cls, client: ClientAPI, model_id: str) -> ChromaVectorCache:
+        cache = cls(client, model_id)
+        damage = read_back(client, cache.name)
+        if damage is not None:
+            cache._repair(damage)
+        return cache
+
+    def _open(self) -> VectorCollection:
+        return open_collection(self._client, self.name, {"model": self._model_id})
+
+    def _repair(self, damage: MemoryStoreError) -> None:
+        drop_collection(self._client, self.name)
+        self._collection = self._open()
+        self.repaired = (f"the embedding cache {self.name} could not be read back ({damage.__cause__}); it was "
+                         "set aside (dropped) and is refilled as texts are embedded")
+        log.warning("%s", self.repaired)
+
+    def _recover(self, exc: MemoryStoreError) -> None:
+        """After a failed read or write: repair damage, reopen a collection another process replaced, else raise."""
+        if is_not_found(exc.__cause__):
+            self._collection = self._open()
+        elif is_damage(exc):
+            self._repair(exc)
+        else:
+            raise exc
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        try:
+            return {entry.id: entry.vector for entry in self._collection.get(keys)}
+        except MemoryStoreError as exc:
+            self._recover(exc)
+            return {}
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
+        if not vectors:
+            return
+        try:
+            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
+        except MemoryStoreError as exc:
+            self._recover(exc)
+            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
