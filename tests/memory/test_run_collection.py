@@ -99,7 +99,8 @@ async def test_items_the_collection_lacks_are_embedded_and_written_back(settings
     restored = await ResearchMemory.restore(snapshot, embedder=counting, settings=settings.memory, client=client)
     assert [len(texts) for texts in counting.calls] == [4] and counting.encoded_count == 4
     assert restored.evidence == evidence
-    assert np.allclose(await restored.store.vectors(), vectors, atol=1e-5)  # the same model, the same texts
+    # the same model, the same texts, embedded again in another batch (onnx-int8 scales activations per batch)
+    assert np.sum(await restored.store.vectors() * vectors, axis=1).min() > 0.985
 
     again = CountingEmbedder()
     await ResearchMemory.restore(snapshot, embedder=again, settings=settings.memory, client=client)
