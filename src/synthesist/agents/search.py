@@ -138,12 +138,15 @@ class SearchAgent(ModelAgent):
 
         recorded = self._order.order(round) if self._order is not None and self._order.mode == "replay" else None
         turns = _Turns(recorded or [])
+        entering = asyncio.Lock()
         arrived: list[tuple[str, str]] = []
 
         async def one(name: str, query: str) -> tuple[SearchResult, AddResult, Timing]:
             started = time.monotonic()
             result = await search_all(query, [self._sources[name]], limit=limit)
-            async with turns.turn((name, query)):  # a replay adds in the recorded order; otherwise at once
+            # A replay adds in the recorded order, otherwise as the answers arrive; one answer at a time, so the
+            # queries run, the memory's order and the order a recording keeps are one order
+            async with turns.turn((name, query)), entering:
                 memory.progress.record_query(name, query)
                 added = await memory.add(list(result.evidence))
                 arrived.append((name, query))
