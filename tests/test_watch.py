@@ -143,7 +143,8 @@ def test_a_killed_watch_run_resumes_and_an_overlapping_run_is_refused(tmp_path: 
             return search
 
         server.route("/eutils/esearch.fcgi", held_after_round_one)
-        env = {**_env(tmp_path, server), "SYNTHESIST_HTTP__TIMEOUT": "60"}
+        # never sufficient, so the run goes on to round 2 whatever the judge makes of round 1
+        env = {**_env(tmp_path, server), "SYNTHESIST_HTTP__TIMEOUT": "60", "SYNTHESIST_RUN__MIN_CONFIDENCE": "0.99"}
         watch = _added_id(run_cli("watch", "add", QUESTION, "--sources", "pubmed,library", "--library", str(library),
                                "--model", "extractive", "--max-rounds", "3", env=env))
         running = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "watch", "run", watch],

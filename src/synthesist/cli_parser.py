@@ -112,14 +112,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False) -> None:
+def _run_choices(parser: argparse.ArgumentParser, *, timeout: str = "seconds for the whole run") -> None:
+    """The options of a run (run_options.RunChoices) as flags: research, batch and watch add take the same."""
     parser.add_argument("--sources", help=SOURCES_HELP)
     parser.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                        help="a local library file or folder (JSONL, MEDLINE XML); repeatable")
+                        help="a local library file or folder (JSONL, MEDLINE XML, JATS full texts); repeatable")
     parser.add_argument("--model", help="e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: auto)")
     parser.add_argument("--manager", choices=("loop", "magentic"))
     parser.add_argument("--max-rounds", type=int, help=ROUNDS_HELP)
-    parser.add_argument("--timeout", type=float, help=f"seconds for the whole run ({TIMEOUT_HELP})")
+    parser.add_argument("--timeout", type=float, help=f"{timeout} ({TIMEOUT_HELP})")
+
+
+def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False) -> None:
+    _run_choices(parser)
     parser.add_argument("--out", type=Path, metavar="DIR", required=out_required,
                         help="write report.md, report.json, references.bib, events.jsonl here")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
@@ -150,13 +155,7 @@ def _watch_parser(commands) -> None:  # noqa: ANN001 - argparse's private subpar
     actions = watch.add_subparsers(dest="watch_command", required=True, metavar="ACTION")
     add = actions.add_parser("add", help="watch a question with these research options")
     add.add_argument("question")
-    add.add_argument("--sources", help=SOURCES_HELP)
-    add.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                     help="a local library file or folder; repeatable")
-    add.add_argument("--model", help="e.g. openai:gpt-4o, extractive (default: what the settings say at run time)")
-    add.add_argument("--manager", choices=("loop", "magentic"))
-    add.add_argument("--max-rounds", type=int, help=ROUNDS_HELP)
-    add.add_argument("--timeout", type=float, help=f"seconds for each run ({TIMEOUT_HELP})")
+    _run_choices(add, timeout="seconds for each run")
     listing = actions.add_parser("list", help="every watch with its last run's date, answer and strength")
     listing.add_argument("--json", action="store_true", help="one JSON object per watch")
     remove = actions.add_parser("remove", help="stop watching (the runs are kept)")
