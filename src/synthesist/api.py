@@ -33,7 +33,7 @@ from .agents.extractive.alignment import HELD_OUT_FOLD as HELD_OUT_GATE_FOLD
 from .agents.extractive.answer import LABELS as ANSWER_LABELS
 from .agents.extractive.answer import load_model as load_answer_model
 from .agents.model_spec import parse_model_spec, provider_endpoint
-from .agents.report_format import frame_line, render_bibtex, render_markdown
+from .agents.report_format import alignment_line, frame_line, render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams, open_store
 from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError, SynthesistError
@@ -89,6 +89,7 @@ __all__ = [
     "evidence_table",
     "evidence_table_csv",
     "forest_plot_svg",
+    "alignment_line",
     "frame_line",
     "get_watch",
     "list_runs",

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from synthesist.agents.report_format import render_bibtex, render_markdown
+from synthesist.agents.report_format import alignment_line, render_bibtex, render_markdown
 from synthesist.memory import format_bibliography
-from synthesist.models import PREPRINT_LABEL, Evidence, Identifiers, ReportSection, ResearchReport, TrialInfo
+from synthesist.models import (
+    PREPRINT_LABEL,
+    Alignment,
+    Evidence,
+    Identifiers,
+    PartMatch,
+    ReportSection,
+    ResearchReport,
+    TrialInfo,
+)
 
 ARTICLE = Evidence(id="pmid:19307517", source="pubmed", title="Metformin and cancer risk in diabetic patients",
                    content="…", identifiers=Identifiers(pmid="19307517", doi="10.2337/dc08-2175"), year=2009,
@@ -49,3 +58,18 @@ def test_bibtex_has_one_entry_per_reference_with_escaped_text_and_verbatim_urls(
     assert "@misc{nctNCT01101438," in bib and "note = {ClinicalTrials.gov NCT01101438}" in bib
     assert r"title = {Metformin \& AMPK\_signalling \{in vitro\}}" in bib
     assert f"note = {{{PREPRINT_LABEL}}}" in bib
+
+
+def test_the_page_and_report_md_mark_each_part_of_the_question_alike() -> None:
+    alignment = Alignment(evidence_id=ARTICLE.id, label="indirect", parts=(
+        PartMatch(part="population", term="type 2 diabetes", addressed=False),
+        PartMatch(part="exposure", term="metformin", addressed=True, span="Metformin users"),
+        PartMatch(part="outcome", term="cancer incidence", addressed=False, surrogate=True)))
+    report = REPORT.model_copy(update={"alignment": (alignment,)})
+
+    line = alignment_line(alignment)
+
+    assert line == "indirect (population ✗, exposure ✓, outcome ~)"
+    markdown = render_markdown(report, ITEMS)
+    assert "population ✗ (type 2 diabetes)" in markdown and "outcome ~ (cancer incidence)" in markdown
+    assert alignment_line(alignment.model_copy(update={"label": "off_topic", "parts": ()})) == "off topic"

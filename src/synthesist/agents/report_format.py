@@ -98,8 +98,22 @@ def _alignment_lines(alignments: Sequence[Alignment], cite: Callable[[str], int 
     return [*lines, f"- … and {rest} other item(s), off topic or less relevant."] if rest > 0 else lines
 
 
+def part_mark(part: PartMatch) -> str:
+    """How report.md and the page mark one part of the question for an item: ✓ addressed, ~ only through a
+    surrogate or a broader term, ✗ not addressed."""
+    return "✓" if part.addressed else "~" if part.surrogate else "✗"
+
+
+def alignment_line(alignment: Alignment) -> str:
+    """An item's stand to the question in a few words, as the page shows it beside the item: its label and each
+    part's mark ("indirect (population ✗, exposure ✓, outcome ~)")."""
+    marks = ", ".join(f"{part.part} {part_mark(part)}" for part in alignment.parts)
+    label = alignment.label.replace("_", " ")
+    return f"{label} ({marks})" if marks else label
+
+
 def _part(part: PartMatch) -> str:
-    mark = "✓" if part.addressed else "~" if part.surrogate else "✗"
+    mark = part_mark(part)
     span = part.span if len(part.span) <= SPAN_CHARS else part.span[: SPAN_CHARS - 1].rstrip() + "…"
     return _text(f"{part.part} {mark} ({part.term}{': “' + span + '”' if span and part.addressed else ''})")
 

@@ -3,7 +3,8 @@
 Kept apart from the routes so the rules read in one place, and computed here in Python so the page only renders
 fields: an item's ``display_title`` is :func:`synthesist.titles.display_title` (the same text report.md,
 references.bib and MCP show), its ``link`` :func:`synthesist.identity.link_out` (where report.md links it), its
-``design`` :func:`synthesist.titles.design_label`; a finished run's ``evidence_table`` is report.md's table as data
+``design`` :func:`synthesist.titles.design_label`, its ``alignment_line`` the marks report.md gives each part of
+the question (:func:`synthesist.api.alignment_line`); a finished run's ``evidence_table`` is report.md's table as data
 (:func:`synthesist.api.evidence_table`), each reference carries its ``link`` and the report its ``frame_line``. A
 run kept on disk whose process is gone before it finished is ``interrupted``, with the command that resumes it.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..api import evidence_table, frame_line
+from ..api import alignment_line, evidence_table, frame_line
 from ..identity import link_out, web_url
 from ..models import Citation, Evidence, ResearchResult
 from ..titles import design_label, display_title
@@ -25,6 +26,7 @@ def evidence_view(item: Evidence, read_design: str | None = None) -> dict[str, A
     passages left out (the page shows the abstract)."""
     return {**item.model_dump(mode="json", exclude={"passages"}), "display_title": display_title(item),
             "titled": bool(item.title), "link": link_out(item), "design": design_label(item, read_design),
+            "alignment_line": alignment_line(item.alignment) if item.alignment else None,
             "full_text": bool(item.passages)}
 
 

@@ -156,11 +156,11 @@ function on(event, runId) {
 }
 
 // ---- the evidence: every item, its id a link out, design, year, abstract -----------------------------------------
-// e.link (identity.link_out), e.design (titles.design_label) and e.display_title come from the API
-function aligned(a) {
-  if (!a) return "";
-  const marks = a.parts.map((p) => `${p.part} ${p.addressed ? "✓" : "✗"}`).join(", ");
-  return ` <span class="${a.label === "answers" ? "flag" : "muted"}" title="${esc(a.reason)}">${esc(a.label.replace("_", " "))}${marks ? ` (${esc(marks)})` : ""}</span>`;
+// e.link (identity.link_out), e.design (titles.design_label), e.display_title and e.alignment_line
+// (report_format.alignment_line) come from the API
+function aligned(e) {
+  if (!e.alignment_line) return "";
+  return ` <span class="${e.alignment.label === "answers" ? "flag" : "muted"}" title="${esc(e.alignment.reason)}">${esc(e.alignment_line)}</span>`;
 }
 function evidenceRow(e) {
   const link = e.link; const title = e.display_title;
@@ -169,7 +169,7 @@ function evidenceRow(e) {
   const abstract = e.content ? `<details class="abstract"><summary>abstract${e.full_text ? " (full text read)" : ""}</summary><p>${esc(e.content)}</p></details>` : "";
   return `<tr id="${rowId(e.id)}"><td>${idCell}</td><td>${esc([...new Set([e.source, ...(e.links || []).map((l) => l.source)])].join(", "))}</td><td>${esc(e.year ?? "")}</td>` +
     `<td>${esc(e.design)}${e.is_preprint ? ' <span class="flag">preprint</span>' : ""}${(e.versions || []).length ? ` <span class="muted">${e.versions.length} version(s) merged</span>` : ""}</td>` +
-    `<td><span class="${e.titled ? "" : "untitled"}">${esc(title)}</span>${aligned(e.alignment)}${journal ? `<br><span class="muted">${esc(journal)}</span>` : ""}${abstract}</td></tr>`;
+    `<td><span class="${e.titled ? "" : "untitled"}">${esc(title)}</span>${aligned(e)}${journal ? `<br><span class="muted">${esc(journal)}</span>` : ""}${abstract}</td></tr>`;
 }
 function addEvidence(briefs) {  // the new items of a search, listed at once; the checkpoint adds their abstracts
   const shown = new Map(state.items.map((e) => [e.id, e]));
