@@ -1,0 +1,156 @@
+"""``synthesist study``'s reader on Evidence Inference 2.0: direction accuracy and macro-F1 on clinicians' labels.
+
+    python bench/evidence_inference_bench.py [--split validation|train] [--errors]
+
+Reads ``../shared/corpus/evidence_inference`` (its README gives the files): 822 full-text trials (JATS, read from
+``articles.tar.gz`` without unpacking), their (intervention, comparator, outcome) prompts and the clinicians'
+answers. A prompt's label is the majority of its valid answers (ties and "invalid prompt" left out). Each prompt is
+answered by :func:`synthesist.agents.studies.answer_query` on the parsed article, as ``synthesist study ARTICLE
+--queries`` answers it. Printed: accuracy and macro-F1 over the three directions (``not_reported`` counts as
+wrong), the share of answers whose quote is a statement a clinician marked as the evidence, how often the reader
+reads the clinician's own evidence text right (the direction reader alone, the passage given), the baseline of
+always answering ``no_difference``, the confusion matrix, and the time per article. ``--errors`` lists the wrong
+answers with both quotes.
+
+The ``validation`` split (90 trials) is the held-out estimate: no rule or model of the reader was written or fitted
+on it. ``train`` (732 trials) is what a learned reader trains on. Nothing leaves this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import tarfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from _shared import require
+
+from synthesist.agents.studies import answer_query
+from synthesist.agents.studies.direction import read_direction
+from synthesist.errors import ParseError
+from synthesist.study import DirectionQuery
+from synthesist.tools.jats import article_evidence, parse_jats
+
+DATA = "corpus/evidence_inference"
+LABELS = {"significantly increased": "increased", "significantly increase": "increased",
+          "significantly decreased": "decreased", "significantly decrease": "decreased",
+          "no significant difference": "no_difference"}
+DIRECTIONS = ("increased", "decreased", "no_difference")
+SHOWN = (*DIRECTIONS, "not_reported")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    prompt_id: str
+    pmcid: str
+    query: DirectionQuery
+    label: str
+    evidence: tuple[str, ...]
+    """The texts the clinicians marked as the evidence, whitespace folded."""
+
+
+def prompts(folder: Path, split: str) -> list[Prompt]:
+    """The split's prompts with a majority label of their valid answers."""
+    splits = {row["pmcid"]: row["split"] for row in csv.DictReader((folder / "split.csv").open(encoding="utf-8"))}
+    votes: dict[str, list[str]] = defaultdict(list)
+    marked: dict[str, list[str]] = defaultdict(list)
+    for row in csv.DictReader((folder / "annotations.csv").open(encoding="utf-8")):
+        label = LABELS.get(row["Label"].strip())
+        if row["Valid Label"] == "True" and label is not None:
+            votes[row["PromptID"]].append(label)
+            if row["Annotations"].strip():
+                marked[row["PromptID"]].append(" ".join(row["Annotations"].split()))
+    found = []
+    for row in csv.DictReader((folder / "prompts.csv").open(encoding="utf-8")):
+        counts = Counter(votes.get(row["PromptID"], ())).most_common()
+        if splits.get(row["PMCID"]) != split or not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+            continue
+        query = DirectionQuery(intervention=row["Intervention"], comparator=row["Comparator"] or "control",
+                               outcome=row["Outcome"])
+        found.append(Prompt(row["PromptID"], row["PMCID"], query, counts[0][0], tuple(marked[row["PromptID"]])))
+    return found
+
+
+def articles(folder: Path, pmcids: set[str]) -> dict:
+    """The articles of ``pmcids`` parsed as a library's full texts, read straight from the archive."""
+    parsed = {}
+    with tarfile.open(folder / "articles.tar.gz") as archive:
+        for member in archive:
+            pmcid = Path(member.name).stem.removeprefix("PMC")
+            if member.isfile() and pmcid in pmcids:
+                try:
+                    parsed[pmcid] = article_evidence(parse_jats(archive.extractfile(member).read()), "library")
+                except ParseError as exc:
+                    print(f"PMC{pmcid}: {exc.message}")
+    return parsed
+
+
+def macro_f1(pairs: list[tuple[str, str]]) -> float:
+    scores = []
+    for label in DIRECTIONS:
+        tp = sum(g == label and p == label for g, p in pairs)
+        fp = sum(g != label and p == label for g, p in pairs)
+        fn = sum(g == label and p != label for g, p in pairs)
+        precision, recall = tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn) if tp + fn else 0.0
+        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return sum(scores) / len(scores)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def marked(quote: str, evidence: tuple[str, ...]) -> bool:
+    """Whether ``quote`` is (or holds, or lies in) a text a clinician marked: the start of one in the other."""
+    mine = _words(quote)
+    return bool(mine) and any((theirs := _words(text)) and (theirs[:80] in mine or mine[:80] in theirs)
+                              for text in evidence)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("validation", "train"), default="validation")
+    parser.add_argument("--errors", action="store_true")
+    args = parser.parse_args()
+    folder = require(f"{DATA}/prompts.csv") / DATA
+    asked = prompts(folder, args.split)
+    started = time.perf_counter()
+    evidence = articles(folder, {prompt.pmcid for prompt in asked})
+    parsed = time.perf_counter() - started
+    pairs, on_marked, given, errors = [], 0, [], []
+    for prompt in asked:
+        answer = answer_query(evidence[prompt.pmcid], prompt.query)
+        pairs.append((prompt.label, answer.direction))
+        on_marked += marked(answer.quote, prompt.evidence)
+        if prompt.evidence:
+            given.append((prompt.label, read_direction(prompt.evidence[0], prompt.query)[0]))
+        if answer.direction != prompt.label:
+            errors.append((prompt, answer))
+    seconds = time.perf_counter() - started
+    accuracy = sum(g == p for g, p in pairs) / len(pairs)
+    print(f"{args.split}: {len(pairs)} prompts on {len(evidence)} trials, parsed in {parsed:.1f} s, read and answered "
+          f"in {seconds:.1f} s ({seconds / len(evidence):.2f} s per article)")
+    print(f"accuracy {accuracy:.3f}  macro-F1 {macro_f1(pairs):.3f}")
+    baseline = [(g, "no_difference") for g, _ in pairs]
+    print(f"always no_difference: accuracy {sum(g == p for g, p in baseline) / len(baseline):.3f}  macro-F1 "
+          f"{macro_f1(baseline):.3f}")
+    print(f"quote is a statement a clinician marked: {on_marked}/{len(pairs)}")
+    print(f"the clinician's evidence text read right: {sum(g == p for g, p in given)}/{len(given)}")
+    confusion = Counter(pairs)
+    print("gold \\ predicted  " + "  ".join(f"{label[:13]:>13}" for label in SHOWN))
+    for gold in DIRECTIONS:
+        print(f"{gold:<16}  " + "  ".join(f"{confusion[(gold, p)]:>13}" for p in SHOWN))
+    if args.errors:
+        for prompt, answer in errors:
+            query = prompt.query
+            print(f"\n{prompt.prompt_id} PMC{prompt.pmcid} {query.outcome[:60]!r}: {query.intervention[:40]} vs "
+                  f"{query.comparator[:40]}\n  gold {prompt.label}: {(prompt.evidence or ('',))[0][:300]}\n  got  "
+                  f"{answer.direction} [{answer.section}]: {answer.quote[:300]}")
+
+
+if __name__ == "__main__":
+    main()
