@@ -50,7 +50,7 @@ from synthesist.agents.conflicts import addresses_part, detect_conflicts
 from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import terms
-from synthesist.agents.studies.direction import answer_query
+from synthesist.agents.studies import answer_query
 from synthesist.agents.studies.effects import significance
 from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.study import DirectionQuery

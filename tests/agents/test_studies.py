@@ -1,5 +1,6 @@
-"""Study records and the direction of an outcome: by rule, on our own fixture, checked verbatim; the 48 real
-articles checked against a text built independently of our parser."""
+"""Study records and the direction of an outcome: the rule reader (the learned reader's features), the study
+record on our own fixture, checked verbatim; the 48 real articles checked against a text built independently of
+our parser. The learned reader's contracts and held-out figures: test_learned_reader.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from xml.etree import ElementTree
 import pytest
 
 from synthesist.agents.studies import answer_query, read_study, verify_record
+from synthesist.agents.studies.direction import read_direction
 from synthesist.agents.studies.effects import read_effect, significance
 from synthesist.errors import ParseError
 from synthesist.models import Evidence, Passage, TrialInfo, TrialOutcome
@@ -98,10 +100,11 @@ def test_the_effect_comes_with_the_quote(trial: Evidence):
     ("After adjustment, the difference in pain scores between ketamine and placebo was no longer significant.",
      "no_difference"),
 ])
-def test_direction_reads_who_changed_and_whether_it_was_significant(sentence: str, direction: str):
+def test_the_rule_reader_reads_who_changed_and_whether_it_was_significant(sentence: str, direction: str):
+    """The rule reader's verdict is one of the learned reader's features (agents/studies/learned.py)."""
     query = DirectionQuery(intervention="ketamine", comparator="placebo", outcome="pain scores")
 
-    assert answer_query(abstract(sentence), query).direction == direction
+    assert read_direction(sentence, query)[0] == direction
 
 
 def test_the_articles_abbreviations_name_the_arms():

@@ -31,7 +31,7 @@ from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .certainty import LEVELS, OutcomeEvidence, grade
 from .conflicts import detect_conflicts
 from .extractive.text import terms
-from .studies.direction import answer_query
+from .studies.learned import answer_query
 from .studies.pooling import pooled_estimate
 from .studies.record import read_study
 from .studies.table import evidence_rows

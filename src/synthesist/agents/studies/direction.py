@@ -1,8 +1,9 @@
-"""What did this trial find? The direction of one outcome, intervention versus comparator, from the article.
+"""The rule reader of one outcome's direction, intervention versus comparator: the learned reader's features
+(:mod:`.learned`) and the conflicts' reading of an item's statements (:func:`ranked_answers`).
 
-:func:`answer_query` picks the sentence or table row that best reports ``outcome`` for the two arms (outcome words
-first, then arm names, a statistic, and the section: stated results before discussion), narrows it to the clause
-that names the outcome, and reads it:
+:func:`scored_units` scores each sentence or table row for how well it reports ``outcome`` for the two arms
+(outcome words first, then arm names, a statistic, and the section: stated results before discussion);
+:func:`read_direction` narrows a unit to the clause that names the outcome and reads it:
 
 1. a non-significance statement ("did not differ", "no significant", ``p = 0.34``, a CI that spans the no-effect
    value) → ``no_difference``;
@@ -92,9 +93,6 @@ _TIME_POINT = re.compile(
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "twelve": 12}
 _DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4, "y": 365.25}
-SAME_FINDING = 3
-"""The best units read for one finding: a conclusion in words may stand above the results sentence with its
-figures (:func:`with_figures`)."""
 PAIR_WEIGHT = 0.5
 """A unit that names the query's two arms as the pair it compares ("between A and B") is about this comparison."""
 MIN_OUTCOME_OVERLAP = 0.34
@@ -103,17 +101,9 @@ of three words beyond the generic ones)."""
 
 
 @dataclass(frozen=True)
-class _Scored:
+class Scored:
     score: float
     unit: Unit
-
-
-def answer_query(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:
-    """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence``, with its verbatim quote."""
-    answers = [result for result, _ in ranked_answers(evidence, query, limit=SAME_FINDING)]
-    if not answers:
-        return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    return with_figures(answers)
 
 
 def with_figures(answers: list[OutcomeResult]) -> OutcomeResult:
@@ -133,7 +123,7 @@ def _figures(result: OutcomeResult) -> bool:
 def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int,
                    guess: bool = True) -> list[tuple[OutcomeResult, str]]:
     """What the ``limit`` units that best report the query's outcome each say of it, with the clause the direction
-    was read from (best first, as :func:`answer_query` would choose them): an item's other statements of the same
+    was read from (best first by the rule score): an item's other statements of the same
     outcome — its conclusion beside its results sentence — for a reader that weighs them together
     (:mod:`..conflicts`)."""
     aliases = abbreviations(source_text(evidence))
@@ -160,10 +150,20 @@ def ranked_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
                  aliases: dict[str, str] | None = None) -> list[Unit]:
     """The units that report the query's outcome for its arms, best first (none when no unit names the outcome).
     An outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
-    outcome = terms(_TIME_POINT.sub(" ", query.outcome)) or terms(query.outcome)  # the time is matched apart
+    read, scored = scored_units(evidence, query, arms, aliases)
+    found = [s for s in scored if s is not None]
+    return [s.unit for s in sorted(found, key=lambda s: -s.score)]  # stable: the first of equals first
+
+
+def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
+                 aliases: dict[str, str] | None = None) -> tuple[list[Unit], list[Scored | None]]:
+    """Every unit of ``evidence`` in reading order, with its rule score for the query (None for a unit that does
+    not name the outcome, or cannot report a result: an aim, the methods)."""
+    outcome = query_outcome(query)
     arms = arms or ArmTerms.of(query)
+    read = list(units(evidence))
     if not outcome:
-        return []
+        return read, [None] * len(read)
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
     for short in _QUERY_SHORT_FORM.findall(query.outcome):  # "EAR (early response)": the query defines "EAR"
         short_forms.setdefault(short.lower(), outcome)
@@ -172,11 +172,14 @@ def ranked_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
         initials = "".join(word[0] for word in words).lower()
         if len(initials) >= 2:  # "BUN" names "blood urea nitrogen (levels)" where the article never defines it
             short_forms.setdefault(initials, outcome)
-    read = list(units(evidence))
     weights = _rarity(read, outcome)
     times = _time_points(query.outcome)
-    scored = [s for unit in read if (s := _score(unit, outcome, arms, short_forms, weights, times)) is not None]
-    return [s.unit for s in sorted(scored, key=lambda s: -s.score)]  # stable: the first of equals first
+    return read, [_score(unit, outcome, arms, short_forms, weights, times) for unit in read]
+
+
+def query_outcome(query: DirectionQuery) -> frozenset[str]:
+    """The outcome's content words, its time point left out (the time is matched apart)."""
+    return terms(_TIME_POINT.sub(" ", query.outcome)) or terms(query.outcome)
 
 
 def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
@@ -190,7 +193,7 @@ def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
 
 
 def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
-           weights: dict[str, float], asked_times: frozenset[float] = frozenset()) -> _Scored | None:
+           weights: dict[str, float], asked_times: frozenset[float] = frozenset()) -> Scored | None:
     words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
     for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
         words = words | short_forms[short]
@@ -213,7 +216,7 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
         score -= 1.5
     if asked_times and (named := _time_points(unit.text)) and not _same_time(asked_times, named):
         score -= 1.5  # "at one week" when the outcome is asked "at 12 weeks"
-    return _Scored(score, unit)
+    return Scored(score, unit)
 
 
 @lru_cache(maxsize=50_000)

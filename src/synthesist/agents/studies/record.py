@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from ...models import Evidence, PostedResult
 from ...study import Arm, Count, DesignName, Direction, DirectionQuery, Effect, MeasureName, OutcomeResult, StudyRecord
 from ..extractive.designs import Design, study_designs
-from .direction import answer_query, read_direction
+from .direction import read_direction
 from .effects import ratio_side, read_effect, significance
+from .learned import answer_query
 from .passages import Unit, units
 from .verify import posted_line, registry_text, verify_record
 

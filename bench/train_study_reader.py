@@ -1,0 +1,160 @@
+"""Train the study reader's models on Evidence Inference 2.0 and write ``src/synthesist/reading/study_reader.json``.
+
+    python bench/train_study_reader.py [--out PATH] [--limit N]      (make train-reader)
+
+Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials; validation: 90), read as
+:mod:`evidence_inference_bench` reads it. Deterministic: the same data gives the same file (L-BFGS from zero on
+convex losses; no sampling).
+
+1. The passage ranker: a linear score over :data:`~synthesist.agents.studies.learned.RANK_FEATURES` and the
+   tagged words of each unit that names the outcome, fitted listwise per train prompt (the units a clinician
+   marked as the evidence are the positives; prompts whose marked text is in no unit are left out).
+2. The direction model: a softmax over the tagged words and rule features of each clinician's marked text,
+   labelled with the prompt's majority label. (Adding the ranker's best units as examples, at weights 0.25 to 1,
+   scored lower in 5-fold cross-validation over train trials, 2026-11-27: 0.745–0.749 against 0.751.)
+3. The threshold: on the validation split, the highest probability below which answering ``not_reported`` costs
+   at most :data:`ABSTAIN_COST` of accuracy (a guess below it is as often wrong as right).
+
+Printed: the ranker's top-1 hit rate and the answers' accuracy and macro-F1 on validation (the held-out estimate)
+and on train (the rows it was fitted on: for comparison only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from _shared import require
+from evidence_inference_bench import DATA, Prompt, articles, macro_f1, marked, prompts
+from scipy import sparse
+
+from synthesist.agents.studies.arms import ArmTerms, abbreviations
+from synthesist.agents.studies.direction import scored_units
+from synthesist.agents.studies.learned import (
+    RANK_FEATURES,
+    RULE_FEATURES,
+    decide,
+    direction_rows,
+    rank_features,
+    readings,
+    tagged,
+)
+from synthesist.agents.studies.passages import Unit
+from synthesist.agents.studies.verify import source_text
+from synthesist.models import Evidence
+from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
+from synthesist.reading.study_reader import StudyReader
+
+OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "study_reader.json"
+RANKER_C = 1.0
+RANKER_MIN_DF = 5
+DIRECTION_C = 3.0
+READ = 10
+"""Units read per question. Chosen by 5-fold cross-validation over train trials (2026-11-27): 3, 5, 7 and 10
+units, pooled by mixture or by product, with ranker temperatures 1, 2 and 4, all score 0.74–0.75; ten units
+pooled by product scored highest."""
+ABSTAIN_COST = 0.01
+THRESHOLDS = tuple(round(0.34 + 0.02 * i, 2) for i in range(14))
+
+
+def _units(evidence: Evidence, prompt: Prompt) -> tuple[list[Unit], list, ArmTerms]:
+    aliases = abbreviations(source_text(evidence))
+    arms = ArmTerms.of(prompt.query, aliases)
+    read, scored = scored_units(evidence, prompt.query, arms, aliases)
+    return read, scored, arms
+
+
+def _groups(train: list[Prompt], evidence: dict[str, Evidence]) -> list[tuple[Prompt, list[Unit], np.ndarray,
+                                                                              list[str], np.ndarray, ArmTerms]]:
+    """Per train prompt: the units the ranker sees (those that name the outcome, and the marked ones), their rank
+    features, tagged texts, and which were marked."""
+    found = []
+    for prompt in train:
+        read, scored, arms = _units(evidence[prompt.pmcid], prompt)
+        hits = np.array([marked(unit.text, prompt.evidence) for unit in read], dtype=bool)
+        kept = [i for i, s in enumerate(scored) if s is not None or hits[i]]
+        if not kept:
+            continue
+        dense = rank_features(read, scored, prompt.query, arms)[kept]
+        found.append((prompt, [read[i] for i in kept], dense,
+                      [tagged(read[i].text, prompt.query, arms) for i in kept], hits[kept], arms))
+    return found
+
+
+def fit_ranker(groups: list) -> ListwiseScorer:
+    marked_groups = [(dense, texts, hits) for _, _, dense, texts, hits, _ in groups if hits.any()]
+    vectorizer = TextVectorizer.fit((t for _, texts, _ in marked_groups for t in texts), longest=2,
+                                    min_df=RANKER_MIN_DF)
+    return ListwiseScorer.fit(marked_groups, c=RANKER_C, vectorizer=vectorizer)
+
+
+def fit_direction(groups: list) -> tuple[TextVectorizer, Softmax]:
+    texts, rules, labels = [], [], []
+    for prompt, _, _, _, _, arms in groups:
+        marked_texts = [Unit(text, "", "results", "paragraph") for text in prompt.evidence]
+        if not marked_texts:
+            continue
+        tagged_texts, rule_rows = direction_rows(marked_texts, prompt.query, arms)
+        texts += tagged_texts
+        rules.append(rule_rows)
+        labels += [prompt.label] * len(marked_texts)
+    vectorizer = TextVectorizer.fit(texts, longest=2, min_df=2)
+    inputs = sparse.hstack([vectorizer.transform(texts), sparse.csr_matrix(np.concatenate(rules))]).tocsr()
+    return vectorizer, Softmax.fit(inputs, labels, c=DIRECTION_C)
+
+
+def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evidence]) -> dict[float, list]:
+    """For each threshold, the (gold, answer) pairs; and the ranker's top-1 hit rate under key ``"top1"``."""
+    found = {prompt.prompt_id: readings(evidence[prompt.pmcid], prompt.query, reader) for prompt in asked}
+    pairs: dict = {t: [(p.label, decide(found[p.prompt_id], t)[0]) for p in asked] for t in (0.0, *THRESHOLDS)}
+    with_marks = [p for p in asked if p.evidence]
+    pairs["top1"] = sum(bool(found[p.prompt_id]) and marked(found[p.prompt_id][0].unit.text, p.evidence)
+                        for p in with_marks) / len(with_marks)
+    return pairs
+
+
+def _accuracy(pairs: list) -> float:
+    return sum(g == p for g, p in pairs) / len(pairs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--limit", type=int, default=0, help="train on the first N train trials only (a smoke run)")
+    args = parser.parse_args()
+    folder = require(f"{DATA}/prompts.csv") / DATA
+    train, validation = prompts(folder, "train"), prompts(folder, "validation")
+    if args.limit:
+        kept = sorted({p.pmcid for p in train})[:args.limit]
+        train = [p for p in train if p.pmcid in kept]
+    started = time.perf_counter()
+    evidence = articles(folder, {p.pmcid for p in train + validation})
+    train = [p for p in train if p.pmcid in evidence]
+    validation = [p for p in validation if p.pmcid in evidence]
+    print(f"{len(train)} train prompts, {len(validation)} validation prompts, {len(evidence)} trials parsed in "
+          f"{time.perf_counter() - started:.0f} s")
+    groups = _groups(train, evidence)
+    ranker = fit_ranker(groups)
+    vectorizer, direction = fit_direction(groups)
+    print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
+    reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, RANK_FEATURES, RULE_FEATURES)
+    held_out = evaluate(reader, validation, evidence)
+    best = _accuracy(held_out[0.0])
+    threshold = max((t for t in THRESHOLDS if _accuracy(held_out[t]) >= best - ABSTAIN_COST), default=0.0)
+    seen = evaluate(reader, train, evidence)
+    for name, figures in (("validation", held_out), ("train (fitted on)", seen)):
+        pairs = figures[threshold]
+        unclear = sum(p == "not_reported" for _, p in pairs)
+        print(f"{name}: ranker top-1 {figures['top1']:.3f}; threshold {threshold}: accuracy {_accuracy(pairs):.3f} "
+              f"macro-F1 {macro_f1(pairs):.3f} ({unclear} unclear of {len(pairs)}); no threshold: accuracy "
+              f"{_accuracy(figures[0.0]):.3f} macro-F1 {macro_f1(figures[0.0]):.3f}")
+    final = StudyReader(ranker, vectorizer, direction, threshold, READ, RANK_FEATURES, RULE_FEATURES)
+    args.out.write_text(json.dumps(final.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()

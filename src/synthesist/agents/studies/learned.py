@@ -1,0 +1,210 @@
+"""The learned study reader: which passage reports a comparison, and what it reports, decided by two small models
+trained on clinicians' labels (Evidence Inference 2.0's train split), with the rules as their features.
+
+1. **Ranking.** Every sentence and table row of the article (:func:`.passages.units`) gets the features of
+   :data:`RANK_FEATURES`: how much of the outcome and which arms it names, the rule ranker's score and rank
+   (:func:`.direction.scored_units`), statistic and change cues, its section and kind, and its tagged words
+   (below). A linear model, trained listwise on which units the clinicians marked as the evidence, scores them.
+2. **Direction.** The ranker's best units (``StudyReader.read`` of them) are each read by a softmax model over
+   the unit's words with the query's parts tagged (``INTV``, ``COMP``, ``OUTC``, ``NUM``: the model learns "INTV …
+   significantly lower OUTC than COMP", not a drug's name) and the rule reader's verdict and effect side
+   (:func:`rule_features`). Their probabilities are pooled (:func:`decide`); below the model's threshold the
+   answer is ``not_reported`` with the best passage as its quote.
+
+The quote is the best-ranked unit that reads the decided direction itself, so a quote never contradicts the
+direction printed above it. The models, their figures and how to retrain them: docs/architecture/studies.md.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...models import Evidence
+from ...reading import StudyReader, study_reader
+from ...study import Direction, DirectionQuery, OutcomeResult
+from .arms import ArmTerms, abbreviations, terms
+from .direction import (
+    _AIM,
+    _CITING,
+    _DOWN,
+    _NO_DIFFERENCE,
+    _STATISTIC,
+    _UP,
+    Scored,
+    _outcome_clause,
+    _pairs,
+    query_outcome,
+    read_direction,
+    scored_units,
+    with_figures,
+)
+from .effects import ratio_side, read_effect
+from .passages import Unit
+from .verify import source_text
+
+ROLES = ("abstract", "results", "conclusions", "discussion", "methods", "introduction", "other")
+RANK_FEATURES = (
+    "outcome_share", "outcome_weight", "names_intervention", "names_comparator", "rule_score", "rule_reads",
+    "rule_reciprocal_rank", "rule_first", "statistic", "no_difference_cue", "change_cue", "table", "figure",
+    "citing", "log_length", "aim", "names_pair", *(f"role_{role}" for role in ROLES),
+)
+RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule_not_reported", "effect",
+                 "effect_above", "effect_below")
+"""The rule reader's verdict on a unit and the side of its effect estimate, as inputs to the direction model."""
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?|[<>=≤≥%]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
+                 "participant participants")
+_TAGS = ("INTV", "COMP", "OUTC", "NUM")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One unit as the direction model read it."""
+
+    unit: Unit
+    rank_score: float
+    probabilities: dict[str, float]
+
+    @property
+    def direction(self) -> str:
+        return max(self.probabilities, key=self.probabilities.__getitem__)
+
+
+def rank_features(read: list[Unit], scored: list[Scored | None], query: DirectionQuery,
+                  arms: ArmTerms) -> np.ndarray:
+    """One row of :data:`RANK_FEATURES` per unit."""
+    outcome = query_outcome(query)
+    weights = {word: math.log(1 + len(read) / (1 + sum(word in terms(u.text) for u in read))) for word in outcome}
+    order = sorted((i for i, s in enumerate(scored) if s is not None), key=lambda i: -scored[i].score)
+    rank = {i: r for r, i in enumerate(order)}
+    rows = []
+    for index, unit in enumerate(read):
+        words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
+        named = outcome & words
+        rule = scored[index]
+        rows.append([
+            len(named) / len(outcome) if outcome else 0.0,
+            sum(weights[w] for w in named) / (sum(weights.values()) or 1.0),
+            bool(arms.intervention & words), bool(arms.comparator & words),
+            rule.score if rule else 0.0, rule is not None,
+            1 / (1 + rank[index]) if index in rank else 0.0, rank.get(index) == 0,
+            bool(_STATISTIC.search(unit.text)), bool(_NO_DIFFERENCE.search(unit.text)),
+            bool(_UP.search(unit.text) or _DOWN.search(unit.text)), unit.kind == "table", unit.kind == "figure",
+            bool(_CITING.search(unit.text)), math.log1p(len(unit.text)), bool(_AIM.match(unit.text)),
+            _pairs(unit.text, arms), *(unit.role == role for role in ROLES),
+        ])
+    return np.asarray(rows, dtype=float).reshape(len(read), len(RANK_FEATURES))
+
+
+def tagged(text: str, query: DirectionQuery, arms: ArmTerms) -> str:
+    """``text`` as the direction model's tokens: lower-cased words, with the query's intervention, comparator and
+    outcome words and the numbers replaced by their tags (a run of one tag kept once)."""
+    outcome = query_outcome(query) - _GENERIC - arms.intervention - arms.comparator
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        folded = next(iter(terms(word)), word.lower())
+        if folded in arms.intervention and folded not in arms.comparator:
+            token = "INTV"
+        elif folded in arms.comparator and folded not in arms.intervention:
+            token = "COMP"
+        elif folded in outcome:
+            token = "OUTC"
+        elif _NUMBER.fullmatch(word):
+            token = "NUM"
+        else:
+            token = word.lower()
+        if not (tokens and tokens[-1] == token and token in _TAGS):
+            tokens.append(token)
+    return " ".join(tokens)
+
+
+def rule_features(unit: Unit, query: DirectionQuery, arms: ArmTerms) -> list[float]:
+    """One row of :data:`RULE_FEATURES`: what the rule reader says of ``unit``."""
+    direction, clause = read_direction(unit.text, query, hint=unit.measure_hint, arms=arms)
+    effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
+                                                                              measure_hint=unit.measure_hint)
+    side = ratio_side(effect) if effect is not None else None
+    return [direction == "increased", direction == "decreased", direction == "no_difference",
+            direction == "not_reported", effect is not None, side == "above", side == "below"]
+
+
+def direction_rows(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> tuple[list[str], np.ndarray]:
+    """The direction model's inputs for ``units``: tagged texts and rule rows."""
+    return ([tagged(unit.text, query, arms) for unit in units],
+            np.asarray([rule_features(unit, query, arms) for unit in units], dtype=float).reshape(-1,
+                                                                                                len(RULE_FEATURES)))
+
+
+def shipped_reader() -> StudyReader:
+    """The shipped models, checked against the features this module computes."""
+    reader = study_reader()
+    reader.check(RANK_FEATURES, RULE_FEATURES)
+    return reader
+
+
+def readings(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> list[Reading]:
+    """The ``reader.read`` units the ranker puts first among those that name the outcome, best first, each with
+    the direction model's probabilities (empty when no unit names the outcome)."""
+    aliases = abbreviations(source_text(evidence))
+    arms = ArmTerms.of(query, aliases)
+    read, scored = scored_units(evidence, query, arms, aliases)
+    candidates = [i for i, s in enumerate(scored) if s is not None]
+    if not candidates:
+        return []
+    dense = rank_features(read, scored, query, arms)[candidates]
+    scores = reader.rank(dense, [tagged(read[i].text, query, arms) for i in candidates])
+    order = np.argsort(-scores, kind="stable")[:reader.read]
+    chosen = [read[candidates[j]] for j in order]
+    texts, rules = direction_rows(chosen, query, arms)
+    probabilities = reader.directions(texts, rules)
+    return [Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
+            for unit, score, row in zip(chosen, scores[order], probabilities, strict=True)]
+
+
+def decide(found: list[Reading], threshold: float) -> tuple[Direction, float]:
+    """The direction the readings give together, and its probability: each reading's log-probabilities weighted
+    by the ranker's softmax over the readings, summed and normalised (a product of experts: a confident results
+    sentence outweighs two vague ones); ``not_reported`` when the probability is below ``threshold``."""
+    if not found:
+        return "not_reported", 0.0
+    scores = np.array([r.rank_score for r in found])
+    weight = np.exp(scores - scores.max())
+    weight /= weight.sum()
+    labels = tuple(found[0].probabilities)
+    log_p = np.log(np.array([[r.probabilities[label] for label in labels] for r in found]) + 1e-9)
+    pooled = weight @ log_p
+    pooled = np.exp(pooled - pooled.max())
+    pooled /= pooled.sum()
+    best = int(np.argmax(pooled))
+    label = labels[best] if pooled[best] >= threshold else "not_reported"
+    return label, float(pooled[best])  # type: ignore[return-value]
+
+
+def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader | None = None) -> OutcomeResult:
+    """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence`` as the learned reader (the
+    shipped one unless ``reader`` is given) decides it, with its verbatim quote: the best-ranked unit that reads
+    that direction itself, or the first such unit that states its figures when that one states none
+    (:func:`.direction.with_figures`); the best unit when none reads it, or when the answer is unclear."""
+    reader = reader or shipped_reader()
+    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    found = readings(evidence, query, reader)
+    if not found:
+        return blank
+    direction, _ = decide(found, reader.threshold)
+    arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
+    agreeing = [r.unit for r in found if r.direction == direction] or [found[0].unit]
+    return with_figures([_result(blank, unit, direction, query, arms) for unit in agreeing])
+
+
+def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,
+            arms: ArmTerms) -> OutcomeResult:
+    clause = _outcome_clause(unit.text, terms(query.outcome), arms)
+    effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
+                                                                              measure_hint=unit.measure_hint)
+    return blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
+                                    "section": unit.section})

@@ -1,0 +1,12 @@
+"""The reading core's learned models: small linear models trained on clinicians' labels, their vectorisers and
+their shipped weights (JSON package data), below the agents that compute their features and act on them.
+
+- :mod:`.linear`: a TF-IDF vectoriser and a softmax classifier, fitted with L-BFGS and scored with numpy.
+- :mod:`.study_reader`: the study reader's passage ranker and direction model (``study_reader.json``).
+
+Imports only leaves (errors) and numpy/scipy: agents use it, it uses no agent.
+"""
+
+from .study_reader import StudyReader, study_reader
+
+__all__ = ["StudyReader", "study_reader"]
