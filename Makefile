@@ -9,7 +9,7 @@ QUERY ?= Does metformin lower cancer incidence in type 2 diabetes?
 ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench clean browser
+.PHONY: install run test bench clean browser train-reader
 
 install: $(STAMP)
 
@@ -43,6 +43,11 @@ browser:
 	    echo "chromium is not installed and cannot be here (not root, or no apt-get): the browser tests will skip"; \
 	  fi; \
 	fi
+
+# The study reader's models (src/synthesist/reading/study_reader.json) from Evidence Inference 2.0 in ../shared:
+# about six minutes on two cores, the same file every time.
+train-reader: $(STAMP)
+	$(BIN)/python bench/train_study_reader.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/memory_bench.py

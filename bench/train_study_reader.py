@@ -14,37 +14,46 @@ convex losses; no sampling).
    scored lower in 5-fold cross-validation over train trials, 2026-11-27: 0.745–0.749 against 0.751.)
 3. The threshold: on the validation split, the highest probability below which answering ``not_reported`` costs
    at most :data:`ABSTAIN_COST` of accuracy (a guess below it is as often wrong as right).
+4. Whether an article tests a comparison: a logistic model over
+   :data:`~synthesist.agents.studies.learned.ADDRESS_FEATURES` of each train article with its own questions
+   (yes) and with other train articles' questions whose outcome it mentions (no); its threshold keeps
+   :data:`ADDRESS_RECALL` of the validation articles' own questions.
 
 Printed: the ranker's top-1 hit rate and the answers' accuracy and macro-F1 on validation (the held-out estimate)
-and on train (the rows it was fitted on: for comparison only).
+and on train (the rows it was fitted on: for comparison only); how many own and other questions the address
+model lets through on validation; and the shipped reader's validation figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import time
 from pathlib import Path
 
 import numpy as np
 from _shared import require
 from evidence_inference_bench import DATA, Prompt, articles, macro_f1, marked, prompts
-from scipy import sparse
 
-from synthesist.agents.studies.arms import ArmTerms, abbreviations
-from synthesist.agents.studies.direction import scored_units
+from synthesist.agents.studies.arms import ArmTerms, abbreviations, terms
+from synthesist.agents.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
 from synthesist.agents.studies.learned import (
+    ADDRESS_FEATURES,
     RANK_FEATURES,
     RULE_FEATURES,
+    answer_query,
     decide,
     direction_rows,
     rank_features,
+    read_question,
     readings,
     tagged,
 )
 from synthesist.agents.studies.passages import Unit
 from synthesist.agents.studies.verify import source_text
 from synthesist.models import Evidence
+from synthesist.reading.fitting import fit_listwise, fit_softmax
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.study_reader import StudyReader
 
@@ -52,11 +61,17 @@ OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "
 RANKER_C = 1.0
 RANKER_MIN_DF = 5
 DIRECTION_C = 3.0
-READ = 10
+READ = 5
 """Units read per question. Chosen by 5-fold cross-validation over train trials (2026-11-27): 3, 5, 7 and 10
-units, pooled by mixture or by product, with ranker temperatures 1, 2 and 4, all score 0.74–0.75; ten units
-pooled by product scored highest."""
-ABSTAIN_COST = 0.01
+units, pooled by mixture or by product, with ranker temperatures 1, 2 and 4, all score 0.74–0.75; five and ten
+units pooled by product score highest (0.752, 0.751 with the direction model trained on marked texts), and five
+read in two thirds of the time."""
+ABSTAIN_COST = 0.005
+ADDRESS_C = 0.1
+ADDRESS_RECALL = 0.99
+NEGATIVES = 4
+NEGATIVE_DRAWS = 20
+SEED = 0
 THRESHOLDS = tuple(round(0.34 + 0.02 * i, 2) for i in range(14))
 
 
@@ -78,7 +93,7 @@ def _groups(train: list[Prompt], evidence: dict[str, Evidence]) -> list[tuple[Pr
         kept = [i for i, s in enumerate(scored) if s is not None or hits[i]]
         if not kept:
             continue
-        dense = rank_features(read, scored, prompt.query, arms)[kept]
+        dense = rank_features(read, scored, prompt.query, arms, kept)
         found.append((prompt, [read[i] for i in kept], dense,
                       [tagged(read[i].text, prompt.query, arms) for i in kept], hits[kept], arms))
     return found
@@ -88,7 +103,7 @@ def fit_ranker(groups: list) -> ListwiseScorer:
     marked_groups = [(dense, texts, hits) for _, _, dense, texts, hits, _ in groups if hits.any()]
     vectorizer = TextVectorizer.fit((t for _, texts, _ in marked_groups for t in texts), longest=2,
                                     min_df=RANKER_MIN_DF)
-    return ListwiseScorer.fit(marked_groups, c=RANKER_C, vectorizer=vectorizer)
+    return fit_listwise(marked_groups, c=RANKER_C, vectorizer=vectorizer)
 
 
 def fit_direction(groups: list) -> tuple[TextVectorizer, Softmax]:
@@ -102,8 +117,48 @@ def fit_direction(groups: list) -> tuple[TextVectorizer, Softmax]:
         rules.append(rule_rows)
         labels += [prompt.label] * len(marked_texts)
     vectorizer = TextVectorizer.fit(texts, longest=2, min_df=2)
-    inputs = sparse.hstack([vectorizer.transform(texts), sparse.csr_matrix(np.concatenate(rules))]).tocsr()
-    return vectorizer, Softmax.fit(inputs, labels, c=DIRECTION_C)
+    return vectorizer, fit_softmax(np.concatenate(rules), labels, c=DIRECTION_C, text=vectorizer.transform(texts),
+                                   vectorizer=vectorizer)
+
+
+def address_rows(asked: list[Prompt], evidence: dict[str, Evidence],
+                 reader: StudyReader) -> tuple[np.ndarray, list[str]]:
+    """:data:`ADDRESS_FEATURES` rows: each article with its own questions (``yes``), and with up to
+    :data:`NEGATIVES` questions of other articles whose outcome it mentions (``no``: the reader would answer them),
+    drawn in a seeded order."""
+    rows, labels = [], []
+    draw = random.Random(SEED)
+    for pmcid in sorted({p.pmcid for p in asked}):
+        own = [p for p in asked if p.pmcid == pmcid]
+        for prompt in own:
+            found = read_question(evidence[pmcid], prompt.query, reader)
+            if found.readings:
+                rows.append(found.address)
+                labels.append("yes")
+        words = terms(source_text(evidence[pmcid]))
+        others = [p for p in asked if p.pmcid != pmcid and _mentions(words, p.query)]
+        taken = 0
+        for prompt in draw.sample(others, min(NEGATIVE_DRAWS, len(others))):
+            found = read_question(evidence[pmcid], prompt.query, reader)
+            if found.readings:
+                rows.append(found.address)
+                labels.append("no")
+                taken += 1
+            if taken == NEGATIVES:
+                break
+    return np.stack(rows), labels
+
+
+def _mentions(words: frozenset[str], query) -> bool:
+    outcome = query_outcome(query)
+    return bool(outcome) and len(outcome & words) / len(outcome) >= MIN_OUTCOME_OVERLAP
+
+
+def address_threshold(model: Softmax, rows: np.ndarray, labels: list[str]) -> float:
+    """The highest threshold that keeps :data:`ADDRESS_RECALL` of the articles' own questions."""
+    p = model.probabilities(rows)[:, model.classes.index("yes")]
+    own = np.sort(p[np.array(labels) == "yes"])
+    return float(np.floor(own[int(np.floor((1 - ADDRESS_RECALL) * len(own)))] * 100) / 100)
 
 
 def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evidence]) -> dict[float, list]:
@@ -140,7 +195,9 @@ def main() -> None:
     ranker = fit_ranker(groups)
     vectorizer, direction = fit_direction(groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
-    reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, RANK_FEATURES, RULE_FEATURES)
+    neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
+    reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES, RULE_FEATURES,
+                         ADDRESS_FEATURES)
     held_out = evaluate(reader, validation, evidence)
     best = _accuracy(held_out[0.0])
     threshold = max((t for t in THRESHOLDS if _accuracy(held_out[t]) >= best - ABSTAIN_COST), default=0.0)
@@ -151,7 +208,19 @@ def main() -> None:
         print(f"{name}: ranker top-1 {figures['top1']:.3f}; threshold {threshold}: accuracy {_accuracy(pairs):.3f} "
               f"macro-F1 {macro_f1(pairs):.3f} ({unclear} unclear of {len(pairs)}); no threshold: accuracy "
               f"{_accuracy(figures[0.0]):.3f} macro-F1 {macro_f1(figures[0.0]):.3f}")
-    final = StudyReader(ranker, vectorizer, direction, threshold, READ, RANK_FEATURES, RULE_FEATURES)
+    rows, labels = address_rows(train, evidence, reader)
+    address = fit_softmax(rows, labels, c=ADDRESS_C, standardise=True)
+    held_rows, held_labels = address_rows(validation, evidence, reader)
+    gate = address_threshold(address, held_rows, held_labels)
+    kept = address.probabilities(held_rows)[:, address.classes.index("yes")] >= gate
+    own = np.array(held_labels) == "yes"
+    print(f"addresses the comparison (validation, threshold {gate}): {kept[own].mean():.3f} of {own.sum()} own "
+          f"questions answered, {kept[~own].mean():.3f} of {(~own).sum()} other articles' questions answered "
+          f"(without the model: all)")
+    final = StudyReader(ranker, vectorizer, direction, threshold, READ, address, gate, RANK_FEATURES,
+                        RULE_FEATURES, ADDRESS_FEATURES)
+    pairs = [(p.label, answer_query(evidence[p.pmcid], p.query, final).direction) for p in validation]
+    print(f"validation, as shipped: accuracy {_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs):.3f}")
     args.out.write_text(json.dumps(final.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
 

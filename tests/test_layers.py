@@ -39,3 +39,11 @@ def test_faces_import_only_the_api_leaves_and_other_faces() -> None:
     assert len(files) >= len(FACES)
     below = {str(path.relative_to(PACKAGE)): sorted(_internal_imports(path) - ALLOWED) for path in files}
     assert {name: modules for name, modules in below.items() if modules} == {}
+
+
+def test_the_reading_core_stands_below_the_agents_and_imports_only_leaves() -> None:
+    """reading/ (the learned models) is imported by agents and imports none of them (docs/architecture/studies.md)."""
+    files = sorted((PACKAGE / "reading").glob("*.py"))
+    assert files
+    above = {str(path.relative_to(PACKAGE)): sorted(_internal_imports(path) - set(LEAVES)) for path in files}
+    assert {name: modules for name, modules in above.items() if modules} == {}

@@ -1,9 +1,9 @@
-"""Linear models as the reading core ships them: a TF-IDF text vectoriser and a softmax (multinomial logistic)
-classifier, fitted with L-BFGS, saved as plain JSON and scored with numpy.
+"""Linear models as the reading core ships and runs them: a TF-IDF text vectoriser, a softmax (multinomial
+logistic) classifier and a listwise scorer, saved as plain JSON and scored with numpy alone.
 
-No scikit-learn at run time or in training: the two pieces are small enough to own, and a JSON file is a model a
-reader can open. Fitting is deterministic (no random start: L-BFGS from zero weights on a convex loss), so the same
-rows give the same model on any machine.
+Fitting them (:mod:`.fitting`, scipy's L-BFGS) is for training code; a run only loads and scores. A model's input
+is a dense row of named features and, optionally, a text as :class:`TextRow` (the vectoriser's sparse row): the
+logits are ``text · text_weights + standardised(dense) · weights + bias``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,28 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, sparse
 
 
 def ngrams(tokens: Sequence[str], longest: int) -> list[str]:
     """Every run of 1 to ``longest`` tokens, joined by a space."""
     return [" ".join(tokens[i:i + n]) for n in range(1, longest + 1) for i in range(len(tokens) - n + 1)]
+
+
+@dataclass(frozen=True)
+class TextRow:
+    """One text's vector: the columns it has and their weights."""
+
+    columns: np.ndarray
+    values: np.ndarray
+
+
+def text_product(rows: Sequence[TextRow], weights: np.ndarray) -> np.ndarray:
+    """``rows`` (as a matrix) times ``weights`` (columns × outputs)."""
+    out = np.zeros((len(rows), weights.shape[1]))
+    for i, row in enumerate(rows):
+        if len(row.columns):
+            out[i] = row.values @ weights[row.columns]
+    return out
 
 
 @dataclass(frozen=True)
@@ -42,20 +58,19 @@ class TextVectorizer:
         idf = np.array([math.log((1 + docs) / (1 + counts[gram])) + 1.0 for gram in kept])
         return cls({gram: i for i, gram in enumerate(kept)}, idf, longest)
 
-    def transform(self, texts: Iterable[str]) -> sparse.csr_matrix:
-        rows, cols, values = [], [], []
-        n = 0
-        for n, text in enumerate(texts, start=1):
+    @property
+    def width(self) -> int:
+        return len(self.vocabulary)
+
+    def transform(self, texts: Iterable[str]) -> list[TextRow]:
+        rows = []
+        for text in texts:
             grams = Counter(g for g in ngrams(text.split(), self.longest) if g in self.vocabulary)
-            if not grams:
-                continue
-            index = np.array([self.vocabulary[g] for g in grams])
-            weight = (1.0 + np.log(np.array(list(grams.values()), dtype=float))) * self.idf[index]
-            weight /= np.linalg.norm(weight)
-            rows.extend([n - 1] * len(index))
-            cols.extend(index.tolist())
-            values.extend(weight.tolist())
-        return sparse.csr_matrix((values, (rows, cols)), shape=(n, len(self.vocabulary)))
+            columns = np.array([self.vocabulary[g] for g in grams], dtype=np.int64)
+            values = (1.0 + np.log(np.array(list(grams.values()), dtype=float))) * self.idf[columns]
+            norm = np.linalg.norm(values)
+            rows.append(TextRow(columns, values / norm if norm else values))
+        return rows
 
     def to_dict(self) -> dict:
         grams = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
@@ -67,123 +82,76 @@ class TextVectorizer:
                    int(raw["longest"]))
 
 
+def _plain(array: np.ndarray | None) -> list | None:
+    return None if array is None else np.round(array, 6).tolist()
+
+
+def _array(value: list | None) -> np.ndarray | None:
+    return None if value is None else np.asarray(value, dtype=float)
+
+
 @dataclass(frozen=True)
 class Softmax:
-    """``p(class | x) = softmax(x @ weights + bias)``; ``x`` is standardised by ``mean``/``scale`` first when the
-    model was fitted on dense features."""
+    """``p(class | dense, text) = softmax(logits)``; ``dense`` standardised by ``mean``/``scale`` when set."""
 
     classes: tuple[str, ...]
     weights: np.ndarray
-    """(features, classes)"""
+    """(dense features, classes)"""
     bias: np.ndarray
     mean: np.ndarray | None = None
     scale: np.ndarray | None = None
+    text_weights: np.ndarray | None = None
+    """(vocabulary, classes), for a model that reads a text too."""
 
-    @classmethod
-    def fit(cls, x: np.ndarray | sparse.spmatrix, labels: Sequence[str], *, c: float,
-            sample_weight: np.ndarray | None = None, standardise: bool = False) -> Softmax:
-        """Minimise the weighted cross-entropy plus ``|weights|² / (2c)`` (the bias is not penalised)."""
-        classes = tuple(sorted(set(labels)))
-        target = np.zeros((len(labels), len(classes)))
-        target[np.arange(len(labels)), [classes.index(label) for label in labels]] = 1.0
-        mean = scale = None
-        if standardise:
-            dense = np.asarray(x, dtype=float)
-            mean, scale = dense.mean(0), dense.std(0) + 1e-6
-            x = (dense - mean) / scale
-        weight = np.ones(len(labels)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-        features, k = x.shape[1], len(classes)
-
-        def loss(flat: np.ndarray) -> tuple[float, np.ndarray]:
-            w, b = flat[:features * k].reshape(features, k), flat[features * k:]
-            logits = x @ w + b
-            logits -= logits.max(1, keepdims=True)
-            log_p = logits - np.log(np.exp(logits).sum(1, keepdims=True))
-            residual = (np.exp(log_p) - target) * weight[:, None]
-            value = -(weight[:, None] * target * log_p).sum() + (w * w).sum() / (2 * c)
-            grad_w = np.asarray(x.T @ residual) + w / c
-            return float(value), np.concatenate([grad_w.ravel(), residual.sum(0)])
-
-        start = np.zeros(features * k + k)
-        found = optimize.minimize(loss, start, jac=True, method="L-BFGS-B", options={"maxiter": 3000})
-        return cls(classes, found.x[:features * k].reshape(features, k), found.x[features * k:], mean, scale)
-
-    def logits(self, x: np.ndarray | sparse.spmatrix) -> np.ndarray:
+    def logits(self, dense: np.ndarray, text: Sequence[TextRow] = ()) -> np.ndarray:
+        dense = np.asarray(dense, dtype=float)
         if self.mean is not None:
-            x = (np.asarray(x, dtype=float) - self.mean) / self.scale
-        return np.asarray(x @ self.weights) + self.bias
+            dense = (dense - self.mean) / self.scale
+        out = dense @ self.weights + self.bias
+        if self.text_weights is not None:
+            out = out + text_product(text, self.text_weights)
+        return out
 
-    def probabilities(self, x: np.ndarray | sparse.spmatrix) -> np.ndarray:
-        logits = self.logits(x)
+    def probabilities(self, dense: np.ndarray, text: Sequence[TextRow] = ()) -> np.ndarray:
+        logits = self.logits(dense, text)
         logits -= logits.max(1, keepdims=True)
         p = np.exp(logits)
         return p / p.sum(1, keepdims=True)
 
     def to_dict(self) -> dict:
-        def plain(array: np.ndarray | None) -> list | None:
-            return None if array is None else np.round(array, 6).tolist()
-        return {"classes": list(self.classes), "weights": plain(self.weights), "bias": plain(self.bias),
-                "mean": plain(self.mean), "scale": plain(self.scale)}
+        return {"classes": list(self.classes), "weights": _plain(self.weights), "bias": _plain(self.bias),
+                "mean": _plain(self.mean), "scale": _plain(self.scale), "text_weights": _plain(self.text_weights)}
 
     @classmethod
     def from_dict(cls, raw: dict) -> Softmax:
-        def array(value: list | None) -> np.ndarray | None:
-            return None if value is None else np.asarray(value, dtype=float)
-        return cls(tuple(raw["classes"]), array(raw["weights"]), array(raw["bias"]), array(raw["mean"]),
-                   array(raw["scale"]))
+        return cls(tuple(raw["classes"]), _array(raw["weights"]), _array(raw["bias"]), _array(raw["mean"]),
+                   _array(raw["scale"]), _array(raw["text_weights"]))
 
 
 @dataclass(frozen=True)
 class ListwiseScorer:
-    """A linear score over standardised dense features and (optionally) vectorised text, fitted listwise: within
-    each group (the units of one article, for one question) the softmax of the scores should put its mass on the
-    group's positives."""
+    """A linear score over standardised dense features and (optionally) a vectorised text, comparable within one
+    group (the units of one article, for one question)."""
 
     weights: np.ndarray
     mean: np.ndarray
     scale: np.ndarray
     vectorizer: TextVectorizer | None = None
-
-    def inputs(self, dense: np.ndarray, texts: Sequence[str] = ()) -> sparse.csr_matrix:
-        parts = [sparse.csr_matrix((np.asarray(dense, dtype=float) - self.mean) / self.scale)]
-        if self.vectorizer is not None:
-            parts.append(self.vectorizer.transform(texts))
-        return sparse.hstack(parts).tocsr()
+    text_weights: np.ndarray | None = None
 
     def score(self, dense: np.ndarray, texts: Sequence[str] = ()) -> np.ndarray:
-        return self.inputs(dense, texts) @ self.weights
-
-    @classmethod
-    def fit(cls, groups: Sequence[tuple[np.ndarray, Sequence[str], np.ndarray]], *, c: float,
-            vectorizer: TextVectorizer | None = None) -> ListwiseScorer:
-        """``groups``: (dense features, texts, positive mask) per group, each with at least one positive. Minimises
-        ``-Σ log Σ_{positives} softmax(scores)`` plus ``|weights|² / (2c)``."""
-        dense = np.concatenate([g[0] for g in groups])
-        unfitted = cls(np.zeros(0), dense.mean(0), dense.std(0) + 1e-6, vectorizer)
-        x = sparse.vstack([unfitted.inputs(d, t) for d, t, _ in groups]).tocsr()
-        positive = np.concatenate([np.asarray(g[2], dtype=float) for g in groups])
-        bounds = np.cumsum([0] + [len(g[2]) for g in groups])
-        group = np.repeat(np.arange(len(groups)), np.diff(bounds))
-        starts = bounds[:-1]
-
-        def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-            s = x @ w
-            e = np.exp(s - np.maximum.reduceat(s, starts)[group])
-            total, on_positive = np.add.reduceat(e, starts), np.add.reduceat(e * positive, starts)
-            value = -np.log(on_positive / total).sum() + w @ w / (2 * c)
-            grad = x.T @ (e / total[group] - e * positive / on_positive[group]) + w / c
-            return float(value), np.asarray(grad)
-
-        found = optimize.minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 3000})
-        return cls(found.x, unfitted.mean, unfitted.scale, vectorizer)
+        out = ((np.asarray(dense, dtype=float) - self.mean) / self.scale) @ self.weights
+        if self.vectorizer is not None and self.text_weights is not None:
+            out = out + text_product(self.vectorizer.transform(texts), self.text_weights[:, None])[:, 0]
+        return out
 
     def to_dict(self) -> dict:
-        return {"weights": np.round(self.weights, 6).tolist(), "mean": np.round(self.mean, 6).tolist(),
-                "scale": np.round(self.scale, 6).tolist(),
-                "vectorizer": None if self.vectorizer is None else self.vectorizer.to_dict()}
+        return {"weights": _plain(self.weights), "mean": _plain(self.mean), "scale": _plain(self.scale),
+                "vectorizer": None if self.vectorizer is None else self.vectorizer.to_dict(),
+                "text_weights": _plain(self.text_weights)}
 
     @classmethod
     def from_dict(cls, raw: dict) -> ListwiseScorer:
         vectorizer = None if raw["vectorizer"] is None else TextVectorizer.from_dict(raw["vectorizer"])
-        return cls(np.asarray(raw["weights"], dtype=float), np.asarray(raw["mean"], dtype=float),
-                   np.asarray(raw["scale"], dtype=float), vectorizer)
+        return cls(_array(raw["weights"]), _array(raw["mean"]), _array(raw["scale"]), vectorizer,
+                   _array(raw["text_weights"]))

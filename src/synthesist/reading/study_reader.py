@@ -1,4 +1,5 @@
-"""The study reader's two models as shipped in ``study_reader.json``: the passage ranker and the direction model.
+"""The study reader's models as shipped in ``study_reader.json``: the passage ranker, the direction model, and the
+model of whether an article tests a comparison at all.
 
 Written by ``bench/train_study_reader.py`` (Evidence Inference 2.0's train split; figures on its validation split
 in docs/benchmarks.md); loaded once, on first use. The feature names are stored with the weights, so a model and
@@ -14,7 +15,6 @@ from functools import cache
 from importlib import resources
 
 import numpy as np
-from scipy import sparse
 
 from ..errors import SynthesistError
 from .linear import ListwiseScorer, Softmax, TextVectorizer
@@ -28,13 +28,19 @@ class StudyReader:
     """Scores the units of one article for one question: the highest is the likeliest to report the comparison."""
     vectorizer: TextVectorizer
     direction: Softmax
-    """Over the vectorised tagged text followed by the rule features."""
+    """Over the rule features and the vectorised tagged text."""
     threshold: float
     """Below this probability a direction is ``not_reported`` (chosen on the validation split)."""
     read: int
     """How many of the ranker's best units are read and weighed together."""
+    address: Softmax
+    """Classes ``("no", "yes")``: does the article test the question's comparison at all?"""
+    address_threshold: float
+    """Below this probability of ``yes`` the article gets no answer for the comparison (chosen on the validation
+    split: the highest that keeps 99 % of the articles' own questions)."""
     rank_features: tuple[str, ...]
     rule_features: tuple[str, ...]
+    address_features: tuple[str, ...]
 
     def rank(self, features: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         """Each unit's score (comparable within one article and question only)."""
@@ -42,29 +48,37 @@ class StudyReader:
 
     def directions(self, texts: Sequence[str], rules: np.ndarray) -> np.ndarray:
         """Each unit's probabilities over :attr:`directions_order`."""
-        inputs = sparse.hstack([self.vectorizer.transform(texts), sparse.csr_matrix(rules)]).tocsr()
-        return self.direction.probabilities(inputs)
+        return self.direction.probabilities(rules, self.vectorizer.transform(texts))
+
+    def addresses(self, features: np.ndarray) -> float:
+        """The probability that the article tests the comparison (``features``: one row)."""
+        return float(self.address.probabilities(features.reshape(1, -1))[0, self.address.classes.index("yes")])
 
     @property
     def directions_order(self) -> tuple[str, ...]:
         return self.direction.classes
 
-    def check(self, rank_features: Sequence[str], rule_features: Sequence[str]) -> None:
+    def check(self, rank_features: Sequence[str], rule_features: Sequence[str],
+              address_features: Sequence[str]) -> None:
         """Raise when the code's features are not the ones this model was trained on."""
-        if tuple(rank_features) != self.rank_features or tuple(rule_features) != self.rule_features:
+        if (tuple(rank_features), tuple(rule_features), tuple(address_features)) != (
+                self.rank_features, self.rule_features, self.address_features):
             raise SynthesistError(f"{RESOURCE} was trained on other features than the reader computes: retrain it "
                                   "with bench/train_study_reader.py")
 
     def to_dict(self) -> dict:
         return {"ranker": self.ranker.to_dict(), "vectorizer": self.vectorizer.to_dict(),
                 "direction": self.direction.to_dict(), "threshold": self.threshold, "read": self.read,
+                "address": self.address.to_dict(), "address_threshold": self.address_threshold,
+                "address_features": list(self.address_features),
                 "rank_features": list(self.rank_features), "rule_features": list(self.rule_features)}
 
     @classmethod
     def from_dict(cls, raw: dict) -> StudyReader:
         return cls(ListwiseScorer.from_dict(raw["ranker"]), TextVectorizer.from_dict(raw["vectorizer"]),
                    Softmax.from_dict(raw["direction"]), float(raw["threshold"]), int(raw["read"]),
-                   tuple(raw["rank_features"]), tuple(raw["rule_features"]))
+                   Softmax.from_dict(raw["address"]), float(raw["address_threshold"]), tuple(raw["rank_features"]),
+                   tuple(raw["rule_features"]), tuple(raw["address_features"]))
 
 
 @cache

@@ -11,6 +11,10 @@ trained on clinicians' labels (Evidence Inference 2.0's train split), with the r
    (:func:`rule_features`). Their probabilities are pooled (:func:`decide`); below the model's threshold the
    answer is ``not_reported`` with the best passage as its quote.
 
+3. **Does the article test the comparison at all?** A logistic model over :data:`ADDRESS_FEATURES` (how well the
+   best passage ranks; how much of each arm's name the article holds), trained on the articles'
+   own questions against other articles' questions whose outcome they mention: below its threshold, no answer.
+
 The quote is the best-ranked unit that reads the decided direction itself, so a quote never contradicts the
 direction printed above it. The models, their figures and how to retrain them: docs/architecture/studies.md.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,6 +57,14 @@ RANK_FEATURES = (
     "rule_reciprocal_rank", "rule_first", "statistic", "no_difference_cue", "change_cue", "table", "figure",
     "citing", "log_length", "aim", "names_pair", *(f"role_{role}" for role in ROLES),
 )
+ADDRESS_FEATURES = (
+    "best_rank_score", "log_candidates", "outcome_share", "intervention_in_article", "comparator_in_article",
+    "intervention_near_outcome", "comparator_near_outcome", "confidence", "no_comparator_words",
+)
+"""What tells a study that tested the question's comparison from one that only mentions its outcome: how well its
+best passage ranks, and how much of each arm's name the article holds. (The abstract's share of each arm's name
+made the model lean on it: on the validation split it let through more of other articles' questions for the same
+share of their own, and it refused a subgroup's or an exposure's contrast, which abstracts seldom name.)"""
 RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule_not_reported", "effect",
                  "effect_above", "effect_below")
 """The rule reader's verdict on a unit and the side of its effect estimate, as inputs to the direction model."""
@@ -60,6 +73,16 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
                  "participant participants")
 _TAGS = ("INTV", "COMP", "OUTC", "NUM")
+
+
+@dataclass(frozen=True)
+class Read:
+    """What the reader found for one question in one article: its readings (best first) and whether the article
+    addresses the comparison at all."""
+
+    readings: tuple[Reading, ...]
+    address: np.ndarray
+    """One row of :data:`ADDRESS_FEATURES`."""
 
 
 @dataclass(frozen=True)
@@ -75,16 +98,18 @@ class Reading:
         return max(self.probabilities, key=self.probabilities.__getitem__)
 
 
-def rank_features(read: list[Unit], scored: list[Scored | None], query: DirectionQuery,
-                  arms: ArmTerms) -> np.ndarray:
-    """One row of :data:`RANK_FEATURES` per unit."""
+def rank_features(read: list[Unit], scored: list[Scored | None], query: DirectionQuery, arms: ArmTerms,
+                  indices: list[int]) -> np.ndarray:
+    """One row of :data:`RANK_FEATURES` for each unit of ``read`` at ``indices``."""
     outcome = query_outcome(query)
-    weights = {word: math.log(1 + len(read) / (1 + sum(word in terms(u.text) for u in read))) for word in outcome}
+    texts = [terms(unit.text) for unit in read]
+    weights = {word: math.log(1 + len(read) / (1 + sum(word in words for words in texts))) for word in outcome}
     order = sorted((i for i, s in enumerate(scored) if s is not None), key=lambda i: -scored[i].score)
     rank = {i: r for r, i in enumerate(order)}
     rows = []
-    for index, unit in enumerate(read):
-        words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
+    for index in indices:
+        unit = read[index]
+        words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else texts[index]
         named = outcome & words
         rule = scored[index]
         rows.append([
@@ -93,12 +118,18 @@ def rank_features(read: list[Unit], scored: list[Scored | None], query: Directio
             bool(arms.intervention & words), bool(arms.comparator & words),
             rule.score if rule else 0.0, rule is not None,
             1 / (1 + rank[index]) if index in rank else 0.0, rank.get(index) == 0,
-            bool(_STATISTIC.search(unit.text)), bool(_NO_DIFFERENCE.search(unit.text)),
-            bool(_UP.search(unit.text) or _DOWN.search(unit.text)), unit.kind == "table", unit.kind == "figure",
-            bool(_CITING.search(unit.text)), math.log1p(len(unit.text)), bool(_AIM.match(unit.text)),
+            *_cues(unit.text)[:3], unit.kind == "table", unit.kind == "figure", *_cues(unit.text)[3:],
             _pairs(unit.text, arms), *(unit.role == role for role in ROLES),
         ])
-    return np.asarray(rows, dtype=float).reshape(len(read), len(RANK_FEATURES))
+    return np.asarray(rows, dtype=float).reshape(len(indices), len(RANK_FEATURES))
+
+
+@lru_cache(maxsize=20_000)
+def _cues(text: str) -> tuple[bool, bool, bool, bool, float, bool]:
+    """What a unit says whatever the question: a statistic, a null, a change; a cited study, its length, an aim
+    (worked out once per unit for all the questions asked of its article)."""
+    return (bool(_STATISTIC.search(text)), bool(_NO_DIFFERENCE.search(text)), bool(_UP.search(text) or
+            _DOWN.search(text)), bool(_CITING.search(text)), math.log1p(len(text)), bool(_AIM.match(text)))
 
 
 def tagged(text: str, query: DirectionQuery, arms: ArmTerms) -> str:
@@ -106,21 +137,28 @@ def tagged(text: str, query: DirectionQuery, arms: ArmTerms) -> str:
     outcome words and the numbers replaced by their tags (a run of one tag kept once)."""
     outcome = query_outcome(query) - _GENERIC - arms.intervention - arms.comparator
     tokens: list[str] = []
-    for word in _WORD.findall(text):
-        folded = next(iter(terms(word)), word.lower())
+    for word, folded, number in _tokens(text):
         if folded in arms.intervention and folded not in arms.comparator:
             token = "INTV"
         elif folded in arms.comparator and folded not in arms.intervention:
             token = "COMP"
         elif folded in outcome:
             token = "OUTC"
-        elif _NUMBER.fullmatch(word):
+        elif number:
             token = "NUM"
         else:
-            token = word.lower()
+            token = word
         if not (tokens and tokens[-1] == token and token in _TAGS):
             tokens.append(token)
     return " ".join(tokens)
+
+
+@lru_cache(maxsize=20_000)
+def _tokens(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """Each token of ``text``: lower-cased, folded as :func:`.arms.terms` folds it (the least of its terms, not a
+    set's order: the same in every process), and whether it is a number (worked out once per unit)."""
+    return tuple((word.lower(), min(terms(word), default=word.lower()), bool(_NUMBER.fullmatch(word)))
+                 for word in _WORD.findall(text))
 
 
 def rule_features(unit: Unit, query: DirectionQuery, arms: ArmTerms) -> list[float]:
@@ -143,27 +181,51 @@ def direction_rows(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> 
 def shipped_reader() -> StudyReader:
     """The shipped models, checked against the features this module computes."""
     reader = study_reader()
-    reader.check(RANK_FEATURES, RULE_FEATURES)
+    reader.check(RANK_FEATURES, RULE_FEATURES, ADDRESS_FEATURES)
     return reader
 
 
-def readings(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> list[Reading]:
+def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> Read:
     """The ``reader.read`` units the ranker puts first among those that name the outcome, best first, each with
-    the direction model's probabilities (empty when no unit names the outcome)."""
+    the direction model's probabilities (none when no unit names the outcome), and the article's
+    :data:`ADDRESS_FEATURES` for the question."""
     aliases = abbreviations(source_text(evidence))
     arms = ArmTerms.of(query, aliases)
     read, scored = scored_units(evidence, query, arms, aliases)
     candidates = [i for i, s in enumerate(scored) if s is not None]
     if not candidates:
-        return []
-    dense = rank_features(read, scored, query, arms)[candidates]
+        return Read((), np.zeros(len(ADDRESS_FEATURES)))
+    dense = rank_features(read, scored, query, arms, candidates)
     scores = reader.rank(dense, [tagged(read[i].text, query, arms) for i in candidates])
     order = np.argsort(-scores, kind="stable")[:reader.read]
     chosen = [read[candidates[j]] for j in order]
     texts, rules = direction_rows(chosen, query, arms)
     probabilities = reader.directions(texts, rules)
-    return [Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
-            for unit, score, row in zip(chosen, scores[order], probabilities, strict=True)]
+    found = tuple(Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
+                  for unit, score, row in zip(chosen, scores[order], probabilities, strict=True))
+    article = frozenset().union(*(terms(unit.text) for unit in read))
+    return Read(found, _address(article, arms, dense, scores, len(candidates), decide(list(found), 0.0)[1]))
+
+
+def _address(article: frozenset[str], arms: ArmTerms, dense: np.ndarray, scores: np.ndarray, candidates: int,
+             confidence: float) -> np.ndarray:
+    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit."""
+
+    def share(words: frozenset[str]) -> float:
+        return len(words & article) / len(words) if words else 1.0
+
+    names = RANK_FEATURES.index
+    return np.array([
+        scores.max(), math.log1p(candidates), dense[:, names("outcome_share")].max(),
+        share(arms.intervention), share(arms.comparator),
+        dense[:, names("names_intervention")].max(), dense[:, names("names_comparator")].max(),
+        confidence, not arms.comparator,
+    ], dtype=float)
+
+
+def readings(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> list[Reading]:
+    """The readings of :func:`read_question`, best first."""
+    return list(read_question(evidence, query, reader).readings)
 
 
 def decide(found: list[Reading], threshold: float) -> tuple[Direction, float]:
@@ -189,15 +251,17 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence`` as the learned reader (the
     shipped one unless ``reader`` is given) decides it, with its verbatim quote: the best-ranked unit that reads
     that direction itself, or the first such unit that states its figures when that one states none
-    (:func:`.direction.with_figures`); the best unit when none reads it, or when the answer is unclear."""
+    (:func:`.direction.with_figures`); the best unit when none reads it, or when the answer is unclear.
+    An article that does not test the comparison (:meth:`StudyReader.addresses` below its threshold) gets no
+    answer at all: ``not_reported`` with no quote."""
     reader = reader or shipped_reader()
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    found = readings(evidence, query, reader)
-    if not found:
+    found = read_question(evidence, query, reader)
+    if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return blank
-    direction, _ = decide(found, reader.threshold)
+    direction, _ = decide(list(found.readings), reader.threshold)
     arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
-    agreeing = [r.unit for r in found if r.direction == direction] or [found[0].unit]
+    agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
     return with_figures([_result(blank, unit, direction, query, arms) for unit in agreeing])
 
 
