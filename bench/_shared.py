@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,3 +22,23 @@ def require(*relative: str) -> Path:
         print(f"{', '.join(missing)} not found in {SHARED} (set SYNTHESIST_SHARED)", file=sys.stderr)
         raise SystemExit(2)
     return SHARED
+
+
+def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:
+    """The mean over ``classes`` of each one's F1 on (gold, predicted) ``pairs`` (0 for a class never right)."""
+    scores = []
+    for label in classes:
+        tp = sum(g == label and p == label for g, p in pairs)
+        fp = sum(g != label and p == label for g, p in pairs)
+        fn = sum(g == label and p != label for g, p in pairs)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return sum(scores) / len(scores)
+
+
+def confusion_lines(pairs: list[tuple[str, str]], gold: tuple[str, ...], shown: tuple[str, ...]) -> list[str]:
+    """The confusion matrix of (gold, predicted) ``pairs``: a row per ``gold`` label, a column per ``shown`` one."""
+    confusion = Counter(pairs)
+    return ["gold \\ predicted  " + "  ".join(f"{label[:13]:>13}" for label in shown),
+            *(f"{row[:16]:<16}  " + "  ".join(f"{confusion[(row, p)]:>13}" for p in shown) for row in gold)]

@@ -28,10 +28,9 @@ import json
 import re
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
-from _shared import REPO, require
+from _shared import REPO, confusion_lines, macro_f1, require
 
 from synthesist.agents.studies import answer_query, source_text
 from synthesist.agents.studies.direction import read_direction
@@ -46,18 +45,6 @@ MAIN = LABELS[:3]
 def _cells_joined(text: str) -> str:
     """Our text of a table row separates its cells with " | "; a labeller's plain ElementTree text with spaces."""
     return text + "\n" + " ".join(re.sub(r"\s*\|\s*", " ", text).split())
-
-
-def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:
-    scores = []
-    for label in classes:
-        tp = sum(g == label and p == label for g, p in pairs)
-        fp = sum(g != label and p == label for g, p in pairs)
-        fn = sum(g == label and p != label for g, p in pairs)
-        precision = tp / (tp + fp) if tp + fp else 0.0
-        recall = tp / (tp + fn) if tp + fn else 0.0
-        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
-    return sum(scores) / len(scores)
 
 
 def main() -> None:
@@ -108,10 +95,7 @@ def main() -> None:
     clear = [(g, p) for (g, p), row in zip(pairs, scored, strict=True) if row.get("confidence") == "clear"]
     print(f"clear labels only ({len(clear)}): accuracy {sum(g == p for g, p in clear) / len(clear):.3f}  "
           f"macro-F1 (3) {macro_f1(clear, MAIN):.3f}")
-    confusion = Counter(pairs)
-    print("gold \\ predicted  " + "  ".join(f"{label[:13]:>13}" for label in LABELS))
-    for gold in LABELS:
-        print(f"{gold[:16]:<16}  " + "  ".join(f"{confusion[(gold, p)]:>13}" for p in LABELS))
+    print("\n".join(confusion_lines(pairs, LABELS, LABELS)))
     if args.errors:
         for row, answer in errors:
             print(f"\n{row['PromptID']} {row['file']} {row['outcome'][:60]!r}: {row['intervention'][:40]} vs "

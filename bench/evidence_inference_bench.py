@@ -30,7 +30,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from _shared import require
+from _shared import confusion_lines, macro_f1, require
 
 from synthesist.agents.studies import answer_query
 from synthesist.agents.studies.arms import ArmTerms
@@ -95,17 +95,6 @@ def articles(folder: Path, pmcids: set[str]) -> dict:
     return parsed
 
 
-def macro_f1(pairs: list[tuple[str, str]]) -> float:
-    scores = []
-    for label in DIRECTIONS:
-        tp = sum(g == label and p == label for g, p in pairs)
-        fp = sum(g != label and p == label for g, p in pairs)
-        fn = sum(g == label and p != label for g, p in pairs)
-        precision, recall = tp / (tp + fp) if tp + fp else 0.0, tp / (tp + fn) if tp + fn else 0.0
-        scores.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
-    return sum(scores) / len(scores)
-
-
 def _words(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
@@ -148,17 +137,14 @@ def main() -> None:
     accuracy = sum(g == p for g, p in pairs) / len(pairs)
     print(f"{args.split}: {len(pairs)} prompts on {len(evidence)} trials, parsed in {parsed:.1f} s, read and answered "
           f"in {seconds:.1f} s ({seconds / len(evidence):.2f} s per article)")
-    print(f"accuracy {accuracy:.3f}  macro-F1 {macro_f1(pairs):.3f}")
+    print(f"accuracy {accuracy:.3f}  macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
     baseline = [(g, "no_difference") for g, _ in pairs]
     print(f"always no_difference: accuracy {sum(g == p for g, p in baseline) / len(baseline):.3f}  macro-F1 "
-          f"{macro_f1(baseline):.3f}")
+          f"{macro_f1(baseline, DIRECTIONS):.3f}")
     print(f"quote is a statement a clinician marked: {on_marked}/{len(pairs)}")
     print(f"the clinician's evidence text read right: by the direction model {sum(g == m for g, _, m in given)}/"
           f"{len(given)}, by the rule reader {sum(g == r for g, r, _ in given)}/{len(given)}")
-    confusion = Counter(pairs)
-    print("gold \\ predicted  " + "  ".join(f"{label[:13]:>13}" for label in SHOWN))
-    for gold in DIRECTIONS:
-        print(f"{gold:<16}  " + "  ".join(f"{confusion[(gold, p)]:>13}" for p in SHOWN))
+    print("\n".join(confusion_lines(pairs, DIRECTIONS, SHOWN)))
     if args.errors:
         for prompt, answer in errors:
             query = prompt.query

@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _shared import require
-from evidence_inference_bench import DATA, Prompt, articles, macro_f1, marked, prompts
+from _shared import macro_f1, require
+from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
 
 from synthesist.agents.studies.arms import ArmTerms, abbreviations, terms
 from synthesist.agents.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
@@ -206,8 +206,8 @@ def main() -> None:
         pairs = figures[threshold]
         unclear = sum(p == "not_reported" for _, p in pairs)
         print(f"{name}: ranker top-1 {figures['top1']:.3f}; threshold {threshold}: accuracy {_accuracy(pairs):.3f} "
-              f"macro-F1 {macro_f1(pairs):.3f} ({unclear} unclear of {len(pairs)}); no threshold: accuracy "
-              f"{_accuracy(figures[0.0]):.3f} macro-F1 {macro_f1(figures[0.0]):.3f}")
+              f"macro-F1 {macro_f1(pairs, DIRECTIONS):.3f} ({unclear} unclear of {len(pairs)}); no threshold: accuracy "
+              f"{_accuracy(figures[0.0]):.3f} macro-F1 {macro_f1(figures[0.0], DIRECTIONS):.3f}")
     rows, labels = address_rows(train, evidence, reader)
     address = fit_softmax(rows, labels, c=ADDRESS_C, standardise=True)
     held_rows, held_labels = address_rows(validation, evidence, reader)
@@ -220,7 +220,7 @@ def main() -> None:
     final = StudyReader(ranker, vectorizer, direction, threshold, READ, address, gate, RANK_FEATURES,
                         RULE_FEATURES, ADDRESS_FEATURES)
     pairs = [(p.label, answer_query(evidence[p.pmcid], p.query, final).direction) for p in validation]
-    print(f"validation, as shipped: accuracy {_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs):.3f}")
+    print(f"validation, as shipped: accuracy {_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
     args.out.write_text(json.dumps(final.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
 

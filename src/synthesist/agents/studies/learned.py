@@ -112,13 +112,14 @@ def rank_features(read: list[Unit], scored: list[Scored | None], query: Directio
         words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else texts[index]
         named = outcome & words
         rule = scored[index]
+        statistic, null, change, citing, length, aim = _cues(unit.text)
         rows.append([
             len(named) / len(outcome) if outcome else 0.0,
             sum(weights[w] for w in named) / (sum(weights.values()) or 1.0),
             bool(arms.intervention & words), bool(arms.comparator & words),
             rule.score if rule else 0.0, rule is not None,
             1 / (1 + rank[index]) if index in rank else 0.0, rank.get(index) == 0,
-            *_cues(unit.text)[:3], unit.kind == "table", unit.kind == "figure", *_cues(unit.text)[3:],
+            statistic, null, change, unit.kind == "table", unit.kind == "figure", citing, length, aim,
             _pairs(unit.text, arms), *(unit.role == role for role in ROLES),
         ])
     return np.asarray(rows, dtype=float).reshape(len(indices), len(RANK_FEATURES))
