@@ -179,6 +179,15 @@ class PartMatch(Frozen):
     """The outcome is addressed only through a surrogate or a broader term (an indirect answer)."""
 
 
+class FullTextFinding(Frozen):
+    """What an item's full text reports on the question's comparison, as the study reader read it: the verbatim
+    passage, its section and the direction of the exposure against the comparator on the question's outcome."""
+
+    quote: str
+    section: str = ""
+    direction: Literal["increased", "decreased", "no_difference"]
+
+
 class Alignment(Frozen):
     """How one collected item stands to the question's frame: it *answers* (addresses the exposure and the
     outcome), is *indirect* (a different population or a surrogate outcome), *related* (some parts) or
@@ -192,6 +201,9 @@ class Alignment(Frozen):
     coverage: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the frame's content terms (all parts together) the item holds."""
     reason: str = ""
+    full_text: FullTextFinding | None = None
+    """Set when the item answers through its full text where its abstract does not name the comparison (a trial
+    whose abstract calls its arms otherwise): what the study reader found there, which the answer quotes."""
 
 
 class Evidence(Frozen):

@@ -4,7 +4,11 @@ items that answer the question.
 The LLM report fills :class:`~synthesist.models.QuestionFrame` in its output tool (``frame``); :func:`checked_frame`
 keeps it only when its parts come from the question (a model may not invent an outcome the question never named)
 and otherwise uses the extractive frame (:func:`~.extractive.frame.frame_of`). Alignment is always computed in code
-(:mod:`.extractive.alignment`). :func:`gate_answer` then holds any answer — the model's or the extractive engine's —
+(:mod:`.extractive.alignment`, over titles and abstracts), and :func:`aligned` adds what full texts show: a trial
+whose abstract never names the question's arms, but whose full text the study reader (:mod:`.studies.learned`)
+finds testing the comparison and reporting the outcome, answers with that passage as its finding (so the judge,
+the answer and the evidence table read one study one way); one that answered by its closeness to the question
+alone, and whose full text never tests the comparison, is only related. :func:`gate_answer` then holds any answer — the model's or the extractive engine's —
 to the rule: a verdict rests on items that answer; resting only on indirect ones lowers the strength and marks it;
 resting on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no
 verdict. Every change is stated in ``answer.gate``.
@@ -13,9 +17,11 @@ verdict. Every change is stated in ``answer.gate``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from ..memory import ResearchMemory
-from ..models import Alignment, Answer, Evidence, QuestionFrame
+from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
+from ..study import DirectionQuery
 from .citations import cited_ids
 from .extractive.alignment import align_all
 from .extractive.answer import STRENGTHS
@@ -25,8 +31,12 @@ from .extractive.gate import missing_statement
 from .extractive.reading import read
 from .extractive.relevance import question_relevance
 from .extractive.text import terms
+from .studies.learned import answer_query
 
 NOT_YES_NO = frozenset({"mechanism", "prevalence", "descriptive"})
+FULL_TEXTS_READ = 8
+"""Full texts read for the question's comparison per alignment at most (each once per process: the reading is
+cached), the most relevant first."""
 
 
 def checked_frame(question: str, proposed: QuestionFrame | None) -> tuple[QuestionFrame, str]:
@@ -46,10 +56,62 @@ def checked_frame(question: str, proposed: QuestionFrame | None) -> tuple[Questi
 
 
 async def align_memory(frame: QuestionFrame, memory: ResearchMemory) -> list[Alignment]:
-    """Every collected item's alignment to ``frame``, most relevant first."""
+    """Every collected item's alignment to ``frame``, most relevant first (:func:`aligned`)."""
     items = list(memory.evidence)
     relevance = await question_relevance(memory.question, items, embedder=memory.embedder)
-    return align_all(frame, items, relevance)
+    return aligned(frame, items, relevance)
+
+
+def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float]) -> list[Alignment]:
+    """Every item's alignment, most relevant first: from its title and abstract, and for up to
+    :data:`FULL_TEXTS_READ` items with a full text that do not answer from them (or answer without naming the
+    exposure, by their closeness to the question), as the full text shows it (:func:`with_full_text`)."""
+    alignments = align_all(frame, items, relevance)
+    if not frame.exposure or not frame.outcomes:
+        return alignments
+    query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=frame.outcomes[0])
+    by_id = {item.id: item for item in items}
+    unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and (
+              a.label in ("related", "indirect") or a.label == "answers" and not _names_exposure(a))][:FULL_TEXTS_READ]
+    read = {i: _full_text_reading(by_id[i], query) for i in unread}
+    return [a if a.evidence_id not in read else with_full_text(a, *read[a.evidence_id], frame) for a in alignments]
+
+
+def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,
+                   frame: QuestionFrame) -> Alignment:
+    """``alignment`` as the item's full text shows it. It reports the question's comparison (``finding``): every
+    part but the population is addressed by the passage that reports it, and it answers (indirectly when its
+    abstract names another population). It never tests the comparison (not ``tested``): an item that answered by
+    its closeness to the question alone, without naming the exposure, is only related. Else it is unchanged."""
+    if finding is None:
+        if tested or alignment.label != "answers":
+            return alignment
+        against = f" against {frame.comparator}" if frame.comparator else ""
+        return alignment.model_copy(update={
+            "label": "related", "reason": f"{alignment.reason}; its full text never tests {frame.exposure}{against}"})
+    parts = tuple(p if p.addressed or p.part == "population" else
+                  p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
+                  for p in alignment.parts)
+    population = next((p for p in parts if p.part == "population" and not p.addressed), None)
+    reason = (f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
+              + (f"; a different population: it does not name {population.term}" if population else ""))
+    return alignment.model_copy(update={"label": "indirect" if population else "answers", "parts": parts,
+                                        "reason": reason, "full_text": finding})
+
+
+def _names_exposure(alignment: Alignment) -> bool:
+    return any(p.part == "exposure" and p.addressed for p in alignment.parts)
+
+
+@lru_cache(maxsize=512)
+def _full_text_reading(item: Evidence, query: DirectionQuery) -> tuple[bool, FullTextFinding | None]:
+    """Whether the item's full text tests ``query``'s comparison, and what the study reader finds there on its
+    outcome; no finding when the reading is unclear (:func:`.studies.learned.answer_query`, which gives an article
+    that does not test the comparison no quote at all)."""
+    result = answer_query(item, query)
+    if result.direction == "not_reported":
+        return bool(result.quote), None
+    return True, FullTextFinding(quote=result.quote, section=result.section, direction=result.direction)
 
 
 def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequence[Alignment],

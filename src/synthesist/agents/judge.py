@@ -17,11 +17,11 @@ from dataclasses import replace
 from ..memory import ResearchMemory
 from ..models import Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
+from .answer_gate import aligned
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .cards import round_cards
 from .citations import validate_model
 from .conflicts import detect_conflicts, resolving_query
-from .extractive.alignment import align_all
 from .extractive.frame import frame_of
 from .extractive.gate import gate_assessment
 from .extractive.judge import assess
@@ -52,7 +52,8 @@ class JudgeAgent(ModelAgent):
         async def extract() -> JudgeAssessment:
             relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
             return assess(memory.question, context, relevance, round=round, rules=self._settings.run,
-                          previous=memory.findings.latest_assessment)
+                          previous=memory.findings.latest_assessment,
+                          alignments=aligned(frame_of(memory.question), context, relevance))
 
         async def ask(llm: LLM):
             boundary = briefing_boundary(memory, round, self._settings)
@@ -89,7 +90,7 @@ async def gated(question: str, assessment: JudgeAssessment, context: list[Eviden
     not sufficient, and its next queries aim at the missing part first (:func:`.extractive.gate.gate_assessment`)."""
     relevance = await question_relevance(question, context, embedder=memory.embedder)
     frame = frame_of(question)
-    return gate_assessment(assessment, frame, align_all(frame, context, relevance), {e.id: e for e in context})
+    return gate_assessment(assessment, frame, aligned(frame, context, relevance), {e.id: e for e in context})
 
 
 CONFLICT_PENALTY = 0.1
@@ -103,7 +104,7 @@ async def context_conflicts(question: str, context: list[Evidence], memory: Rese
     if not frame.exposure or not frame.outcomes or len(context) < 2:
         return ()
     relevance = await question_relevance(question, context, embedder=memory.embedder)
-    return detect_conflicts(frame, align_all(frame, context, relevance), {e.id: e for e in context})
+    return detect_conflicts(frame, aligned(frame, context, relevance), {e.id: e for e in context})
 
 
 def inconsistent(assessment: JudgeAssessment, conflicts: tuple[Conflict, ...],

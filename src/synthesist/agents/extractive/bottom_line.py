@@ -5,7 +5,9 @@ The answer rests on the items the alignment gate (:mod:`.alignment`) labels *ans
 says what is missing (:func:`.gate.missing_statement`) and quotes the closest item, so the reader knows where the
 evidence stops. Related and off-topic items never give a verdict, a sentence or a strength.
 
-A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); any
+A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); an item
+that answers through its full text (``Alignment.full_text``: its abstract never names the comparison) is quoted
+and read by the passage there that reports it, a stated no significant difference being a no; any
 other kind of question (mechanism, prevalence, descriptive) gets no yes/no verdict, only cited sentences of its own
 kind: mechanistic sentences for a mechanism question, the lead item's conclusion otherwise.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ...models import Alignment, Answer, Evidence, QuestionFrame
+from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
 from .designs import Design
 from .findings import cite
@@ -104,13 +106,26 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
     chosen = basis[:3]
     lead = chosen[0]
     why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
-    labels = [item_verdict(question, r).label for r in chosen] if frame.yes_no else []
-    statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
+    full_text = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
+    labels = [_label(question, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
+    if (finding := full_text.get(lead.id)) is not None:  # the passage of its full text that reports the comparison
+        statement = cite(finding.quote, lead.id)
+    else:
+        statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
     if why:
         statement = f"Indirect evidence only ({why}). {statement}"
     level, reason = strength([r.designs for r in chosen], labels, indirect=why)
     return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=level,
                   strength_reason=reason, evidence_ids=(lead.id,), basis="answering" if direct else "indirect")
+
+
+def _label(question: str, reading: Reading, finding: FullTextFinding | None) -> str:
+    """What one answering item says to the question: the yes/no reader over its conclusion, or, for an item that
+    answers through its full text, over the passage the study reader found there — a no significant difference
+    there is a no."""
+    if finding is None:
+        return item_verdict(question, reading).label
+    return "no" if finding.direction == "no_difference" else item_verdict(question, reading).label
 
 
 def _indirectness(aligned: Sequence[Alignment]) -> str:

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...config import RunSettings
-from ...models import Evidence, JudgeAssessment, ScoredAspect
+from ...models import Alignment, Evidence, JudgeAssessment, ScoredAspect
 from ..sufficiency import clears, is_yes_no, rule_for
 from .alignment import align_all
 from .answer import ItemVerdict, item_verdict
@@ -77,15 +77,18 @@ def assess(
     round: int,
     rules: RunSettings,
     previous: JudgeAssessment | None = None,
+    alignments: Sequence[Alignment] | None = None,
 ) -> JudgeAssessment:
     """Judge ``context`` for ``question``. ``relevance`` maps evidence ids to their cosine similarity with the
     question (:func:`~.relevance.question_relevance`); an id missing from it counts as off-topic. ``previous``
-    (the last round's verdict) is quoted in the reasoning and its queries are not proposed again."""
+    (the last round's verdict) is quoted in the reasoning and its queries are not proposed again. ``alignments``
+    are the context's, when the caller has them (full texts read by the study reader); else they are made here
+    from titles and abstracts."""
     terms_of = question_terms(question)
     unique = {item.id: item for item in context}
     weighed = [(read(item), topical_weight(relevance.get(item.id, 0.0))) for item in unique.values()]
     frame = frame_of(question)
-    alignments = align_all(frame, list(unique.values()), relevance)
+    alignments = list(alignments) if alignments is not None else align_all(frame, list(unique.values()), relevance)
     direct = direct_answer(question, [reading for reading, _ in weighed], relevance,
                            answering=frozenset(answering_ids(alignments)))
     clinical, clinical_ids = _clinical(weighed, previous, direct)

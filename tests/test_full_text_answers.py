@@ -1,0 +1,69 @@
+"""A trial whose abstract never names the question's arms, but whose full text tests them: the judge, the answer
+and the evidence table read it one way, from the passage the study reader finds there; a trial that never tested
+the comparison answers nothing (the Python face, over a folder of JATS files as users keep them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from run_helpers import run_settings
+
+from synthesist import api
+from synthesist.composition import Seams, Shared
+from synthesist.memory import Embedder, open_chroma
+from synthesist.models import ResearchResult
+
+TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
+ASKED = "Does drug A reduce cough frequency compared with placebo in adults with chronic cough?"
+NEVER_TESTED = "Does hyperbaric oxygen therapy reduce cough frequency compared with placebo in adults with chronic cough?"
+
+
+def _folder(tmp_path: Path) -> Path:
+    """The fixture trial with its title and abstract calling drug A "the active treatment" (its body still names it)."""
+    front, body = TRIAL.read_text(encoding="utf-8").split("<body>", 1)
+    for named, reworded in (("Drug A versus", "The active treatment versus"), ("to drug A or", "to the active treatment or"),
+                            ("Drug A significantly", "The active treatment significantly")):
+        front = front.replace(named, reworded)
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "trial.nxml").write_text(f"{front}<body>{body}", encoding="utf-8")
+    return folder
+
+
+async def _research(question: str, tmp_path: Path, embedder: Embedder) -> ResearchResult:
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    return await api.research(question, sources="library", libraries=[_folder(tmp_path)], model="extractive",
+                              settings=settings, seams=Seams(shared=Shared(client=open_chroma(settings),
+                                                                           embedder=embedder)))
+
+
+async def test_a_trial_that_tests_the_comparison_only_in_its_full_text_answers_from_it(
+        tmp_path: Path, embedder: Embedder) -> None:
+    result = await _research(ASKED, tmp_path, embedder)
+    report = result.report
+    [trial] = result.evidence
+    assert "drug a" not in f"{trial.title} {trial.content}".casefold()  # the abstract alone cannot answer
+
+    alignment = next(a for a in report.alignment if a.evidence_id == trial.id)
+    assert alignment.label == "answers" and alignment.full_text is not None
+    assert alignment.full_text.direction == "decreased"
+    assert report.answer is not None and report.answer.basis == "answering" and report.answer.verdict == "yes"
+    assert trial.id in report.answer.evidence_ids and alignment.full_text.quote.rstrip(".") in report.answer.statement
+    [record] = [s for s in report.studies if s.evidence_id == trial.id]
+    [asked] = [o for o in record.outcomes if o.asked]
+    assert (asked.direction, asked.quote) == ("decreased", alignment.full_text.quote)  # one reading, both places
+    assert result.stop_reason != "insufficient"
+
+
+async def test_a_trial_that_never_tested_the_comparison_answers_nothing(tmp_path: Path, embedder: Embedder) -> None:
+    result = await _research(NEVER_TESTED, tmp_path, embedder)
+    report = result.report
+
+    assert all(a.full_text is None and a.label != "answers" for a in report.alignment)
+    assert report.answer is not None and report.answer.verdict == "insufficient"
+    assert not [o for s in report.studies for o in s.outcomes if o.asked and o.direction != "not_reported"]
+
+
+def test_the_folder_trial_is_the_fixture_with_its_abstract_reworded(tmp_path: Path) -> None:
+    text = (_folder(tmp_path) / "trial.nxml").read_text(encoding="utf-8")
+    assert text.count("active treatment") == 3 and "Nausea was more frequent with drug A" in text
