@@ -18,7 +18,8 @@ researchers cannot see from a list of citations are flagged (:func:`registration
   one; a crude check on words, stated as *possible*);
 - ``papers_disagree`` — two papers of one trial that the conflict check found disagreeing.
 
-Leaf-level module: imports only the models and :mod:`synthesist.identity`.
+Leaf-level module: imports only the models, :mod:`synthesist.identity` and the reading core's lexicons
+(:mod:`synthesist.reading.lexicon`, which import only leaves).
 """
 
 from __future__ import annotations
@@ -28,18 +29,17 @@ from collections.abc import Iterable, Sequence
 
 from .identity import nct_numbers
 from .models import Conflict, Evidence, RegistrationFlag, TrialLink
+from .reading import lexicon
 
 __all__ = ["matched_by", "registered_ncts", "registration_flags", "trial_links", "trial_of", "trial_reports"]
 
 _WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
-_GENERIC = frozenset("the and for with from that this which were was are has have had its all any not than into "
-                     "over under between during after before per time change baseline rate number participants "
-                     "patients subjects measured measure assessed score scale level levels total week weeks month "
-                     "months year years day days primary secondary outcome outcomes".split())
-_TITLE_GENERIC = _GENERIC | frozenset("study trial randomized randomised controlled multicenter multi-center "
-                                      "multicentre phase open-label double-blind placebo efficacy safety evaluate "
-                                      "evaluation effect effects versus compared comparison".split())
-"""Words every trial title has: a title match needs the words that tell one trial from another."""
+_GENERIC = lexicon.words("registrations", "GENERIC")
+"""Words of an intervention's name or a registered outcome measure that tell nothing of it
+(``reading/lexicons/registrations.toml``)."""
+_TITLE_GENERIC = _GENERIC | lexicon.words("registrations", "TITLE_GENERIC")
+"""Words every trial title has: a title match needs the words that tell one trial from another
+(``reading/lexicons/registrations.toml``)."""
 _CORPORATE = frozenset("inc ltd llc corp corporation company gmbh ag sa plc pharmaceuticals pharmaceutical "
                        "pharma therapeutics biosciences bioscience biotech university hospital medical center centre "
                        "institute national foundation research the of and for".split())

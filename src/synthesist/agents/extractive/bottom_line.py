@@ -21,10 +21,10 @@ indirectness (a different population or a surrogate outcome).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
+from ...reading import lexicon
 from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
 from .designs import Design
 from .findings import cite
@@ -32,15 +32,9 @@ from .gate import missing_statement
 from .reading import TITLE, Reading
 from .text import Sentence
 
-LEANS = re.compile(
-    r"^(?!(?:this|these|our|the present|the current) (?:paper|study|studies|trial|review|report|analysis|case|work|"
-    r"article|survey|series|meta-analysis|cohort|investigation|research|findings|results|data)\b)"
-    r"(?:however|but|thus|therefore|hence|this|these|that|those|such|it|its|they|their|in addition|moreover|"
-    r"furthermore|also|conversely|consequently|nevertheless|nonetheless|in contrast|similarly|likewise|"
-    r"accordingly|as a result|still|yet|additionally|otherwise|whereas|instead|in this|on the other hand|"
-    r"in summary|taken together|together)\b", re.IGNORECASE)
+LEANS = lexicon.pattern("bottom_line", "LEANS")
 """Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
-"These findings …" name what they refer to and stand alone."""
+"These findings …" name what they refer to and stand alone (``reading/lexicons/bottom_line.toml``)."""
 CONTEXT_STEPS = 2
 """How far back a leaning sentence may reach for a sentence that stands alone."""
 ANSWER_SENTENCES = 3

@@ -17,14 +17,11 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ...models import TrialInfo
+from ...reading import lexicon
 from .text import words
 
-DRUG_SUFFIXES = (
-    "formin statin mab nib tinib ciclib parib lisib pril sartan olol azole mycin micin cillin floxacin oxacin "
-    "cycline gliptin gliflozin glitazone glinide platin taxel rubicin vir prazole dipine parin xaban gatran "
-    "asone isone olone phosphonate oxetine tidine triptan azepam profen coxib lukast setron caine limus dronate "
-    "semide thiazide glutide natide lidomide trexate uracil quine fenac"
-).split()
+DRUG_SUFFIXES = list(lexicon.word_list("entities", "DRUG_SUFFIXES"))
+"""How drug names end (their INN stems, ``reading/lexicons/entities.toml``)."""
 _DRUG_SUFFIX = re.compile(rf"^[a-z][a-z-]{{2,}}(?:{'|'.join(DRUG_SUFFIXES)})$")
 DRUG_CLASSES: dict[str, tuple[str, ...]] = {
     "statin": ("statin",),
@@ -92,25 +89,12 @@ NAMED_TARGETS = frozenset(
     "telomerase".split()
 )
 """Targets that do not look like gene symbols (lowercase)."""
-NOT_TARGETS = frozenset(
-    """CI HR OR RR BMI RCT RCTs ICU CT MRI PET PCR qPCR RT-PCR ELISA SD SE SEM NS IQR AUC ROC USA UK US EU WHO FDA
-    NIH II III IV VI VII HIV AIDS COPD CKD T2DM T1DM T2D DM NSCLC SCLC HCC CRC AML ALL CLL CML MS PD AD ALS ADHD
-    PTSD MI CHD CVD CAD HF AF PCOS NAFLD NASH IBD RA SLE OSA GERD UTI IQ QoL HRQoL ED ER OS PFS DFS RFS ORR CR PR AE
-    AEs SAE SAEs NNT LOS BP SBP DBP HbA1c ECG EEG EMG DNA RNA ATP NO GP ENT PICU NICU NHS GDP IRB DXA BMD ASA
-    NSAIDs NSAID COVID COVID-19 SARS-CoV-2 HPV HBV HCV EBV CMV TB MRSA ICD ICD-9 ICD-10 CPR LDL HDL TG GFR eGFR VS
-    OK PhD MD MSc RN BSc ID IDs ANOVA SPSS NCT AJCC TNM UICC US$ USD DSM DSM-IV DSM-5 CAM NMR LC-MS GC-MS MeSH HIF
-    ESR CRP IV IM SC PO BID TID QD CCT RCC TCC ESCC HNSCC GBM PTC DCIS SCC BCC NHL HL MM MDS CAP VAP ARDS SIRS AKI
-    HTLV HTLV-I HTLV-1 HMO HeLa THP-1 HEK293 NIH3T3 MCF-7 HepG2 Caco-2 A549 PC3 LNCaP RNAi MII
-    IgG IgM IgA IgE cDNA rRNA mRNA miRNA C57BL SF-12 QALY QALYs PPV NPV
-    ESRD HD PCI CABG TAVR TAVI ECMO LV LVEF EF ICP CSF CNS PNS GI ENT OB GYN OBGYN IVF ART IUI PGD ICSI TKA THA ACL
-    MCL PCL ROM VAS NRS EQ-5D SF-36 KPS ECOG ASA-PS GCS APACHE SOFA ISS TBI SAH ICH""".split()
-)
-GENE_STEMS = tuple(
-    """AMPK MAPK JNK ERK MEK RAF RAS KRAS NRAS HRAS BRAF EGFR VEGF HER PTEN MYC BRCA PARP JAK STAT NFKB TNF TGF IGF BDNF
-    ACE COX HIF SIRT PPAR FSH TSH GLP GIP SGLT DPP FOXO GSK AKT PKA PKC CREB ATM ATR CDK ALK MET KIT PDGF FGF NOS
-    ROS GSH MDA SOD AMH GLUT ABCB MTHFR APOE ESR TLR NLRP TERT""".split()
-)
-"""Gene and protein families written in bare capitals (AMPK, EGFR, TNF); other bare-capital words are acronyms."""
+NOT_TARGETS = lexicon.words("entities", "NOT_TARGETS")
+"""Statistical and clinical acronyms and other capitals shaped like gene symbols
+(``reading/lexicons/entities.toml``)."""
+GENE_STEMS = lexicon.word_list("entities", "GENE_STEMS")
+"""Gene and protein families written in bare capitals (AMPK, EGFR, TNF); other bare-capital words are acronyms
+(``reading/lexicons/entities.toml``)."""
 _MOLECULAR = re.compile(
     r"receptor|kinase|factor|protein|hormone|enzyme|interleukin|necrosis|synthase|transporter|channel|peptide|"
     r"antigen|ligand|gene|oxide|species|ase\b|cytokine|glutathione|aldehyde|homolog|transcript",
@@ -129,15 +113,8 @@ _CELL_LINE = re.compile(
 )
 _DEFINITION = re.compile(r"([A-Za-z][\w\s,'-]{3,80}?)\s*\(([^()\s]{2,12})\)")
 
-CONDITION_WORDS = frozenset(
-    """attack attacks cancer cancers tumor tumors tumour tumours neoplasm neoplasms carcinoma diabetes obesity
-    overweight hypertension disease diseases syndrome disorder disorders infection infections failure injury injuries
-    stroke asthma depression anxiety dementia pain fracture fractures sepsis pneumonia covid-19 infarction arrhythmia
-    fibrillation insufficiency deficiency ulcer ulcers bleeding hemorrhage haemorrhage schizophrenia autism epilepsy
-    migraine eczema preeclampsia pre-eclampsia atherosclerosis stenosis aneurysm thrombosis embolism malaria
-    tuberculosis influenza hepatitis cirrhosis psoriasis arthritis osteoporosis sclerosis leukemia leukaemia
-    lymphoma melanoma glioma sarcoma myeloma adenoma""".split()
-)
+CONDITION_WORDS = lexicon.words("entities", "CONDITION_WORDS")
+"""Disease words (``reading/lexicons/entities.toml``); :func:`is_condition_word` takes their endings too."""
 _CONDITION_SUFFIX = re.compile(r"^[a-z-]{3,}(?:itis|omas?|emia|aemia|osis|pathy|algia|plasia|trophy|penia)$")
 
 

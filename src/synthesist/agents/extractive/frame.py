@@ -19,13 +19,12 @@ from __future__ import annotations
 import re
 
 from ...models import QuestionFrame
+from ...reading import lexicon
 from ..sufficiency import is_yes_no
 from .entities import is_condition_word
 from .question import DROPPED, question_terms
 
 _I = re.IGNORECASE
-_PREDICATE_NOUN = (r"(?:predictor|marker|method|tool|test|procedure|factor|parameter|adjuvant|inducer|indicator|"
-                   r"alternative|approach|technique|measure|determinant|option|modality|strategy|sign)s?")
 MECHANISM = re.compile(
     r"\b(?:by what mechanisms?|what (?:is|are) the mechanisms?|through (?:what|which)|via (?:what|which)|"
     r"mechanisms? (?:of|by which|through which|underlying)|mode of action|how (?:does|do|did|can|could|is|are|might)"
@@ -41,36 +40,11 @@ ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|
                          r"link(?:ed)? (?:to|with|between)|(?:is there|any) (?:a |an )?(?:\w+ )?link\b|"
                          r"risk factor\w*|risk of)\b", _I)
 
-_GERUNDS = (r"(?:reducing|lowering|increasing|improving|preventing|decreasing|treating|delaying|shortening|"
-            r"prolonging|relieving|controlling|predicting|detecting)")
-_GERUND = re.compile(_GERUNDS + r"\b", _I)
-RELATION = re.compile(
-    # "Is X effective in reducing Y?": after an evaluative predicate the gerund is the relation
-    r"\b(?:(?:(?:is|are) )?(?:effective|efficacious|useful|beneficial|helpful|safe|superior|better) (?:for|in|at) "
-    + _GERUNDS + "|"
-    # "Is there a (causal) link between X and Y?"
-    r"(?:an? )?(?:[\w-]+ )?(?:link|association|relationship|correlation|connection) between|"
-    # "Do patients with X have more Y?", "Do smokers have a higher risk of Y?"
-    r"(?:have|has|had|experience[sd]?|show(?:s|ed)?) (?:an? )?(?:more|less|fewer|higher|lower|greater|increased|"
-    r"reduced|decreased|better|worse|elevated)(?: (?:risk|rates?|incidence|odds|frequency|levels?|number) of)?|"
-    r"reduce[sd]?|lower(?:s|ed)?|increase[sd]?|improve[sd]?|prevent(?:s|ed)?|predict(?:s|ed)?|affect(?:s|ed)?|"
-    r"cause[sd]?|decrease[sd]?|raise[sd]?|protect(?:s|ed)? against|offer(?:s|ed)? (?:protection|benefit)|"
-    r"benefit(?:s|ed)?|result(?:s|ed)? in|"
-    r"lead(?:s)? to|activate[sd]?|inhibit(?:s|ed)?|induce[sd]?|influence[sd]?|impact(?:s|ed)?|alter(?:s|ed)?|"
-    r"change[sd]?|modif(?:y|ies|ied)|worsen(?:s|ed)?|delay(?:s|ed)?|shorten(?:s|ed)?|prolong(?:s|ed)?|"
-    r"correlate[sd]? (?:with|to)|(?:is|are|was|were)? ?associated with|(?:is|are)? ?related to|"
-    r"(?:is|are)? ?linked (?:to|with)|relate[sd]? to|(?:a )?risk factors? for|(?:the )?risk of|matter(?:s)?|"
-    r"(?:an? |the )?(?:predictor|marker|determinant|indicator|cause|expression|reflection) of|predictive of|"
-    r"reflect(?:s|ed)?|identif(?:y|ies|ied)|detect(?:s|ed)?|differ(?:s|ed)?|extend(?:s)? to|representative of|"
-    r"contribute[sd]? to|enhance[sd]?|promote[sd]?|suppress(?:es|ed)?|restore[sd]?|treat(?:s|ed)?|"
-    r"(?:is|are) (?:an? )?(?:effective|useful|safe|beneficial|accurate|sufficient|necessary|feasible|reliable|"
-    r"valid|superior|inferior|better|worse|predictive)(?: (?:alternative|tool|option|marker|method|treatment|"
-    r"predictor|test))?(?: (?:for|to|in|of))?|help(?:s)?|make(?:s)? a difference (?:in|to)|"
-    r"play(?:s|ed)? (?:a|an|any) (?:\w+ )?role (?:in|for|on)|"
-    # "Is X a reliable predictor of Y?", "Can X become a new diagnostic parameter for Y?", "X, a new inducer of Y?":
-    # the copula leads the question and is gone, the predicate noun still splits subject from object
-    r"(?:becomes? )?an? (?:[\w-]+ (?:and [\w-]+ )?){0,3}?" + _PREDICATE_NOUN +
-    r"(?: (?:for|to|in|of|with)(?: (?:diagnose|detect|predict|assess|identify|treat|stage|staging))?)?)\b", _I)
+_GERUND = re.compile(lexicon.source("frame", "GERUNDS") + r"\b", _I)
+"""A gerund that is the relation after an evaluative predicate ("useful in *improving* depression")."""
+RELATION = lexicon.pattern("frame", "RELATION")
+"""The relation verb or phrase that splits the exposure (before it) from the outcome (after it): "lower", "predict",
+"associated with", "effective in reducing" (``reading/lexicons/frame.toml``)."""
 COMPARATOR = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to)|in comparison (?:with|to)|rather than|"
                         r"alternative to|instead of|than|over)\s+(?P<rest>[^,;:?]+)", _I)
 POPULATION = re.compile(r"\b(?:in|among|for)\s+(?=(?P<rest>[^,;:?]+))", _I)
@@ -161,18 +135,10 @@ _ASKING = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|shall|wi
                      r"must|what|which|how|why|when|where|who|by what|through (?:what|which))\b", _I)
 
 
-GENERIC = frozenset("""it we they this these there he she one feasible option options worth worthwhile effort key
-    need needed always investigate mandatory play appear real picture viable alternative first choice become interest
-    perform harmful necessary useful sufficient adequate appropriate justified warranted safe efficacious effective
-    possible reliable accurate valid good bad better best worse lost another new novel old difference differences
-    different same outcome outcomes role roles value place answer question issue problem solution way ways time
-    really still yet implemented recommendations practice routine clinical seeing provide provides face faces screen
-    room improvement improvements further underrecognised underrecognized under-recognised under-recognized
-    underestimated overestimated overlooked neglected forgotten unknown emerging phenomenon association associated
-    relationship link true myth fact reality""".split())
+GENERIC = lexicon.words("frame", "GENERIC")
 """Evaluative and function words that name no subject ("worth the effort", "room for improvement", "an
 underrecognised association"): an asking part made mostly of them names nothing of its own, and the question's
-title-style topic gives its frame."""
+title-style topic gives its frame (``reading/lexicons/frame.toml``)."""
 
 
 def _with_topic(topic: str, exposure: str, outcome: str, population: str, comparator: str,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...reading import lexicon
 from .entities import interventions_in, targets_in
 from .reading import Reading
 from .text import Sentence
@@ -32,17 +33,9 @@ _PROCESS = re.compile(
     r"mitochondrial respiration|fibrosis|cell death|ferroptosis|senescence)\b",
     re.IGNORECASE,
 )
-_EFFECT = re.compile(
-    r"\b(reduc\w*|decreas\w*|inhibit\w*|suppress\w*|increas\w*|improv\w*|induc\w*|attenuat\w*|promot\w*|"
-    r"enhanc\w*|lower\w*|prevent\w*|block\w*|arrest\w*|impair\w*|restor\w*|protect\w* against)"
-    r"((?:\s+[\w-]+){0,4}?)\s+"
-    r"(proliferation|growth|apoptosis|viability|survival|migration|invasion|metastasis|inflammation|"
-    r"glucose (?:production|uptake|levels?)|insulin (?:resistance|sensitivity|secretion)|weight gain|"
-    r"cell death|autophagy|angiogenesis|fibrosis|oxidative stress|lipid accumulation|steatosis|blood pressure|"
-    r"tumorigenesis|carcinogenesis|progression|recurrence|incidence|risk|hyperglycemia|injury|damage|"
-    r"(?:[\w-]+ )?responses?|secretion|expression|activity|activation|production|release|uptake)\b",
-    re.IGNORECASE,
-)
+_EFFECT = lexicon.pattern("mechanisms", "EFFECT")
+"""An effect: a change (group 1), up to four words (group 2), what changed (group 3): "reduced proliferation"
+(``reading/lexicons/mechanisms.toml``)."""
 _ADJECTIVAL_EFFECT = {
     re.compile(r"\banti-?proliferative\b", re.IGNORECASE): "reduced proliferation",
     re.compile(r"\banti-?tumou?r\b|\banti-?cancer\b|\bantineoplastic\b", re.IGNORECASE): "reduced tumour growth",

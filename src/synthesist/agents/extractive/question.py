@@ -10,26 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...reading import lexicon
 from .entities import interventions_in, is_condition_word, is_drug_like, is_procedure, targets_in
 from .text import words
 
-DROPPED = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each either et etc few for from further had has have having
-    he her here his how however i if in into is it its just may me might more most must my no nor not now of off on
-    once only or other our out over own per same she should so some such than that the their them then there these
-    they this those through thus to too under until up upon us very via was we were what when where whether which
-    while who whom whose why will with within without would yet you your
-    effect effects role roles impact impacts influence influences association associations associated relationship
-    relation related link linked affect affects affected reduce reduces reduced increase increases increased improve
-    improves improved lower lowers lowered prevent prevents prevented cause causes caused lead leads predict predicts
-    benefit benefits help helps work works treat treats treated use used using versus vs compared comparison
-    better worse really actually true truly possible likely useful necessary efficacious safe safety effective
-    efficacy worth any really among patient patients people subjects individuals persons time potential case cases
-    make makes good offer offers result results matter number form variant sufficient reconsider correlate
-    positively negatively outcome outcomes factor factors""".split()
-)
-"""Words a search query does without: function words, question words, and the verbs a question is phrased with."""
+DROPPED = lexicon.words("question", "DROPPED")
+"""Words a search query does without: function words, question words, and the verbs a question is phrased with
+(``reading/lexicons/question.toml``)."""
 
 QUALIFIERS = frozenset("type stage grade phase class tier level".split())
 _NUMBER = re.compile(r"^(?:\d+|[IVX]{1,4})$")

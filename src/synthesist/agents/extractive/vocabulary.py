@@ -1,13 +1,16 @@
 """The words that tell what a sentence is: a result, a null result, a mechanism — or an instruction to a machine.
 
-Every vocabulary is a compiled pattern with a docstring saying what it matches. Sentences are classified, never
-understood: the patterns are deliberately specific (``did not differ`` is a null result; ``did not receive`` is
-not), and their limits are stated where they matter.
+Every vocabulary is a compiled pattern with a docstring saying what it matches; the long ones are data, each entry
+with its reason, in ``reading/lexicons/vocabulary.toml``. Sentences are classified, never understood: the patterns
+are deliberately specific (``did not differ`` is a null result; ``did not receive`` is not), and their limits are
+stated where they matter.
 """
 
 from __future__ import annotations
 
 import re
+
+from ...reading import lexicon
 
 _I = re.IGNORECASE
 
@@ -21,38 +24,16 @@ RESULT = re.compile(
 )
 """Result language: effect words, effect measures, p-values, percentages."""
 
-NULL_RESULT = re.compile(
-    r"\b(?:no (?:statistically )?significant|not (?:statistically )?significant(?:ly)?|non-?significant|"
-    r"no (?:significant )?(?:difference|association|effect|benefit|improvement|change|correlation)s?|"
-    r"not (?:significantly )?(?:associated|correlated|related|different|improved|reduced|increased)|"
-    r"did not (?:significantly )?(?:differ|reduce|improve|increase|decrease|change|affect|alter|lower|prevent|"
-    r"predict|show|reach|find)|does not (?:significantly )?(?:differ|reduce|improve|increase|affect|predict)|"
-    r"failed to (?:show|demonstrate|reduce|improve|find)|was not (?:associated|effective|superior)|"
-    r"were not (?:associated|different|effective)|(?:was|were) (?:similar|comparable) (?:between|in|among))\b",
-    _I,
-)
-"""Null or negative results: no effect, no difference, not associated, failed to show."""
+NULL_RESULT = lexicon.pattern("vocabulary", "NULL_RESULT")
+"""Null or negative results: no effect, no difference, not associated, failed to show (the entries and why each is
+there: ``reading/lexicons/vocabulary.toml``)."""
 
-MECHANISM_TERM = re.compile(
-    r"\b(?:pathways?|receptors?|inhibit\w*|activat\w*|phosphorylat\w*|dephosphorylat\w*|express\w*|"
-    r"signal(?:l)?ing|transcription\w*|kinases?|enzym\w*|mitochondri\w*|apoptosis|apoptotic|autophagy|"
-    r"proliferation|oxidative|cytokines?|mRNA|gene|genes|protein|proteins|mediat\w*|upregulat\w*|"
-    r"up-regulat\w*|downregulat\w*|down-regulat\w*|suppress\w*|induc\w*|ligand|agonist|antagonist|"
-    r"metaboli[sz]m|glycolysis|gluconeogenesis|lipogenesis|angiogenesis|cell cycle|insulin sensitivity|"
-    r"insulin resistance|AMPK|mTOR\w*|NF-κB|NF-kappaB|PI3K|Akt|MAPK|ERK\d?|JAK|STAT\d?|caspase\S*|Bcl-2)\b",
-    _I,
-)
-"""Mechanism vocabulary, counted per word for density."""
+MECHANISM_TERM = lexicon.pattern("vocabulary", "MECHANISM_TERM")
+"""Mechanism vocabulary, counted per word for density (``reading/lexicons/vocabulary.toml``)."""
 
-MECHANISM_VERB = re.compile(
-    r"\b(?:activat(?:es|ed|ing|ion)|inhibit(?:s|ed|ing|ion)|suppress(?:es|ed|ing|ion)|block(?:s|ed|ing|ade)|"
-    r"induc(?:es|ed|ing|tion)|stimulat(?:es|ed|ing|ion)|upregulat\w+|up-regulat\w+|downregulat\w+|"
-    r"down-regulat\w+|phosphorylat\w+|mediated by|via|through|pathway|signal(?:l)?ing|depend(?:s|ent) on|"
-    r"target(?:s|ed|ing)|bind(?:s|ing)?|attenuat(?:es|ed|ing)|modulat(?:es|ed|ing)|enhanc(?:es|ed|ing)|"
-    r"reduc(?:es|ed|ing|tion) (?:of )?(?:the )?(?:expression|activity|levels?|phosphorylation))\b",
-    _I,
-)
-"""A verb or connective that states a mechanism: X activates / inhibits / acts via / is mediated by Y."""
+MECHANISM_VERB = lexicon.pattern("vocabulary", "MECHANISM_VERB")
+"""A verb or connective that states a mechanism: X activates / inhibits / acts via / is mediated by Y
+(``reading/lexicons/vocabulary.toml``)."""
 
 INSTRUCTION = re.compile(
     r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|above|previous|prior)\b|"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from ...reading import lexicon
 from ..extractive.text import terms
 
 __all__ = ["compared", "listed_together", "only_a_group", "tokens_of"]
@@ -34,21 +35,13 @@ _PEOPLE = frozenset("patients patient group groups arm arms cohort users subject
                     "counterparts children women men mothers infants those".split())
 _PREPOSITIONS = frozenset("in of between than at for from to among on during after before within by over into "
                           "across throughout".split())
-_BEFORE = frozenset("with without receiving received receive receives treated treatment undergoing underwent undergo "
-                    "undergone using used use users taking took given versus vs compared than between by according "
-                    "regardless irrespective followed plus exposed exposure assigned allocated randomised randomized "
-                    "male female presence absence history effect effects impact influence benefit role".split())
+_BEFORE = lexicon.words("compared", "BEFORE")
 """Words before a factor that make it compared: how people came to have it, what it is set against, or what it does
-("*effect of* exposure", "*between* men and women")."""
-_AFTER = frozenset("group groups arm arms period periods phase phases cohort users user use versus vs compared therapy "
-                   "treatment intake supplementation consumption administration associated correlated linked related "
-                   "predictor predictors predicted predicts predictive determinant factor factors patients subjects "
-                   "participants individuals hazard odds ratio ratios superior inferior noninferior non-inferior "
-                   "effective ineffective beneficial protective harmful does do did had has have fail fails failed may "
-                   "might can could would resulted results result led leads lead".split())
+("*effect of* exposure", "*between* men and women"; ``reading/lexicons/compared.toml``)."""
+_AFTER = lexicon.words("compared", "AFTER")
 """Words after a factor that make it compared: its group or its use, an association, a prediction, a judgement of
 it ("aspirin was *superior* to placebo"), the auxiliary of what it did ("aspirin *does* not reduce", "*failed* to
-reduce", "*resulted* in", "*had* lower mortality"), or an effect measure."""
+reduce", "*resulted* in", "*had* lower mortality"), or an effect measure (``reading/lexicons/compared.toml``)."""
 
 
 def _forms(verb: str) -> tuple[str, ...]:
@@ -61,12 +54,8 @@ def _forms(verb: str) -> tuple[str, ...]:
     return verb, verb + "s", verb + "ed"
 
 
-_EFFECTS = ("reduce increase decrease improve lower raise prevent worsen prolong shorten double halve triple confer "
-            "attenuate alleviate relieve protect delay accelerate enhance impair cause induce inhibit affect "
-            "influence modify alter change show demonstrate yield provide produce achieve eliminate abolish restore "
-            "normalize normalise suppress stimulate promote elevate diminish mitigate exacerbate benefit cut "
-            "predict extend").split()
-_EFFECT_FORMS = frozenset(form for verb in _EFFECTS for form in _forms(verb))
+_EFFECT_FORMS = frozenset(form for verb in lexicon.word_list("compared", "EFFECT_VERBS") for form in _forms(verb))
+"""Verbs of an effect in every form (``reading/lexicons/compared.toml``)."""
 _NOT_VERBS = frozenset("based aged bed need seed speed red hundred".split())
 _RATIOS = frozenset({"HR", "OR", "RR", "aOR", "aHR", "IRR", "RRR", "ARR"})
 _GROUPED_WORD = re.compile(r"-(?:treated|exposed|using|users?|fed|supplemented)$", re.IGNORECASE)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...models import Evidence
+from ...reading import lexicon
 from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
 from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases, terms
 from .effects import ratio_side, read_effect, significance
@@ -31,20 +32,8 @@ from .passages import SECTION_WEIGHT, Unit, units
 from .verify import source_text
 
 _I = re.IGNORECASE
-_NO_DIFFERENCE = re.compile(
-    r"\bno(?:t| longer)? (?:statistically |clinically )?significant(?:ly)?\b|\bnon-?significant(?:ly)?\b"
-    r"|\b(?:did|does|do|was|were|is|are) not (?:\w+ )?(?:differ|change|significantly|reach|show|affect|improve|"
-    r"reduce|increase|decrease|alter|influence|associated|related|linked|correlated)"
-    r"|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b"
-    r"|\b(?:was|were|remained|are|is) (?:\w+ )?(?:similar|comparable|unchanged|equivalent)\b"
-    r"|\bsimilar(?:ly)?\b(?! (?:pattern|trend)s?\b)"
-    r"|\bcomparable\b|\bfailed to\b|\bno (?:\w+ )?(?:effect|change|improvement|reduction|increase|benefit)s?\b"
-    r"|\bno (?:statistical(?:ly)? )?significance\b|\bnot (?:reach|achieve)\w* (?:statistical )?significance"
-    r"|\b(?:was|were|remained|is|are|be) (?:\w+ )?unaffected\b"
-    r"|\bwithout (?:an? )?(?:\w+ )?(?:increas\w*|reduc\w*|chang\w*|excess)"
-    r"|\bnon-?inferior\w*|\bequivalen(?:ce|t)\b|\bn\.s\.|\(ns\)|(?<!with )\bneither\b|(?<!who )(?<!that )\bdid not\b",
-    _I,
-)
+_NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
+"""A non-significance statement: "did not differ", "no significant", "similar" (``reading/lexicons/direction.toml``)."""
 _UP = re.compile(
     r"\b(?:increas\w*|higher|greater|more|improv\w*|longer|larger|elevat\w*|rais\w*|rose|gain\w*|enhanc\w*|"
     r"better|boost\w*|augment\w*|prolong\w*|superior|exceed\w*|accelerat\w*)\b", _I)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...models import Evidence
+from ...reading import lexicon
 from ...study import DirectionQuery, OutcomeResult, StudyRecord
 from ..extractive.text import terms
 from ..extractive.vocabulary import NULL_RESULT
@@ -84,17 +85,9 @@ _HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|pos
 
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
 
-_SUBGROUP = re.compile(
-    r"\b(?:among|in) (?:the )?(?:patients|participants|subjects|those|women|men|people) (?:with|whose) "
-    r"(?:an? |the )?[\w-]+(?: [\w-]+)? (?:score|level|count|stage|grade|index)s? (?:of )?"
-    r"(?:[<>≥≤]|\d|more|less|greater|higher|lower|above|below)|"
-    r"\b(?:in|among|within|for) (?:a |the |one |this |each )?sub-?groups?\b|\bsub-?group (?:of|analys)|"
-    r"\bpost[- ]hoc\b|\bsubsets?\b|\bstrat(?:um|a)\b|\bexploratory\b|"
-    r"\b(?:pre-?specified|secondary|sensitivity|per-protocol) analys[ie]s\b|"
-    r"\b(?:among|of|in) (?:the )?[\d,]+ (?:patients|participants|subjects|women|men) (?:who|with)\b|"
-    r"\b(?:among|in) (?:the )?(?:those|patients|participants|subjects|women|men) (?:aged|older|younger|over|under)\b",
-    re.IGNORECASE)
-"""A change in one subgroup, post hoc, exploratory or in a secondary analysis is not the study's finding."""
+_SUBGROUP = lexicon.pattern("finding", "SUBGROUP")
+"""A change in one subgroup, post hoc, exploratory or in a secondary analysis is not the study's finding
+(``reading/lexicons/finding.toml``)."""
 
 _SIGNIFICANT_CHANGE = re.compile(
     r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower|"

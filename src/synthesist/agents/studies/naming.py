@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
+from ...reading import lexicon
 from ...study import DirectionQuery
 from ..extractive.entities import DRUG_CLASSES, NOT_DRUGS
 from ..extractive.synonyms import LAY_SYNONYMS, lay_synonyms
@@ -74,12 +75,9 @@ _MORPH = re.compile(r"osi$")
 _BETWEEN_KINDS = re.compile(r"\bbetween (?:the )?[\w-]+(?: [\w-]+)? (?:and|or|vs\.?|versus) (?:the )?[\w-]+"
                             r"(?P<tail>(?: [\w-]+){1,2})", re.I)
 
-_NEIGHBOURS = terms("group groups arm arms period periods cohort users user use using therapy treatment treated "
-                    "intake consumption exposure exposed supplementation supplements alone only and or was were is are "
-                    "had has have plus combined versus vs compared prior previous current ever never regular habitual "
-                    "any all patients participants subjects women men children adults infants mothers those who with "
-                    "without receiving received given taking")
-"""Words beside an exposure that say how, when or in whom, never another kind of it."""
+_NEIGHBOURS = terms(" ".join(lexicon.word_list("naming", "NEIGHBOURS")))
+"""Words beside an exposure that say how, when or in whom, never another kind of it
+(``reading/lexicons/naming.toml``)."""
 _KIND_OF = re.compile(r"^(?:high|low|higher|lower|early|late|delayed|standard|intensive|annual|biennial|short|long|"
                       r"daily|weekly|single|double|once|twice|full|reduced|[\w]+-(?:titre|titer|dose|intensity))$")
 """A word before the exposure that names a kind of it: two of them in one clause compare two kinds."""

@@ -1,0 +1,60 @@
+"""The reading code's vocabularies, kept as data: ``lexicons/<module>.toml``, one file for each module that reads
+with them, every entry with the reason it exists.
+
+A file's tables are its vocabularies, named as the module names them (without a leading underscore). Each has a
+``doc`` (what it is for) and ``groups``, each a ``why`` with either
+
+- ``entries``: regular-expression alternatives. A vocabulary's pattern is its ``before``, then its entries in file
+  order joined by ``|``, then its ``after``, compiled with its ``flags`` (one letter per flag: ``"I"`` ignores case).
+  ``{NAME}`` in any of them stands for the pattern of the same file's vocabulary NAME (a quantifier such as
+  ``{0,4}`` is never a name);
+- or ``words``: words separated by white space.
+
+Each file is read once, through :mod:`importlib.resources` (package data).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache, reduce
+from importlib import resources
+from operator import or_
+from typing import Any
+
+__all__ = ["pattern", "source", "vocabularies", "word_list", "words"]
+
+REFERENCE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
+"""``{NAME}`` in a pattern: another vocabulary of the same file."""
+
+
+@cache
+def vocabularies(lexicon: str) -> dict[str, Any]:
+    """The vocabularies of ``lexicons/{lexicon}.toml``, by name."""
+    text = (resources.files(__package__) / "lexicons" / f"{lexicon}.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def source(lexicon: str, name: str) -> str:
+    """The regular expression of one vocabulary, its ``{NAME}`` references written out."""
+    vocabulary = vocabularies(lexicon)[name]
+    entries = "|".join(entry for group in vocabulary["groups"] for entry in group["entries"])
+    text = vocabulary.get("before", "") + entries + vocabulary.get("after", "")
+    return REFERENCE.sub(lambda reference: source(lexicon, reference[1]), text)
+
+
+@cache
+def pattern(lexicon: str, name: str) -> re.Pattern[str]:
+    """One vocabulary compiled with its flags."""
+    flags = reduce(or_, (re.RegexFlag[flag] for flag in vocabularies(lexicon)[name].get("flags", "")), re.NOFLAG)
+    return re.compile(source(lexicon, name), flags)
+
+
+def word_list(lexicon: str, name: str) -> tuple[str, ...]:
+    """One vocabulary's words in file order."""
+    return tuple(word for group in vocabularies(lexicon)[name]["groups"] for word in group["words"].split())
+
+
+def words(lexicon: str, name: str) -> frozenset[str]:
+    """One vocabulary's words."""
+    return frozenset(word_list(lexicon, name))
