@@ -63,6 +63,9 @@ class OutcomeResult(_Frozen):
     asked: bool = False
     """The question's own comparison (its exposure against its comparator on one of its outcomes), not a result
     the study states on its own: the evidence table shows it first."""
+    check: str = ""
+    """Set when a model read this result and the study reader, checking it, reads it otherwise: what the reader
+    found (the table shows it beside the model's direction)."""
 
 
 class Arm(_Frozen):

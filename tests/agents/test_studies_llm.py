@@ -50,3 +50,30 @@ async def test_the_models_record_is_checked_and_what_it_invented_is_dropped(sett
     assert "outcome: cough frequency; intervention: drug A; comparator: placebo" in prompt
     assert prompt.index("Night waking") < prompt.index("Cough is common")  # results and tables before the rest
     assert "Smith J" not in prompt and usage.requests == 1
+
+
+async def test_the_study_reader_checks_the_models_answers_and_says_where_it_reads_otherwise(
+        settings: Settings) -> None:
+    evidence = article_evidence(parse_jats(TRIAL.read_bytes()), "library")
+    reply = {"design": "randomised trial", "outcomes": [
+        {"outcome": "Cough frequency at 12 weeks", "direction": "increased", "quote": VERBATIM,  # misread by the model
+         "section": "Abstract › Results"},
+        {"outcome": "nausea", "direction": "increased", "section": "Results",
+         "quote": "Nausea was more frequent with drug A (12% vs 4%; P = 0.03)."},
+    ]}
+    queries = [DirectionQuery(intervention="drug A", comparator="placebo", outcome=outcome)
+               for outcome in ("cough frequency", "nausea", "quality of life")]
+    never_tested = DirectionQuery(intervention="hyperbaric oxygen", comparator="placebo", outcome="nausea")
+
+    record, _ = await llm_study_record(LLM(scripted_model(reply), settings), evidence, queries)
+    untested, _ = await llm_study_record(LLM(scripted_model(reply), settings), evidence, [never_tested])
+
+    cough, nausea, quality = record.outcomes
+    assert [o.asked for o in record.outcomes] == [True, True, True]
+    assert (cough.direction, cough.check) == ("increased", "the study reader reads a decrease")
+    assert (nausea.direction, nausea.check) == ("increased", "")  # both read it the same way
+    assert (quality.outcome, quality.direction) == ("quality of life", "no_difference")  # the model left it out
+    assert quality.check == "the model did not report it; read by the study reader"
+    assert [(o.outcome, o.asked, o.check) for o in untested.outcomes] == [
+        ("nausea", True, "the study reader finds no test of this comparison in the article"),
+        ("Cough frequency at 12 weeks", False, "")]

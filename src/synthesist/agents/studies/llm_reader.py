@@ -4,7 +4,9 @@ The model sees the item's passages (results and tables first, then the abstract,
 ``char_budget``) each fenced as untrusted data with its section, and the queries to answer first. Its
 :class:`~synthesist.study.StudyDraft` becomes a :class:`~synthesist.study.StudyRecord` (engine ``llm``) and goes
 through :func:`~.verify.verify_record` like every record: a quote or number not found verbatim is dropped and
-listed, so a model cannot put an invented number in the table.
+listed, so a model cannot put an invented number in the table. The learned study reader then checks the model's
+answer to each query (:func:`checked`): the result is marked as the question's own, and where the reader reads
+another direction, or finds no test of the comparison in the article, the result says so (``check``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from collections.abc import Sequence
 
 from ...models import Evidence, TokenUsage
 from ...prompts import Boundary, render
-from ...study import DirectionQuery, StudyDraft, StudyRecord
+from ...study import DirectionQuery, OutcomeResult, StudyDraft, StudyRecord
 from ..llm import LLM
+from .arms import terms
+from .learned import answer_query
 from .verify import verify_record
 
-__all__ = ["CHAR_BUDGET", "llm_study_record"]
+__all__ = ["CHAR_BUDGET", "checked", "llm_study_record"]
 
 CHAR_BUDGET = 24_000
 """Characters of passages one call shows (about 6k tokens): enough for a trial's abstract, results and tables."""
@@ -50,4 +54,41 @@ async def llm_study_record(llm: LLM, evidence: Evidence, queries: Sequence[Direc
                            prompt=prompt, round=round)
     record = StudyRecord(evidence_id=evidence.id, title=evidence.title, full_text=bool(evidence.passages),
                          engine="llm", **reply.output.model_dump())
-    return verify_record(record, evidence), reply.usage
+    return checked(verify_record(record, evidence), evidence, queries), reply.usage
+
+
+_WORDS = {"increased": "an increase", "decreased": "a decrease", "no_difference": "no significant difference"}
+
+
+def checked(record: StudyRecord, evidence: Evidence, queries: Sequence[DirectionQuery]) -> StudyRecord:
+    """The model's record with its answer to each query (the outcome it names, half its words or more) marked as
+    asked and checked by the learned study reader: where the reader reads another direction, or finds that the
+    article never tests the comparison, ``check`` says what it found; a query the model left unanswered gets the
+    reader's answer, marked as the reader's. Asked results come first, in the order of ``queries``."""
+    outcomes, asked = list(record.outcomes), []
+    for query in queries:
+        reader = answer_query(evidence, query)
+        at = next((i for i, o in enumerate(outcomes) if _names(o.outcome, query.outcome)), None)
+        if at is None:
+            if reader.direction != "not_reported":
+                asked.append(reader.model_copy(update={"asked": True, "check": "the model did not report it; read "
+                                                                                "by the study reader"}))
+            continue
+        mine = outcomes.pop(at)
+        asked.append(mine.model_copy(update={"asked": True, "intervention": mine.intervention or query.intervention,
+                                             "comparator": mine.comparator or query.comparator,
+                                             "check": _disagreement(mine, reader)}))
+    return record.model_copy(update={"outcomes": tuple([*asked, *outcomes])})
+
+
+def _names(stated: str, asked: str) -> bool:
+    mine, wanted = terms(stated), terms(asked)
+    return bool(wanted) and len(mine & wanted) * 2 >= len(wanted)
+
+
+def _disagreement(model: OutcomeResult, reader: OutcomeResult) -> str:
+    if model.direction == "not_reported" or model.direction == reader.direction:
+        return ""
+    if reader.direction == "not_reported":
+        return "" if reader.quote else "the study reader finds no test of this comparison in the article"
+    return f"the study reader reads {_WORDS[reader.direction]}"

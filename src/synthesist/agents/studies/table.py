@@ -28,7 +28,7 @@ OUTCOMES_PER_STUDY = 3
 _COMPARATIVE = frozenset({"effect", "association"})
 CSV_COLUMNS = ("reference", "evidence_id", "study", "year", "design", "design_quote", "n_randomised",
                "n_analysed", "population", "intervention", "comparator", "outcome", "measure", "value", "ci_low",
-               "ci_high", "p", "direction", "quote", "section", "link")
+               "ci_high", "p", "direction", "check", "quote", "section", "link")
 COLUMNS = {"study": "Study", "design": "Design", "n": "N", "comparison": "Comparison", "outcome": "Outcome",
            "effect": "Effect (95% CI)", "direction": "Direction"}
 """The table's columns: the key of each cell and its heading."""
@@ -84,7 +84,8 @@ class EvidenceRow:
         return {"study": self.study, "design": self.record.design, "n": self.size, "comparison": self.comparison,
                 "outcome": outcome.outcome if outcome else "",
                 "effect": effect_text(outcome.effect) if outcome else "",
-                "direction": _DIRECTION_WORDS[outcome.direction] if outcome else ""}
+                "direction": "; ".join(filter(None, (_DIRECTION_WORDS[outcome.direction], outcome.check)))
+                if outcome else ""}
 
 
 def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = None) -> tuple[StudyRecord, ...]:
@@ -172,7 +173,7 @@ def evidence_csv(rows: list[EvidenceRow]) -> str:
             outcome.intervention if outcome else "", outcome.comparator if outcome else "",
             outcome.outcome if outcome else "", effect.measure if effect and effect.measure else "",
             *((getattr(effect, name) or "") if effect else "" for name in ("value", "ci_low", "ci_high", "p")),
-            outcome.direction if outcome else "", outcome.quote if outcome else "",
+            outcome.direction if outcome else "", outcome.check if outcome else "", outcome.quote if outcome else "",
             outcome.section if outcome else "", row.link,
         ])
     return out.getvalue()
