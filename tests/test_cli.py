@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
-from synthesist.testing import FixtureServer, Reply
+from synthesist.testing import FixtureServer, Reply, ScriptedChatServer
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
 
@@ -381,6 +381,31 @@ def test_study_answers_a_queries_file_one_json_line_each_in_order(tmp_path: Path
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a["outcome"] for a in answers] == outcomes
     assert [a["direction"] for a in answers] == ["no_difference", "decreased", "increased", "not_reported"]
+
+
+def test_study_with_a_model_prints_its_answers_checked_by_the_study_reader(tmp_path: Path) -> None:
+    """`study --model` against an OpenAI-compatible server (scripted on 127.0.0.1): the model misreads cough
+    frequency as an increase and leaves nausea out; the study reader says so for the first and answers the second."""
+    verbatim = ("Drug A significantly reduced cough frequency compared with placebo (hazard ratio 0.62, 95% CI 0.45 "
+                "to 0.86; P = 0.004).")
+    reply = {"design": "randomised trial", "outcomes": [
+        {"outcome": "cough frequency", "direction": "increased", "quote": verbatim, "section": "Abstract › Results"}]}
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("\n".join(json.dumps({"intervention": "drug A", "comparator": "placebo", "outcome": o})
+                                 for o in ("cough frequency", "nausea")) + "\n")
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    with ScriptedChatServer({"study": reply}) as models:
+        done = run_cli("study", str(JATS), "--queries", str(queries), "--model", models.model_spec, env=env)
+        bad = run_cli("study", str(JATS), "--model", "nosuchprovider:x", env=env)
+        agents = [call.agent for call in models.calls]
+
+    assert done.returncode == 0, done.stderr
+    cough, nausea = (json.loads(line) for line in done.stdout.splitlines())
+    assert (cough["direction"], cough["check"]) == ("increased", "the study reader reads a decrease")
+    assert (nausea["direction"], nausea["check"]) == ("increased", "the model did not report it; read by the study "
+                                                                   "reader")
+    assert agents == ["study"]
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
 def test_study_fetches_a_pmcid_from_europe_pmc(tmp_path: Path) -> None:

@@ -15,13 +15,16 @@ from synthesist.models import ResearchResult
 
 TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
 ASKED = "Does drug A reduce cough frequency compared with placebo in adults with chronic cough?"
-NEVER_TESTED = "Does hyperbaric oxygen therapy reduce cough frequency compared with placebo in adults with chronic cough?"
+NEVER_TESTED = ("Does hyperbaric oxygen therapy reduce cough frequency compared with placebo in adults with chronic "
+                "cough?")
 
 
 def _folder(tmp_path: Path) -> Path:
-    """The fixture trial with its title and abstract calling drug A "the active treatment" (its body still names it)."""
+    """The fixture trial with its title and abstract calling drug A "the active treatment" (its body still names
+    it)."""
     front, body = TRIAL.read_text(encoding="utf-8").split("<body>", 1)
-    for named, reworded in (("Drug A versus", "The active treatment versus"), ("to drug A or", "to the active treatment or"),
+    for named, reworded in (("Drug A versus", "The active treatment versus"),
+                            ("to drug A or", "to the active treatment or"),
                             ("Drug A significantly", "The active treatment significantly")):
         front = front.replace(named, reworded)
     folder = tmp_path / "papers"

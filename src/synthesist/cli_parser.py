@@ -175,4 +175,6 @@ def _study_parser(commands) -> None:  # noqa: ANN001 - argparse's private subpar
     study.add_argument("--outcome", help="the outcome to read the direction of")
     study.add_argument("--queries", type=Path, metavar="FILE.jsonl",
                        help='one {"intervention", "comparator", "outcome"} object a line; one JSON answer a line')
+    study.add_argument("--model", metavar="SPEC", help="read the article with this model (e.g. openai:gpt-4o), "
+                       "checked by the study reader; default: the study reader alone")
     study.add_argument("--json", action="store_true", help="print JSON")

@@ -22,16 +22,22 @@ from .study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 
 
 def command(args: argparse.Namespace, say: Callable[[str], None]) -> int:
-    """Run ``study ARTICLE``; ``say`` prints a line (the CLI's printer)."""
+    """Run ``study ARTICLE``; ``say`` prints a line (the CLI's printer). With ``--model`` the model reads the
+    article and the study reader checks its answers (:func:`synthesist.api.model_study_record`)."""
     queries = _queries(args)
+    model = api.check_model(args.model) if args.model else None
     evidence = asyncio.run(api.read_article(args.article))
-    if not queries:
-        record = api.study_record(evidence)
+    if model is not None:
+        record = asyncio.run(api.model_study_record(evidence, queries, model))
+        answers = list(record.outcomes[:len(queries)])  # one asked result per query, in order
+    else:
+        record = None if queries else api.study_record(evidence)
+        answers = [api.study_answer(evidence, query) for query in queries]
+    if not queries and record is not None:
         for line in ([record.model_dump_json()] if args.json else record_lines(record)):
             say(line)
         return 0
-    for query in queries:
-        answer = api.study_answer(evidence, query)
+    for answer in answers:
         if args.json or args.queries:
             say(json.dumps(answer_json(answer), ensure_ascii=False))
         else:
@@ -81,7 +87,8 @@ def read_queries(path: Path) -> list[DirectionQuery]:
 def answer_json(answer: OutcomeResult) -> dict:
     return {"intervention": answer.intervention, "comparator": answer.comparator, "outcome": answer.outcome,
             "direction": answer.direction, "quote": answer.quote, "section": answer.section,
-            "effect": answer.effect.model_dump(exclude_none=True) if answer.effect else None}
+            "effect": answer.effect.model_dump(exclude_none=True) if answer.effect else None,
+            **({"check": answer.check} if answer.check else {})}
 
 
 def effect_text(effect: Effect | None) -> str:
@@ -106,6 +113,8 @@ def answer_lines(answer: OutcomeResult) -> list[str]:
         lines.append(f'  "{answer.quote}" [{answer.section}]')
     if answer.effect:
         lines.append(f"  effect: {effect_text(answer.effect)}")
+    if answer.check:
+        lines.append(f"  checked: {answer.check}")
     return lines
 
 

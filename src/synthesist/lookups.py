@@ -15,8 +15,11 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
+from .agents.llm import LLM, build_model
+from .agents.model_spec import parse_model_spec
 from .agents.studies import answer_query, read_study, verify_record
 from .agents.studies.forest import forest_svg
+from .agents.studies.llm_reader import llm_study_record
 from .agents.studies.table import EvidenceRow, evidence_csv, evidence_rows, table_rows
 from .composition import NO_SEAMS, Seams, build_network_sources, open_store
 from .config import Settings, current_settings, with_overrides
@@ -200,6 +203,21 @@ def forest_plot_svg(result: ResearchResult) -> bytes | None:
 def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> StudyRecord:
     """The verified study record of ``evidence``; the answers to ``queries`` come first among its outcomes."""
     return read_study(evidence, queries)
+
+
+async def model_study_record(evidence: Evidence, queries: Sequence[DirectionQuery], model: str, *,
+                             settings: Settings | None = None) -> StudyRecord:
+    """The study record as the model ``model`` (a spec) reads it through the model layer, verified verbatim and
+    checked by the learned study reader (:func:`~.agents.studies.llm_reader.checked`): its answers to ``queries``
+    come first, each saying where the reader reads it otherwise. ``extractive`` reads it without a model. Raises
+    BadInputError for a bad spec, ModelError when the call fails."""
+    settings = settings or current_settings()
+    built = build_model(parse_model_spec(model), settings)
+    if built is None:
+        return read_study(evidence, queries)
+    async with LLM(built, settings) as llm:
+        record, _ = await llm_study_record(llm, evidence, queries, boundary_cap=settings.models.evidence_char_cap)
+    return record
 
 
 def study_answer(evidence: Evidence, query: DirectionQuery) -> OutcomeResult:

@@ -64,15 +64,15 @@ def checked(record: StudyRecord, evidence: Evidence, queries: Sequence[Direction
     """The model's record with its answer to each query (the outcome it names, half its words or more) marked as
     asked and checked by the learned study reader: where the reader reads another direction, or finds that the
     article never tests the comparison, ``check`` says what it found; a query the model left unanswered gets the
-    reader's answer, marked as the reader's. Asked results come first, in the order of ``queries``."""
+    reader's answer, marked as the reader's. One asked result per query comes first, in the order of ``queries``."""
     outcomes, asked = list(record.outcomes), []
     for query in queries:
         reader = answer_query(evidence, query)
         at = next((i for i, o in enumerate(outcomes) if _names(o.outcome, query.outcome)), None)
         if at is None:
-            if reader.direction != "not_reported":
-                asked.append(reader.model_copy(update={"asked": True, "check": "the model did not report it; read "
-                                                                                "by the study reader"}))
+            check = "the model did not report it; read by the study reader" if reader.direction != "not_reported" \
+                else ""
+            asked.append(reader.model_copy(update={"asked": True, "check": check}))
             continue
         mine = outcomes.pop(at)
         asked.append(mine.model_copy(update={"asked": True, "intervention": mine.intervention or query.intervention,
