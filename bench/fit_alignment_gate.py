@@ -1,9 +1,11 @@
 """Fit the alignment gate on the PubMedQA dev set (answerable questions and negative controls) by k-fold CV.
 
-    python bench/fit_alignment_gate.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl [OUT]
+    python bench/fit_alignment_gate.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl \
+        [OUT [EVAL_OUT]] [--check]
 
-With ``--check`` nothing is written: the script exits 1 when the shipped gate (or OUT) is not what the fit makes
-from today's code (a change to relevance, alignment or the frame moves it; no test refits, the fit takes minutes).
+With ``--check`` nothing is written: the script exits 1 when the shipped gate or the evaluation's fold gates (or OUT,
+EVAL_OUT) are not what the fit makes from today's code (a change to relevance, alignment or the frame moves it; no
+test refits, the fit takes minutes).
 
 Set ``FIT_CACHE=path.json`` to keep the retrieval between runs (the slow part, ~20 min here); the frames, part
 matching and fit are redone each run in about a minute.
@@ -20,10 +22,12 @@ addressing exposure and outcome answers; ``strong``: the closeness from which on
 source abstract answers (or answers indirectly); on the controls, the share with no answering or indirect item at
 all (the run will say ``insufficient``). The chosen gate passes the most sources among the gates that keep at least
 :data:`CONTROLS_FLOOR` of the controls clean (else the best controls' share); it is chosen on k-1 folds (fold =
-sha1(pmid) % 5, the answer model's folds) and scored on the held-out fold, and the table prints both. The gate
-fitted on all rows is written to src/synthesist/agents/extractive/alignment_gate.json (or OUT), each fold's gate
-beside it: the dev-set evaluation runs a fold's questions under the gate fitted without them
-(:data:`synthesist.agents.extractive.alignment.HELD_OUT_FOLD`), so its end-to-end figures are cross-validated too."""
+sha1(pmid) % 5, the answer model's folds: ``fit_answer_model.fold_of``) and scored on the held-out fold, and the
+table prints both. The gate fitted on all rows, the one the product aligns under, is written to
+src/synthesist/agents/extractive/alignment_gate.json (or OUT); each fold's gate to
+src/synthesist/evaluation_folds/alignment_gate.json (or EVAL_OUT), which only the dev-set evaluation reads: it runs a
+fold's questions under the gate fitted without them (``synthesist eval pubmedqa``), so its end-to-end figures are
+cross-validated too."""
 
 from __future__ import annotations
 
@@ -34,15 +38,17 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from fit_answer_model import K_FOLDS, fold_of
 
 from synthesist.agents.extractive.alignment import Gate, align, flags_of, with_cover
-from synthesist.agents.extractive.answer import K_FOLDS, fold_of
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.relevance import relevance_of, relevance_texts
 from synthesist.api import open_library_index
 from synthesist.tools.library import load_library
 
-OUT = Path(__file__).parent.parent / "src/synthesist/agents/extractive/alignment_gate.json"
+SRC = Path(__file__).parent.parent / "src/synthesist"
+OUT = SRC / "agents/extractive/alignment_gate.json"
+EVAL_OUT = SRC / "evaluation_folds/alignment_gate.json"
 DEPTH = 20
 COVERS = (0.34, 0.5, 0.67)
 WEIGHTS = (0.3, 0.5)
@@ -164,7 +170,7 @@ def _fields(gate: Gate) -> dict[str, float]:
             "floor": gate.floor}
 
 
-def main(questions: Path, library: Path, out: Path = OUT, *, check: bool = False) -> None:
+def main(questions: Path, library: Path, out: Path = OUT, eval_out: Path = EVAL_OUT, *, check: bool = False) -> None:
     rows = _rows(questions, library)
     print(f"{len(rows)} questions; source among the top {DEPTH + 1}: {sum(r['source'] is not None for r in rows)}")
     print("fold | gate (cover, weight, answers, strong, floor) | held-out answerable: source answers | "
@@ -188,22 +194,29 @@ def main(questions: Path, library: Path, out: Path = OUT, *, check: bool = False
     print(f"all rows: cover {gate.cover:g}, weight {gate.weight:g}, answers {gate.answers:g}, "
           f"strong {gate.strong:g}, floor {gate.floor:g} "
           f"(in-sample: answerable {positive:.1%}, controls {negative:.1%})")
-    fitted = {**_fields(gate), "depth": DEPTH, "folds": K_FOLDS, "fold_gates": fold_gates}
+    _write((out, {**_fields(gate), "depth": DEPTH}), (eval_out, {"folds": K_FOLDS, "fold_gates": fold_gates}),
+           check=check)
+
+
+def _write(*targets: tuple[Path, dict[str, object]], check: bool) -> None:
+    """Write each fitted gate file to its path, or with ``check`` exit 1 when one differs from the file there."""
     if check:
-        shipped = json.loads(out.read_text())
-        if shipped != fitted:
-            print(f"{out} is not what this fit makes from today's code: refit and look at docs/benchmarks.md")
+        stale = [str(path) for path, fitted in targets if json.loads(path.read_text()) != fitted]
+        if stale:
+            print(f"not what this fit makes from today's code: {', '.join(stale)}; refit and look at "
+                  "docs/benchmarks.md")
             raise SystemExit(1)
-        print(f"{out} is what this fit makes")
+        print("the shipped gate and the evaluation's fold gates are what this fit makes")
         return
-    out.write_text(json.dumps(fitted, indent=1) + "\n")
-    print(f"wrote {out}")
+    for path, fitted in targets:
+        path.write_text(json.dumps(fitted, indent=1) + "\n")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
     check = "--check" in sys.argv[1:]
     args = [arg for arg in sys.argv[1:] if arg != "--check"]
-    if len(args) not in (2, 3):
+    if len(args) not in (2, 3, 4):
         print(__doc__, file=sys.stderr)
         raise SystemExit(2)
     main(*(Path(arg) for arg in args), check=check)

@@ -1,36 +1,57 @@
 """Fit the extractive answer model on the PubMedQA dev set and print its k-fold cross-validated figures.
 
-    python bench/fit_answer_model.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl [OUT]
+    python bench/fit_answer_model.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl \
+        [OUT [EVAL_OUT]] [--check]
 
 Each question is read against its own library abstract (the item a full run ranks first) with the same feature
 code the engine runs (:func:`synthesist.agents.extractive.answer.features`). The reader is a yes/no logistic
 regression with balanced class weights, fitted on the *yes* and *no* rows: the *maybe* conclusions read like *yes*
 ones, and a reader that may say *maybe* gets fewer questions right (see docs/benchmarks.md). Every row, *maybe*
-included, is scored and calibrated. Writes src/synthesist/agents/extractive/answer_model.json: one model per fold
-(fold = sha1(pmid) % k) and one on all rows, and the calibration of their confidence (P(right) from out-of-fold
-probabilities), again per fold and on all rows (or to OUT: a test refits into a temp file and compares).
+included, is scored and calibrated. Writes two files:
+
+- src/synthesist/agents/extractive/answer_model.json (or OUT), what the product reads with: the model fitted on all
+  rows and the calibration of its confidence (P(right), fitted on the out-of-fold probabilities);
+- src/synthesist/evaluation_folds/answer_model.json (or EVAL_OUT), what only the dev-set evaluation reads with
+  (``synthesist eval pubmedqa``): one model and calibration per fold (fold = sha1(pmid) % k, each fitted without its
+  fold's rows) and the fold of every training pmid, so a dev question's items are read by a model that did not see
+  them.
+
+With ``--check`` nothing is written: the script exits 1 when either shipped file (or OUT, EVAL_OUT) is not what the
+fit makes from today's code (weights compared to 1e-4, as a refit on another machine's BLAS may differ).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
-from synthesist.agents.extractive.answer import K_FOLDS, LABELS, calibration_features, fold_of
+from synthesist.agents.extractive.answer import LABELS, calibration_features
 from synthesist.agents.extractive.answer_features import features
 
-OUT = Path(__file__).parent.parent / "src/synthesist/agents/extractive/answer_model.json"
+SRC = Path(__file__).parent.parent / "src/synthesist"
+OUT = SRC / "agents/extractive/answer_model.json"
+EVAL_OUT = SRC / "evaluation_folds/answer_model.json"
+K_FOLDS = 5
+TOLERANCE = 1e-4
 C = 0.05
 """Chosen by 5-fold CV, averaged over the sha1 folds and five random fold assignments. With the ``log1p`` features:
 (0.02, 0.03, 0.05, 0.07, 0.1, 0.15) → 0.753, 0.754, 0.754, 0.753, 0.754, 0.753; with raw counts (before):
 (0.02, 0.05, 0.07, 0.1, 0.15, 0.2) → 0.746, 0.748, 0.748, 0.748, 0.744, 0.742."""
 READER_LABELS = ("yes", "no")
 """What the reader says; a *maybe* question counts as wrong whatever it says."""
+
+
+def fold_of(pmid: str) -> int:
+    """The fold a training row belongs to: sha1 of its pmid modulo :data:`K_FOLDS` (the alignment gate's fit deals
+    the rows to the same folds)."""
+    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % K_FOLDS
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> dict[str, list]:
@@ -73,7 +94,8 @@ def _apply_calibration(raw: dict, p: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-(calibration_features(p) @ np.asarray(raw["coef"]) + raw["intercept"])))
 
 
-def main(questions_path: str, library_path: str, out: str | None = None) -> None:
+def main(questions_path: str, library_path: str, out: str | None = None, eval_out: str | None = None, *,
+         check: bool = False) -> None:
     abstracts = {r["pmid"]: r["abstract"] for r in map(json.loads, Path(library_path).open())}
     rows = [r for r in map(json.loads, Path(questions_path).open()) if r["pmid"] in abstracts]
     x = np.stack([features(r["question"], abstracts[r["pmid"]]) for r in rows])
@@ -101,18 +123,45 @@ def main(questions_path: str, library_path: str, out: str | None = None) -> None
         sure = confidence >= threshold
         print(f"  {threshold:.2f}  {sure.mean():.3f}  {right[sure].mean():.3f}  "
               f"{right[~sure].mean() if (~sure).any() else float('nan'):.3f}")
-    artefact = {
+    shipped = {"model": _fit(x, y), "calibration": _fit_calibration(probabilities, right)}
+    evaluation = {
         "k": K_FOLDS,
-        "folds": fold_models,
-        "full": _fit(x, y),
-        "calibration": _fit_calibration(probabilities, right),
-        "fold_calibrations": fold_calibrations,
+        "folds": [{"model": m, "calibration": c} for m, c in zip(fold_models, fold_calibrations, strict=True)],
         "training_folds": {r["pmid"]: int(k) for r, k in zip(rows, folds, strict=True)},
     }
-    target = Path(out) if out else OUT
-    target.write_text(json.dumps(artefact, separators=(",", ":")) + "\n")
-    print(f"wrote {target} ({target.stat().st_size} bytes)")
+    _write((Path(out) if out else OUT, shipped), (Path(eval_out) if eval_out else EVAL_OUT, evaluation), check=check)
+
+
+def _write(*targets: tuple[Path, dict[str, Any]], check: bool) -> None:
+    """Write each fitted artefact to its path, or with ``check`` exit 1 when one differs from the file there."""
+    if check:
+        stale = [str(path) for path, fitted in targets if not _same(json.loads(path.read_text()), fitted)]
+        if stale:
+            print(f"not what this fit makes from today's code: {', '.join(stale)}; refit and look at "
+                  "docs/benchmarks.md")
+            raise SystemExit(1)
+        print("the shipped model and the evaluation's fold models are what this fit makes")
+        return
+    for path, fitted in targets:
+        path.write_text(json.dumps(fitted, separators=(",", ":")) + "\n")
+        print(f"wrote {path} ({path.stat().st_size} bytes)")
+
+
+def _same(shipped: Any, fitted: Any) -> bool:
+    """Equal, numbers to :data:`TOLERANCE`."""
+    if isinstance(shipped, dict) and isinstance(fitted, dict):
+        return shipped.keys() == fitted.keys() and all(_same(shipped[k], fitted[k]) for k in shipped)
+    if isinstance(shipped, list) and isinstance(fitted, list):
+        return len(shipped) == len(fitted) and all(_same(a, b) for a, b in zip(shipped, fitted, strict=True))
+    if isinstance(shipped, float | int) and isinstance(fitted, float | int) and not isinstance(shipped, bool):
+        return abs(shipped - fitted) <= TOLERANCE
+    return bool(shipped == fitted)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    check = "--check" in sys.argv[1:]
+    args = [arg for arg in sys.argv[1:] if arg != "--check"]
+    if len(args) not in (2, 3, 4):
+        print(__doc__, file=sys.stderr)
+        raise SystemExit(2)
+    main(*args, check=check)

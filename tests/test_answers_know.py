@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cli_runner import run_cli
 
-from synthesist.api import load_answer_model
+from synthesist.evaluation import load_folds
 
 
 def _research(question: str, library: Path, data_dir: Path, out: Path) -> dict:
@@ -54,7 +54,7 @@ def test_a_negative_control_leaves_the_source_out_and_says_insufficient(library_
     assert "source abstract retrieved 0" in done.stdout and "insufficient 100.0%" in done.stdout
     row = json.loads((tmp_path / "eval" / "eval-nc.jsonl").read_text())
     assert row["negative_control"] and row["verdict"] == "insufficient" and not row["source_retrieved"]
-    fold = load_answer_model().training_folds[row["pmid"]]  # a dev question runs under the gate fitted without it
+    fold = load_folds().training[row["pmid"]]  # a dev question runs under the gate fitted without it
     run = json.loads(next((tmp_path / "eval" / "runs-nc" / f"fold{fold}").glob("*.json")).read_text())
     source = f"pmid:{row['pmid']}"
     assert all(item["id"] != source for item in run["evidence"])  # excluded from retrieval, not merely uncited

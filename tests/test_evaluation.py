@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
+from extractive_samples import META_ANALYSIS, QUESTION
 
+from synthesist.agents.extractive.alignment import fitted_gate, using_gate
+from synthesist.agents.extractive.answer import item_verdict, load_model, using_models
+from synthesist.agents.extractive.answer_features import features
+from synthesist.agents.extractive.reading import read
 from synthesist.cli import main
 from synthesist.errors import BadInputError
-from synthesist.evaluation import MAPPED, Scored, load_questions, macro_f1, summary_lines
+from synthesist.evaluation import MAPPED, Scored, load_folds, load_questions, macro_f1, summary_lines
 
 
 def _scored(gold: str, predicted: str, *, cited: bool = True, rounds: int = 2) -> Scored:
@@ -85,3 +92,32 @@ def test_the_plain_summary_adds_the_insufficient_share_and_calibration() -> None
     text = "\n".join(summary_lines(rows))
     assert "insufficient 50.0%; confident (moderate/high) yes/no 0.0%" in text
     assert "calibration (strength: answers, share right):" in text
+
+
+def test_the_fold_models_record_the_sha1_fold_of_every_dev_question(shared_dir: Path) -> None:
+    rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
+    folds = load_folds()
+    assert len(folds.answer_models) == len(folds.gates) == 5
+    assert {r["pmid"] for r in rows} <= set(folds.training)
+    assert all(folds.training[r["pmid"]] == int(hashlib.sha1(r["pmid"].encode()).hexdigest(), 16) % 5 for r in rows)
+
+
+def test_a_training_row_is_read_by_the_fold_model_that_did_not_see_it() -> None:
+    folds = load_folds()
+    pmid, fold = next(iter(folds.training.items()))
+    item = META_ANALYSIS.model_copy(update={"id": f"pmid:{pmid}"})
+    x = features(QUESTION, item.content)
+    assert item_verdict(QUESTION, read(item)) == load_model().verdict(x)  # a user's run: the shipped model
+    with using_models(folds.answer_models_by_item()):
+        assert item_verdict(QUESTION, read(item)) == folds.answer_models[fold].verdict(x)
+        assert item_verdict(QUESTION, read(META_ANALYSIS)) == load_model().verdict(x)  # not a training row
+
+
+def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> None:
+    raw = json.loads(resources.files("synthesist").joinpath("evaluation_folds/alignment_gate.json").read_text())
+    folds = load_folds()
+    assert [g.answers for g in folds.gates] == [g["answers"] for g in raw["fold_gates"]]
+    with using_gate(folds.gates[4]):
+        assert fitted_gate() == folds.gates[4]
+    shipped = resources.files("synthesist.agents.extractive").joinpath("alignment_gate.json").read_text()
+    assert "fold" not in shipped

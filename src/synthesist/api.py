@@ -29,9 +29,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agents.extractive.alignment import HELD_OUT_FOLD as HELD_OUT_GATE_FOLD
+from .agents.extractive.alignment import Gate as AlignmentGate
+from .agents.extractive.alignment import gate_from as alignment_gate_from
+from .agents.extractive.alignment import using_gate as using_alignment_gate
 from .agents.extractive.answer import LABELS as ANSWER_LABELS
-from .agents.extractive.answer import load_model as load_answer_model
+from .agents.extractive.answer import AnswerModel, answer_model_from
+from .agents.extractive.answer import using_models as using_answer_models
 from .agents.model_spec import parse_model_spec, provider_endpoint
 from .agents.report_format import alignment_line, frame_line, render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams, open_store
@@ -70,7 +73,8 @@ from .watch import run_watches as _run_watches
 
 __all__ = [
     "ANSWER_LABELS",
-    "HELD_OUT_GATE_FOLD",
+    "AlignmentGate",
+    "AnswerModel",
     "NO_SEAMS",
     "LibraryLoad",
     "RunControl",
@@ -90,13 +94,14 @@ __all__ = [
     "evidence_table",
     "evidence_table_csv",
     "forest_plot_svg",
+    "alignment_gate_from",
     "alignment_line",
+    "answer_model_from",
     "frame_line",
     "get_watch",
     "list_runs",
     "list_watches",
     "load_library",
-    "load_answer_model",
     "load_settings",
     "open_library_index",
     "open_session",
@@ -120,6 +125,8 @@ __all__ = [
     "stream",
     "study_answer",
     "study_record",
+    "using_alignment_gate",
+    "using_answer_models",
     "watch_changes",
     "write_outputs",
 ]

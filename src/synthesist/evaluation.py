@@ -3,11 +3,15 @@
 Each question runs end to end (:func:`synthesist.batch.research_many`, extractive engine, library source only);
 the report's verdict maps yes→yes, no→no, mixed/insufficient→maybe. Scored: accuracy, macro-F1, the confusion
 matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations,
-stop reasons and median rounds. A question whose pmid trained the answer model is read by the fold model that
-did not see it (see :mod:`synthesist.agents.extractive.answer`), and its items are aligned to it under the
-alignment gate fitted without its fold (:data:`~synthesist.agents.extractive.alignment.HELD_OUT_FOLD`: the
-questions run fold by fold), so the dev-set figures are out-of-fold for both fitted parts. Runs already in
-``out_dir`` are not run again: an interrupted evaluation resumes where it stopped.
+stop reasons and median rounds. Runs already in ``out_dir`` are not run again: an interrupted evaluation resumes
+where it stopped.
+
+The answer model and the alignment gate the product ships were fitted on this dev set, so the evaluation does not
+read with them: ``evaluation_folds/`` (written beside the shipped files by ``bench/fit_answer_model.py`` and
+``bench/fit_alignment_gate.py``, read by nothing but this module) holds one answer model and one gate per fold, each
+fitted without the fold's rows, and the fold of every training pmid (:class:`Folds`). An item whose pmid trained the
+answer model is read by the fold model that did not see it, and the questions run fold by fold, each fold's items
+aligned under the gate fitted without it, so the dev-set figures are out-of-fold for both fitted parts.
 
 With ``negative_control`` every question is asked of the library *without its source abstract* (the record is
 taken out of the run's index, vectors and BM25 statistics alike: :meth:`LibraryIndex.without`). Nothing left can
@@ -23,16 +27,50 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from .api import ANSWER_LABELS as LABELS
-from .api import HELD_OUT_GATE_FOLD as HELD_OUT_FOLD
-from .api import load_answer_model as load_model
+from .api import (
+    AlignmentGate,
+    AnswerModel,
+    alignment_gate_from,
+    answer_model_from,
+    using_alignment_gate,
+    using_answer_models,
+)
 from .batch import BatchItem, research_many
 from .errors import BadInputError
 
 MAPPED = {"yes": "yes", "no": "no", "mixed": "maybe", "insufficient": "maybe", None: "maybe"}
+
+
+@dataclass(frozen=True)
+class Folds:
+    """The fold models of the dev-set evaluation: per fold the answer model and the alignment gate fitted without
+    its rows, and the fold each training pmid was held out in."""
+
+    answer_models: tuple[AnswerModel, ...]
+    gates: tuple[AlignmentGate, ...]
+    training: Mapping[str, int]
+
+    def answer_models_by_item(self) -> dict[str, AnswerModel]:
+        """Each training row's evidence id and the answer model that did not see it."""
+        return {f"pmid:{pmid}": self.answer_models[fold] for pmid, fold in self.training.items()}
+
+
+@cache
+def load_folds() -> Folds:
+    """``evaluation_folds/answer_model.json`` and ``evaluation_folds/alignment_gate.json`` (package data)."""
+    folder = resources.files(__package__).joinpath("evaluation_folds")
+    answer = json.loads(folder.joinpath("answer_model.json").read_text())
+    gate = json.loads(folder.joinpath("alignment_gate.json").read_text())
+    return Folds(answer_models=tuple(answer_model_from(fold) for fold in answer["folds"]),
+                 gates=tuple(alignment_gate_from(fold) for fold in gate["fold_gates"]),
+                 training=answer["training_folds"])
 
 
 @dataclass(frozen=True)
@@ -116,7 +154,7 @@ def _scored(row: Question, item: BatchItem, negative_control: bool = False) -> S
         stop_reason=result.stop_reason,
         rounds=result.rounds,
         seconds=result.seconds,
-        out_of_fold=rested_on_source and row.pmid in load_model().training_folds,
+        out_of_fold=rested_on_source and row.pmid in load_folds().training,
         strength=answer.strength if answer else "very_low",
         negative_control=negative_control,
         source_retrieved=any(e.identifiers.pmid == row.pmid for e in result.evidence),
@@ -128,19 +166,19 @@ async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, co
     """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question). With
     ``negative_control`` each run's library lacks the question's source abstract (runs go to ``out_dir/runs-nc``)."""
     runs = out_dir / ("runs-nc" if negative_control else "runs")
-    training = load_model().training_folds
+    folds = load_folds()
     items: dict[int, BatchItem] = {}
-    for fold, picked in _by_fold(rows, training).items():
-        held_out = HELD_OUT_FOLD.set(fold)  # a dev question's items are aligned under the gate fitted without it
-        try:
-            done = await research_many(
-                [rows[i].question for i in picked], out_dir=runs / (f"fold{fold}" if fold is not None else "other"),
-                concurrency=concurrency, sources="library", libraries=[library], model="extractive",
-                exclude=[frozenset({rows[i].pmid, f"pmid:{rows[i].pmid}"}) for i in picked] if negative_control
-                else None, origin="eval")
-        finally:
-            HELD_OUT_FOLD.reset(held_out)
-        items.update(zip(picked, done, strict=True))
+    with using_answer_models(folds.answer_models_by_item()):  # a training row is read by the model without it
+        for fold, picked in _by_fold(rows, folds.training).items():
+            # a dev question's items are aligned under the gate fitted without its fold
+            with using_alignment_gate(folds.gates[fold]) if fold is not None else nullcontext():
+                done = await research_many(
+                    [rows[i].question for i in picked],
+                    out_dir=runs / (f"fold{fold}" if fold is not None else "other"),
+                    concurrency=concurrency, sources="library", libraries=[library], model="extractive",
+                    exclude=[frozenset({rows[i].pmid, f"pmid:{rows[i].pmid}"}) for i in picked] if negative_control
+                    else None, origin="eval")
+            items.update(zip(picked, done, strict=True))
     scored = [_scored(row, items[i], negative_control) for i, row in enumerate(rows)]
     name = "eval-nc.jsonl" if negative_control else "eval.jsonl"
     with (out_dir / name).open("w", encoding="utf-8") as handle:

@@ -1,4 +1,5 @@
-"""The extractive bottom line: verdict from conclusion cues, cited statement, GRADE-like strength, out-of-fold."""
+"""The extractive bottom line: verdict from conclusion cues, cited statement, GRADE-like strength; the shipped
+reader, and another one put in place for some items."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
 from synthesist.agents.extractive.alignment import align, fitted_gate
-from synthesist.agents.extractive.answer import K_FOLDS, fold_of, load_model
+from synthesist.agents.extractive.answer import answer_model_from, item_verdict, load_model, using_models
 from synthesist.agents.extractive.answer_features import FEATURES, features
 from synthesist.agents.extractive.bottom_line import strength, write_answer
 from synthesist.agents.extractive.designs import Design
@@ -81,23 +82,37 @@ def test_strength_counts_answering_designs_and_steps_down_for_inconsistency_sing
     assert level == "moderate" and reason.endswith("indirect: a different population than children")
 
 
-def test_training_pmid_is_read_by_the_fold_model_that_did_not_see_it() -> None:
-    model = load_model()
-    assert len(model.folds) == K_FOLDS
-    pmid, fold = next(iter(model.training_folds.items()))
-    assert fold == fold_of(pmid)
-    x = features("Do statins reduce mortality?", "CONCLUSIONS: Statins did not reduce mortality.")
-    label, out_of_fold = model.predict(x, pmid)
-    assert out_of_fold and label == model.folds[fold].predict(x)
-    assert model.predict(x, "not-a-training-pmid") == (model.full.predict(x), False)
+def _always(label: str):  # type: ignore[no-untyped-def]
+    """A reader that says ``label`` whatever it reads, sure of it."""
+    intercept = [0.0, 10.0] if label == "no" else [0.0, -10.0]
+    raw = {"model": {"labels": ["yes", "no"], "mean": [0.0] * len(FEATURES), "scale": [1.0] * len(FEATURES),
+                     "coef": [[0.0] * len(FEATURES)] * 2, "intercept": intercept},
+           "calibration": {"coef": [0.0, 0.0, 0.0, 0.0], "intercept": 0.0}}
+    return answer_model_from(raw)
+
+
+def test_an_item_is_read_by_the_model_put_in_place_for_it_and_by_the_shipped_one_otherwise() -> None:
+    question, reading, other = QUESTION, read(META_ANALYSIS), read(NULL_TRIAL)
+    shipped = load_model().verdict(features(question, META_ANALYSIS.content))
+    assert item_verdict(question, reading) == shipped and shipped.label == "yes"
+    with using_models({META_ANALYSIS.id: _always("no")}):
+        assert item_verdict(question, reading).label == "no"
+        assert item_verdict(question, other) == load_model().verdict(features(question, NULL_TRIAL.content))
+    assert item_verdict(question, reading) == shipped
 
 
 def test_shipped_artefact_is_small_and_matches_the_feature_code() -> None:
-    model = load_model()
-    assert model.full.labels == ("yes", "no") and model.full.coef.shape == (2, len(FEATURES))
-    assert all(m.labels == model.full.labels for m in model.folds)
+    model = load_model().model
+    assert model.labels == ("yes", "no") and model.coef.shape == (2, len(FEATURES))
     assert features(QUESTION, META_ANALYSIS.content).shape == (len(FEATURES),)
-    assert all(np.isfinite(m.scale).all() and (m.scale > 0).all() for m in (model.full, *model.folds))
+    assert np.isfinite(model.scale).all() and (model.scale > 0).all()
+
+
+def test_the_shipped_artefact_is_one_model_and_names_no_training_row(shared_dir) -> None:  # type: ignore[no-untyped-def]
+    text = resources.files("synthesist.agents.extractive").joinpath("answer_model.json").read_text()
+    assert set(json.loads(text)) == {"model", "calibration"}
+    rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
+    assert not any(r["pmid"] in text for r in rows)
 
 
 def test_markdown_opens_with_the_answer() -> None:
@@ -116,37 +131,17 @@ def test_answer_rejects_unknown_verdicts(verdict: str) -> None:
         Answer(verdict=verdict, statement="s")  # type: ignore[arg-type]
 
 
-def test_artefact_records_the_fold_of_every_training_row(shared_dir) -> None:  # type: ignore[no-untyped-def]
-    rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
-    folds = load_model().training_folds
-    assert {r["pmid"] for r in rows} <= set(folds)
-    assert all(folds[r["pmid"]] == fold_of(r["pmid"]) for r in rows)
-
-
-def test_the_shipped_artefact_is_what_the_fit_script_makes(shared_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    # Reproducible from code in the repo: refitting on the dev set gives the shipped weights and calibration.
-    corpus, out = shared_dir / "corpus", tmp_path / "answer_model.json"
+def test_the_shipped_artefacts_are_what_the_fit_script_makes(shared_dir) -> None:  # type: ignore[no-untyped-def]
+    # Reproducible from code in the repo: refitting on the dev set gives the shipped model and the evaluation's fold
+    # models (``--check`` compares them to 1e-4 and writes nothing).
+    corpus = shared_dir / "corpus"
     script = Path(__file__).parents[2] / "bench" / "fit_answer_model.py"
     done = subprocess.run(
-        [sys.executable, str(script), str(corpus / "questions_dev.jsonl"), str(corpus / "library.jsonl"), str(out)],
+        [sys.executable, str(script), str(corpus / "questions_dev.jsonl"), str(corpus / "library.jsonl"), "--check"],
         capture_output=True, text=True, timeout=300, check=False,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "accuracy 0.7" in done.stdout  # the cross-validated figure it prints
-    shipped = json.loads(resources.files("synthesist.agents.extractive").joinpath("answer_model.json").read_text())
-    refitted = json.loads(out.read_text())
-    assert refitted["training_folds"] == shipped["training_folds"]
-    for key in ("full", *(f"folds.{k}" for k in range(5))):
-        new, old = _at(refitted, key), _at(shipped, key)
-        assert new["labels"] == old["labels"]
-        for field in ("mean", "scale", "coef", "intercept"):
-            np.testing.assert_allclose(new[field], old[field], atol=1e-4)
-    np.testing.assert_allclose(refitted["calibration"]["coef"], shipped["calibration"]["coef"], atol=1e-4)
-
-
-def _at(artefact: dict, key: str) -> dict:  # type: ignore[type-arg]
-    name, _, index = key.partition(".")
-    return artefact[name][int(index)] if index else artefact[name]
 
 
 def test_llm_answer_keeps_only_collected_ids_and_falls_back_to_insufficient() -> None:

@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from synthesist.agents.extractive.alignment import HELD_OUT_FOLD, Gate, align, fitted_gate
+from synthesist.agents.extractive.alignment import Gate, align, fitted_gate, using_gate
 from synthesist.agents.extractive.bottom_line import leans_on_previous, with_context
 from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.text import split_sentences
@@ -119,17 +119,14 @@ def test_a_sentence_that_leans_on_the_one_before_brings_it_along() -> None:
     assert with_context(sentences[1:2], [sentences[1]]) == []  # nothing before it: not quoted at all
 
 
-def test_the_evaluation_aligns_a_dev_question_under_the_gate_fitted_without_its_fold() -> None:
+def test_the_shipped_gate_is_in_force_unless_another_is_put_in_place() -> None:
     shipped = json.loads(resources.files("synthesist.agents.extractive").joinpath("alignment_gate.json").read_text())
-    assert len(shipped["fold_gates"]) == shipped["folds"]
+    assert set(shipped) == {"cover", "weight", "answers", "strong", "floor", "depth"}
     assert fitted_gate() == Gate(**{k: shipped[k] for k in ("cover", "weight", "answers", "strong", "floor")})
-    for fold, raw in enumerate(shipped["fold_gates"]):
-        token = HELD_OUT_FOLD.set(fold)
-        try:
-            assert fitted_gate() == Gate(**raw)
-        finally:
-            HELD_OUT_FOLD.reset(token)
-    assert HELD_OUT_FOLD.get() is None and fitted_gate().answers == shipped["answers"]
+    other = Gate(cover=0.9, answers=0.99)
+    with using_gate(other):
+        assert fitted_gate() == other
+    assert fitted_gate().answers == shipped["answers"]
 
 
 def test_a_hyphenated_term_matches_its_closed_spelling() -> None:

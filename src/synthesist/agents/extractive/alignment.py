@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -59,32 +60,37 @@ class Gate:
         return relevance + self.weight * coverage if relevance >= self.floor else 0.0
 
 
-HELD_OUT_FOLD: ContextVar[int | None] = ContextVar("held_out_fold", default=None)
-"""Set by the dev-set evaluation around the runs of one fold's questions: their items are then aligned under the
-gate fitted without that fold (as the answer model reads a training row with the fold model that did not see it),
-so the evaluation's figures are cross-validated, not in-sample. Never set in a user's run."""
+_GATE: ContextVar[Gate | None] = ContextVar("alignment_gate", default=None)
 
 
 def fitted_gate() -> Gate:
-    """The shipped ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults; the gate
-    fitted without fold :data:`HELD_OUT_FOLD` while the evaluation holds one out."""
-    full, folds = _shipped_gates()
-    fold = HELD_OUT_FOLD.get()
-    return folds[fold] if fold is not None and fold < len(folds) else full
+    """The gate in force: one a caller put in place with :func:`using_gate`, else the shipped
+    ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
+    return _GATE.get() or _shipped_gate()
+
+
+@contextmanager
+def using_gate(gate: Gate) -> Iterator[None]:
+    """Within the block (and the tasks started in it), align under ``gate`` instead of the shipped one."""
+    token = _GATE.set(gate)
+    try:
+        yield
+    finally:
+        _GATE.reset(token)
 
 
 @cache
-def _shipped_gates() -> tuple[Gate, tuple[Gate, ...]]:
+def _shipped_gate() -> Gate:
     resource = resources.files(__package__).joinpath("alignment_gate.json")
-    if not resource.is_file():
-        return Gate(), ()
-    raw = json.loads(resource.read_text())
-    return _gate(raw), tuple(_gate(fold) for fold in raw.get("fold_gates", ()))
+    return gate_from(json.loads(resource.read_text())) if resource.is_file() else Gate()
 
 
-def _gate(raw: Mapping[str, float]) -> Gate:
+def gate_from(raw: Mapping[str, float]) -> Gate:
+    """A :class:`Gate` from its JSON form (``cover``, ``weight``, ``answers``, ``strong``, ``floor``; other keys
+    ignored), as ``bench/fit_alignment_gate.py`` writes it."""
     return Gate(cover=float(raw["cover"]), weight=float(raw["weight"]), answers=float(raw["answers"]),
                 strong=float(raw["strong"]), floor=float(raw.get("floor", 0.0)))
+
 
 ASPECT_WORDS: dict[str, tuple[str, ...]] = {
     "cause": ("cause", "caused", "causes", "etiology", "aetiology", "etiologic", "due to", "associated with",

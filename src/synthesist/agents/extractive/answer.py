@@ -6,14 +6,13 @@ class weights: PubMedQA's *maybe* conclusions read like *yes* ones, and a reader
 often; how sure the reading is lives in its calibrated confidence) over cue counts
 (:func:`~.answer_features.features`: negation and its scope over the question's terms, hedging, direction,
 significance, evaluative words, the kind of question asked, question–sentence overlap). Its weights are
-fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: one model
-per fold (fold = sha1(pmid) % k) and one on all rows. A question whose pmid was in the training data is read by
-the fold model that did not see it (out-of-fold), so figures on the dev set stay honest.
+fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: the model
+fitted on all rows. A caller may read some items with other fitted models for a while (:func:`using_models`).
 
 Each verdict carries a calibrated confidence, P(the verdict is right), from a logistic regression on the top class
 probability, its margin over the runner-up and the winning label (:func:`calibration_features`), fitted on
-out-of-fold predictions, again one per fold and one
-on all rows. The extractive judge reads it: a direct item whose verdict is likely right answers the question.
+cross-validated predictions. The extractive judge reads it: a direct item whose verdict is likely right answers the
+question.
 
 The bottom line built from these readings — only for items that answer the question — is
 :mod:`.bottom_line`'s.
@@ -21,8 +20,10 @@ The bottom line built from these readings — only for items that answer the que
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -37,15 +38,9 @@ from .reading import Reading
 LABELS = ("yes", "no", "maybe")
 """PubMedQA's answers; the model says a subset of them (its ``labels``)."""
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
-K_FOLDS = 5
 STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
 MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
 STRENGTHS = ("very_low", "low", "moderate", "high")
-
-
-def fold_of(pmid: str) -> int:
-    """The fold a training row belongs to: sha1 of its pmid modulo :data:`K_FOLDS`."""
-    return int(hashlib.sha1(pmid.encode()).hexdigest(), 16) % K_FOLDS
 
 
 @dataclass(frozen=True)
@@ -72,7 +67,7 @@ class Model:
 @dataclass(frozen=True)
 class Calibration:
     """P(the verdict is right) from the model's top probability and its margin over the runner-up: a logistic
-    regression fitted on out-of-fold predictions."""
+    regression fitted on cross-validated predictions."""
 
     coef: np.ndarray
     intercept: float
@@ -92,69 +87,61 @@ def calibration_features(probabilities: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ItemVerdict:
-    """What one item's conclusion says to a question: the label, the calibrated chance that it is right, and
-    whether it was read out-of-fold (the item was a training row, read by models that never saw it)."""
+    """What one item's conclusion says to a question: the label and the calibrated chance that it is right."""
 
     label: str
     confidence: float
-    out_of_fold: bool
 
 
 @dataclass(frozen=True)
 class AnswerModel:
-    """The shipped artefact: the all-rows model, the k fold models and the pmids each fold held out."""
+    """A fitted reader and the calibration of its confidence (the shipped one: :func:`load_model`)."""
 
-    full: Model
-    folds: tuple[Model, ...]
-    training_folds: dict[str, int]
+    model: Model
     calibration: Calibration
-    fold_calibrations: tuple[Calibration, ...]
 
-    def verdict(self, x: np.ndarray, pmid: str | None = None) -> ItemVerdict:
-        """The label and its calibrated confidence; out-of-fold when ``pmid`` was a training row."""
-        if pmid is not None and pmid in self.training_folds:
-            fold = self.training_folds[pmid]
-            model, calibration, out_of_fold = self.folds[fold], self.fold_calibrations[fold], True
-        else:
-            model, calibration, out_of_fold = self.full, self.calibration, False
-        probabilities = model.probabilities(x)
-        return ItemVerdict(model.predict(x), calibration.confidence(probabilities), out_of_fold)
-
-    def predict(self, x: np.ndarray, pmid: str | None = None) -> tuple[str, bool]:
-        """The label, and whether it is out-of-fold (``pmid`` was a training row, read by the model without it)."""
-        verdict = self.verdict(x, pmid)
-        return verdict.label, verdict.out_of_fold
+    def verdict(self, x: np.ndarray) -> ItemVerdict:
+        """The label of feature vector ``x`` and its calibrated confidence."""
+        return ItemVerdict(self.model.predict(x), self.calibration.confidence(self.model.probabilities(x)))
 
 
-def _model(raw: dict[str, list]) -> Model:
-    arrays = (np.asarray(raw[key], dtype=float) for key in ("mean", "scale", "coef", "intercept"))
-    return Model(tuple(raw["labels"]), *arrays)
-
-
-def _calibration(raw: dict[str, Any]) -> Calibration:
-    return Calibration(np.asarray(raw["coef"], dtype=float), float(raw["intercept"]))
+def answer_model_from(raw: Mapping[str, Any]) -> AnswerModel:
+    """An :class:`AnswerModel` from its JSON form (``model``: labels, mean, scale, coef, intercept; ``calibration``:
+    coef, intercept), as ``bench/fit_answer_model.py`` writes it."""
+    model, calibration = raw["model"], raw["calibration"]
+    arrays = (np.asarray(model[key], dtype=float) for key in ("mean", "scale", "coef", "intercept"))
+    return AnswerModel(Model(tuple(model["labels"]), *arrays),
+                       Calibration(np.asarray(calibration["coef"], dtype=float), float(calibration["intercept"])))
 
 
 @cache
 def load_model() -> AnswerModel:
     """The shipped ``answer_model.json``."""
-    raw = json.loads(resources.files(__package__).joinpath("answer_model.json").read_text())
-    return AnswerModel(
-        full=_model(raw["full"]), folds=tuple(_model(f) for f in raw["folds"]), training_folds=raw["training_folds"],
-        calibration=_calibration(raw["calibration"]),
-        fold_calibrations=tuple(_calibration(c) for c in raw["fold_calibrations"]),
-    )
+    return answer_model_from(json.loads(resources.files(__package__).joinpath("answer_model.json").read_text()))
 
 
-def _pmid(reading: Reading) -> str | None:
-    return reading.id.removeprefix("pmid:") if reading.id.startswith("pmid:") else None
+_BY_ITEM: ContextVar[Mapping[str, AnswerModel] | None] = ContextVar("answer_models_by_item", default=None)
+
+
+@contextmanager
+def using_models(by_item: Mapping[str, AnswerModel]) -> Iterator[None]:
+    """Within the block (and the tasks started in it), read the item of each evidence id in ``by_item`` with its
+    model instead of the shipped one; every other item with the shipped one."""
+    token = _BY_ITEM.set(by_item)
+    try:
+        yield
+    finally:
+        _BY_ITEM.reset(token)
 
 
 def item_verdict(question: str, reading: Reading) -> ItemVerdict:
-    """What one item's conclusion sentences say to ``question`` (cached: items are immutable)."""
-    return _item_verdict(question, reading.evidence.content, _pmid(reading))
+    """What one item's conclusion sentences say to ``question``."""
+    by_item = _BY_ITEM.get()
+    model = by_item.get(reading.id) if by_item else None
+    return (model or load_model()).verdict(_features(question, reading.evidence.content))
 
 
 @lru_cache(maxsize=4096)
-def _item_verdict(question: str, content: str, pmid: str | None) -> ItemVerdict:
-    return load_model().verdict(features(question, content), pmid)
+def _features(question: str, content: str) -> np.ndarray:
+    """The features of one (question, item) pair (cached: items are immutable; callers do not write to it)."""
+    return features(question, content)
