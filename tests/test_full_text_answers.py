@@ -19,23 +19,24 @@ NEVER_TESTED = ("Does hyperbaric oxygen therapy reduce cough frequency compared 
                 "cough?")
 
 
-def _folder(tmp_path: Path) -> Path:
-    """The fixture trial with its title and abstract calling drug A "the active treatment" (its body still names
-    it)."""
+def _folder(tmp_path: Path, *, reworded: bool = True) -> Path:
+    """The fixture trial, by default with its title and abstract calling drug A "the active treatment" (its body
+    still names it)."""
     front, body = TRIAL.read_text(encoding="utf-8").split("<body>", 1)
-    for named, reworded in (("Drug A versus", "The active treatment versus"),
-                            ("to drug A or", "to the active treatment or"),
-                            ("Drug A significantly", "The active treatment significantly")):
-        front = front.replace(named, reworded)
+    for named, other in (("Drug A versus", "The active treatment versus"),
+                         ("to drug A or", "to the active treatment or"),
+                         ("Drug A significantly", "The active treatment significantly")):
+        front = front.replace(named, other) if reworded else front
     folder = tmp_path / "papers"
     folder.mkdir()
     (folder / "trial.nxml").write_text(f"{front}<body>{body}", encoding="utf-8")
     return folder
 
 
-async def _research(question: str, tmp_path: Path, embedder: Embedder) -> ResearchResult:
+async def _research(question: str, tmp_path: Path, embedder: Embedder, *, reworded: bool = True) -> ResearchResult:
     settings = run_settings(tmp_path / "data", max_rounds=1)
-    return await api.research(question, sources="library", libraries=[_folder(tmp_path)], model="extractive",
+    return await api.research(question, sources="library", libraries=[_folder(tmp_path, reworded=reworded)],
+                              model="extractive",
                               settings=settings, seams=Seams(shared=Shared(client=open_chroma(settings),
                                                                            embedder=embedder)))
 
@@ -56,6 +57,21 @@ async def test_a_trial_that_tests_the_comparison_only_in_its_full_text_answers_f
     [asked] = [o for o in record.outcomes if o.asked]
     assert (asked.direction, asked.quote) == ("decreased", alignment.full_text.quote)  # one reading, both places
     assert result.stop_reason != "insufficient"
+
+
+async def test_an_answering_full_text_gives_the_answer_its_table_row_reading(tmp_path: Path,
+                                                                            embedder: Embedder) -> None:
+    """The abstract names drug A and quality of life; the answer is what the table's row for the comparison reads
+    (no significant difference: a no), quoted from the same passage."""
+    result = await _research("Does drug A improve quality of life compared with placebo in adults with chronic cough?",
+                             tmp_path, embedder, reworded=False)
+    report = result.report
+    [record] = report.studies
+    [asked] = [o for o in record.outcomes if o.asked]
+
+    assert asked.direction == "no_difference"
+    assert report.answer is not None and report.answer.verdict == "no"
+    assert report.answer.statement.startswith(asked.quote.rstrip("."))
 
 
 async def test_a_trial_that_never_tested_the_comparison_answers_nothing(tmp_path: Path, embedder: Embedder) -> None:

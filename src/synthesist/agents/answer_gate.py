@@ -6,9 +6,10 @@ keeps it only when its parts come from the question (a model may not invent an o
 and otherwise uses the extractive frame (:func:`~.extractive.frame.frame_of`). Alignment is always computed in code
 (:mod:`.extractive.alignment`, over titles and abstracts), and :func:`aligned` adds what full texts show: a trial
 whose abstract never names the question's arms, but whose full text the study reader (:mod:`.studies.learned`)
-finds testing the comparison and reporting the outcome, answers with that passage as its finding (so the judge,
-the answer and the evidence table read one study one way); one that answered by its closeness to the question
-alone, and whose full text never tests the comparison, is only related. :func:`gate_answer` then holds any
+finds testing the comparison and reporting the outcome, answers with that passage as its finding, and every
+answering full text carries its finding, which the answer reads as the evidence table does (one study, one
+reading); one that answered by its closeness to the question alone, and whose full text never tests the
+comparison, is only related. :func:`gate_answer` then holds any
 answer — the model's or the extractive engine's — to the rule: a verdict rests on items that answer; resting only
 on indirect ones lowers the strength and marks it; resting on none makes it ``insufficient`` with what is missing;
 a question that is not yes/no gets no yes/no verdict. Every change is stated in ``answer.gate``.
@@ -34,7 +35,7 @@ from .extractive.text import terms
 from .studies.learned import answer_query
 
 NOT_YES_NO = frozenset({"mechanism", "prevalence", "descriptive"})
-FULL_TEXTS_READ = 8
+FULL_TEXTS_READ = 12
 """Full texts read for the question's comparison per alignment at most (each once per process: the reading is
 cached), the most relevant first."""
 
@@ -64,25 +65,27 @@ async def align_memory(frame: QuestionFrame, memory: ResearchMemory) -> list[Ali
 
 def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float]) -> list[Alignment]:
     """Every item's alignment, most relevant first: from its title and abstract, and for up to
-    :data:`FULL_TEXTS_READ` items with a full text that do not answer from them (or answer without naming the
-    exposure, by their closeness to the question), as the full text shows it (:func:`with_full_text`)."""
+    :data:`FULL_TEXTS_READ` items with a full text (the most relevant that are not off topic), as the full text
+    shows it (:func:`with_full_text`)."""
     alignments = align_all(frame, items, relevance)
     if not frame.exposure or not frame.outcomes:
         return alignments
     query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=frame.outcomes[0])
     by_id = {item.id: item for item in items}
-    unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and (
-              a.label in ("related", "indirect") or a.label == "answers" and not _names_exposure(a))][:FULL_TEXTS_READ]
-    read = {i: _full_text_reading(by_id[i], query) for i in unread}
+    unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and a.label != "off_topic"]
+    read = {i: _full_text_reading(by_id[i], query) for i in unread[:FULL_TEXTS_READ]}
     return [a if a.evidence_id not in read else with_full_text(a, *read[a.evidence_id], frame) for a in alignments]
 
 
 def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,
                    frame: QuestionFrame) -> Alignment:
-    """``alignment`` as the item's full text shows it. It reports the question's comparison (``finding``): every
-    part but the population is addressed by the passage that reports it, and it answers (indirectly when its
-    abstract names another population). It never tests the comparison (not ``tested``): an item that answered by
+    """``alignment`` as the item's full text shows it. It reports the question's comparison (``finding``): the
+    finding is the item's answer (its verdict and its quote, as in the evidence table), and an item that did not
+    answer from its abstract now does (indirectly when its abstract names another population), every part but the
+    population addressed by the passage. It never tests the comparison (not ``tested``): an item that answered by
     its closeness to the question alone, without naming the exposure, is only related. Else it is unchanged."""
+    if finding is not None and alignment.label == "answers":
+        return alignment.model_copy(update={"full_text": finding})
     if finding is None:
         if tested or alignment.label != "answers":
             return alignment
@@ -97,10 +100,6 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
               + (f"; a different population: it does not name {population.term}" if population else ""))
     return alignment.model_copy(update={"label": "indirect" if population else "answers", "parts": parts,
                                         "reason": reason, "full_text": finding})
-
-
-def _names_exposure(alignment: Alignment) -> bool:
-    return any(p.part == "exposure" and p.addressed for p in alignment.parts)
 
 
 @lru_cache(maxsize=512)

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ...reading import lexicon
-from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
+from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict, text_verdict
 from .designs import Design
 from .findings import cite
 from .gate import missing_statement
@@ -114,12 +114,13 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
 
 
 def _label(question: str, reading: Reading, finding: FullTextFinding | None) -> str:
-    """What one answering item says to the question: the yes/no reader over its conclusion, or, for an item that
-    answers through its full text, over the passage the study reader found there — a no significant difference
-    there is a no."""
+    """What one answering item says to the question: the yes/no reader over its conclusion, or, for an item whose
+    full text reports the question's comparison (``Alignment.full_text``, what its evidence table row shows), over
+    the passage the study reader found there — a significant change read as the question asks it, no significant
+    difference a no."""
     if finding is None:
         return item_verdict(question, reading).label
-    return "no" if finding.direction == "no_difference" else item_verdict(question, reading).label
+    return "no" if finding.direction == "no_difference" else text_verdict(question, finding.quote).label
 
 
 def _indirectness(aligned: Sequence[Alignment]) -> str:

@@ -128,13 +128,6 @@ def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int,
     return answers
 
 
-def best_unit(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
-              aliases: dict[str, str] | None = None) -> Unit | None:
-    """The unit that best reports the query's outcome for its arms, or None when none names the outcome."""
-    ranked = ranked_units(evidence, query, arms, aliases)
-    return ranked[0] if ranked else None
-
-
 def ranked_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
                  aliases: dict[str, str] | None = None) -> list[Unit]:
     """The units that report the query's outcome for its arms, best first (none when no unit names the outcome).

@@ -138,6 +138,3 @@ def ratio_side(effect: Effect | None) -> Literal["above", "below"] | None:
     null = 1.0 if effect.is_ratio else 0.0
     return "above" if value > null else "below" if value < null else None
 
-
-def percent_values(text: str) -> list[str]:
-    return [m.group("value") for m in _PERCENT.finditer(text)]
