@@ -34,6 +34,7 @@ from functools import cache
 from importlib import resources
 
 from ...models import Alignment, Evidence, PartMatch, QuestionFrame
+from ...reading.text import abbreviation_definitions
 from .synonyms import lay_synonyms
 from .text import split_sentences, terms
 
@@ -103,7 +104,6 @@ ASPECT_WORDS: dict[str, tuple[str, ...]] = {
     "mechanism": ("mechanism", "pathway", "mediat", "signal", "activat", "inhibit", "phosphorylat", "via",
                   "through", "receptor", "regulat", "express"),
 }
-_ABBREVIATION = re.compile(r"\b([A-Za-z][A-Za-z0-9\- ]{2,60}?)\s*\(([A-Z][A-Za-z0-9\-]{1,9})\)")
 
 
 def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | None = None) -> Alignment:
@@ -141,8 +141,8 @@ def _parts(frame: QuestionFrame) -> list[tuple[str, str]]:
 def _expansions(text: str) -> dict[str, frozenset[str]]:
     """Abbreviations the item defines ("low-density lipoprotein (LDL)"): the short form stands for the long one."""
     found: dict[str, frozenset[str]] = {}
-    for long_form, short in _ABBREVIATION.findall(text):
-        found.setdefault(short.lower(), terms(" ".join(long_form.split()[-4:])))
+    for short, long_form in abbreviation_definitions(text).items():
+        found.setdefault(short.lower(), terms(long_form))
     return found
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 
 from ...models import TrialInfo
 from ...reading import lexicon
+from ...reading.text import abbreviation_definitions
 from .text import words
 
 DRUG_SUFFIXES = list(lexicon.word_list("entities", "DRUG_SUFFIXES"))
@@ -111,7 +112,6 @@ _CELL_LINE = re.compile(
     r"PC-?3|DU-?145|LNCaP|HEK-?293\w*|HeLa|THP-1|NIH-?3T3|Caco-2|SH-SY5Y|RAW ?264\.7|3T3-L1|C2C12|INS-1)$",
     re.IGNORECASE,
 )
-_DEFINITION = re.compile(r"([A-Za-z][\w\s,'-]{3,80}?)\s*\(([^()\s]{2,12})\)")
 
 CONDITION_WORDS = lexicon.words("entities", "CONDITION_WORDS")
 """Disease words (``reading/lexicons/entities.toml``); :func:`is_condition_word` takes their endings too."""
@@ -177,16 +177,11 @@ def trial_interventions(trial: TrialInfo) -> list[str]:
 
 
 def defined_abbreviations(text: str) -> dict[str, str]:
-    """Abbreviations ``text`` defines in the usual way — "type 2 diabetes mellitus (T2DM)" — mapped to the
-    last words of their long form."""
-    found: dict[str, str] = {}
-    for long_form, short in _DEFINITION.findall(text):
-        initials = [c for c in short if c.isupper()]
-        if len(initials) < 2:
-            continue
-        tail = long_form.split()[-(len(short) + 1) :]
-        found.setdefault(short, " ".join(tail).lower())
-    return found
+    """The abbreviations with two capitals or more that ``text`` defines
+    (:func:`~synthesist.reading.text.abbreviation_definitions`) — "type 2 diabetes mellitus (T2DM)" — mapped to
+    their long form, lowercased."""
+    return {short: long.lower() for short, long in abbreviation_definitions(text).items()
+            if sum(c.isupper() for c in short) >= 2}
 
 
 def targets_in(text: str, *, definitions: Mapping[str, str] | None = None, exclude: Iterable[str] = ()) -> list[str]:

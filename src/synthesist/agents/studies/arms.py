@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...memory.bm25 import stem
+from ...reading.text import abbreviation_definitions
 from ...study import Direction, DirectionQuery
 from ..extractive.text import terms as _terms
 
@@ -45,7 +46,6 @@ def _folded(text: str) -> frozenset[str]:
 _cached_terms = lru_cache(maxsize=50_000)(_folded)
 
 
-_DEFINITION = re.compile(r"(?P<long>[A-Za-z][\w\-]*(?:[ \-][\w\-]+){0,5})\s*\((?P<short>[A-Z][A-Za-z0-9\-]{1,9})\)")
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
                  "participant participants condition conditions")
 """Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them)."""
@@ -72,17 +72,12 @@ _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^
 
 @lru_cache(maxsize=64)
 def abbreviations(text: str) -> dict[str, str]:
-    """``{"gcv": "ganciclovir"}`` from "ganciclovir (GCV)": short form → the long form's words, as the article
-    defines them (the long form is taken as the last as many words as the short form has letters, from the first
-    of them that starts with the short form's first letter: "of oral ganciclovir (GCV)" defines "ganciclovir")."""
+    """``{"gcv": "ganciclovir"}`` from "of oral ganciclovir (GCV)": each short form the article defines
+    (:func:`~synthesist.reading.text.abbreviation_definitions`), lowercased, → its long form's words (a hyphen
+    parts words); a plural short form ("CLABSIs") defines its singular too."""
     found: dict[str, str] = {}
-    for match in _DEFINITION.finditer(text):
-        short = match.group("short")
-        words = match.group("long").replace("-", " ").split()
-        letters = sum(ch.isupper() for ch in short) or len(short)
-        window = words[-max(1, min(letters, len(words))):]
-        starts = [i for i, word in enumerate(window) if word[:1].lower() == short[0].lower()]
-        found.setdefault(short.lower(), " ".join(window[starts[0]:] if starts else window))
+    for short, long in abbreviation_definitions(text).items():
+        found.setdefault(short.lower(), " ".join(long.replace("-", " ").split()))
         if len(short) > 3 and short.endswith("s") and short[:-1].isupper():  # "(CLABSIs)": CLABSI too
             found.setdefault(short[:-1].lower(), found[short.lower()])
     return found

@@ -156,7 +156,7 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
         if terms(synonym):
             names.append((synonym, terms(synonym)))
     flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
-    for short, long in abbreviations(text).items():  # "17-alpha-hydroxyprogesterone caproate (17OHPC)"
+    for short, long in abbreviations(text).items():  # "tranexamic acid (TXA)"
         spelled = terms(long.replace("-", " ")) - HOW_GIVEN
         if spelled and spelled <= flat <= spelled | MODIFIERS:
             names.append((short, terms(short) or frozenset({short})))
