@@ -47,7 +47,7 @@ browser:
 # The study reader's models (src/synthesist/reading/study_reader.json) from Evidence Inference 2.0 in ../shared:
 # about six minutes on two cores, the same file every time.
 train-reader: $(STAMP)
-	$(BIN)/python bench/train_study_reader.py
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_study_reader.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/memory_bench.py

@@ -1,10 +1,14 @@
 """Train the study reader's models on Evidence Inference 2.0 and write ``src/synthesist/reading/study_reader.json``.
 
-    python bench/train_study_reader.py [--out PATH] [--limit N]      (make train-reader)
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_study_reader.py [--out PATH] [--limit N]
+                                                                      (make train-reader)
 
 Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials; validation: 90), read as
-:mod:`evidence_inference_bench` reads it. Deterministic: the same data gives the same file (L-BFGS from zero on
-convex losses; no sampling).
+:mod:`evidence_inference_bench` reads it. Reproducible: the same data gives the same figures and, in one process,
+the same file (L-BFGS from zero on convex losses; no sampling; one BLAS thread, as above). Across processes with
+other ``PYTHONHASHSEED`` values the ranker's weights still differ by up to about 2e-3 (2026-11-27, at the commit
+that added the rarity features; the ranker's training inputs over 25 trials are byte-identical, so the source is
+not found yet), the figures not.
 
 1. The passage ranker: a linear score over :data:`~synthesist.agents.studies.learned.RANK_FEATURES` and the
    tagged words of each unit that names the outcome, fitted listwise per train prompt (the units a clinician
@@ -30,6 +34,7 @@ import argparse
 import json
 import random
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +154,14 @@ def address_rows(asked: list[Prompt], evidence: dict[str, Evidence],
     return np.stack(rows), labels
 
 
+def article_frequency(trials: list[Evidence]) -> tuple[dict[str, int], int]:
+    """In how many of ``trials`` each word occurs (kept: words of two articles or more), and how many there are."""
+    counts: Counter[str] = Counter()
+    for evidence in trials:
+        counts.update(terms(source_text(evidence)))
+    return {word: n for word, n in counts.items() if n >= 2}, len(trials)
+
+
 def _mentions(words: frozenset[str], query) -> bool:
     outcome = query_outcome(query)
     return bool(outcome) and len(outcome & words) / len(outcome) >= MIN_OUTCOME_OVERLAP
@@ -195,9 +208,10 @@ def main() -> None:
     ranker = fit_ranker(groups)
     vectorizer, direction = fit_direction(groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
+    frequency, count = article_frequency([evidence[pmcid] for pmcid in sorted({p.pmcid for p in train})])
     neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
     reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES, RULE_FEATURES,
-                         ADDRESS_FEATURES)
+                         ADDRESS_FEATURES, frequency, count)
     held_out = evaluate(reader, validation, evidence)
     best = _accuracy(held_out[0.0])
     threshold = max((t for t in THRESHOLDS if _accuracy(held_out[t]) >= best - ABSTAIN_COST), default=0.0)
@@ -218,7 +232,7 @@ def main() -> None:
           f"questions answered, {kept[~own].mean():.3f} of {(~own).sum()} other articles' questions answered "
           f"(without the model: all)")
     final = StudyReader(ranker, vectorizer, direction, threshold, READ, address, gate, RANK_FEATURES,
-                        RULE_FEATURES, ADDRESS_FEATURES)
+                        RULE_FEATURES, ADDRESS_FEATURES, frequency, count)
     pairs = [(p.label, answer_query(evidence[p.pmcid], p.query, final).direction) for p in validation]
     print(f"validation, as shipped: accuracy {_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
     args.out.write_text(json.dumps(final.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")

@@ -173,8 +173,9 @@ def test_training_is_reproducible_from_the_shared_data(shared_dir: Path, bench_m
         ranker = train.fit_ranker(groups)
         vectorizer, direction = train.fit_direction(groups)
         neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
+        frequency, count = train.article_frequency([evidence[pmcid] for pmcid in kept if pmcid in evidence])
         reader = StudyReader(ranker, vectorizer, direction, 0.4, 10, neutral, 0.0, RANK_FEATURES, RULE_FEATURES,
-                             ADDRESS_FEATURES)
+                             ADDRESS_FEATURES, frequency, count)
         rows, labels = train.address_rows(asked, evidence, reader)
         address = fit_softmax(rows, labels, c=train.ADDRESS_C, standardise=True)
         return dataclasses.replace(reader, address=address).to_dict()

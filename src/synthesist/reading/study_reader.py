@@ -9,7 +9,8 @@ the code that computes its features cannot drift apart unnoticed (:meth:`StudyRe
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -41,6 +42,15 @@ class StudyReader:
     rank_features: tuple[str, ...]
     rule_features: tuple[str, ...]
     address_features: tuple[str, ...]
+    article_frequency: Mapping[str, int]
+    """In how many of the training articles each word occurs (words of two articles or more), out of
+    :attr:`articles`: how telling it is that an article holds an arm's word ("istradefylline", not "mg" or
+    "group")."""
+    articles: int
+
+    def rarity(self, word: str) -> float:
+        """The word's inverse document frequency over the training articles (unseen words the rarest)."""
+        return math.log((self.articles + 1) / (self.article_frequency.get(word, 0) + 1))
 
     def rank(self, features: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         """Each unit's score (comparable within one article and question only)."""
@@ -71,14 +81,16 @@ class StudyReader:
                 "direction": self.direction.to_dict(), "threshold": self.threshold, "read": self.read,
                 "address": self.address.to_dict(), "address_threshold": self.address_threshold,
                 "address_features": list(self.address_features),
-                "rank_features": list(self.rank_features), "rule_features": list(self.rule_features)}
+                "rank_features": list(self.rank_features), "rule_features": list(self.rule_features),
+                "article_frequency": dict(sorted(self.article_frequency.items())), "articles": self.articles}
 
     @classmethod
     def from_dict(cls, raw: dict) -> StudyReader:
         return cls(ListwiseScorer.from_dict(raw["ranker"]), TextVectorizer.from_dict(raw["vectorizer"]),
                    Softmax.from_dict(raw["direction"]), float(raw["threshold"]), int(raw["read"]),
                    Softmax.from_dict(raw["address"]), float(raw["address_threshold"]), tuple(raw["rank_features"]),
-                   tuple(raw["rule_features"]), tuple(raw["address_features"]))
+                   tuple(raw["rule_features"]), tuple(raw["address_features"]), dict(raw["article_frequency"]),
+                   int(raw["articles"]))
 
 
 @cache

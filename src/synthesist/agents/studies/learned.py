@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -60,9 +61,13 @@ RANK_FEATURES = (
 ADDRESS_FEATURES = (
     "best_rank_score", "log_candidates", "outcome_share", "intervention_in_article", "comparator_in_article",
     "intervention_near_outcome", "comparator_near_outcome", "confidence", "no_comparator_words",
+    "intervention_rare_in_article", "comparator_rare_in_article", "shared_rare_in_article",
 )
 """What tells a study that tested the question's comparison from one that only mentions its outcome: how well its
-best passage ranks, and how much of each arm's name the article holds. (The abstract's share of each arm's name
+best passage ranks, and how much of each arm's name the article holds, counted by word and weighted by each word's
+rarity in the training articles, and as much of what both arms name (the drug of "istradefylline 20 mg" against
+"istradefylline 40 mg", which :class:`ArmTerms` leaves out of each arm: an article holding "20 mg" and "40 mg" but
+not "istradefylline" holds little of the comparison). (The abstract's share of each arm's name
 made the model lean on it: on the validation split it let through more of other articles' questions for the same
 share of their own, and it refused a subgroup's or an exposure's contrast, which abstracts seldom name.)"""
 RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule_not_reported", "effect",
@@ -205,22 +210,29 @@ def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader
     found = tuple(Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
                   for unit, score, row in zip(chosen, scores[order], probabilities, strict=True))
     article = frozenset().union(*(terms(unit.text) for unit in read))
-    return Read(found, _address(article, arms, dense, scores, len(candidates), decide(list(found), 0.0)[1]))
+    shared = terms(query.intervention) & terms(query.comparator)
+    return Read(found, _address(article, arms, shared, dense, scores, len(candidates), decide(list(found), 0.0)[1],
+                                reader.rarity))
 
 
-def _address(article: frozenset[str], arms: ArmTerms, dense: np.ndarray, scores: np.ndarray, candidates: int,
-             confidence: float) -> np.ndarray:
-    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit."""
+def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], dense: np.ndarray, scores: np.ndarray,
+             candidates: int, confidence: float, rarity: Callable[[str], float]) -> np.ndarray:
+    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit; ``shared``: what both arms name."""
 
     def share(words: frozenset[str]) -> float:
         return len(words & article) / len(words) if words else 1.0
+
+    def rare_share(words: frozenset[str]) -> float:
+        weight = sum(rarity(word) for word in words)
+        return sum(rarity(word) for word in words & article) / weight if weight else 1.0
 
     names = RANK_FEATURES.index
     return np.array([
         scores.max(), math.log1p(candidates), dense[:, names("outcome_share")].max(),
         share(arms.intervention), share(arms.comparator),
         dense[:, names("names_intervention")].max(), dense[:, names("names_comparator")].max(),
-        confidence, not arms.comparator,
+        confidence, not arms.comparator, rare_share(arms.intervention), rare_share(arms.comparator),
+        rare_share(shared),
     ], dtype=float)
 
 
