@@ -4,11 +4,9 @@
                                                                       (make train-reader)
 
 Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials; validation: 90), read as
-:mod:`evidence_inference_bench` reads it. Reproducible: the same data gives the same figures and, in one process,
-the same file (L-BFGS from zero on convex losses; no sampling; one BLAS thread, as above). Across processes with
-other ``PYTHONHASHSEED`` values the ranker's weights still differ by up to about 2e-3 (2026-11-27, at the commit
-that added the rarity features; the ranker's training inputs over 25 trials are byte-identical, so the source is
-not found yet), the figures not.
+:mod:`evidence_inference_bench` reads it. Deterministic: the same data gives the same file under any
+``PYTHONHASHSEED`` (L-BFGS from zero on convex losses; no sampling; one BLAS thread, as above; features that sum
+over a set of words use ``math.fsum``, whose result does not depend on the set's order).
 
 1. The passage ranker: a linear score over :data:`~synthesist.agents.studies.learned.RANK_FEATURES` and the
    tagged words of each unit that names the outcome, fitted listwise per train prompt (the units a clinician

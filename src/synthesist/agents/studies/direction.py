@@ -181,7 +181,7 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
         words = words | short_forms[short]
     if len(outcome & words) / len(outcome) < MIN_OUTCOME_OVERLAP:
         return None
-    share = sum(weights[word] for word in outcome & words) / (sum(weights.values()) or 1.0)
+    share = math.fsum(weights[word] for word in outcome & words) / (math.fsum(weights.values()) or 1.0)
     if unit.role in ("introduction", "methods") or len(unit.text) > 1200:
         return None
     if _AIM.match(unit.text) and not _REPORTED.search(unit.text):

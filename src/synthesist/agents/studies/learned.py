@@ -120,7 +120,7 @@ def rank_features(read: list[Unit], scored: list[Scored | None], query: Directio
         statistic, null, change, citing, length, aim = _cues(unit.text)
         rows.append([
             len(named) / len(outcome) if outcome else 0.0,
-            sum(weights[w] for w in named) / (sum(weights.values()) or 1.0),
+            math.fsum(weights[w] for w in named) / (math.fsum(weights.values()) or 1.0),
             bool(arms.intervention & words), bool(arms.comparator & words),
             rule.score if rule else 0.0, rule is not None,
             1 / (1 + rank[index]) if index in rank else 0.0, rank.get(index) == 0,
@@ -223,8 +223,8 @@ def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], de
         return len(words & article) / len(words) if words else 1.0
 
     def rare_share(words: frozenset[str]) -> float:
-        weight = sum(rarity(word) for word in words)
-        return sum(rarity(word) for word in words & article) / weight if weight else 1.0
+        weight = math.fsum(rarity(word) for word in words)  # fsum: the same sum in any set order (hash seed)
+        return math.fsum(rarity(word) for word in words & article) / weight if weight else 1.0
 
     names = RANK_FEATURES.index
     return np.array([
