@@ -9,10 +9,10 @@ whose abstract never names the question's arms, but whose full text the study re
 finds testing the comparison and reporting the outcome, answers with that passage as its finding, and every
 answering full text carries its finding, which the answer reads as the evidence table does (one study, one
 reading); one that answered by its closeness to the question alone, and whose full text never tests the
-comparison, is only related. :func:`gate_answer` then holds any
-answer — the model's or the extractive engine's — to the rule: a verdict rests on items that answer; resting only
-on indirect ones lowers the strength and marks it; resting on none makes it ``insufficient`` with what is missing;
-a question that is not yes/no gets no yes/no verdict. Every change is stated in ``answer.gate``.
+comparison, is only related. :func:`gate_answer` then holds any answer — the model's or the extractive engine's —
+to the rule: a verdict rests on items that answer; resting only on indirect ones lowers the strength and marks it;
+resting on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no
+verdict. Every change is stated in ``answer.gate``.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ The answer rests on the items the alignment gate (:mod:`.alignment`) labels *ans
 says what is missing (:func:`.gate.missing_statement`) and quotes the closest item, so the reader knows where the
 evidence stops. Related and off-topic items never give a verdict, a sentence or a strength.
 
-A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); an item
-that answers through its full text (``Alignment.full_text``: its abstract never names the comparison) is quoted
-and read by the passage there that reports it, a stated no significant difference being a no; any
+A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); an
+answering item whose full text reports the question's comparison (``Alignment.full_text``, the reading its evidence
+table row shows) is quoted and read by that passage instead, a stated no significant difference being a no; any
 other kind of question (mechanism, prevalence, descriptive) gets no yes/no verdict, only cited sentences of its own
 kind: mechanistic sentences for a mechanism question, the lead item's conclusion otherwise.
 
