@@ -199,3 +199,51 @@ def test_bad_watches_cost_only_themselves(tmp_path: Path) -> None:
     assert bad_add.returncode == 2 and "empty" in bad_add.stderr
     removed = run_cli("watch", "remove", broken, env=env)
     assert removed.returncode == 0 and broken not in run_cli("watch", "list", env=env).stdout
+
+
+def test_a_watch_whose_sources_all_failed_fails_and_names_them_and_the_next_run_compares_with_the_last_good_one(
+        tmp_path: Path) -> None:
+    with FixtureServer() as gone:
+        unreachable = gone.url
+    with FixtureServer() as server:
+        _serve(server, later=False)
+        env = {**_env(tmp_path, server), "SYNTHESIST_HTTP__MAX_RETRIES": "0"}
+        watch = _added_id(run_cli("watch", "add", QUESTION, "--sources", "pubmed,trials", "--model", "extractive",
+                                  "--max-rounds", "1", env=env))
+        first = run_cli("watch", "run", watch, "--json", env=env)
+        assert first.returncode == 0, first.stderr[-2000:]
+        first_run = json.loads(first.stdout)["run_id"]
+
+        outage = {**env, "SYNTHESIST_PUBMED__BASE_URL": unreachable, "SYNTHESIST_TRIALS__BASE_URL": unreachable}
+        down = run_cli("watch", "run", watch, env=outage)  # under cron: the outage must not read "nothing new"
+        assert down.returncode == 1, down.stdout + down.stderr[-2000:]
+        assert "nothing new" not in down.stdout.lower()
+        assert f"{watch}: FAILED" in down.stdout and "every source failed, nothing could be checked" in down.stdout
+        assert "pubmed (unreachable" in down.stdout and "trials (unreachable" in down.stdout
+        [failed] = [entry for entry in _history(tmp_path / "data", watch) if entry["state"] == "failed"]
+        markdown = (tmp_path / "data" / "runs" / failed["run_id"] / "changes.md").read_text(encoding="utf-8")
+        assert "Nothing could be checked" in markdown and "pubmed (unreachable" in markdown
+        as_json = json.loads(run_cli("watch", "run", watch, "--json", env=outage).stdout)
+        assert "every source failed" in as_json["error"] and as_json["changes"].endswith("changes.md")
+
+        half = {**env, "SYNTHESIST_TRIALS__BASE_URL": unreachable}  # PubMed back, ClinicalTrials.gov still down
+        back = run_cli("watch", "run", watch, "--json", env=half)
+    assert back.returncode == 0, back.stderr[-2000:]
+    summary = json.loads(back.stdout)
+    assert summary["previous_run_id"] == first_run  # not the runs that checked nothing
+    assert summary["failed_sources"] == ["trials"] and not summary["nothing_new"]
+    markdown = Path(summary["changes"]).read_text(encoding="utf-8")
+    assert "Sources that failed in this run**: trials (unreachable" in markdown
+
+
+def test_a_watch_over_a_folder_of_full_texts_runs(tmp_path: Path) -> None:
+    folder = tmp_path / "fulltexts"
+    folder.mkdir()
+    (folder / "trial.nxml").write_bytes((FIXTURES / "jats_trial.nxml").read_bytes())
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    watch = _added_id(run_cli("watch", "add", "Does drug A reduce cough frequency in chronic cough?", "--sources",
+                              "library", "--library", str(folder), "--model", "extractive", "--max-rounds", "1",
+                              env=env))
+    ran = run_cli("watch", "run", watch, "--json", env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
+    assert json.loads(ran.stdout)["new"] == 1  # the folder's one article, not "the library is gone"

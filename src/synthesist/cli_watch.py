@@ -6,7 +6,8 @@ its arguments are in cli_parser.py, and cli.py imports this module only when the
     synthesist watch remove ID
     synthesist watch run [ID … | --all] [--json]
 
-``watch run`` exits 0 when every watch ran, 1 when one failed (the others still ran), 2 on bad input.
+``watch run`` exits 0 when every watch ran, 1 when one failed (the others still ran; a watch whose sources all
+failed has failed: nothing was checked), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def _run(args: argparse.Namespace, say: Callable[[str], None]) -> int:
 
 def _line(outcome: api.WatchOutcome) -> str:
     if outcome.changes is None:
-        return f"{outcome.watch_id}: FAILED — {outcome.error}"
+        where = f"\n  changes: {outcome.changes_path}" if outcome.changes_path else ""
+        return f"{outcome.watch_id}: FAILED — {outcome.error}{where}"
     changes = outcome.changes
     now = changes.answer_now
     answer = f"{(now.verdict or 'no verdict')}, {now.strength or 'n/a'}"
@@ -95,4 +97,5 @@ def _line(outcome: api.WatchOutcome) -> str:
                  if changes.answer_moved or changes.strength_moved else f"; answer {answer} (unchanged)")
         head = f"{len(changes.new)} new, {len(changes.gone)} gone, {changes.changed} changed{moved}"
     resumed = " (resumed a killed run)" if outcome.resumed else ""
-    return f"{outcome.watch_id}: {head}{resumed} — {changes.question}\n  changes: {outcome.changes_path}"
+    failed = f"; failed: {', '.join(f.source for f in changes.failed_sources)}" if changes.failed_sources else ""
+    return f"{outcome.watch_id}: {head}{failed}{resumed} — {changes.question}\n  changes: {outcome.changes_path}"

@@ -673,3 +673,19 @@ class ResearchResult(Frozen):
     """Which engine answered for each agent: a model label or ``extractive``."""
     seconds: float = Field(0.0, ge=0)
     spans: tuple[Span, ...] = ()
+
+    @property
+    def failed_sources(self) -> tuple[SourceFailure, ...]:
+        """The run's sources that failed and gave no item, each with its first failure (``errors`` has them all),
+        in the run's order; a source whose failure cost one query while another brought items is not among them."""
+        found = {name for item in self.evidence for name in item.sources}
+        first: dict[str, SourceFailure] = {}
+        for failure in self.errors:
+            if failure.source in self.sources and failure.source not in found:
+                first.setdefault(failure.source, failure)
+        return tuple(first[name] for name in self.sources if name in first)
+
+    @property
+    def every_source_failed(self) -> bool:
+        """No source of the run could be searched: the run holds nothing that was checked."""
+        return bool(self.sources) and len(self.failed_sources) == len(set(self.sources))

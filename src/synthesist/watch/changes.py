@@ -1,5 +1,7 @@
 """What changed between two runs of one watched question: new items, items gone or retracted, preprints now
-published, trial records whose status or posted results moved, and whether the answer or its strength moved.
+published, trial records whose status or posted results moved, and whether the answer or its strength moved; and
+which sources failed, so that an item only a failed source returns is never mistaken for one that went away (a run
+in which every source failed is not compared at all: :func:`outage_markdown` says so instead).
 
 Items are matched across runs by any identifier they share (PMID, PMCID, DOI, NCT, PPR) as well as by id, because
 an item's id can change between runs (a preprint merged with its journal version takes the journal's id).
@@ -12,7 +14,7 @@ from typing import Literal
 
 from ..agents.extractive.designs import study_designs
 from ..agents.extractive.text import split_sentences
-from ..models import Evidence, Frozen, ResearchResult
+from ..models import Evidence, Frozen, ResearchResult, SourceFailure
 
 RETRACTED_TYPES = frozenset({"retracted publication"})
 """Publication types that mark an item as retracted: PubMed's ``Retracted Publication`` and Europe PMC's
@@ -80,6 +82,9 @@ class WatchChanges(Frozen):
     """Disagreements between items found now and not in the previous run."""
     conflicts_gone: tuple[ConflictNote, ...] = ()
     """Disagreements of the previous run no longer found (resolved by new evidence, or an item gone)."""
+    failed_sources: tuple[SourceFailure, ...] = ()
+    """Sources that failed in this run and gave nothing (:attr:`ResearchResult.failed_sources`): what only they
+    return is listed as gone, and the run cannot say that nothing is new."""
 
     @property
     def changed(self) -> int:
@@ -89,7 +94,7 @@ class WatchChanges(Frozen):
     @property
     def nothing_new(self) -> bool:
         return not (self.new or self.gone or self.changed or self.answer_moved or self.strength_moved
-                    or self.conflicts_new or self.conflicts_gone)
+                    or self.conflicts_new or self.conflicts_gone or self.failed_sources)
 
 
 def _keys(item: Evidence) -> set[str]:
@@ -156,7 +161,8 @@ def compare(watch_id: str, now: ResearchResult, before: ResearchResult | None) -
     answer_now = _answer(now)
     if before is None:
         return WatchChanges(watch_id=watch_id, question=now.question, run_id=now.run_id, answer_now=answer_now,
-                            new=tuple(ItemNote(**note(item)) for item in now.evidence))
+                            new=tuple(ItemNote(**note(item)) for item in now.evidence),
+                            failed_sources=now.failed_sources)
     previous, current = _matcher(before.evidence), _matcher(now.evidence)
     new, gone, published, trials = [], [], [], []
     for item in now.evidence:
@@ -185,7 +191,7 @@ def compare(watch_id: str, now: ResearchResult, before: ResearchResult | None) -
         conflicts_gone=tuple(note for key, note in conflicts_before.items() if key not in conflicts_now),
         watch_id=watch_id, question=now.question, run_id=now.run_id, previous_run_id=before.run_id,
         new=tuple(new), gone=tuple(gone), published=tuple(published), trials=tuple(trials),
-        answer_before=answer_before, answer_now=answer_now,
+        answer_before=answer_before, answer_now=answer_now, failed_sources=now.failed_sources,
         answer_moved=answer_before.verdict != answer_now.verdict,
         strength_moved=answer_before.strength != answer_now.strength)
 
@@ -203,12 +209,28 @@ def _answer_text(state: AnswerState | None) -> str:
     return f"{verdict}, strength {state.strength or 'n/a'}"
 
 
+def failures_text(failures: Iterable[SourceFailure]) -> str:
+    """``pubmed (unreachable: cannot reach …), trials (…)``: each failed source with why."""
+    return ", ".join(f"{failure.source} ({failure.kind}: {failure.message})" for failure in failures)
+
+
+def outage_markdown(watch_id: str, result: ResearchResult) -> str:
+    """``changes.md`` of a run in which every source failed: which, and why, and that nothing could be checked."""
+    return "\n".join([f"# What changed: {result.question}", "", f"Watch `{watch_id}`, run `{result.run_id}`.", "",
+                      f"**Nothing could be checked**: every source failed: {failures_text(result.failed_sources)}. "
+                      "The run was not compared with the last one; the next run of the watch compares with the "
+                      "last run that reached its sources.", ""])
+
+
 def render_markdown(changes: WatchChanges) -> str:
-    """``changes.md``: what a researcher reads first, plainly saying when nothing is new."""
+    """``changes.md``: what a researcher reads first, plainly saying when nothing is new, and which sources failed."""
     lines = [f"# What changed: {changes.question}", "",
              f"Watch `{changes.watch_id}`, run `{changes.run_id}`"
              + (f", compared with run `{changes.previous_run_id}`." if changes.previous_run_id else
                 " (the first run of this watch: everything it found is new)."), ""]
+    if changes.failed_sources:
+        lines += [f"**Sources that failed in this run**: {failures_text(changes.failed_sources)}. What only they "
+                  "return is listed as gone; run the watch again once they answer.", ""]
     if changes.previous_run_id and changes.nothing_new:
         lines += ["**Nothing new since the last run**: the same items, the same answer "
                   f"({_answer_text(changes.answer_now)}).", ""]
@@ -242,5 +264,6 @@ def summary(changes: WatchChanges) -> dict[str, object]:
             "previous_run_id": changes.previous_run_id, "new": len(changes.new), "gone": len(changes.gone),
             "changed": changes.changed, "nothing_new": changes.nothing_new,
             "conflicts_new": len(changes.conflicts_new), "conflicts_gone": len(changes.conflicts_gone),
+            "failed_sources": [failure.source for failure in changes.failed_sources],
             "answer_before": None if changes.answer_before is None else changes.answer_before.model_dump(),
             "answer_now": changes.answer_now.model_dump()}

@@ -5,7 +5,9 @@ those two as functions, so it sits below the API and the faces reach it only thr
 watch: take its run lock, check its libraries are still there, resume the run a killed ``watch run`` left behind or
 start a new one, compare the result with the watch's previous finished run, write ``changes.md`` and
 ``changes.json`` into the run folder, and append the outcome to the watch's history. A watch that fails (its
-library gone, its lock held, its run broken) is recorded with the reason; the other watches still run.
+library gone, its lock held, its run broken, or every one of its sources failing) is recorded with the reason; the
+other watches still run. A run whose sources all failed checked nothing: it is a failure, never "nothing new", and
+the next run compares with the last run that reached its sources.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ..errors import BadInputError, SynthesistError
 from ..events import Complete, EventBase
 from ..models import ResearchResult
 from ..run_store import CHANGES_JSON, CHANGES_MD, RunStore
-from .changes import WatchChanges, compare, render_markdown, summary
+from .changes import WatchChanges, compare, failures_text, outage_markdown, render_markdown, summary
 from .store import AnswerSummary, HistoryEntry, Watch, WatchStore, write_json
 
 log = logging.getLogger("synthesist.watch")
@@ -44,7 +46,7 @@ class WatchOutcome:
     def as_json(self) -> dict[str, object]:
         if self.changes is None:
             return {"watch": self.watch_id, "question": self.watch.question if self.watch else None,
-                    "error": self.error}
+                    "error": self.error, "changes": str(self.changes_path) if self.changes_path else None}
         return {**summary(self.changes), "resumed": self.resumed,
                 "changes": str(self.changes_path) if self.changes_path else None}
 
@@ -76,7 +78,7 @@ async def run_watch(watch: Watch, store: WatchStore, data_dir: Path, *, start: S
 
 async def _run_locked(watch: Watch, store: WatchStore, data_dir: Path, *, start: StartRun,
                       resume: ResumeRun) -> WatchOutcome:
-    missing = [path for path in watch.options.libraries if not Path(path).is_file()]
+    missing = [path for path in watch.options.libraries if not Path(path).exists()]  # a file or a folder
     if missing:
         raise BadInputError(f"the library {missing[0]} of watch {watch.id} is gone; restore it or remove the watch "
                             f"(synthesist watch remove {watch.id})")
@@ -98,16 +100,27 @@ async def _run_locked(watch: Watch, store: WatchStore, data_dir: Path, *, start:
         raise SynthesistError(f"watch {watch.id}: {exc}") from exc
     if result is None:
         raise SynthesistError(f"watch {watch.id}: the run ended without a result")
-    before = stored_result(data_dir, previous_entry.run_id) if previous_entry else None
-    changes = compare(watch.id, result, before)
     folder = RunStore(data_dir).folder(result.run_id)
     folder.directory.mkdir(parents=True, exist_ok=True)
+    if result.every_source_failed:
+        return _outage(watch, store, result, folder.file(CHANGES_MD))
+    before = stored_result(data_dir, previous_entry.run_id) if previous_entry else None
+    changes = compare(watch.id, result, before)
     write_json(folder.file(CHANGES_JSON), changes.model_dump(mode="json"))
     folder.file(CHANGES_MD).write_text(render_markdown(changes), encoding="utf-8")
     store.record(watch.id, HistoryEntry(run_id=result.run_id, state="finished", at=datetime.now(UTC),
                                         answer=_answer_summary(result), new=len(changes.new),
                                         gone=len(changes.gone), changed=changes.changed))
     return WatchOutcome(watch.id, watch, changes=changes, resumed=resumed, changes_path=folder.file(CHANGES_MD))
+
+
+def _outage(watch: Watch, store: WatchStore, result: ResearchResult, changes_md: Path) -> WatchOutcome:
+    """A run in which every source failed: ``changes.md`` says which and why, the history records a failed run
+    (so the next run compares with the last one that reached its sources), and the outcome is a failure."""
+    changes_md.write_text(outage_markdown(watch.id, result), encoding="utf-8")
+    reason = f"every source failed, nothing could be checked: {failures_text(result.failed_sources)}"
+    store.record(watch.id, HistoryEntry(run_id=result.run_id, state="failed", at=datetime.now(UTC), detail=reason))
+    return WatchOutcome(watch.id, watch, error=f"watch {watch.id}: {reason}", changes_path=changes_md)
 
 
 async def run_watches(watches: Sequence[Watch], store: WatchStore, data_dir: Path, *, start: StartRun,
