@@ -162,19 +162,30 @@ def _resume(api, args: argparse.Namespace) -> int:
 
 def _drive(start, api, args: argparse.Namespace) -> int:
     """Run to the end: live view on stderr; the result (file paths, or JSON with --json) on stdout.
-    The first Ctrl-C cancels the run, which still writes its partial report."""
+    The first Ctrl-C cancels the run, which still writes its partial report, and the command exits 130 (interrupted,
+    as every command does); a second Ctrl-C stops at once."""
     printer = EventPrinter(Console(stderr=True), quiet=getattr(args, "quiet", False))
-    result = asyncio.run(_consume(start, api.RunControl(), printer))
+    control = api.RunControl()
+    result = asyncio.run(_consume(start, control, printer))
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
         _say(printer.summary(result, printer.written or args.out or api.run_folder(result.run_id)))
+    if control.cancelled:
+        _error("interrupted (the partial report is written)")
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 
 async def _consume(start, control, printer: EventPrinter):
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:  # the first Ctrl-C: the run stops and writes its report
+        control.cancel()
+        loop.remove_signal_handler(signal.SIGINT)  # the next one is Python's own: KeyboardInterrupt, exit 130
+
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
-        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, control.cancel)
+        loop.add_signal_handler(signal.SIGINT, interrupted)
     result = None
     async for event in start(control):
         printer.show(event)
