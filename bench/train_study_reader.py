@@ -18,8 +18,10 @@ over a set of words use ``math.fsum``, whose result does not depend on the set's
    at most :data:`ABSTAIN_COST` of accuracy (a guess below it is as often wrong as right).
 4. Whether an article tests a comparison: a logistic model over
    :data:`~synthesist.agents.studies.learned.ADDRESS_FEATURES` of each train article with its own questions
-   (yes) and with other train articles' questions whose outcome it mentions (no); its threshold keeps
-   :data:`ADDRESS_RECALL` of the validation articles' own questions.
+   (yes) and with other train articles' questions whose outcome it mentions (no), each asked twice: as written,
+   and with no comparator (a research question often names only its exposure: "Is obesity associated with worse
+   asthma?"; without those rows, an article that never names the exposure passed on its vacuous comparator
+   features); its threshold keeps :data:`ADDRESS_RECALL` of the validation articles' own questions.
 
 Printed: the ranker's top-1 hit rate and the answers' accuracy and macro-F1 on validation (the held-out estimate)
 and on train (the rows it was fitted on: for comparison only); how many own and other questions the address
@@ -56,6 +58,7 @@ from synthesist.agents.studies.learned import (
 from synthesist.agents.studies.passages import Unit
 from synthesist.agents.studies.verify import source_text
 from synthesist.models import Evidence
+from synthesist.study import DirectionQuery
 from synthesist.reading.fitting import fit_listwise, fit_softmax
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.study_reader import StudyReader
@@ -125,31 +128,42 @@ def fit_direction(groups: list) -> tuple[TextVectorizer, Softmax]:
 
 
 def address_rows(asked: list[Prompt], evidence: dict[str, Evidence],
-                 reader: StudyReader) -> tuple[np.ndarray, list[str]]:
+                 reader: StudyReader) -> tuple[np.ndarray, list[str], np.ndarray]:
     """:data:`ADDRESS_FEATURES` rows: each article with its own questions (``yes``), and with up to
     :data:`NEGATIVES` questions of other articles whose outcome it mentions (``no``: the reader would answer them),
-    drawn in a seeded order."""
-    rows, labels = [], []
+    drawn in a seeded order; each as written and with no comparator (:func:`_as_asked`; the third array says
+    which rows are the latter)."""
+    rows, labels, bare = [], [], []
     draw = random.Random(SEED)
     for pmcid in sorted({p.pmcid for p in asked}):
         own = [p for p in asked if p.pmcid == pmcid]
         for prompt in own:
-            found = read_question(evidence[pmcid], prompt.query, reader)
-            if found.readings:
-                rows.append(found.address)
-                labels.append("yes")
+            for query in _as_asked(prompt.query):
+                found = read_question(evidence[pmcid], query, reader)
+                if found.readings:
+                    rows.append(found.address)
+                    labels.append("yes")
+                    bare.append(not query.comparator)
         words = terms(source_text(evidence[pmcid]))
         others = [p for p in asked if p.pmcid != pmcid and _mentions(words, p.query)]
         taken = 0
         for prompt in draw.sample(others, min(NEGATIVE_DRAWS, len(others))):
-            found = read_question(evidence[pmcid], prompt.query, reader)
-            if found.readings:
-                rows.append(found.address)
-                labels.append("no")
+            found = [read_question(evidence[pmcid], query, reader) for query in _as_asked(prompt.query)]
+            if found[0].readings:
+                for one, query in zip(found, _as_asked(prompt.query), strict=True):
+                    if one.readings:
+                        rows.append(one.address)
+                        labels.append("no")
+                        bare.append(not query.comparator)
                 taken += 1
             if taken == NEGATIVES:
                 break
-    return np.stack(rows), labels
+    return np.stack(rows), labels, np.array(bare)
+
+
+def _as_asked(query: DirectionQuery) -> tuple[DirectionQuery, DirectionQuery]:
+    """The prompt as written and as a question that names no comparator would ask it."""
+    return query, query.model_copy(update={"comparator": ""})
 
 
 def article_frequency(trials: list[Evidence]) -> tuple[dict[str, int], int]:
@@ -220,15 +234,17 @@ def main() -> None:
         print(f"{name}: ranker top-1 {figures['top1']:.3f}; threshold {threshold}: accuracy {_accuracy(pairs):.3f} "
               f"macro-F1 {macro_f1(pairs, DIRECTIONS):.3f} ({unclear} unclear of {len(pairs)}); no threshold: accuracy "
               f"{_accuracy(figures[0.0]):.3f} macro-F1 {macro_f1(figures[0.0], DIRECTIONS):.3f}")
-    rows, labels = address_rows(train, evidence, reader)
+    rows, labels, _ = address_rows(train, evidence, reader)
     address = fit_softmax(rows, labels, c=ADDRESS_C, standardise=True)
-    held_rows, held_labels = address_rows(validation, evidence, reader)
+    held_rows, held_labels, bare = address_rows(validation, evidence, reader)
     gate = address_threshold(address, held_rows, held_labels)
     kept = address.probabilities(held_rows)[:, address.classes.index("yes")] >= gate
     own = np.array(held_labels) == "yes"
-    print(f"addresses the comparison (validation, threshold {gate}): {kept[own].mean():.3f} of {own.sum()} own "
-          f"questions answered, {kept[~own].mean():.3f} of {(~own).sum()} other articles' questions answered "
-          f"(without the model: all)")
+    for name, these in (("as written", ~bare), ("with no comparator", bare)):
+        mine, theirs = own & these, ~own & these
+        print(f"addresses the comparison (validation, threshold {gate}; questions {name}): {kept[mine].mean():.3f} "
+              f"of {mine.sum()} own questions answered, {kept[theirs].mean():.3f} of {theirs.sum()} other articles' "
+              f"questions answered (without the model: all)")
     final = StudyReader(ranker, vectorizer, direction, threshold, READ, address, gate, RANK_FEATURES,
                         RULE_FEATURES, ADDRESS_FEATURES, frequency, count)
     pairs = [(p.label, answer_query(evidence[p.pmcid], p.query, final).direction) for p in validation]
