@@ -1,5 +1,6 @@
 """The MCP server's edges through the official SDK client over stdio: every argument checked before any work, in
-one line naming the argument, never echoing the input; failed sources reported beside the results; the server
+one line naming the argument, never echoing the input; failed sources reported beside the results; ``sources`` as a
+list or a comma string; ``research`` without sources searching the server's library, never the network; the server
 says its version."""
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from run_helpers import write_library
+from run_helpers import LIBRARY_ITEMS, QUESTION, write_library
 
 from synthesist import __version__
 from synthesist.testing import FixtureServer, Reply
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
+LIBRARY_IDS = {item.id for item in LIBRARY_ITEMS}
 
 
 def _error(result) -> str:  # type: ignore[no-untyped-def]
@@ -57,15 +59,41 @@ async def test_bad_arguments_are_refused_in_one_line_and_failed_sources_are_repo
             for k in (0, -3, 101):
                 refused = _error(await session.call_tool("search_library", {"query": "metformin", "k": k}))
                 assert refused.startswith("Error executing tool search_library: k: Input should be"), refused
-            typed = _error(await session.call_tool("search_literature", {"query": "metformin", "sources": "pubmed"}))
-            assert "sources: Input should be a valid list" in typed and "http" not in typed  # no pydantic URL
+            typed = _error(await session.call_tool("search_literature", {"query": "metformin", "sources": 5}))
+            assert "sources" in typed and "Input should be a valid" in typed and "http" not in typed  # no pydantic URL
+            assert len(typed) < 500 and "\n" not in typed
             bad_source = _error(await session.call_tool("search_literature", {"query": "q", "sources": ["scihub"]}))
             assert "unknown source 'scihub'" in bad_source
 
-            found = (await session.call_tool("search_literature", {"query": "metformin cancer",
-                                                                   "sources": ["pubmed", "europepmc"], "k": 5}))
-            assert not found.is_error, found.content
-            payload = found.structured_content
-            assert {item["id"] for item in payload["results"]} == {"pmid:39100001", "pmid:39100002", "pmid:39100003"}
-            assert [error["source"] for error in payload["errors"]] == ["europepmc"]
-            assert payload["errors"][0]["kind"] == "unreachable"
+            for sources in (["pubmed", "europepmc"], "pubmed, europepmc"):  # a list, or a comma string as the CLI's
+                found = (await session.call_tool("search_literature", {"query": "metformin cancer",
+                                                                       "sources": sources, "k": 5}))
+                assert not found.is_error, found.content
+                payload = found.structured_content
+                assert {item["id"] for item in payload["results"]} == {"pmid:39100001", "pmid:39100002",
+                                                                       "pmid:39100003"}
+                assert [error["source"] for error in payload["errors"]] == ["europepmc"]
+                assert payload["errors"][0]["kind"] == "unreachable"
+
+
+async def test_research_without_sources_searches_the_servers_library_and_never_the_network(tmp_path: Path) -> None:
+    """As the HTTP service does (one rule, ``inputs.served_sources``): a server started with a library researches it
+    alone unless asked otherwise, and takes ``"library"`` as the CLI and the HTTP API do."""
+    with FixtureServer() as network:  # every network source points here: any request is one too many
+        env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_HTTP__MAX_RETRIES": "0",
+               "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral", "SYNTHESIST_SEARCH__SOURCES": '["pubmed","trials"]',
+               **{f"SYNTHESIST_{name}__BASE_URL": network.url for name in ("PUBMED", "TRIALS", "EUROPEPMC")}}
+        params = StdioServerParameters(command=sys.executable, env=env, args=[
+            "-m", "synthesist.cli", "mcp", "--library", str(write_library(tmp_path / "papers.jsonl"))])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            for arguments in ({}, {"sources": "library"}, {"sources": ["library"]}):
+                answered = await session.call_tool("research", {"question": QUESTION, "max_rounds": 1, **arguments})
+                assert not answered.is_error, answered.content
+                cited = {reference["evidence_id"] for reference in answered.structured_content["references"]}
+                assert cited and cited <= LIBRARY_IDS, (arguments, cited)
+            assert network.requests == []
+            both = await session.call_tool("research", {"question": QUESTION, "max_rounds": 1,
+                                                        "sources": "library,pubmed"})
+            assert not both.is_error, both.content
+            assert network.requests  # a source asked for by name is searched

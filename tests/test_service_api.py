@@ -37,7 +37,8 @@ def offline(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
         url = gone.url
     settings = load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"},
                              pubmed={"base_url": url}, trials={"base_url": url}, europepmc={"base_url": url},
-                             http={"max_retries": 0}, search={"max_results": 10}, run={"max_rounds": 1})
+                             http={"max_retries": 0}, search={"max_results": 10, "sources": ("pubmed", "trials")},
+                             run={"max_rounds": 1})
     library = write_library(tmp_path / "papers.jsonl", (*LIBRARY_ITEMS, UNTITLED))
     app = create_app(settings, libraries=[library], max_runs=1,
                      seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
@@ -80,6 +81,21 @@ def test_sources_as_a_comma_string_are_accepted_and_each_form_has_its_own_bound(
         twenty = client.post("/api/runs", json={"question": QUESTION, "sources": ["library"] * 20})
         assert twenty.status_code == 202  # 20 names (one, repeated) are within the bound
         assert _events(client, twenty.json()["run_id"])[0][1]["data"]["sources"] == ["library"]
+
+
+def test_a_run_or_watch_asked_without_sources_searches_the_services_library_alone(offline: LiveServer) -> None:
+    """The rule the page ticks by and the MCP server keeps (``inputs.served_sources``): no network unless asked."""
+    with httpx.Client(base_url=offline.url, timeout=120) as client:
+        assert client.get("/api/health").json()["default_sources"] == ["library"]
+        started = client.post("/api/runs", json={"question": QUESTION})
+        assert started.status_code == 202, started.text
+        events = _events(client, started.json()["run_id"])
+        assert events[0][1]["data"]["sources"] == ["library"] and events[-1][0] == "complete"
+        assert not [event for kind, event in events if kind == "error" and event["data"]["kind"] == "source"]
+        watched = client.post("/api/watches", json={"question": QUESTION})
+        assert watched.status_code == 201, watched.text
+        [row] = client.get("/api/watches").json()
+        assert row["options"]["sources"] == ["library"] and row["options"]["libraries"]
 
 
 def test_library_search_gives_each_hit_the_title_a_reader_can_use(offline: LiveServer) -> None:

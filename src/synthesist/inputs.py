@@ -28,6 +28,26 @@ def parse_source_names(names: str | Sequence[str]) -> tuple[str, ...]:
     return cleaned
 
 
+def served_sources(asked: str | Sequence[str] | None, libraries: Sequence[Path], *, command: str
+                   ) -> tuple[tuple[str, ...] | None, tuple[Path, ...]]:
+    """The sources and libraries of a run asked of a server started with ``libraries`` (``command``: ``synthesist
+    serve`` or ``synthesist mcp``), as ``(names, libraries)``: one rule for the HTTP service, its page and the MCP
+    server. ``library`` among the names means the server's libraries (a client never names a path). With no sources
+    asked, a server with libraries searches them alone (they need no network: a server started over a library does
+    not reach out unless asked to); without libraries, ``None``: the settings' sources."""
+    if asked is None:
+        return (("library",), tuple(libraries)) if libraries else (None, ())
+    names = parse_source_names(asked)
+    if "library" in names and not libraries:
+        raise no_library(command)
+    return names, tuple(libraries) if "library" in names else ()
+
+
+def no_library(command: str) -> BadInputError:
+    """The refusal of the library (a source, a search) by a server started without one."""
+    return BadInputError(f"this server was started without a library ({command} --library PATH)")
+
+
 def check_question(question: str, *, where: str = "the question") -> str:
     """A question (or query) with its whitespace folded; empty, over-long, NUL-bearing or not-UTF-8 text refused."""
     if "\x00" in (question or ""):

@@ -13,8 +13,10 @@ Tools, all over :mod:`synthesist.api` (no second orchestration):
 - ``get_evidence(id)`` → the whole record of an item a research or search returned in this session;
 - ``watch_changes(watch_id?, run?)`` → what changed for watched questions since their previous run (``run``: run
   them again first).
-``sources`` is always a list of names (``["pubmed", "trials"]``), as in the HTTP API. ``library`` among a research's
-sources means the libraries the server was started with; a tool never takes a path. Every argument is checked
+``sources`` is a list of names (``["pubmed", "trials"]``) or a comma string (``"pubmed,trials"``), as in the HTTP API
+and the CLI. ``library`` among a research's sources means the libraries the server was started with; a tool never
+takes a path. A ``research`` without ``sources`` searches the server's libraries alone when it has some, else the
+settings' sources: the HTTP service's rule (:func:`synthesist.inputs.served_sources`). Every argument is checked
 before any work (a question or query of 1-2,000 characters, ``k`` 1-100, an id of at most 200): a bad one is the
 tool's error in one line that says which argument and why, never the input echoed back.
 """
@@ -37,23 +39,27 @@ from .config import Settings, current_settings
 from .errors import BadInputError, excerpt
 from .event_text import event_text
 from .events import Complete, Progress
-from .inputs import check_library_paths, check_question, parse_source_names
+from .inputs import check_library_paths, check_question, no_library, parse_source_names, served_sources
 from .mcp_stdio import capped_stdio
 from .models import Evidence
-from .run_options import MAX_ROUNDS, MaxRounds, error_line
+from .run_options import MAX_ROUNDS, MaxRounds, SourceChoice, error_line
 from .titles import display_title
 
 MAX_K = 100
 Text = Annotated[str, Field(max_length=2000, description="1-2,000 characters")]
 Count = Annotated[int, Field(ge=1, le=MAX_K, description=f"how many items, 1-{MAX_K}")]
-Sources = Annotated[list[str] | None, Field(max_length=10, description="source names, e.g. [\"pubmed\", "
-                                            "\"trials\"]: pubmed, trials, europepmc, preprints, web (and library "
-                                            "for research)")]
+Sources = Annotated[SourceChoice | None, Field(description="source names, a list or a comma string, e.g. "
+                                              "[\"pubmed\", \"trials\"] or \"pubmed,trials\": pubmed, trials, "
+                                              "europepmc, preprints, web")]
+ResearchSources = Annotated[SourceChoice | None, Field(description="as for search_literature, and library (the "
+                                                      "libraries this server was started with); none: the "
+                                                      "server's libraries when it has some, else the settings' "
+                                                      "sources")]
 Rounds = Annotated[MaxRounds | None, Field(description=f"search rounds at most, 1-{MAX_ROUNDS}")]
 EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
 WatchId = Annotated[str | None, Field(None, pattern=r"^[A-Za-z0-9]{1,40}$", description="a watch id such as "
                                       "w1a2b3c4d (synthesist watch list); none: every watch")]
-NO_LIBRARY = "this server was started without a library (synthesist mcp --library PATH)"
+MCP = "synthesist mcp"
 
 
 def _refused(message: str) -> ToolError:
@@ -113,24 +119,25 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
     def remember(items: Sequence[Evidence]) -> None:
         evidence.update({item.id: item for item in items})
 
-    def names_of(sources: list[str] | None) -> tuple[str, ...] | None:
+    def names_of(sources: str | list[str] | None) -> tuple[str, ...] | None:
         try:
             return parse_source_names(sources) if sources is not None else None
         except BadInputError as exc:
             raise _refused(str(exc)) from None
 
-    async def research(question: Text, ctx: Context, sources: Sources = None,
+    async def research(question: Text, ctx: Context, sources: ResearchSources = None,
                        max_rounds: Rounds = None) -> dict[str, Any]:
         """Research a question: search, judge, hypothesise and report. Returns the Answer (verdict, statement,
-        strength), the report as Markdown (every citation is evidence the run collected) and the references."""
+        strength), the report as Markdown (every citation is evidence the run collected) and the references.
+        Without sources it searches the server's libraries when it has some (no network), else the settings'."""
         question = _text(question, "the question")
-        names = names_of(sources)
-        if names and "library" in names and not paths:
-            raise _refused(NO_LIBRARY)
+        try:
+            names, libraries = served_sources(sources, paths, command=MCP)
+        except BadInputError as exc:
+            raise _refused(str(exc)) from None
         result = None
         try:
-            options = api.StreamOptions(sources=names, libraries=paths if names and "library" in names else (),
-                                        max_rounds=max_rounds, origin="mcp")
+            options = api.StreamOptions(sources=names, libraries=libraries, max_rounds=max_rounds, origin="mcp")
             async for event in api.stream(question, options, settings=settings, session=session):
                 if isinstance(event, Progress) and event.data.stage == "rounds":
                     await ctx.report_progress(event.data.fraction, 1.0, event_text(event))
@@ -167,7 +174,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         """The best records of the server's libraries for a query."""
         query = _text(query, "the query")
         if not paths:
-            raise _refused(NO_LIBRARY)
+            raise _refused(str(no_library(MCP)))
         hits = await api.search_library(query, libraries=paths, k=k, session=session)
         remember([hit.evidence for hit in hits])
         return [{**_brief(hit.evidence), "score": round(float(hit.score), 4)} for hit in hits]

@@ -60,6 +60,16 @@ RunTimeout = Annotated[float, AfterValidator(_seconds),
 """Seconds for a whole run, report included: finite, above 0, at most :data:`MAX_RUN_SECONDS`."""
 
 
+SourceNames = Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=20)]
+"""The list form of a run's sources as a client sends them: at most 20 names (there are six sources), each a short
+word."""
+SourceText = Annotated[str, Field(max_length=300)]
+"""The comma form (``"pubmed,trials,europepmc"``), as the CLI takes it: bounded in characters, not in items."""
+SourceChoice = SourceNames | SourceText
+"""``sources`` as the service's request and the MCP tools take it: a list of names or a comma string, each bound
+checked on its own form (the names themselves by :func:`synthesist.inputs.parse_source_names`)."""
+
+
 def error_line(exc: ValidationError, limit: int = 1) -> str:
     """The first ``limit`` problems of ``exc`` in one line (``; `` between): a run option's own words (they name
     the option), else ``where: what pydantic says``; never the input itself."""

@@ -6,6 +6,7 @@
   ``GET /api/sources/check?names=…``: whether each network source answers now (kept ``PROBE_SECONDS``).
 - ``POST /api/runs`` ``{"question", "sources"?, "model"?, "max_rounds"?, "timeout"?}`` → 202 ``{"run_id"}``.
   ``library`` among the sources means the libraries the service was started with (a request never names a path);
+  without ``sources``, a service with a library searches it alone (:func:`synthesist.inputs.served_sources`);
   a model spec may not carry its own URL (``@http…``): the service calls only the models its settings name. Bad
   input → 422 with the reason; more than ``max_runs`` running → 429 with ``Retry-After``.
 - ``GET /api/runs/{id}/events``: ``text/event-stream``, every event as ``id: <seq>`` / ``event: <type>`` /

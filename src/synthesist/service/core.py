@@ -7,7 +7,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,27 +15,25 @@ from .. import api
 from ..api import RunControl, Seams
 from ..config import Settings
 from ..errors import BadInputError, excerpt
-from ..inputs import check_question, parse_source_names
-from ..run_options import MaxRounds, RunTimeout
+from ..inputs import check_question, no_library, parse_source_names, served_sources
+from ..run_options import MaxRounds, RunTimeout, SourceChoice
 from .runs import RunRegistry
 
 PROBED = ("pubmed", "trials")
 """The network sources a page ticks by default when the service has no library, and asks the service to check."""
 PROBE_SECONDS = 300.0
-SOURCE_NAMES = Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=20)]
-"""The list form of ``sources``: at most 20 names (there are six sources), each a short word."""
-SOURCE_TEXT = Annotated[str, Field(max_length=300)]
-"""The comma form (``"pubmed,trials,europepmc"``), as the CLI takes it: bounded in characters, not in items."""
+SERVE = "synthesist serve"
 
 
 class RunRequest(BaseModel):
     """What a client may ask for: never a server path, never a model URL; any other field is refused.
-    ``max_rounds`` and ``timeout`` have every face's bounds and words (:mod:`synthesist.run_options`): 422 with them."""
+    ``max_rounds`` and ``timeout`` have every face's bounds and words (:mod:`synthesist.run_options`): 422 with them.
+    Without ``sources``, a service with a library searches it alone (:func:`synthesist.inputs.served_sources`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
-    sources: SOURCE_NAMES | SOURCE_TEXT | None = None
+    sources: SourceChoice | None = None
     model: str | None = Field(None, max_length=200)
     max_rounds: MaxRounds | None = None
     timeout: RunTimeout | None = None
@@ -62,10 +60,12 @@ class Service:
         self._probes: dict[str, tuple[float, dict[str, Any]]] = {}
 
     def default_sources(self) -> list[str]:
-        """The sources a client ticks first: the library alone when there is one (it needs no network), else the
-        network sources of the settings' defaults that a page offers ticked."""
-        if self.libraries:
-            return ["library"]
+        """The sources a client ticks first: those a run asked without sources searches when the service has a
+        library (the library alone: :func:`synthesist.inputs.served_sources`), else the network sources of the
+        settings' defaults that a page offers ticked."""
+        names, _ = served_sources(None, self.libraries, command=SERVE)
+        if names is not None:
+            return list(names)
         return [name for name in self.settings.search.sources if name in PROBED] or list(PROBED)
 
     async def reachable(self, names: str) -> list[dict[str, Any]]:
@@ -82,15 +82,13 @@ class Service:
     async def search_library(self, query: str, k: int) -> list[Any]:
         """The library's best records for ``query`` (its index built once, by the service's session)."""
         if not self.libraries:
-            raise BadInputError("this service was started without a library (synthesist serve --library PATH)")
+            raise no_library(SERVE)
         return await api.search_library(query, libraries=self.libraries, k=k, session=self.session)
 
-    def checked(self, ask: RunRequest) -> tuple[str, tuple[str, ...] | None]:
-        """The request's question and source names, refused (422) the way a run's are."""
+    def checked(self, ask: RunRequest) -> tuple[str, tuple[str, ...] | None, tuple[Path, ...]]:
+        """The request's question, source names and libraries, refused (422) the way a run's are."""
         question = check_question(ask.question)
-        names = parse_source_names(ask.sources) if ask.sources is not None else None  # [] is "no source", refused
-        if names and "library" in names and not self.libraries:
-            raise BadInputError("this service was started without a library (synthesist serve --library PATH)")
+        names, libraries = served_sources(ask.sources, self.libraries, command=SERVE)  # []: "no source", refused
         if ask.model is not None:
             if "@" in ask.model:
                 raise BadInputError("a model spec with its own URL is not accepted here; use a model the service's "
@@ -98,11 +96,10 @@ class Service:
             if ask.model.strip().lower().startswith("local:"):
                 raise BadInputError("a local model file is not accepted here (it names a server path)")
             api.check_model(ask.model, self.settings)  # an unknown provider or a missing key: 422 now, not later
-        return question, names
+        return question, names, libraries
 
     def add_watch(self, ask: WatchRequest) -> tuple[Any, bool]:
-        question, names = self.checked(ask)
-        libraries = self.libraries if names and "library" in names else ()
+        question, names, libraries = self.checked(ask)
         return api.add_watch(question, sources=names, libraries=libraries, model=ask.model,
                              max_rounds=ask.max_rounds, timeout=ask.timeout, settings=self.settings)
 
@@ -143,9 +140,8 @@ class Service:
             await asyncio.wait(tasks, timeout=30)
 
     def start(self, ask: RunRequest) -> str:
-        question, names = self.checked(ask)
+        question, names, libraries = self.checked(ask)
         self._room()
-        libraries = self.libraries if names and "library" in names else ()
         options = api.StreamOptions(sources=names, libraries=libraries, model=ask.model, max_rounds=ask.max_rounds,
                                     timeout=ask.timeout, origin="service")
 
