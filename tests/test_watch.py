@@ -247,3 +247,17 @@ def test_a_watch_over_a_folder_of_full_texts_runs(tmp_path: Path) -> None:
     ran = run_cli("watch", "run", watch, "--json", env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr[-2000:]
     assert json.loads(ran.stdout)["new"] == 1  # the folder's one article, not "the library is gone"
+
+
+def test_a_watchs_runs_are_listed_with_their_origin(tmp_path: Path) -> None:
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    library = write_library(tmp_path / "papers.jsonl")
+    watch = _added_id(run_cli("watch", "add", QUESTION, "--sources", "library", "--library", str(library), "--model",
+                              "extractive", "--max-rounds", "1", env=env))
+    ran = run_cli("watch", "run", watch, "--json", env=env)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    run_id = json.loads(ran.stdout)["run_id"]
+    listed = run_cli("runs", "list", "--origin", "watch", env=env)
+    assert listed.returncode == 0, listed.stderr
+    [row] = listed.stdout.splitlines()[1:]
+    assert row.split()[0] == run_id and " watch " in row and " api " not in row

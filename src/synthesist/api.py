@@ -411,7 +411,8 @@ async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, set
         o = watch.options
         return stream(watch.question, StreamOptions(sources=list(o.sources) or None, libraries=o.libraries,
                                                     model=o.model, manager=o.manager, max_rounds=o.max_rounds,
-                                                    timeout=o.timeout), settings=settings, session=session)
+                                                    timeout=o.timeout, origin="watch"),
+                      settings=settings, session=session)
 
     try:
         outcomes = {outcome.watch_id: outcome for outcome in await _run_watches(

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from . import __version__
-from .run_options import MAX_ROUNDS, MAX_RUN_SECONDS
+from .run_options import MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS
 
 SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
 ROUNDS_HELP = f"search rounds at most, 1-{MAX_ROUNDS} (default: the settings')"
@@ -66,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     runs = commands.add_parser("runs", help="the runs kept in DATA_DIR/runs")
     runs_commands = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
     listing = runs_commands.add_parser("list", help="every run: id, last change, size, origin, state, question")
-    listing.add_argument("--origin", metavar="NAMES", help="only runs started by these faces (comma list of cli, "
-                         "api, batch, eval, service, mcp)")
+    listing.add_argument("--origin", metavar="NAMES", help="only runs started by these faces (comma list of "
+                         f"{', '.join(ORIGINS)})")
     prune = runs_commands.add_parser("prune", help="remove old runs and their leftovers in the store (never a "
                                      "run that is running)")
     prune.add_argument("--older-than", required=True, metavar="DURATION", help="e.g. 12h, 7d, 2w")

@@ -15,7 +15,7 @@ A leaf beside :mod:`synthesist.models`: the settings and the run store (both bel
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
@@ -35,6 +35,11 @@ MAX_RUN_SECONDS = 3600.0
 for a slow local model over the default five rounds (each model call is capped at ``models.timeout``, 120 s, so
 five rounds of plan, judge and hypotheses and the report take about 32 minutes at worst), and short enough that one
 run never holds a service's slot (``--max-runs``) longer. Before, the service had this bound and the CLI none."""
+
+Origin = Literal["cli", "api", "batch", "eval", "service", "mcp", "watch"]
+"""The face that started a run, kept in its checkpoint and shown by ``runs list``: the command line's ``research``,
+the Python API, a batch, an evaluation, the HTTP service, the MCP server, or a watch (whichever face ran it)."""
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
 
 RUN_OPTION = "run_option"
 """The error type of a value out of a run option's bounds; its message names the option and says the bound."""

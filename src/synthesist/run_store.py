@@ -69,7 +69,8 @@ class RunOptions(Frozen):
     timeout: RunTimeout = 600.0
     image: str | None = None
     origin: str | None = None
-    """Which face started the run: cli, api, batch, eval, service, mcp (None: a run from before this was kept)."""
+    """Which face started the run (:data:`~synthesist.run_options.Origin`: cli, api, batch, eval, service, mcp,
+    watch; None: a run from before this was kept)."""
 
 
 class Checkpoint(Frozen):

@@ -26,6 +26,7 @@ from .errors import BadInputError, excerpt
 from .memory import drop_run_collection, run_collections
 from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments, stale_segments
+from .run_options import ORIGINS
 from .run_store import RunFolder, RunStore
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class RunInfo:
     size_bytes: int
     round: int
     origin: str | None = None
-    """Which face started it: cli, api, batch, eval, service, mcp (None for runs kept before this was recorded)."""
+    """Which face started it (:data:`~synthesist.run_options.Origin`; None for runs kept before this was recorded)."""
     live: bool = False
     """A process is running it now."""
 
@@ -73,7 +74,6 @@ def drop_and_reclaim(settings: Settings, client: ClientAPI, run_id: str) -> tupl
     return dropped, reclaim_segments(settings, segments) if dropped else 0
 
 
-ORIGINS = ("cli", "api", "batch", "eval", "service", "mcp")
 
 
 def parse_origins(text: str) -> tuple[str, ...]:

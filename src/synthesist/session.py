@@ -65,8 +65,8 @@ from .orchestrator.loop import LoopManager, Manager, RoundSteps
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
-from .redaction import scrub
-from .run_options import RunChoices
+from .redaction import configured_secrets, scrub
+from .run_options import Origin, RunChoices
 from .run_store import EVENTS, FOREST_SVG, REPORT_FILES, Checkpoint, RunFolder, RunOptions, RunStore
 from .tools.cassette import Cassette, content_digest
 from .tools.http import ClientPool, Fetcher, open_client
@@ -98,7 +98,7 @@ class StreamOptions(RunChoices):
     vision: str | None = None
     record: Path | str | None = None
     replay: Path | str | None = None
-    origin: str = "api"
+    origin: Origin = "api"
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,8 @@ class Session:
         if tape is not None and tape.mode == "record":
             engines = {agent: llm.label if llm is not None else EXTRACTIVE for agent, llm in models.items()}
             manifest = {**await asyncio.to_thread(tape_manifest, plan.options, paths), "engines": engines}
-            cassette = await asyncio.to_thread(Cassette.record, tape.directory, manifest)
+            cassette = await asyncio.to_thread(Cassette.record, tape.directory, manifest,
+                                               secrets=configured_secrets(settings))
             models = recorded_models(models, cassette)
         return cassette, models
 
