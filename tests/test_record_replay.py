@@ -132,3 +132,38 @@ def test_a_tape_knows_its_own_question_and_options(recorded) -> None:  # type: i
     done = run_cli("research", "--replay", str(tape), "--out", str(again), env=env)  # as the README writes it
     assert done.returncode == 0, done.stderr[-2000:]
     assert _without_timings(again / "report.json") == _without_timings(first / "report.json")
+
+
+def test_a_key_repeated_by_a_redirect_reaches_no_file(tmp_path: Path) -> None:
+    """The NCBI key travels in the query string; a server that redirects with it in ``Location`` (and echoes it in
+    cookies and links) must not put it in the tape, the cache, the run folder or the report files."""
+    key = "ncbi-key-from-the-environment-0123456789"
+
+    def moved(to: str):
+        def reply(request):  # type: ignore[no-untyped-def]
+            query = "&".join(f"{name}={value}" for name, values in request.params.items() for value in values)
+            return Reply(status=307, headers={"Location": f"{to}?{query}", "Set-Cookie": f"k={key}",
+                                              "Link": f"<{to}?{query}>; rel=canonical"})
+        return reply
+
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_PUBMED__API_KEY": key}
+    with FixtureServer() as pubmed:
+        pubmed.route("/eutils/esearch.fcgi", moved("/eutils/v2/esearch.fcgi"))
+        pubmed.route("/eutils/v2/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        pubmed.route("/eutils/efetch.fcgi", moved("/eutils/v2/efetch.fcgi"))
+        pubmed.route("/eutils/v2/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+        env["SYNTHESIST_PUBMED__BASE_URL"] = pubmed.url + "/eutils"
+        done = run_cli("-v", "research", QUESTION, "--sources", "pubmed", "--max-rounds", "1", "--record",
+                       str(tmp_path / "tape"), "--out", str(tmp_path / "out"), env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert pubmed.requests_to("/eutils/v2/efetch.fcgi")
+        assert all(request.param("api_key") == key for request in pubmed.requests)
+        again = run_cli("research", QUESTION, "--sources", "pubmed", "--max-rounds", "1", env=env)  # the cache
+        assert again.returncode == 0, again.stderr[-2000:]
+    files = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert {"http.jsonl", "report.md", "events.jsonl"} <= {path.name for path in files}
+    assert [path for path in files if key.encode() in path.read_bytes()] == []
+    assert key not in done.stderr + again.stderr
+    replayed = run_cli("research", "--replay", str(tmp_path / "tape"), "--out", str(tmp_path / "replayed"), env=env)
+    assert replayed.returncode == 0, replayed.stderr[-2000:]
+    assert (tmp_path / "replayed" / "report.md").read_text() == (tmp_path / "out" / "report.md").read_text()

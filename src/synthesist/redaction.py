@@ -4,6 +4,10 @@
 ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) and common key shapes (``sk-…``, ``sk-ant-…``,
 ``Bearer …``, ``api_key=…`` in URLs, ``user:password@`` in URLs) with ``[REDACTED]``. ``SecretFilter`` applies it
 to log records; install it on the handlers (a filter on a logger does not see records propagated from its children).
+``configured_secrets`` finds the keys a settings tree holds (``SecretStr`` fields, e.g. an NCBI key read from
+``.env``), which the environment does not show; ``scrub_headers`` and ``scrub_bytes`` clean what a server sent back
+(a redirect's ``Location`` that repeats the query string with its ``api_key``, a ``Set-Cookie``, a body that echoes a
+key) before it is written anywhere: a record/replay tape, a cache, a log.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote
+
+from pydantic import BaseModel, SecretStr
 
 REDACTED = "[REDACTED]"
 
@@ -47,15 +54,64 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
-    """``text`` with every known secret value and key-shaped string replaced by ``[REDACTED]``."""
-    for value in secret_values(environ):
+def configured_secrets(settings: BaseModel) -> list[str]:
+    """The secret values (``SecretStr`` fields) held anywhere in a settings tree, longest first; short ones are left
+    out as in :func:`secret_values`."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, SecretStr):
+            secret = value.get_secret_value()
+            if len(secret) >= MIN_SECRET_LENGTH:
+                found.add(secret)
+        elif isinstance(value, BaseModel):
+            for name in type(value).model_fields:
+                walk(getattr(value, name))
+
+    walk(settings)
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub(text: str, environ: Mapping[str, str] | None = None, *, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every known secret value (the environment's and ``secrets``) and key-shaped string replaced
+    by ``[REDACTED]``."""
+    for value in _values(environ, secrets):
         text = text.replace(value, REDACTED)
     for shape in _KEY_SHAPES:
         text = shape.sub(REDACTED, text)
     text = _URL_PARAMS.sub(lambda m: m.group(1) + REDACTED, text)
     text = _USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
     return _ASSIGNMENTS.sub(_redact_assignment, text)
+
+
+def scrub_headers(headers: Iterable[tuple[str, str]], *, secrets: Iterable[str] = ()) -> dict[str, str]:
+    """Response (or request) headers with every value scrubbed: ``Authorization`` and ``Set-Cookie`` (and any
+    ``*-Token``/``*-Key`` header) are replaced whole, the others (``Location``, ``Content-Location``, ``Link``…)
+    by :func:`scrub`."""
+    secrets = list(secrets)
+    clean = {}
+    for name, value in headers:
+        lowered = name.lower()
+        whole = lowered in _SECRET_HEADERS or lowered.endswith(("-token", "-key", "-secret"))
+        clean[name] = REDACTED if whole else scrub(value, secrets=secrets)
+    return clean
+
+
+def scrub_bytes(data: bytes, environ: Mapping[str, str] | None = None, *, secrets: Iterable[str] = ()) -> bytes:
+    """``data`` with every known secret value replaced (as UTF-8 and URL-encoded): a response body is changed only
+    where it holds a key, never by the key-shape patterns (a record's text could match them)."""
+    for value in _values(environ, secrets):
+        for form in {value, quote(value, safe="")}:
+            data = data.replace(form.encode("utf-8"), REDACTED.encode("ascii"))
+    return data
+
+
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
+
+
+def _values(environ: Mapping[str, str] | None, secrets: Iterable[str]) -> list[str]:
+    extra = {value for value in secrets if len(value) >= MIN_SECRET_LENGTH}
+    return sorted(set(secret_values(environ)) | extra, key=len, reverse=True)
 
 
 def _redact_assignment(match: re.Match[str]) -> str:

@@ -10,7 +10,9 @@ import pytest
 
 from synthesist.config import Settings, with_overrides
 from synthesist.errors import CassetteError
+from synthesist.redaction import configured_secrets
 from synthesist.testing import FixtureServer, Reply, ScriptedWebClient
+from synthesist.testing.http_server import Request
 from synthesist.tools.cassette import Cassette
 from synthesist.tools.http import Fetcher
 from synthesist.tools.pubmed import PubMedSource
@@ -57,6 +59,43 @@ async def test_a_recorded_cassette_never_holds_the_api_key(
     assert all(request.param("api_key") == KEY for request in server.requests)  # the key was sent live
     stored = "".join(path.read_text(encoding="utf-8") for path in (tmp_path / "tape").iterdir())
     assert KEY not in stored
+
+
+def redirect_with_the_query(to: str):
+    """A reply that sends the client on to ``to`` with the query string it came with, as a load balancer does:
+    the ``api_key`` is in ``Location``, and the key is echoed in cookies, links and the body too."""
+    def reply(request: Request) -> Reply:
+        query = "&".join(f"{name}={value}" for name, values in request.params.items() for value in values)
+        return Reply(status=302, body=f"moved; your key is {request.param('api_key')}".encode(),
+                     headers={"Location": f"{to}?{query}", "Content-Location": f"{to}?{query}",
+                              "Set-Cookie": f"session={request.param('api_key')}",
+                              "Link": f"<{to}?{query}>; rel=canonical"})
+    return reply
+
+
+async def test_a_redirect_that_repeats_the_key_leaves_no_key_on_tape_and_still_replays(
+    server: FixtureServer, settings: Settings, tmp_path: Path
+) -> None:
+    server.route("/esearch.fcgi", redirect_with_the_query("/v2/esearch.fcgi"))
+    server.route("/v2/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+    server.route("/efetch.fcgi", redirect_with_the_query("/v2/efetch.fcgi"))
+    server.route("/v2/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
+    configured = pubmed_settings(settings, server)  # the key is in the settings only, not in the environment
+    recorder = Cassette.record(tmp_path / "tape", {}, secrets=configured_secrets(configured))
+    recorded = await search_through(recorder, configured)
+    assert recorded and server.requests_to("/v2/efetch.fcgi")  # the redirects were followed, with the key
+    assert all(request.param("api_key") == KEY for request in server.requests)
+    stored = b"".join(path.read_bytes() for path in (tmp_path / "tape").iterdir())
+    assert KEY.encode() not in stored
+    assert b"location" in stored  # the redirect is on tape, its key replaced
+    server.__exit__(None, None, None)
+
+    assert await search_through(Cassette.replay(tmp_path / "tape"), configured) == recorded
+
+
+def test_configured_secrets_are_the_settings_keys(settings: Settings) -> None:
+    assert configured_secrets(with_overrides(settings, {"pubmed": {"api_key": KEY}})) == [KEY]
+    assert configured_secrets(settings) == []
 
 
 async def test_a_request_the_cassette_lacks_is_a_clear_error_and_counted(

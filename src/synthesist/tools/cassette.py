@@ -13,7 +13,10 @@
 the web client returns the recorded rows, each agent's model calls return the recorded outputs in order, and the
 search results reach memory in the recorded order, so the run produces the same evidence, answer and report.
 A request the cassette does not hold is a :class:`~synthesist.errors.CassetteError` (a clear one-line reason),
-counted in :attr:`Cassette.misses`; the faces report it. Secrets (``api_key`` and the like) are never written.
+counted in :attr:`Cassette.misses`; the faces report it. Secrets are never written: a request's ``api_key`` (and the
+like) is left out of its key, and what a server sent back is scrubbed of the environment's keys, the run's
+configured ones (``secrets``) and key-shaped parameters before it is stored, in the ``Location`` header of a redirect
+(which repeats the query string) as in every other header kept and in the body.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import hashlib
 import json
 import threading
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -32,11 +35,14 @@ import httpx
 from ddgs import DDGS
 
 from ..errors import CassetteError
+from ..redaction import scrub_bytes, scrub_headers
 from .cache import SECRET_PARAMS
 
 CASSETTE_VERSION = 1
 FILES = {"http": "http.jsonl", "web": "web.jsonl", "model": "models.jsonl", "order": "order.jsonl"}
 Mode = Literal["record", "replay"]
+KEPT_HEADERS = frozenset({"content-type", "retry-after", "location"})
+"""The response headers a replay needs; the others (``Set-Cookie``, ``Link``…) are never written."""
 
 
 def _public_params(pairs: list[tuple[str, str]]) -> list[list[str]]:
@@ -57,8 +63,9 @@ def request_key(method: str, url: str) -> str:
 class Cassette:
     """One run's recorded exchanges. Build it with :meth:`record` or :meth:`replay`; both are thread-safe."""
 
-    def __init__(self, directory: Path, mode: Mode, manifest: dict[str, Any]):
+    def __init__(self, directory: Path, mode: Mode, manifest: dict[str, Any], secrets: tuple[str, ...] = ()):
         self.directory = directory
+        self._secrets = secrets
         self.mode = mode
         self.manifest = manifest
         self.misses: list[str] = []
@@ -71,8 +78,10 @@ class Cassette:
     # --- opening -----------------------------------------------------------------------------------------------
 
     @classmethod
-    def record(cls, directory: Path | str, manifest: Mapping[str, Any]) -> Cassette:
-        """Start recording into ``directory`` (created; it must not already hold a cassette)."""
+    def record(cls, directory: Path | str, manifest: Mapping[str, Any], *, secrets: Iterable[str] = ()) -> Cassette:
+        """Start recording into ``directory`` (created; it must not already hold a cassette). ``secrets``: keys
+        the run is configured with (:func:`synthesist.redaction.configured_secrets`), scrubbed from what is stored
+        beside those of the environment."""
         directory = Path(directory).expanduser()
         if (directory / "manifest.json").exists():
             raise CassetteError(directory, "already holds a cassette; choose an empty folder to record into")
@@ -84,7 +93,7 @@ class Cassette:
                 (directory / name).write_text("", encoding="utf-8")
         except OSError as exc:
             raise CassetteError(directory, f"cannot be written ({exc.strerror})") from exc
-        return cls(directory, "record", data)
+        return cls(directory, "record", data, tuple(secrets))
 
     @classmethod
     def replay(cls, directory: Path | str) -> Cassette:
@@ -139,12 +148,14 @@ class Cassette:
         return _ReplayTransport(self)
 
     def record_http(self, request: httpx.Request, response: httpx.Response, body: bytes) -> None:
+        """One exchange, scrubbed: the headers a replay needs (a redirect's ``Location`` holds the query string
+        again, an ``api_key`` in it) and the body, with every secret replaced by ``[REDACTED]``."""
+        kept = [(k, v) for k, v in response.headers.items() if k.lower() in KEPT_HEADERS]
         self._append("http", {
             "key": request_key(request.method, str(request.url)),
             "status": response.status_code,
-            "headers": {k: v for k, v in response.headers.items()
-                        if k.lower() in ("content-type", "retry-after", "location")},
-            "body": base64.b64encode(body).decode("ascii"),
+            "headers": scrub_headers(kept, secrets=self._secrets),
+            "body": base64.b64encode(scrub_bytes(body, secrets=self._secrets)).decode("ascii"),
         })
 
     def next_http(self, request: httpx.Request) -> httpx.Response:
