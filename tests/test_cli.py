@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
+from synthesist.run_options import LIBRARY_FORMS
 from synthesist.testing import FixtureServer, Reply, ScriptedChatServer
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
@@ -52,6 +53,17 @@ def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [["research"], ["batch"], ["watch", "add"], ["serve"], ["mcp"],
+                                     ["eval", "pubmedqa"], ["library", "validate"], ["library", "index"],
+                                     ["library", "search"]])
+def test_every_library_option_says_what_a_library_can_be(command: list[str]) -> None:
+    done = run_cli(*command, "--help")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())  # argparse wraps the help at the terminal's width
+    assert " ".join(LIBRARY_FORMS.split()) in text
+    assert "a folder of JATS full texts is a library" in text
 
 
 def test_sources_check_offline_says_which_source_is_unreachable(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from mcp.shared.exceptions import MCPError
 from run_helpers import LIBRARY_ITEMS, QUESTION, write_library
 
 from synthesist import __version__
+from synthesist.run_options import LIBRARY_FORMS
 from synthesist.testing import FixtureServer, Reply
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
@@ -78,7 +79,8 @@ async def test_bad_arguments_are_refused_in_one_line_and_failed_sources_are_repo
 
 async def test_research_without_sources_searches_the_servers_library_and_never_the_network(tmp_path: Path) -> None:
     """As the HTTP service does (one rule, ``inputs.served_sources``): a server started with a library researches it
-    alone unless asked otherwise, and takes ``"library"`` as the CLI and the HTTP API do."""
+    alone unless asked otherwise, and takes ``"library"`` as the CLI and the HTTP API do; its schema says what a library
+    can be."""
     with FixtureServer() as network:  # every network source points here: any request is one too many
         env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_HTTP__MAX_RETRIES": "0",
                "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral", "SYNTHESIST_SEARCH__SOURCES": '["pubmed","trials"]',
@@ -87,6 +89,9 @@ async def test_research_without_sources_searches_the_servers_library_and_never_t
             "-m", "synthesist.cli", "mcp", "--library", str(write_library(tmp_path / "papers.jsonl"))])
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert LIBRARY_FORMS in tools["research"].input_schema["properties"]["sources"]["description"]
+            assert LIBRARY_FORMS in (tools["search_library"].description or "")  # what a library can be
             for arguments in ({}, {"sources": "library"}, {"sources": ["library"]}):
                 answered = await session.call_tool("research", {"question": QUESTION, "max_rounds": 1, **arguments})
                 assert not answered.is_error, answered.content

@@ -20,6 +20,7 @@ from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import Identifiers
+from synthesist.run_options import LIBRARY_FORMS
 from synthesist.service import create_app
 from synthesist.testing import FixtureServer
 
@@ -84,7 +85,8 @@ def test_sources_as_a_comma_string_are_accepted_and_each_form_has_its_own_bound(
 
 
 def test_a_run_or_watch_asked_without_sources_searches_the_services_library_alone(offline: LiveServer) -> None:
-    """The rule the page ticks by and the MCP server keeps (``inputs.served_sources``): no network unless asked."""
+    """The rule the page ticks by and the MCP server keeps (``inputs.served_sources``): no network unless asked; the
+    OpenAPI schema says so, and what a library can be."""
     with httpx.Client(base_url=offline.url, timeout=120) as client:
         assert client.get("/api/health").json()["default_sources"] == ["library"]
         started = client.post("/api/runs", json={"question": QUESTION})
@@ -92,6 +94,8 @@ def test_a_run_or_watch_asked_without_sources_searches_the_services_library_alon
         events = _events(client, started.json()["run_id"])
         assert events[0][1]["data"]["sources"] == ["library"] and events[-1][0] == "complete"
         assert not [event for kind, event in events if kind == "error" and event["data"]["kind"] == "source"]
+        schema = client.get("/openapi.json").json()["components"]["schemas"]["RunRequest"]
+        assert LIBRARY_FORMS in schema["properties"]["sources"]["description"]  # what a library can be
         watched = client.post("/api/watches", json={"question": QUESTION})
         assert watched.status_code == 201, watched.text
         [row] = client.get("/api/watches").json()

@@ -11,11 +11,12 @@ import argparse
 from pathlib import Path
 
 from . import __version__
-from .run_options import MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS
+from .run_options import LIBRARY_FORMS, MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS
 
 SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
 ROUNDS_HELP = f"search rounds at most, 1-{MAX_ROUNDS} (default: the settings')"
 TIMEOUT_HELP = f"finite, above 0, at most {MAX_RUN_SECONDS:g}"
+LIBRARY_HELP = f"a library: {LIBRARY_FORMS}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,15 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     library = commands.add_parser("library", help="local libraries")
     library_commands = library.add_subparsers(dest="library_command", required=True, metavar="ACTION")
     validate = library_commands.add_parser("validate", help="load a library and report every bad line or file")
-    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help=LIBRARY_HELP)
     index = library_commands.add_parser("index", help="embed a library once (unchanged records are reused)")
-    index.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    index.add_argument("paths", nargs="+", type=Path, metavar="PATH", help=LIBRARY_HELP)
     index.add_argument("--backend", choices=("local", "ray"), default="local",
                        help="ray: embed the new records as Ray tasks over a cluster's workers")
     index.add_argument("--address", help="with --backend ray: auto (the running cluster) or ray://HOST:PORT; "
                        "default: a local cluster on this machine")
     search = library_commands.add_parser("search", help="rank a library's records for a query")
-    search.add_argument("path", type=Path, metavar="PATH")
+    search.add_argument("path", type=Path, metavar="PATH", help=LIBRARY_HELP)
     search.add_argument("query", nargs="?", help="the query (or --queries FILE)")
     search.add_argument("-k", type=int, default=10, help="how many records (default 10)")
     search.add_argument("--json", action="store_true", help="JSON output")
@@ -94,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                       help="the libraries runs with the `library` source search; repeatable")
+                       help=f"{LIBRARY_HELP}; runs with the `library` source search it, and so does a run asked "
+                       "without sources; repeatable")
     serve.add_argument("--token", help="require `Authorization: Bearer TOKEN` (required beyond loopback); "
                        "or SYNTHESIST_SERVICE_TOKEN")
     serve.add_argument("--max-runs", type=int, default=4, help="runs at once (default 4); more get 429")
@@ -108,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = commands.add_parser("mcp", help="the MCP server (stdio, or streamable HTTP with --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP at http://127.0.0.1:PORT/mcp")
     mcp.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                     help="the libraries `research` (source library) and `search_library` use; repeatable")
+                     help=f"{LIBRARY_HELP}; `research` (source library, or no sources) and `search_library` search "
+                     "it; repeatable")
     return parser
 
 
@@ -116,7 +119,7 @@ def _run_choices(parser: argparse.ArgumentParser, *, timeout: str = "seconds for
     """The options of a run (run_options.RunChoices) as flags: research, batch and watch add take the same."""
     parser.add_argument("--sources", help=SOURCES_HELP)
     parser.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
-                        help="a local library file or folder (JSONL, MEDLINE XML, JATS full texts); repeatable")
+                        help=f"{LIBRARY_HELP}; repeatable")
     parser.add_argument("--model", help="e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: auto)")
     parser.add_argument("--manager", choices=("loop", "magentic"))
     parser.add_argument("--max-rounds", type=int, help=ROUNDS_HELP)
@@ -140,7 +143,8 @@ def _eval_parser(commands) -> None:  # noqa: ANN001 - argparse's private subpars
     datasets = evaluation.add_subparsers(dest="dataset", required=True, metavar="DATASET")
     pubmedqa = datasets.add_parser("pubmedqa", help="PubMedQA rows (pmid, question, answer yes/no/maybe)")
     pubmedqa.add_argument("questions_file", type=Path, metavar="QUESTIONS.jsonl")
-    pubmedqa.add_argument("--library", type=Path, required=True, metavar="PATH", help="the library to search")
+    pubmedqa.add_argument("--library", type=Path, required=True, metavar="PATH",
+                          help=f"the library to search, {LIBRARY_FORMS}")
     pubmedqa.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     pubmedqa.add_argument("--concurrency", type=int, default=4)
     pubmedqa.add_argument("--out", type=Path, default=Path("eval-out"), metavar="DIR",

@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
 from .models import ManagerName
-from .run_options import MaxRounds, RunTimeout
+from .run_options import LIBRARY_FORMS, MaxRounds, RunTimeout
 
 
 class Section(BaseModel):
@@ -84,8 +84,7 @@ class SearchSettings(Section):
     max_results: int = Field(10, ge=1, le=200, description="Records asked of each source per query.")
     followup_queries: int = Field(1, ge=1, le=3, description="Queries per source in rounds after the first: the "
                                   "judge's and hypotheses' own first (each costs rate-limited requests).")
-    libraries: tuple[Path, ...] = Field((), description="Local library files or folders (JSONL, MEDLINE XML, "
-                                        "JATS full texts).")
+    libraries: tuple[Path, ...] = Field((), description=f"Local libraries searched by default, each {LIBRARY_FORMS}.")
     full_texts: int = Field(0, ge=0, le=25, description="Open-access full texts (JATS from Europe PMC's "
                             "fullTextXML) fetched per PubMed or Europe PMC search, for its first records with a "
                             "PMCID (3 is a good value); 0, the default, fetches none.")

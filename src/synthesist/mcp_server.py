@@ -42,7 +42,7 @@ from .events import Complete, Progress
 from .inputs import check_library_paths, check_question, no_library, parse_source_names, served_sources
 from .mcp_stdio import capped_stdio
 from .models import Evidence
-from .run_options import MAX_ROUNDS, MaxRounds, SourceChoice, error_line
+from .run_options import LIBRARY_FORMS, MAX_ROUNDS, MaxRounds, SourceChoice, error_line
 from .titles import display_title
 
 MAX_K = 100
@@ -51,15 +51,17 @@ Count = Annotated[int, Field(ge=1, le=MAX_K, description=f"how many items, 1-{MA
 Sources = Annotated[SourceChoice | None, Field(description="source names, a list or a comma string, e.g. "
                                               "[\"pubmed\", \"trials\"] or \"pubmed,trials\": pubmed, trials, "
                                               "europepmc, preprints, web")]
-ResearchSources = Annotated[SourceChoice | None, Field(description="as for search_literature, and library (the "
-                                                      "libraries this server was started with); none: the "
-                                                      "server's libraries when it has some, else the settings' "
-                                                      "sources")]
+ResearchSources = Annotated[SourceChoice | None, Field(description="source names, a list or a comma string: "
+                                                      "pubmed, trials, europepmc, preprints, web, library (the "
+                                                      "libraries this server was started with, each "
+                                                      f"{LIBRARY_FORMS}); none: the server's libraries when it has "
+                                                      "some, else the settings' sources")]
 Rounds = Annotated[MaxRounds | None, Field(description=f"search rounds at most, 1-{MAX_ROUNDS}")]
 EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
 WatchId = Annotated[str | None, Field(None, pattern=r"^[A-Za-z0-9]{1,40}$", description="a watch id such as "
                                       "w1a2b3c4d (synthesist watch list); none: every watch")]
 MCP = "synthesist mcp"
+SEARCH_LIBRARY = f"The best records for a query in the libraries this server was started with (each {LIBRARY_FORMS})."
 
 
 def _refused(message: str) -> ToolError:
@@ -79,8 +81,9 @@ class _CheckedTool(Tool):
         return await super().run(arguments, context, convert_result)
 
 
-def _checked(fn: Callable[..., Any]) -> Tool:
-    tool = Tool.from_function(fn)
+def _checked(fn: Callable[..., Any], description: str | None = None) -> Tool:
+    """``fn`` as a checked tool; ``description``: its text for clients, when not its docstring."""
+    tool = Tool.from_function(fn, description=description)
     return _CheckedTool(**{name: getattr(tool, name) for name in Tool.model_fields})
 
 
@@ -170,8 +173,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
                 "errors": [{"source": error.source, "kind": error.kind, "message": excerpt(error.message, 300)}
                            for error in found.errors]}
 
-    async def search_library(query: Text, k: Count = 10) -> list[dict[str, Any]]:
-        """The best records of the server's libraries for a query."""
+    async def search_library(query: Text, k: Count = 10) -> list[dict[str, Any]]:  # described by SEARCH_LIBRARY
         query = _text(query, "the query")
         if not paths:
             raise _refused(str(no_library(MCP)))
@@ -216,5 +218,5 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
     return _Server(name="synthesist", version=__version__,
                    instructions="Biomedical literature research with cited, checked answers. `research` runs a "
                    "full question; the search tools look things up.",
-                   tools=[_checked(tool) for tool in (research, search_literature, search_library, get_evidence,
-                                                      watch_changes)])
+                   tools=[_checked(research), _checked(search_literature),
+                          _checked(search_library, SEARCH_LIBRARY), _checked(get_evidence), _checked(watch_changes)])

@@ -36,6 +36,13 @@ for a slow local model over the default five rounds (each model call is capped a
 five rounds of plan, judge and hypotheses and the report take about 32 minutes at worst), and short enough that one
 run never holds a service's slot (``--max-runs``) longer. Before, the service had this bound and the CLI none."""
 
+LIBRARY_FORMS = ("a JSONL file (.jsonl or .jsonl.gz, one record a line: pmid or doi, title, abstract, year, journal, "
+                 "mesh), a MEDLINE XML file (.xml or .xml.gz), a JATS full text (.nxml), or a folder of them (read "
+                 "recursively: a folder of JATS full texts is a library)")
+"""What a library can be (:mod:`synthesist.tools.library` reads them), in the words every face's help and schema use:
+the command line's ``--library`` and ``PATH`` arguments, the settings' ``search.libraries``, the HTTP API's and the
+MCP tools' ``library`` source."""
+
 Origin = Literal["cli", "api", "batch", "eval", "service", "mcp", "watch"]
 """The face that started a run, kept in its checkpoint and shown by ``runs list``: the command line's ``research``,
 the Python API, a batch, an evaluation, the HTTP service, the MCP server, or a watch (whichever face ran it)."""

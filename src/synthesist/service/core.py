@@ -16,7 +16,7 @@ from ..api import RunControl, Seams
 from ..config import Settings
 from ..errors import BadInputError, excerpt
 from ..inputs import check_question, no_library, parse_source_names, served_sources
-from ..run_options import MaxRounds, RunTimeout, SourceChoice
+from ..run_options import LIBRARY_FORMS, MaxRounds, RunTimeout, SourceChoice
 from .runs import RunRegistry
 
 PROBED = ("pubmed", "trials")
@@ -33,7 +33,10 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=2000)
-    sources: SourceChoice | None = None
+    sources: SourceChoice | None = Field(None, description="source names, a list or a comma string: pubmed, trials, "
+                                         "europepmc, preprints, web, library (the libraries the service was started "
+                                         f"with: each {LIBRARY_FORMS}); none: the library alone when the service "
+                                         "has one, else the settings' sources")
     model: str | None = Field(None, max_length=200)
     max_rounds: MaxRounds | None = None
     timeout: RunTimeout | None = None
