@@ -41,7 +41,14 @@ from .composition import NO_SEAMS, ModelChoice, Seams, open_store
 from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError, SynthesistError
 from .events import Complete, EventBase
-from .inputs import check_image, check_library_paths, check_out_dir, check_question, parse_source_names
+from .inputs import (
+    check_image,
+    check_library_paths,
+    check_out_dir,
+    check_question,
+    check_record_count,
+    parse_source_names,
+)
 from .lookups import (
     SourceCheck,
     check_sources,
@@ -89,6 +96,7 @@ __all__ = [
     "check_model",
     "check_out_dir",
     "check_question",
+    "check_record_count",
     "check_sources",
     "check_store",
     "evidence_table",

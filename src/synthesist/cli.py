@@ -360,6 +360,7 @@ def _library(api, args: argparse.Namespace) -> int:
     queries = _read_lines(args.queries) if args.queries else [args.query] if args.query else []
     if not queries or not all(q.strip() for q in queries):
         raise BadInputError("give a query (or --queries FILE with one query per line)")
+    api.check_record_count(args.k)
     index = api.open_library_index([args.path], progress=WaitBar(Console(stderr=True), "indexing").update)
     stats = index.stats
     _say_repaired(stats)

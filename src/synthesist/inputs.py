@@ -6,6 +6,7 @@ Each raises :class:`~synthesist.errors.BadInputError` with a one-line reason (th
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,20 +49,47 @@ def no_library(command: str) -> BadInputError:
     return BadInputError(f"this server was started without a library ({command} --library PATH)")
 
 
+_TERMINAL_SEQUENCES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, clear screen
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a window title, a hyperlink
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b[ -/]*[0-~]?"  # any other escape
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # the one-byte CSI
+)
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control characters (tab and newlines aside, folded as whitespace) and the bidirectional overrides, which make a
+line display other than it reads."""
+
+
+def strip_controls(text: str) -> str:
+    """``text`` without terminal escape sequences (ANSI colours, a window title, a screen clear) and control
+    characters: what a question or query keeps of them would reach a terminal, report.md and evidence.csv."""
+    return _CONTROLS.sub("", _TERMINAL_SEQUENCES.sub("", text))
+
+
 def check_question(question: str, *, where: str = "the question") -> str:
-    """A question (or query) with its whitespace folded; empty, over-long, NUL-bearing or not-UTF-8 text refused."""
+    """A question (or query) with terminal escapes and control characters taken out (:func:`strip_controls`) and
+    its whitespace folded; empty, over-long, NUL-bearing or not-UTF-8 text refused. Every face (CLI, batch file,
+    HTTP service, MCP, Python API, watches) checks what it is asked with this."""
     if "\x00" in (question or ""):
         raise BadInputError(f"{where} holds a NUL byte")
     try:
         (question or "").encode("utf-8")
     except UnicodeEncodeError:
         raise BadInputError(f"{where} is not valid UTF-8 text") from None
-    question = " ".join((question or "").split())
+    question = " ".join(strip_controls(question or "").split())
     if not question:
         raise BadInputError(f"{where} is empty" if where != "the question" else "the question is empty")
     if len(question) > 2000:
         raise BadInputError(f"{where} is {len(question)} characters long; the limit is 2000")
     return question
+
+
+def check_record_count(k: int) -> int:
+    """How many records a library search returns: at least 1 (``-k 0`` would answer nothing, silently)."""
+    if k < 1:
+        raise BadInputError(f"the number of records (-k) must be at least 1, not {k}")
+    return k
 
 
 def check_library_paths(paths: Sequence[Path | str]) -> tuple[Path, ...]:

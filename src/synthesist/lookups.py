@@ -25,7 +25,7 @@ from .composition import NO_SEAMS, Seams, build_network_sources, open_store
 from .config import Settings, current_settings, with_overrides
 from .errors import BadInputError, ParseError
 from .identity import normalize_pmid
-from .inputs import check_library_paths, check_question, parse_source_names
+from .inputs import check_library_paths, check_question, check_record_count, parse_source_names
 from .memory import LibraryIndex
 from .memory.health import StoreHealth
 from .memory.health import check_store as _check_store
@@ -127,8 +127,9 @@ def open_library_index(paths: Sequence[Path | str], *, settings: Settings | None
 async def search_library(query: str, *, libraries: Sequence[Path | str], k: int = 10,
                          session: Session | None = None) -> list[LibraryHit]:
     """The ``k`` best records of the libraries for ``query`` (the index is built on first use and kept by
-    ``session``)."""
+    ``session``). ``k`` below 1 is bad input, refused before the index is opened (it would give nothing)."""
     query = check_question(query, where="the query")
+    check_record_count(k)
     index = await asyncio.to_thread(open_library_index, libraries, session=session)
     return await index.asearch(query, k=k)
 
