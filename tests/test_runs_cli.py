@@ -139,3 +139,29 @@ def test_batch_json_is_json_lines_as_its_help_says_and_out_holds_each_report(tmp
         assert markdown.startswith("# Research report") and "## Answer" in markdown
     listed = run_cli("runs", "list", "--origin", "batch", env=env).stdout.splitlines()[1:]
     assert len(listed) == 2 and all(" batch " in line for line in listed)
+
+
+def test_only_a_run_with_a_checkpoint_is_offered_for_resume(tmp_path: Path) -> None:
+    """A run killed before its first checkpoint (an eval worker's) has nothing to continue: neither `runs list` nor
+    the page offers `resume` for it, which would fail; a run killed after a round is offered."""
+    from synthesist import api  # noqa: PLC0415
+    from synthesist.config import load_settings  # noqa: PLC0415
+    from synthesist.service.views import kept_summary  # noqa: PLC0415
+
+    data = tmp_path / "data"
+    env = {"SYNTHESIST_DATA_DIR": str(data)}
+    (data / "runs" / "killed-early").mkdir(parents=True)
+    (data / "runs" / "killed-early" / "events.jsonl").write_text('{"type": "started", "seq": 1}\n')
+    (data / "runs" / "killed-later").mkdir()
+    (data / "runs" / "killed-later" / "checkpoint.json").write_text(json.dumps(
+        {"round": 1, "finished": False, "options": {"question": "metformin breast cancer", "origin": "cli"}}))
+    lines = {line.split()[0]: line for line in run_cli("runs", "list", env=env).stdout.splitlines()[1:]}
+    assert "resume with `synthesist resume killed-later`" in lines["killed-later"]
+    assert "resume" not in lines["killed-early"].replace("nothing to resume", "")
+    assert "failed before its first checkpoint" in lines["killed-early"]
+    page = {run.run_id: kept_summary(run) for run in api.list_runs(settings=load_settings(data_dir=data))}
+    assert (page["killed-later"]["state"], page["killed-later"]["resume"]) == ("interrupted",
+                                                                                "synthesist resume killed-later")
+    assert (page["killed-early"]["state"], page["killed-early"]["resume"]) == ("failed", None)
+    refused = run_cli("resume", "killed-early", env=env)
+    assert refused.returncode == 2 and "no checkpoint for run 'killed-early'" in refused.stderr

@@ -335,7 +335,8 @@ def _runs(api, args: argparse.Namespace) -> int:
     for run in runs:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.modified))
         state = ("running" if run.live else run.stop_reason
-                 or f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)")
+                 or (f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)"
+                     if run.resumable else "failed before its first checkpoint (nothing to resume)"))
         _say(f"{run.run_id:<32}  {when:<16}  {run.size_bytes / 1e6:6.2f} MB  {run.origin or '-':<7}  {state:<12}  "
              f"{run.question[:70]}")
     return EXIT_OK

@@ -54,6 +54,14 @@ class RunInfo:
     """Which face started it (:data:`~synthesist.run_options.Origin`; None for runs kept before this was recorded)."""
     live: bool = False
     """A process is running it now."""
+    checkpointed: bool = False
+    """It saved a checkpoint (after its first round): only then can ``resume`` continue it."""
+
+    @property
+    def resumable(self) -> bool:
+        """Unfinished, not running, and with a checkpoint to continue from: a run killed before its first
+        checkpoint (an eval worker's, a full disk's) is not offered for ``resume``, which would fail."""
+        return not self.finished and not self.live and self.checkpointed
 
 
 @dataclass(frozen=True)
@@ -152,7 +160,7 @@ def _info(folder: RunFolder) -> RunInfo:
     return RunInfo(run_id=folder.run_id, question=header.options.question, modified=modified,
                    stop_reason=header.stop_reason, finished=header.finished,
                    size_bytes=sum(stat.st_size for stat in stats), round=header.round,
-                   origin=header.options.origin, live=folder.is_live())
+                   origin=header.options.origin, live=folder.is_live(), checkpointed=folder.has_checkpoint())
 
 
 def _stat(path: Path) -> os.stat_result | None:

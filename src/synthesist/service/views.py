@@ -82,7 +82,8 @@ def run_state(*, finished: bool, live: bool, failed: bool = False) -> str:
 
 def kept_summary(info: Any) -> dict[str, Any]:
     """One line of the runs list for a run kept on disk (a :class:`synthesist.runs.RunInfo`)."""
-    state = run_state(finished=info.finished, live=info.live)
+    state = run_state(finished=info.finished, live=info.live, failed=not info.finished and not info.live
+                      and not info.resumable)  # no checkpoint: nothing to resume
     return {"run_id": info.run_id, "question": info.question, "done": info.finished,
             "events": None, "stop_reason": info.stop_reason, "answer": None, "failure": None, "origin": info.origin,
             "running": info.live, "state": state,
