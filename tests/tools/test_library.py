@@ -285,3 +285,24 @@ def test_the_real_full_text_corpus_loads_as_a_library(shared_dir: Path):
 
     assert len(loaded.evidence) == 39 and [p.path.name for p in loaded.problems] == ["PMC3086034.nxml"]
     assert sum(bool(e.passages) for e in loaded.evidence) == 39
+
+
+def test_a_library_of_one_record_repeated_is_deduplicated_while_it_streams(tmp_path: Path):
+    """The duplicates are merged as the lines are read: memory holds one record, not the file and every copy of it
+    (before: the whole file's bytes and every parsed copy, then the merge)."""
+    import tracemalloc  # noqa: PLC0415
+
+    line = json.dumps({"pmid": "90000001", "title": "Metformin and incident cancer: a cohort study",
+                       "abstract": "RESULTS: Cancer incidence was lower with metformin. " * 20, "year": 2020,
+                       "journal": "Example Journal", "mesh": ["Metformin", "Neoplasms"]}) + "\n"
+    library = tmp_path / "repeated.jsonl"
+    library.write_text(line * 3000, encoding="utf-8")
+    size = library.stat().st_size
+    tracemalloc.start()
+    try:
+        loaded = load_library([library])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [item.id for item in loaded.evidence] == ["pmid:90000001"] and not loaded.problems
+    assert peak < size / 4, f"peak {peak:,} bytes for a {size:,}-byte file"

@@ -21,7 +21,7 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,20 +80,38 @@ def load_library(paths: Iterable[Path | str], *, field_cap: int = FIELD_CAP) -> 
 
     Raises LibraryError for a path that does not exist, is not a regular file, or whose type is not a library's.
     """
-    evidence: list[Evidence] = []
     problems: list[LibraryProblem] = []
     notices: list[LibraryProblem] = []
     files, empty = _collect(paths)
     problems.extend(LibraryProblem(folder, None, f"no library file ({', '.join(SUFFIXES)}) in this folder")
                     for folder in empty)
-    for path in files:
+
+    def records() -> Iterator[Evidence]:
+        for path in files:
+            for item in _stream_file(path, problems):
+                kept, cut = _capped(item, field_cap)
+                notices.extend(LibraryProblem(path, None, reason) for reason in cut)
+                yield kept
+
+    evidence = merge_all(records())  # merged as the records stream: duplicates never pile up in memory
+    return LibraryLoad(evidence=tuple(evidence), problems=tuple(problems), notices=tuple(notices))
+
+
+def _stream_file(path: Path, problems: list[LibraryProblem]) -> Iterator[Evidence]:
+    """A file's records one at a time; a JSONL file (gzipped or not) is read a line at a time, never whole."""
+    name = path.name.lower()
+    if not name.endswith((".jsonl", ".jsonl.gz")):
         loaded = _load_file(path)
-        for item in loaded.evidence:
-            kept, cut = _capped(item, field_cap)
-            evidence.append(kept)
-            notices.extend(LibraryProblem(path, None, reason) for reason in cut)
         problems.extend(loaded.problems)
-    return LibraryLoad(evidence=tuple(merge_all(evidence)), problems=tuple(problems), notices=tuple(notices))
+        yield from loaded.evidence
+        return
+    try:
+        with (gzip.open(path, "rb") if name.endswith(".gz") else path.open("rb")) as handle:
+            yield from _jsonl_records(handle, path, problems)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        problems.append(LibraryProblem(path, None, f"not a readable gzip file: {exc}"))
+    except OSError as exc:
+        raise LibraryError(path, f"cannot read: {exc.strerror or exc}") from exc
 
 
 def _capped(item: Evidence, cap: int) -> tuple[Evidence, list[str]]:
@@ -192,9 +210,13 @@ def parse_library_jsonl(lines: Iterable[str | bytes], path: Path | str = "<jsonl
     Split the text on newlines only (iterate a file, or ``bytes.splitlines()``): ``str.splitlines()`` also breaks at
     U+2028/U+2029, which JSON strings may hold raw (the shared corpus has one).
     """
-    path = Path(path)
-    evidence: list[Evidence] = []
     problems: list[LibraryProblem] = []
+    evidence = tuple(_jsonl_records(lines, Path(path), problems))
+    return LibraryLoad(evidence=evidence, problems=tuple(problems))
+
+
+def _jsonl_records(lines: Iterable[str | bytes], path: Path, problems: list[LibraryProblem]) -> Iterator[Evidence]:
+    """The records of JSONL ``lines`` as they are read; each bad line is added to ``problems``."""
     for number, line in enumerate(lines, start=1):
         try:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
@@ -205,12 +227,14 @@ def parse_library_jsonl(lines: Iterable[str | bytes], path: Path | str = "<jsonl
         if not text:
             continue
         try:
-            evidence.append(library_record(json.loads(text)))
+            record = library_record(json.loads(text))
         except json.JSONDecodeError as exc:
             problems.append(LibraryProblem(path, number, f"invalid JSON: {exc.msg} (column {exc.colno})"))
+            continue
         except _BadRecord as exc:
             problems.append(LibraryProblem(path, number, str(exc)))
-    return LibraryLoad(evidence=tuple(evidence), problems=tuple(problems))
+            continue
+        yield record
 
 
 class _BadRecord(ValueError):
