@@ -58,10 +58,10 @@ from synthesist.agents.studies.learned import (
 from synthesist.agents.studies.passages import Unit
 from synthesist.agents.studies.verify import source_text
 from synthesist.models import Evidence
-from synthesist.study import DirectionQuery
 from synthesist.reading.fitting import fit_listwise, fit_softmax
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.study_reader import StudyReader
+from synthesist.study import DirectionQuery
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "study_reader.json"
 RANKER_C = 1.0
