@@ -159,7 +159,7 @@ def test_research_runs_offline_and_writes_the_report_files(tmp_path: Path) -> No
     report = (out / "report.md").read_text()
     assert "## References" in report and "pubmed.ncbi.nlm.nih.gov/391000" in report
     result = json.loads((out / "report.json").read_text())
-    assert result["stop_reason"] == "max_rounds" and result["partial"] is True
+    assert result["stop_reason"] == "max_rounds" and result["partial"] is False  # items answer: complete
     assert result["fabricated_citations"] == 0
     assert {e["id"] for e in result["evidence"]} == {"pmid:39100001", "pmid:39100002", "pmid:39100003"}
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]

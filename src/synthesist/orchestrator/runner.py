@@ -5,9 +5,10 @@ the report): each yields the events it makes and last its outcome (:class:`~.str
 :class:`~.stream.Step`'s ``outcome``), so no callback is handed down. The run itself runs in a task of its own
 (:func:`~.stream.merge`), so a slow reader never holds it back and the run's memory is this task's alone; the rounds
 run in another under the run's deadline: on ``timeout`` or ``cancelled`` the in-flight work is cancelled cleanly and
-the ReportAgent still writes the report from what memory holds (marked partial, with the reason). If the LLM report
-fails or overruns, the extractive engine writes it. Only invalid input ends a run without a report (it is rejected
-before the run starts).
+the ReportAgent still writes the report from what memory holds (marked partial, with the reason). A run whose rounds
+ran out with items that answer the question (at the maximum, or stalled) has a complete report that says where the
+search stopped. If the LLM report fails or overruns, the extractive engine writes it. Only invalid input ends a run
+without a report (it is rejected before the run starts).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ from .loop import Decision, Manager
 from .stream import Done, merge, step, until
 
 log = logging.getLogger("synthesist.run")
+ANSWERED_STOPS = frozenset({"sufficient", "max_rounds", "stalled"})
+"""Stop reasons whose report is complete: the judge found the evidence sufficient, or the rounds ran out with
+items that answer the question (a run whose rounds ran out with none stops ``insufficient``)."""
 
 
 @dataclass
@@ -192,10 +196,14 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
         why = f"{why}; {offline}"
     if ctx.unreadable:
         reason, why = _unreadable_sources(ctx, reason, why)
-    partial = reason != "sufficient" or bool(ctx.unreadable)  # a source that could not be read: the report says so
+    # A run whose rounds ran out (at the maximum, or stalled) holds items that answer (else it is "insufficient"):
+    # its report is complete, and says where the search stopped. A source that could not be read, or no network
+    # source reached at all: partial.
+    partial = reason not in ANSWERED_STOPS or bool(ctx.unreadable) or bool(offline)
     yield emitter.make(Synthesizing, round=memory.round, agent="report", data=SynthesizingData(
         stop_reason=reason, partial=partial, evidence=len(memory), why=why))
-    writing = _write_report(ctx, partial_reason=why if partial else None)
+    writing = _write_report(ctx, partial_reason=why if partial else None,
+                            stopped=why if not partial and reason != "sufficient" else None)
     async for event in writing:
         yield event
     report, engine = writing.outcome
@@ -363,13 +371,14 @@ async def _rounds_until_stop(ctx: RunContext) -> AsyncIterator[EventBase | Done[
 
 
 @step
-async def _write_report(ctx: RunContext, *, partial_reason: str | None
+async def _write_report(ctx: RunContext, *, partial_reason: str | None, stopped: str | None = None
                         ) -> AsyncIterator[EventBase | Done[tuple[ResearchReport, str]]]:
-    """The report agent within the time left; the extractive engine if it fails or overruns."""
+    """The report agent within the time left; the extractive engine if it fails or overruns. ``stopped``: why
+    the search stopped before the judge found the evidence sufficient, for a report that is complete anyway."""
     agent = ctx.manager.steps.team.report
     remaining = max(1.0, ctx.settings.run.timeout - ctx.emitter.elapsed())
     started = ctx.emitter.elapsed()
-    kwargs = {"sources": ctx.options.sources, "partial_reason": partial_reason,
+    kwargs = {"sources": ctx.options.sources, "partial_reason": partial_reason, "stopped": stopped,
               "errors": [f"{e.source}: {e.message}" for e in ctx.errors]}
     try:
         async with asyncio.timeout(remaining):
@@ -404,7 +413,7 @@ def _result(ctx: RunContext, report: ResearchReport, reason: StopReason, engines
     return ResearchResult(
         run_id=memory.run_id, question=memory.question, report=report, evidence=evidence,
         hypotheses=memory.findings.hypothesis_history, assessments=memory.findings.assessments, stop_reason=reason,
-        partial=reason != "sufficient", rounds=memory.round,
+        partial=report.partial, rounds=memory.round,
         usage=UsageSummary(**totals.model_dump(), by_agent=memory.ledger.by_agent()),
         fabricated_citations=report.fabricated_citations_removed, sources=ctx.options.sources,
         queries=memory.progress.queries_run, errors=tuple(ctx.errors), engine=engines, seconds=ctx.emitter.elapsed(),

@@ -79,7 +79,8 @@ class StopRules:
 
 
 def _unanswered(assessment: JudgeAssessment | None) -> tuple[StopReason, str] | None:
-    """``insufficient`` when the rounds end and the judge found no item that answers the question."""
+    """``insufficient`` when the rounds end and the judge found no item that answers the question (what is missing
+    is the report's Answer, not its reason: it is said once)."""
     if assessment is None or assessment.answering is None or assessment.answering:
         return None
-    return "insufficient", f"no collected item answers the question: {assessment.missing}"
+    return "insufficient", "no collected item answers the question"
