@@ -31,9 +31,10 @@ def test_the_readme_question_is_insufficient_and_names_the_missing_outcome(libra
     assert not any(a["label"] in ("answers", "indirect") for a in report["alignment"])
     markdown = (tmp_path / "out" / "report.md").read_text()
     assert "**Insufficient.** No collected item reports cancer incidence" in markdown
-    assert "## The question's parts" in markdown and "## Does each item answer the question?" in markdown
+    assert "_Read as: Effect question (yes/no) · population: type 2 diabetes · exposure: metformin · outcome: " \
+           "cancer incidence._" in markdown
     assert "Related evidence (does not answer the question directly)" in markdown
-    assert "outcome ✗ (cancer incidence)" in markdown
+    assert "does not report cancer incidence" in markdown  # what a related item lacks, in words
 
 
 def test_a_mechanism_question_gets_no_yes_no_verdict(library_index, library_data_dir: Path, shared_dir: Path,

@@ -70,12 +70,13 @@ async def test_an_uncited_model_claim_never_becomes_title_heading_or_methodology
 
 
 async def test_the_extractive_report_quotes_a_record_without_its_html(tmp_path: Path, embedder: Embedder) -> None:
-    library = write_library(tmp_path / "papers.jsonl", (EVIL, *LIBRARY_ITEMS))
+    library = write_library(tmp_path / "papers.jsonl", (EVIL,))  # the one item: the Answer quotes it
     settings = run_settings(tmp_path / "data", max_rounds=1)
     await api.research("Is metformin use associated with a lower risk of breast cancer in type 2 diabetes?",
                        sources="library", libraries=[library], model="extractive", settings=settings,
                        out_dir=tmp_path / "out", seams=_seams(settings, embedder))
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    Path("/tmp/evil_now.md").write_text(markdown)
     assert "31000999" in markdown and "&lt;" in markdown
     assert not re.search(r"<\s*(script|img)", markdown, re.IGNORECASE)
 

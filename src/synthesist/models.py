@@ -335,6 +335,10 @@ class JudgeAssessment(JudgeVerdict):
     """One line: which dimensions were required, at which thresholds, and why."""
 
 
+UNSTATED_PATHWAY = "pathway not stated"
+"""What a hypothesis's pathway says when its evidence names none."""
+
+
 class Hypothesis(Frozen):
     """intervention → target → pathway → effect, with the evidence for and against it."""
 
@@ -349,7 +353,17 @@ class Hypothesis(Frozen):
 
     @property
     def statement(self) -> str:
+        """The chain in arrows, as the agents pass it to a model."""
         return f"{self.intervention} → {self.target} → {self.pathway} → {self.effect}"
+
+    @property
+    def sentence(self) -> str:
+        """The hypothesis as a reader reads it: "Fenofibrate may act on PPARα through DNM3os signalling, with
+        increased expression." (a pathway nobody stated is left out)."""
+        pathway = self.pathway.strip()
+        through = f" through {pathway}" if pathway and pathway != UNSTATED_PATHWAY else ""
+        head = f"{self.intervention.strip()} may act on {self.target.strip()}{through}, with {self.effect.strip()}"
+        return head[:1].upper() + head[1:].rstrip(".") + "."
 
 
 class HypothesisSet(Frozen):

@@ -119,7 +119,8 @@ async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory
 
 async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation(memory, settings) -> None:
     report = (await ReportAgent(settings).run(memory)).value
-    text = " ".join([report.executive_summary, *(s.body for s in report.sections), report.conclusion])
+    answer = report.answer.statement if report.answer else ""
+    text = " ".join([answer, report.executive_summary, *(s.body for s in report.sections), report.conclusion])
     cited = cited_ids(text)
     assert cited and all(i in memory for i in cited)
     assert [c.evidence_id for c in report.references] == cited

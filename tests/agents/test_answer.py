@@ -121,8 +121,8 @@ def test_markdown_opens_with_the_answer() -> None:
     )
     report = ResearchReport(title="T", executive_summary="S", methodology="M", answer=answer)
     text = render_markdown(report, {META_ANALYSIS.id: META_ANALYSIS})
-    assert text.index("## Answer") < text.index("## Executive summary")
-    assert "**Yes.**" in text and "Strength of evidence: low (x)." in text
+    assert text.index("## Answer") < text.index("## Executive summary") < text.index("## How this report was made")
+    assert "**Yes.**" in text and "Strength of evidence: low — x." in text
 
 
 @pytest.mark.parametrize("verdict", ["probably", "YES"])

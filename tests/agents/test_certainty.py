@@ -6,7 +6,7 @@ from pathlib import Path
 
 from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library
 
-from synthesist.agents.appraisal import graded_answer
+from synthesist.agents.appraisal import graded_answer, with_answer_strength
 from synthesist.agents.certainty import OutcomeEvidence, grade
 from synthesist.agents.studies import read_study
 from synthesist.models import Answer, Evidence, PooledEstimate, RegistrationFlag
@@ -106,9 +106,24 @@ def test_the_answers_strength_is_its_outcomes_certainty_but_never_rises():
     kept = graded_answer(answer, high)
 
     assert lowered is not None and lowered.strength == "low"
-    assert lowered.strength_reason.startswith("one trial; certainty of mortality: low (design: starts low")
-    assert lowered.strength_reason.endswith("; lowered from moderate")
-    assert kept is not None and kept.strength == "moderate" and "certainty of mortality: high" in kept.strength_reason
+    assert lowered.strength_reason.startswith("the certainty of the evidence on mortality (design: starts low")
+    assert kept is not None and kept.strength == "moderate"
+    assert kept.strength_reason.endswith("imprecision -1: the answer rests on one trial)")  # one level, said how
+
+
+def test_the_question_outcomes_certainty_is_lowered_to_the_answers_strength_with_the_reason():
+    answer = Answer(verdict="no", statement="No [pmid:1].", strength="very_low",
+                    strength_reason="observational or trial evidence; inconsistent items", evidence_ids=("pmid:1",),
+                    basis="answering")
+    high = grade(OutcomeEvidence("mortality", ((record("pmid:1"), result("0.7", "0.6", "0.8"),
+                                                item("pmid:1", BLINDED)),), answers_question=True))
+
+    lowered = with_answer_strength(high, answer)
+
+    assert (high.certainty, lowered.certainty) == ("high", "very_low")
+    assert [(s.domain, s.change) for s in lowered.steps[len(high.steps):]] == [("inconsistency", -2),
+                                                                               ("inconsistency", -1)]
+    assert with_answer_strength(lowered, answer) == lowered
 
 
 def test_two_papers_of_one_registered_trial_count_its_participants_once():

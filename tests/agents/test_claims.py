@@ -133,7 +133,7 @@ async def test_a_real_citation_of_a_claim_its_source_never_makes_leaves_the_repo
     assert report.claims_checked == 6 and report.answer is not None and report.answer.verdict == "yes"
     assert "MA.32 trial" in report.sections[0].body and report.conclusion
     markdown = render_markdown(report, {item.id: item for item in memory.evidence})
-    assert "## Unsupported claims (removed)" in markdown and "2 of 6 cited sentences" in markdown
+    assert "## Unsupported claims (removed)" in markdown and "2 of 6 checked sentences" in markdown
 
 
 async def test_the_models_nli_verdict_removes_what_the_offline_check_let_through(

@@ -18,6 +18,7 @@ from ..memory import ResearchMemory
 from ..models import (
     Alignment,
     Answer,
+    CertaintyStep,
     Conflict,
     Evidence,
     OutcomeCertainty,
@@ -119,6 +120,8 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
             conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
             flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome),
             trials=trials)))
+    if question is not None:
+        graded[0] = with_answer_strength(graded[0], report.answer)
     answer = graded_answer(report.answer, graded[0] if question is not None else None)
     return report.model_copy(update={"registration_flags": flags, "trials": trials, "pooled": pooled,
                                      "certainty": tuple(graded), "answer": answer})
@@ -182,15 +185,30 @@ def _same(pooled: PooledEstimate | None, outcome: str) -> PooledEstimate | None:
 
 
 def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
-    """The answer's strength as its outcome's certainty, never above what it was (module docstring)."""
+    """The answer's strength as its outcome's certainty, never above what it was (module docstring): one level,
+    and the text says how it was reached — the certainty's steps, then what lowered it further, if anything."""
     if answer is None or certainty is None:
         return answer
-    level = LEVELS[min(LEVELS.index(answer.strength), LEVELS.index(certainty.certainty))]
+    certainty = with_answer_strength(certainty, answer)
     steps = "; ".join(f"{s.domain.replace('_', ' ')}{f' {s.change:+d}' if s.change else ''}: {s.reason}"
                       for s in certainty.steps)
-    reason = f"certainty of {certainty.outcome}: {certainty.certainty.replace('_', ' ')} ({steps})"
-    if level != answer.strength:
-        reason += f"; lowered from {answer.strength.replace('_', ' ')}"
-    return answer.model_copy(update={"strength": level,
-                                     "strength_reason": "; ".join(filter(None, (answer.strength_reason, reason)))})
+    return answer.model_copy(update={
+        "strength": certainty.certainty,
+        "strength_reason": f"the certainty of the evidence on {certainty.outcome} ({steps})"})
 
+
+def with_answer_strength(certainty: OutcomeCertainty, answer: Answer | None) -> OutcomeCertainty:
+    """The question's outcome's certainty, lowered to the answer's strength when that is lower (the answer rests
+    on few or disagreeing items, or only indirect ones), with a step that says so: the Answer's strength and the
+    certainty the report gives its outcome are then one level, reached one way."""
+    if answer is None:
+        return certainty
+    drop = LEVELS.index(certainty.certainty) - LEVELS.index(answer.strength)
+    if drop <= 0:
+        return certainty
+    reason = answer.strength_reason
+    domain = ("inconsistency" if "inconsistent" in reason else "indirectness" if "indirect" in reason
+              else "imprecision")
+    steps = [CertaintyStep(domain=domain, change=-min(2, drop - taken), reason=f"the answer rests on {reason}")
+             for taken in range(0, drop, 2)]
+    return certainty.model_copy(update={"certainty": answer.strength, "steps": (*certainty.steps, *steps)})

@@ -3,7 +3,7 @@ its limits, and what the trial registrations show (the conflicts are a report se
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport, TrialLink
 from .markdown_text import inert
@@ -24,11 +24,21 @@ def appraisal_lines(report: ResearchReport, cite: Callable[[str], int | None]) -
         for graded in report.certainty:
             lines += _certainty_lines(graded, cite)
         lines.append("")
-    matched = [link for link in report.trials if link.paper_ids]
-    if report.registration_flags or matched:
+    matched = [link for link in report.trials if link.paper_ids and _on_question(link.paper_ids, report)]
+    flags = [flag for flag in report.registration_flags if _on_question(flag.evidence_ids, report)]
+    if flags or matched:
         lines += ["## Trial registrations checked", "", *(_trial_line(link, cite) for link in matched),
-                  *(_flag_line(f, cite) for f in report.registration_flags), ""]
+                  *(_flag_line(f, cite) for f in flags), ""]
     return lines
+
+
+def _on_question(evidence_ids: Sequence[str], report: ResearchReport) -> bool:
+    """Whether a registration concerns the question: one of its studies answers it (directly or indirectly), or
+    the registry record itself does (a report without alignments keeps every registration)."""
+    if not report.alignment:
+        return True
+    answering = {a.evidence_id for a in report.alignment if a.label in ("answers", "indirect")}
+    return bool(answering & set(evidence_ids))
 
 
 def _trial_line(link: TrialLink, cite: Callable[[str], int | None]) -> str:

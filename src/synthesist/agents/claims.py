@@ -228,8 +228,8 @@ class SupportChecker:
         coverage = _coverage(body, source, items)
         if coverage < MIN_STRONG_COVERAGE or (similarity < STRONG_SIMILARITY and (
                 similarity < MIN_SIMILARITY or coverage < MIN_COVERAGE)):
-            return failed(f"the cited source does not say this (closest passage: cosine {similarity:.2f}, "
-                          f"{coverage:.0%} of its terms)")
+            return failed(f"the cited source does not say this (its closest passage holds {coverage:.0%} of the "
+                          "sentence's words)")
         return Verdict(claim, True, similarity=similarity, passage=passage,
                        passages=tuple(dict.fromkeys([*ranked, *read_off])))
 

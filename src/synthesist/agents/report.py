@@ -32,7 +32,7 @@ from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import EvidenceCard, carried_passages, prompt_cards
-from .citations import Resolver, cited_ids, validate_report, validate_text
+from .citations import MARKER, SENTENCE_END, Resolver, cited_ids, validate_report, validate_text
 from .claims import (
     NO_CITATION,
     Claim,
@@ -63,14 +63,15 @@ class ReportAgent(ModelAgent):
         sources: Sequence[str] = (),
         partial_reason: str | None = None,
         errors: Sequence[str] = (),
+        stopped: str | None = None,
     ) -> AgentOutput[ResearchReport]:
         frame, _ = checked_frame(memory.question, None)
         alignments = await align_memory(frame, memory)
 
         async def extract() -> ReportDraft:
             report = await write_report(
-                memory.question, memory, embedder=memory.embedder, partial_reason=partial_reason,
-                judge=memory.findings.latest_assessment, hypotheses=memory.findings.hypotheses,
+                memory.question, memory, embedder=memory.embedder, partial_reason=partial_reason, stopped=stopped,
+                hypotheses=memory.findings.hypotheses,
                 queries=memory.progress.queries_run,
                 errors=errors, frame=frame, alignments=alignments,
             )
@@ -98,7 +99,7 @@ class ReportAgent(ModelAgent):
         report, note = await self.check_claims(report, memory, carried=drafted.engine != EXTRACTIVE)
         if drafted.engine != EXTRACTIVE:
             report = without_uncited_findings(report)
-        report = with_references(with_conflicts(report, memory), memory)
+        report = with_references(with_conflicts(said_once(report), memory), memory)
         report, unread, study_notes = await with_studies(report, memory, self._llm,
                                                          boundary_cap=self._settings.models.evidence_char_cap)
         note = "; ".join(filter(None, [note, *study_notes])) or None
@@ -284,6 +285,33 @@ def _claim_texts(report: ResearchReport) -> list[tuple[str, str]]:
         ("limitations", report.limitations),
         ("conclusion", report.conclusion),
     ]
+
+
+def said_once(report: ResearchReport) -> ResearchReport:
+    """Each sentence said once, where it is first said: the summary, the sections and the conclusion drop a
+    sentence that the Answer or an earlier part already says (the extractive summary opens with the Answer's own
+    sentence; a model often repeats it as its conclusion). A part left with nothing is left empty."""
+    said = _sentences(report.answer.statement) if report.answer else set()
+
+    def once(text: str) -> str:
+        pieces = [piece for piece in SENTENCE_END.split(text)[::2] if piece.strip()]
+        repeated = [piece for piece in pieces if _said(piece) in said]
+        said.update(_said(piece) for piece in pieces)
+        return remove_sentences(text, repeated).strip() if repeated else text
+
+    summary = once(report.executive_summary)
+    sections = tuple(section.model_copy(update={"body": once(section.body)}) for section in report.sections)
+    return report.model_copy(update={"executive_summary": summary, "sections": sections,
+                                     "conclusion": once(report.conclusion)})
+
+
+def _sentences(text: str) -> set[str]:
+    return {_said(piece) for piece in SENTENCE_END.split(text)[::2] if piece.strip()}
+
+
+def _said(sentence: str) -> str:
+    """What a sentence says, whatever its citation markers, bullet, spacing, closing mark or case."""
+    return " ".join(MARKER.sub(" ", sentence).strip().lstrip("-*• ").split()).rstrip(".!?; ").casefold()
 
 
 def without_uncited_findings(report: ResearchReport) -> ResearchReport:

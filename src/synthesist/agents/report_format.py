@@ -13,7 +13,7 @@ each URL percent-encoded where it could close its link.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from ..identity import web_url
 from ..memory.bibliography import citation_text
@@ -21,6 +21,7 @@ from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, Part
 from ..titles import display_title
 from .appraisal_format import appraisal_lines
 from .citations import replace_markers
+from .extractive.text import ended
 from .markdown_text import inert, link_url
 from .studies.table import evidence_rows, markdown_table
 
@@ -58,19 +59,16 @@ def identifier_links(evidence: Evidence) -> list[str]:
     return parts
 
 
-ALIGNMENT_SHOWN = 12
-"""Items listed under "Does each item answer the question?": the answering ones and the most relevant others."""
-SPAN_CHARS = 140
-
-
-def _answer_lines(answer: Answer, cite: Callable[[str], int | None]) -> list[str]:
-    """The bottom line: verdict (for a yes/no question), the cited statement, the strength with its reason, and
-    what code changed in a model's answer (the gate)."""
+def _answer_lines(answer: Answer, frame: QuestionFrame | None, cite: Callable[[str], int | None]) -> list[str]:
+    """The bottom line: verdict (for a yes/no question), the cited statement, the strength with how it was
+    reached, how the question was read, and what code changed in a model's answer (the gate)."""
     verdict = [f"**{answer.verdict.capitalize()}.** "] if answer.verdict else []
-    strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} ({answer.strength_reason})."
+    strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} — {ended(answer.strength_reason)}"
     lines = ["".join([*verdict, _cited(answer.statement, cite)]), "", _text(strength)]
+    if frame is not None:
+        lines += ["", f"_Read as: {_text(frame_line(frame))}._"]
     if answer.gate:
-        lines += ["", f"_Checked in code: {_text(answer.gate)}._"]
+        lines += ["", f"_Checked in code: {_text(answer.gate.rstrip('. '))}._"]
     return lines
 
 
@@ -81,21 +79,6 @@ def frame_line(frame: QuestionFrame) -> str:
                                                  frame.exposure),
              ("comparator", frame.comparator), ("outcome", "; ".join(frame.outcomes) or None)]
     return " · ".join([kind, *(f"{name}: {value}" for name, value in parts if value)])
-
-
-def _alignment_lines(alignments: Sequence[Alignment], cite: Callable[[str], int | None]) -> list[str]:
-    """Per item: its label, each part ✓/✗ with the words that show it, and why."""
-    shown = [a for a in alignments if a.label in ("answers", "indirect")]
-    shown += [a for a in alignments if a.label == "related" and cite(a.evidence_id) is not None]
-    shown += [a for a in alignments if a not in shown and a.label != "off_topic"]
-    lines = []
-    for alignment in shown[:ALIGNMENT_SHOWN]:
-        number = cite(alignment.evidence_id)
-        name = f"[{number}]" if number is not None else alignment.evidence_id
-        parts = "; ".join(_part(p) for p in alignment.parts) or "no part of the question"
-        lines.append(f"- {name} **{alignment.label.replace('_', ' ')}** — {parts}")
-    rest = len(alignments) - len(lines)
-    return [*lines, f"- … and {rest} other item(s), off topic or less relevant."] if rest > 0 else lines
 
 
 def part_mark(part: PartMatch) -> str:
@@ -112,12 +95,6 @@ def alignment_line(alignment: Alignment) -> str:
     return f"{label} ({marks})" if marks else label
 
 
-def _part(part: PartMatch) -> str:
-    mark = part_mark(part)
-    span = part.span if len(part.span) <= SPAN_CHARS else part.span[: SPAN_CHARS - 1].rstrip() + "…"
-    return _text(f"{part.part} {mark} ({part.term}{': “' + span + '”' if span and part.addressed else ''})")
-
-
 def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *, forest_plot: str | None = None
                     ) -> str:
     """The whole report as Markdown with numbered citations, the evidence table (and the forest plot's file, when
@@ -126,39 +103,39 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
     cite = numbers.get
     lines = [f"# {_text(report.title)}", ""]
     if report.partial:
-        lines += [f"> **Partial report** — {_text(report.partial_reason or 'the run stopped early')}.", ""]
+        lines += [f"> **Partial report** — {_text(ended(report.partial_reason or 'the run stopped early'))}", ""]
     if report.answer is not None:
-        lines += ["## Answer", "", *_answer_lines(report.answer, cite), ""]
-    if report.frame is not None:
-        lines += ["## The question's parts", "", _text(frame_line(report.frame)), ""]
-    if report.alignment:
-        lines += ["## Does each item answer the question?", "", *_alignment_lines(report.alignment, cite), ""]
-    lines += ["## Executive summary", "", _cited(report.executive_summary, cite), ""]
-    lines += ["## Methodology", "", _text(report.methodology), ""]
+        lines += ["## Answer", "", *_answer_lines(report.answer, report.frame, cite), ""]
+    lines += _section("Executive summary", report.executive_summary, cite)
     for section in report.sections:
-        lines += [f"## {_text(section.heading)}", "", _cited(section.body, cite), ""]
+        lines += _section(section.heading, section.body, cite)
     if report.hypotheses_tested:
         lines += ["## Hypotheses tested", ""] + [f"- {_cited(h, cite)}"
                                                  for h in report.hypotheses_tested]
         lines.append("")
-    if report.limitations:
-        lines += ["## Limitations", "", _cited(report.limitations, cite), ""]
-    if report.conclusion:
-        lines += ["## Conclusion", "", _cited(report.conclusion, cite), ""]
+    lines += _section("Limitations", report.limitations, cite)
+    lines += _section("Conclusion", report.conclusion, cite)
     lines += _evidence_table_lines(report, evidence, numbers, forest_plot)
     lines += appraisal_lines(report, cite)
     if report.unsupported_claims:
+        checked = max(report.claims_checked, len(report.unsupported_claims))
         lines += ["## Unsupported claims (removed)", "",
-                  f"{len(report.unsupported_claims)} of {report.claims_checked} cited sentences were not supported by "
-                  "the items they cite and were taken out of the report:", ""]
+                  f"{len(report.unsupported_claims)} of {checked} checked sentences were not supported by the "
+                  "items they cite, or cited none, and were taken out of the report:", ""]
         lines += [f"- {_text(claim.text)} — {_text(claim.reason)}" for claim in report.unsupported_claims]
         lines.append("")
+    lines += _section("How this report was made", report.methodology, cite)
     lines += ["## References", ""]
     lines += [_reference_line(c, evidence.get(c.evidence_id)) for c in report.references] or ["(none)"]
     if report.fabricated_citations_removed:
         lines += ["", f"_{report.fabricated_citations_removed} citation(s) to evidence this run did not collect "
                       "were removed before rendering._"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _section(heading: str, body: str, cite: Callable[[str], int | None]) -> list[str]:
+    """A section's lines; none when it has nothing to say."""
+    return [f"## {_text(heading)}", "", _cited(body, cite), ""] if body.strip() else []
 
 
 def _evidence_table_lines(report: ResearchReport, evidence: Mapping[str, Evidence], numbers: Mapping[str, int],

@@ -223,8 +223,16 @@ def label_of(parts: Sequence[PartMatch], relevance: float, gate: Gate, coverage:
     if flags.partial and close >= gate.answers:
         return "indirect", f"the outcome in part only: {', '.join(missing)} not reported as asked"
     if named or relevance >= RELATED_COSINE:
-        what = f"addresses {', '.join(named)}" if named else f"close to the question (cosine {relevance:.2f})"
-        lacking = f"; not {', '.join(missing)}" if missing else ""
-        return "related", f"{what}{lacking}" + ("" if not named else
-                                                 f"; not close enough to the question as a whole ({close:.2f})")
-    return "off_topic", f"none of the question's parts, cosine {relevance:.2f}"
+        return "related", lacking(parts)
+    return "off_topic", "names none of the question's parts"
+
+
+_LACKS = {"exposure": "does not study {}", "comparator": "does not compare with {}", "outcome": "does not report {}",
+          "population": "is not about {}"}
+
+
+def lacking(parts: Sequence[PartMatch]) -> str:
+    """Why an item is only related, in a reader's words: what it lacks ("does not study metformin; does not report
+    cancer incidence"), or, when it names every part, that its findings are about something else."""
+    missing = [_LACKS.get(p.part, "does not address {}").format(p.term) for p in parts if not p.addressed]
+    return "; ".join(missing) or "names every part of the question, but what it reports is about something else"

@@ -21,6 +21,7 @@ indirectness (a different population or a surrogate outcome).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
@@ -131,6 +132,11 @@ def _indirectness(aligned: Sequence[Alignment]) -> str:
     return f"a surrogate or partial outcome for {outcome[0]}" if outcome else "indirect"
 
 
+_PROPORTION = re.compile(r"\d+(?:\.\d+)?\s?%|\b\d+(?:\.\d+)?\s(?:per|in|of)\s(?:\d[\d,]*|every)\b"
+                         r"|\bper (?:cent|mille)\b", re.IGNORECASE)
+"""A proportion or a rate as a prevalence is stated: "about 50%", "12.1 per 1000", "1 in 8", "3 of 40"."""
+
+
 def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
     """Up to :data:`ANSWER_SENTENCES` sentences of the lead item, each with the one it leans on."""
     body = [s for s in lead.sentences if s.section != TITLE]
@@ -138,6 +144,9 @@ def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
         picked = list(lead.mechanisms[:ANSWER_SENTENCES])
     else:
         picked = _conclusion(body)[:ANSWER_SENTENCES]
+    if frame.kind == "prevalence":  # the number asked for first: the first result that states a proportion
+        stated = next((s for s in lead.results if _PROPORTION.search(s.text)), None)
+        picked = [stated, *(s for s in picked if s is not stated)][:ANSWER_SENTENCES] if stated else picked
     picked = sorted(picked[:ANSWER_SENTENCES], key=lambda s: body.index(s) if s in body else 0)
     return with_context(body, picked)[:ANSWER_SENTENCES + 1] or list(body[:1]) or list(lead.sentences[:1])
 

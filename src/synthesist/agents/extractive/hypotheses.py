@@ -14,9 +14,9 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from ...models import Evidence, Hypothesis, HypothesisAssessment
+from ...models import UNSTATED_PATHWAY, Evidence, Hypothesis, HypothesisAssessment
 from .designs import Design
-from .mechanisms import UNSTATED_PATHWAY, MechanismStatement, statements
+from .mechanisms import MechanismStatement, statements
 from .question import QuestionTerms, question_terms
 from .reading import Reading, read
 from .text import overlap, terms

@@ -6,7 +6,7 @@ belongs to: "This effect was mediated by AMPK" in an abstract about metformin):
 
 - pathway: a named pathway ("AMPK/mTOR pathway", "insulin signalling"), else a second target in the same
   sentence (its signalling), else a named process (apoptosis, autophagy, gluconeogenesis), else
-  :data:`UNSTATED_PATHWAY`;
+  :data:`~synthesist.models.UNSTATED_PATHWAY`;
 - effect: a direction and an outcome ("reduced proliferation", "increased apoptosis"), from the sentence or else
   from the item's results; without one the statement is left out — nothing is invented.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...models import UNSTATED_PATHWAY
 from ...reading import lexicon
 from .entities import interventions_in, targets_in
 from .reading import Reading
@@ -65,7 +66,6 @@ _DIRECTION = {
 }
 
 
-UNSTATED_PATHWAY = "pathway not stated"
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,14 @@
 Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
 ``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
 MMR over their embeddings (:mod:`.selection`). The report reads like a review: the answer and the summary quote
-only items that answer the question (:mod:`.alignment`); the findings sections quote answering items first; items
-that are only related go under "Related evidence (does not answer the question directly)", each with why; off-topic
-items are never quoted. A sentence that leans on the one before it ("However, …", "This …") is not quoted alone.
-Methodology and limitations state counts, never claims about the literature. The references are exactly the
-items cited, numbered by first citation, and the citation validator runs before the report is returned.
+only items that answer the question (:mod:`.alignment`); the findings sections quote answering items first; the
+few related items that share a part of the question go under "Related evidence (does not answer the question
+directly)", each with what it lacks in words; off-topic items are never quoted. A section with nothing to say is
+left empty (the renderer leaves it out), and there is no conclusion of its own: the answer is the conclusion. A
+sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology and
+limitations state counts, never claims about the literature, in a reader's words (no scores). The references are
+exactly the items cited, numbered by first citation, and the citation validator runs before the report is
+returned.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from ...models import (
     Citation,
     Evidence,
     HypothesisAssessment,
-    JudgeAssessment,
     QuestionFrame,
     ReportSection,
     ResearchReport,
@@ -38,7 +40,7 @@ from .gate import ANSWERING
 from .reading import TITLE, Reading, read
 from .relevance import question_relevance, topical_weight
 from .selection import Candidate, SentencePool
-from .text import terms
+from .text import ended, terms
 from .trials import trial_sentence
 
 TOP_ITEMS = 20
@@ -49,7 +51,7 @@ SUMMARY_SENTENCES, MECHANISM_SENTENCES, CLINICAL_SENTENCES = 4, 5, 6
 TRIALS_SHOWN, PREPRINTS_SHOWN = 8, 4
 SUMMARY_MIN_SENTENCES = 2
 """When fewer items answer than this, the summary takes a second answer sentence from one it already quotes."""
-RELATED_SHOWN = 6
+RELATED_SHOWN = 4
 ANSWER_WEIGHT, TOPIC_WEIGHT = 0.06, 0.15
 """What an answer-bearing score (about 0–8) and the item's topical weight (0–1) add to a sentence's cosine when
 answers are chosen."""
@@ -78,18 +80,18 @@ async def write_report(
     *,
     embedder: Embedder,
     partial_reason: str | None = None,
-    judge: JudgeAssessment | None = None,
+    stopped: str | None = None,
     hypotheses: HypothesisAssessment | None = None,
     queries: Sequence[tuple[str, str]] = (),
     errors: Sequence[str] = (),
     frame: QuestionFrame | None = None,
     alignments: Sequence[Alignment] | None = None,
 ) -> ResearchReport:
-    """An extractive report on ``question`` from ``memory``. ``judge`` and ``hypotheses`` default to the memory's
-    latest, ``queries`` ((source, query) pairs) to the queries the memory recorded; ``errors`` are source failures
-    to state. ``embedder`` must be the memory's (its cache then answers for the items without encoding).
-``frame`` and ``alignments`` (the question's parts, and each item's stand to them) are computed when not given."""
-    judge = memory.findings.latest_assessment if judge is None else judge
+    """An extractive report on ``question`` from ``memory``. ``hypotheses`` default to the memory's latest,
+    ``queries`` ((source, query) pairs) to the queries the memory recorded; ``errors`` are source failures to
+    state; ``stopped``, why the search stopped short of the judge's sufficiency in a complete report.
+    ``embedder`` must be the memory's (its cache then answers for the items without encoding). ``frame`` and
+    ``alignments`` (the question's parts, and each item's stand to them) are computed when not given."""
     hypotheses = memory.findings.hypotheses if hypotheses is None else hypotheses
     queries = tuple(queries) or memory.progress.queries_run
     ranked = [item for item, _ in await memory.relevant(question, k=len(memory))]
@@ -104,14 +106,16 @@ async def write_report(
     picks = _pick(pool, relevance, terms(question), labels)
     trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
     related = _related(pool, alignments, {c.sentence.text for c in picks.all()})
+    asked_mechanism = frame.kind == "mechanism"
     sections = (
-        ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms) or "No mechanistic sentence was found."),
+        ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms)
+                      or ("No mechanistic sentence was found." if asked_mechanism else "")),
         ReportSection(
             heading=CLINICAL, body=_bullets(picks.clinical) or "No result sentence from a human study was found."
         ),
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
-        ReportSection(heading=RELATED, body=related or "No other item related to the question was quoted."),
+        ReportSection(heading=RELATED, body=related),
     )
     quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials} | set(cited_ids(related))
     items = {item.id: item for item in ranked}
@@ -126,8 +130,8 @@ async def write_report(
         methodology=_methodology(memory, queries, len(considered), len(pool.candidates)),
         sections=sections,
         hypotheses_tested=_hypotheses(hypotheses, memory),
-        limitations=_limitations(memory, readings, quoted, partial_reason, errors, alignments=alignments),
-        conclusion=_conclusion(judge, picks.summary[0] if picks.summary else None),
+        limitations=_limitations(memory, readings, quoted, partial_reason, errors, alignments=alignments,
+                                 stopped=stopped),
         partial=partial_reason is not None,
         partial_reason=partial_reason,
     )
@@ -182,19 +186,26 @@ def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]
 
 
 def _related(pool: SentencePool, alignments: Sequence[Alignment], used: set[str]) -> str:
-    """One bullet per related item (most relevant first): its best answer-bearing sentence, cited, and why it does
-    not answer the question."""
+    """One bullet per related item close to the question — it lacks one of the question's parts at most, and
+    addresses another (most relevant first): its best answer-bearing sentence, cited, and what it lacks
+    (:func:`.alignment.lacking`). A metformin trial of IVF outcomes is not listed for metformin and cancer in type 2
+    diabetes."""
     lines = []
-    for alignment in (a for a in alignments if a.label == "related"):
+    for alignment in (a for a in alignments if a.label == "related" and _close(a)):
         best = pool.best(lambda c, i=alignment.evidence_id: c.evidence_id == i and "answer" in c.tags
                          and c.sentence.text not in used, lambda c: 0.0)
         if best is None:
             continue
         used.add(best.sentence.text)
-        lines.append(f"- {cite(best.sentence.text, best.evidence_id)} (Why only related: {alignment.reason}.)")
+        lines.append(f"- {cite(best.sentence.text, best.evidence_id)} (Only related: {alignment.reason}.)")
         if len(lines) == RELATED_SHOWN:
             break
     return "\n".join(lines)
+
+
+def _close(alignment: Alignment) -> bool:
+    lacked = sum(not p.addressed for p in alignment.parts)
+    return lacked <= 1 and lacked < len(alignment.parts)
 
 
 def _lead(
@@ -254,12 +265,12 @@ def _bullets(chosen: Sequence[Candidate]) -> str:
 
 def _trials(trials: Sequence[Reading]) -> str:
     lines = [f"- {sentence}" for r in trials if (sentence := trial_sentence(r.evidence))]
-    return "\n".join(lines) or "No trial record on this question was found."
+    return "\n".join(lines)
 
 
 def _preprints(chosen: Sequence[Candidate]) -> str:
     lines = [f"- **{PREPRINT_LABEL}:** {cite(c.sentence.text, c.evidence_id)}" for c in chosen]
-    return "\n".join(lines) or "No preprint on this question was found."
+    return "\n".join(lines)
 
 
 def _hypotheses(assessment: HypothesisAssessment | None, memory: ResearchMemory) -> tuple[str, ...]:
@@ -269,11 +280,11 @@ def _hypotheses(assessment: HypothesisAssessment | None, memory: ResearchMemory)
     for hypothesis in assessment.hypotheses:
         support = [i for i in hypothesis.supporting_evidence_ids if i in memory and citable(i)]
         against = [i for i in hypothesis.contradicting_evidence_ids if i in memory and citable(i)]
-        line = f"{hypothesis.statement} (confidence {hypothesis.confidence:.2f})"
-        line += f"; supported by [{'; '.join(support)}]" if support else "; no supporting item in this run"
+        line = hypothesis.sentence
+        line = f"{line[:-1]} [{'; '.join(support)}]." if support else f"{line} No item of this run supports it."
         if against:
-            line += f"; contradicted by [{'; '.join(against)}]"
-        lines.append(line + ".")
+            line += f" Items that speak against it: [{'; '.join(against)}]."
+        lines.append(line)
     return tuple(lines)
 
 
@@ -285,10 +296,10 @@ def _methodology(memory: ResearchMemory, queries: Sequence[tuple[str, str]], rea
     return (
         f"Sources searched: {', '.join(searched) or 'none'}. Queries run ({len(queries)}): {listed}. "
         f"Items collected: {len(memory)} (by source: {found}). The {read_count} items most relevant to the question "
-        f"(dense and BM25 ranking fused) were read sentence by sentence; {sentences} result, conclusion and "
-        "mechanism sentences were embedded and chosen by maximal marginal relevance to the question (λ = 0.6). "
-        "This report was assembled without a language model: every finding is a sentence quoted verbatim from the "
-        "item it cites, and trial entries are built from registry fields only."
+        f"were read sentence by sentence, and of their {sentences} result, conclusion and mechanism sentences those "
+        "closest to the question were quoted, none repeating another. This report was assembled without a language "
+        "model: every finding is a sentence quoted verbatim from the item it cites, and trial entries are built "
+        "from registry fields only."
     )
 
 
@@ -304,6 +315,7 @@ def _limitations(
     errors: Sequence[str],
     *,
     alignments: Sequence[Alignment],
+    stopped: str | None = None,
 ) -> str:
     total = len(memory)
     on_topic = [r for r, weight in readings if weight > 0]
@@ -316,14 +328,14 @@ def _limitations(
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
         f"of {total} items, read as titles and abstracts only ({_full_texts(memory.evidence)}); {no_abstract} had "
         "no abstract.",
-        f"{len(on_topic)} of {total} items were clearly on topic (cosine similarity to the question above 0.4); "
-        f"the other {total - len(on_topic)} were set aside as off-topic and are not quoted in the answer or summary.",
+        f"{len(on_topic)} of {total} items were on the question's topic; the other {total - len(on_topic)} were set "
+        "aside and are not quoted in the answer or summary.",
     ]
     counts = Counter(a.label for a in alignments)
-    lines.append(f"Against the question's parts: {counts['answers']} item(s) answer it, {counts['indirect']} "
-                 f"indirectly (another population or a surrogate outcome), {counts['related']} are related "
-                 f"without answering, {counts['off_topic']} are off topic. The answer, the summary and the findings "
-                 "quote only items that answer; related items are quoted only under related evidence, with why.")
+    lines.append(f"{counts['answers']} item(s) answer the question, {counts['indirect']} only indirectly (another "
+                 f"population or a surrogate outcome), {counts['related']} are related without answering and "
+                 f"{counts['off_topic']} are off topic. The answer, the summary and the findings quote only items "
+                 "that answer; related items are quoted only under related evidence, with what they lack.")
     if preprints:
         lines.append(f"{preprints} item(s) are preprints, not peer-reviewed.")
     if not any(r.designs & strong for r in on_topic):
@@ -334,22 +346,10 @@ def _limitations(
     if errors:
         lines.append(f"Sources that failed during the search: {'; '.join(errors)}.")
     if partial_reason:
-        lines.append(f"This report is partial: {partial_reason}.")
+        lines.append(f"This report is partial: {ended(partial_reason)}")
+    if stopped:
+        lines.append(f"The search stopped before the evidence judge found the evidence sufficient: {ended(stopped)}")
     return "\n".join(f"- {line}" for line in lines)
-
-
-def _conclusion(judge: JudgeAssessment | None, lead: Candidate | None) -> str:
-    if judge is None:
-        verdict = "No evidence judgement was made in this run."
-    else:
-        verdict = (
-            f"The evidence judge rated the mechanistic evidence {judge.mechanism.score:.1f}/10 and the clinical "
-            f"evidence {judge.clinical.score:.1f}/10 with confidence {judge.confidence:.2f} in round {judge.round}, "
-            f"and judged it {'sufficient' if judge.sufficient else 'not yet sufficient'} to answer the question."
-        )
-    if lead is None:
-        return verdict
-    return f"{verdict}\n\n{cite(lead.sentence.text, lead.evidence_id)}"
 
 
 def _references(report: ResearchReport, memory: ResearchMemory) -> tuple[Citation, ...]:

@@ -118,3 +118,10 @@ def strip_terminal(sentence: str) -> tuple[str, str]:
     if body and body[-1] in ".!?":
         return body[:-1].rstrip(), body[-1]
     return body, "."
+
+
+def ended(text: str) -> str:
+    """``text`` closed by one mark: a full stop unless it already ends with one, ``!`` or ``?`` ("Insulin." stays
+    "Insulin.", never "Insulin..")."""
+    body, mark = strip_terminal(text)
+    return f"{body}{mark}"

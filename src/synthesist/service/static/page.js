@@ -99,9 +99,15 @@ function chart() {
     `<rect x="${i * 2 * w + w}" y="${80 - s.c * 7}" width="${w - 4}" height="${s.c * 7}" fill="#2e8b57"><title>round ${s.r} clinical ${s.c}</title></rect>` +
     `<text x="${i * 2 * w + 4}" y="89" font-size="9">r${s.r}</text>`).join("");
 }
+// models.Hypothesis.sentence: "Fenofibrate may act on PPARα through DNM3os signalling, with increased expression."
+function hypothesisSentence(h) {
+  const through = h.pathway && h.pathway !== "pathway not stated" ? ` through ${h.pathway}` : "";
+  const head = `${h.intervention.trim()} may act on ${h.target.trim()}${through}, with ${h.effect.trim()}`.replace(/\.+$/, "");
+  return head.charAt(0).toUpperCase() + head.slice(1) + ".";
+}
 function hypotheses(assessment) {
   const items = assessment.hypotheses || [];
-  $("hypotheses").innerHTML = items.length ? items.map((h) => `<li>${esc(h.intervention)} → ${esc(h.target)} → ${esc(h.pathway)} → ${esc(h.effect)} (${h.confidence})</li>`).join("")
+  $("hypotheses").innerHTML = items.length ? items.map((h) => `<li>${esc(hypothesisSentence(h))}</li>`).join("")
     : (assessment.knowledge_gaps || []).slice(0, 2).map((g) => `<li>${esc(g)}</li>`).join("") || "<li>none</li>";
 }
 let evidenceTimer = null;
@@ -236,18 +242,18 @@ function answerBox(report) {
   const answer = report.answer; if (!answer) return;
   $("answer-box").hidden = false;
   $("answer").innerHTML = (answer.verdict ? `<span class="verdict">${esc(answer.verdict)}</span> — ` : "") + cite(answer.statement) +
-    `<p class="muted">Strength of evidence: ${esc(answer.strength.replace("_", " "))}${answer.strength_reason ? ` (${esc(answer.strength_reason)})` : ""}</p>` +
+    `<p class="muted">Strength of evidence: ${esc(answer.strength.replace("_", " "))}${answer.strength_reason ? ` — ${esc(answer.strength_reason)}` : ""}</p>` +
     (answer.missing ? `<p class="muted">Not addressed by the evidence: ${esc(answer.missing)}</p>` : "") +
     (answer.gate ? `<p class="muted">Checked in code: ${esc(answer.gate)}</p>` : "") + frameLine(report.frame_line);
 }
 function reportBody(report) {
   let html = report.partial ? `<p class="partial">Partial report — ${esc(pageWords(report.partial_reason))}</p>` : "";
-  html += "<h3>Executive summary</h3>" + paragraphs(report.executive_summary);
-  for (const section of report.sections.filter((s) => s.heading !== "Where the evidence disagrees")) html += `<h3>${esc(section.heading)}</h3>` + paragraphs(section.body);
+  if (report.executive_summary.trim()) html += "<h3>Executive summary</h3>" + paragraphs(report.executive_summary);
+  for (const section of report.sections.filter((s) => s.heading !== "Where the evidence disagrees" && s.body.trim())) html += `<h3>${esc(section.heading)}</h3>` + paragraphs(section.body);
   if (report.limitations) html += "<h3>Limitations</h3>" + paragraphs(report.limitations);
   if (report.conclusion) html += "<h3>Conclusion</h3>" + paragraphs(report.conclusion);
   if (report.unsupported_claims.length) html += "<h3>Unsupported claims (removed)</h3><ul>" + report.unsupported_claims.map((c) => `<li>${esc(c.text)} — ${esc(c.reason)}</li>`).join("") + "</ul>";
-  if (report.methodology) html += "<h3>Methodology</h3>" + paragraphs(report.methodology);
+  if (report.methodology) html += "<h3>How this report was made</h3>" + paragraphs(report.methodology);
   $("report").className = ""; $("report").innerHTML = html;
 }
 function references(report) {  // each reference's link: its item's (identity.link_out), else its own http(s) URL

@@ -1,0 +1,94 @@
+"""A report a researcher reads to the end: the shape of report.md for four questions asked of the real shared library
+through the CLI, as a user runs them (layer 2) — the Answer's sentence once, no internal score, triple or model
+vocabulary, every related item saying in words what it lacks, no sentence closed twice, and no registration of a
+study that does not answer the question."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli
+
+QUESTIONS = (
+    "Is obesity associated with worse asthma?",
+    "Does fenofibrate reduce cardiovascular events?",
+    "What is the prevalence of pain among psychiatric inpatients?",
+    "Does metformin lower cancer incidence in type 2 diabetes?",
+)
+INTERNAL = re.compile(
+    r"→|cosine|confidence \d|\d/10\b|λ|\(\d\.\d\d\)|Why only related|BM25|evidence judge rated|round \d+, and judged")
+"""What a reader should never meet: a hypothesis chain, a similarity or a score, the judge's ratings, the ranking's
+names."""
+MARKER = re.compile(r"\s*\[\d+(?:[;,]\s*\d+)*\]")
+
+
+@pytest.fixture(scope="module")
+def reports(library_index, library_data_dir: Path, shared_dir: Path,  # noqa: ANN001 — the session's index
+            tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    library = shared_dir / "corpus" / "library.jsonl"
+    found = {}
+    for number, question in enumerate(QUESTIONS):
+        out = tmp_path_factory.mktemp(f"report-{number}")
+        done = run_cli("research", question, "--sources", "library", "--library", str(library), "--model",
+                       "extractive", "--quiet", "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(library_data_dir)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        found[question] = (out / "report.md").read_text(encoding="utf-8")
+    return found
+
+
+def _sections(markdown: str) -> dict[str, str]:
+    parts = re.split(r"^## (.+)$", markdown, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", MARKER.sub("", text)) if len(s.strip()) > 20]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_the_answers_sentence_appears_once(reports: dict[str, str], question: str) -> None:
+    markdown = reports[question]
+    answer = _sections(markdown)["Answer"].split("\n\nStrength of evidence")[0]
+    said = _sentences(answer.replace("**", ""))
+    assert said
+    body = MARKER.sub("", markdown)
+    assert all(body.count(sentence) == 1 for sentence in said), [s for s in said if body.count(s) != 1]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_no_line_shows_an_internal_score_triple_or_model_term(reports: dict[str, str], question: str) -> None:
+    text = reports[question].split("## References")[0]
+    assert not INTERNAL.findall(text), INTERNAL.findall(text)
+    assert not re.findall(r"[^.]\.\.(?!\.)", text)  # a sentence closed twice ("Insulin..")
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_every_related_item_says_in_words_what_it_lacks(reports: dict[str, str], question: str) -> None:
+    related = _sections(reports[question]).get("Related evidence (does not answer the question directly)", "")
+    lines = [line for line in related.splitlines() if line.startswith("- ")]
+    assert len(lines) <= 4
+    assert all(re.search(r"\(Only related: (does not (study|report|compare with)|is not about|names every part)",
+                         line) for line in lines), lines
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_no_registration_of_a_study_that_does_not_answer(reports: dict[str, str], question: str) -> None:
+    """The IVF trial of metformin (NCT00843570) once showed in the metformin, asthma and coffee reports."""
+    assert "NCT00843570" not in reports[question]
+
+
+def test_a_prevalence_question_is_answered_with_its_number(reports: dict[str, str]) -> None:
+    answer = _sections(reports["What is the prevalence of pain among psychiatric inpatients?"])["Answer"]
+    assert "The point prevalence of pain was about 50%" in answer
+
+
+def test_strength_and_certainty_are_one_level(reports: dict[str, str]) -> None:
+    """Where the report grades the question's outcome, the Answer's strength is that grade, reached one way."""
+    for markdown in reports.values():
+        strength = re.search(r"Strength of evidence: (very low|low|moderate|high)", markdown)
+        graded = re.search(r"\(the question's outcome\): \*\*(very low|low|moderate|high)\*\*", markdown)
+        assert strength is not None
+        if graded is not None:
+            assert graded.group(1) == strength.group(1)
