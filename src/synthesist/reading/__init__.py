@@ -5,7 +5,7 @@ their shipped weights (JSON package data), below the agents that compute their f
 - :mod:`.fitting`: fitting them (scipy's L-BFGS), for training code only;
 - :mod:`.study_reader`: the study reader's passage ranker, direction model and address model
   (``study_reader.json``);
-- :mod:`.text`: the abbreviations a text defines (the Schwartz–Hearst detector), for every reader that needs them.
+- :mod:`.abbreviations`: the abbreviations a text defines (the Schwartz–Hearst detector), for every reader that needs them.
 
 Imports only leaves (errors) and numpy (scipy when fitting): agents use it, it uses no agent.
 """

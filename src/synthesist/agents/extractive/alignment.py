@@ -34,7 +34,7 @@ from functools import cache
 from importlib import resources
 
 from ...models import Alignment, Evidence, PartMatch, QuestionFrame
-from ...reading.text import abbreviation_definitions
+from ...reading.abbreviations import abbreviation_definitions
 from .synonyms import lay_synonyms
 from .text import split_sentences, terms
 
