@@ -1,13 +1,13 @@
 """The report writer without a model: an extractive report in which every claim is a quoted, cited sentence.
 
-Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
-``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
-MMR over their embeddings (:mod:`.selection`). The report reads like a review: the answer and the summary quote
-only items that answer the question (:mod:`.alignment`); the findings sections quote answering items first; items
-that are only related go under "Related evidence (does not answer the question directly)", each with why; off-topic
-items are never quoted. A sentence that leans on the one before it ("However, …", "This …") is not quoted alone.
-Methodology and limitations state counts, never claims about the literature. The references are exactly the
-items cited, numbered by first citation, and the citation validator runs before the report is returned.
+Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker ``[<evidence id>]``;
+trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by MMR over their embeddings
+(:mod:`.selection`). The report reads like a review: the answer and the summary quote only items that answer the
+question (:mod:`synthesist.reading.alignment`); the findings sections quote answering items first; items that are only
+related go under "Related evidence (does not answer the question directly)", each with why; off-topic items are never
+quoted. A sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology and
+limitations state counts, never claims about the literature. The references are exactly the items cited, numbered by
+first citation, and the citation validator runs before the report is returned.
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ from ...models import (
     ReportSection,
     ResearchReport,
 )
+from ...reading.alignment import align_all
+from ...reading.designs import Design
+from ...reading.frame import frame_of
+from ...reading.text import terms
 from ..citations import cited_ids, validate_report
-from .alignment import align_all
 from .bottom_line import leans_on_previous, write_answer
-from .designs import Design
 from .findings import answer_score, citable, cite
-from .frame import frame_of
 from .gate import ANSWERING
 from .reading import TITLE, Reading, read
 from .relevance import question_relevance, topical_weight
 from .selection import Candidate, SentencePool
-from .text import terms
 from .trials import trial_sentence
 
 TOP_ITEMS = 20

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...memory.bm25 import stem
-from ...reading.abbreviations import abbreviation_definitions
 from ...study import Direction, DirectionQuery
-from ..extractive.text import terms as _terms
+from ..abbreviations import abbreviation_definitions
+from ..text import stem
+from ..text import terms as _terms
 
 _I = re.IGNORECASE
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from ...models import TrialInfo
-from ...reading import lexicon
-from ...reading.abbreviations import abbreviation_definitions
+from ..models import TrialInfo
+from . import lexicon
+from .abbreviations import abbreviation_definitions
 from .text import words
 
 DRUG_SUFFIXES = list(lexicon.word_list("entities", "DRUG_SUFFIXES"))
