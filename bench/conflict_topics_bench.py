@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthesist.agents.conflicts import detect_conflicts, side_of
-from synthesist.agents.extractive.alignment import align
-from synthesist.agents.extractive.frame import frame_of
 from synthesist.models import Conflict, Evidence, ResearchResult
+from synthesist.reading.alignment import align
+from synthesist.reading.frame import frame_of
 from synthesist.study import DirectionQuery
 
 CONFLICT_KINDS = ("opposite", "against_null")

@@ -47,12 +47,12 @@ from itertools import combinations
 from pathlib import Path
 
 from synthesist.agents.conflicts import addresses_part, detect_conflicts
-from synthesist.agents.extractive.alignment import align
-from synthesist.agents.extractive.frame import frame_of
-from synthesist.agents.extractive.text import terms
-from synthesist.agents.studies import answer_query
-from synthesist.agents.studies.effects import significance
 from synthesist.models import Conflict, Evidence, ResearchResult
+from synthesist.reading.alignment import align
+from synthesist.reading.frame import frame_of
+from synthesist.reading.studies import answer_query
+from synthesist.reading.studies.effects import significance
+from synthesist.reading.text import terms
 from synthesist.study import DirectionQuery
 
 SEED, SIZE = 25, 50

@@ -32,9 +32,9 @@ from pathlib import Path
 
 from _shared import REPO, confusion_lines, macro_f1, require
 
-from synthesist.agents.studies import answer_query, source_text
-from synthesist.agents.studies.direction import read_direction
 from synthesist.errors import ParseError
+from synthesist.reading.studies import answer_query, source_text
+from synthesist.reading.studies.direction import read_direction
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 

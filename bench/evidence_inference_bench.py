@@ -32,12 +32,12 @@ from pathlib import Path
 
 from _shared import confusion_lines, macro_f1, require
 
-from synthesist.agents.studies import answer_query
-from synthesist.agents.studies.arms import ArmTerms
-from synthesist.agents.studies.direction import read_direction
-from synthesist.agents.studies.learned import direction_rows, shipped_reader
-from synthesist.agents.studies.passages import Unit
 from synthesist.errors import ParseError
+from synthesist.reading.studies import answer_query
+from synthesist.reading.studies.arms import ArmTerms
+from synthesist.reading.studies.direction import read_direction
+from synthesist.reading.studies.learned import direction_rows, shipped_reader
+from synthesist.reading.studies.passages import Unit
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 

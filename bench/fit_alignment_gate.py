@@ -13,7 +13,7 @@ matching and fit are redone each run in about a minute.
 Each dev question is asked twice of the library: as it is (answerable: its source abstract is there) and as a
 negative control (its source abstract removed). For each, the items retrieval ranks first for the question (the top
 :data:`DEPTH` of the hybrid index, the source excluded for the control) are aligned to the question's frame
-(:mod:`synthesist.agents.extractive.alignment`) with their relevance (question cosine), exactly as a run computes them.
+(:mod:`synthesist.reading.alignment`) with their relevance (question cosine), exactly as a run computes them.
 
 A gate (``cover``: the share of a part's terms an item must hold; ``weight``: what the share of all the frame's
 terms adds to the cosine in an item's closeness to the question; ``answers``: the closeness from which an item
@@ -24,7 +24,7 @@ all (the run will say ``insufficient``). The chosen gate passes the most sources
 :data:`CONTROLS_FLOOR` of the controls clean (else the best controls' share); it is chosen on k-1 folds (fold =
 sha1(pmid) % 5, the answer model's folds: ``fit_answer_model.fold_of``) and scored on the held-out fold, and the
 table prints both. The gate fitted on all rows, the one the product aligns under, is written to
-src/synthesist/agents/extractive/alignment_gate.json (or OUT); each fold's gate to
+src/synthesist/reading/alignment_gate.json (or OUT); each fold's gate to
 src/synthesist/evaluation_folds/alignment_gate.json (or EVAL_OUT), which only the dev-set evaluation reads: it runs a
 fold's questions under the gate fitted without them (``synthesist eval pubmedqa``), so its end-to-end figures are
 cross-validated too."""
@@ -40,14 +40,14 @@ from pathlib import Path
 import numpy as np
 from fit_answer_model import K_FOLDS, fold_of
 
-from synthesist.agents.extractive.alignment import Gate, align, flags_of, with_cover
-from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.relevance import relevance_of, relevance_texts
 from synthesist.api import open_library_index
+from synthesist.reading.alignment import Gate, align, flags_of, with_cover
+from synthesist.reading.frame import frame_of
 from synthesist.tools.library import load_library
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
-OUT = SRC / "agents/extractive/alignment_gate.json"
+OUT = SRC / "reading/alignment_gate.json"
 EVAL_OUT = SRC / "evaluation_folds/alignment_gate.json"
 DEPTH = 20
 COVERS = (0.34, 0.5, 0.67)

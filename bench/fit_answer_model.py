@@ -33,7 +33,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from synthesist.agents.extractive.answer import LABELS, calibration_features
-from synthesist.agents.extractive.answer_features import features
+from synthesist.reading.answer_features import features
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
 OUT = SRC / "agents/extractive/answer_model.json"

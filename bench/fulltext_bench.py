@@ -43,9 +43,7 @@ from _shared import require
 
 from synthesist import api
 from synthesist.agents.cards import full_text_lines
-from synthesist.agents.extractive.text import terms
 from synthesist.agents.passage_rank import PassageRanker, card_lines
-from synthesist.agents.studies import read_study, source_text
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import ModelSettings, Settings, load_settings
 from synthesist.errors import ParseError
@@ -54,6 +52,8 @@ from synthesist.memory import open_chroma
 from synthesist.memory.embeddings import content_hash
 from synthesist.memory.library_index import library_texts
 from synthesist.models import Evidence
+from synthesist.reading.studies import read_study, source_text
+from synthesist.reading.text import terms
 from synthesist.testing.openai_server import ScriptedChatServer
 from synthesist.tools.jats import article_evidence, read_jats_file
 from synthesist.tools.library import load_library

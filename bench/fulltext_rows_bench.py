@@ -34,10 +34,10 @@ from pathlib import Path
 from _shared import require
 
 from synthesist import api
-from synthesist.agents.studies import source_text
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
 from synthesist.memory import open_chroma
+from synthesist.reading.studies import source_text
 
 FOLDER = "corpus/rct_fulltext"
 

@@ -8,7 +8,7 @@ Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials; validati
 ``PYTHONHASHSEED`` (L-BFGS from zero on convex losses; no sampling; one BLAS thread, as above; features that sum
 over a set of words use ``math.fsum``, whose result does not depend on the set's order).
 
-1. The passage ranker: a linear score over :data:`~synthesist.agents.studies.learned.RANK_FEATURES` and the
+1. The passage ranker: a linear score over :data:`~synthesist.reading.studies.learned.RANK_FEATURES` and the
    tagged words of each unit that names the outcome, fitted listwise per train prompt (the units a clinician
    marked as the evidence are the positives; prompts whose marked text is in no unit are left out).
 2. The direction model: a softmax over the tagged words and rule features of each clinician's marked text,
@@ -17,7 +17,7 @@ over a set of words use ``math.fsum``, whose result does not depend on the set's
 3. The threshold: on the validation split, the highest probability below which answering ``not_reported`` costs
    at most :data:`ABSTAIN_COST` of accuracy (a guess below it is as often wrong as right).
 4. Whether an article tests a comparison: a logistic model over
-   :data:`~synthesist.agents.studies.learned.ADDRESS_FEATURES` of each train article with its own questions
+   :data:`~synthesist.reading.studies.learned.ADDRESS_FEATURES` of each train article with its own questions
    (yes) and with other train articles' questions whose outcome it mentions (no), each asked twice: as written,
    and with no comparator (a research question often names only its exposure: "Is obesity associated with worse
    asthma?"; without those rows, an article that never names the exposure passed on its vacuous comparator
@@ -41,9 +41,12 @@ import numpy as np
 from _shared import macro_f1, require
 from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
 
-from synthesist.agents.studies.arms import ArmTerms, abbreviations, terms
-from synthesist.agents.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
-from synthesist.agents.studies.learned import (
+from synthesist.models import Evidence
+from synthesist.reading.fitting import fit_listwise, fit_softmax
+from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
+from synthesist.reading.studies.arms import ArmTerms, abbreviations, terms
+from synthesist.reading.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
+from synthesist.reading.studies.learned import (
     ADDRESS_FEATURES,
     RANK_FEATURES,
     RULE_FEATURES,
@@ -55,11 +58,8 @@ from synthesist.agents.studies.learned import (
     readings,
     tagged,
 )
-from synthesist.agents.studies.passages import Unit
-from synthesist.agents.studies.verify import source_text
-from synthesist.models import Evidence
-from synthesist.reading.fitting import fit_listwise, fit_softmax
-from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
+from synthesist.reading.studies.passages import Unit
+from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import StudyReader
 from synthesist.study import DirectionQuery
 

@@ -9,8 +9,8 @@ import re
 
 from synthesist.agents.citations import MARKER
 from synthesist.agents.extractive.reading import read
-from synthesist.agents.extractive.text import strip_terminal
 from synthesist.models import PREPRINT_LABEL, Evidence, Identifiers, SourceLink, TrialInfo
+from synthesist.reading.text import strip_terminal
 
 QUESTION = "Does metformin reduce the risk of breast cancer in women with type 2 diabetes?"
 INJECTION = (

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from extractive_samples import META_ANALYSIS, QUESTION
 
-from synthesist.agents.extractive.alignment import fitted_gate, using_gate
 from synthesist.agents.extractive.answer import item_verdict, load_model, using_models
-from synthesist.agents.extractive.answer_features import features
 from synthesist.agents.extractive.reading import read
 from synthesist.cli import main
 from synthesist.errors import BadInputError
 from synthesist.evaluation import MAPPED, Scored, load_folds, load_questions, macro_f1, summary_lines
+from synthesist.reading.alignment import fitted_gate, using_gate
+from synthesist.reading.answer_features import features
 
 
 def _scored(gold: str, predicted: str, *, cited: bool = True, rounds: int = 2) -> Scored:
@@ -119,5 +119,5 @@ def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> N
     assert [g.answers for g in folds.gates] == [g["answers"] for g in raw["fold_gates"]]
     with using_gate(folds.gates[4]):
         assert fitted_gate() == folds.gates[4]
-    shipped = resources.files("synthesist.agents.extractive").joinpath("alignment_gate.json").read_text()
+    shipped = resources.files("synthesist.reading").joinpath("alignment_gate.json").read_text()
     assert "fold" not in shipped

@@ -42,8 +42,9 @@ def test_faces_import_only_the_api_leaves_and_other_faces() -> None:
 
 
 def test_the_reading_core_stands_below_the_agents_and_imports_only_leaves() -> None:
-    """reading/ (the learned models) is imported by agents and imports none of them (docs/architecture/studies.md)."""
-    files = sorted((PACKAGE / "reading").glob("*.py"))
+    """reading/ (the reading core: text primitives, the readers, the learned models; reading/studies/ too) is imported
+    by agents and imports none of them (docs/architecture/overview.md, studies.md)."""
+    files = sorted((PACKAGE / "reading").rglob("*.py"))
     assert files
     above = {str(path.relative_to(PACKAGE)): sorted(_internal_imports(path) - set(LEAVES)) for path in files}
     assert {name: modules for name, modules in above.items() if modules} == {}

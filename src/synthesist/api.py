@@ -29,9 +29,6 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agents.extractive.alignment import Gate as AlignmentGate
-from .agents.extractive.alignment import gate_from as alignment_gate_from
-from .agents.extractive.alignment import using_gate as using_alignment_gate
 from .agents.extractive.answer import LABELS as ANSWER_LABELS
 from .agents.extractive.answer import AnswerModel, answer_model_from
 from .agents.extractive.answer import using_models as using_answer_models
@@ -67,6 +64,9 @@ from .lookups import (
 )
 from .models import Evidence, ResearchResult
 from .orchestrator.runner import RunControl
+from .reading.alignment import Gate as AlignmentGate
+from .reading.alignment import gate_from as alignment_gate_from
+from .reading.alignment import using_gate as using_alignment_gate
 from .redaction import REDACTED, scrub
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
 from .runs import PruneOutcome, RunInfo, parse_duration, parse_origins

@@ -17,7 +17,6 @@ from typing import Literal
 
 from .agents.llm import LLM, build_model
 from .agents.model_spec import parse_model_spec
-from .agents.studies import answer_query, read_study, verify_record
 from .agents.studies.forest import forest_svg
 from .agents.studies.llm_reader import llm_study_record
 from .agents.studies.table import EvidenceRow, evidence_csv, evidence_rows, table_rows
@@ -31,6 +30,7 @@ from .memory.health import StoreHealth
 from .memory.health import check_store as _check_store
 from .memory.library_index import LibraryHit
 from .models import SOURCE_NAMES, Evidence, ResearchResult, SearchResult
+from .reading.studies import answer_query, read_study, verify_record
 from .session import Session
 from .study import DirectionQuery, OutcomeResult, StudyRecord
 from .tools.fulltext import FullTextClient, article_pmcid

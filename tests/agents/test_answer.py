@@ -13,17 +13,17 @@ import numpy as np
 import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
-from synthesist.agents.extractive.alignment import align, fitted_gate
 from synthesist.agents.extractive.answer import answer_model_from, item_verdict, load_model, using_models
-from synthesist.agents.extractive.answer_features import FEATURES, features
 from synthesist.agents.extractive.bottom_line import strength, write_answer
-from synthesist.agents.extractive.designs import Design
-from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.reading import read
 from synthesist.agents.report import validate_answer
 from synthesist.agents.report_format import render_markdown
-from synthesist.agents.sufficiency import is_yes_no
 from synthesist.models import Answer, ResearchReport
+from synthesist.reading.alignment import align, fitted_gate
+from synthesist.reading.answer_features import FEATURES, features
+from synthesist.reading.designs import Design
+from synthesist.reading.frame import frame_of
+from synthesist.reading.question import is_yes_no
 
 
 def test_yes_no_questions_are_told_from_open_ones() -> None:

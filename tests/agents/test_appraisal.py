@@ -10,12 +10,12 @@ from cli_runner import run_cli
 from test_conflicts import COVARIATE, ESOPHAGUS, GIST, NULL, REDUCED, SURGERY, VITAMIN_D, items_of, library
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, with_conflicts
-from synthesist.agents.extractive.alignment import align
-from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.report import code_built
 from synthesist.agents.report_format import render_markdown
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Answer, ReportSection, ResearchReport
+from synthesist.reading.alignment import align
+from synthesist.reading.frame import frame_of
 from synthesist.testing import FixtureServer, Reply
 
 

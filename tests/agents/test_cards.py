@@ -9,13 +9,13 @@ from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, TRIAL_RECORD
 
 from synthesist.agents.cards import evidence_card
 from synthesist.agents.citations import MARKER
-from synthesist.agents.extractive.alignment import align
 from synthesist.agents.extractive.bottom_line import write_answer
-from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.extractive.reading import read
-from synthesist.agents.extractive.text import split_sentences
 from synthesist.models import Evidence
 from synthesist.prompts import TRUNCATED_MARK
+from synthesist.reading.alignment import align
+from synthesist.reading.frame import frame_of
+from synthesist.reading.text import split_sentences
 
 CAP = 600
 

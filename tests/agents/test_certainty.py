@@ -8,8 +8,8 @@ from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library
 
 from synthesist.agents.appraisal import graded_answer, with_answer_strength
 from synthesist.agents.certainty import OutcomeEvidence, grade
-from synthesist.agents.studies import read_study
 from synthesist.models import Answer, Evidence, PooledEstimate, RegistrationFlag
+from synthesist.reading.studies import read_study
 from synthesist.registrations import trial_links
 from synthesist.study import Count, Effect, OutcomeResult, StudyRecord
 

@@ -1,12 +1,12 @@
-"""What a clause compares (agents/studies/compared.py): the common ways a trial or a cohort states a comparison are
+"""What a clause compares (reading/studies/compared.py): the common ways a trial or a cohort states a comparison are
 read as comparing the factor; a factor named as a measure, a time, the population or a covariate is not."""
 
 from __future__ import annotations
 
 import pytest
 
-from synthesist.agents.extractive.text import terms
-from synthesist.agents.studies.compared import compared, listed_together, only_a_group
+from synthesist.reading.studies.compared import compared, listed_together, only_a_group
+from synthesist.reading.text import terms
 
 
 @pytest.mark.parametrize(("clause", "factor"), [

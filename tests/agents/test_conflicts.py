@@ -10,12 +10,12 @@ import pytest
 
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
 from synthesist.agents.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
-from synthesist.agents.extractive.alignment import align
-from synthesist.agents.extractive.frame import frame_of
 from synthesist.agents.judge import inconsistent
-from synthesist.agents.studies.naming import names_comparison
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
+from synthesist.reading.alignment import align
+from synthesist.reading.frame import frame_of
+from synthesist.reading.studies.naming import names_comparison
 from synthesist.study import DirectionQuery
 
 SURGERY = "Does surgery affect survival?"

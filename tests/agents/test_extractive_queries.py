@@ -5,7 +5,7 @@ from __future__ import annotations
 from extractive_samples import QUESTION, RICH
 
 from synthesist.agents.extractive.queries import MAX_PER_SOURCE, normalise_query, plan_queries
-from synthesist.agents.extractive.question import question_terms
+from synthesist.reading.question import question_terms
 
 SOURCES = ("pubmed", "trials", "preprints")
 

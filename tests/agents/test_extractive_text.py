@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from extractive_samples import CELL_STUDY, INJECTED_COHORT, INJECTION, META_ANALYSIS, MOUSE_STUDY, NULL_TRIAL, article
 
-from synthesist.agents.extractive.designs import Design
-from synthesist.agents.extractive.entities import interventions_in, is_drug_like, targets_in, trial_interventions
 from synthesist.agents.extractive.reading import read
-from synthesist.agents.extractive.text import split_sentences
-from synthesist.agents.extractive.vocabulary import is_instruction, is_null_result, states_mechanism
 from synthesist.models import TrialInfo
+from synthesist.reading.designs import Design
+from synthesist.reading.entities import interventions_in, is_drug_like, targets_in, trial_interventions
+from synthesist.reading.text import split_sentences
+from synthesist.reading.vocabulary import is_instruction, is_null_result, states_mechanism
 
 
 def test_sentences_keep_section_labels_and_survive_abbreviations_decimals_and_p_values() -> None:

@@ -1,4 +1,4 @@
-"""What one study found on the question's comparison (agents/studies/finding.py, naming.py), sentence by sentence:
+"""What one study found on the question's comparison (reading/studies/finding.py, naming.py), sentence by sentence:
 each rule on invented abstracts written the way trials and cohorts state their results, and each way a study is not
 held to one."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from synthesist.agents.studies.direction import read_direction
-from synthesist.agents.studies.finding import comparator_of, finding_of
-from synthesist.agents.studies.naming import class_members, distinctive, exposure_names, part_core
 from synthesist.models import Evidence
+from synthesist.reading.studies.direction import read_direction
+from synthesist.reading.studies.finding import comparator_of, finding_of
+from synthesist.reading.studies.naming import class_members, distinctive, exposure_names, part_core
 from synthesist.study import Arm, DirectionQuery, StudyRecord
 
 

@@ -7,11 +7,11 @@ from importlib import resources
 
 import pytest
 
-from synthesist.agents.extractive.alignment import Gate, align, fitted_gate, using_gate
 from synthesist.agents.extractive.bottom_line import leans_on_previous, with_context
-from synthesist.agents.extractive.frame import frame_of
-from synthesist.agents.extractive.text import split_sentences
 from synthesist.models import Evidence
+from synthesist.reading.alignment import Gate, align, fitted_gate, using_gate
+from synthesist.reading.frame import frame_of
+from synthesist.reading.text import split_sentences
 
 
 @pytest.mark.parametrize(("question", "kind", "yes_no", "exposure", "outcomes", "population"), [
@@ -120,7 +120,7 @@ def test_a_sentence_that_leans_on_the_one_before_brings_it_along() -> None:
 
 
 def test_the_shipped_gate_is_in_force_unless_another_is_put_in_place() -> None:
-    shipped = json.loads(resources.files("synthesist.agents.extractive").joinpath("alignment_gate.json").read_text())
+    shipped = json.loads(resources.files("synthesist.reading").joinpath("alignment_gate.json").read_text())
     assert set(shipped) == {"cover", "weight", "answers", "strong", "floor", "depth"}
     assert fitted_gate() == Gate(**{k: shipped[k] for k in ("cover", "weight", "answers", "strong", "floor")})
     other = Gate(cover=0.9, answers=0.99)

@@ -1,4 +1,4 @@
-"""The learned study reader (agents/studies/learned.py, reading/): its contracts on any article, its figures on
+"""The learned study reader (reading/studies/learned.py, reading/): its contracts on any article, its figures on
 trials it never saw (Evidence Inference 2.0's validation split), and its training being reproducible."""
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synthesist.agents.studies import answer_query
-from synthesist.agents.studies.direction import read_direction
-from synthesist.agents.studies.learned import (
+from synthesist.errors import SynthesistError
+from synthesist.models import Evidence
+from synthesist.reading.fitting import fit_listwise, fit_softmax
+from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
+from synthesist.reading.studies import answer_query
+from synthesist.reading.studies.direction import read_direction
+from synthesist.reading.studies.learned import (
     ADDRESS_FEATURES,
     RANK_FEATURES,
     RULE_FEATURES,
     readings,
     shipped_reader,
 )
-from synthesist.errors import SynthesistError
-from synthesist.models import Evidence
-from synthesist.reading.fitting import fit_listwise, fit_softmax
-from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.study_reader import StudyReader
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats

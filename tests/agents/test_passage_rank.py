@@ -12,11 +12,11 @@ from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, TRIAL_RECORD
 
 from synthesist.agents.cards import cards_for, carried_passages, full_text_lines, prompt_cards
 from synthesist.agents.claims import SupportChecker, claims_in
-from synthesist.agents.extractive.text import terms
 from synthesist.agents.passage_rank import SHORTLIST, PassageRanker, body_units, candidates
 from synthesist.config import ModelSettings, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, open_chroma
 from synthesist.models import Evidence
+from synthesist.reading.text import terms
 from synthesist.tools.jats import article_evidence, read_jats_file
 
 pytestmark = pytest.mark.shared

@@ -10,11 +10,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from synthesist.agents.studies import answer_query, read_study, verify_record
-from synthesist.agents.studies.direction import ranked_units, read_direction
-from synthesist.agents.studies.effects import read_effect, significance
 from synthesist.errors import ParseError
 from synthesist.models import Evidence, Passage, TrialInfo, TrialOutcome
+from synthesist.reading.studies import answer_query, read_study, verify_record
+from synthesist.reading.studies.direction import ranked_units, read_direction
+from synthesist.reading.studies.effects import read_effect, significance
 from synthesist.study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file
 
@@ -101,7 +101,7 @@ def test_the_effect_comes_with_the_quote(trial: Evidence):
      "no_difference"),
 ])
 def test_the_rule_reader_reads_who_changed_and_whether_it_was_significant(sentence: str, direction: str):
-    """The rule reader's verdict is one of the learned reader's features (agents/studies/learned.py)."""
+    """The rule reader's verdict is one of the learned reader's features (reading/studies/learned.py)."""
     query = DirectionQuery(intervention="ketamine", comparator="placebo", outcome="pain scores")
 
     assert read_direction(sentence, query)[0] == direction

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from synthesist.memory.bm25 import BM25Index, stem, tokenize
+from synthesist.memory.bm25 import BM25Index
+from synthesist.reading.text import stem, tokenize
 
 
 def test_tokenize_lowercases_and_drops_stop_words() -> None:

@@ -13,7 +13,6 @@ from memory_samples import PREPRINT, PUBLISHED, RELATED, UNRELATED, make_evidenc
 
 from synthesist.config import Settings
 from synthesist.memory import Embedder, ResearchMemory, open_chroma
-from synthesist.memory.bm25 import tokenize
 from synthesist.memory.documents import evidence_text
 from synthesist.memory.run_collection import run_collection_name
 from synthesist.memory.store import (
@@ -24,6 +23,7 @@ from synthesist.memory.store import (
     release_stores,
 )
 from synthesist.models import Evidence, MemorySnapshot, TokenUsage
+from synthesist.reading.text import tokenize
 
 
 class CountingEmbedder(Embedder):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from synthesist.agents.studies import read_study
 from synthesist.config import Settings, with_overrides
 from synthesist.errors import ParseError, SourceError, SourceTimeoutError
 from synthesist.models import TrialOutcome
+from synthesist.reading.studies import read_study
 from synthesist.testing import FixtureServer, Reply
 from synthesist.tools.clinicaltrials import (
     FIELDS,

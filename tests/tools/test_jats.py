@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from synthesist.agents.extractive.text import split_sentences
 from synthesist.errors import ParseError, UnsafeDocumentError
+from synthesist.reading.text import section_role, split_sentences
 from synthesist.tools import jats
-from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file, section_role
+from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRIAL = FIXTURES / "jats_trial.nxml"

@@ -2,17 +2,17 @@
 items that answer the question.
 
 The LLM report fills :class:`~synthesist.models.QuestionFrame` in its output tool (``frame``); :func:`checked_frame`
-keeps it only when its parts come from the question (a model may not invent an outcome the question never named)
-and otherwise uses the extractive frame (:func:`~.extractive.frame.frame_of`). Alignment is always computed in code
-(:mod:`.extractive.alignment`, over titles and abstracts), and :func:`aligned` adds what full texts show: a trial
-whose abstract never names the question's arms, but whose full text the study reader (:mod:`.studies.learned`)
-finds testing the comparison and reporting the outcome, answers with that passage as its finding, and every
-answering full text carries its finding, which the answer reads as the evidence table does (one study, one
-reading); one that answered by its closeness to the question alone, and whose full text never tests the
-comparison, is only related. :func:`gate_answer` then holds any answer — the model's or the extractive engine's —
-to the rule: a verdict rests on items that answer; resting only on indirect ones lowers the strength and marks it;
-resting on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no
-verdict. Every change is stated in ``answer.gate``.
+keeps it only when its parts come from the question (a model may not invent an outcome the question never named) and
+otherwise uses the extractive frame (:func:`~synthesist.reading.frame.frame_of`). Alignment is always computed in code
+(:mod:`synthesist.reading.alignment`, over titles and abstracts), and :func:`aligned` adds what full texts show: a trial
+whose abstract never names the question's arms, but whose full text the study reader
+(:mod:`synthesist.reading.studies.learned`) finds testing the comparison and reporting the outcome, answers with that
+passage as its finding, and every answering full text carries its finding, which the answer reads as the evidence table
+does (one study, one reading); one that answered by its closeness to the question alone, and whose full text never tests
+the comparison, is only related. :func:`gate_answer` then holds any answer — the model's or the extractive engine's — to
+the rule: a verdict rests on items that answer; resting only on indirect ones lowers the strength and marks it; resting
+on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no verdict. Every
+change is stated in ``answer.gate``.
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ from functools import lru_cache
 
 from ..memory import ResearchMemory
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
+from ..reading.alignment import align_all
+from ..reading.frame import frame_of
+from ..reading.studies.learned import answer_query
+from ..reading.text import terms
 from ..study import DirectionQuery
 from .citations import cited_ids
-from .extractive.alignment import align_all
 from .extractive.answer import STRENGTHS
 from .extractive.bottom_line import strength
-from .extractive.frame import frame_of
 from .extractive.gate import missing_statement
 from .extractive.reading import read
 from .extractive.relevance import question_relevance
-from .extractive.text import terms
-from .studies.learned import answer_query
 
 NOT_YES_NO = frozenset({"mechanism", "prevalence", "descriptive"})
 FULL_TEXTS_READ = 12
@@ -105,8 +105,8 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
 @lru_cache(maxsize=512)
 def _full_text_reading(item: Evidence, query: DirectionQuery) -> tuple[bool, FullTextFinding | None]:
     """Whether the item's full text tests ``query``'s comparison, and what the study reader finds there on its
-    outcome; no finding when the reading is unclear (:func:`.studies.learned.answer_query`, which gives an article
-    that does not test the comparison no quote at all)."""
+    outcome; no finding when the reading is unclear (:func:`synthesist.reading.studies.learned.answer_query`, which
+    gives an article that does not test the comparison no quote at all)."""
     result = answer_query(item, query)
     if result.direction == "not_reported":
         return bool(result.quote), None

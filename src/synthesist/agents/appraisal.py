@@ -27,14 +27,14 @@ from ..models import (
     ReportSection,
     ResearchReport,
 )
+from ..reading.studies.learned import answer_query
+from ..reading.studies.record import read_study
+from ..reading.text import terms
 from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from .certainty import LEVELS, OutcomeEvidence, grade
 from .conflicts import detect_conflicts
-from .extractive.text import terms
-from .studies.learned import answer_query
 from .studies.pooling import pooled_estimate
-from .studies.record import read_study
 from .studies.table import evidence_rows
 
 __all__ = ["CONFLICTS_HEADING", "appraised", "conflicts_section", "mixed_answer", "with_conflicts"]

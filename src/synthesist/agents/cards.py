@@ -31,15 +31,15 @@ from ..config import ModelSettings
 from ..memory import Embedder
 from ..models import Evidence
 from ..prompts import TRUNCATED_MARK
+from ..reading.designs import Design
+from ..reading.studies.passages import units
+from ..reading.text import terms
 from .citations import MARKER
 from .extractive.bottom_line import with_context
-from .extractive.designs import Design
 from .extractive.findings import answer_score
 from .extractive.reading import TITLE, read
-from .extractive.text import terms
 from .extractive.trials import trial_sentence
 from .passage_rank import CARD_LINES, card_lines, ranker_for
-from .studies.passages import units
 
 TITLE_CHARS = 200
 

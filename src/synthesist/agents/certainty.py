@@ -38,9 +38,9 @@ from ..models import (
     RegistrationFlag,
     TrialLink,
 )
+from ..reading.studies.effects import significance
 from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
-from .studies.effects import significance
 
 __all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "grade"]
 

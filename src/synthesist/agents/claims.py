@@ -36,8 +36,8 @@ import numpy as np
 from ..memory import Embedder
 from ..models import Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
 from ..prompts import Boundary, render
+from ..reading.text import split_sentences, terms
 from .citations import MARKER, SENTENCE_END, cited_ids
-from .extractive.text import split_sentences, terms
 from .extractive.trials import trial_sentence
 from .llm import LLM
 from .passage_rank import body_units, shortlist

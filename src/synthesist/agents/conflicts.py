@@ -1,10 +1,10 @@
 """Where the evidence disagrees: pairs of items that address the same question part and find opposite things.
 
 Two items conflict when both address the question part (:func:`addresses_part`: the frame's exposure and outcome,
-whether or not the alignment gate finds them close enough to the whole question to *answer* it — a study of surgery
-and survival in another cancer still speaks to "does surgery improve survival?"), and what each found on it
-(:func:`.studies.finding.finding_of`: a clear change or a stated null, read from the study's own statements that name
-the exposure and the outcome) is either
+whether or not the alignment gate finds them close enough to the whole question to *answer* it — a study of surgery and
+survival in another cancer still speaks to "does surgery improve survival?"), and what each found on it
+(:func:`synthesist.reading.studies.finding.finding_of`: a clear change or a stated null, read from the study's own
+statements that name the exposure and the outcome) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased; only for an exposure with a
   side — "sex" has none, "male sex" raising mortality and "female sex" raising it both read as an increase), or
@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
+from ..reading.studies.finding import finding_of
+from ..reading.studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, distinctive, part_core
+from ..reading.text import terms
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
-from .extractive.text import terms
-from .studies.finding import finding_of
-from .studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, distinctive, part_core
 
 __all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query",
            "side_of"]
@@ -98,12 +98,12 @@ def _comparable(exposure: str, outcome: str) -> bool:
 
 def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure: str | None = None) -> bool:
     """The item addresses the question part a conflict is about: the exposure and the outcome, each addressed (the
-    outcome in full, no surrogate), whatever its closeness to the question as a whole — a study of surgery and
-    survival in another cancer is *related* to "does surgery improve survival?" by the alignment gate, and its
-    finding can still contradict the answer's. The exposure must be there in every word (under its best synonym),
-    or, given the ``item`` and the ``exposure``, in every distinctive word (:func:`.studies.naming.distinctive`:
-    "hormone" of "postmenopausal hormone replacement therapy"). :func:`detect_conflicts` then reads what each found,
-    and each finding must name the exposure itself."""
+    outcome in full, no surrogate), whatever its closeness to the question as a whole — a study of surgery and survival
+    in another cancer is *related* to "does surgery improve survival?" by the alignment gate, and its finding can still
+    contradict the answer's. The exposure must be there in every word (under its best synonym), or, given the ``item``
+    and the ``exposure``, in every distinctive word (:func:`synthesist.reading.studies.naming.distinctive`: "hormone" of
+    "postmenopausal hormone replacement therapy"). :func:`detect_conflicts` then reads what each found, and each finding
+    must name the exposure itself."""
     part = next((p for p in alignment.parts if p.part == "exposure" and p.addressed and not p.surrogate), None)
     if part is None or not any(p.part == "outcome" and p.addressed and not p.surrogate for p in alignment.parts):
         return False
@@ -116,7 +116,8 @@ def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure:
 
 def side_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord] | None = None
             ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
-    """What ``item`` found for the query as one side of a conflict (:func:`.studies.finding.finding_of`), or None."""
+    """What ``item`` found for the query as one side of a conflict
+    (:func:`synthesist.reading.studies.finding.finding_of`), or None."""
     found = finding_of(item, query, records)
     if found is None:
         return None

@@ -17,12 +17,12 @@ from dataclasses import replace
 from ..memory import ResearchMemory
 from ..models import Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
+from ..reading.frame import frame_of
 from .answer_gate import aligned
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .cards import round_cards
 from .citations import validate_model
 from .conflicts import detect_conflicts, resolving_query
-from .extractive.frame import frame_of
 from .extractive.gate import gate_assessment
 from .extractive.judge import assess
 from .extractive.relevance import question_relevance

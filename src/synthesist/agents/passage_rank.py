@@ -1,15 +1,15 @@
 """Passage ranking: which sentences and table rows of an item's full text a card carries for a question.
 
-An item read from a full text (JATS, :attr:`Evidence.passages`) is too long for a prompt; its card adds the few
-units (:func:`~.studies.passages.units`: one sentence of a paragraph, or one table row with its caption and header)
-that best answer the question. Term overlap alone is a poor judge of that: a table row names its outcome in one
-cell and its numbers in the others, and the sentence that repeats most of the question's words is often the one
-that describes the methods, not the one that reports the result. So the units are ranked by meaning, with the
-run's own embedder (all-MiniLM-L6-v2): each unit is embedded once (its text is the key of the embedder's caches —
-in the process and, in a run, in the persistent vector cache, so a resumed run or a later round does not encode it
-again), and scored against the question and against the frame's outcome (what the question asks about the
-exposure; the abstract on the card already names the exposure). Results and tables come first: a unit from a
-Results section or a table gains :data:`RESULTS_BONUS`, since the card's full-text lines are there for the numbers.
+An item read from a full text (JATS, :attr:`Evidence.passages`) is too long for a prompt; its card adds the few units
+(:func:`~synthesist.reading.studies.passages.units`: one sentence of a paragraph, or one table row with its caption and
+header) that best answer the question. Term overlap alone is a poor judge of that: a table row names its outcome in one
+cell and its numbers in the others, and the sentence that repeats most of the question's words is often the one that
+describes the methods, not the one that reports the result. So the units are ranked by meaning, with the run's own
+embedder (all-MiniLM-L6-v2): each unit is embedded once (its text is the key of the embedder's caches — in the process
+and, in a run, in the persistent vector cache, so a resumed run or a later round does not encode it again), and scored
+against the question and against the frame's outcome (what the question asks about the exposure; the abstract on the
+card already names the exposure). Results and tables come first: a unit from a Results section or a table gains
+:data:`RESULTS_BONUS`, since the card's full-text lines are there for the numbers.
 
 Only units a card may show are ranked: the body's results and unlabelled ("other") sections and their tables; the
 abstract is on the card already, methods, introduction and discussion do not report what was found, and figure
@@ -27,9 +27,9 @@ import numpy as np
 
 from ..memory import Embedder
 from ..models import Evidence
-from .extractive.frame import frame_of
-from .extractive.text import terms
-from .studies.passages import Unit, units
+from ..reading.frame import frame_of
+from ..reading.studies.passages import Unit, units
+from ..reading.text import terms
 
 RESULTS_BONUS = 0.05
 """What a results sentence or a table row gains over a unit of an unlabelled section (measured on the full-text

@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping
 from ..identity import web_url
 from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
+from ..reading.text import ended
 from ..titles import display_title
 from .appraisal_format import appraisal_lines
 from .citations import replace_markers
-from .extractive.text import ended
 from .markdown_text import inert, link_url
 from .studies.table import evidence_rows, markdown_table
 

@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..config import RunSettings
 from ..models import JudgeAssessment
+from ..reading.question import is_yes_no
 
 QuestionType = Literal["clinical", "mechanism", "open"]
 Dimension = Literal["mechanism", "clinical"]
@@ -23,10 +24,6 @@ _MECHANISM = re.compile(
     r"molecular|receptors?|targets?|through which|mode of action|biolog\w* basis)\b",
     re.IGNORECASE,
 )
-_YES_NO = re.compile(
-    r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
-)
-_OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 REQUIRED: dict[str, tuple[Dimension, ...]] = {
     "clinical": ("clinical",),
     "mechanism": ("mechanism",),
@@ -37,15 +34,6 @@ WHY = {
     "mechanism": "a mechanism question needs mechanistic evidence; no clinical score is required",
     "open": "an open question needs both mechanistic and clinical evidence",
 }
-
-
-def is_yes_no(question: str) -> bool:
-    """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
-    auxiliary verb, or it is a question none of whose parts opens with a wh-word ("Aripiprazole: a new risk factor
-    for pathological gambling?"). A bare topic ("metformin and cancer incidence") is not."""
-    parts = [part.strip(" \"'") for part in re.split(r"[:.?]|--", question) if part.strip(" \"'")]
-    return any(_YES_NO.match(part) for part in parts) or (
-        "?" in question and not any(_OPEN.match(part) for part in parts))
 
 
 def question_type(question: str) -> QuestionType:

@@ -4,7 +4,7 @@ Importing this package is cheap: the embedding model (torch) is imported the fir
 """
 
 from .bibliography import format_bibliography
-from .bm25 import BM25Index, tokenize
+from .bm25 import BM25Index
 from .embeddings import Embedder, EmbeddingModelError, VectorCache, content_hash
 from .library_index import IndexStats, LibraryHit, LibraryIndex, library_name
 from .owner import repair_command
@@ -39,6 +39,5 @@ __all__ = [
     "repair_command",
     "drop_run_collection",
     "run_collections",
-    "tokenize",
     "use_memory",
 ]

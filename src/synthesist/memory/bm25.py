@@ -1,10 +1,5 @@
-"""Okapi BM25 over a growing set of documents, with a tokenizer fit for biomedical text.
-
-The tokenizer lowercases, keeps runs of letters and digits (Greek letters included) and hyphenated terms, and drops
-English stop words. A hyphenated term is indexed whole *and* by its parts, so ``IL-6`` matches ``il-6`` and
-``il 6``, and ``anti-inflammatory`` matches ``inflammatory``. A light suffix stemmer folds inflections and common
-derivations (``cells``/``cell``, ``prostatic``/``prostate``), which lifted top-1 retrieval on the PubMedQA dev
-questions from 97.0% to 97.8% for BM25 alone (docs/benchmarks.md).
+"""Okapi BM25 over a growing set of documents. Documents and queries are token lists from the reading core's
+tokenizer (:func:`synthesist.reading.text.tokenize`: lowercased, stop words dropped, lightly stemmed).
 
 Scoring is the Lucene flavour of BM25: ``idf = ln(1 + (N − df + 0.5) / (df + 0.5))`` (never negative), term
 frequency saturated by ``k1`` and normalised by document length with ``b``.
@@ -13,66 +8,17 @@ frequency saturated by ``k1`` and normalised by document length with ``b``.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-_TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
-
-STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are aren't as at be because been before being below
-    between both but by can could did do does doing down during each either et etc few for from further had has have
-    having he her here hers herself him himself his how however i if in into is it its itself just may me might more
-    most must my myself no nor not now of off on once only or other our ours ourselves out over own per same she
-    should so some such than that the their theirs them themselves then there these they this those through thus to
-    too under until up upon us very via was we were what when where whether which while who whom why will with within
-    without would yet you your yours yourself yourselves""".split()
-)
-"""English function words. Negations (``no``, ``not``) carry no topic, so they go too; ``vs`` and digits stay."""
-
-
-_SUFFIXES = tuple(
-    sorted(
-        """ically ical ic al ous ive ness ment ments ation ations ity ities ing ings ed es s ly ia y e ist ists
-        ism""".split(),
-        key=len,
-        reverse=True,
-    )
-)
-
-
-def stem(word: str) -> str:
-    """Strip one common English suffix, leaving at least four letters: ``prostatic``/``prostate`` → ``prostat``,
-    ``diabetes``/``diabetic`` → ``diabet``. Crude, but applied alike to queries and documents."""
-    if len(word) <= 4 or not word.isalpha():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercased content words of ``text``; hyphenated terms yield the whole term and each part."""
-    tokens: list[str] = []
-    for match in _TOKEN.finditer(text.lower()):
-        term = match.group()
-        if "-" in term:
-            parts = [stem(part) for part in term.split("-") if part not in STOP_WORDS]
-            tokens.append("-".join(parts) if parts else term)
-            tokens.extend(parts)
-        elif term not in STOP_WORDS:
-            tokens.append(stem(term))
-    return tokens
-
 
 class BM25Index:
     """An Okapi BM25 index whose documents can be appended and replaced in place.
 
-    Documents are token lists (see :func:`tokenize`), addressed by their position. Statistics (N, df, average
-    length) are read at query time, so adding a document never requires a rebuild.
+    Documents are token lists (see :func:`synthesist.reading.text.tokenize`), addressed by their position.
+    Statistics (N, df, average length) are read at query time, so adding a document never requires a rebuild.
     """
 
     def __init__(self, documents: Iterable[Sequence[str]] = (), *, k1: float = 1.2, b: float = 0.75) -> None:

@@ -27,8 +27,9 @@ import numpy as np
 from ..config import MemorySettings
 from ..errors import MemoryStoreError
 from ..models import Citation, Evidence, Passage
+from ..reading.text import tokenize
 from .bibliography import format_bibliography
-from .bm25 import BM25Index, tokenize
+from .bm25 import BM25Index
 from .documents import PASSAGE_ROLES, evidence_text, passage_text
 from .embeddings import Embedder
 from .pool import AddResult, EvidencePool

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..identity import merge_all
 from ..models import Evidence, Frozen
-from .bm25 import BM25Index, tokenize
+from ..reading.text import tokenize
+from .bm25 import BM25Index
 from .documents import HEAD_WORDS, evidence_text, passage_texts
 from .embeddings import Embedder, content_hash
 from .retrieval import ranking, reciprocal_rank_fusion

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..identity import distinct_works, identity_keys, link_keys, merge_evidence, title_key, version_link
 from ..models import Evidence, Frozen
-from .bm25 import BM25Index, tokenize
+from ..reading.text import tokenize
+from .bm25 import BM25Index
 from .documents import evidence_text
 
 Neighbours = Sequence[tuple[str, float]]

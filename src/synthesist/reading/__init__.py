@@ -1,13 +1,18 @@
-"""The reading core's learned models: small linear models trained on clinicians' labels, their vectorisers and
-their shipped weights (JSON package data), below the agents that compute their features and act on them.
+"""The reading core: text read into findings, with no model call, no memory and no rendering.
 
-- :mod:`.linear`: a TF-IDF vectoriser, a softmax classifier and a listwise scorer, loaded and scored with numpy;
-- :mod:`.fitting`: fitting them (scipy's L-BFGS), for training code only;
-- :mod:`.study_reader`: the study reader's passage ranker, direction model and address model
-  (``study_reader.json``);
-- :mod:`.text`: the abbreviations a text defines (the Schwartz–Hearst detector), for every reader that needs them.
+- text primitives: :mod:`.text` (sentences, terms and the tokenizer retrieval shares, section roles),
+  :mod:`.abbreviations` (the Schwartz–Hearst detector), :mod:`.lexicon` (the vocabularies in ``lexicons/*.toml``);
+- the question and an abstract: :mod:`.question`, :mod:`.frame`, :mod:`.entities`, :mod:`.synonyms`,
+  :mod:`.vocabulary`, :mod:`.designs`, :mod:`.answer_features`, :mod:`.alignment` (with ``alignment_gate.json``);
+- a study's full text: :mod:`.studies` (the study record, and what it found for an (intervention, comparator,
+  outcome));
+- learned models: :mod:`.linear` (a TF-IDF vectoriser, softmax and listwise models scored with numpy),
+  :mod:`.fitting` (fitting them with scipy, for training code only), :mod:`.study_reader` (the study reader's
+  weights, ``study_reader.json``).
 
-Imports only leaves (errors) and numpy (scipy when fitting): agents use it, it uses no agent.
+Imports only the leaves (models, study, errors) and numpy: agents, claims, conflicts, certainty and the report use
+it; it uses none of them. Memory's BM25 index and the JATS parser take their tokenizer and section roles from
+:mod:`.text`.
 """
 
 from .study_reader import StudyReader, study_reader

@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..agents.extractive.text import Sentence, split_sentences, terms
 from ..models import Evidence
+from ..reading.text import Sentence, split_sentences, terms
 
 _FRAMES = re.compile(
     r"^(?:in conclusion,?|to conclude,?|overall,?|taken together,?|in summary,?|"

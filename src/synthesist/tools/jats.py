@@ -26,9 +26,10 @@ from pydantic import ValidationError
 from ..errors import ParseError
 from ..identity import evidence_id, make_identifiers
 from ..models import Evidence, Passage, SourceLink, SourceName
+from ..reading.text import section_role
 from .xmlsafe import parse_xml
 
-__all__ = ["MAX_BYTES", "Article", "article_evidence", "parse_jats", "read_jats_file", "section_role"]
+__all__ = ["MAX_BYTES", "Article", "article_evidence", "parse_jats", "read_jats_file"]
 
 MAX_BYTES = 20_000_000
 """The largest JATS document read (the biggest PMC articles are a few MB; 20 MB is far past any real one)."""
@@ -36,16 +37,6 @@ SOURCE = "jats"
 
 _SKIP_INLINE = {"table-wrap", "fig", "table-wrap-group", "fig-group", "supplementary-material", "disp-formula-group"}
 """Children of a paragraph that are passages of their own (or not text), so not part of the paragraph's text."""
-_ROLES: tuple[tuple[str, str], ...] = (
-    ("abstract", "abstract"), ("summary", "abstract"),
-    ("introduction", "introduction"), ("background", "introduction"),
-    ("method", "methods"), ("material", "methods"), ("patients", "methods"), ("participants", "methods"),
-    ("design", "methods"), ("procedure", "methods"), ("statistic", "methods"), ("setting", "methods"),
-    ("intervention", "methods"), ("outcome measure", "methods"), ("randomi", "methods"),
-    ("result", "results"), ("finding", "results"), ("efficacy", "results"), ("safety", "results"),
-    ("discussion", "discussion"), ("limitation", "discussion"), ("comment", "discussion"),
-    ("conclusion", "conclusions"), ("interpretation", "conclusions"),
-)
 _SPACE = re.compile(r"\s+")
 
 
@@ -68,15 +59,6 @@ class Article:
         """The abstract as PubMed gives a structured one: a paragraph per section, led by its label in capitals
         ("INTERPRETATION: …"), so readers know a conclusion (and a funding line) from the rest."""
         return "\n".join(_labelled(p) for p in self.passages if p.role == "abstract")
-
-
-def section_role(title: str) -> str:
-    """What a section is, from its title ("Patients and methods" → ``methods``); ``other`` when unclear."""
-    lowered = title.lower()
-    for cue, role in _ROLES:
-        if cue in lowered:
-            return role
-    return "other"
 
 
 def parse_jats(data: bytes, source: str = SOURCE) -> Article:

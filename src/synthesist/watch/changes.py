@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from ..agents.extractive.designs import study_designs
-from ..agents.extractive.text import split_sentences
 from ..models import Evidence, Frozen, ResearchResult, SourceFailure
+from ..reading.designs import study_designs
+from ..reading.text import split_sentences
 
 RETRACTED_TYPES = frozenset({"retracted publication"})
 """Publication types that mark an item as retracted: PubMed's ``Retracted Publication`` and Europe PMC's

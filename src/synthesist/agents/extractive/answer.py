@@ -1,13 +1,13 @@
 """The yes/no reader: what one item's conclusion says to a question, with a calibrated confidence.
 
-The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last
-two sentences) of the most relevant on-topic item, read by a small logistic regression (yes or no, balanced
-class weights: PubMedQA's *maybe* conclusions read like *yes* ones, and a reader that may say *maybe* is right less
-often; how sure the reading is lives in its calibrated confidence) over cue counts
-(:func:`~.answer_features.features`: negation and its scope over the question's terms, hedging, direction,
-significance, evaluative words, the kind of question asked, question–sentence overlap). Its weights are
-fitted on the PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: the model
-fitted on all rows. A caller may read some items with other fitted models for a while (:func:`using_models`).
+The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last two
+sentences) of the most relevant on-topic item, read by a small logistic regression (yes or no, balanced class weights:
+PubMedQA's *maybe* conclusions read like *yes* ones, and a reader that may say *maybe* is right less often; how sure the
+reading is lives in its calibrated confidence) over cue counts (:func:`~synthesist.reading.answer_features.features`:
+negation and its scope over the question's terms, hedging, direction, significance, evaluative words, the kind of
+question asked, question–sentence overlap). Its weights are fitted on the PubMedQA dev set by
+``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: the model fitted on all rows. A caller may read some
+items with other fitted models for a while (:func:`using_models`).
 
 Each verdict carries a calibrated confidence, P(the verdict is right), from a logistic regression on the top class
 probability, its margin over the runner-up and the winning label (:func:`calibration_features`), fitted on
@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .answer_features import features
-from .designs import Design
+from ...reading.answer_features import features
+from ...reading.designs import Design
 from .reading import Reading
 
 LABELS = ("yes", "no", "maybe")

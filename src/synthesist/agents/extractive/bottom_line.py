@@ -1,9 +1,9 @@
 """The bottom line without a model, from the items that answer the question and from nothing else.
 
-The answer rests on the items the alignment gate (:mod:`.alignment`) labels *answers*; with none, on the
-*indirect* ones, marked as such and downgraded. With neither, the verdict is ``insufficient`` and the statement
-says what is missing (:func:`.gate.missing_statement`) and quotes the closest item, so the reader knows where the
-evidence stops. Related and off-topic items never give a verdict, a sentence or a strength.
+The answer rests on the items the alignment gate (:mod:`synthesist.reading.alignment`) labels *answers*; with none, on
+the *indirect* ones, marked as such and downgraded. With neither, the verdict is ``insufficient`` and the statement says
+what is missing (:func:`.gate.missing_statement`) and quotes the closest item, so the reader knows where the evidence
+stops. Related and off-topic items never give a verdict, a sentence or a strength.
 
 A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); an
 answering item whose full text reports the question's comparison (``Alignment.full_text``, the reading its evidence
@@ -26,12 +26,12 @@ from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ...reading import lexicon
+from ...reading.designs import Design
+from ...reading.text import Sentence
 from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict, text_verdict
-from .designs import Design
 from .findings import cite
 from .gate import missing_statement
 from .reading import TITLE, Reading
-from .text import Sentence
 
 LEANS = lexicon.pattern("bottom_line", "LEANS")
 """Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",

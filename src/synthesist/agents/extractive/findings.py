@@ -12,12 +12,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from ...reading.entities import interventions_in, is_drug_name, trial_interventions
+from ...reading.question import QuestionTerms
+from ...reading.text import Sentence, overlap, strip_terminal
+from ...reading.vocabulary import RESULT
 from ..citations import cited_ids
-from .entities import interventions_in, is_drug_name, trial_interventions
-from .question import QuestionTerms
 from .reading import TITLE, Reading
-from .text import Sentence, overlap, strip_terminal
-from .vocabulary import RESULT
 
 _STATISTIC = re.compile(r"\bp\s?[<=≤]\s?0?\.\d|\b95\s?%|\b(?:HR|OR|RR|CI)\b|\d\s?%", re.IGNORECASE)
 MIN_CANDIDATE_WEIGHT = 0.5

@@ -1,9 +1,9 @@
 """What the evidence does not answer: the gap in words a researcher can act on, and the queries aimed at it.
 
 Every engine's judge and report pass through here. With no item that answers the question (see
-:mod:`.alignment`), the judge may not call the evidence sufficient, it asks for queries aimed at the missing part
-("metformin cancer incidence"), and the answer is ``insufficient`` with a sentence that says what is missing:
-"No collected item reports cancer incidence; 12 address metformin (type 2 diabetes), on Hypoglycemic Agents,
+:mod:`synthesist.reading.alignment`), the judge may not call the evidence sufficient, it asks for queries aimed at the
+missing part ("metformin cancer incidence"), and the answer is ``insufficient`` with a sentence that says what is
+missing: "No collected item reports cancer incidence; 12 address metformin (type 2 diabetes), on Hypoglycemic Agents,
 Blood Glucose."
 """
 
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Evidence, JudgeAssessment, QuestionFrame
-from .synonyms import is_check_tag
+from ...reading.synonyms import is_check_tag
 
 ANSWERING = frozenset({"answers", "indirect"})
 """Labels an answer may rest on (indirect ones marked as such)."""

@@ -15,11 +15,11 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from ...models import UNSTATED_PATHWAY, Evidence, Hypothesis, HypothesisAssessment
-from .designs import Design
+from ...reading.designs import Design
+from ...reading.question import QuestionTerms, question_terms
+from ...reading.text import overlap, terms
 from .mechanisms import MechanismStatement, statements
-from .question import QuestionTerms, question_terms
 from .reading import Reading, read
-from .text import overlap, terms
 
 MAX_HYPOTHESES = 5
 MIN_QUESTION_OVERLAP = 0.4

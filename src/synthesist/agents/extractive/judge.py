@@ -19,10 +19,10 @@ Each item counts by its topical weight (0 when off-topic, 1 when squarely on the
   (15%), how far the directions of its results agree (25%) and what share of the context is on topic (15%), and
   (b) the direct answer's calibrated confidence, P(its verdict is right), fitted on the dev set out-of-fold.
 
-Sufficient iff some item in the context *answers* the question (addresses its exposure and outcome: the alignment
-gate, :mod:`.alignment` and :mod:`.gate`) and the dimensions the question requires clear the configured thresholds
-(``run.min_*``; defaults score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`. With nothing that
-answers, the next queries aim at the missing part first. Only an answering item can be the direct answer.
+Sufficient iff some item in the context *answers* the question (addresses its exposure and outcome: the alignment gate,
+:mod:`synthesist.reading.alignment` and :mod:`.gate`) and the dimensions the question requires clear the configured
+thresholds (``run.min_*``; defaults score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`. With nothing
+that answers, the next queries aim at the missing part first. Only an answering item can be the direct answer.
 """
 
 from __future__ import annotations
@@ -34,18 +34,18 @@ from dataclasses import dataclass
 
 from ...config import RunSettings
 from ...models import Alignment, Evidence, JudgeAssessment, ScoredAspect
-from ..sufficiency import clears, is_yes_no, rule_for
-from .alignment import align_all
+from ...reading.alignment import align_all
+from ...reading.designs import Design
+from ...reading.entities import is_drug_like, targets_in
+from ...reading.frame import frame_of
+from ...reading.question import QuestionTerms, is_yes_no, question_terms
+from ...reading.text import terms
+from ..sufficiency import clears, rule_for
 from .answer import ItemVerdict, item_verdict
-from .designs import Design
-from .entities import is_drug_like, targets_in
 from .findings import candidate_interventions, key_findings
-from .frame import frame_of
 from .gate import answering_ids, gate_assessment
-from .question import QuestionTerms, question_terms
 from .reading import Reading, read
 from .relevance import topical_weight
-from .text import terms
 
 CLINICAL_SCALE = 8.0
 MECHANISM_SCALE = 7.0

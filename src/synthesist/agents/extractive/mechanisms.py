@@ -1,8 +1,9 @@
 """Mechanism statements read out of sentences: intervention → target → pathway → effect, each part quoted.
 
-A statement is taken only from a sentence that states a mechanism (see :func:`~.vocabulary.states_mechanism`)
-and names a molecular target. Its parts come from the sentence (or, for the intervention, from the item it
-belongs to: "This effect was mediated by AMPK" in an abstract about metformin):
+A statement is taken only from a sentence that states a mechanism (see
+:func:`~synthesist.reading.vocabulary.states_mechanism`) and names a molecular target. Its parts come from the sentence
+(or, for the intervention, from the item it belongs to: "This effect was mediated by AMPK" in an abstract about
+metformin):
 
 - pathway: a named pathway ("AMPK/mTOR pathway", "insulin signalling"), else a second target in the same
   sentence (its signalling), else a named process (apoptosis, autophagy, gluconeogenesis), else
@@ -18,9 +19,9 @@ from dataclasses import dataclass
 
 from ...models import UNSTATED_PATHWAY
 from ...reading import lexicon
-from .entities import interventions_in, targets_in
+from ...reading.entities import interventions_in, targets_in
+from ...reading.text import Sentence
 from .reading import Reading
-from .text import Sentence
 
 _PATHWAY = re.compile(
     r"\b((?:[A-Za-z0-9κβαγ-]+/)*[A-Za-z0-9κβαγ-]+)\s+(?:signal(?:l)?ing\s+)?(?:pathway|cascade|axis)\b"

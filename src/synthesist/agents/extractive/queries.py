@@ -4,8 +4,8 @@
   multiword terms kept) and one variant — the short "intervention condition" form with MeSH-style synonyms
   ("metformin breast neoplasms").
 - Later rounds: the judge's next queries and the hypotheses' search suggestions first, then the round-1 queries
-  if a source has not run them, then synonym expansions — MeSH headings the evidence found so far carries that
-  name one of the question's terms differently (see :mod:`.synonyms`), then the built-in lay-term table.
+  if a source has not run them, then synonym expansions — MeSH headings the evidence found so far carries that name one
+  of the question's terms differently (see :mod:`synthesist.reading.synonyms`), then the built-in lay-term table.
 - ClinicalTrials.gov (``trials``) gets every query in its short "intervention condition" form: the registry
   matches conditions and intervention names, not study-design words.
 - A query that already ran on a source is never planned for it again. ``already_run`` holds (source, query)
@@ -18,9 +18,9 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 
 from ...models import Evidence
+from ...reading.question import QuestionTerms, question_terms
+from ...reading.synonyms import as_query_text, lay_synonyms, mesh_synonyms
 from ..query_plan import QueryPlan
-from .question import QuestionTerms, question_terms
-from .synonyms import as_query_text, lay_synonyms, mesh_synonyms
 
 TRIAL_SOURCES = frozenset({"trials"})
 """Source names of ClinicalTrials.gov (the search source is ``trials``; its evidence says ``clinicaltrials``)."""

@@ -12,11 +12,18 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from ...models import Evidence
+from ...reading.designs import Design, is_human, is_preclinical_only, study_designs
+from ...reading.entities import defined_abbreviations
+from ...reading.text import Sentence, is_claim_length, split_sentences, words
+from ...reading.vocabulary import (
+    is_future_work,
+    is_instruction,
+    is_null_result,
+    is_result,
+    mechanism_hits,
+    states_mechanism,
+)
 from ..citations import MARKER
-from .designs import Design, is_human, is_preclinical_only, study_designs
-from .entities import defined_abbreviations
-from .text import Sentence, is_claim_length, split_sentences, words
-from .vocabulary import is_future_work, is_instruction, is_null_result, is_result, mechanism_hits, states_mechanism
 
 BACKGROUND_SECTIONS = (
     "BACKGROUND",

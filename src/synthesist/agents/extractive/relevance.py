@@ -7,10 +7,10 @@ the head alone), the fifth best other abstract about 0.43, and a random abstract
 by the head).
 Item texts are embedded exactly as the memory embeds them, so the embedder's cache answers without encoding.
 
-The model reads only an item's first 256 tokens (title, background, methods), and an abstract answers in its
-conclusion. An item's relevance is therefore the larger of two cosines: the question's with the item's head, and
-with its conclusion sentences (:func:`~.answer_features.conclusion_text`). On the dev set this lets the alignment
-gate keep the controls' share while passing more of the questions' own abstracts (docs/benchmarks.md).
+The model reads only an item's first 256 tokens (title, background, methods), and an abstract answers in its conclusion.
+An item's relevance is therefore the larger of two cosines: the question's with the item's head, and with its conclusion
+sentences (:func:`~synthesist.reading.answer_features.conclusion_text`). On the dev set this lets the alignment gate
+keep the controls' share while passing more of the questions' own abstracts (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from ...memory import Embedder
 from ...memory.documents import evidence_text
 from ...models import Evidence
-from .answer_features import conclusion_text
+from ...reading.answer_features import conclusion_text
 
 OFF_TOPIC = 0.4
 """At or below this cosine an item says nothing about the question (random abstracts stay below it 99.5% of the

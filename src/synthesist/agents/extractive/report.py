@@ -3,13 +3,13 @@
 Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
 ``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
 MMR over their embeddings (:mod:`.selection`). The report reads like a review: the answer and the summary quote
-only items that answer the question (:mod:`.alignment`); the findings sections quote answering items first; the
-few related items that share a part of the question go under "Related evidence (does not answer the question
-directly)", each with what it lacks in words; off-topic items are never quoted. A section with nothing to say is
-left empty (the renderer leaves it out), and there is no conclusion of its own: the answer is the conclusion. A
-sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology and
-limitations state counts, never claims about the literature, in a reader's words (no scores). The references are
-exactly the items cited, numbered by first citation, and the citation validator runs before the report is
+only items that answer the question (:mod:`synthesist.reading.alignment`); the findings sections quote answering
+items first; the few related items that share a part of the question go under "Related evidence (does not answer
+the question directly)", each with what it lacks in words; off-topic items are never quoted. A section with
+nothing to say is left empty (the renderer leaves it out), and there is no conclusion of its own: the answer is the
+conclusion. A sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology
+and limitations state counts, never claims about the literature, in a reader's words (no scores). The references
+are exactly the items cited, numbered by first citation, and the citation validator runs before the report is
 returned.
 """
 
@@ -30,17 +30,17 @@ from ...models import (
     ReportSection,
     ResearchReport,
 )
+from ...reading.alignment import align_all
+from ...reading.designs import Design
+from ...reading.frame import frame_of
+from ...reading.text import ended, terms
 from ..citations import cited_ids, validate_report
-from .alignment import align_all
 from .bottom_line import leans_on_previous, write_answer
-from .designs import Design
 from .findings import answer_score, citable, cite
-from .frame import frame_of
 from .gate import ANSWERING
 from .reading import TITLE, Reading, read
 from .relevance import question_relevance, topical_weight
 from .selection import Candidate, SentencePool
-from .text import ended, terms
 from .trials import trial_sentence
 
 TOP_ITEMS = 20
@@ -188,8 +188,8 @@ def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]
 def _related(pool: SentencePool, alignments: Sequence[Alignment], used: set[str]) -> str:
     """One bullet per related item close to the question — it lacks one of the question's parts at most, and
     addresses another (most relevant first): its best answer-bearing sentence, cited, and what it lacks
-    (:func:`.alignment.lacking`). A metformin trial of IVF outcomes is not listed for metformin and cancer in type 2
-    diabetes."""
+    (:func:`synthesist.reading.alignment.lacking`). A metformin trial of IVF outcomes is not listed for metformin
+    and cancer in type 2 diabetes."""
     lines = []
     for alignment in (a for a in alignments if a.label == "related" and _close(a)):
         best = pool.best(lambda c, i=alignment.evidence_id: c.evidence_id == i and "answer" in c.tags

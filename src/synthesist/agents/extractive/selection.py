@@ -15,8 +15,8 @@ import numpy as np
 
 from ...memory import Embedder
 from ...memory.retrieval import maximal_marginal_relevance
+from ...reading.text import Sentence
 from .reading import Reading
-from .text import Sentence
 
 MMR_LAMBDA = 0.6
 

@@ -8,8 +8,8 @@ record does.
 from __future__ import annotations
 
 from ...models import Evidence
+from ...reading.entities import trial_interventions
 from ...tools.clinicaltrials import phase_label
-from .entities import trial_interventions
 from .findings import cite
 
 STATUSES = {"ACTIVE_NOT_RECRUITING": "active, not recruiting"}

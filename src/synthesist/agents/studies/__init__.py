@@ -1,13 +1,7 @@
-"""Studies as evidence: the study record of an item and what it found for an (intervention, comparator, outcome).
+"""Studies shown and asked: what the agents make of the reading core's study records
+(:mod:`synthesist.reading.studies`).
 
-- :func:`~.record.read_study` → :class:`~synthesist.study.StudyRecord` — design, participants, population, arms and
-  outcome results read by rule, each a verbatim span of the item with its section;
-- :func:`~.learned.answer_query` → :class:`~synthesist.study.OutcomeResult` — the direction of one outcome;
-- :func:`~.verify.verify_record` — drops and lists whatever is not found verbatim in the source.
+- :mod:`.llm_reader`: the study record read by a language model, checked by the learned reader;
+- :mod:`.table`: the evidence table (Markdown and CSV); :mod:`.forest`: the forest plot's rows;
+- :mod:`.pooling`: the exploratory random-effects pool of the forest plot's ratios.
 """
-
-from .learned import answer_query
-from .record import read_study, registry_record
-from .verify import source_text, verify_record
-
-__all__ = ["answer_query", "read_study", "registry_record", "source_text", "verify_record"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...models import Evidence, PooledEstimate, TrialLink
+from ...reading.text import terms
 from ...registrations import trial_of
 from ...study import OutcomeResult, StudyRecord
-from ..extractive.text import terms
 
 __all__ = ["FOREST_FILE", "ForestRow", "draw_forest_plot", "forest_groups", "forest_svg"]
 

@@ -1,11 +1,11 @@
 """The LLM engine of the study record: a model fills the same record through an output tool, then the verbatim check.
 
-The model sees the item's passages (results and tables first, then the abstract, then the rest, within
-``char_budget``) each fenced as untrusted data with its section, and the queries to answer first. Its
-:class:`~synthesist.study.StudyDraft` becomes a :class:`~synthesist.study.StudyRecord` (engine ``llm``) and goes
-through :func:`~.verify.verify_record` like every record: a quote or number not found verbatim is dropped and
-listed, so a model cannot put an invented number in the table. The learned study reader then checks the model's
-answer to each query (:func:`checked`): the result is marked as the question's own, and where the reader reads
+The model sees the item's passages (results and tables first, then the abstract, then the rest, within ``char_budget``)
+each fenced as untrusted data with its section, and the queries to answer first. Its
+:class:`~synthesist.study.StudyDraft` becomes a :class:`~synthesist.study.StudyRecord` (engine ``llm``) and goes through
+:func:`~synthesist.reading.studies.verify.verify_record` like every record: a quote or number not found verbatim is
+dropped and listed, so a model cannot put an invented number in the table. The learned study reader then checks the
+model's answer to each query (:func:`checked`): the result is marked as the question's own, and where the reader reads
 another direction, or finds no test of the comparison in the article, the result says so (``check``).
 """
 
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 from ...models import Evidence, TokenUsage
 from ...prompts import Boundary, render
+from ...reading.studies.arms import terms
+from ...reading.studies.learned import answer_query
+from ...reading.studies.verify import verify_record
 from ...study import DirectionQuery, OutcomeResult, StudyDraft, StudyRecord
 from ..llm import LLM
-from .arms import terms
-from .learned import answer_query
-from .verify import verify_record
 
 __all__ = ["CHAR_BUDGET", "checked", "llm_study_record"]
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from ...identity import link_out
 from ...models import Evidence, QuestionFrame
+from ...reading.studies.record import read_study
 from ...study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from ...titles import display_title
 from ..markdown_text import inert, link_url
-from .record import read_study
 
 __all__ = ["COLUMNS", "CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records",
            "table_rows"]

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...reading.question import question_terms
 from ...tools.imaging import VIEWER_TOOLS, ImageManager, ViewerTool
-from ..extractive.question import question_terms
 from .expert import findings_of, run_expert_tools
 from .report import ImageFinding
 

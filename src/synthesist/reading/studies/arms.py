@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...memory.bm25 import stem
-from ...reading.text import abbreviation_definitions
 from ...study import Direction, DirectionQuery
-from ..extractive.text import terms as _terms
+from ..abbreviations import abbreviation_definitions
+from ..text import stem
+from ..text import terms as _terms
 
 _I = re.IGNORECASE
 
@@ -73,7 +73,7 @@ _IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^
 @lru_cache(maxsize=64)
 def abbreviations(text: str) -> dict[str, str]:
     """``{"gcv": "ganciclovir"}`` from "of oral ganciclovir (GCV)": each short form the article defines
-    (:func:`~synthesist.reading.text.abbreviation_definitions`), lowercased, → its long form's words (a hyphen
+    (:func:`~synthesist.reading.abbreviations.abbreviation_definitions`), lowercased, → its long form's words (a hyphen
     parts words); a plural short form ("CLABSIs") defines its singular too."""
     found: dict[str, str] = {}
     for short, long in abbreviation_definitions(text).items():

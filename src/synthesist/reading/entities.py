@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from ...models import TrialInfo
-from ...reading import lexicon
-from ...reading.text import abbreviation_definitions
+from ..models import TrialInfo
+from . import lexicon
+from .abbreviations import abbreviation_definitions
 from .text import words
 
 DRUG_SUFFIXES = list(lexicon.word_list("entities", "DRUG_SUFFIXES"))
@@ -178,7 +178,7 @@ def trial_interventions(trial: TrialInfo) -> list[str]:
 
 def defined_abbreviations(text: str) -> dict[str, str]:
     """The abbreviations with two capitals or more that ``text`` defines
-    (:func:`~synthesist.reading.text.abbreviation_definitions`) — "type 2 diabetes mellitus (T2DM)" — mapped to
+    (:func:`~synthesist.reading.abbreviations.abbreviation_definitions`) — "type 2 diabetes mellitus (T2DM)" — mapped to
     their long form, lowercased."""
     return {short: long.lower() for short, long in abbreviation_definitions(text).items()
             if sum(c.isupper() for c in short) >= 2}

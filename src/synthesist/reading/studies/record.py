@@ -3,7 +3,7 @@
 Every field is a verbatim span of one sentence or table row of the item (its full text when one was read, its
 abstract otherwise) and carries that unit as its quote; :func:`~.verify.verify_record` then checks each one
 against the source and drops what it cannot find. A registry record is read from its structured fields instead
-(:func:`registry_record`). The design comes from :func:`~synthesist.agents.extractive.designs.study_designs`
+(:func:`registry_record`). The design comes from :func:`~synthesist.reading.designs.study_designs`
 (the same cues the extractive judge counts), and its quote is the first sentence that shows it.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from ...models import Evidence, PostedResult
 from ...study import Arm, Count, DesignName, Direction, DirectionQuery, Effect, MeasureName, OutcomeResult, StudyRecord
-from ..extractive.designs import Design, study_designs
+from ..designs import Design, study_designs
 from .direction import read_direction
 from .effects import ratio_side, read_effect, significance
 from .learned import answer_query

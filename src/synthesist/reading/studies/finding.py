@@ -1,7 +1,7 @@
 """What one study found on the question's comparison: a clear change, a stated null, or nothing it can be held to.
 
-A conflict (:mod:`..conflicts`) is two of these that disagree, so this reading is strict where it must be and
-generous where abstracts are. :func:`finding_of` reads the item's best statements of the outcome
+A conflict (:mod:`synthesist.agents.conflicts`) is two of these that disagree, so this reading is strict where it must
+be and generous where abstracts are. :func:`finding_of` reads the item's best statements of the outcome
 (:func:`.direction.ranked_answers`: a results sentence with its figures, the conclusion in words, for the outcome's
 other word too — "death" for "mortality"), with the trial's own comparator arm when it has one, and keeps each that
 
@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...models import Evidence
-from ...reading import lexicon
 from ...study import DirectionQuery, OutcomeResult, StudyRecord
-from ..extractive.text import terms
-from ..extractive.vocabulary import NULL_RESULT
+from .. import lexicon
+from ..text import terms
+from ..vocabulary import NULL_RESULT
 from .direction import ranked_answers, with_figures
 from .effects import ratio_side, read_effect, significance
 from .naming import (

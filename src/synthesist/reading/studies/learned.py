@@ -30,8 +30,8 @@ from functools import lru_cache
 import numpy as np
 
 from ...models import Evidence
-from ...reading import StudyReader, study_reader
 from ...study import Direction, DirectionQuery, OutcomeResult
+from .. import StudyReader, study_reader
 from .arms import ArmTerms, abbreviations, terms
 from .direction import (
     _AIM,

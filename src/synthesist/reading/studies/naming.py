@@ -22,11 +22,11 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-from ...reading import lexicon
 from ...study import DirectionQuery
-from ..extractive.entities import DRUG_CLASSES, NOT_DRUGS
-from ..extractive.synonyms import LAY_SYNONYMS, lay_synonyms
-from ..extractive.text import terms
+from .. import lexicon
+from ..entities import DRUG_CLASSES, NOT_DRUGS
+from ..synonyms import LAY_SYNONYMS, lay_synonyms
+from ..text import terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
 
@@ -182,7 +182,7 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
 
 def class_members(exposure: str, text: str) -> list[str]:
     """The members of a drug class the exposure names that ``text`` names ("hydrocortisone" for corticosteroids:
-    :data:`~synthesist.agents.extractive.entities.DRUG_CLASSES`)."""
+    :data:`~synthesist.reading.entities.DRUG_CLASSES`)."""
     lowered = " ".join(w.rstrip("s") for w in exposure.lower().replace("-", " ").split())
     endings = [e for name, ends in DRUG_CLASSES.items() if name.replace("-", " ") in lowered for e in ends]
     if not endings:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...models import Evidence
-from ...reading import lexicon
 from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
+from .. import lexicon
 from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases, terms
 from .effects import ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
@@ -114,7 +114,7 @@ def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int,
     """What the ``limit`` units that best report the query's outcome each say of it, with the clause the direction
     was read from (best first by the rule score): an item's other statements of the same
     outcome — its conclusion beside its results sentence — for a reader that weighs them together
-    (:mod:`..conflicts`)."""
+    (:mod:`synthesist.agents.conflicts`)."""
     aliases = abbreviations(source_text(evidence))
     arms = ArmTerms.of(query, aliases)
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)

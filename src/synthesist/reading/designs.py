@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from enum import StrEnum
 
-from ...models import Evidence
+from ..models import Evidence
 from .vocabulary import is_future_work
 
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import re
 
-from ...models import QuestionFrame
-from ...reading import lexicon
-from ..sufficiency import is_yes_no
+from ..models import QuestionFrame
+from . import lexicon
 from .entities import is_condition_word
-from .question import DROPPED, question_terms
+from .question import DROPPED, is_yes_no, question_terms
 
 _I = re.IGNORECASE
 MECHANISM = re.compile(

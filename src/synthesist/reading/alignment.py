@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from ...models import Alignment, Evidence, PartMatch, QuestionFrame
-from ...reading.text import abbreviation_definitions
+from ..models import Alignment, Evidence, PartMatch, QuestionFrame
+from .abbreviations import abbreviation_definitions
 from .synonyms import lay_synonyms
 from .text import split_sentences, terms
 
 RELATED_COSINE = 0.4
-"""Below this cosine an item that addresses no part is off topic (as :data:`.relevance.OFF_TOPIC`)."""
+"""Below this cosine an item that addresses no part is off topic (as
+:data:`synthesist.agents.extractive.relevance.OFF_TOPIC`)."""
 
 
 @dataclass(frozen=True)

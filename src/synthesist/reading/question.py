@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...reading import lexicon
+from . import lexicon
 from .entities import interventions_in, is_condition_word, is_drug_like, is_procedure, targets_in
 from .text import words
 
@@ -130,3 +130,18 @@ def _conditions(run: list[str]) -> list[str]:
         found.append(" ".join(run[start : end + 1]))
         floor = end + 1
     return found
+
+
+_YES_NO = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
+)
+_OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
+
+
+def is_yes_no(question: str) -> bool:
+    """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
+    auxiliary verb, or it is a question none of whose parts opens with a wh-word ("Aripiprazole: a new risk factor
+    for pathological gambling?"). A bare topic ("metformin and cancer incidence") is not."""
+    parts = [part.strip(" \"'") for part in re.split(r"[:.?]|--", question) if part.strip(" \"'")]
+    return any(_YES_NO.match(part) for part in parts) or (
+        "?" in question and not any(_OPEN.match(part) for part in parts))

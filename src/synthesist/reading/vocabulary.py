@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ...reading import lexicon
+from . import lexicon
 
 _I = re.IGNORECASE
 

@@ -30,7 +30,6 @@ _RANGE = re.compile(rf"(?P<low>{_NUMBER})\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NU
 _CI_CUE = re.compile(r"(?:95|99|90)\s?%|\bCI\b|confidence interval", re.IGNORECASE)
 _P = re.compile(r"\b[pP]\s*(?:-?\s*values?)?\s*(?P<op>[<=>≤≥]|&lt;|&gt;)\s*"
                 r"(?P<num>\d?[.·]?\d+(?:\s*[x×]\s*10\s*[-−]?\d+)?)")
-_PERCENT = re.compile(rf"(?P<value>{_NUMBER})\s?%")
 
 Significance = Literal["significant", "not_significant", "unknown"]
 

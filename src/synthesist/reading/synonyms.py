@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ...models import Evidence
+from ..models import Evidence
 from .question import QuestionTerms
 from .text import terms
 

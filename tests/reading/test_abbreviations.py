@@ -1,10 +1,10 @@
-"""The Schwartz–Hearst abbreviation detector (reading/text.py)."""
+"""The Schwartz–Hearst abbreviation detector (reading/abbreviations.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from synthesist.reading.text import abbreviation_definitions
+from synthesist.reading.abbreviations import abbreviation_definitions
 
 
 @pytest.mark.parametrize(("text", "short", "long"), [

@@ -11,16 +11,16 @@ time, the population or a group of people? Code only, read from the clause's wor
 - :func:`listed_together`: two factors of one list ("age, diabetes and hypertension were predictors of …"), which
   says nothing of one on the other.
 
-The conflict detector (:mod:`..conflicts`) reads findings with these; tests hold the sentences each rule was written
-for, and the common ways trials and cohorts state a comparison.
+The conflict detector (:mod:`synthesist.agents.conflicts`) reads findings with these; tests hold the sentences each rule
+was written for, and the common ways trials and cohorts state a comparison.
 """
 
 from __future__ import annotations
 
 import re
 
-from ...reading import lexicon
-from ..extractive.text import terms
+from .. import lexicon
+from ..text import terms
 
 __all__ = ["compared", "listed_together", "only_a_group", "tokens_of"]
 

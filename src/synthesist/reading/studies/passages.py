@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from ...models import Evidence, Passage
 from ...study import MeasureName
-from ...tools.jats import section_role
-from ..extractive.text import split_sentences
+from ..text import section_role, split_sentences
 from .effects import measure_in
 
 _NOT_EVIDENCE = re.compile(r"abbreviation|acknowledg|competing|conflicts? of interest|funding|author.{0,5}contribution|"
