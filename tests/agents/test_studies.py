@@ -412,6 +412,25 @@ def test_participants_are_counted_however_the_methods_say_it(sentence: str, coun
     assert record.randomised is not None and record.randomised.value == count
 
 
+@pytest.mark.parametrize(("content", "count"), [
+    ("OBJECTIVE: To study the prevalence of pain.\nMETHODS: Using a questionnaire we investigated in a cross-sectional "
+     "study the prevalence of pain in 106 patients primarily diagnosed with a psychiatric disorder.\nRESULTS: The "
+     "point prevalence of pain was about 50%. Pain in 12 patients was severe.", 106),
+    ("BACKGROUND: Cold air narrows airways.\nMETHODS: Thirty-four subjects with mild asthma were studied on two "
+     "days.\nRESULTS: FEV1 fell by 8%.", 34),
+    ("OBJECTIVE: Obesity and asthma control.\nRESULTS: Of 292 subjects with a mean age of 47 years, the majority were "
+     "women (82%). In 12 patients control was poor.", 292),
+    ("OBJECTIVE: Pain.\nRESULTS: Pain was severe in 12 patients. In 30 patients it was mild.", None),
+])
+def test_a_study_that_randomised_no_one_counts_the_people_its_methods_or_results_open_with(content: str,
+                                                                                          count: int | None):
+    """One number of participants per study, wherever the abstract states it; a later results sentence's "in 12
+    patients" is a subgroup."""
+    record = read_study(Evidence(id="pmid:1", source="library", content=content))
+
+    assert (record.randomised.value if record.randomised else None) == count
+
+
 def test_an_arm_ends_where_the_allocation_sentence_goes_on():
     record = read_study(abstract("5,804 patients aged 70-82 years were randomised to pravastatin 40 mg or placebo and "
                                  "followed for 3.2 years."))

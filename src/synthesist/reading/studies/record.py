@@ -48,6 +48,14 @@ _RANDOMISED = (
     re.compile(rf"\b(?:randomi[sz]ed|trial)\b[^.;]{{0,80}}?,\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+"
                rf"(?:aged\s+[^,;.]{{1,30}}?\s+)?(?:received|were (?:given|treated|assigned|allocated))\b", _I),
 )
+_OPENING = re.compile(rf"^(?:(?:of|among)\s+(?:the\s+)?)?{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\b", _I)
+_STUDIED = (re.compile(rf"\b(?:in|of|among|on|from)\s+(?:the\s+)?{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\b", _I),
+            _OPENING)
+"""How many people a study that randomised no one studied, where its methods say so ("we investigated … in 106
+patients", "Thirty-four subjects …"), or its results open with it ("Of 292 subjects …", :data:`_OPENING`) — when
+no randomised or enrolled count is stated. A later results sentence's "in 12 patients" is a subgroup, not the
+study."""
+_METHODS = re.compile(r"method|patients|participants|subjects|design|setting|material|population", _I)
 _ANALYSED = (
     re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:\w+\s+){{0,4}}?(?:were\s+)?(?:included\s+in|available "
                rf"for|completed)\s+(?:the\s+)?(?:\w+\s+)?(?:analys[ie]s|study|trial|follow-up)", _I),
@@ -160,7 +168,8 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
               if not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
-        randomised=_count(read, _RANDOMISED), analysed=_count(read, _ANALYSED), population=_population(read),
+        randomised=_count(read, _RANDOMISED) or _studied(read), analysed=_count(read, _ANALYSED),
+        population=_population(read),
         arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=bool(evidence.passages),
     )
     return verify_record(record, evidence)
@@ -212,6 +221,14 @@ def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...]) -> Count | N
                 if 2 <= value <= 10_000_000:
                     return Count(value=value, text=match.group("n"), quote=unit.text, section=unit.section)
     return None
+
+
+def _studied(read: list[Unit]) -> Count | None:
+    """The number of people studied (:data:`_STUDIED`): in the methods, else at the opening of the results."""
+    paragraphs = [u for u in read if u.kind == "paragraph"]
+    methods = [u for u in paragraphs if u.role == "methods" or _METHODS.search(u.section.rsplit("›", 1)[-1])]
+    results = [u for u in paragraphs if "result" in u.section.lower()][:1]
+    return _count(methods, _STUDIED) or _count(results, (_OPENING,))
 
 
 def _number(text: str) -> int:
