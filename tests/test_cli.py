@@ -338,10 +338,10 @@ def test_library_index_says_what_it_embeds_and_when_it_is_done(tmp_path: Path) -
     env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
     first = run_cli("library", "index", str(library), env=env)
     assert first.returncode == 0, first.stderr
-    assert "indexing: embedding 2 records (once; later runs reuse them)" in first.stderr
-    assert "indexing: 2 records embedded" in first.stderr
+    assert "indexing: 0/2 records (embedding once; later runs reuse them)" in first.stderr
+    assert "indexing: done, 2/2 records in " in first.stderr
     again = run_cli("library", "index", str(library), env=env)
-    assert "embedding" not in again.stderr and "0 embedded, 2 reused" in again.stdout
+    assert "indexing" not in again.stderr and "0 embedded, 2 reused" in again.stdout
 
 
 def test_quiet_shows_no_live_view_but_the_final_block(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -399,11 +399,12 @@ def remove_watch(watch_id: str, *, settings: Settings | None = None) -> Watch | 
 
 
 async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, settings: Settings | None = None,
-                      concurrency: int = 4, seams: Seams = NO_SEAMS,
-                      session: Session | None = None) -> list[WatchOutcome]:
+                      concurrency: int = 4, seams: Seams = NO_SEAMS, session: Session | None = None,
+                      progress: Callable[[int, int], None] | None = None) -> list[WatchOutcome]:
     """Run watches again (``ids``, or every one with ``all_watches``) and compare each with its previous run;
     ``changes.md``/``changes.json`` land in each run's folder. An unknown id is bad input (nothing runs); a watch
-    that fails is an outcome with its reason while the others run. The runs share one session (store, embedder)."""
+    that fails is an outcome with its reason while the others run. The runs share one session (store, embedder).
+    ``progress(done, total)`` is called at the start and as each watch ends (a face renders it)."""
     settings = settings or current_settings()
     store = WatchStore(settings.data_dir)
     if all_watches == bool(ids):
@@ -424,7 +425,7 @@ async def run_watches(ids: Sequence[str] = (), *, all_watches: bool = False, set
 
     try:
         outcomes = {outcome.watch_id: outcome for outcome in await _run_watches(
-            watches, store, settings.data_dir, start=start, concurrency=concurrency,
+            watches, store, settings.data_dir, start=start, concurrency=concurrency, progress=progress,
             resume=lambda run_id: resume(run_id, settings=settings, session=session))}
     finally:
         if own:

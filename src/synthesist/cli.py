@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .cli_parser import build_parser
+from .cli_progress import Meter
 from .errors import BadInputError, SynthesistError
 from .event_text import event_text
 from .redaction import SecretFilter
@@ -166,7 +166,10 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     as every command does); a second Ctrl-C stops at once."""
     printer = EventPrinter(Console(stderr=True), quiet=getattr(args, "quiet", False))
     control = api.RunControl()
-    result = asyncio.run(_consume(start, control, printer))
+    try:
+        result = asyncio.run(_consume(start, control, printer))
+    finally:
+        printer.close()
     if args.json:
         print(result.model_dump_json(indent=2))
     else:
@@ -194,33 +197,7 @@ async def _consume(start, control, printer: EventPrinter):
     return result
 
 
-class WaitBar:
-    """A long wait (embedding a library) as a progress bar with counts and ETA on a terminal, or a line at its
-    start and end when stderr is a pipe."""
-
-    def __init__(self, console: Console, what: str):
-        self.console = console
-        self.what = what
-        self._bar: Progress | None = None
-        self._task = None
-
-    def update(self, done: int, total: int) -> None:
-        if total == 0:
-            return
-        if self._bar is None:
-            if not self.console.is_terminal:
-                self.console.file.write(printable(f"{self.what}: embedding {total} records (once; later runs "
-                                                  "reuse them)\n"))
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeRemainingColumn(), console=self.console, disable=not self.console.is_terminal,
-                                 transient=True)
-            self._task = self._bar.add_task(printable(self.what), total=total)
-            self._bar.start()
-        self._bar.update(self._task, completed=done)
-        if done >= total:
-            self._bar.stop()
-            if not self.console.is_terminal:
-                self.console.file.write(printable(f"{self.what}: {total} records embedded\n"))
+EMBEDDING_ONCE = "embedding once; later runs reuse them"
 
 
 class EventPrinter:
@@ -233,18 +210,26 @@ class EventPrinter:
     def __init__(self, console: Console, *, quiet: bool = False):
         self.console = console
         self.quiet = quiet
-        """Only errors (and waits' start and end lines when piped) are shown."""
-        self.waits: dict[str, WaitBar] = {}
+        """Only errors (and the progress of long waits) are shown."""
+        self.waits: dict[str, Meter] = {}
         self.written: Path | None = None
         """Where the report files are, when an output folder could not be written (the run directory)."""
         self._shown: set[str] = set()
         """Error lines already shown: a source that fails every query of a round is said once per round."""
 
+    def close(self) -> None:
+        """End the progress of waits the run left unfinished (a run stopped while embedding)."""
+        for wait in self.waits.values():
+            wait.close()
+
     def show(self, event) -> None:
         if event.type == "error" and event.data.kind == "output" and event.data.source:
             self.written = Path(event.data.source)
         if event.type == "progress" and event.data.stage != "rounds" and event.data.total is not None:
-            wait = self.waits.setdefault(event.data.stage, WaitBar(self.console, event.data.stage))
+            wait = self.waits.get(event.data.stage)
+            if wait is None:
+                wait = self.waits[event.data.stage] = Meter(printable(event.data.stage), "records",
+                                                            console=self.console, start_note=EMBEDDING_ONCE)
             wait.update(event.data.done or 0, event.data.total)
             return
         if event.type in self.QUIET or (self.quiet and event.type != "error"):
@@ -282,16 +267,17 @@ def _batch(api, args: argparse.Namespace) -> int:
     options = api.StreamOptions(origin="batch", sources=args.sources, libraries=args.library, model=args.model,
                                 manager=args.manager, max_rounds=args.max_rounds, timeout=args.timeout)
     api.check_out_dir(args.out)
-    console = Console(stderr=True)
     done: list = []
+    with Meter("batch", "questions") as meter:
+        meter.update(0, len(questions))
 
-    def finished(item) -> None:  # progress, rendered here: the batch module prints nothing
-        done.append(item)
-        if not args.json and console.is_terminal:
-            console.print(f"{len(done)}/{len(questions)} done", markup=False, highlight=False)
+        def finished(item) -> None:  # progress, rendered here: the batch module prints nothing
+            done.append(item)
+            meter.update(len(done), len(questions))
 
-    items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency, options=options,
-                                      on_item=finished, backend=args.backend, address=args.address))
+        items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
+                                          options=options, on_item=finished, backend=args.backend,
+                                          address=args.address))
     failed = [item for item in items if item.error]
     for item in items:
         if args.json:
@@ -351,8 +337,9 @@ def _library(api, args: argparse.Namespace) -> int:
               f"{len(loaded.notices)} fields cut")
         return EXIT_FAILED if loaded.problems else EXIT_OK
     if args.library_command == "index":
-        index = api.open_library_index(args.paths, progress=WaitBar(Console(stderr=True), "indexing").update,
-                                       backend=args.backend, address=args.address)
+        with Meter("indexing", "records", start_note=EMBEDDING_ONCE) as meter:
+            index = api.open_library_index(args.paths, progress=meter.update, backend=args.backend,
+                                           address=args.address)
         stats = index.stats
         _say_repaired(stats)
         print(f"{stats.total} records indexed: {stats.embedded} embedded, {stats.reused} reused, "
@@ -362,7 +349,8 @@ def _library(api, args: argparse.Namespace) -> int:
     if not queries or not all(q.strip() for q in queries):
         raise BadInputError("give a query (or --queries FILE with one query per line)")
     api.check_record_count(args.k)
-    index = api.open_library_index([args.path], progress=WaitBar(Console(stderr=True), "indexing").update)
+    with Meter("indexing", "records", start_note=EMBEDDING_ONCE) as meter:
+        index = api.open_library_index([args.path], progress=meter.update)
     stats = index.stats
     _say_repaired(stats)
     print(f"library: {stats.total} records ({stats.embedded} embedded now, {stats.reused} reused)", file=sys.stderr)
@@ -463,8 +451,9 @@ def _eval(api, args: argparse.Namespace) -> int:
     if not rows:
         raise BadInputError(f"no questions in {args.questions_file}")
     api.check_library_paths([args.library])
-    scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out, concurrency=args.concurrency,
-                                  negative_control=args.negative_control))
+    with Meter("eval", "questions") as meter:
+        scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out, concurrency=args.concurrency,
+                                      negative_control=args.negative_control, progress=meter.update))
     for line in summary_lines(scored):
         print(line)
     print(f"per-question results in {args.out / ('eval-nc.jsonl' if args.negative_control else 'eval.jsonl')}")

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 
 from . import api
+from .cli_progress import Meter
 from .errors import BadInputError
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -69,7 +70,9 @@ def _remove(args: argparse.Namespace, say: Callable[[str], None]) -> int:
 def _run(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     if args.all and args.watch_ids:
         raise BadInputError("name watches or give --all, not both")
-    outcomes = asyncio.run(api.run_watches(args.watch_ids, all_watches=args.all, concurrency=args.concurrency))
+    with Meter("watch run", "watches") as meter:
+        outcomes = asyncio.run(api.run_watches(args.watch_ids, all_watches=args.all, concurrency=args.concurrency,
+                                               progress=meter.update))
     if not outcomes:
         say("no watches to run (synthesist watch add QUESTION …)")
     for outcome in outcomes:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -162,12 +162,24 @@ def _scored(row: Question, item: BatchItem, negative_control: bool = False) -> S
 
 
 async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, concurrency: int = 4,
-                   negative_control: bool = False) -> list[Scored]:
+                   negative_control: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> list[Scored]:
     """Run every question, score it, and write ``out_dir/eval.jsonl`` (one line per question). With
-    ``negative_control`` each run's library lacks the question's source abstract (runs go to ``out_dir/runs-nc``)."""
+    ``negative_control`` each run's library lacks the question's source abstract (runs go to ``out_dir/runs-nc``).
+    ``progress(done, total)`` is called at the start and as each question finishes (a face renders it)."""
     runs = out_dir / ("runs-nc" if negative_control else "runs")
     folds = load_folds()
     items: dict[int, BatchItem] = {}
+    finished = 0
+
+    def one_done(_item: BatchItem) -> None:
+        nonlocal finished
+        finished += 1
+        if progress is not None:
+            progress(finished, len(rows))
+
+    if progress is not None:
+        progress(0, len(rows))
     with using_answer_models(folds.answer_models_by_item()):  # a training row is read by the model without it
         for fold, picked in _by_fold(rows, folds.training).items():
             # a dev question's items are aligned under the gate fitted without its fold
@@ -177,7 +189,7 @@ async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, co
                     out_dir=runs / (f"fold{fold}" if fold is not None else "other"),
                     concurrency=concurrency, sources="library", libraries=[library], model="extractive",
                     exclude=[frozenset({rows[i].pmid, f"pmid:{rows[i].pmid}"}) for i in picked] if negative_control
-                    else None, origin="eval")
+                    else None, origin="eval", on_item=one_done)
             items.update(zip(picked, done, strict=True))
     scored = [_scored(row, items[i], negative_control) for i, row in enumerate(rows)]
     name = "eval-nc.jsonl" if negative_control else "eval.jsonl"

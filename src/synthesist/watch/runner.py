@@ -124,12 +124,23 @@ def _outage(watch: Watch, store: WatchStore, result: ResearchResult, changes_md:
 
 
 async def run_watches(watches: Sequence[Watch], store: WatchStore, data_dir: Path, *, start: StartRun,
-                      resume: ResumeRun, concurrency: int = 4) -> list[WatchOutcome]:
-    """Every watch (at most ``concurrency`` at once); outcomes in the order given."""
+                      resume: ResumeRun, concurrency: int = 4,
+                      progress: Callable[[int, int], None] | None = None) -> list[WatchOutcome]:
+    """Every watch (at most ``concurrency`` at once); outcomes in the order given. ``progress(done, total)`` is
+    called at the start and as each watch ends (a face renders it)."""
     gate = asyncio.Semaphore(concurrency)
+    ended = 0
 
     async def one(watch: Watch) -> WatchOutcome:
+        nonlocal ended
         async with gate:
-            return await run_watch(watch, store, data_dir, start=start, resume=resume)
+            outcome = await run_watch(watch, store, data_dir, start=start, resume=resume)
+        ended += 1
+        if progress is not None:
+            progress(ended, len(watches))
+        return outcome
+
+    if progress is not None:
+        progress(0, len(watches))
 
     return list(await asyncio.gather(*(one(watch) for watch in watches)))
