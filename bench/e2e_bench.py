@@ -13,7 +13,7 @@ from process start to the first LLM call (a real ``synthesist research`` subproc
 PubMed limit, and ``synthesist --help``. The reference figures are CONSTANTS: the medians measured for issue 11
 (DeepBoner's Magentic mode, unmodified, same servers and latencies), printed as such.
 
-Run: ``make bench-e2e`` (or ``.venv/bin/python bench/e2e_bench.py``). Nothing leaves 127.0.0.1.
+Run: ``make bench`` (with the memory bench) or ``.venv/bin/python bench/e2e_bench.py``. Nothing leaves 127.0.0.1.
 """
 
 from __future__ import annotations
