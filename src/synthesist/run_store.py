@@ -108,6 +108,26 @@ class CheckpointHeader(_Lenient):
     options: OptionsHeader = OptionsHeader()
 
 
+class _AnswerHeader(_Lenient):
+    verdict: str | None = None
+
+
+class _ReportHeader(_Lenient):
+    answer: _AnswerHeader | None = None
+
+
+class ResultHeader(_Lenient):
+    """What a runs list shows of a finished run's ``report.json`` (read leniently, like the checkpoint's)."""
+
+    report: _ReportHeader = _ReportHeader()
+
+    @property
+    def answer(self) -> str | None:
+        """The Answer's verdict, ``open question`` for an Answer without one, None for a report without an Answer."""
+        answer = self.report.answer
+        return None if answer is None else answer.verdict or "open question"
+
+
 @dataclass(frozen=True)
 class RunFolder:
     """One run's folder and the files in it."""
@@ -162,6 +182,13 @@ class RunFolder:
             return CheckpointHeader.model_validate_json(self.checkpoint_path.read_bytes())
         except (OSError, ValueError):
             return CheckpointHeader()
+
+    def result_header(self) -> ResultHeader:
+        """The verdict of ``report.json``; defaults when there is none or it does not read."""
+        try:
+            return ResultHeader.model_validate_json(self.report_json.read_bytes())
+        except (OSError, ValueError):
+            return ResultHeader()
 
     def read_result(self) -> ResearchResult | None:
         """The finished run's result from ``report.json`` (None: not finished, gone, or unreadable)."""

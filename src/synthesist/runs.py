@@ -56,6 +56,8 @@ class RunInfo:
     """A process is running it now."""
     checkpointed: bool = False
     """It saved a checkpoint (after its first round): only then can ``resume`` continue it."""
+    answer: str | None = None
+    """A finished run's verdict (``yes``, ``no``, ``mixed``, ``insufficient``, ``open question``); None without one."""
 
     @property
     def resumable(self) -> bool:
@@ -160,7 +162,8 @@ def _info(folder: RunFolder) -> RunInfo:
     return RunInfo(run_id=folder.run_id, question=header.options.question, modified=modified,
                    stop_reason=header.stop_reason, finished=header.finished,
                    size_bytes=sum(stat.st_size for stat in stats), round=header.round,
-                   origin=header.options.origin, live=folder.is_live(), checkpointed=folder.has_checkpoint())
+                   origin=header.options.origin, live=folder.is_live(), checkpointed=folder.has_checkpoint(),
+                   answer=folder.result_header().answer if header.finished else None)
 
 
 def _stat(path: Path) -> os.stat_result | None:

@@ -16,8 +16,9 @@
   ``/evidence`` (the items so far, from the checkpoint after each round while the run goes); every item in the
   JSON carries its ``display_title``, ``link`` and ``design``, and the result its ``evidence_table`` (report.md's
   rows) and each reference's ``link``, all computed in Python (:mod:`.views`): the page only renders them.
-  ``GET /api/runs`` (this service's runs, then the runs kept under DATA_DIR, which the result routes also serve;
-  each with its ``state``: running, finished, failed or interrupted);
+  ``GET /api/runs`` (this service's runs and the runs kept under DATA_DIR, which the result routes also serve,
+  newest first: each with ``changed`` (its last change, ISO 8601 UTC), ``origin`` (which face started it),
+  ``answer`` (the verdict, ``open question``, or null) and ``state``: running, finished, failed or interrupted);
   ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries (each hit with ``title`` and ``display_title``).
 - Watches (:mod:`.core`): ``POST``/``GET /api/watches``, ``GET /api/watches/{id}/changes``,
@@ -55,7 +56,8 @@ from .runs import Line, read_log, summary
 from .views import evidence_views, hit_view, kept_summary, read_designs, result_view
 
 RETRY_AFTER_SECONDS = 5
-STATIC_FILES = {"page.js": "text/javascript", "watches.js": "text/javascript", "page.css": "text/css"}
+STATIC_FILES = {"page.js": "text/javascript", "watches.js": "text/javascript", "runs.js": "text/javascript",
+                "page.css": "text/css"}
 """The page's scripts and styles, served by name only (the page has no inline script or style: see the CSP)."""
 _RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
@@ -138,7 +140,8 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         live = [summary(run) for run in service.runs.all()]
         held = {run["run_id"] for run in live}
         kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
-        return live + [kept_summary(info) for info in kept if info.run_id not in held]
+        rows = live + [kept_summary(info) for info in kept if info.run_id not in held]
+        return sorted(rows, key=lambda row: row["changed"], reverse=True)  # newest first
 
     def _run(run_id: str):  # type: ignore[no-untyped-def]
         run = service.runs.get(run_id)

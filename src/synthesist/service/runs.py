@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..api import RunControl, RunStore
 from ..events import Complete, EventBase
-from .views import run_state
+from .views import at, run_state
 
 KEEP_FINISHED = 256
 """Finished runs whose summary the service keeps in memory (the rest are read from their folders)."""
@@ -48,6 +49,8 @@ class RunHandle:
     lines: list[Line] | None = field(default_factory=list)
     """The events so far; None once they are read from :attr:`log` instead."""
     event_count: int = 0
+    changed: float = field(default_factory=time.time)
+    """When its last event came (or it ended): the runs list's date, newest first."""
     completed: bool = False
     """The ``complete`` event came: the result is in the run folder's report.json."""
     stop_reason: str | None = None
@@ -62,17 +65,19 @@ class RunHandle:
             assert self.lines is not None  # let go only when done
             self.lines.append(Line(event.seq, event.type, event.model_dump_json()))
             self.event_count += 1
+            self.changed = time.time()
             if isinstance(event, Complete):
                 self.completed = True
                 self.stop_reason = event.data.stop_reason
                 answer = event.data.report.answer
-                self.verdict = answer.verdict if answer else None
+                self.verdict = (answer.verdict or "open question") if answer else None
             self._changed.notify_all()
 
     async def _finish(self, failure: str | None = None) -> None:
         async with self._changed:
             self.failure = failure
             self.done = True
+            self.changed = time.time()
             if self.lines and _last_seq(self.log) == self.lines[-1].seq:
                 self.lines = None  # everything is on disk: readers continue from the file
             self._changed.notify_all()
@@ -181,7 +186,8 @@ class RunRegistry:
 
 def summary(run: RunHandle) -> dict[str, Any]:
     """One line of the runs list."""
-    return {"run_id": run.run_id, "question": run.question, "done": run.done, "events": run.event_count,
+    return {"run_id": run.run_id, "question": run.question, "done": run.done, "changed": at(run.changed),
+            "events": run.event_count,
             "stop_reason": run.stop_reason, "answer": run.verdict, "failure": run.failure, "origin": "service",
             "running": not run.done, "state": run_state(finished=run.completed, live=not run.done,
                                                         failed=run.failure is not None), "resume": None}

@@ -12,6 +12,7 @@ run kept on disk whose process is gone before it finished is ``interrupted``, wi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from ..api import alignment_line, evidence_table, frame_line
@@ -80,11 +81,17 @@ def run_state(*, finished: bool, live: bool, failed: bool = False) -> str:
     return "failed" if failed else "interrupted"
 
 
+def at(seconds: float) -> str:
+    """A time (seconds since the epoch) as the runs list gives it: ISO 8601 in UTC."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
 def kept_summary(info: Any) -> dict[str, Any]:
     """One line of the runs list for a run kept on disk (a :class:`synthesist.runs.RunInfo`)."""
     state = run_state(finished=info.finished, live=info.live, failed=not info.finished and not info.live
                       and not info.resumable)  # no checkpoint: nothing to resume
-    return {"run_id": info.run_id, "question": info.question, "done": info.finished,
-            "events": None, "stop_reason": info.stop_reason, "answer": None, "failure": None, "origin": info.origin,
+    return {"run_id": info.run_id, "question": info.question, "done": info.finished, "changed": at(info.modified),
+            "events": None, "stop_reason": info.stop_reason, "answer": info.answer, "failure": None,
+            "origin": info.origin,
             "running": info.live, "state": state,
             "resume": f"synthesist resume {info.run_id}" if state == "interrupted" else None}

@@ -64,7 +64,7 @@ function log(event) {  // one line per distinct message: a failure repeated ever
   li.textContent = `[${event.round}] ${event.type}: ${pageWords(event.message)}`;
   if (event.type === "error") li.className = "error";
   state.timeline.set(key, {li, count: 1});
-  $("timeline").appendChild(li); li.scrollIntoView({block: "nearest"});
+  $("timeline").appendChild(li); $("timeline").scrollTop = $("timeline").scrollHeight;  // the list scrolls, not the page
 }
 const STAGES = {started: "started", searching: "searching", search_complete: "searched", judging: "judging the evidence",
   judge_complete: "judged", hypothesizing: "forming hypotheses", looping: "next round", synthesizing: "writing the report",
@@ -276,6 +276,7 @@ async function finish(event, runId) {
   studyTable(result.evidence_table || []); appraisal(report);
   if ((report.studies || []).length) forestPlot(runId); else $("forest").dataset.shown = "none";  // data-shown: settled
   downloads(runId);
+  if (state.opened === runId && !$("answer-box").hidden) $("answer-box").scrollIntoView({block: "start"});  // runs.js
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
   $("status").textContent = `Done (${result.stop_reason.replace("_", " ")}): ${items.length} items, ${report.references.length} cited, ${result.rounds} round(s)${failed}.`;
 }
@@ -289,29 +290,6 @@ document.addEventListener("click", (event) => {
 });
 window.addEventListener("beforeprint", () => document.querySelectorAll("details.abstract").forEach((d) => d.removeAttribute("open")));
 
-// ---- past runs ---------------------------------------------------------------------------------------------------
-function runState(r) {
-  const now = r.state || (r.done ? "finished" : "running");
-  if (now === "interrupted") return `interrupted (resume with ${r.resume})`;
-  if (now === "finished") return (r.stop_reason || "finished").replace("_", " ");
-  if (now === "failed") return "ended without a result";
-  return "running";
-}
-async function pastRuns() {
-  const response = await fetch("/api/runs", {headers: headers()}); if (!response.ok) return;
-  const runs = await response.json();
-  $("runs").innerHTML = runs.map((r) => `<li><a href="#" data-run="${esc(r.run_id)}" data-state="${esc(r.state || "")}">${esc(r.question || r.run_id)}</a> ` +
-    `<span class="muted run-state">${esc(runState(r))}</span></li>`).join("") || '<li class="muted">none</li>';
-}
-$("runs").addEventListener("click", (event) => {
-  const link = event.target.closest("a[data-run]"); if (!link) return; event.preventDefault();
-  reset(link.textContent);
-  const words = link.parentElement.querySelector(".run-state").textContent;
-  $("status").textContent = `Past run ${link.dataset.run}: ${words}`;
-  follow(link.dataset.run).then(() => {
-    if (!state.finished) $("status").textContent = `Past run ${link.dataset.run}: ${words}`;
-  });
-});
 $("ask").addEventListener("submit", async (event) => {
   event.preventDefault();
   const sources = selectedSources();
@@ -325,5 +303,5 @@ $("ask").addEventListener("submit", async (event) => {
   follow(body.run_id);
   pastRuns();
 });
-$("token").addEventListener("change", () => service().then(pastRuns));  // a token typed in: ask again with it
-service().then(pastRuns).finally(() => { document.body.dataset.ready = "1"; });
+$("token").addEventListener("change", () => service().then(() => pastRuns()));  // a token typed in: ask again with it
+service().then(() => pastRuns()).finally(() => { document.body.dataset.ready = "1"; });  // pastRuns: runs.js

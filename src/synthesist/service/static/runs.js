@@ -1,0 +1,60 @@
+"use strict";
+// Past runs on the page: newest first, each with its date, origin, answer and state; a search box filters them by
+// question; opening one shows it, and the page scrolls to its Answer when that is drawn (page.js: finish()).
+// Uses the page's $(), esc(), headers(), state, reset() and follow() (page.js); every call goes through /api/runs.
+(function () {
+  const list = $("runs");
+  const filter = $("runs-filter");
+  const ORIGINS = {cli: "command line", api: "Python API", batch: "batch", eval: "eval", service: "page or HTTP API",
+    mcp: "MCP", watch: "watch"};
+  const pad = (n) => String(n).padStart(2, "0");
+  function when(iso) {  // the run's last change, in the reader's time zone: 2026-11-22 14:03
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return "date unknown";
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  }
+  function runState(r) {
+    const now = r.state || (r.done ? "finished" : "running");
+    if (now === "interrupted") return `interrupted (resume with ${r.resume})`;
+    if (now === "finished") return (r.stop_reason || "finished").replace("_", " ");
+    if (now === "failed") return "ended without a result";
+    return "running";
+  }
+  function row(r) {
+    const origin = r.origin ? ORIGINS[r.origin] || r.origin : "origin not recorded";
+    const answer = r.answer ? `<span class="run-answer">answer: ${esc(r.answer)}</span> · ` : "";
+    return `<li data-question="${esc((r.question || r.run_id).toLowerCase())}"><a href="#" data-run="${esc(r.run_id)}" ` +
+      `data-state="${esc(r.state || "")}">${esc(r.question || r.run_id)}</a><br><span class="muted run-meta">` +
+      `<time datetime="${esc(r.changed || "")}">${esc(when(r.changed))}</time> · <span class="run-origin">${esc(origin)}</span> · ` +
+      `${answer}<span class="run-state">${esc(runState(r))}</span></span></li>`;
+  }
+  function show() {  // every word typed must be in the question
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    const rows = [...list.querySelectorAll("li[data-question]")];
+    let shown = 0;
+    for (const li of rows) {
+      li.hidden = !words.every((w) => li.dataset.question.includes(w));
+      if (!li.hidden) shown += 1;
+    }
+    $("runs-count").textContent = rows.length ? (words.length ? `${shown} of ${rows.length}` : `${rows.length}`) : "";
+  }
+  async function pastRuns() {
+    const response = await fetch("/api/runs", {headers: headers()}); if (!response.ok) return;
+    const runs = await response.json();  // newest first (the service sorts them)
+    list.innerHTML = runs.map(row).join("") || '<li class="muted">none</li>';
+    show();
+  }
+  filter.addEventListener("input", show);
+  list.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-run]"); if (!link) return; event.preventDefault();
+    reset(link.textContent);
+    state.opened = link.dataset.run;  // finish() scrolls to its Answer
+    $("main").scrollIntoView({block: "start"});
+    const words = link.parentElement.querySelector(".run-state").textContent;
+    $("status").textContent = `Past run ${link.dataset.run}: ${words}`;
+    follow(link.dataset.run).then(() => {
+      if (!state.finished) $("status").textContent = `Past run ${link.dataset.run}: ${words}`;
+    });
+  });
+  window.pastRuns = pastRuns;
+})();

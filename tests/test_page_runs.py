@@ -1,0 +1,102 @@
+"""Past runs a person can find on the page (Debian's Chromium against a real service): newest first, each with its
+date, origin and answer; a search box filters them by question; opening one scrolls the page to its Answer."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from live_server import LiveServer, wait_until
+from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
+
+from synthesist.composition import Seams, Shared
+from synthesist.memory import Embedder, open_chroma
+from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
+from synthesist.service import create_app
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test "
+                                "installs Debian's chromium when run as root with apt-get); browser tests skipped")
+KEPT = (("0123456789abcdef0123456789abcdef", "Does aspirin prevent colorectal cancer?", "cli", 2),
+        ("fedcba9876543210fedcba9876543210", "Is coffee linked to atrial fibrillation?", "watch", 1))
+"""Runs an earlier process left under DATA_DIR: id, question, origin, days ago."""
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
+
+
+@pytest.fixture
+def browser() -> Iterator:  # type: ignore[type-arg]
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+def _keep(store: RunStore, run_id: str, question: str, origin: str, days_ago: int) -> None:
+    """A run killed after its first round, last changed ``days_ago`` days ago."""
+    folder = store.folder(run_id)
+    folder.save_checkpoint(Checkpoint(run_id=run_id, options=RunOptions(question=question, sources=("library",),
+                                                                        origin=origin),  # type: ignore[arg-type]
+                                      round=1, memory=MemorySnapshot(run_id=run_id, question=question, round=1)))
+    then = time.time() - days_ago * 86400
+    for path in folder.directory.rglob("*"):
+        os.utime(path, (then, then))
+
+
+def test_past_runs_show_date_origin_and_answer_filter_by_question_and_open_at_the_answer(
+        browser, tmp_path: Path, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
+    settings = run_settings(tmp_path / "data", max_rounds=2)
+    store = RunStore(settings.data_dir)
+    for run_id, question, origin, days in KEPT:
+        _keep(store, run_id, question, origin, days)
+    library = write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS)
+    app = create_app(settings, libraries=[library],
+                     seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
+    with LiveServer(app) as server:
+        page = browser.new_page(viewport={"width": 1280, "height": 700})
+        page.goto(server.url + "/")
+        page.wait_for_selector("body[data-ready='1']")
+        page.fill("#question", QUESTION)
+        page.click("#go")
+        wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
+        verdict = page.text_content("#answer .verdict")
+
+        with httpx.Client(base_url=server.url, timeout=60) as client:  # the API: newest first, with what is shown
+            rows = client.get("/api/runs").json()
+        assert [row["question"] for row in rows] == [QUESTION, KEPT[1][1], KEPT[0][1]]
+        assert [row["origin"] for row in rows] == ["service", "watch", "cli"]
+        assert rows[0]["answer"] == verdict and rows[1]["answer"] is None
+        assert [row["changed"] for row in rows] == sorted((row["changed"] for row in rows), reverse=True)
+
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']")
+        items = page.locator("#runs li")
+        assert items.locator("a").all_text_contents() == [QUESTION, KEPT[1][1], KEPT[0][1]]
+        dates = items.locator("time").all_text_contents()
+        assert len(dates) == 3 and all(DATE.match(d) for d in dates), dates
+        assert dates[0] > dates[1] > dates[2]
+        assert items.locator(".run-origin").all_text_contents() == ["page or HTTP API", "watch", "command line"]
+        assert items.first.locator(".run-answer").text_content() == f"answer: {verdict}"
+        assert page.text_content("#runs-count") == "3"
+
+        page.fill("#runs-filter", "ASPIRIN colorectal")  # every word, in any case
+        assert page.locator("#runs li:not([hidden])").all_text_contents()[0].startswith(KEPT[0][1])
+        assert page.locator("#runs li:not([hidden])").count() == 1 and page.text_content("#runs-count") == "1 of 3"
+        page.fill("#runs-filter", "metformin")
+        assert page.locator("#runs li:not([hidden]) a").all_text_contents() == [QUESTION]
+        page.fill("#runs-filter", "")
+        assert page.locator("#runs li:not([hidden])").count() == 3
+
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the list is at the foot of the page
+        page.click(f"#runs a:text-is('{QUESTION}')")
+        wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=60_000)
+        wait_until(page, "Math.abs(document.querySelector('#answer-box').getBoundingClientRect().top) < 2")
+        assert page.evaluate("window.scrollY") > 0  # scrolled to it, not left at the top by chance
+        assert page.locator("#answer .verdict").is_visible()
