@@ -146,6 +146,23 @@ def test_next_queries_target_the_weaker_aspect() -> None:
     )
 
 
+@pytest.mark.parametrize(("question", "expected"), [
+    ("What is the prevalence of pain among psychiatric inpatients?",
+     ("prevalence pain psychiatric inpatients cross-sectional study", "prevalence pain psychiatric inpatients survey",
+      "prevalence pain psychiatric inpatients cohort study")),
+    ("By what mechanism does metformin inhibit breast cancer growth?", ("metformin mechanism AMPK",)),
+    ("What are the causes of chronic cough?", ("chronic cough review", "chronic cough case series")),
+])
+def test_next_queries_carry_the_study_designs_of_the_questions_kind(question: str, expected: tuple[str, ...]) -> None:
+    """Trial and meta-analysis words only for effect and association questions (the test above): a prevalence
+    question is searched for cross-sectional studies and surveys, a mechanism question for its mechanism, a
+    descriptive one for reviews and case series; the question's condition is not repeated when its subject names it."""
+    verdict = assess(question, CLINICAL, on_topic(*CLINICAL), round=1, rules=RunSettings(min_clinical=10))
+    queries = verdict.next_search_queries
+    assert queries[:len(expected)] == expected or set(expected) <= set(queries), queries
+    assert not [q for q in queries if re.search(r"randomi[sz]ed|meta-analysis|clinical trial", q)], queries
+
+
 def test_queries_proposed_in_the_previous_round_are_not_proposed_again() -> None:
     first = judge(*MECHANISTIC)
     second = assess(QUESTION, MECHANISTIC, on_topic(*MECHANISTIC), round=2, rules=RunSettings(), previous=first)

@@ -30,7 +30,8 @@ def task_variables(name: str, boundary: Boundary, items: list[Evidence]) -> dict
     cards = cards_for(items, QUESTION, cap=600)
     specific: dict[str, dict[str, Any]] = {
         "search_task": {"sources": ["pubmed", "trials"], "max_queries": 3, "queries_run": ["metformin cancer"],
-                        "judge_queries": ["metformin AMPK colon"], "hypothesis_suggestions": ["mTOR metformin"]},
+                        "judge_queries": ["metformin AMPK colon"], "hypothesis_suggestions": ["mTOR metformin"],
+                        "kind": "effect", "designs": ["randomized controlled trial", "meta-analysis"]},
         "judge_task": {"evidence": cards, "queries_run": ["metformin cancer"], "earlier": (), "previous": None},
         "hypothesis_task": {"evidence": cards, "key_findings": ["AMPK activation [pmid:111]"], "earlier": (),
                             "hypotheses": []},
@@ -186,6 +187,22 @@ def test_trial_facts_are_rendered_inside_the_fence() -> None:
     (span,) = [s for s in fenced_spans(text, boundary) if "Metformin RCT" in s]
     assert "Metformin RCT (Phase 3, completed, 400 participants) tests an unnamed intervention and has posted " \
            "results." in span
+
+
+@pytest.mark.parametrize(("kind", "designs"), [("prevalence", ["cross-sectional study", "survey"]),
+                                               ("mechanism", [])])
+def test_the_search_plan_asks_for_designs_of_the_questions_kind_only(kind: str, designs: list[str]) -> None:
+    boundary = Boundary()
+    variables = {**task_variables("search_task", boundary, []), "kind": kind, "designs": designs}
+    text = render("search_task", **variables)
+    assert f"Kind of question: {kind}" in text
+    if designs:
+        assert "Study designs that answer it (add them as query words where a design filter helps): " \
+               "cross-sectional study, survey" in text
+    else:
+        assert 'Add no study-design words (no "randomized controlled trial", no "meta-analysis")' in text
+    assert "Never add a trial or meta-analysis filter to a mechanism, prevalence or" in render(
+        "search_system", boundary=boundary)
 
 
 def test_agent_notes_are_fenced_too() -> None:

@@ -3,6 +3,9 @@
 Round 1 is planned by the LLM when there is one (a question needs turning into queries), else by rules. Later
 rounds take the judge's ``next_search_queries`` and the hypotheses' search suggestions directly — they are
 already queries, so asking a model again would only cost a call. No (source, query) pair is ever run twice in a run.
+The LLM is told the question's kind (its frame's) and the study designs that fit it
+(:func:`~.extractive.queries.design_words`), so that a mechanism, prevalence or descriptive question is not searched
+with trial or meta-analysis filters.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from ..errors import SourceError
 from ..memory import AddResult, LibraryIndex, ResearchMemory
 from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResult, SourceFailure
 from ..prompts import Boundary, render
+from ..reading.frame import frame_of
 from ..tools.search import search_all
 from ..tools.source import Source
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
-from .extractive.queries import plan_queries
+from .extractive.queries import design_words, plan_queries
 from .llm import LLM
 from .query_plan import QueryPlan
 
@@ -102,6 +106,7 @@ class SearchAgent(ModelAgent):
         judge_queries = judge.next_search_queries if judge else ()
         held = hypotheses.hypotheses if hypotheses else ()
         suggestions = (*seeds, *(q for h in held for q in h.search_suggestions))
+        kind = frame_of(memory.question).kind
 
         async def extract() -> QueryPlan:
             return plan_queries(
@@ -116,6 +121,7 @@ class SearchAgent(ModelAgent):
                 "search_task", question=memory.question, round=round, sources=list(self.source_names),
                 max_queries=MAX_QUERIES_PER_SOURCE, queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
                 judge_queries=list(judge_queries), hypothesis_suggestions=list(suggestions), boundary=boundary,
+                kind=kind, designs=list(design_words(kind)),
             )
             system = render("search_system", boundary=boundary)
             return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt, round=round)

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...config import RunSettings
-from ...models import Alignment, Evidence, JudgeAssessment, ScoredAspect
+from ...models import Alignment, Evidence, JudgeAssessment, QuestionKind, ScoredAspect
 from ...reading.alignment import align_all
 from ...reading.designs import Design
 from ...reading.entities import is_drug_like, targets_in
@@ -44,6 +44,7 @@ from ..sufficiency import clears, rule_for
 from .answer import ItemVerdict, item_verdict
 from .findings import candidate_interventions, key_findings
 from .gate import answering_ids, gate_assessment
+from .queries import design_words
 from .reading import Reading, read
 from .relevance import topical_weight
 
@@ -107,7 +108,7 @@ def assess(
         recommendation="synthesize" if sufficient else "continue",
         next_search_queries=()
         if sufficient
-        else tuple(_next_queries(terms_of, weighed, clinical, mechanism, previous)),
+        else tuple(_next_queries(terms_of, frame.kind, weighed, clinical, mechanism, previous)),
         key_findings=tuple(text for _, text in findings),
         candidates=tuple(candidate_interventions(terms_of, weighed)),
         cited_evidence_ids=tuple(cited),
@@ -319,14 +320,19 @@ def _volume_confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
 
 def _next_queries(
     question: QuestionTerms,
+    kind: QuestionKind,
     weighed: Sequence[Weighed],
     clinical: ScoredAspect,
     mechanism: ScoredAspect,
     previous: JudgeAssessment | None,
 ) -> list[str]:
-    """Queries aimed at the weaker aspect first; none the previous round already proposed, unless nothing else."""
+    """Queries aimed at the weaker aspect first, with the study designs that fit the question's ``kind``
+    (:func:`~.queries.design_words`: no trial or meta-analysis words for a mechanism, prevalence or descriptive
+    question; no mechanism follow-ups for a question that does not ask what something does); none the previous
+    round already proposed, unless nothing else."""
     subject = question.interventions[0] if question.interventions else question.core_query(4)
-    base = " ".join(dict.fromkeys(filter(None, (subject, *question.conditions[:1]))))
+    condition = next((c for c in question.conditions[:1] if c.casefold() not in subject.casefold()), "")
+    base = " ".join(filter(None, (subject, condition)))
     if not base:
         return []
     named = {t.lower() for t in (*question.targets, *question.interventions)}
@@ -339,18 +345,19 @@ def _next_queries(
         if t.lower() not in named
     ]
     top_targets = [t for t, _ in Counter(found).most_common(2)]
-    clinical_queries = [f"{base} randomized controlled trial", f"{base} meta-analysis", f"{base} cohort study"]
+    clinical_queries = [f"{base} {design}" for design in design_words(kind)]
     mechanism_queries = [f"{subject} mechanism {t}" for t in top_targets] + [f"{base} mechanism", f"{base} pathway"]
-    molecular = bool(
+    molecular = kind == "mechanism" or kind in ("effect", "association") and bool(
         top_targets or question.targets or any(is_drug_like(w) for i in question.interventions for w in i.split())
     )
     ordered = (
         mechanism_queries + clinical_queries
-        if molecular and mechanism.score < clinical.score
+        if molecular and (kind == "mechanism" or mechanism.score < clinical.score)
         else clinical_queries + (mechanism_queries if molecular else [])
     )
-    if clinical.score >= 6 and mechanism.score >= 6:
+    if clinical.score >= 6 and mechanism.score >= 6 and kind in ("effect", "association"):
         ordered = [f"{base} systematic review", f"{base} clinical trial results", *ordered]
+    ordered = ordered or [base]
     asked = {" ".join(q.casefold().split()) for q in (previous.next_search_queries if previous else ())}
     fresh = [q for q in dict.fromkeys(ordered) if " ".join(q.casefold().split()) not in asked]
     return (fresh or ordered)[:3]

@@ -8,6 +8,9 @@
   of the question's terms differently (see :mod:`synthesist.reading.synonyms`), then the built-in lay-term table.
 - ClinicalTrials.gov (``trials``) gets every query in its short "intervention condition" form: the registry
   matches conditions and intervention names, not study-design words.
+- Study-design words fit the question's kind (:func:`design_words`): the judge's follow-up queries add them to the
+  question's terms, and the LLM planner is told them. Only effect and association questions are asked of trials
+  and meta-analyses.
 - A query that already ran on a source is never planned for it again. ``already_run`` holds (source, query)
   pairs, as :attr:`RunProgress.queries_run` gives them; both are compared case- and space-insensitively.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 
-from ...models import Evidence
+from ...models import Evidence, QuestionKind
 from ...reading.question import QuestionTerms, question_terms
 from ...reading.synonyms import as_query_text, lay_synonyms, mesh_synonyms
 from ..query_plan import QueryPlan
@@ -25,7 +28,29 @@ from ..query_plan import QueryPlan
 TRIAL_SOURCES = frozenset({"trials"})
 """Source names of ClinicalTrials.gov (the search source is ``trials``; its evidence says ``clinicaltrials``)."""
 MAX_PER_SOURCE = 3
+DESIGN_WORDS: dict[QuestionKind, tuple[str, ...]] = {
+    "effect": ("randomized controlled trial", "meta-analysis", "cohort study"),
+    "association": ("randomized controlled trial", "meta-analysis", "cohort study"),
+    "diagnostic": ("diagnostic accuracy", "sensitivity specificity", "systematic review"),
+    "prognosis": ("cohort study", "prognostic factors", "systematic review"),
+    "prevalence": ("cross-sectional study", "survey", "cohort study"),
+    "descriptive": ("review", "case series"),
+    "mechanism": (),
+}
+"""The study designs that answer each kind of question, as query words, best first.
+
+Whether X changes or goes with Y is settled by trials and their meta-analyses, then cohorts. How common Y is comes
+from cross-sectional studies and surveys of a defined population (the design that measures prevalence), then the
+baseline of a cohort; a trial's selected participants and a meta-analysis filter miss most of them. A diagnostic
+question wants accuracy studies, a prognostic one cohorts. What causes or what is Y is answered by reviews and case
+series. A mechanism question gets no design words at all: its follow-ups name the mechanism and the targets the
+evidence found (:mod:`.judge`), and a design filter would only pull clinical studies that do not say how."""
 FIRST_ROUND_PER_SOURCE = 2
+
+
+def design_words(kind: QuestionKind) -> tuple[str, ...]:
+    """The study-design words that fit a question of ``kind`` (:data:`DESIGN_WORDS`)."""
+    return DESIGN_WORDS.get(kind, ())
 
 
 def normalise_query(query: str) -> str:
