@@ -64,6 +64,7 @@ async def test_research_and_lookups_through_the_sdk_client_over_stdio(
         assert untitled["id"] == "pmid:21645374" and untitled["title"] is None  # the record has none: shown as
         assert untitled["display_title"].startswith(  # report.md, references.bib and the page show it
             "Untitled — 2011, pmid:21645374 — “Programmed cell death (PCD) is the regulated death")
+        assert untitled["link"] == "https://pubmed.ncbi.nlm.nih.gov/21645374/"  # where report.md and the page link it
 
         missing = await session.call_tool("get_evidence", {"id": "pmid:1"})
         assert missing.is_error and "no evidence 'pmid:1' in this session" in missing.content[0].text

@@ -129,7 +129,7 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
         shown = {e["id"]: e["display_title"] for e in done["evidence"]}
         assert shown["pmid:99000001"].startswith(UNTITLED_SHOWN)
         answer = done["report"]["answer"]  # the Answer with its strength and the reason for it
-        strength = f"Strength of evidence: {answer['strength'].replace('_', ' ')} ({answer['strength_reason']})"
+        strength = f"Strength of evidence: {answer['strength'].replace('_', ' ')} — {answer['strength_reason']}"
         assert answer["strength_reason"] and strength in page.text_content("#answer")
         assert client.get(f"/api/runs/{run_id}/forest.svg").status_code == 200  # two RRs on one outcome: a plot
         for link in page.eval_on_selector_all("#downloads a", "links => links.map(a => a.getAttribute('href'))"):

@@ -39,6 +39,7 @@ from .config import Settings, current_settings
 from .errors import BadInputError, excerpt
 from .event_text import event_text
 from .events import Complete, Progress
+from .identity import link_out
 from .inputs import check_library_paths, check_question, no_library, parse_source_names, served_sources
 from .mcp_stdio import capped_stdio
 from .models import Evidence
@@ -88,9 +89,11 @@ def _checked(fn: Callable[..., Any], description: str | None = None) -> Tool:
 
 
 def _brief(item: Evidence) -> dict[str, Any]:
-    """One result: ``title`` as the record has it (None when it has none), ``display_title`` what a reader is shown."""
+    """One result: ``title`` as the record has it (None when it has none), ``display_title`` what a reader is shown,
+    ``link`` where a reader opens it (:func:`~synthesist.identity.link_out`, as report.md and the page link it; a
+    library record with a PMID has no ``url`` of its own but a PubMed page)."""
     return {"id": item.id, "title": item.title, "display_title": display_title(item), "year": item.year,
-            "journal": item.journal, "source": item.source, "url": item.url,
+            "journal": item.journal, "source": item.source, "url": item.url, "link": link_out(item),
             "preprint": item.is_preprint}
 
 
