@@ -14,6 +14,7 @@ from extractive_samples import article
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
 from synthesist import api
+from synthesist.agents.claims import claims_in
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.testing import ScriptedChatServer, scripted_model
@@ -56,7 +57,8 @@ async def test_an_uncited_model_claim_never_becomes_title_heading_or_methodology
     report = result.report
     assert report.title == f"Research report: {QUESTION}"
     assert CLAIM not in report.methodology and "search round(s) over library" in report.methodology
-    assert [section.heading for section in report.sections] == ["Findings 1", "Breast cancer risk"]
+    # the second section's one sentence is the Answer's: said once, it leaves its heading over nothing, so it goes
+    assert [section.heading for section in report.sections] == ["Findings"]
     markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert CLAIM not in markdown
     # a finding that cites nothing leaves the body for the unsupported claims; a call for more work stays
@@ -155,3 +157,71 @@ def test_through_the_cli_an_empty_model_plan_falls_back_and_an_uncited_model_cla
     assert CLAIM not in [section["heading"] for section in report["sections"]]
     assert CLAIM not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert UNCITED in [claim["text"] for claim in report["unsupported_claims"]]
+
+
+HOSTILE = ("Mammography should replace all other screening.", "The intervention costs nothing.",
+           "There are no limitations.", "Print mailings are useless.", "Nobody reads them.",
+           "Screening saves lives.", "Metformin prevents cancer in women.")
+"""Uncited sentences a model writes that state a fact (none holds a number or an effect word but the last two)."""
+TRIAL = ("Adding metformin to standard therapy did not improve invasive disease-free survival in patients with "
+         "high-risk operable breast cancer without diabetes [pmid:31000002].")
+
+
+def _hostile_draft(prompt: str) -> dict:
+    """A report draft with the hostile sentences in every body part, a heading that is a claim over nothing
+    supported, and no ``answer``."""
+    cited = "[pmid:31000001]"
+    return {"title": "Mammography", "executive_summary": f"{SUPPORTED} {cited}. {HOSTILE[0]} {HOSTILE[1]} "
+                                                         "This report summarises the evidence below.",
+            "sections": [{"heading": "Print mailings are useless", "body": f"{HOSTILE[3]} {HOSTILE[4]}"},
+                         {"heading": "Trial evidence", "body": f"Key findings:\n- {TRIAL}\n- {HOSTILE[5]}\n"
+                                                               "Print mailings:\n- More research is needed."}],
+            "hypotheses_tested": [HOSTILE[6]],
+            "limitations": HOSTILE[2],
+            "conclusion": "Further randomised trials of metformin are needed. Does it matter?"}
+
+
+def test_through_the_cli_every_uncited_model_fact_is_removed_and_listed_and_a_missing_answer_is_built_in_code(
+        tmp_path: Path) -> None:
+    """A scripted model (an OpenAI-compatible server on 127.0.0.1) writes a report whose body states facts that
+    cite nothing, heads a section with a claim, and gives no answer: report.md keeps none of those facts, lists each
+    with its reason and counts it among the checked sentences, shows no heading over nothing, and opens with an
+    Answer that says code built it."""
+    script = {"search": {"queries": {}, "rationale": "rules"}, "judge": "not json", "hypothesis": {"hypotheses": []},
+              "report": _hostile_draft, "claims": {"judgements": []}}
+    library = write_library(tmp_path / "papers.jsonl")
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    with ScriptedChatServer(script) as models:
+        done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model",
+                       models.model_spec, "--max-rounds", "1", "--out", str(tmp_path / "out"), env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))["report"]
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    removed_at = markdown.index("## Unsupported claims (removed)")
+    listed = markdown[removed_at:].split("\n## ", 1)[0]
+    shown = markdown[:removed_at] + markdown[removed_at + len(listed):]
+    for sentence in HOSTILE:
+        assert sentence not in shown, sentence
+        assert f"- {sentence} — no citation: a sentence that states a fact must cite" in listed, sentence
+    # every removed sentence is one of them, and the count of checked sentences holds both kinds
+    unsupported = report["unsupported_claims"]
+    assert sorted(c["text"].removeprefix("- ") for c in unsupported if c["reason"].startswith("no citation")) == sorted(
+        HOSTILE)
+    drafted_cited = 2  # the summary's sentence and the trial's: each checked against what it cites
+    answer = claims_in(report["answer"]["statement"], "answer")
+    assert report["claims_checked"] == drafted_cited + len(answer) + len(HOSTILE)
+    assert f"{len(unsupported)} of {report['claims_checked']} checked sentences" in listed
+    # no heading stands over nothing: the claim heading and its section are gone, the dangling label too; a part
+    # left with no supported sentence (limitations, conclusion, hypotheses) is gone with its heading
+    headings = re.findall(r"^## (.+)$", markdown, re.MULTILINE)
+    assert "Print mailings are useless" not in headings and "Print mailings:" not in markdown
+    assert not {"Limitations", "Conclusion", "Hypotheses tested"} & set(headings)
+    assert "Key findings:" in markdown and "More research is needed." in markdown  # a call for research: no fact
+    assert "This report summarises the evidence below." in markdown  # about the report itself: no fact
+    for at, heading in enumerate(headings[:headings.index("Unsupported claims (removed)")]):
+        body = markdown.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+        assert body.strip(), f"{heading!r} stands over nothing (heading {at})"
+    # the model gave no answer: the Answer is there, cited, and says code built it
+    assert headings[0] == "Answer" and report["answer"]["statement"] and report["answer"]["evidence_ids"]
+    assert "_Checked in code: the model gave no answer; this one was built in code" in markdown
+

@@ -557,9 +557,11 @@ class ResearchReport(Frozen):
     fabricated_citations_removed: int = Field(0, ge=0)
     answer: Answer | None = None
     claims_checked: int = Field(0, ge=0)
-    """Cited sentences the claim check read (see :mod:`synthesist.agents.claims`)."""
+    """Sentences checked: the cited ones the claim check read (:mod:`synthesist.agents.claims`), and a model's
+    uncited ones that state a fact (:mod:`synthesist.agents.uncited`)."""
     unsupported_claims: tuple[UnsupportedClaim, ...] = ()
-    """Cited sentences the cited text does not support: out of the body, listed here with the reason."""
+    """Sentences the cited text does not support, or that state a fact and cite nothing: out of the body, listed
+    here with the reason."""
     frame: QuestionFrame | None = None
     """The question's parts, as the answer read them."""
     alignment: tuple[Alignment, ...] = ()

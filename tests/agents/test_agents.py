@@ -12,6 +12,7 @@ from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION
 from pydantic_ai.exceptions import ModelHTTPError
 
 from synthesist.agents import report as report_module
+from synthesist.agents.answer_gate import CODE_BUILT
 from synthesist.agents.citations import cited_ids
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
@@ -114,7 +115,9 @@ async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory
     # "Probably protective" is a real citation of a claim the meta-analysis never makes: the claim check takes it out
     assert report.conclusion == "" and [c.text for c in report.unsupported_claims] == [
         "Probably protective [pmid:31000001]."]
-    assert report.claims_checked == 3 and output.warnings == ()
+    # the draft gives no answer: code builds it (its sentence is checked too) and says so, in the answer and the run
+    assert report.answer is not None and report.answer.gate.startswith(CODE_BUILT)
+    assert report.claims_checked == 4 and output.warnings == (report.answer.gate,)
 
 
 async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation(memory, settings) -> None:

@@ -11,8 +11,9 @@ passage as its finding, and every answering full text carries its finding, which
 does (one study, one reading); one that answered by its closeness to the question alone, and whose full text never tests
 the comparison, is only related. :func:`gate_answer` then holds any answer — the model's or the extractive engine's — to
 the rule: a verdict rests on items that answer; resting only on indirect ones lowers the strength and marks it; resting
-on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no verdict. Every
-change is stated in ``answer.gate``.
+on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no verdict. A model
+that gives no answer gets the extractive engine's (:func:`.extractive.bottom_line.write_answer`, over the same frame and
+alignments), so a report always has its Answer. Every change is stated in ``answer.gate``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ..reading.text import terms
 from ..study import DirectionQuery
 from .citations import cited_ids
 from .extractive.answer import STRENGTHS
-from .extractive.bottom_line import strength
+from .extractive.bottom_line import strength, write_answer
 from .extractive.gate import missing_statement
 from .extractive.reading import read
 from .extractive.relevance import question_relevance
@@ -113,11 +114,17 @@ def _full_text_reading(item: Evidence, query: DirectionQuery) -> tuple[bool, Ful
     return True, FullTextFinding(quote=result.quote, section=result.section, direction=result.direction)
 
 
+CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "
+              "(the extractive engine's bottom line)")
+
+
 def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequence[Alignment],
-                items: Mapping[str, Evidence]) -> Answer | None:
-    """``answer`` held to the gate (module docstring); unchanged when it already rests on answering items."""
+                items: Mapping[str, Evidence], *, question: str) -> Answer:
+    """``answer`` held to the gate (module docstring); unchanged when it already rests on answering items. With no
+    answer (a model reply that omits it), the extractive engine's answer to ``question``, marked :data:`CODE_BUILT`."""
     if answer is None:
-        return None
+        readings = {a.evidence_id: read(items[a.evidence_id]) for a in alignments if a.evidence_id in items}
+        return _noted(write_answer(question, frame, alignments, readings, items), [CODE_BUILT])
     labels = {a.evidence_id: a.label for a in alignments}
     cited = list(dict.fromkeys([*answer.evidence_ids, *cited_ids(answer.statement)]))
     direct = [i for i in cited if labels.get(i) == "answers"]

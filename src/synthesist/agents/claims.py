@@ -131,31 +131,6 @@ def claims_in(text: str, where: str) -> list[Claim]:
             for piece in pieces[::2] if MARKER.search(piece) and cited_ids(piece)]
 
 
-_FINDING = re.compile(
-    r"\b(?:significant\w*|associat\w*|effective\w*|efficac\w*|benefi\w*|harm\w*|risks?|caus\w*|cures?|cured|"
-    r"prevent\w*|protect\w*|safe|safety|superior|inferior|outperform\w*|linked|correlat\w*|mortality|survival|"
-    r"shown|showed|shows|demonstrat\w*|prove[sdn]?|found|finds|suggest\w*|confirm\w*|evidence (?:that|for)|odds|"
-    r"hazard|effect\w*|respon\w*|remission|incidence|prevalen\w*)\b", re.IGNORECASE)
-"""Words that make a sentence state a finding (with :data:`_UP`, :data:`_DOWN`, :data:`_UNIVERSAL` and numbers)."""
-_NEED = re.compile(r"\b(?:needed|warranted|required|should|future (?:research|studies|trials)|further (?:research|"
-                   r"studies|trials|work))\b", re.IGNORECASE)
-"""A call for more work ("More research is needed") states no finding."""
-NO_CITATION = "no citation: a finding the report states must cite the evidence it rests on"
-
-
-def uncited_findings(text: str, where: str) -> list[Claim]:
-    """The sentences of ``text`` that state a finding (a number, a direction or effect word, a universal) and cite
-    nothing: nothing can check them, so a report body may not keep them."""
-    found = []
-    for piece in SENTENCE_END.split(text)[::2]:
-        sentence = piece.strip()
-        if not sentence or MARKER.search(sentence) or _NEED.search(sentence):
-            continue
-        if _NUMBER.search(sentence) or any(p.search(sentence) for p in (_UP, _DOWN, _UNIVERSAL, _FINDING)):
-            found.append(Claim(sentence, (), where))
-    return found
-
-
 def remove_sentences(text: str, dropped: Iterable[str]) -> str:
     """``text`` without the sentences in ``dropped`` (compared stripped); separators and line breaks survive."""
     gone = {sentence.strip() for sentence in dropped}

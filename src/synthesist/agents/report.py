@@ -9,10 +9,12 @@ leaves the body for ``unsupported_claims``, and the references are those of what
 
 What cannot carry a citation is never the model's prose: with an LLM draft, the title and the methodology are
 built by code from the question and what the run did, and a section heading is kept only when its words are those
-of the question or of the section's checked body (else it becomes "Findings"), so an uncited claim cannot reach
-the report as a heading, a title or a method. In the body, a model's sentence that states a finding (a number, a
-direction or effect word) and cites nothing is taken out too and listed with the unsupported claims: nothing
-could check it.
+of the question or of the section's checked body (else it becomes "Findings").
+In the body, every model sentence that states a fact must cite (:mod:`.uncited` says which do): one that cites
+nothing is taken out and listed with the unsupported claims, counted among the sentences checked. A heading stands
+only over supported text: a model's section, summary, limitations or conclusion left with no cited sentence is
+taken out whole. A model reply without an answer gets the one the extractive engine writes, and says so
+(:func:`.answer_gate.gate_answer`).
 """
 
 from __future__ import annotations
@@ -27,26 +29,19 @@ from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
 from ..models import Alignment, Answer, Evidence, QuestionFrame, ReportDraft, ReportSection, ResearchReport
 from ..prompts import Boundary, render
+from ..reading.text import terms
 from ..study import StudyRecord
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import EvidenceCard, carried_passages, prompt_cards
 from .citations import MARKER, SENTENCE_END, Resolver, cited_ids, validate_report, validate_text
-from .claims import (
-    NO_CITATION,
-    Claim,
-    SupportChecker,
-    Verdict,
-    claims_in,
-    entailment,
-    remove_sentences,
-    uncited_findings,
-)
+from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
 from .studies.llm_reader import llm_study_record
 from .studies.table import question_queries, study_records
+from .uncited import NO_CITATION, uncited_claims, unsupported_headings
 
 CONTEXT_SIZE = 40
 log = logging.getLogger("synthesist.agents.report")
@@ -98,7 +93,7 @@ class ReportAgent(ModelAgent):
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory, carried=drafted.engine != EXTRACTIVE)
         if drafted.engine != EXTRACTIVE:
-            report = without_uncited_findings(report)
+            report = without_uncited(report, memory.question, code_answer=drafted.value.answer is None)
         report = with_references(with_conflicts(said_once(report), memory), memory)
         report, unread, study_notes = await with_studies(report, memory, self._llm,
                                                          boundary_cap=self._settings.models.evidence_char_cap)
@@ -133,7 +128,7 @@ class ReportAgent(ModelAgent):
             if frame.source == "llm":
                 alignments = await align_memory(frame, memory)
         items = {item.id: item for item in memory.evidence}
-        answer = gate_answer(report.answer, frame, alignments, items)
+        answer = gate_answer(report.answer, frame, alignments, items, question=memory.question)
         return report.model_copy(update={"frame": frame, "alignment": tuple(alignments), "answer": answer}), note
 
     async def check_claims(self, report: ResearchReport, memory: ResearchMemory, *,
@@ -167,18 +162,27 @@ _GLUE = frozenset("a an and the of in on for to with by from or vs versus at as 
 
 
 def code_built(report: ResearchReport, memory: ResearchMemory, sources: Sequence[str]) -> ResearchReport:
-    """An LLM report whose uncheckable parts are code's: the title and methodology from the run itself, and
-    each heading kept only when it repeats words of the question or of its (checked) section."""
+    """An LLM report whose uncheckable parts are code's: the title and methodology from the run itself; a heading
+    only over supported text (a part with no cited sentence left is taken out whole: a section with its heading,
+    the summary, limitations or conclusion, a hypothesis: what is left there cites nothing and states no fact); and
+    each section heading kept only when it repeats words of the question or of its section (else "Findings")."""
     asked = set(_WORD.findall(memory.question.lower()))
+    ours = (IMAGING_HEADING, CONFLICTS_HEADING)
+    standing = [s for s in report.sections if s.heading in ours or cited_ids(s.body)]
     sections = []
-    for number, section in enumerate(report.sections, 1):
+    for number, section in enumerate(standing, 1):
         known = asked | set(_WORD.findall(section.body.lower()))
         words = [w for w in _WORD.findall(section.heading.lower()) if w not in _GLUE]
-        keep = section.heading in (IMAGING_HEADING, CONFLICTS_HEADING) or (words and all(w in known for w in words))
-        heading = section.heading if keep else ("Findings" if len(report.sections) == 1 else f"Findings {number}")
+        keep = section.heading in ours or (words and all(w in known for w in words))
+        heading = section.heading if keep else ("Findings" if len(standing) == 1 else f"Findings {number}")
         sections.append(section.model_copy(update={"heading": heading}))
-    return report.model_copy(update={"title": f"Research report: {memory.question}",
-                                     "methodology": methodology(memory, sources), "sections": tuple(sections)})
+    supported = {part: text if cited_ids(text) else "" for part, text in (
+        ("executive_summary", report.executive_summary), ("limitations", report.limitations),
+        ("conclusion", report.conclusion))}
+    return report.model_copy(update={
+        "title": f"Research report: {memory.question}", "methodology": methodology(memory, sources),
+        "sections": tuple(sections), **supported,
+        "hypotheses_tested": tuple(h for h in report.hypotheses_tested if cited_ids(h))})
 
 
 def methodology(memory: ResearchMemory, sources: Sequence[str]) -> str:
@@ -187,8 +191,9 @@ def methodology(memory: ResearchMemory, sources: Sequence[str]) -> str:
     shown = "; ".join(f"{source}: {query}" for source, query in queries[:8])
     more = f" and {len(queries) - 8} more" if len(queries) > 8 else ""
     return (f"{memory.round} search round(s) over {', '.join(sources) or 'no source'}; {len(queries)} queries "
-            f"({shown}{more}); {len(memory)} evidence items collected and ranked. Every cited sentence was checked "
-            "against the items it cites; unsupported ones were taken out of the report.")
+            f"({shown}{more}); {len(memory)} evidence items collected and ranked. Every sentence that states a fact "
+            "was checked against the items it cites; unsupported ones, and ones that cite nothing, were taken out "
+            "of the report.")
 
 
 def imaging_section(memory: ResearchMemory) -> ReportSection | None:
@@ -314,17 +319,22 @@ def _said(sentence: str) -> str:
     return " ".join(MARKER.sub(" ", sentence).strip().lstrip("-*• ").split()).rstrip(".!?; ").casefold()
 
 
-def without_uncited_findings(report: ResearchReport) -> ResearchReport:
-    """A model's report without the sentences that state a finding and cite nothing (listed in
-    ``unsupported_claims``, reason :data:`~.claims.NO_CITATION`). Code's own words are left alone: the imaging
-    and disagreement sections, built from checked data, and an ``insufficient`` answer's statement of what is
-    missing."""
+def without_uncited(report: ResearchReport, question: str, *, code_answer: bool) -> ResearchReport:
+    """A model's report without the sentences that state a fact and cite nothing (:mod:`.uncited`), each listed in
+    ``unsupported_claims`` (reason :data:`~.uncited.NO_CITATION`) and counted in ``claims_checked``, and without
+    its in-body headings that stand over no supported text. Run after the claim check, so the cited sentences left
+    are supported. Code's own words are left alone: the imaging and disagreement sections, built from checked data,
+    an answer code built (``code_answer``: the model gave none) and an ``insufficient`` answer's statement of what
+    is missing."""
     skipped = {f"section: {IMAGING_HEADING}", f"section: {CONFLICTS_HEADING}"}
-    if report.answer is not None and report.answer.basis == "none":
-        skipped.add("answer")  # "insufficient" says what is missing, in code's words (the answer gate's)
-    uncited = [Verdict(claim, False, NO_CITATION) for where, text in _claim_texts(report) if where not in skipped
-               for claim in uncited_findings(text, where)]
-    return remove_claims(report, uncited, checked=0) if uncited else report
+    if report.answer is not None and (code_answer or report.answer.basis == "none"):
+        skipped.add("answer")  # code's words (the answer gate's, or the extractive engine's quotes)
+    asked = terms(question)
+    texts = [(where, text) for where, text in _claim_texts(report) if where not in skipped]
+    uncited = [Verdict(claim, False, NO_CITATION) for where, text in texts
+               for claim in uncited_claims(text, where, asked)]
+    headings = [Claim(heading, (), where) for where, text in texts for heading in unsupported_headings(text, asked)]
+    return remove_claims(report, uncited, checked=len(uncited), unlisted=headings)
 
 
 def report_claims(report: ResearchReport) -> list[Claim]:
@@ -332,12 +342,16 @@ def report_claims(report: ResearchReport) -> list[Claim]:
     return [claim for where, text in _claim_texts(report) for claim in claims_in(text, where)]
 
 
-def remove_claims(report: ResearchReport, failed: Sequence[Verdict], *, checked: int) -> ResearchReport:
-    """The report without the sentences of ``failed``, which are listed in ``unsupported_claims``; an answer left
-    with no sentence rests on nothing checked, so a yes/no verdict becomes ``insufficient``."""
+def remove_claims(report: ResearchReport, failed: Sequence[Verdict], *, checked: int,
+                  unlisted: Sequence[Claim] = ()) -> ResearchReport:
+    """The report without the sentences of ``failed``, which are listed in ``unsupported_claims``, and without the
+    lines of ``unlisted`` (headings over nothing supported: not sentences, so not listed); an answer left with no
+    sentence rests on nothing checked, so a yes/no verdict becomes ``insufficient``."""
+    if not failed and not unlisted:
+        return report.model_copy(update={"claims_checked": report.claims_checked + checked})
     dropped: dict[str, list[str]] = {}
-    for verdict in failed:
-        dropped.setdefault(verdict.claim.where, []).append(verdict.claim.text)
+    for claim in (*(verdict.claim for verdict in failed), *unlisted):
+        dropped.setdefault(claim.where, []).append(claim.text)
 
     def kept(where: str, text: str) -> str:
         return remove_sentences(text, dropped.get(where, ()))
@@ -346,8 +360,8 @@ def remove_claims(report: ResearchReport, failed: Sequence[Verdict], *, checked:
         "executive_summary": kept("executive_summary", report.executive_summary),
         "sections": tuple(s.model_copy(update={"body": kept(f"section: {s.heading}", s.body)})
                           for s in report.sections),
-        "hypotheses_tested": tuple(t for t in report.hypotheses_tested
-                                   if t.strip() not in {c.strip() for c in dropped.get("hypotheses_tested", ())}),
+        "hypotheses_tested": tuple(left for t in report.hypotheses_tested
+                                   if (left := kept("hypotheses_tested", t)).strip()),
         "limitations": kept("limitations", report.limitations),
         "conclusion": kept("conclusion", report.conclusion),
         "claims_checked": report.claims_checked + checked,
@@ -362,7 +376,7 @@ def remove_claims(report: ResearchReport, failed: Sequence[Verdict], *, checked:
                 "statement": "No checked claim supports an answer: every sentence of the answer failed the claim "
                              "check (see the unsupported claims).",
                 "strength": "very_low", "strength_reason": "the answer's sentences failed the claim check",
-                "evidence_ids": ()})
+                "evidence_ids": (), "basis": "none"})
     return report.model_copy(update=update)
 
 

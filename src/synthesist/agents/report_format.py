@@ -122,7 +122,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
         lines += ["## Unsupported claims (removed)", "",
                   f"{len(report.unsupported_claims)} of {checked} checked sentences were not supported by the "
                   "items they cite, or cited none, and were taken out of the report:", ""]
-        lines += [f"- {_text(claim.text)} — {_text(claim.reason)}" for claim in report.unsupported_claims]
+        lines += [f"- {_text(_LIST_MARK.sub('', claim.text))} — {_text(claim.reason)}"
+                  for claim in report.unsupported_claims]
         lines.append("")
     lines += _section("How this report was made", report.methodology, cite)
     lines += ["## References", ""]
@@ -131,6 +132,10 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
         lines += ["", f"_{report.fabricated_citations_removed} citation(s) to evidence this run did not collect "
                       "were removed before rendering._"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+_LIST_MARK = re.compile(r"^\s*[-*•]\s+")
+"""A list item's bullet, which a removed sentence that was one keeps in ``UnsupportedClaim.text``."""
 
 
 def _section(heading: str, body: str, cite: Callable[[str], int | None]) -> list[str]:
