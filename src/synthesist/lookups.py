@@ -17,7 +17,7 @@ from typing import Literal
 
 from .agents.llm import LLM, build_model
 from .agents.model_spec import parse_model_spec
-from .agents.studies.forest import forest_svg
+from .agents.studies.forest import forest_svg, has_forest_plot
 from .agents.studies.llm_reader import llm_study_record
 from .agents.studies.table import EvidenceRow, evidence_csv, evidence_rows, table_rows
 from .composition import NO_SEAMS, Seams, build_network_sources, open_store
@@ -193,6 +193,12 @@ def evidence_table(result: ResearchResult) -> list[dict[str, str | int | None]]:
     """The run's evidence table as data (:func:`~synthesist.agents.studies.table.table_rows`): the rows report.md
     shows, in its order, each cell's text as it shows it, for a face that draws the table itself."""
     return table_rows(_table(result))
+
+
+def has_forest(result: ResearchResult) -> bool:
+    """Whether the run has a forest plot (:func:`forest_plot_svg` draws one), known without drawing it."""
+    return has_forest_plot(result.report.studies, {item.id: item for item in result.evidence},
+                           result.report.trials)
 
 
 def forest_plot_svg(result: ResearchResult) -> bytes | None:

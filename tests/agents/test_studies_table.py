@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from synthesist.agents.claims import Claim, SupportChecker
 from synthesist.agents.llm import LLM
 from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
-from synthesist.agents.studies.forest import _plain_ticks, draw_forest_plot, forest_groups
+from synthesist.agents.studies.forest import _plain_ticks, draw_forest_plot, forest_groups, has_forest_plot
+from synthesist.agents.studies.pooling import pooled_estimate
 from synthesist.agents.studies.table import (
     CSV_COLUMNS,
     evidence_csv,
@@ -26,7 +28,7 @@ from synthesist.agents.studies.table import (
 )
 from synthesist.config import Settings
 from synthesist.memory.run_state import UsageLedger
-from synthesist.models import Citation, Evidence, QuestionFrame, ResearchReport, ResearchResult
+from synthesist.models import Citation, Evidence, QuestionFrame, ResearchReport, ResearchResult, TrialInfo, TrialLink
 from synthesist.study import Effect, OutcomeResult, StudyRecord
 from synthesist.testing import scripted_model
 from synthesist.tools.jats import article_evidence, parse_jats
@@ -153,6 +155,51 @@ def test_the_forest_plot_is_an_svg_with_one_row_per_study(tmp_path: Path):
     assert "Smith 2001" in svg and "Jones 2002" in svg and "0.62 (0.45–0.86)" in svg
     assert draw_forest_plot(studies[:1], evidence, tmp_path / "none.svg") is None  # one study: no plot
     assert not (tmp_path / "none.svg").exists()
+
+
+def _row_labels(svg: str) -> list[str]:
+    """The y-axis labels of a matplotlib SVG: each text element is preceded by its string as a comment."""
+    return re.findall(r"<!-- (.+?) -->", svg)
+
+
+def test_two_trials_of_one_comparison_are_told_apart_by_study_and_outcome(tmp_path: Path):
+    """Two untitled-author trials whose titles open alike ("Drug A versus placebo for chronic cough:"): each row
+    names its study — the acronym its title gives, the registry's acronym of a paper matched to it, else the
+    title's first words with the year — and its outcome; the pooled estimate lists the same names."""
+    title = "Drug A versus placebo for chronic cough: "
+    evidence = {
+        "pmid:1": Evidence(id="pmid:1", source="pubmed", title=title + "the COUGH-1 randomised trial", year=2019),
+        "pmid:2": Evidence(id="pmid:2", source="pubmed", title=title + "a randomised trial in adults", year=2021),
+        "pmid:3": Evidence(id="pmid:3", source="pubmed", title=title + "a crossover study", year=2022),
+        "nct:NCT01": Evidence(id="nct:NCT01", source="trials", title="A trial of drug A",
+                              trial=TrialInfo(acronym="CALM")),
+    }
+    links = (TrialLink(nct="NCT01", registry_id="nct:NCT01", paper_ids=("pmid:3",), matched_by=("NCT number",)),)
+    studies = [hazard("pmid:1", "0.62", "0.45", "0.86", "24-hour cough frequency"),
+               hazard("pmid:2", "0.80", "0.60", "1.05", "Cough frequency at 12 weeks"),
+               hazard("pmid:3", "0.70", "0.50", "0.98", "Cough frequency")]
+
+    labels = [row.label for row in forest_groups(studies, evidence, links)[0]]
+    svg = draw_forest_plot(studies, evidence, tmp_path / "forest.svg", trials=links).read_text()
+    shown = _row_labels(svg)
+
+    assert labels == ["COUGH-1", "Drug A versus placebo for chronic… (2021)", "CALM"]
+    assert len(set(labels)) == 3 and not any(label.endswith(":") for label in labels)
+    for study, outcome in zip(labels, ("24-hour cough frequency", "Cough frequency at 12 weeks", "Cough frequency"),
+                              strict=True):
+        assert study in shown and outcome in shown, shown  # the row's two lines: its study, then its outcome
+    assert not any(label.startswith("Drug A versus placebo for chronic cough:") for label in shown)
+    assert has_forest_plot(studies, evidence, links) and not has_forest_plot(studies[:1], evidence, links)
+    assert pooled_estimate(studies, evidence, links).studies == tuple(labels)
+
+
+def test_two_rows_that_would_read_the_same_carry_their_ids():
+    evidence = {i: Evidence(id=i, source="pubmed", title="Drug A for cough", authors=("Smith J",), year=2020)
+                for i in ("pmid:1", "pmid:2")}
+    rows = forest_groups([hazard("pmid:1", "0.62", "0.45", "0.86"), hazard("pmid:2", "1.10", "0.80", "1.50")],
+                         evidence)[0]
+
+    assert [row.label for row in rows] == ["Smith 2020, pmid:1", "Smith 2020, pmid:2"]
 
 
 def test_a_run_folder_gets_the_table_the_csv_and_the_plot(tmp_path: Path, trial: Evidence):

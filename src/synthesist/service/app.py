@@ -57,8 +57,9 @@ from .views import evidence_views, hit_view, kept_summary, read_designs, result_
 
 RETRY_AFTER_SECONDS = 5
 STATIC_FILES = {"page.js": "text/javascript", "watches.js": "text/javascript", "runs.js": "text/javascript",
-                "page.css": "text/css"}
-"""The page's scripts and styles, served by name only (the page has no inline script or style: see the CSP)."""
+                "page.css": "text/css", "icon.svg": "image/svg+xml"}
+"""The page's scripts, styles and icon, served by name only (the page has no inline script or style: see the CSP;
+without an icon of its own a browser asks for /favicon.ico and logs a 404)."""
 _RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 

@@ -5,8 +5,9 @@ fields: an item's ``display_title`` is :func:`synthesist.titles.display_title` (
 references.bib and MCP show), its ``link`` :func:`synthesist.identity.link_out` (where report.md links it), its
 ``design`` :func:`synthesist.titles.design_label`, its ``alignment_line`` the marks report.md gives each part of
 the question (:func:`synthesist.api.alignment_line`); a finished run's ``evidence_table`` is report.md's table as data
-(:func:`synthesist.api.evidence_table`), each reference carries its ``link`` and the report its ``frame_line``. A
-run kept on disk whose process is gone before it finished is ``interrupted``, with the command that resumes it.
+(:func:`synthesist.api.evidence_table`) and its ``forest_plot`` whether it has a forest plot, each reference carries
+its ``link`` and the report its ``frame_line``. A run kept on disk whose process is gone before it finished is
+``interrupted``, with the command that resumes it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..api import alignment_line, evidence_table, frame_line
+from ..api import alignment_line, evidence_table, frame_line, has_forest
 from ..identity import link_out, web_url
 from ..models import Citation, Evidence, ResearchResult
 from ..titles import design_label, display_title
@@ -41,13 +42,14 @@ def result_view(result: ResearchResult) -> dict[str, Any]:
     """A finished run's result as the page renders it: the :class:`ResearchResult` JSON, every item with its view
     (designs read by the report's study records), each reference with its ``link`` (its item's, else its own URL
     when that is http(s)), the report's ``frame_line`` and ``evidence_table``: the rows report.md shows, in its
-    order."""
+    order; ``forest_plot``: whether ``forest.svg`` has a plot to give (the page asks for it only then)."""
     body = result.model_dump(mode="json")
     items = {item.id: item for item in result.evidence}
     body["evidence"] = evidence_views(result.evidence, read_designs(result))
     body["report"]["references"] = [reference_view(c, items.get(c.evidence_id)) for c in result.report.references]
     body["report"]["frame_line"] = frame_line(result.report.frame) if result.report.frame else None
     body["evidence_table"] = evidence_table(result)
+    body["forest_plot"] = has_forest(result)
     return body
 
 

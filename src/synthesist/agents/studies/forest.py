@@ -6,25 +6,40 @@ with at least two studies is drawn by :func:`draw_forest_plot` with matplotlib (
 plot is drawn): one row per study, the estimate and its CI on a log scale, a line at 1. Nothing is pooled: the
 plot shows the studies' own printed numbers, and, when the report has one, the exploratory random-effects pool of
 them (:mod:`.pooling`) as a diamond below, labelled exploratory with its I².
+
+Each row is named by its study and its outcome, so that two trials of one comparison are told apart
+(:func:`study_name`): the first author's surname and the year ("Smith 2020"); else the trial's acronym (the
+registry record's, the acronym a paper was matched to its registration by, or one its title gives as "the COUGH-1
+trial" or "(COUGH-1)"); else the title's first words and the year. Two rows of one plot that would still read the
+same get their identifiers. The outcome as the study names it is the row's second line.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...models import Evidence, PooledEstimate, TrialLink
+from ...reading.entities import NOT_TARGETS
 from ...reading.text import terms
 from ...registrations import trial_of
 from ...study import OutcomeResult, StudyRecord
 
-__all__ = ["FOREST_FILE", "ForestRow", "draw_forest_plot", "forest_groups", "forest_svg"]
+__all__ = ["FOREST_FILE", "ForestRow", "draw_forest_plot", "forest_groups", "forest_svg", "has_forest_plot",
+           "study_name"]
 
 FOREST_FILE = "forest.svg"
 MIN_SHARED_WORDS = 0.5
 """Two outcome names are one outcome when they share at least half the words of the shorter one."""
+TITLE_WORDS = 6
+"""How many of its title's first words name a study that has no author and no acronym."""
+OUTCOME_CHARS = 48
+_ACRONYM = re.compile(r"\b(?:the\s+)?(?P<named>[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)\s+"
+                      r"(?:(?:randomi[sz]ed|controlled|clinical|phase\s+\w+)\s+)*(?:trial|study)\b")
+_BRACKETED = re.compile(r"\((?P<named>[A-Z][A-Z0-9]{2,}(?:-[A-Za-z0-9]+)*)\)")
 
 
 @dataclass(frozen=True)
@@ -39,6 +54,11 @@ class ForestRow:
     printed: str = ""
     """The estimate and its CI as the study printed them ("0.70", not 0.7)."""
 
+    @property
+    def row_label(self) -> str:
+        """The row's name on the plot: its study, and beneath it its outcome (cut at a word)."""
+        return f"{self.label}\n{_cut(self.outcome, OUTCOME_CHARS)}" if self.outcome else self.label
+
 
 def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
                   trials: Iterable[TrialLink] = ()) -> list[list[ForestRow]]:
@@ -50,7 +70,7 @@ def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidenc
         item = evidence.get(record.evidence_id)
         study = trial_of(item, trials) if item is not None else record.evidence_id
         for outcome in record.outcomes:
-            row = _row(record, outcome, evidence.get(record.evidence_id))
+            row = _row(record, outcome, evidence, trials)
             if row is None:
                 continue
             words = terms(outcome.outcome)
@@ -63,21 +83,84 @@ def forest_groups(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidenc
                     break
             else:
                 groups.append((words, [row], {study}))
-    return sorted((rows for _, rows, _ in groups), key=len, reverse=True)
+    return sorted((_told_apart(rows) for _, rows, _ in groups), key=len, reverse=True)
 
 
-def _row(record: StudyRecord, outcome: OutcomeResult, item: Evidence | None) -> ForestRow | None:
+def has_forest_plot(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
+                    trials: Iterable[TrialLink] = ()) -> bool:
+    """Whether :func:`forest_svg` draws a plot: some outcome has ratios with CIs from two or more studies."""
+    return any(len(rows) >= 2 for rows in forest_groups(studies, evidence, trials))
+
+
+def study_name(item: Evidence | None, evidence_id: str, trials: Iterable[TrialLink] = (),
+               evidence: Mapping[str, Evidence] | None = None) -> str:
+    """How a forest plot names a study (module docstring): "Smith 2020", the trial's acronym, else the title's
+    first words and the year; the evidence id when the item is unknown."""
+    if item is None:
+        return evidence_id
+    surname = item.authors[0].split()[0].rstrip(",") if item.authors and item.authors[0].split() else ""
+    if surname:
+        return f"{surname} {item.year}" if item.year else surname
+    acronym = _acronym(item, tuple(trials), evidence or {})
+    if acronym:
+        return acronym
+    short = _cut(re.sub(r"[\s:;,.]+$", "", item.label), 0, words=TITLE_WORDS)
+    return f"{short} ({item.year})" if item.year else short
+
+
+def _acronym(item: Evidence, trials: tuple[TrialLink, ...], evidence: Mapping[str, Evidence]) -> str:
+    """The acronym of the item's trial: its registry record's, or the one its registration was matched by, or one
+    its title names as a trial or study (a statistical or clinical abbreviation is none)."""
+    if item.trial is not None and item.trial.acronym:
+        return item.trial.acronym
+    for link in trials:
+        if item.id not in link.paper_ids:
+            continue
+        registry = evidence.get(link.registry_id or "")
+        if registry is not None and registry.trial is not None and registry.trial.acronym:
+            return registry.trial.acronym
+        for how in link.matched_by:
+            if how.startswith("acronym "):
+                return how.removeprefix("acronym ")
+    for pattern in (_ACRONYM, _BRACKETED):
+        for match in pattern.finditer(item.title or ""):
+            named = match.group("named")
+            if named not in NOT_TARGETS and sum(ch.isupper() for ch in named) >= 3:
+                return named
+    return ""
+
+
+def _told_apart(rows: list[ForestRow]) -> list[ForestRow]:
+    """The rows, each whose study name another row of the plot shares followed by its evidence id."""
+    names = [row.label for row in rows]
+    return [row if names.count(row.label) == 1 else replace(row, label=f"{row.label}, {row.evidence_id}")
+            for row in rows]
+
+
+def _cut(text: str, chars: int, *, words: int = 0) -> str:
+    """``text`` on one line, cut at a word: its first ``words`` words, or as many as fit in ``chars``; "…" when
+    cut."""
+    split = text.split()
+    kept = split[:words] if words else []
+    if not words:
+        for word in split:
+            if len(" ".join([*kept, word])) > chars and kept:
+                break
+            kept.append(word)
+    return " ".join(kept) + ("…" if len(kept) < len(split) else "")
+
+
+def _row(record: StudyRecord, outcome: OutcomeResult, evidence: Mapping[str, Evidence],
+         trials: tuple[TrialLink, ...]) -> ForestRow | None:
     effect = outcome.effect
     if effect is None or not effect.is_ratio:
         return None
     value, low, high = effect.number("value"), effect.number("ci_low"), effect.number("ci_high")
     if value is None or low is None or high is None or min(value, low, high) <= 0 or not low <= value <= high:
         return None
-    author = item.authors[0].split()[0] if item and item.authors else None
-    label = f"{author} {item.year}" if author and item and item.year else (item.label[:40] if item else
-                                                                        record.evidence_id)
-    return ForestRow(label=label, measure=effect.measure or "", value=value, low=low, high=high,
-                     outcome=outcome.outcome, evidence_id=record.evidence_id,
+    item = evidence.get(record.evidence_id)
+    return ForestRow(label=study_name(item, record.evidence_id, trials, evidence), measure=effect.measure or "",
+                     value=value, low=low, high=high, outcome=outcome.outcome, evidence_id=record.evidence_id,
                      printed=f"{effect.value} ({effect.ci_low}–{effect.ci_high})")
 
 
@@ -106,7 +189,7 @@ def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
     rows = groups[0]
     if pooled is not None and set(pooled.studies) != {row.label for row in rows}:
         pooled = None
-    figure, axes = pyplot.subplots(figsize=(7.0, 1.2 + 0.45 * (len(rows) + (pooled is not None))))
+    figure, axes = pyplot.subplots(figsize=(7.5, 1.2 + 0.6 * (len(rows) + (pooled is not None))))
     try:
         positions = list(range(len(rows), 0, -1))
         axes.errorbar([r.value for r in rows], positions, fmt="s", color="black", ecolor="black", capsize=3,
@@ -115,7 +198,7 @@ def forest_svg(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
         axes.set_xscale("log")
         _plain_ticks(axes, [r.low for r in rows] + ([pooled.ci_low] if pooled else []),
                      [r.high for r in rows] + ([pooled.ci_high] if pooled else []))
-        labels = [r.label for r in rows]
+        labels = [r.row_label for r in rows]
         if pooled is not None:
             axes.fill([pooled.ci_low, pooled.value, pooled.ci_high, pooled.value], [0, 0.25, 0, -0.25], color="black")
             axes.annotate(f"{pooled.value:g} ({pooled.ci_low:g}–{pooled.ci_high:g}), I² {pooled.i2:.0%}", (1.02, 0),

@@ -274,7 +274,7 @@ async function finish(event, runId) {
   const report = result.report; const items = result.evidence;
   answerBox(report); reportBody(report); evidenceTable(items); references(report);
   studyTable(result.evidence_table || []); appraisal(report);
-  if ((report.studies || []).length) forestPlot(runId); else $("forest").dataset.shown = "none";  // data-shown: settled
+  if (result.forest_plot) forestPlot(runId); else { $("forest").hidden = true; $("forest").dataset.shown = "none"; }  // data-shown: settled; forest_plot: views.result_view
   downloads(runId);
   if (state.opened === runId && !$("answer-box").hidden) $("answer-box").scrollIntoView({block: "start"});  // runs.js
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
