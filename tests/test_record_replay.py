@@ -7,7 +7,10 @@ and an OpenAI-compatible model server scripted per agent. The servers are then S
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -124,6 +127,32 @@ def test_missing_corrupt_and_occupied_cassettes_are_bad_input(recorded, tmp_path
     assert occupied.returncode == 2 and "already holds a cassette" in occupied.stderr
     both = run_cli(*args, "--record", str(tmp_path / "new"), "--replay", str(tape), env=env)
     assert both.returncode == 2 and "exclude each other" in both.stderr
+
+
+def test_a_replay_against_other_base_urls_fails_naming_each_source_and_still_writes_the_partial_report(
+        recorded) -> None:  # type: ignore[no-untyped-def]
+    """The tape holds no answer for another host: every source fails, and that is a failure (exit 1), said in one
+    line that names each source and why, with no traceback; the report is still written, partial, with that reason.
+    A real process, so that what reaches stderr (logging included) is what a user sees."""
+    tape, first, env, _spec = recorded
+    with FixtureServer() as gone:
+        elsewhere = gone.url
+    moved = {**env, "SYNTHESIST_HTTP__MAX_RETRIES": "0", **{f"SYNTHESIST_{source}__BASE_URL": f"{elsewhere}/moved"
+                                                            for source in ("PUBMED", "TRIALS", "EUROPEPMC")}}
+    out = first.parent / "moved"
+    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "research", "--replay", str(tape), "--out",
+                           str(out)], capture_output=True, text=True, env={**os.environ, **moved}, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "CassetteError" not in done.stderr + done.stdout
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("synthesist: error:")]
+    host = elsewhere.removeprefix("http://")
+    assert "every source failed, nothing could be checked" in line
+    for source, path in (("pubmed", "/moved/esearch.fcgi"), ("trials", "/moved/studies"),
+                         ("europepmc", "/moved/search")):
+        assert f"{source} (replay: the tape holds no recorded answer for GET {host}{path})" in line, line
+    result = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert result["partial"] and result["report"]["partial_reason"].startswith("every source failed: pubmed (replay")
+    assert "report partial: every source failed" in done.stdout and (out / "report.md").is_file()
 
 
 def test_a_tape_knows_its_own_question_and_options(recorded) -> None:  # type: ignore[no-untyped-def]

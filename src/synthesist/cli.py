@@ -1,8 +1,8 @@
 """The command line: the only module that prints.
 
-Exit codes: 0 a finished run (partial included), 1 internal error or failed check, 2 bad input (one-line
-reason), 130 interrupted. ``synthesist --help`` must stay fast, so the composition root (and with it httpx,
-chromadb, torch) is imported only once a command actually runs.
+Exit codes: 0 a finished run (partial included), 1 internal error, failed check or a run in which every source
+failed, 2 bad input (one-line reason), 130 interrupted. ``synthesist --help`` must stay fast, so the composition root
+(and with it httpx, chromadb, torch) is imported only once a command actually runs.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .cli_parser import build_parser
 from .cli_progress import Meter
 from .errors import BadInputError, SynthesistError
 from .event_text import event_text
+from .models import failures_text
 from .redaction import SecretFilter
 from .titles import display_title
 
@@ -163,7 +164,8 @@ def _resume(api, args: argparse.Namespace) -> int:
 def _drive(start, api, args: argparse.Namespace) -> int:
     """Run to the end: live view on stderr; the result (file paths, or JSON with --json) on stdout.
     The first Ctrl-C cancels the run, which still writes its partial report, and the command exits 130 (interrupted,
-    as every command does); a second Ctrl-C stops at once."""
+    as every command does); a second Ctrl-C stops at once. A run in which every source failed exits 1 (its partial
+    report is written), with one line naming each source and why."""
     printer = EventPrinter(Console(stderr=True), quiet=getattr(args, "quiet", False))
     control = api.RunControl()
     try:
@@ -177,6 +179,10 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     if control.cancelled:
         _error("interrupted (the partial report is written)")
         return EXIT_INTERRUPTED
+    if result.every_source_failed:  # nothing was checked: a failure, as for a watch (never a quiet exit 0)
+        _error(f"every source failed, nothing could be checked: {failures_text(result.failed_sources)} "
+               "(the partial report is written)")
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -7,6 +7,7 @@ shared freely between asyncio tasks and agents.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -692,16 +693,33 @@ class ResearchResult(Frozen):
 
     @property
     def failed_sources(self) -> tuple[SourceFailure, ...]:
-        """The run's sources that failed and gave no item, each with its first failure (``errors`` has them all),
-        in the run's order; a source whose failure cost one query while another brought items is not among them."""
-        found = {name for item in self.evidence for name in item.sources}
-        first: dict[str, SourceFailure] = {}
-        for failure in self.errors:
-            if failure.source in self.sources and failure.source not in found:
-                first.setdefault(failure.source, failure)
-        return tuple(first[name] for name in self.sources if name in first)
+        """The run's sources that failed and gave no item (:func:`failed_sources`)."""
+        return failed_sources(self.sources, self.errors, self.evidence)
 
     @property
     def every_source_failed(self) -> bool:
         """No source of the run could be searched: the run holds nothing that was checked."""
-        return bool(self.sources) and len(self.failed_sources) == len(set(self.sources))
+        return every_source_failed(self.sources, self.failed_sources)
+
+
+def failed_sources(sources: Sequence[str], errors: Iterable[SourceFailure],
+                   evidence: Iterable[Evidence]) -> tuple[SourceFailure, ...]:
+    """The sources of a run that failed and gave no item, each with its first failure (``errors`` has them all), in
+    the run's order; a source whose failure cost one query while another brought items is not among them."""
+    found = {name for item in evidence for name in item.sources}
+    first: dict[str, SourceFailure] = {}
+    for failure in errors:
+        if failure.source in sources and failure.source not in found:
+            first.setdefault(failure.source, failure)
+    return tuple(first[name] for name in sources if name in first)
+
+
+def every_source_failed(sources: Sequence[str], failed: Sequence[SourceFailure]) -> bool:
+    """Every one of ``sources`` is among ``failed`` (:func:`failed_sources`): nothing was checked. The CLI exits 1
+    for such a run and a watch records it as failed."""
+    return bool(sources) and {failure.source for failure in failed} >= set(sources)
+
+
+def failures_text(failures: Iterable[SourceFailure]) -> str:
+    """``pubmed (unreachable: cannot reach …), trials (…)``: each failed source with why."""
+    return ", ".join(f"{failure.source} ({failure.kind}: {failure.message})" for failure in failures)

@@ -106,7 +106,7 @@ async def test_a_request_the_cassette_lacks_is_a_clear_error_and_counted(
     await search_through(Cassette.record(tmp_path / "tape", {}), configured, "metformin cancer")
     replay = Cassette.replay(tmp_path / "tape")
 
-    with pytest.raises(CassetteError, match="no recorded answer for GET 127.0.0.1/esearch.fcgi"):
+    with pytest.raises(CassetteError, match=r"no recorded answer for GET 127\.0\.0\.1:\d+/esearch\.fcgi"):
         await search_through(replay, configured, "aspirin stroke")
     assert len(replay.misses) == 1
 

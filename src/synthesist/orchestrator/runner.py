@@ -50,7 +50,16 @@ from ..events import (
     VisionEngine,
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
-from ..models import ResearchReport, ResearchResult, SourceFailure, StopReason, UsageSummary
+from ..models import (
+    ResearchReport,
+    ResearchResult,
+    SourceFailure,
+    StopReason,
+    UsageSummary,
+    every_source_failed,
+    failed_sources,
+    failures_text,
+)
 from ..redaction import scrub
 from ..run_store import RunOptions
 from .emitter import Emitter
@@ -191,6 +200,9 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
             reason = "error"
     # The decision is kept before the report is written: a run killed while writing it resumes into the report.
     ctx.manager.steps.checkpoint(memory, decided=(reason, why))
+    outage = _every_source_failed(ctx)
+    if outage:  # the failures are the reason, not "no evidence"
+        why = outage if reason == "no_evidence" else f"{why}; {outage}"
     offline = _all_network_sources_unreachable(ctx)
     if offline:
         why = f"{why}; {offline}"
@@ -198,8 +210,8 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
         reason, why = _unreadable_sources(ctx, reason, why)
     # A run whose rounds ran out (at the maximum, or stalled) holds items that answer (else it is "insufficient"):
     # its report is complete, and says where the search stopped. A source that could not be read, or no network
-    # source reached at all: partial.
-    partial = reason not in ANSWERED_STOPS or bool(ctx.unreadable) or bool(offline)
+    # source reached at all, or none searched: partial.
+    partial = reason not in ANSWERED_STOPS or bool(ctx.unreadable) or bool(offline) or bool(outage)
     yield emitter.make(Synthesizing, round=memory.round, agent="report", data=SynthesizingData(
         stop_reason=reason, partial=partial, evidence=len(memory), why=why))
     writing = _write_report(ctx, partial_reason=why if partial else None,
@@ -229,6 +241,15 @@ def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[
     if set(ctx.options.sources) <= set(ctx.unreadable):
         return "error", lost
     return reason, f"{why}; {lost}"
+
+
+def _every_source_failed(ctx: RunContext) -> str | None:
+    """``every source failed: pubmed (unreachable: …), trials (…)`` when no source of the run could be searched
+    (:func:`~synthesist.models.every_source_failed`, the notion the CLI's exit code and watches use)."""
+    failed = failed_sources(ctx.options.sources, ctx.errors, ctx.memory.evidence)
+    if not every_source_failed(ctx.options.sources, failed):
+        return None
+    return f"every source failed: {failures_text(failed)}"
 
 
 OFFLINE_HINT = ("every network source was unreachable from here (no network?): for an offline run, research your "

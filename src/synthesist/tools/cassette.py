@@ -165,7 +165,8 @@ class Cassette:
             entry = (queue.popleft() if len(queue) > 1 else queue[0]) if queue else None
         if entry is None:
             parts = urlsplit(str(request.url))
-            raise self._miss(f"{request.method} {parts.hostname}{parts.path}")
+            host = f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname  # never the userinfo
+            raise self._miss(f"{request.method} {host}{parts.path}")
         return httpx.Response(int(entry["status"]), headers=entry.get("headers") or {},
                               content=base64.b64decode(entry["body"]), request=request)
 

@@ -1,7 +1,8 @@
 """``search_all``: one query over several sources at once, merged into one result.
 
 Sources run concurrently. A source that fails never fails the search: its error is returned beside the other
-sources' results as a :class:`SourceFailure`. The same work found by several sources is merged by identity
+sources' results as a :class:`SourceFailure` (a replayed tape that holds no answer for a source's request is
+such a failure too, of kind ``replay``). The same work found by several sources is merged by identity
 (PMID, DOI, PMCID, NCT, PPR) into one :class:`Evidence` that keeps every source link.
 """
 
@@ -11,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from ..errors import SourceError
+from ..errors import CassetteError, SourceError
 from ..identity import merge_all
 from ..models import Evidence, SearchResult, SourceFailure
 from .source import Source
@@ -42,6 +43,9 @@ async def _search_one(source: Source, query: str, limit: int) -> list[Evidence] 
         log.info("source %s failed: %s", source.name, exc)
         return SourceFailure(source=source.name, kind=exc.kind, message=exc.message, status_code=exc.status_code,
                              rate_limited=exc.kind == "rate_limited" or exc.status_code == 429)
+    except CassetteError as exc:  # a replay asked for what the tape does not hold (another base URL, query, …)
+        log.info("source %s failed: %s", source.name, exc)
+        return SourceFailure(source=source.name, kind="replay", message=f"the tape {exc.reason}")
     except Exception as exc:  # a bug in one source must not lose the others' evidence
         log.exception("source %s raised unexpectedly", source.name)
         return SourceFailure(source=source.name, kind="internal", message=type(exc).__name__)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from ..models import Evidence, Frozen, ResearchResult, SourceFailure
+from ..models import Evidence, Frozen, ResearchResult, SourceFailure, failures_text
 from ..reading.designs import study_designs
 from ..reading.text import split_sentences
 
@@ -207,11 +207,6 @@ def _answer_text(state: AnswerState | None) -> str:
         return "none"
     verdict = (state.verdict or "no verdict").upper() if state.verdict else "no verdict"
     return f"{verdict}, strength {state.strength or 'n/a'}"
-
-
-def failures_text(failures: Iterable[SourceFailure]) -> str:
-    """``pubmed (unreachable: cannot reach …), trials (…)``: each failed source with why."""
-    return ", ".join(f"{failure.source} ({failure.kind}: {failure.message})" for failure in failures)
 
 
 def outage_markdown(watch_id: str, result: ResearchResult) -> str:

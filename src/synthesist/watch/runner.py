@@ -21,9 +21,9 @@ from pathlib import Path
 
 from ..errors import BadInputError, SynthesistError
 from ..events import Complete, EventBase
-from ..models import ResearchResult
+from ..models import ResearchResult, failures_text
 from ..run_store import CHANGES_JSON, CHANGES_MD, RunStore
-from .changes import WatchChanges, compare, failures_text, outage_markdown, render_markdown, summary
+from .changes import WatchChanges, compare, outage_markdown, render_markdown, summary
 from .store import AnswerSummary, HistoryEntry, Watch, WatchStore, write_json
 
 log = logging.getLogger("synthesist.watch")
