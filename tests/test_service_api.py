@@ -129,7 +129,8 @@ def test_every_answer_carries_a_content_security_policy_the_page_keeps_to(offlin
         # what the policy allows is all the page needs: no inline script, style or handler
         html = page.text
         assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/static/page.js">',
-                                                         '<script src="/static/watches.js">']
+                                                         '<script src="/static/watches.js">',
+                                                         '<script src="/static/runs.js">']
         assert "<style" not in html and not re.search(r"\sstyle=|\son[a-z]+=", html)
         css = client.get("/static/page.css")
         assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
