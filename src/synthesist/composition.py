@@ -116,8 +116,9 @@ def open_store(settings: Settings) -> ClientAPI:
     return open_chroma(settings)
 
 
-def open_shared(settings: Settings) -> Shared:
-    client = open_store(settings)
+def open_shared(settings: Settings, client: ClientAPI | None = None) -> Shared:
+    """The client of ``settings``' store (``client``, or opened now), its embedding cache and the embedder."""
+    client = client if client is not None else open_store(settings)
     cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)
     notes = (cache.repaired,) if cache.repaired else ()
     return Shared(client=client, embedder=embedder_for(settings, cache=cache), notes=notes)

@@ -48,6 +48,7 @@ from .composition import (
     load_usable_library,
     open_models,
     open_shared,
+    open_store,
     recorded_models,
 )
 from .config import Settings
@@ -59,6 +60,7 @@ from .memory.library_index import BulkEncoder
 from .memory.research_memory import new_run_id
 from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments
+from .memory.store import unreachable as store_unreachable
 from .models import ResearchResult
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager, Manager, RoundSteps
@@ -140,7 +142,8 @@ class Session:
     ``limits``: the per-host rate limiters (the process's: two sessions of one process share NCBI's budget too)."""
 
     def __init__(self, settings: Settings, seams: Seams = NO_SEAMS, *, report_notes: bool = False,
-                 indexes: dict[tuple[str, ...], LibraryIndex] | None = None, http: ClientPool | None = None,
+                 indexes: dict[tuple[str, ...], tuple[Shared, LibraryIndex]] | None = None,
+                 http: ClientPool | None = None,
                  limits: RateLimitRegistry = RATE_LIMITS):
         self.settings = settings
         self.seams = seams
@@ -153,11 +156,24 @@ class Session:
         self._index_lock = threading.Lock()
 
     def shared(self) -> Shared:
-        """The Chroma client and the embedder, opened once (blocking: call it off the event loop)."""
+        """The Chroma client and the embedder (blocking: call it off the event loop): opened on first use, and
+        opened again when the store they were opened on has gone away (the data directory's server killed):
+        :func:`~synthesist.composition.open_store` then starts a new server and gives a new client, so a long-lived
+        session (a service, an MCP server) heals at its next use. A ``seams.shared`` is used as given."""
         with self._lock:
-            if self._shared is None:
-                self._shared = open_shared(self.settings)
+            if self.seams.shared is not None:
+                return self.seams.shared
+            client = open_store(self.settings)  # the held client while its server lives (a heartbeat, no more)
+            if self._shared is None or self._shared.client is not client:
+                self._shared = open_shared(self.settings, client)
             return self._shared
+
+    def store_problem(self) -> str | None:
+        """Why the store this session opened cannot be reached now (None when it can, or when the session has not
+        opened it yet: its first use starts it); starts nothing (blocking: a heartbeat)."""
+        if self._shared is None:
+            return None
+        return store_unreachable(self.settings)
 
     def excluding(self, ids: frozenset[str]) -> Session:
         """This session for a run whose library source must never return ``ids`` (record ids or PMIDs: an
@@ -178,10 +194,13 @@ class Session:
             return index_library(load_usable_library(paths, self.settings), paths, self.shared(), progress,
                                  encode=encode)
         key = tuple(str(path) for path in paths)
+        shared = self.shared()  # a store that went away is replaced first; an index read from it is built again
         with self._index_lock:  # two first searches at once build it once
-            if key not in self._indexes:
-                self._indexes[key] = self.library_index(paths, progress=progress, encode=encode, keep=False)
-            return self._indexes[key]
+            held = self._indexes.get(key)
+            if held is None or held[0] is not shared:
+                held = self._indexes[key] = (shared, self.library_index(paths, progress=progress, encode=encode,
+                                                                         keep=False))
+            return held[1]
 
     async def run(self, plan: RunPlan, control: RunControl | None = None, *, close: bool = False
                   ) -> AsyncIterator[EventBase]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..config import Settings
-from ..errors import SourceError
+from ..errors import MemoryStoreError, SourceError
 from ..memory import AddResult, LibraryIndex, ResearchMemory
 from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResult, SourceFailure
 from ..prompts import Boundary, render
@@ -146,6 +146,7 @@ class SearchAgent(ModelAgent):
         turns = _Turns(recorded or [])
         entering = asyncio.Lock()
         arrived: list[tuple[str, str]] = []
+        lost: list[MemoryStoreError] = []
 
         async def one(name: str, query: str) -> tuple[SearchResult, AddResult, Timing]:
             started = time.monotonic()
@@ -154,11 +155,17 @@ class SearchAgent(ModelAgent):
             # queries run, the memory's order and the order a recording keeps are one order
             async with turns.turn((name, query)), entering:
                 memory.progress.record_query(name, query)
-                added = await memory.add(list(result.evidence))
+                try:
+                    added = await memory.add(list(result.evidence))
+                except MemoryStoreError as exc:  # the store went away: the answer is held in process all the same
+                    lost.append(exc)
+                    added = AddResult()
                 arrived.append((name, query))
             return result, added, Timing(f"{name}: {query}", started, time.monotonic())
 
         done = await asyncio.gather(*(one(name, query) for name, query in pairs))
+        if lost:  # every search in flight has entered memory: the run stops searching here
+            raise lost[0]
         if self._order is not None and self._order.mode == "record":
             self._order.record_order(round, arrived)
         results = [result for result, _, _ in done]

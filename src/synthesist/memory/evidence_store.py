@@ -133,19 +133,32 @@ class EvidenceStore:
 
     async def add(self, evidence: Sequence[Evidence]) -> AddResult:
         """Embed; ask the collection for the batch's held neighbours; deduplicate into the pool; re-embed what a
-        merge left with new text; write the change to the collection."""
+        merge left with new text; write the change to the collection. When the store fails meanwhile, the batch
+        still joins the memory (in the private collection the vectors moved to, :meth:`_failover`) before the
+        failure is raised: an item a search returned is never lost with the store."""
         if not evidence:
             return AddResult()
         vectors = await self.embedder.embed([evidence_text(item) for item in evidence])
-        async with self._lock, self._failover():
-            neighbours = await self.collection.neighbours(vectors, self.pool.threshold, len(self.pool))
-            outcome = self.pool.add_batch(evidence, vectors, neighbours)
-            if outcome.stale:
-                fresh = await self.embedder.embed([evidence_text(self.get(i)) for i in outcome.stale])  # type: ignore[arg-type]
-                outcome.renew(dict(zip(outcome.stale, fresh, strict=True)))
-            await self.collection.persist(self.pool, outcome)
-            for gone in [key for key in self._tokens if key not in self]:  # merged away
-                del self._tokens[gone]
+        async with self._lock:
+            try:
+                async with self._failover():
+                    return await self._add_held(evidence, vectors)
+            except MemoryStoreError:
+                moved = self.collection is not self._run_collection
+                if moved and any(item.id not in self for item in evidence):  # it failed before the pool took it
+                    await self._add_held(evidence, vectors)
+                raise
+
+    async def _add_held(self, evidence: Sequence[Evidence], vectors: np.ndarray) -> AddResult:
+        """:meth:`add`'s work, under the lock."""
+        neighbours = await self.collection.neighbours(vectors, self.pool.threshold, len(self.pool))
+        outcome = self.pool.add_batch(evidence, vectors, neighbours)
+        if outcome.stale:
+            fresh = await self.embedder.embed([evidence_text(self.get(i)) for i in outcome.stale])  # type: ignore[arg-type]
+            outcome.renew(dict(zip(outcome.stale, fresh, strict=True)))
+        await self.collection.persist(self.pool, outcome)
+        for gone in [key for key in self._tokens if key not in self]:  # merged away
+            del self._tokens[gone]
         return outcome.result
 
     # --- retrieval ---------------------------------------------------------------------------------------------

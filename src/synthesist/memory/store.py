@@ -27,6 +27,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import MemoryStoreError
+from .chroma_owner import files_for, heartbeat, read_state
 from .owner import HOST, attach, detach_all, lock_embedded
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ def open_chroma(settings: Settings) -> ClientAPI:
             finally:
                 importing.join()
             key: tuple[str, ...] = ("persistent", str(path), str(port))
+            for stale in [k for k in _CLIENTS if k[:2] == key[:2] and k != key]:  # clients of a server gone
+                del _CLIENTS[stale]
         elif memory.chroma_mode == "embedded":
             key = ("embedded", str(path))
         else:
@@ -133,6 +136,30 @@ def ephemeral_client() -> ClientAPI:
                 client = _chroma().EphemeralClient(settings=_chroma_settings())
             _CLIENTS[("ephemeral",)] = client
         return client
+
+
+def unreachable(settings: Settings) -> str | None:
+    """Why ``settings``' store cannot be reached now, or None when it can; changes nothing (it never starts a
+    server: :func:`open_chroma` does, at the next use). ``persistent``: the data directory's server, as its owner
+    published it, answers its heartbeat; ``http``: the configured server does; in-process stores always can."""
+    memory = settings.memory
+    if memory.chroma_mode == "persistent":
+        files = files_for(settings.data_dir)
+        state = read_state(files)
+        if state is None:
+            return f"no Chroma server runs for {files.store} (its owner is gone); the next use starts one"
+        if not heartbeat(state["port"], timeout=2.0):
+            return (f"the Chroma server for {files.store} (owner pid {state.get('pid')}) does not answer; "
+                    "the next use starts a new one")
+        return None
+    if memory.chroma_mode == "http":
+        try:
+            answered = httpx.get(f"http://{memory.chroma_host}:{memory.chroma_port}/api/v2/heartbeat",
+                                 timeout=2.0, trust_env=False).is_success
+        except httpx.HTTPError:
+            answered = False
+        return None if answered else f"the Chroma server at {memory.chroma_host}:{memory.chroma_port} does not answer"
+    return None
 
 
 def _chroma_settings() -> Any:

@@ -29,13 +29,18 @@ class ChromaVectorCache:
     """The embedder's cross-run cache: content hash → vector, in the collection ``embedding-cache-<model>``.
 
     It holds nothing that cannot be recomputed, so a damaged cache is repaired on the spot: dropped, created
-    afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it)."""
+    afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it). A store that
+    stops answering (its server gone) turns the cache off for good (``lost``): the embedder goes on with its
+    in-process cache and the model, so a run whose store died can still move its vectors in process and write its
+    report; whoever opens the store next gets a new cache on the new server."""
 
     def __init__(self, client: ClientAPI, model_id: str) -> None:
         self._client = client
         self._model_id = model_id
         self.name = collection_name("embedding-cache", model_id)
         self.repaired: str | None = None
+        self.lost: MemoryStoreError | None = None
+        """The failure that turned the cache off (its store out of reach), None while it works."""
         self._collection = self._open()
 
     @classmethod
@@ -56,16 +61,25 @@ class ChromaVectorCache:
                          "set aside (dropped) and is refilled as texts are embedded")
         log.warning("%s", self.repaired)
 
-    def _recover(self, exc: MemoryStoreError) -> None:
-        """After a failed read or write: repair damage, reopen a collection another process replaced, else raise."""
-        if is_not_found(exc.__cause__):
-            self._collection = self._open()
-        elif is_damage(exc):
-            self._repair(exc)
-        else:
-            raise exc
+    def _recover(self, exc: MemoryStoreError) -> bool:
+        """After a failed read or write: repair damage or reopen a collection another process replaced (True: try
+        again), or turn the cache off when the store is out of reach (False)."""
+        try:
+            if is_not_found(exc.__cause__):
+                self._collection = self._open()
+            elif is_damage(exc):
+                self._repair(exc)
+            else:
+                raise exc
+        except MemoryStoreError as failure:
+            self.lost = failure
+            log.warning("the embedding cache is off for this process's store client: %s", failure)
+            return False
+        return True
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        if self.lost is not None:
+            return {}
         try:
             return {entry.id: entry.vector for entry in self._collection.get(keys)}
         except MemoryStoreError as exc:
@@ -73,10 +87,12 @@ class ChromaVectorCache:
             return {}
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        if not vectors:
+        if not vectors or self.lost is not None:
             return
-        try:
-            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
-        except MemoryStoreError as exc:
-            self._recover(exc)
-            self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
+        for _attempt in range(2):
+            try:
+                self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
+                return
+            except MemoryStoreError as exc:
+                if not self._recover(exc):
+                    return

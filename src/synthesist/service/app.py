@@ -2,7 +2,8 @@
 
     synthesist serve [--host 127.0.0.1] [--port 8765] [--library PATH ...] [--token TOKEN]
 
-- ``GET /api/health``: status, version, whether there is a library, and the sources a client ticks first;
+- ``GET /api/health``: status (``degraded`` while the store cannot be reached, with why), version, whether there
+  is a library, and the sources a client ticks first;
   ``GET /api/sources/check?names=…``: whether each network source answers now (kept ``PROBE_SECONDS``).
 - ``POST /api/runs`` ``{"question", "sources"?, "model"?, "max_rounds"?, "timeout"?}`` → 202 ``{"run_id"}``.
   ``library`` among the sources means the libraries the service was started with (a request never names a path);
@@ -122,9 +123,12 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.get("/api/health", dependencies=guarded)
     async def health() -> dict[str, Any]:
-        """Status, version, and what a client may offer: whether there is a library, and the sources to tick first
-        (the library alone when there is one: it needs no network)."""
-        return {"status": "ok", "version": __version__, "library": bool(service.libraries),
+        """Status, version, the store, and what a client may offer: whether there is a library, and the sources to
+        tick first (the library alone when there is one: it needs no network). A store that cannot be reached
+        makes the status ``degraded`` with the reason (its next use starts it again, and the status says ok)."""
+        problem = await asyncio.to_thread(service.session.store_problem)
+        return {"status": "ok" if problem is None else "degraded", "version": __version__,
+                "store": {"ok": problem is None, "detail": problem}, "library": bool(service.libraries),
                 "default_sources": service.default_sources()}
 
     @app.get("/api/sources/check", dependencies=guarded)

@@ -1,0 +1,133 @@
+"""A store that heals, through real processes: the data directory's Chroma owner killed with SIGKILL (its pid as the
+owner publishes it in ``chroma-server/state.json``) under a long-lived ``synthesist serve``, and in the middle of a
+CLI run. The service says so in ``/api/health`` and starts a new owner at its next use, without a restart; the run
+stops searching, keeps every item it collected in its checkpoint and writes its report from them (exit 0, partial,
+with the reason)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from run_helpers import INSUFFICIENT, QUESTION, write_library
+from store_processes import alive, finish, servers_for, state, wait_for, wait_until_stopped
+
+from synthesist.testing import ScriptedChatServer
+
+pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own owner and server are what they test
+DEADLINE = 300.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _kill_owner(data: Path) -> dict:
+    """SIGKILL the owner the state file names, and wait until its server has died with it."""
+    killed = state(data)
+    assert killed is not None and alive(killed["pid"]), killed
+    os.kill(killed["pid"], signal.SIGKILL)
+    wait_for(lambda: not alive(killed["pid"]) and not alive(killed["server_pid"]), "the owner and its server to die")
+    return killed
+
+
+def _until(check, what: str):  # type: ignore[no-untyped-def]
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        try:
+            found = check()
+        except httpx.HTTPError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_service_whose_owner_was_killed_says_so_and_starts_a_new_one_at_its_next_use(tmp_path: Path) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    data = tmp_path / "data"
+    port = _free_port()
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MODELS__MODEL": "extractive"}
+    service = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "serve", "--port", str(port), "--library",
+                                str(library)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120, trust_env=False) as client:
+            _until(lambda: client.get("/api/health").status_code == 200, "the service to answer")
+            assert client.get("/api/health").json()["status"] == "ok"  # no store opened yet: nothing wrong
+            assert client.get("/api/library/search", params={"q": "metformin breast cancer"}).status_code == 200
+            first = _kill_owner(data)
+
+            health = client.get("/api/health")
+            assert health.status_code == 200 and health.json()["status"] == "degraded", health.text
+            assert not health.json()["store"]["ok"] and "the next use starts" in health.json()["store"]["detail"]
+
+            hits = client.get("/api/library/search", params={"q": "metformin breast cancer"})
+            assert hits.status_code == 200 and hits.json(), hits.text  # the next use started a new owner
+            second = state(data)
+            assert second is not None and second["pid"] != first["pid"] and alive(second["pid"])
+            assert client.get("/api/health").json() == {**health.json(), "status": "ok",
+                                                        "store": {"ok": True, "detail": None}}
+
+            _kill_owner(data)  # and a run started after a kill works too
+            started = client.post("/api/runs", json={"question": QUESTION, "max_rounds": 1})
+            assert started.status_code == 202, started.text
+            run_id = started.json()["run_id"]
+            done = _until(lambda: (answer := client.get(f"/api/runs/{run_id}")).status_code != 409 and answer,
+                          "the run to finish")
+            assert done.status_code == 200, done.text
+            result = done.json()
+            assert result["stop_reason"] != "error" and result["evidence"], result["report"]["partial_reason"]
+            assert client.get("/api/health").json()["status"] == "ok"
+            assert len(servers_for(data)) == 1  # one server for the directory, the killed ones gone
+    finally:
+        service.send_signal(signal.SIGINT)
+        service.wait(timeout=120)
+    assert "Traceback" not in service.stderr.read()
+    wait_until_stopped(data)
+
+
+def test_a_run_whose_owner_is_killed_mid_run_stops_keeps_every_item_and_writes_its_report(tmp_path: Path) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    data = tmp_path / "data"
+    killed: list[dict] = []
+
+    def judge(_: dict) -> dict:  # round 1's judge: the owner is killed; round 2 searches for more
+        if not killed:
+            killed.append(_kill_owner(data))
+        return {**INSUFFICIENT, "next_search_queries": ["metformin AMPK breast cancer cells mouse xenograft"]}
+
+    script = {"search": {"queries": {"library": ["metformin breast cancer risk"]}, "rationale": "one query"},
+              "judge": judge, "hypothesis": {"hypotheses": []}, "claims": {"judgements": []},
+              "report": {"title": "t", "methodology": "m", "executive_summary": "x", "sections": []}}
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_RUN__STALL_ROUNDS": "9",
+           "SYNTHESIST_SEARCH__MAX_RESULTS": "3"}
+    with ScriptedChatServer(script) as models:
+        process = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "research", QUESTION, "--sources",
+                                    "library", "--library", str(library), "--model", models.model_spec,
+                                    "--max-rounds", "3", "--out", str(tmp_path / "out")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        code, out, err = finish(process)
+    assert killed, err
+    assert code == 0, out + err
+    assert "Traceback" not in err and "report partial: the vector store failed" in out, out + err
+    result = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert result["stop_reason"] == "error" and result["partial"]
+    assert "the vector store failed" in result["report"]["partial_reason"]
+    events = [json.loads(line) for line in (tmp_path / "out" / "events.jsonl").read_text().splitlines()]
+    first_round = [e["data"]["total"] for e in events if e["type"] == "search_complete" and e["round"] == 1]
+    assert [e["round"] for e in events if e["type"] == "searching"] == [1, 2]  # round 2 searched, then it stopped
+    checkpoint = json.loads((data / "runs" / result["run_id"] / "checkpoint.json").read_text())
+    held = [entry["item"]["id"] for entry in checkpoint["memory"]["evidence"]]
+    assert held == [item["id"] for item in result["evidence"]]  # the report is written from every item held
+    assert len(held) > first_round[0]  # what round 2 found as the store died is kept too
