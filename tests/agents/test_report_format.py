@@ -75,3 +75,15 @@ def test_the_page_marks_each_part_of_the_question_and_report_md_keeps_no_marks()
     markdown = render_markdown(report, ITEMS)
     assert "✗" not in markdown and "✓" not in markdown and "Does each item answer" not in markdown
     assert alignment_line(alignment.model_copy(update={"label": "off_topic", "parts": ()})) == "off topic"
+
+
+def test_what_disagrees_comes_before_what_is_only_related_and_an_empty_section_is_left_out() -> None:
+    from synthesist.agents.appraisal import CONFLICTS_HEADING
+    from synthesist.agents.extractive.report import CLINICAL, RELATED, TRIALS
+    sections = (ReportSection(heading=CLINICAL, body="Found."), ReportSection(heading=RELATED, body="Related."),
+                ReportSection(heading=TRIALS, body=""), ReportSection(heading=CONFLICTS_HEADING, body="Disagrees."))
+    markdown = render_markdown(REPORT.model_copy(update={"sections": sections}), ITEMS)
+
+    assert markdown.index(f"## {CLINICAL}") < markdown.index(f"## {CONFLICTS_HEADING}") < markdown.index(
+        f"## {RELATED}")
+    assert f"## {TRIALS}" not in markdown

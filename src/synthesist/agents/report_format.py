@@ -22,6 +22,7 @@ from ..reading.text import ended
 from ..titles import display_title
 from .appraisal_format import appraisal_lines
 from .citations import replace_markers
+from .extractive.report import RELATED
 from .markdown_text import inert, link_url
 from .studies.table import evidence_rows, markdown_table
 
@@ -107,7 +108,8 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
     if report.answer is not None:
         lines += ["## Answer", "", *_answer_lines(report.answer, report.frame, cite), ""]
     lines += _section("Executive summary", report.executive_summary, cite)
-    for section in report.sections:
+    # what answers, then what disagrees, then what is only related
+    for section in sorted(report.sections, key=lambda section: section.heading == RELATED):
         lines += _section(section.heading, section.body, cite)
     if report.hypotheses_tested:
         lines += ["## Hypotheses tested", ""] + [f"- {_cited(h, cite)}"
