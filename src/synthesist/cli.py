@@ -24,7 +24,7 @@ from rich.console import Console
 
 from .cli_parser import build_parser
 from .cli_progress import Meter
-from .errors import BadInputError, SynthesistError
+from .errors import BadInputError, DiskFullError, SynthesistError, disk_full
 from .event_text import event_text
 from .models import failures_text
 from .redaction import SecretFilter
@@ -44,6 +44,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except OSError as exc:  # stdout on a full disk (`> /dev/full`)
+        if disk_full(exc) is None:
+            raise
+        _error(_disk_full_line(exc))
+        return EXIT_FAILED
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -61,10 +66,21 @@ def _dispatch(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         raise  # the reader left: main() ends quietly
     except Exception as exc:  # a bug: one line, and the traceback only when asked for
+        if disk_full(exc) is not None:  # a full disk where no DiskFullError named the folder: still one line
+            _error(_disk_full_line(exc))
+            return EXIT_FAILED
         if args.verbose:
             logging.getLogger("synthesist").exception("internal error")
         _error(f"internal error: {type(exc).__name__}: {exc} (run with -v for details)")
         return EXIT_FAILED
+
+
+def _disk_full_line(exc: BaseException) -> str:
+    """A full disk's one line: the folder of the file the write was for, when the error names one."""
+    full = disk_full(exc)
+    if full is not None and full.filename:
+        return str(DiskFullError(Path(os.fsdecode(full.filename)).parent))
+    return "the disk is full (no space left on device); free some space and run again"
 
 
 def _command(args: argparse.Namespace) -> int:
@@ -165,7 +181,8 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     """Run to the end: live view on stderr; the result (file paths, or JSON with --json) on stdout.
     The first Ctrl-C cancels the run, which still writes its partial report, and the command exits 130 (interrupted,
     as every command does); a second Ctrl-C stops at once. A run in which every source failed exits 1 (its partial
-    report is written), with one line naming each source and why."""
+    report is written), with one line naming each source and why; so does one whose ``--out`` folder could not be
+    written at the end (the report is in the run directory)."""
     printer = EventPrinter(Console(stderr=True), quiet=getattr(args, "quiet", False))
     control = api.RunControl()
     try:
@@ -179,6 +196,9 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     if control.cancelled:
         _error("interrupted (the partial report is written)")
         return EXIT_INTERRUPTED
+    if printer.unwritten:  # the --out folder asked for has no report (a full disk, a folder gone): a failure
+        _error(printer.unwritten)
+        return EXIT_FAILED
     if result.every_source_failed:  # nothing was checked: a failure, as for a watch (never a quiet exit 0)
         _error(f"every source failed, nothing could be checked: {failures_text(result.failed_sources)} "
                "(the partial report is written)")
@@ -220,6 +240,8 @@ class EventPrinter:
         self.waits: dict[str, Meter] = {}
         self.written: Path | None = None
         """Where the report files are, when an output folder could not be written (the run directory)."""
+        self.unwritten: str | None = None
+        """Why the output folder could not be written, and where the report is instead."""
         self._shown: set[str] = set()
         """Error lines already shown: a source that fails every query of a round is said once per round."""
 
@@ -231,6 +253,7 @@ class EventPrinter:
     def show(self, event) -> None:
         if event.type == "error" and event.data.kind == "output" and event.data.source:
             self.written = Path(event.data.source)
+            self.unwritten = event.data.detail
         if event.type == "progress" and event.data.stage != "rounds" and event.data.total is not None:
             wait = self.waits.get(event.data.stage)
             if wait is None:

@@ -7,6 +7,9 @@ XML parsers) are translated into these at the boundary where they occur, chained
 
 from __future__ import annotations
 
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -97,6 +100,43 @@ class CassetteError(BadInputError):
         self.directory = Path(directory)
         self.reason = reason
         super().__init__(f"cassette {directory}: {reason}")
+
+
+class DiskFullError(SynthesistError):
+    """A write into ``folder`` failed because its disk is full (or its quota used up). Faces say it in one line."""
+
+    def __init__(self, folder: Path | str):
+        self.folder = Path(folder)
+        super().__init__(f"the disk is full: nothing more can be written to {folder}; free some space there and "
+                         "run again")
+
+
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""The ``errno`` values of a write that found no space: a full disk, a used-up quota."""
+
+
+def disk_full(exc: BaseException) -> OSError | None:
+    """The full-disk ``OSError`` that caused ``exc`` (itself, or one it was raised from), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, OSError) and current.errno in DISK_FULL:
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+@contextmanager
+def writing_into(folder: Path | str) -> Iterator[None]:
+    """Writes into ``folder`` inside the block: one that finds its disk full is a :class:`DiskFullError` naming the
+    folder (the ``OSError`` names at most a file, and ``/dev/full`` or a pipe not even that), chained from it."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in DISK_FULL:
+            raise DiskFullError(folder) from exc
+        raise
 
 
 class ModelError(SynthesistError):

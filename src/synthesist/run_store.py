@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import BadInputError
+from .errors import BadInputError, writing_into
 from .models import (
     Frozen,
     ManagerName,
@@ -155,11 +155,18 @@ class RunFolder:
         return self.directory / name
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> Path:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".checkpoint-")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(checkpoint.model_dump_json())
-        os.replace(tmp, self.checkpoint_path)
+        """Write the checkpoint whole or not at all (the one before stays); a full disk is a
+        :class:`~synthesist.errors.DiskFullError` naming the folder."""
+        with writing_into(self.directory):
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".checkpoint-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(checkpoint.model_dump_json())
+                os.replace(tmp, self.checkpoint_path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         return self.checkpoint_path
 
     def has_checkpoint(self) -> bool:

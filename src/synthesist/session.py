@@ -52,7 +52,7 @@ from .composition import (
     recorded_models,
 )
 from .config import Settings
-from .errors import BadInputError
+from .errors import BadInputError, DiskFullError, writing_into
 from .event_text import event_text
 from .events import Complete, Error, ErrorData, EventBase
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
@@ -316,7 +316,13 @@ class Session:
 def write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:
     """``report.md``, ``report.json`` (the whole result), ``references.bib``, ``events.jsonl``, and when the report
     has study records ``evidence.csv`` (the evidence table) and ``forest.svg`` (two or more ratios with CIs): a run
-    folder's report files (:data:`~synthesist.run_store.REPORT_FILES`), in it or in an ``--out`` folder."""
+    folder's report files (:data:`~synthesist.run_store.REPORT_FILES`), in it or in an ``--out`` folder. A full
+    disk is a :class:`~synthesist.errors.DiskFullError` naming ``directory``."""
+    with writing_into(directory):
+        return _write_outputs(result, directory, events_log=events_log)
+
+
+def _write_outputs(result: ResearchResult, directory: Path, *, events_log: Path | None) -> dict[str, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     evidence = {item.id: item for item in result.evidence}
     paths = {key: directory / REPORT_FILES[key] for key in ("markdown", "json", "bibtex")}
@@ -369,11 +375,12 @@ async def _drop_collection(settings: Settings, memory: ResearchMemory) -> None:
 
 def _write_out(result: ResearchResult, out_dir: Path, folder: RunFolder, emitter: Emitter) -> Error | None:
     """Copy the report files to ``out_dir``; if that fails now (it passed the check before the run), the report
-    stays in the run folder and an ``output`` error event says where."""
+    stays in the run folder and an ``output`` error event says where (a full disk in those words)."""
     try:
         write_outputs(result, out_dir, events_log=folder.events_log)
-    except OSError as exc:
-        detail = f"could not write {out_dir} ({exc.strerror or exc}); the report is in {folder.directory}"
+    except (OSError, DiskFullError) as exc:
+        why = "the disk is full" if isinstance(exc, DiskFullError) else exc.strerror or exc
+        detail = f"could not write {out_dir} ({why}); the report is in {folder.directory}"
         return emitter.make(Error, round=result.rounds, agent=None,
                             data=ErrorData(kind="output", source=str(folder.directory), detail=detail))
     return None

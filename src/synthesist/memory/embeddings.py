@@ -31,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..config import DEFAULT_EMBEDDING_BACKEND, default_onnx_dir
-from ..errors import EmbeddingModelError
+from ..errors import DiskFullError, EmbeddingModelError, disk_full
 from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, export_on_disk, open_export
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
@@ -127,6 +127,8 @@ def load_model(path: Path, backend: Backend = "torch", export_dir: Path | None =
             with _offline_environment():  # the libraries read these at import too: import inside the scope
                 model = _open_encoder(path, backend, export_dir)
         except (OSError, ValueError, RuntimeError) as exc:
+            if export_dir is not None and disk_full(exc) is not None:  # no room for the export: say so, in a line
+                raise DiskFullError(export_dir) from exc
             raise EmbeddingModelError(path) from exc
         loaded = LoadedModel(model=model, dimension=model.dimension, lock=threading.Lock())
         _MODELS[key] = loaded

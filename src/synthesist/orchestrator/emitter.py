@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from ..errors import writing_into
 from ..event_text import event_text
 from ..events import EventBase
 from ..models import Span
@@ -17,15 +18,18 @@ E = TypeVar("E", bound=EventBase)
 
 
 class Emitter:
-    """Stamps events of one run and appends each to ``log_path`` (JSON Lines) as it is made."""
+    """Stamps events of one run and appends each to ``log_path`` (JSON Lines) as it is made; a full disk there is a
+    :class:`~synthesist.errors.DiskFullError` naming the folder."""
 
     def __init__(self, run_id: str, *, log_path: Path | None = None, start_seq: int = 0):
         self.run_id = run_id
         self._seq = start_seq
         self._log: IO[str] | None = None
+        self._folder = log_path.parent if log_path is not None else None
         if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = log_path.open("a", encoding="utf-8")
+            with writing_into(log_path.parent):
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log = log_path.open("a", encoding="utf-8")
         self.started = time.monotonic()
         self.spans: list[Span] = []
 
@@ -40,8 +44,9 @@ class Emitter:
                            agent=agent, data=data)
         event = event.model_copy(update={"message": event_text(event)})
         if self._log is not None:
-            self._log.write(event.model_dump_json() + "\n")
-            self._log.flush()
+            with writing_into(self._folder):  # a full disk: one line naming the run folder, not a traceback
+                self._log.write(event.model_dump_json() + "\n")
+                self._log.flush()
         return event
 
     def elapsed(self) -> float:
@@ -53,8 +58,9 @@ class Emitter:
 
     def close(self) -> None:
         if self._log is not None:
-            self._log.close()
-            self._log = None
+            log, self._log = self._log, None
+            with writing_into(self._folder):  # what a failed write left in the buffer fails again here
+                log.close()
 
 
 def critical_path(spans: list[Span]) -> float:

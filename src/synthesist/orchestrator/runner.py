@@ -26,7 +26,7 @@ from ..agents.visual.adapter import VisionAdapter
 from ..agents.visual.agent import PROTOCOL_ENGINE, VisualAgent
 from ..agents.visual.report import VisualReport, findings_as_evidence, turn_summary
 from ..config import Settings
-from ..errors import ModelError, VisualLoopError
+from ..errors import DiskFullError, ModelError, VisualLoopError
 from ..events import (
     AnalysisComplete,
     AnalysisCompleteData,
@@ -296,7 +296,10 @@ def _progress(ctx: RunContext, preparation: Preparation, done: int, total: int) 
 def _internal_error(ctx: RunContext, where: str, exc: BaseException) -> tuple[Error, str]:
     """An unexpected exception (our bug, not a source's or a model's failure) as an ``internal`` error event, and
     the partial reason; the run goes on to its report with what memory holds. A vector store that failed (a Chroma
-    server gone away) is reported as kind ``store``, like a source's failure."""
+    server gone away) is reported as kind ``store``, like a source's failure. A full disk is raised on: nothing
+    more can be written (neither events, nor the checkpoint, nor the report), and the face says so in one line."""
+    if isinstance(exc, DiskFullError):
+        raise exc
     if isinstance(exc, MemoryStoreError):
         detail = f"{where}: {exc}"
         log.warning("vector store failed in %s: %s", where, exc)

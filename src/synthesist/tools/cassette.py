@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import httpx
 from ddgs import DDGS
 
-from ..errors import CassetteError
+from ..errors import CassetteError, writing_into
 from ..redaction import scrub_bytes, scrub_headers
 from .cache import SECRET_PARAMS
 
@@ -130,7 +130,8 @@ class Cassette:
 
     def _append(self, kind: str, entry: Mapping[str, Any]) -> None:
         line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
-        with self._lock, (self.directory / FILES[kind]).open("a", encoding="utf-8") as handle:
+        with self._lock, writing_into(self.directory), (self.directory / FILES[kind]).open("a",
+                                                                                         encoding="utf-8") as handle:
             handle.write(line)
 
     def _miss(self, what: str) -> CassetteError:

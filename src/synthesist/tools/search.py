@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from ..errors import CassetteError, SourceError
+from ..errors import CassetteError, DiskFullError, SourceError
 from ..identity import merge_all
 from ..models import Evidence, SearchResult, SourceFailure
 from .source import Source
@@ -43,6 +43,8 @@ async def _search_one(source: Source, query: str, limit: int) -> list[Evidence] 
         log.info("source %s failed: %s", source.name, exc)
         return SourceFailure(source=source.name, kind=exc.kind, message=exc.message, status_code=exc.status_code,
                              rate_limited=exc.kind == "rate_limited" or exc.status_code == 429)
+    except DiskFullError:  # recording a tape onto a full disk: the run stops, said in one line
+        raise
     except CassetteError as exc:  # a replay asked for what the tape does not hold (another base URL, query, …)
         log.info("source %s failed: %s", source.name, exc)
         return SourceFailure(source=source.name, kind="replay", message=f"the tape {exc.reason}")
