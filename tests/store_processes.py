@@ -97,3 +97,20 @@ def damage_vector_segments(data_dir: Path) -> list[Path]:
         with open(path, "r+b") as handle:
             handle.truncate(1000)
     return damaged
+
+
+def until_answered(check: Callable[[], object], what: str, deadline: float = DEADLINE) -> object:
+    """``check()``'s first truthy answer, asked every 0.3 s (an HTTP error counts as no answer yet: a service that
+    is starting or healing)."""
+    import httpx  # noqa: PLC0415 — only the tests of a service need it
+
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        try:
+            found = check()
+        except httpx.HTTPError:
+            found = None
+        if found:
+            return found
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")

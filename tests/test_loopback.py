@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from chroma_server import free_port
 from listening import listeners
 from store_processes import cli, finish, state, wait_for, wait_until_stopped
 
@@ -19,12 +20,6 @@ if not Path("/proc/net/tcp").exists():  # pragma: no cover
     pytest.skip("listening sockets are read from /proc (Linux)", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _answers(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -34,7 +29,7 @@ def _answers(port: int) -> bool:
 
 
 def test_serve_and_mcp_over_http_listen_on_loopback_only_by_default(tmp_path: Path) -> None:
-    ports = {"serve": _free_port(), "mcp": _free_port()}
+    ports = {"serve": free_port(), "mcp": free_port()}
     processes = {"serve": cli("serve", "--port", str(ports["serve"]), data_dir=tmp_path / "data"),
                  "mcp": cli("mcp", "--http", str(ports["mcp"]), data_dir=tmp_path / "data")}
     try:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from chroma_server import free_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -70,12 +70,6 @@ async def test_research_and_lookups_through_the_sdk_client_over_stdio(
         assert missing.is_error and "no evidence 'pmid:1' in this session" in missing.content[0].text
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 async def _listening(port: int, server: subprocess.Popen, log: Path, seconds: float = 90) -> None:
     """Wait until the server accepts connections on 127.0.0.1:``port`` (it imports the SDK and opens the library)."""
     for _ in range(int(seconds * 10)):
@@ -94,7 +88,7 @@ async def _listening(port: int, server: subprocess.Popen, log: Path, seconds: fl
 @pytest.mark.shared
 async def test_research_and_lookups_through_the_sdk_client_over_streamable_http(
         library_index: LibraryIndex, library_data_dir: Path, shared_dir: Path, tmp_path: Path) -> None:
-    library, port = shared_dir / "corpus" / "library.jsonl", _free_port()
+    library, port = shared_dir / "corpus" / "library.jsonl", free_port()
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(library_data_dir)}
     log_path = tmp_path / "server.log"
     log = log_path.open("w")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -13,18 +12,13 @@ import time
 from pathlib import Path
 
 import httpx
+from chroma_server import free_port
 from run_helpers import INSUFFICIENT, QUESTION, write_library
-from store_processes import wait_until_stopped
+from store_processes import until_answered, wait_until_stopped
 
 from synthesist.testing import ScriptedChatServer
 
 DEADLINE = 300.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _serve(port: int, library: Path, data: Path, model: str) -> subprocess.Popen:
@@ -33,19 +27,6 @@ def _serve(port: int, library: Path, data: Path, model: str) -> subprocess.Popen
            "SYNTHESIST_MODELS__MODEL": model}
     return subprocess.Popen([sys.executable, "-m", "synthesist.cli", "serve", "--port", str(port), "--library",
                              str(library)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def _until(check, what: str):  # type: ignore[no-untyped-def]
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        try:
-            found = check()
-        except httpx.HTTPError:
-            found = None
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_service_killed_during_a_run_lists_it_as_interrupted_after_a_restart(tmp_path: Path) -> None:
@@ -62,19 +43,19 @@ def test_a_service_killed_during_a_run_lists_it_as_interrupted_after_a_restart(t
               "claims": {"judgements": []}}
     library = write_library(tmp_path / "papers.jsonl")
     data = tmp_path / "data"
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     with ScriptedChatServer(script) as models:
         service = _serve(port, library, data, models.model_spec)
         try:
             with httpx.Client(base_url=base, timeout=60, trust_env=False) as client:
-                _until(lambda: client.get("/api/health").status_code == 200, "the service to answer")
+                until_answered(lambda: client.get("/api/health").status_code == 200, "the service to answer")
                 started = client.post("/api/runs", json={"question": QUESTION, "sources": ["library"],
                                                           "max_rounds": 3})
                 assert started.status_code == 202, started.text
                 run_id = started.json()["run_id"]
                 checkpoint = data / "runs" / run_id / "checkpoint.json"
-                _until(lambda: checkpoint.exists() and judged.is_set(), "round 1's checkpoint")
+                until_answered(lambda: checkpoint.exists() and judged.is_set(), "round 1's checkpoint")
                 assert client.get("/api/runs").json()[0]["state"] == "running"
         finally:
             service.send_signal(signal.SIGKILL)
@@ -83,7 +64,7 @@ def test_a_service_killed_during_a_run_lists_it_as_interrupted_after_a_restart(t
         again = _serve(port, library, data, models.model_spec)
         try:
             with httpx.Client(base_url=base, timeout=60, trust_env=False) as client:
-                _until(lambda: client.get("/api/health").status_code == 200, "the restarted service to answer")
+                until_answered(lambda: client.get("/api/health").status_code == 200, "the restarted service to answer")
                 rows = {row["run_id"]: row for row in client.get("/api/runs").json()}
         finally:
             again.send_signal(signal.SIGINT)

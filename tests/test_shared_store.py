@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+from chroma_server import free_port
 from run_helpers import QUESTION
 from store_processes import DEADLINE, cli, finish, wait_for, wait_until_stopped, write_big_library
 
@@ -21,12 +21,6 @@ pytest.importorskip("ray")
 
 QUESTIONS = (QUESTION, "Do statins prevent atrial fibrillation?", "Does aspirin lower stroke mortality?",
              "Does exercise reduce heart failure in elderly patients?")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _served_result(base: str, question: str) -> dict:
@@ -56,7 +50,7 @@ def test_four_runs_a_service_and_a_ray_batch_share_one_data_directory(tmp_path: 
     library = write_big_library(tmp_path / "library.jsonl", records=1100)  # past the size Chroma writes segments
     code, _out, err = finish(cli("library", "index", str(library), data_dir=data_dir))  # as a user indexes first
     assert code == 0, err
-    port = _free_port()
+    port = free_port()
     service = cli("serve", "--port", str(port), "--library", str(library), data_dir=data_dir)
     runs = [cli("research", question, "--sources", "library", "--library", str(library), "--model", "extractive",
                 "--max-rounds", "1", "--out", str(tmp_path / f"run{i}"), "--quiet", data_dir=data_dir)

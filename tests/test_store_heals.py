@@ -9,27 +9,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from chroma_server import free_port
 from run_helpers import INSUFFICIENT, QUESTION, write_library
-from store_processes import alive, finish, servers_for, state, wait_for, wait_until_stopped
+from store_processes import alive, finish, servers_for, state, until_answered, wait_for, wait_until_stopped
 
 from synthesist.testing import ScriptedChatServer
 
 pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own owner and server are what they test
 DEADLINE = 300.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _kill_owner(data: Path) -> dict:
@@ -41,29 +34,16 @@ def _kill_owner(data: Path) -> dict:
     return killed
 
 
-def _until(check, what: str):  # type: ignore[no-untyped-def]
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        try:
-            found = check()
-        except httpx.HTTPError:
-            found = None
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_a_service_whose_owner_was_killed_says_so_and_starts_a_new_one_at_its_next_use(tmp_path: Path) -> None:
     library = write_library(tmp_path / "papers.jsonl")
     data = tmp_path / "data"
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(data), "SYNTHESIST_MODELS__MODEL": "extractive"}
     service = subprocess.Popen([sys.executable, "-m", "synthesist.cli", "serve", "--port", str(port), "--library",
                                 str(library)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120, trust_env=False) as client:
-            _until(lambda: client.get("/api/health").status_code == 200, "the service to answer")
+            until_answered(lambda: client.get("/api/health").status_code == 200, "the service to answer")
             assert client.get("/api/health").json()["status"] == "ok"  # no store opened yet: nothing wrong
             assert client.get("/api/library/search", params={"q": "metformin breast cancer"}).status_code == 200
             first = _kill_owner(data)
@@ -83,7 +63,7 @@ def test_a_service_whose_owner_was_killed_says_so_and_starts_a_new_one_at_its_ne
             started = client.post("/api/runs", json={"question": QUESTION, "max_rounds": 1})
             assert started.status_code == 202, started.text
             run_id = started.json()["run_id"]
-            done = _until(lambda: (answer := client.get(f"/api/runs/{run_id}")).status_code != 409 and answer,
+            done = until_answered(lambda: (answer := client.get(f"/api/runs/{run_id}")).status_code != 409 and answer,
                           "the run to finish")
             assert done.status_code == 200, done.text
             result = done.json()

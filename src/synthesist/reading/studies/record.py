@@ -55,7 +55,6 @@ _STUDIED = (re.compile(rf"\b(?:in|of|among|on|from)\s+(?:the\s+)?{_N}\s+(?:[\w-]
 patients", "Thirty-four subjects …"), or its results open with it ("Of 292 subjects …", :data:`_OPENING`) — when
 no randomised or enrolled count is stated. A later results sentence's "in 12 patients" is a subgroup, not the
 study."""
-_METHODS = re.compile(r"method|patients|participants|subjects|design|setting|material|population", _I)
 _ANALYSED = (
     re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:\w+\s+){{0,4}}?(?:were\s+)?(?:included\s+in|available "
                rf"for|completed)\s+(?:the\s+)?(?:\w+\s+)?(?:analys[ie]s|study|trial|follow-up)", _I),
@@ -226,7 +225,7 @@ def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...]) -> Count | N
 def _studied(read: list[Unit]) -> Count | None:
     """The number of people studied (:data:`_STUDIED`): in the methods, else at the opening of the results."""
     paragraphs = [u for u in read if u.kind == "paragraph"]
-    methods = [u for u in paragraphs if u.role == "methods" or _METHODS.search(u.section.rsplit("›", 1)[-1])]
+    methods = [u for u in paragraphs if u.role == "methods" or _METHODS_SECTION.search(u.section.rsplit("›", 1)[-1])]
     results = [u for u in paragraphs if "result" in u.section.lower()][:1]
     return _count(methods, _STUDIED) or _count(results, (_OPENING,))
 
