@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import chromium
 from chroma_server import CHROMA, ChromaServer
 
 from synthesist.composition import embedder_for
@@ -92,6 +93,19 @@ def _release_stores() -> Iterator[None]:
 def server() -> Iterator[FixtureServer]:
     with FixtureServer() as running:
         yield running
+
+
+@pytest.fixture
+def browser() -> Iterator:  # type: ignore[type-arg]
+    """Chromium launched headless for one test (mark the test :data:`browser.needs_chromium`)."""
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def browser_page(browser):  # type: ignore[no-untyped-def]
+    """A page of :func:`browser`, 1280 by 900 pixels."""
+    return browser.new_page(viewport={"width": 1280, "height": 900})
 
 
 @pytest.fixture

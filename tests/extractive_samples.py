@@ -118,6 +118,14 @@ COHORT = article(
 )
 INJECTED_COHORT = COHORT.model_copy(update={"content": COHORT_TEXT.replace("RESULTS: ", f"RESULTS: {INJECTION} ")})
 """The same cohort with a prompt injection inside its results."""
+INCIDENCE_COHORT = article(
+    "31000007", "Metformin and the incidence of breast cancer in women with type 2 diabetes: a registry cohort study.",
+    "METHODS: We followed 52,000 women with type 2 diabetes in a national registry for 10 years.\n"
+    "RESULTS: Metformin use was associated with a lower risk of breast cancer (relative risk 0.88, 95% CI 0.80-0.97).\n"
+    "CONCLUSIONS: Among women with type 2 diabetes, metformin use is associated with a lower risk of breast cancer.",
+    types=("Journal Article", "Observational Study"), mesh=BREAST_MESH)
+"""A second study reporting a relative risk on the question's own outcome (the page tests' libraries): a run over it
+and the metformin studies has a forest plot to draw."""
 TRIAL_RECORD = Evidence(
     id="nct:NCT01101438",
     source="clinicaltrials",

@@ -5,11 +5,10 @@ Skipped, with the reason, where Chromium is not installed (`make test` installs 
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import needs_chromium
 from live_server import LiveServer
 
 from synthesist.composition import Seams, Shared
@@ -18,22 +17,7 @@ from synthesist.memory import Embedder, LibraryIndex, open_chroma
 from synthesist.service import create_app
 from synthesist.testing import FixtureServer
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test "
-                                "installs Debian's chromium when run as root with apt-get); browser tests skipped")
-"""Refresh the screenshot only when asked (read at import: the tests' environment drops SYNTHESIST_ variables), so
-a test run leaves the checkout clean."""
-
-
-@pytest.fixture
-def browser_page() -> Iterator:  # type: ignore[type-arg]
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        yield page
-        browser.close()
+pytestmark = needs_chromium
 
 
 @pytest.mark.shared

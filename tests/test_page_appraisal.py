@@ -7,12 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
+from browser import needs_chromium
 from live_server import LiveServer
 
 sys.path.insert(0, str(Path(__file__).parent / "agents"))
 from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library  # noqa: E402
-from test_page import CHROMIUM, browser_page  # noqa: E402, F401, F811 — the browser fixture
 
 from synthesist.composition import Seams, Shared  # noqa: E402
 from synthesist.config import load_settings  # noqa: E402
@@ -20,11 +19,11 @@ from synthesist.memory import Embedder, open_chroma  # noqa: E402
 from synthesist.models import CertaintyStep, OutcomeCertainty, ResearchReport, TrialLink  # noqa: E402
 from synthesist.service import create_app  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here")
+pytestmark = needs_chromium
 
 
 def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
-        browser_page, shared_dir: Path,  # noqa: F811
+        browser_page, shared_dir: Path,
         tmp_path: Path, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
     conflicts = conflicts_of(SURGERY, library(shared_dir, GIST, ESOPHAGUS))
     certainty = OutcomeCertainty(outcome="survival", certainty="very_low", evidence_ids=(f"pmid:{GIST}",),

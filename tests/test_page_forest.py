@@ -4,13 +4,13 @@ each named by their own study; a run without one never asks for ``forest.svg`` (
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from extractive_samples import BREAST_MESH, article
+from browser import needs_chromium
+from extractive_samples import INCIDENCE_COHORT
 from live_server import LiveServer, wait_until
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
@@ -18,16 +18,7 @@ from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.service import create_app
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test "
-                                "installs Debian's chromium when run as root with apt-get); browser tests skipped")
-INCIDENCE_COHORT = article(
-    "31000007", "Metformin and the incidence of breast cancer in women with type 2 diabetes: a registry cohort study.",
-    "METHODS: We followed 52,000 women with type 2 diabetes in a national registry for 10 years.\n"
-    "RESULTS: Metformin use was associated with a lower risk of breast cancer (relative risk 0.88, 95% CI 0.80-0.97).\n"
-    "CONCLUSIONS: Among women with type 2 diabetes, metformin use is associated with a lower risk of breast cancer.",
-    types=("Journal Article", "Observational Study"), mesh=BREAST_MESH)
-"""A second study with a relative risk on the question's outcome: the run over this library has a forest plot."""
+pytestmark = needs_chromium
 NO_PLOT_QUESTION = "Do hyaluronic acid injections reduce knee pain in osteoarthritis?"
 FOREST = "document.querySelector('#forest')"
 
@@ -43,21 +34,16 @@ def service(tmp_path: Path, embedder: Embedder) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def page(service: LiveServer) -> Iterator:  # type: ignore[type-arg]
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        opened = browser.new_page(viewport={"width": 1280, "height": 900})
-        opened.requests_seen, opened.errors_seen = [], []
-        opened.on("request", lambda request: opened.requests_seen.append(request.url))
-        opened.on("response", lambda response: response.status >= 400 and opened.errors_seen.append(
-            f"{response.status} {response.url}"))
-        opened.on("console", lambda message: message.type == "error" and opened.errors_seen.append(message.text))
-        opened.goto(service.url + "/")
-        opened.wait_for_selector("body[data-ready='1']")
-        yield opened
-        browser.close()
+def page(service: LiveServer, browser):  # type: ignore[no-untyped-def]
+    opened = browser.new_page(viewport={"width": 1280, "height": 900})
+    opened.requests_seen, opened.errors_seen = [], []
+    opened.on("request", lambda request: opened.requests_seen.append(request.url))
+    opened.on("response", lambda response: response.status >= 400 and opened.errors_seen.append(
+        f"{response.status} {response.url}"))
+    opened.on("console", lambda message: message.type == "error" and opened.errors_seen.append(message.text))
+    opened.goto(service.url + "/")
+    opened.wait_for_selector("body[data-ready='1']")
+    return opened
 
 
 def _research(page, question: str) -> str:  # type: ignore[no-untyped-def]

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import httpx
 import pytest
+from browser import needs_chromium
 from live_server import LiveServer
 from run_helpers import LIBRARY_ITEMS, run_settings, write_library
-from test_page_research import CHROMIUM, _open, _research, browser  # noqa: F401 — the browser fixture
+from test_page_research import _open, _research
 
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.service import create_app
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here")
+pytestmark = needs_chromium
 JATS = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
 QUESTION = "Does drug A reduce night waking compared with placebo in adults with chronic cough?"
 PMC = "https://pmc.ncbi.nlm.nih.gov/articles/PMC9000021/"
@@ -56,7 +57,7 @@ def _markdown_table(report: str) -> list[dict[str, str]]:
 
 
 def test_the_page_links_a_pmcid_and_doi_item_where_report_md_does_and_shows_its_evidence_table_rows(
-        browser, full_text_service: LiveServer) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+        browser, full_text_service: LiveServer) -> None:  # type: ignore[no-untyped-def]
     page = _open(browser, full_text_service.url)
     _research(page, QUESTION)
     run_id = page.get_attribute("#runs a[data-run]", "data-run")

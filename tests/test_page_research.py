@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from extractive_samples import BREAST_MESH, COHORT, article
+from browser import needs_chromium
+from extractive_samples import COHORT, INCIDENCE_COHORT
 from live_server import LiveServer, wait_until
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
@@ -26,34 +26,15 @@ from synthesist.service import create_app
 from synthesist.service.views import reference_view
 from synthesist.testing import FixtureServer
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test "
-                                "installs Debian's chromium when run as root with apt-get); browser tests skipped")
+pytestmark = needs_chromium
 DOCS_SCREENSHOT = Path(__file__).parent.parent / "docs" / "page.png"
 REFRESH = os.environ.get("SYNTHESIST_REFRESH_SCREENSHOT") == "1"
 UNTITLED = COHORT.model_copy(update={
     "id": "pmid:99000001", "identifiers": Identifiers(pmid="99000001"), "title": None, "year": 2013,
     "journal": "J Clin Oncol", "content": "BACKGROUND: In a cohort of 9,812 women with type 2 diabetes, metformin "
     "users had a lower incidence of breast cancer than sulfonylurea users (HR 0.81, 95% CI 0.70 to 0.94)."})
-INCIDENCE_COHORT = article(
-    "31000007", "Metformin and the incidence of breast cancer in women with type 2 diabetes: a registry cohort study.",
-    "METHODS: We followed 52,000 women with type 2 diabetes in a national registry for 10 years.\n"
-    "RESULTS: Metformin use was associated with a lower risk of breast cancer (relative risk 0.88, 95% CI 0.80-0.97).\n"
-    "CONCLUSIONS: Among women with type 2 diabetes, metformin use is associated with a lower risk of breast cancer.",
-    types=("Journal Article", "Observational Study"), mesh=BREAST_MESH)
-"""A second study reporting a relative risk on the question's own outcome, so the run has a forest plot to draw."""
 UNTITLED_SHOWN = "Untitled — J Clin Oncol 2013, pmid:99000001 — “In a cohort of 9,812 women"
 OTHER_QUESTION = "Does metformin change mammographic density in women with type 2 diabetes?"
-
-
-@pytest.fixture
-def browser() -> Iterator:  # type: ignore[type-arg]
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

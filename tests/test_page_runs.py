@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
+from browser import needs_chromium
 from live_server import LiveServer, wait_until
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
@@ -20,23 +18,11 @@ from synthesist.memory import Embedder, open_chroma
 from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
 from synthesist.service import create_app
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test "
-                                "installs Debian's chromium when run as root with apt-get); browser tests skipped")
+pytestmark = needs_chromium
 KEPT = (("0123456789abcdef0123456789abcdef", "Does aspirin prevent colorectal cancer?", "cli", 2),
         ("fedcba9876543210fedcba9876543210", "Is coffee linked to atrial fibrillation?", "watch", 1))
 """Runs an earlier process left under DATA_DIR: id, question, origin, days ago."""
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
-
-
-@pytest.fixture
-def browser() -> Iterator:  # type: ignore[type-arg]
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 def _keep(store: RunStore, run_id: str, question: str, origin: str, days_ago: int) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from browser import needs_chromium
 from live_server import LiveServer, wait_until
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -23,8 +23,6 @@ from synthesist import api
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.service import create_app
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.fixture
@@ -98,28 +96,22 @@ async def test_the_mcp_server_tells_a_watchs_changes(tmp_path: Path, embedder: E
         assert bad.is_error and "etc" not in bad.content[0].text.replace("watch_id", "")
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Chromium is not installed here (make test installs "
-                    "Debian's chromium when run as root with apt-get); browser tests skipped")
-def test_the_page_watches_a_question_and_runs_it(service: LiveServer) -> None:
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(service.url + "/")
-        for box in page.locator("#sources input").all():
-            box.uncheck()
-        page.check("#sources input[value=library]")
-        page.fill("#question", QUESTION)
-        page.click("#watch-go")
-        page.wait_for_selector("#watches li[data-watch]", timeout=60_000)
-        assert "not run yet" in page.text_content("#watches")
-        page.click("#watches button.run-watch")
-        wait_until(page, "document.querySelector('#watches').textContent.includes('new')", timeout=300_000)
-        text = page.text_content("#watches")
-        assert QUESTION in text and "answer" in text
-        assert page.get_attribute("#watches button.run-watch", "aria-label").startswith("Run watch")
-        browser.close()
+@needs_chromium
+def test_the_page_watches_a_question_and_runs_it(service: LiveServer, browser_page) -> None:  # type: ignore[no-untyped-def]
+    page = browser_page
+    page.goto(service.url + "/")
+    for box in page.locator("#sources input").all():
+        box.uncheck()
+    page.check("#sources input[value=library]")
+    page.fill("#question", QUESTION)
+    page.click("#watch-go")
+    page.wait_for_selector("#watches li[data-watch]", timeout=60_000)
+    assert "not run yet" in page.text_content("#watches")
+    page.click("#watches button.run-watch")
+    wait_until(page, "document.querySelector('#watches').textContent.includes('new')", timeout=300_000)
+    text = page.text_content("#watches")
+    assert QUESTION in text and "answer" in text
+    assert page.get_attribute("#watches button.run-watch", "aria-label").startswith("Run watch")
 
 
 async def test_a_stopping_service_ends_a_watch_run_before_closing_what_it_uses(tmp_path: Path,
