@@ -326,6 +326,21 @@ def test_batch_honours_json_and_manager(tmp_path: Path) -> None:
     assert refused.returncode == 1 and "magentic manager needs an LLM" in refused.stdout  # the option reached it
 
 
+def test_a_batch_question_whose_every_source_failed_is_a_failure(tmp_path: Path) -> None:
+    """Nothing was checked: the batch says so for that question and exits 1, as research and a watch do."""
+    with FixtureServer() as gone:
+        url = gone.url
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Does metformin lower cancer incidence?\n")
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral",
+           "SYNTHESIST_PUBMED__BASE_URL": url, "SYNTHESIST_HTTP__MAX_RETRIES": "0"}
+    done = run_cli("batch", str(questions), "--out", str(tmp_path / "out"), "--sources", "pubmed", "--model",
+                   "extractive", "--max-rounds", "1", "--json", env=env)
+    assert done.returncode == 1, done.stderr[-2000:]
+    (line,) = [json.loads(text) for text in done.stdout.splitlines()]
+    assert line["error"].startswith("every source failed, nothing could be checked: pubmed (unreachable")
+
+
 def test_the_batch_module_prints_nothing() -> None:
     source = (Path(__file__).parent.parent / "src" / "synthesist" / "batch.py").read_text()
     assert "print(" not in source and "rich" not in source

@@ -76,6 +76,11 @@ async def test_bad_arguments_are_refused_in_one_line_and_failed_sources_are_repo
                 assert [error["source"] for error in payload["errors"]] == ["europepmc"]
                 assert payload["errors"][0]["kind"] == "unreachable"
 
+            # a run whose every source failed checked nothing: a failure, in one line that names the source
+            outage = _error(await session.call_tool("research", {"question": QUESTION, "max_rounds": 1,
+                                                                 "sources": "europepmc"}))
+            assert "every source failed, nothing could be checked: europepmc (unreachable" in outage, outage
+
 
 async def test_research_without_sources_searches_the_servers_library_and_never_the_network(tmp_path: Path) -> None:
     """As the HTTP service does (one rule, ``inputs.served_sources``): a server started with a library researches it

@@ -102,6 +102,24 @@ def test_a_run_or_watch_asked_without_sources_searches_the_services_library_alon
         assert row["options"]["sources"] == ["library"] and row["options"]["libraries"]
 
 
+def test_a_run_whose_every_source_failed_says_it_failed_and_names_them(offline: LiveServer) -> None:
+    """Nothing was checked: the run's JSON says so and why (the page reads it as a failure), as the CLI exits 1."""
+    with httpx.Client(base_url=offline.url, timeout=120) as client:
+        started = client.post("/api/runs", json={"question": QUESTION, "sources": ["pubmed", "trials"]})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        assert _events(client, run_id)[-1][0] == "complete"
+        result = client.get(f"/api/runs/{run_id}").json()
+        assert result["every_source_failed"] is True
+        assert [(f["source"], f["kind"]) for f in result["failed_sources"]] == [("pubmed", "unreachable"),
+                                                                             ("trials", "unreachable")]
+        mixed = client.post("/api/runs", json={"question": QUESTION, "sources": ["library", "pubmed"]})
+        assert _events(client, mixed.json()["run_id"])[-1][0] == "complete"
+        answered = client.get(f"/api/runs/{mixed.json()['run_id']}").json()
+        assert answered["every_source_failed"] is False and [f["source"] for f in answered["failed_sources"]] == [
+            "pubmed"]
+
+
 def test_library_search_gives_each_hit_the_title_a_reader_can_use(offline: LiveServer) -> None:
     with httpx.Client(base_url=offline.url, timeout=120) as client:
         hits = client.get("/api/library/search", params={"q": "cohort of women metformin sulfonylurea users breast "

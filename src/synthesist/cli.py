@@ -307,21 +307,33 @@ def _batch(api, args: argparse.Namespace) -> int:
         items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
                                           options=options, on_item=finished, backend=args.backend,
                                           address=args.address))
-    failed = [item for item in items if item.error]
+    failures = {item.index: _batch_failure(item) for item in items}
+    failed = [item for item in items if failures[item.index]]
     for item in items:
         if args.json:
             print(json.dumps({"index": item.index, "question": item.question, "file": str(item.path),
                               "stop_reason": item.result.stop_reason if item.result else None,
                               "answer": item.result.report.answer.model_dump(mode="json")
                               if item.result and item.result.report.answer else None,
-                              "resumed": item.resumed, "error": item.error}))
+                              "resumed": item.resumed, "error": failures[item.index]}))
             continue
-        state = "resumed" if item.resumed else ("FAILED: " + item.error if item.error else item.result.stop_reason)
+        error = failures[item.index]
+        state = "resumed" if item.resumed else ("FAILED: " + error if error else item.result.stop_reason)
         verdict = item.result.report.answer.verdict if item.result and item.result.report.answer else None
         _say(f"{item.index:4d} {state:<12} {verdict or '-':<12} {item.path}  {item.question[:70]}")
     if not args.json:
         _say(f"{len(items) - len(failed)} of {len(items)} questions done; results in {args.out}")
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _batch_failure(item) -> str | None:  # noqa: ANN001 — a batch.BatchItem
+    """Why a batch question failed: its error, or every source of its run failed (nothing was checked: a failure,
+    as for ``research`` and a watch)."""
+    if item.error:
+        return item.error
+    if item.result is not None and item.result.every_source_failed:
+        return f"every source failed, nothing could be checked: {failures_text(item.result.failed_sources)}"
+    return None
 
 
 def _sources(api, args: argparse.Namespace) -> int:

@@ -42,7 +42,7 @@ from .events import Complete, Progress
 from .identity import link_out
 from .inputs import check_library_paths, check_question, no_library, parse_source_names, served_sources
 from .mcp_stdio import capped_stdio
-from .models import Evidence
+from .models import Evidence, failures_text
 from .run_options import LIBRARY_FORMS, MAX_ROUNDS, MaxRounds, SourceChoice, error_line
 from .titles import display_title
 
@@ -152,6 +152,8 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         except BadInputError as exc:
             raise _refused(str(exc)) from exc
         assert result is not None  # api.stream always ends with `complete`
+        if result.every_source_failed:  # nothing was checked: a failure, as the CLI's exit 1 (never a quiet answer)
+            raise ToolError(f"every source failed, nothing could be checked: {failures_text(result.failed_sources)}")
         remember(result.evidence)
         report = result.report
         return {"answer": report.answer.model_dump(mode="json") if report.answer else None,

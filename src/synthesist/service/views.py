@@ -42,7 +42,9 @@ def result_view(result: ResearchResult) -> dict[str, Any]:
     """A finished run's result as the page renders it: the :class:`ResearchResult` JSON, every item with its view
     (designs read by the report's study records), each reference with its ``link`` (its item's, else its own URL
     when that is http(s)), the report's ``frame_line`` and ``evidence_table``: the rows report.md shows, in its
-    order; ``forest_plot``: whether ``forest.svg`` has a plot to give (the page asks for it only then)."""
+    order; ``forest_plot``: whether ``forest.svg`` has a plot to give (the page asks for it only then);
+    ``failed_sources`` (each with why) and ``every_source_failed``: a run in which no source could be searched
+    checked nothing, and the page says it failed (as the CLI exits 1 and a watch records a failure)."""
     body = result.model_dump(mode="json")
     items = {item.id: item for item in result.evidence}
     body["evidence"] = evidence_views(result.evidence, read_designs(result))
@@ -50,6 +52,8 @@ def result_view(result: ResearchResult) -> dict[str, Any]:
     body["report"]["frame_line"] = frame_line(result.report.frame) if result.report.frame else None
     body["evidence_table"] = evidence_table(result)
     body["forest_plot"] = has_forest(result)
+    body["failed_sources"] = [failure.model_dump(mode="json") for failure in result.failed_sources]
+    body["every_source_failed"] = result.every_source_failed
     return body
 
 

@@ -278,7 +278,9 @@ async function finish(event, runId) {
   downloads(runId);
   if (state.opened === runId && !$("answer-box").hidden) $("answer-box").scrollIntoView({block: "start"});  // runs.js
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
-  $("status").textContent = `Done (${result.stop_reason.replace("_", " ")}): ${items.length} items, ${report.references.length} cited, ${result.rounds} round(s)${failed}.`;
+  $("status").textContent = result.every_source_failed  // views.result_view: nothing was checked, a failure
+    ? `Failed: every source failed, nothing could be checked (${(result.failed_sources || []).map((f) => `${SOURCE_NAMES[f.source] || f.source}: ${f.kind}`).join(", ")}).`
+    : `Done (${result.stop_reason.replace("_", " ")}): ${items.length} items, ${report.references.length} cited, ${result.rounds} round(s)${failed}.`;
 }
 document.addEventListener("click", (event) => {
   if (event.target.id === "print") { window.print(); return; }
