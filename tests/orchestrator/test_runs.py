@@ -68,6 +68,8 @@ async def test_extractive_library_run_reports_with_valid_events_and_citations(sh
     assert {"report.md", "report.json", "references.bib", "events.jsonl"} <= written
     started = events[0]
     assert started.data.engines["judge"] == "extractive" and "library" in started.data.sources
+    streamed = [event.data.section for event in events if event.type == "streaming"]
+    assert streamed == [s.heading for s in result.report.sections if s.body.strip()]  # no empty section streamed
 
 
 @pytest.mark.parametrize(

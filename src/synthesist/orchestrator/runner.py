@@ -224,7 +224,7 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
     yield emitter.make(ClaimsChecked, round=memory.round, agent="report", data=ClaimsCheckedData(
         checked=report.claims_checked, unsupported=report.unsupported_claims))
-    for section in report.sections:
+    for section in (section for section in report.sections if section.body.strip()):  # report.md shows no empty one
         yield emitter.make(Streaming, round=memory.round, agent="report",
                            data=StreamingData(section=section.heading, text=section.body))
     result = _result(ctx, report, reason, engines)
