@@ -90,3 +90,23 @@ def test_a_folder_on_a_full_disk_is_one_line_naming_it(tmp_path: Path, full: str
     [line] = _error_lines(done.stderr)
     assert f"the disk is full: nothing more can be written to {disk / named}" in line, line
     assert not (disk / "filler").exists()  # the tmpfs was the command's alone
+
+
+@pytest.mark.usefixtures("own_store")
+def test_a_data_directorys_own_store_on_a_full_disk_says_the_disk_is_full_not_repair(tmp_path: Path) -> None:
+    """The Chroma server the data directory starts for itself cannot start on a full disk: one line that says so
+    and names the folder, never "run doctor --repair" (no repair makes room)."""
+    unshare = _unshare()
+    if unshare is None:
+        pytest.skip("no private mount namespace here (unshare --map-root-user --mount)")
+    disk = tmp_path / "small-disk"
+    disk.mkdir()
+    script = ('mount -t tmpfs -o size=512k tmpfs "$0" && mkdir "$0/data" && head -c 4M /dev/zero > "$0/filler" '
+              '2>/dev/null; exec "$@"')
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(disk / "data")}
+    done = subprocess.run([unshare, "--map-root-user", "--mount", "sh", "-c", script, str(disk), *COMMAND, "library",
+                           "index", str(_library(tmp_path))], capture_output=True, text=True, env=env, timeout=400)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "doctor --repair" not in done.stderr
+    [line] = _error_lines(done.stderr)
+    assert f"the disk is full: nothing more can be written to {disk / 'data'}" in line, line

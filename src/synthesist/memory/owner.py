@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import shutil
 import subprocess
 import sys
 import threading
@@ -33,11 +34,16 @@ import time
 from pathlib import Path
 from typing import IO
 
-from ..errors import StoreBusyError, StoreDamagedError
+from ..errors import DiskFullError, StoreBusyError, StoreDamagedError
 from . import chroma_owner
 from .chroma_owner import HOST, START_TIMEOUT, OwnerFiles, files_for, heartbeat, held, open_lock, read_state, try_lock
 
 __all__ = ["HOST", "attach", "detach_all", "lock_embedded", "repair_command", "set_aside"]
+
+START_SPACE = 16 * 1024 * 1024
+"""Free bytes below which a Chroma server that did not start is put down to a full disk, not to damaged files
+(its database, journal and log need room to open): the error names the folder and says it is full, and no
+repair is offered."""
 
 
 def _live_port(files: OwnerFiles) -> int | None:
@@ -98,6 +104,8 @@ def _start_owner(files: OwnerFiles) -> int:
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         owner.kill()
+    if shutil.disk_usage(files.data_dir).free < START_SPACE:  # no space to start in: no repair would help
+        raise DiskFullError(files.data_dir)
     raise StoreDamagedError(str(files.data_dir), f"its files (the Chroma server did not start; log: {files.log})",
                             repair_command(files.data_dir))
 
