@@ -33,6 +33,7 @@ from synthesist.agents.report_format import render_markdown
 from synthesist.config import MemorySettings, RunSettings
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import PREPRINT_LABEL, ResearchReport
+from synthesist.reading.studies.effects import read_effect
 from synthesist.tools.jats import article_evidence, read_jats_file
 
 EVIDENCE = (*[INJECTED_COHORT if item.id == COHORT.id else item for item in RICH], *OFF_TOPIC)
@@ -259,3 +260,17 @@ def test_report_opens_with_an_answer_resting_on_on_topic_cited_items(
     assert not off_topic & set(report.answer.evidence_ids)
     assert not off_topic & set(cited_ids(report.executive_summary))
     assert "were set aside and are not quoted" in report.limitations
+
+
+async def test_a_question_that_asks_for_an_effects_size_is_answered_with_the_estimate_first(embedder: Embedder) -> None:
+    """"How much …?" asks for a number: the Answer leads with the result that states the estimate, and gives no
+    yes or no."""
+    question = "How much does metformin lower the risk of breast cancer in women with type 2 diabetes?"
+    memory = ResearchMemory(question, embedder=embedder, settings=DISTINCT)
+    await memory.add(EVIDENCE)
+
+    report = await write_report(question, memory, embedder=embedder)
+
+    assert report.answer is not None and report.answer.verdict is None
+    first = report.answer.statement.split(" [")[0]
+    assert read_effect(first) is not None, report.answer.statement  # e.g. "relative risk 0.83, 95% CI 0.71-0.97"

@@ -55,6 +55,12 @@ from synthesist.reading.text import split_sentences
      None),
     ("Paracetamol and asthma in pregnancy: is there a link?", "association", True, "Paracetamol", ("asthma",),
      "pregnancy"),
+    # a question that asks for an effect's size, or names the effect, asks for a number: no yes or no
+    ("How much does metformin lower HbA1c in type 2 diabetes?", "effect", False, "metformin", ("HbA1c",),
+     "type 2 diabetes"),
+    ("By how much does exercise reduce blood pressure?", "effect", False, "exercise", ("blood pressure",), None),
+    ("What is the effect of statins on mortality in older adults?", "effect", False, "statins", ("mortality",),
+     "older adults"),
 ])
 def test_the_frame_names_the_parts_of_the_question(question: str, kind: str, yes_no: bool, exposure: str,
                                                    outcomes: tuple[str, ...], population: str | None) -> None:

@@ -2,10 +2,11 @@
 
 A card keeps what the agents need and drops the rest of an abstract: the id and its provenance (source, year,
 design, preprint flag), the title, the conclusion sentences (the CONCLUSIONS section, else the last two
-sentences: the ones the answer quotes), the item's most answer-bearing other result sentence for the question (the
-effect sizes usually sit there), and a trial record's registry facts. ``models.card_chars`` caps a card: the
-conclusion sentences are kept whole (the answer may cite them; only a single sentence longer than the cap is cut,
-visibly), the result sentence and the registry facts give way first.
+sentences: the ones the answer quotes, with the result that states the number a question asks for first — a
+proportion, an effect's estimate: :func:`.extractive.bottom_line.number_asked`), the item's most answer-bearing
+other result sentence for the question (the effect sizes usually sit there), and a trial record's registry facts.
+``models.card_chars`` caps a card: the conclusion sentences are kept whole (the answer may cite them; only a single
+sentence longer than the cap is cut, visibly), the result sentence and the registry facts give way first.
 
 An item with a full text adds its best-ranked full-text units for the question (sentences and table rows, results
 and tables first: :mod:`.passage_rank`, by the run's embedder), labelled with their section (``§Results › Table 2:
@@ -32,10 +33,11 @@ from ..memory import Embedder
 from ..models import Evidence
 from ..prompts import TRUNCATED_MARK
 from ..reading.designs import Design
+from ..reading.frame import frame_of
 from ..reading.studies.passages import units
 from ..reading.text import terms
 from .citations import MARKER
-from .extractive.bottom_line import with_context
+from .extractive.bottom_line import number_asked, with_context
 from .extractive.findings import answer_score
 from .extractive.reading import TITLE, read
 from .extractive.trials import trial_sentence
@@ -132,6 +134,8 @@ def _card(item: Evidence, question: str, cap: int, passages: tuple[str, ...] | N
     reading = read(item)
     body = [s for s in reading.sentences if s.section != TITLE]
     ending = [s for s in body if s.is_conclusion][:3] or body[-2:]
+    number = number_asked(frame_of(question), reading)  # the result the answer leads with, when a number is asked
+    ending = [number, *(s for s in ending if s is not number)] if number is not None else ending
     chosen = [s.text for s in with_context(body, ending)]  # a conclusion that opens "This …" keeps its antecedent
     conclusions = [text if len(text) <= cap else text[:cap] + TRUNCATED_MARK for text in chosen]
     asked = terms(question)

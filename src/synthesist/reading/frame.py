@@ -65,9 +65,31 @@ _LEADING = re.compile(r"^(?:(?:is|are|was|were|do|does|did|can|could|should|will
                       r"there|it|this|the|a|an|any|time to|true that|possible that)\s+)+", _I)
 
 
+SIZE = re.compile(r"^(?:by\s+)?how\s+(?:much|far|many\s+(?:fewer|more))\s+(?P<rest>(?:does|do|did|can|could|would|"
+                  r"will|is|are)\b.+)$", _I)
+"""A question that asks for the size of an effect ("How much does metformin lower HbA1c?"): read as the yes/no
+question it contains, but asking for a number, not a yes or a no."""
+EFFECT_OF = re.compile(r"^what\s+(?:is|are|was|were)\s+(?:the\s+)?(?:size\s+of\s+the\s+)?(?:effects?|impact|"
+                       r"influence)\s+of\s+(?P<exposure>[^?]+?)\s+on\s+(?P<outcome>[^?]+?)\s*\??$", _I)
+"""An effect asked for by name ("What is the effect of statins on mortality in older adults?"): the exposure is
+what has the effect, the outcome what it is on; it asks for the effect, so no yes or no."""
+
+
 def frame_of(question: str) -> QuestionFrame:
-    """The frame of ``question``, parsed by rule (see the module docstring)."""
+    """The frame of ``question``, parsed by rule (see the module docstring). A question that asks for an effect's
+    size (:data:`SIZE`, :data:`EFFECT_OF`) is an ``effect`` question that is not yes/no: its answer leads with the
+    number."""
     text = " ".join(question.replace("\u2019", "'").split()).strip()
+    if (size := SIZE.match(text)) is not None:
+        inner = frame_of(size["rest"])
+        kind = inner.kind if inner.kind in ("effect", "association") else "effect"
+        return inner.model_copy(update={"kind": kind, "yes_no": False})
+    if (named := EFFECT_OF.match(text)) is not None:
+        population, outcome = _population(named["outcome"])
+        comparator, exposure = _comparator(named["exposure"])
+        return QuestionFrame(kind="effect", yes_no=False, population=population or None,
+                             exposure=_core(exposure) or None, comparator=comparator or None,
+                             outcomes=(_core(outcome),) if _core(outcome) else (), source="extractive")
     kind = question_kind(text)
     yes_no = is_yes_no(text) and kind not in ("mechanism", "descriptive", "prevalence")
     clause, topic, pronoun = _main_clause(text)

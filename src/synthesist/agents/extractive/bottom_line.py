@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ...reading import lexicon
 from ...reading.designs import Design
+from ...reading.studies.effects import read_effect
 from ...reading.text import Sentence
 from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict, text_verdict
 from .findings import cite
@@ -137,6 +138,17 @@ _PROPORTION = re.compile(r"\d+(?:\.\d+)?\s?%|\b\d+(?:\.\d+)?\s(?:per|in|of)\s(?:
 """A proportion or a rate as a prevalence is stated: "about 50%", "12.1 per 1000", "1 in 8", "3 of 40"."""
 
 
+def number_asked(frame: QuestionFrame, lead: Reading) -> Sentence | None:
+    """The result sentence that states the number the question asks for: a proportion for a prevalence question,
+    an effect estimate (:func:`~synthesist.reading.studies.effects.read_effect`) for one that asks an effect's size
+    (an effect or association question that is not yes/no: "How much does X lower Y?"); None for other questions."""
+    if frame.kind == "prevalence":
+        return next((s for s in lead.results if _PROPORTION.search(s.text)), None)
+    if frame.kind in ("effect", "association") and not frame.yes_no:
+        return next((s for s in lead.results if read_effect(s.text) is not None), None)
+    return None
+
+
 def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
     """Up to :data:`ANSWER_SENTENCES` sentences of the lead item, each with the one it leans on."""
     body = [s for s in lead.sentences if s.section != TITLE]
@@ -144,9 +156,9 @@ def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
         picked = list(lead.mechanisms[:ANSWER_SENTENCES])
     else:
         picked = _conclusion(body)[:ANSWER_SENTENCES]
-    if frame.kind == "prevalence":  # the number asked for first: the first result that states a proportion
-        stated = next((s for s in lead.results if _PROPORTION.search(s.text)), None)
-        picked = [stated, *(s for s in picked if s is not stated)][:ANSWER_SENTENCES] if stated else picked
+    stated = number_asked(frame, lead)
+    if stated is not None:  # the number asked for first, then the conclusion
+        picked = [stated, *(s for s in picked if s is not stated)][:ANSWER_SENTENCES]
     picked = sorted(picked[:ANSWER_SENTENCES], key=lambda s: body.index(s) if s in body else 0)
     return with_context(body, picked)[:ANSWER_SENTENCES + 1] or list(body[:1]) or list(lead.sentences[:1])
 
