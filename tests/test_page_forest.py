@@ -48,10 +48,14 @@ def page(service: LiveServer, browser):  # type: ignore[no-untyped-def]
 
 def _research(page, question: str) -> str:  # type: ignore[no-untyped-def]
     """Ask ``question`` on the page and wait until its forest plot is settled (shown or known absent); its run id."""
+    before = page.get_attribute("#runs a[data-run]", "data-run") if page.locator("#runs a[data-run]").count() else ""
     page.fill("#question", question)
     page.click("#go")
+    assert not page.text_content("#status").startswith("Done")  # the last run's status never stands over this one
     wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
-    wait_until(page, f"{FOREST}.dataset.shown === 'none' || ({FOREST}.dataset.shown && {FOREST}.complete)")
+    wait_until(page, f"document.querySelector('#runs a[data-run]').dataset.run !== {before!r}")  # this run, listed
+    wait_until(page, f"{FOREST}.dataset.shown === 'none' || ({FOREST}.dataset.shown && {FOREST}.complete)",
+               timeout=120_000)  # the plot is drawn on request: slow on a busy machine
     return page.get_attribute("#runs a[data-run]", "data-run")
 
 
@@ -65,7 +69,7 @@ def test_the_page_shows_a_plot_whose_rows_name_their_studies_and_never_asks_for_
     assert page.errors_seen == []  # no 404 for a plot the run does not have
 
     with_plot = _research(page, QUESTION)
-    wait_until(page, f"{FOREST}.dataset.shown === {with_plot!r} && {FOREST}.naturalWidth > 0")
+    wait_until(page, f"{FOREST}.dataset.shown === {with_plot!r} && {FOREST}.naturalWidth > 0", timeout=120_000)
     assert page.locator("#forest").is_visible()
     assert [url for url in page.requests_seen if "forest.svg" in url] == [
         f"{service.url}/api/runs/{with_plot}/forest.svg"]

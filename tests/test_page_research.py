@@ -69,10 +69,12 @@ RECORD_STATUS = """() => { window.seen = []; const handle = window.on;  // the p
 handler itself, so however the events arrive batched, none is missed)."""
 
 
-def _research(page, question: str) -> None:  # type: ignore[no-untyped-def]
+def _research(page, question: str, *, ends: str = "Done") -> None:  # type: ignore[no-untyped-def]
+    """Ask ``question`` on the page and wait for its status line to say how the run ended (``Failed``: a run
+    whose every source failed)."""
     page.fill("#question", question)
     page.click("#go")
-    wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
+    wait_until(page, f"document.querySelector('#status').textContent.startsWith({ends!r})", timeout=180_000)
 
 
 def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_item_out(
@@ -284,7 +286,8 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
         wait_until(page, "document.querySelector('#status').textContent.includes('interrupted')")
         assert page.input_value("#question") == "Does aspirin prevent colorectal cancer?"
 
-        _research(page, "Does metformin lower cancer incidence in type 2 diabetes?")
+        _research(page, "Does metformin lower cancer incidence in type 2 diabetes?", ends="Failed")
+        assert page.text_content("#status").startswith("Failed: every source failed, nothing could be checked (")
         notice = page.text_content("#notice")
         assert notice.startswith("Could not search: ") and notice.count("PubMed") == 1
         errors = page.locator("#timeline li.error").all_text_contents()

@@ -296,7 +296,7 @@ $("ask").addEventListener("submit", async (event) => {
   event.preventDefault();
   const sources = selectedSources();
   if (!sources.length) { $("status").textContent = "Tick at least one source."; return; }
-  reset();
+  reset(); $("status").textContent = "Starting the run …";  // never the last run's "Done" over a new one
   const response = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json", ...headers()},
     body: JSON.stringify({question: $("question").value, sources})});
   const body = await response.json();
