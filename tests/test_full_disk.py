@@ -65,26 +65,31 @@ def _unshare() -> str | None:
     return unshare if tried.returncode == 0 else None
 
 
+def _on_full_disk(disk: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """``synthesist ARGS`` with ``disk`` a full 512 KiB tmpfs (a ``data`` folder made in it first), mounted in a
+    namespace of the command's own: it exists for that command only, and goes with it."""
+    unshare = _unshare()
+    if unshare is None:
+        pytest.skip("no private mount namespace here (unshare --map-root-user --mount)")
+    disk.mkdir()
+    script = ('mount -t tmpfs -o size=512k tmpfs "$0" && mkdir "$0/data" && head -c 4M /dev/zero > "$0/filler" '
+              '2>/dev/null; exec "$@"')
+    return subprocess.run([unshare, "--map-root-user", "--mount", "sh", "-c", script, str(disk), *COMMAND, *args],
+                          capture_output=True, text=True, env=env, timeout=400)
+
+
 @pytest.mark.parametrize(("full", "named"), [("data", "data/runs/"), ("exports", "exports")],
                          ids=["data directory", "embedding model's export folder"])
 def test_a_folder_on_a_full_disk_is_one_line_naming_it(tmp_path: Path, full: str, named: str) -> None:
     """The data directory (the run folder's first event), or the folder a first run exports the embedding model to
     (on a fresh machine, before any record is embedded)."""
-    unshare = _unshare()
-    if unshare is None:
-        pytest.skip("no private mount namespace here (unshare --map-root-user --mount)")
     disk = tmp_path / "small-disk"
-    disk.mkdir()
-    # the tmpfs exists inside the command's own namespace only, and goes with it
-    script = ('mount -t tmpfs -o size=512k tmpfs "$0" && head -c 4M /dev/zero > "$0/filler" 2>/dev/null; '
-              'exec "$@"')
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
     if full == "data":  # the exports are the suite's cache's: nothing to export
         env["SYNTHESIST_DATA_DIR"] = str(disk / "data")
     else:  # none there yet: the run exports the model first
         env["SYNTHESIST_MEMORY__ONNX_DIR"] = str(disk / "exports")
-    done = subprocess.run([unshare, "--map-root-user", "--mount", "sh", "-c", script, str(disk), *COMMAND,
-                           *_research(_library(tmp_path))], capture_output=True, text=True, env=env, timeout=300)
+    done = _on_full_disk(disk, env, *_research(_library(tmp_path)))
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     [line] = _error_lines(done.stderr)
@@ -96,16 +101,9 @@ def test_a_folder_on_a_full_disk_is_one_line_naming_it(tmp_path: Path, full: str
 def test_a_data_directorys_own_store_on_a_full_disk_says_the_disk_is_full_not_repair(tmp_path: Path) -> None:
     """The Chroma server the data directory starts for itself cannot start on a full disk: one line that says so
     and names the folder, never "run doctor --repair" (no repair makes room)."""
-    unshare = _unshare()
-    if unshare is None:
-        pytest.skip("no private mount namespace here (unshare --map-root-user --mount)")
     disk = tmp_path / "small-disk"
-    disk.mkdir()
-    script = ('mount -t tmpfs -o size=512k tmpfs "$0" && mkdir "$0/data" && head -c 4M /dev/zero > "$0/filler" '
-              '2>/dev/null; exec "$@"')
-    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(disk / "data")}
-    done = subprocess.run([unshare, "--map-root-user", "--mount", "sh", "-c", script, str(disk), *COMMAND, "library",
-                           "index", str(_library(tmp_path))], capture_output=True, text=True, env=env, timeout=400)
+    done = _on_full_disk(disk, {**os.environ, "SYNTHESIST_DATA_DIR": str(disk / "data")}, "library", "index",
+                         str(_library(tmp_path)))
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "doctor --repair" not in done.stderr
     [line] = _error_lines(done.stderr)
