@@ -142,3 +142,19 @@ def test_a_hyphenated_term_matches_its_closed_spelling() -> None:
                             "cell activity, more than open surgery did.")
     outcome = next(p for p in align(frame, item, 0.7, Gate(cover=0.75)).parts if p.part == "outcome")
     assert outcome.addressed and "perisinusoidal" in outcome.span
+
+
+def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
+    """Items that name both parts but are not about them together: the Answer says so, with no cosine in it."""
+    from synthesist.agents.extractive.gate import missing_statement
+    from synthesist.models import Alignment, PartMatch
+
+    frame = frame_of("Does coffee consumption lower the risk of Parkinson's disease?")
+    both = Alignment(evidence_id="pmid:1", label="related", relevance=0.3, parts=(
+        PartMatch(part="exposure", term=frame.exposure or "", addressed=True),
+        PartMatch(part="outcome", term=frame.outcomes[0], addressed=True)))
+
+    said = missing_statement(frame, [both], {})
+
+    assert said == (f"1 collected item(s) mention both {frame.exposure} and {frame.outcomes[0]}, but none is about "
+                    "them together closely enough to answer the question.")

@@ -52,9 +52,8 @@ def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], ite
                    f"{frame.exposure}{where}") if frame.exposure else f"No collected item reports {outcome}"
         return opening + _topics(exposure_items, items, frame) + "."
     if both:
-        return (f"{len(both)} collected item(s) mention both {frame.exposure} and {outcome}, but none is close "
-                f"enough to the question as a whole to answer it (best question cosine "
-                f"{max(a.relevance for a in both):.2f}).")
+        return (f"{len(both)} collected item(s) mention both {frame.exposure} and {outcome}, but none is about "
+                "them together closely enough to answer the question.")
     return "No collected item addresses the question's parts together."
 
 
