@@ -3,8 +3,9 @@
 Everything talks HTTP on 127.0.0.1, as the reference comparison did (issue 11):
 - every agent's model is a scripted OpenAI-compatible server (:class:`synthesist.testing.openai_server.
   ScriptedChatServer`), +300 ms per call, input counted as request characters / 4 with tool schemas included;
-- PubMed, ClinicalTrials.gov and Europe PMC are fixture servers replaying recorded responses in the real formats,
-  each on its own port, +100 ms per response, at the DEFAULT rate limits (PubMed 3/s, ClinicalTrials.gov 1/s…).
+- PubMed, ClinicalTrials.gov and Europe PMC (a page from ../shared) are fixture servers replaying recorded responses
+  in the real formats, each on its own port, +100 ms per response, at the DEFAULT rate limits (PubMed 3/s,
+  ClinicalTrials.gov 1/s…).
 
 Printed: the two-round question's wall time (run start → final report, in a warm process: embedding model loaded,
 model SDK imported, as in a batch or a service), its critical path (the recorded spans'
@@ -18,6 +19,7 @@ Run: ``make bench`` (with the memory bench) or ``.venv/bin/python bench/e2e_benc
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -31,6 +33,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from _shared import require
+
 from synthesist import api
 from synthesist.agents.llm import build_model
 from synthesist.agents.model_spec import parse_model_spec
@@ -39,21 +43,29 @@ from synthesist.composition import Seams, open_shared
 from synthesist.config import load_settings
 from synthesist.orchestrator.emitter import critical_path
 from synthesist.testing import FixtureServer, Reply
+from synthesist.testing.models import named_tool
 from synthesist.testing.openai_server import ScriptedChatServer
 from synthesist.tools.ratelimit import RATE_LIMITS
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "tools" / "fixtures"
+EUROPEPMC_PAGE = "fixtures/api/europepmc_search_core_cancer.json"
+"""A recorded Europe PMC page of 25 cancer records (in ../shared), among them the psychosocial-care trials and
+reviews that answer QUESTION, and many that do not."""
 HTTP_LATENCY, LLM_LATENCY = 0.100, 0.300
-REFERENCE = {"calls": 16, "input_tokens": 22_789, "wall": 9.23, "http_requests": 8}
-"""Constants: the reference system's medians measured for issue 11 (not re-measured here)."""
-QUESTION = "Does metformin lower cancer incidence in type 2 diabetes?"
+REFERENCE = {"calls": 16, "input_tokens": 22_789, "wall": 10.67, "http_requests": 8}
+"""Constants, not re-measured here: the reference system's wall on QUESTION (its median in the side-by-side runs of
+issue 40, 2026-11-27), and its calls, input tokens and requests (the medians of issue 11, on the metformin question;
+issue 40's ratio on QUESTION, 0.62 at 03bfd33's 14.1k tokens, puts it at the same size)."""
+QUESTION = "Do psychotherapeutic interventions reduce anxiety and depression in patients with cancer?"
+"""An answerable question: the recorded Europe PMC page holds trials and reviews that answer it."""
+LAST_WEEK = "a3f13dc"
 _IDS = re.compile(r"\[((?:pmid|nct|doi|ppr):[^\]\s]+)\]")
 
 
 def serve(pubmed: FixtureServer, trials: FixtureServer, europepmc: FixtureServer) -> None:
     pubmed.route("/eutils/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
     pubmed.route("/eutils/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
-    europepmc.route("/epmc/search", Reply.file(FIXTURES / "europepmc_core_page2.json"))
+    europepmc.route("/epmc/search", Reply.file(require(EUROPEPMC_PAGE) / EUROPEPMC_PAGE))
     trials.route("/ctgov/studies", Reply.file(FIXTURES / "ctgov_studies_page2.json"))
 
 
@@ -80,28 +92,44 @@ def scripted_replies() -> dict:
         judged.append("x")
         ids = list(dict.fromkeys(_IDS.findall(_user_text(body))))[:3]
         enough = len(judged) >= 2
-        return {"mechanism": {"score": 7 if enough else 4, "reasoning": "AMPK/mTOR"},
+        return {"mechanism": {"score": 7 if enough else 4, "reasoning": "coping, cognitive restructuring"},
                 "clinical": {"score": 7 if enough else 4, "reasoning": "cohorts, trials"},
                 "confidence": 0.85 if enough else 0.5, "sufficient": enough,
                 "recommendation": "synthesize" if enough else "continue",
-                "next_search_queries": [] if enough else ["metformin AMPK cancer"],
-                "key_findings": [f"Metformin users had less cancer [{i}]." for i in ids[:1]],
+                "next_search_queries": [] if enough else ["cognitive behavioural therapy cancer anxiety"],
+                "key_findings": [f"Psychotherapy lowered anxiety [{i}]." for i in ids[:1]],
                 "cited_evidence_ids": ids}
 
     def report(body: dict) -> dict:
         ids = list(dict.fromkeys(_IDS.findall(_user_text(body))))[:2]
         cites = "".join(f"[{i}]" for i in ids)
-        return {"title": "Metformin and cancer", "executive_summary": f"Metformin use was associated with lower "
-                f"cancer incidence {cites}.", "methodology": "PubMed, ClinicalTrials.gov, Europe PMC.",
-                "sections": [{"heading": "Clinical findings", "body": f"Cohorts and trials {cites}."}],
-                "conclusion": f"Metformin is probably protective {cites}."}
+        return {"title": "Psychotherapy for anxiety in cancer", "executive_summary": f"Psychotherapy lowered anxiety "
+                f"and depression in patients with cancer {cites}.", "methodology": "PubMed, ClinicalTrials.gov, "
+                "Europe PMC.", "sections": [{"heading": "Clinical findings", "body": f"Trials and reviews {cites}."}],
+                "conclusion": f"Psychotherapy probably helps {cites}."}
 
-    plan = {"queries": {"pubmed": ["metformin cancer diabetes"], "trials": ["metformin cancer"],
-                        "europepmc": ["metformin cancer incidence"]}, "rationale": "the question's entities"}
-    hypotheses = {"hypotheses": [{"intervention": "metformin", "target": "AMPK", "pathway": "mTOR",
-                                  "effect": "less proliferation", "confidence": 0.6}], "primary": 0}
+    plan = {"queries": {"pubmed": ["psychotherapy cancer anxiety depression"], "trials": ["psychotherapy cancer"],
+                        "europepmc": ["psychotherapy anxiety depression cancer"]}, "rationale": "the question's "
+            "entities"}
+    hypotheses = {"hypotheses": [{"intervention": "psychotherapy", "target": "worry", "pathway": "coping",
+                                  "effect": "less anxiety", "confidence": 0.6}], "primary": 0}
     return {"search": plan, "judge": judge, "hypothesis": hypotheses, "report": report,
             "claims": {"judgements": []}}
+
+
+_FIELD_OF_AGENT = {"sufficient": "judge", "hypotheses": "hypothesis", "queries": "search",
+                   "executive_summary": "report", "judgements": "claims"}
+
+
+def agent_by_tool(body: dict) -> str:
+    """The agent of a request without the agent header (last week's code): the one whose output fields the tool
+    its prompt asks for has."""
+    tools = {tool["function"]["name"]: tool["function"].get("parameters", {}) for tool in body.get("tools", [])}
+    if not tools:
+        return "unknown"
+    chosen = named_tool(list(tools), _user_text(body))
+    fields = tools[chosen].get("properties", {})
+    return next((agent for field, agent in _FIELD_OF_AGENT.items() if field in fields), "unknown")
 
 
 class LoopLag:
@@ -141,7 +169,8 @@ def _world() -> Iterator[tuple[tuple[FixtureServer, ...], ScriptedChatServer]]:
     """The three source servers and the model server, running, with fresh rate limiters."""
     RATE_LIMITS.clear()
     servers = _servers()
-    with contextlib.ExitStack() as stack, ScriptedChatServer(scripted_replies(), latency=LLM_LATENCY) as models:
+    with contextlib.ExitStack() as stack, ScriptedChatServer(scripted_replies(), latency=LLM_LATENCY,
+                                                                       unnamed=agent_by_tool) as models:
         for server in servers:
             stack.enter_context(server)
         serve(*servers)
@@ -154,7 +183,7 @@ async def two_round_question(tmp: Path) -> None:
         shared = open_shared(settings)
         # A warm process, as in a batch or a service: the embedding model is loaded and the model SDK imported
         # (its one-time cost is in the separate "process start -> first LLM call" figure below).
-        await api.research("warm-up: metformin", sources="library", libraries=[_warm_library(tmp)],
+        await api.research("warm-up: exercise", sources="library", libraries=[_warm_library(tmp)],
                            model="extractive", settings=settings, seams=Seams(shared=shared))
         build_model(parse_model_spec(models.model_spec), settings)
         RATE_LIMITS.clear()
@@ -198,8 +227,8 @@ async def two_round_question(tmp: Path) -> None:
 
 def _warm_library(tmp: Path) -> Path:
     path = tmp / "warm.jsonl"
-    path.write_text(json.dumps({"pmid": "1", "title": "Metformin and cancer", "abstract": "Metformin use was "
-                                "associated with lower cancer incidence in a cohort of 10,000 adults."}) + "\n")
+    path.write_text(json.dumps({"pmid": "1", "title": "A warm-up record", "abstract": "Exercise lowered blood "
+                                "pressure in a cohort of 1,000 adults."}) + "\n")
     return path
 
 
@@ -253,7 +282,61 @@ def help_time(repeats: int = 5) -> None:
     print(f"synthesist --help: median {statistics.median(times):.3f} s over {repeats} (goal < 0.3 s)")
 
 
+def _child_run(src: Path, tmp: Path, tag: str) -> dict:
+    """One measured run of the tree whose package is in ``src`` (bench/e2e_child.py), against fresh servers."""
+    with _world() as (servers, models):
+        job = {"question": QUESTION, "model": models.model_spec, "data_dir": str(tmp / f"side-{tag}"),
+               "sources": source_settings(*servers)}
+        Path(job["data_dir"]).mkdir(parents=True)
+        env = {**os.environ, "PYTHONPATH": str(src)}
+        done = subprocess.run([sys.executable, str(Path(__file__).with_name("e2e_child.py"))], input=json.dumps(job),
+                              capture_output=True, text=True, env=env, timeout=600)
+        if done.returncode != 0:
+            raise SystemExit(f"the run of {src} failed: {done.stderr[-2000:]}")
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures.update(calls=len(models.calls), tokens=sum(call.input_tokens for call in models.calls),
+                   agents={agent: list(counts) for agent, counts in sorted(models.by_agent().items())})
+    return figures
+
+
+def side_by_side(against: Path, pairs: int) -> None:
+    """This tree and ``against`` (a worktree of last week's code), alternating, each run in a fresh process under
+    the same load; medians and the ratio of each pair."""
+    trees = {"today": Path(__file__).resolve().parent.parent / "src", LAST_WEEK: against / "src"}
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        for pair in range(pairs):
+            for name, src in trees.items():
+                runs[name].append(_child_run(src, Path(tmp), f"{name}-{pair}"))
+    load = os.getloadavg()[0]
+    for name, figures in runs.items():
+        walls = [run["wall"] for run in figures]
+        last = figures[-1]
+        print(f"{name:8} wall median {statistics.median(walls):.2f} s ({', '.join(f'{w:.2f}' for w in walls)}); "
+              f"critical path {statistics.median(r['critical_path'] for r in figures):.2f} s; CPU "
+              f"{statistics.median(r['cpu'] for r in figures):.2f} s; first event "
+              f"{statistics.median(r['first_event'] for r in figures) * 1000:.0f} ms; calls {last['calls']}; input "
+              f"tokens {last['tokens']:,}; texts encoded {last['encoded']} ({last['encoded_distinct']} distinct); "
+              f"{last['stop_reason']}, {last['rounds']} rounds, {last['evidence']} items")
+        print("         calls and input tokens by agent: " + ", ".join(
+            f"{agent} {calls} / {tokens:,}" for agent, (calls, tokens) in last["agents"].items()))
+    ratios = [t["wall"] / w["wall"] for t, w in zip(runs["today"], runs[LAST_WEEK], strict=True)]
+    today = statistics.median(run["wall"] for run in runs["today"])
+    print(f"today / {LAST_WEEK}: median {statistics.median(ratios):.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)};"
+          f" goal <= 1.0); today / reference {today / REFERENCE['wall']:.2f} (goal <= 0.5); load average {load:.1f}")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--against", type=Path, help=f"a worktree of last week's code ({LAST_WEEK}) to run side "
+                        "by side with this tree, alternating")
+    parser.add_argument("--pairs", type=int, default=4, help="alternating pairs of runs with --against")
+    parser.add_argument("--only-side-by-side", action="store_true", help="skip the other figures")
+    args = parser.parse_args()
+    if args.against:
+        side_by_side(args.against, args.pairs)
+        if args.only_side_by_side:
+            return
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(two_round_question(Path(tmp)))
         first_llm_call(Path(tmp))

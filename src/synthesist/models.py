@@ -206,6 +206,17 @@ class Alignment(Frozen):
     """Set when the item answers through its full text where its abstract does not name the comparison (a trial
     whose abstract calls its arms otherwise): what the study reader found there, which the answer quotes."""
 
+    @property
+    def near(self) -> bool:
+        """Close enough to the question to be worth a reader's (or a model's) attention: it answers (directly or
+        indirectly), or it is related and lacks one of the question's parts at most while addressing another. An IVF
+        trial of metformin is not near "metformin and cancer incidence in type 2 diabetes"; a metformin cohort that
+        reports all-cause mortality is."""
+        if self.label in ("answers", "indirect"):
+            return True
+        lacked = sum(not p.addressed for p in self.parts)
+        return self.label == "related" and lacked <= 1 and lacked < len(self.parts)
+
 
 class Evidence(Frozen):
     """One work found by a source: an article, a preprint, a trial record, a web page or a library record.

@@ -3,8 +3,11 @@ in code, with the reason; a model's judge may not call related evidence sufficie
 
 from __future__ import annotations
 
-from extractive_samples import QUESTION, article
+import asyncio
 
+from extractive_samples import META_ANALYSIS, QUESTION, article
+
+from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
 from synthesist.agents.llm import LLM
 from synthesist.agents.report import ReportAgent
@@ -52,9 +55,10 @@ async def test_a_model_answer_resting_on_an_off_topic_item_is_lowered_to_insuffi
     model = scripted_model(draft, {"judgements": []})
     output = await ReportAgent(settings, llm=LLM(model, settings, label="scripted")).run(memory)
     report = output.value
-    # the model read each item's alignment on its card: the extractive frame's, knee pain is no breast cancer
-    assert "[pmid:32000001] " in model.function.prompts[0]
-    assert "| off_topic\n" in model.function.prompts[0] or "| related: not " in model.function.prompts[0]
+    # the model is not shown an item far from the question (the extractive frame's: knee pain is no breast
+    # cancer), only told it was left out; an answer that cites it anyway is held to the gate
+    assert "[pmid:32000001] " not in model.function.prompts[0]
+    assert "1 more collected, far from the question, not shown" in model.function.prompts[0]
     assert report.frame is not None and report.frame.source == "llm" and report.frame.exposure == "metformin"
     assert [a.label for a in report.alignment] == ["off_topic"]
     answer = report.answer
@@ -83,3 +87,18 @@ async def test_a_model_judge_may_not_call_related_evidence_sufficient(embedder: 
     assert assessment.answering == () and not assessment.sufficient and assessment.recommendation == "continue"
     assert assessment.missing.startswith("No collected item studies metformin")
     assert assessment.next_search_queries[0] == "metformin risk of breast cancer women with type 2 diabetes"
+
+
+async def test_the_judge_and_the_hypothesis_agent_are_shown_only_items_near_the_question(
+        embedder: Embedder, settings: Settings) -> None:
+    memory = await _memory(embedder, META_ANALYSIS, KNEE)
+    hypotheses = {"hypotheses": [{"intervention": "metformin", "target": "AMPK", "pathway": "mTOR",
+                                  "effect": "less proliferation", "confidence": 0.5}], "primary": 0}
+    judge_model, hypothesis_model = scripted_model(SUFFICIENT), scripted_model(hypotheses)
+    await asyncio.gather(JudgeAgent(settings, llm=LLM(judge_model, settings, label="scripted")).run(memory),
+                         HypothesisAgent(settings, llm=LLM(hypothesis_model, settings, label="scripted")).run(memory))
+    for prompt in (judge_model.function.prompts[0], hypothesis_model.function.prompts[0]):
+        assert f"[{META_ANALYSIS.id}]" in prompt  # it answers the question
+        assert f"[{KNEE.id}]" not in prompt  # knee pain after injections: nothing of metformin or breast cancer
+        assert "Evidence (1 items; cite only ids shown to you; 1 more collected, far from the question, not shown)" \
+            in prompt

@@ -26,7 +26,7 @@ QUESTION = "Does metformin prevent colorectal cancer?"
 
 
 def task_variables(name: str, boundary: Boundary, items: list[Evidence]) -> dict[str, Any]:
-    common = {"question": QUESTION, "boundary": boundary, "round": 1}
+    common = {"question": QUESTION, "boundary": boundary, "round": 1, "left_out": 0}
     cards = cards_for(items, QUESTION, cap=600)
     specific: dict[str, dict[str, Any]] = {
         "search_task": {"sources": ["pubmed", "trials"], "max_queries": 3, "queries_run": ["metformin cancer"],

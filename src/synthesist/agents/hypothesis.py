@@ -14,7 +14,7 @@ from .cards import round_cards
 from .citations import validate_model
 from .extractive.hypotheses import generate
 from .llm import LLM
-from .team import HYPOTHESIS_TOOL, TEAM_TOOLS, briefing_boundary, briefing_context, team_system
+from .team import HYPOTHESIS_TOOL, TEAM_TOOLS, briefing, briefing_boundary, team_system
 
 
 class HypothesisAgent(ModelAgent):
@@ -23,9 +23,11 @@ class HypothesisAgent(ModelAgent):
 
     async def run(self, memory: ResearchMemory) -> AgentOutput[HypothesisAssessment]:
         round = memory.round  # the run's current round
-        context = await briefing_context(memory, self._settings)
-        cards = await round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name),
-                                  memory.embedder if self._llm is not None else None)
+        brief = await briefing(memory, self._settings)
+        context = brief.context
+        embedder = memory.embedder if self._llm is not None else None  # an extractive round embeds nothing
+        cards = await round_cards(brief.near, memory.question, self._settings.models,
+                                  memory.findings.shown_to(self.name), embedder)
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> HypothesisAssessment:
@@ -36,6 +38,7 @@ class HypothesisAgent(ModelAgent):
             previous, earlier = memory.findings.latest_assessment, memory.findings.hypotheses
             prompt = render(
                 "hypothesis_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
+                left_out=brief.left_out,
                 key_findings=list(previous.key_findings) if previous else [],
                 hypotheses=[h.statement for h in earlier.hypotheses] if earlier else [],
                 boundary=boundary, tool=HYPOTHESIS_TOOL,

@@ -1,10 +1,11 @@
 """JudgeAgent: scores the evidence collected so far and says *sufficient* or *continue* with next queries.
 
 Input: the round's briefing (:mod:`.team`: the MMR-selected context, ``memory.judge_context_size`` items, 30 by
-default), shared with the hypothesis agent. Output: a :class:`JudgeAssessment` whose cited ids and key-finding
-citations name only evidence in memory.
+default, and their alignments; the model is shown the near ones), shared with the hypothesis agent. Output: a
+:class:`JudgeAssessment` whose cited ids and key-finding citations name only evidence in memory.
 
-Whichever engine judged, code then reads the context for conflicts (:mod:`.conflicts`): they go to
+Code reads the context for conflicts (:mod:`.conflicts`) in a worker thread while the model is asked, and holds a
+model's verdict to the alignment gate with the briefing's alignments. Conflicts go to
 ``memory.findings.conflicts``, each lowers the confidence (inconsistency), and the last of the next queries becomes a
 search that could resolve the first one (a review of the exposure on that outcome) unless it already ran. A conflict
 does not by itself hold back a sufficient verdict: the report states it and grades the outcome's certainty down.
@@ -12,23 +13,22 @@ does not by itself hold back a sufficient verdict: the report states it and grad
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
 from ..memory import ResearchMemory
-from ..models import Conflict, Evidence, JudgeAssessment, JudgeVerdict
+from ..models import Alignment, Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
 from ..reading.frame import frame_of
-from .answer_gate import aligned
 from .base import AgentOutput, ModelAgent, llm_or_extractive
 from .cards import round_cards
 from .citations import validate_model
 from .conflicts import detect_conflicts, resolving_query
 from .extractive.gate import gate_assessment
 from .extractive.judge import assess
-from .extractive.relevance import question_relevance
 from .llm import LLM
 from .sufficiency import rule_for
-from .team import JUDGE_TOOL, TEAM_TOOLS, briefing_boundary, briefing_context, team_system
+from .team import JUDGE_TOOL, TEAM_TOOLS, briefing, briefing_boundary, team_system
 
 
 class JudgeAgent(ModelAgent):
@@ -39,27 +39,26 @@ class JudgeAgent(ModelAgent):
     def context_size(self) -> int:
         return self._settings.memory.judge_context_size
 
-    async def context(self, memory: ResearchMemory) -> list[Evidence]:
-        return await briefing_context(memory, self._settings)
-
     async def run(self, memory: ResearchMemory) -> AgentOutput[JudgeAssessment]:
         round = memory.round  # the run's current round
-        context = await self.context(memory)
-        cards = await round_cards(context, memory.question, self._settings.models, memory.findings.shown_to(self.name),
-                                  memory.embedder if self._llm is not None else None)
+        brief = await briefing(memory, self._settings)
+        context, alignments = brief.context, brief.alignments
+        # The conflict reading needs no verdict: it runs while the model is asked.
+        conflicts = asyncio.ensure_future(asyncio.to_thread(context_conflicts, memory.question, context, alignments))
+        embedder = memory.embedder if self._llm is not None else None  # an extractive round embeds nothing
+        cards = await round_cards(brief.near, memory.question, self._settings.models,
+                                  memory.findings.shown_to(self.name), embedder)
         shown = cards.citable  # what the model saw, this round or before: all it may cite
 
         async def extract() -> JudgeAssessment:
-            relevance = await question_relevance(memory.question, context, embedder=memory.embedder)
-            return assess(memory.question, context, relevance, round=round, rules=self._settings.run,
-                          previous=memory.findings.latest_assessment,
-                          alignments=aligned(frame_of(memory.question), context, relevance))
+            return assess(memory.question, context, brief.relevance, round=round, rules=self._settings.run,
+                          previous=memory.findings.latest_assessment, alignments=alignments)
 
         async def ask(llm: LLM):
             boundary = briefing_boundary(memory, round, self._settings)
             prompt = render(
                 "judge_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
-                previous=memory.findings.latest_assessment,
+                left_out=brief.left_out, previous=memory.findings.latest_assessment,
                 queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
                 boundary=boundary, tool=JUDGE_TOOL,
             )
@@ -73,24 +72,26 @@ class JudgeAgent(ModelAgent):
             fields = {name: getattr(checked, name) for name in JudgeVerdict.model_fields}
             return JudgeAssessment(**fields, question_type=kind, required=required, rule=rule, round=round)
 
-        output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
-                                         finish=finish)
+        try:
+            output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask,
+                                             extract=extract, finish=finish)
+        except BaseException:
+            conflicts.cancel()
+            raise
         if output.value.answering is None:  # the model's verdict: the same gate as the extractive judge's
-            output = replace(output, value=await gated(memory.question, output.value, context, memory))
-        conflicts = await context_conflicts(memory.question, context, memory)
-        memory.findings.set_conflicts(conflicts)
-        output = replace(output, value=inconsistent(output.value, conflicts, memory))
+            output = replace(output, value=gated(memory.question, output.value, context, alignments))
+        found = await conflicts
+        memory.findings.set_conflicts(found)
+        output = replace(output, value=inconsistent(output.value, found, memory))
         memory.findings.add_assessment(output.value)
         return output
 
 
-async def gated(question: str, assessment: JudgeAssessment, context: list[Evidence],
-                memory: ResearchMemory) -> JudgeAssessment:
+def gated(question: str, assessment: JudgeAssessment, context: list[Evidence],
+          alignments: list[Alignment]) -> JudgeAssessment:
     """A model's assessment held to the alignment gate: with no item in the context that answers the question it is
     not sufficient, and its next queries aim at the missing part first (:func:`.extractive.gate.gate_assessment`)."""
-    relevance = await question_relevance(question, context, embedder=memory.embedder)
-    frame = frame_of(question)
-    return gate_assessment(assessment, frame, aligned(frame, context, relevance), {e.id: e for e in context})
+    return gate_assessment(assessment, frame_of(question), alignments, {e.id: e for e in context})
 
 
 CONFLICT_PENALTY = 0.1
@@ -98,13 +99,12 @@ CONFLICT_PENALTY = 0.1
 MAX_CONFLICT_PENALTY = 0.3
 
 
-async def context_conflicts(question: str, context: list[Evidence], memory: ResearchMemory) -> tuple[Conflict, ...]:
+def context_conflicts(question: str, context: list[Evidence], alignments: list[Alignment]) -> tuple[Conflict, ...]:
     """The disagreements between the context's items that answer the question (:mod:`.conflicts`)."""
     frame = frame_of(question)
     if not frame.exposure or not frame.outcomes or len(context) < 2:
         return ()
-    relevance = await question_relevance(question, context, embedder=memory.embedder)
-    return detect_conflicts(frame, aligned(frame, context, relevance), {e.id: e for e in context})
+    return detect_conflicts(frame, alignments, {e.id: e for e in context})
 
 
 def inconsistent(assessment: JudgeAssessment, conflicts: tuple[Conflict, ...],

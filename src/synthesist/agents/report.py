@@ -74,14 +74,17 @@ class ReportAgent(ModelAgent):
 
         async def ask(llm: LLM):
             context = await memory.select_diverse(memory.question, CONTEXT_SIZE, self._settings.memory.mmr_lambda)
+            near = {a.evidence_id for a in alignments if a.near}  # the model never quotes what is far from the question
+            shown = [item for item in context if item.id in near]
             judge, hypotheses = memory.findings.latest_assessment, memory.findings.hypotheses
             boundary = Boundary(cap=self._settings.models.evidence_char_cap)
             prompt = render(
                 "report_task", question=memory.question,
                 key_findings=list(judge.key_findings) if judge else [],
                 hypotheses=[h.statement for h in hypotheses.hypotheses] if hypotheses else [],
-                evidence=with_alignment(await prompt_cards(context, memory.question, self._settings.models,
+                evidence=with_alignment(await prompt_cards(shown, memory.question, self._settings.models,
                                                            memory.embedder), alignments),
+                left_out=len(context) - len(shown),
                 boundary=boundary,
             )
             system = render("report_system", boundary=boundary)

@@ -72,8 +72,12 @@ class ChatCall:
 class ScriptedChatServer:
     """The server (see the module docstring). Use as a context manager."""
 
-    def __init__(self, replies: Mapping[str, ScriptedArguments], *, latency: float = 0.0):
+    def __init__(self, replies: Mapping[str, ScriptedArguments], *, latency: float = 0.0,
+                 unnamed: Callable[[dict], str] | None = None):
+        """``unnamed`` names the agent of a request that carries no agent header (code older than the header, as a
+        benchmark's side-by-side run of last week's code sends); without it such a request is refused."""
         self._replies = dict(replies)
+        self._unnamed = unnamed
         self._served: dict[str, int] = {}
         self._lock = threading.Lock()
         self.calls: list[ChatCall] = []
@@ -98,7 +102,7 @@ class ScriptedChatServer:
 
     def _answer(self, request: Request) -> Reply:
         body = json.loads(request.body or b"{}")
-        agent = request.headers.get(AGENT_HEADER.lower(), "unknown")
+        agent = request.headers.get(AGENT_HEADER.lower()) or (self._unnamed(body) if self._unnamed else "unknown")
         with self._lock:
             self.calls.append(ChatCall(agent, len(request.body), request.at, cache_order(body)))
             served = self._served[agent] = self._served.get(agent, 0) + 1

@@ -191,7 +191,7 @@ def _related(pool: SentencePool, alignments: Sequence[Alignment], used: set[str]
     (:func:`synthesist.reading.alignment.lacking`). A metformin trial of IVF outcomes is not listed for metformin
     and cancer in type 2 diabetes."""
     lines = []
-    for alignment in (a for a in alignments if a.label == "related" and _close(a)):
+    for alignment in (a for a in alignments if a.label == "related" and a.near):
         best = pool.best(lambda c, i=alignment.evidence_id: c.evidence_id == i and "answer" in c.tags
                          and c.sentence.text not in used, lambda c: 0.0)
         if best is None:
@@ -201,11 +201,6 @@ def _related(pool: SentencePool, alignments: Sequence[Alignment], used: set[str]
         if len(lines) == RELATED_SHOWN:
             break
     return "\n".join(lines)
-
-
-def _close(alignment: Alignment) -> bool:
-    lacked = sum(not p.addressed for p in alignment.parts)
-    return lacked <= 1 and lacked < len(alignment.parts)
 
 
 def _lead(
