@@ -76,9 +76,12 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chrom
 @pytest.fixture
 def own_store(monkeypatch: pytest.MonkeyPatch) -> None:
     """The product's default store for this test: ``DATA_DIR/chroma`` served by the data directory's own Chroma
-    server (memory.owner), for tests of that store itself (its owner, damage, doctor, prune, several processes)."""
+    server (memory.owner), for tests of that store itself (its owner, damage, doctor, prune, several processes).
+    Its server stops 2 s after its last process has gone, not the default 30 s (memory.owner_linger), so these
+    tests' servers do not pile up (tests/test_shared_store.py checks the default's reuse)."""
     for name in ChromaServer.VARIABLES:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("SYNTHESIST_MEMORY__OWNER_LINGER", "2")
 
 
 @pytest.fixture(autouse=True)

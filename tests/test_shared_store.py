@@ -13,7 +13,7 @@ import httpx
 import pytest
 from chroma_server import free_port
 from run_helpers import QUESTION
-from store_processes import DEADLINE, cli, finish, wait_for, wait_until_stopped, write_big_library
+from store_processes import DEADLINE, cli, finish, state, wait_for, wait_until_stopped, write_big_library
 
 pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own store is what they test
 
@@ -85,3 +85,22 @@ def test_four_runs_a_service_and_a_ray_batch_share_one_data_directory(tmp_path: 
     assert code == 0, err
     assert "records (0 embedded now" in err and json.loads(out)
     wait_until_stopped(data_dir)
+
+
+def test_a_cli_run_right_after_another_finds_the_data_directorys_server_running(tmp_path: Path) -> None:
+    """memory.owner_linger: the server outlives its last process by that long, so the next one-shot run does not
+    start it again (about 1.5 s of its start-up); once the linger has passed with no process, it stops."""
+    data_dir, library = tmp_path / "data", write_big_library(tmp_path / "library.jsonl", records=20)
+    servers = []
+    for i in range(2):
+        code, _out, err = finish(cli("research", QUESTION, "--sources", "library", "--library", str(library),
+                                     "--model", "extractive", "--max-rounds", "1", "--out", str(tmp_path / f"run{i}"),
+                                     "--quiet", data_dir=data_dir, SYNTHESIST_MEMORY__OWNER_LINGER="20"))
+        assert code == 0, err[-3000:]
+        running = state(data_dir)
+        assert running is not None, "the server stopped as its last process left"
+        servers.append(running["server_pid"])
+    assert servers[0] == servers[1]
+    started = time.monotonic()
+    wait_until_stopped(data_dir)
+    assert time.monotonic() - started > 5  # it lingered (20 s from the second run's exit), then stopped

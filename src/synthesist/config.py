@@ -114,6 +114,9 @@ class MemorySettings(Section):
     chroma_host: str = "localhost"
     chroma_port: int = Field(8000, ge=1, le=65535)
     embedding_batch_size: int = Field(32, ge=1, le=1024)
+    owner_linger: float = Field(30.0, ge=0, le=86_400, description="persistent mode: seconds the data directory's "
+                                "Chroma server stays up after its last process has gone, so that the next CLI run "
+                                "within that time finds it running instead of starting it (about 1.5 s).")
     embedding_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
         DEFAULT_EMBEDDING_BACKEND, description="How all-MiniLM-L6-v2 runs: torch (sentence-transformers), onnx "
         "(fp32) or onnx-int8 (int8 MatMul weights, 3-4x torch's rate at the same hybrid top-1); an ONNX export is "

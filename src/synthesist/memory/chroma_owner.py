@@ -1,11 +1,14 @@
 """The owner process of a data directory's Chroma server: a standalone script, run as
 ``python chroma_owner.py DATA_DIR`` by :func:`synthesist.memory.owner.attach`.
 
-It imports nothing of ours (only the standard library and httpx), so it starts in a fraction of a second instead of
-the ~4 s that importing the memory package (chromadb) costs. It holds ``path.lock`` (the directory is its alone),
+It imports nothing of ours (only the standard library), so it starts in a fraction of a second instead of the ~4 s
+that importing the memory package (chromadb) costs. It holds ``path.lock`` (the directory is its alone),
 runs ``chroma run --path DATA_DIR/chroma --host 127.0.0.1 --port <free port>`` as its child (which dies with it),
 publishes ``{port, pid, server_pid}`` in ``state.json``, and stops the server and exits once it has had
-``users.lock`` to itself (no client process left) for :data:`LINGER` seconds. The locking protocol is described in
+``users.lock`` to itself (no client process left) for ``linger`` seconds (``python chroma_owner.py DATA_DIR
+LINGER``; the product passes ``memory.owner_linger``, so a CLI run right after another finds the server up). While
+the server starts, the owner waits without spinning: a connect to its port (refused at once, no HTTP client built)
+at growing intervals, and one plain ``GET /api/v2/heartbeat`` once the port listens. The locking protocol is described in
 :mod:`synthesist.memory.owner`.
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import http.client
 import json
 import os
 import signal
@@ -27,11 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import httpx
-
 HOST = "127.0.0.1"
 LINGER = 2.0
-"""Seconds the owner waits with no client before it stops the server (a CLI run right after another reuses it)."""
+"""Seconds the owner waits with no client before it stops the server, unless told otherwise (argv)."""
 START_TIMEOUT = 180.0
 """Seconds a client waits for a new server to answer: generous, a busy machine may be slow to start one."""
 CHROMA = Path(sys.executable).with_name("chroma")
@@ -95,11 +97,23 @@ def held(path: Path, mode: int = fcntl.LOCK_EX) -> Iterator[IO[bytes]]:
         handle.close()
 
 
+def listening(port: int) -> bool:
+    """Whether something accepts connections on ``port`` (a refused connect costs microseconds)."""
+    with socket.socket() as probe:
+        probe.settimeout(1.0)
+        return probe.connect_ex((HOST, port)) == 0
+
+
 def heartbeat(port: int, timeout: float = 5.0) -> bool:
+    """Whether the Chroma server on ``port`` answers its heartbeat (plain HTTP on 127.0.0.1, no proxy, no TLS)."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:
-        return httpx.get(f"http://{HOST}:{port}/api/v2/heartbeat", timeout=timeout, trust_env=False).is_success
-    except httpx.HTTPError:
+        connection.request("GET", "/api/v2/heartbeat")
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
         return False
+    finally:
+        connection.close()
 
 
 def read_state(files: OwnerFiles) -> dict[str, int] | None:
@@ -128,11 +142,12 @@ def _start_server(files: OwnerFiles) -> tuple[subprocess.Popen, int]:
         server = subprocess.Popen([str(CHROMA), "run", "--path", str(files.store), "--host", HOST,
                                    "--port", str(port)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=sys.stderr, env=environment, preexec_fn=_die_with_parent)  # noqa: PLW1509
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline, pause = time.monotonic() + START_TIMEOUT, 0.02
         while server.poll() is None and time.monotonic() < deadline:
-            if heartbeat(port, timeout=2):
+            if listening(port) and heartbeat(port, timeout=2):
                 return server, port
-            time.sleep(0.1)
+            time.sleep(pause)
+            pause = min(0.2, pause * 1.5)
         _stop(server)
     raise SystemExit(f"chroma run did not start for {files.store}")
 
@@ -190,4 +205,4 @@ def serve(data_dir: Path | str, linger: float = LINGER) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1]))
+    sys.exit(serve(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else LINGER))

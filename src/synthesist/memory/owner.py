@@ -14,7 +14,7 @@ Locks (``fcntl.flock``: the kernel drops them when a process dies, so a killed p
 - ``start.lock`` (exclusive, short): serialises "is a server up? if not, start one", so two processes never
   start two servers.
 - ``users.lock`` (shared, for the life of a client process): the owner stops the server and exits once it can
-  take it exclusively (no client left) for :data:`LINGER` seconds.
+  take it exclusively (no client left) for ``linger`` seconds (``memory.owner_linger``).
 - ``path.lock`` (exclusive, for the life of whoever has ``DATA_DIR/chroma`` open: the owner, or an ``embedded``
   store): a second opener is refused instead of corrupting the files. Its being held also tells a client that
   a state file is live and not left by a killed owner.
@@ -63,9 +63,10 @@ _USERS: dict[Path, IO[bytes]] = {}
 _USERS_LOCK = threading.Lock()
 
 
-def attach(data_dir: Path) -> int:
-    """The port of ``data_dir``'s Chroma server, started if none runs; this process counts as a user of it
-    until it exits. Raises :class:`MemoryStoreError` when no server can be started (the reason names the log)."""
+def attach(data_dir: Path, linger: float = chroma_owner.LINGER) -> int:
+    """The port of ``data_dir``'s Chroma server, started if none runs (to stop ``linger`` seconds after its last
+    user left); this process counts as a user of it until it exits. Raises :class:`MemoryStoreError` when no
+    server can be started (the reason names the log)."""
     files = files_for(data_dir)
     with _USERS_LOCK:
         if files.folder not in _USERS:
@@ -76,7 +77,7 @@ def attach(data_dir: Path) -> int:
         port = _live_port(files)
         if port is not None:
             return port
-        return _start_owner(files)
+        return _start_owner(files, linger)
 
 
 def detach_all() -> None:
@@ -88,11 +89,11 @@ def detach_all() -> None:
         _USERS.clear()
 
 
-def _start_owner(files: OwnerFiles) -> int:
+def _start_owner(files: OwnerFiles, linger: float) -> int:
     """Start a detached owner and wait for its server to answer (the caller holds ``start.lock``)."""
     files.state.unlink(missing_ok=True)
     with open(files.log, "ab") as log:
-        owner = subprocess.Popen([sys.executable, chroma_owner.__file__, str(files.data_dir)],
+        owner = subprocess.Popen([sys.executable, chroma_owner.__file__, str(files.data_dir), str(linger)],
                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
@@ -101,7 +102,7 @@ def _start_owner(files: OwnerFiles) -> int:
             return state["port"]
         if owner.poll() is not None:
             break
-        time.sleep(0.1)
+        time.sleep(0.05)  # a stat of the state file: cheap
     with contextlib.suppress(ProcessLookupError):
         owner.kill()
     if shutil.disk_usage(files.data_dir).free < START_SPACE:  # no space to start in: no repair would help

@@ -96,7 +96,7 @@ def open_chroma(settings: Settings) -> ClientAPI:
             importing = threading.Thread(target=_chroma, name="import-chromadb", daemon=True)
             importing.start()
             try:
-                port = attach(settings.data_dir)  # a server started anew (the old one gone) gets a new client
+                port = attach(settings.data_dir, memory.owner_linger)  # a server started anew (the old one gone) gets a new client
             finally:
                 importing.join()
             key: tuple[str, ...] = ("persistent", str(path), str(port))
