@@ -2,8 +2,8 @@
 
 Each test makes a real ``ENOSPC`` from a real write, in a real process (so that what reaches stderr, logging
 included, is what a user sees): an ``--out`` folder whose report.md is ``/dev/full``, and a data directory on a
-tmpfs that is full, mounted in a mount namespace of the command's own (``unshare``; skipped where the system allows
-none), so nothing outside the test sees it.
+tmpfs that is full (or fills as the run writes), mounted in a mount namespace of the command's own (``unshare``;
+skipped where the system allows none), so nothing outside the test sees it.
 """
 
 from __future__ import annotations
@@ -65,15 +65,16 @@ def _unshare() -> str | None:
     return unshare if tried.returncode == 0 else None
 
 
-def _on_full_disk(disk: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+def _on_full_disk(disk: Path, env: dict[str, str], *args: str, filled: bool = True) -> subprocess.CompletedProcess:
     """``synthesist ARGS`` with ``disk`` a full 512 KiB tmpfs (a ``data`` folder made in it first), mounted in a
-    namespace of the command's own: it exists for that command only, and goes with it."""
+    namespace of the command's own: it exists for that command only, and goes with it. Not ``filled``: the disk is
+    empty when the command starts, and fills as it writes."""
     unshare = _unshare()
     if unshare is None:
         pytest.skip("no private mount namespace here (unshare --map-root-user --mount)")
     disk.mkdir()
-    script = ('mount -t tmpfs -o size=512k tmpfs "$0" && mkdir "$0/data" && head -c 4M /dev/zero > "$0/filler" '
-              '2>/dev/null; exec "$@"')
+    fill = ' && head -c 4M /dev/zero > "$0/filler" 2>/dev/null' if filled else ""
+    script = f'mount -t tmpfs -o size=512k tmpfs "$0" && mkdir "$0/data"{fill}; exec "$@"'
     return subprocess.run([unshare, "--map-root-user", "--mount", "sh", "-c", script, str(disk), *COMMAND, *args],
                           capture_output=True, text=True, env=env, timeout=400)
 
@@ -108,3 +109,22 @@ def test_a_data_directorys_own_store_on_a_full_disk_says_the_disk_is_full_not_re
     assert "Traceback" not in done.stderr and "doctor --repair" not in done.stderr
     [line] = _error_lines(done.stderr)
     assert f"the disk is full: nothing more can be written to {disk / 'data'}" in line, line
+
+
+@pytest.mark.usefixtures("own_store")
+def test_a_disk_that_fills_during_a_run_is_one_line_naming_the_store_and_no_store_failure_before_it(
+        tmp_path: Path) -> None:
+    """The data directory's own store starts on a small disk and the run's first writes to it fill the disk (Chroma
+    answers "database or disk is full"): the run stops with the one full-disk line naming DATA_DIR/chroma, and no
+    "vector store … failed" warning or error event comes before it (that is for a store that is out of reach or
+    damaged, where the run goes on to its report)."""
+    disk = tmp_path / "small-disk"
+    done = _on_full_disk(disk, {**os.environ, "SYNTHESIST_DATA_DIR": str(disk / "data")},
+                         *_research(_library(tmp_path)), filled=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said[-3000:]
+    assert "[round 1] search" in said  # the store started and the run was under way when the disk filled
+    assert "Traceback" not in said and "vector store" not in said and "WARNING" not in said, said[-3000:]
+    [line] = _error_lines(done.stderr)
+    assert f"the disk is full: nothing more can be written to {disk / 'data' / 'chroma'}" in line, line
+    assert [ln for ln in done.stderr.splitlines() if ln.strip()][-1] == line

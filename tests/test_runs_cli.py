@@ -1,10 +1,12 @@
 """Runs as the CLI manages them: a live run is never pruned, pruning reclaims the store's segment folders, the
-list has a header, an origin filter and survives a closed pipe, and a run says where its files are."""
+list has a header, an origin filter, each run's answer in an aligned column, and survives a closed pipe, and a run
+says where its files are."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -14,7 +16,9 @@ import uuid
 from pathlib import Path
 
 from cli_runner import run_cli
-from run_helpers import write_library
+from run_helpers import QUESTION, write_library
+
+from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
 
 CHILD = textwrap.dedent("""
     import asyncio, sys, time
@@ -165,3 +169,49 @@ def test_only_a_run_with_a_checkpoint_is_offered_for_resume(tmp_path: Path) -> N
     assert (page["killed-early"]["state"], page["killed-early"]["resume"]) == ("failed", None)
     refused = run_cli("resume", "killed-early", env=env)
     assert refused.returncode == 2 and "no checkpoint for run 'killed-early'" in refused.stderr
+
+
+def _answers(listing: str) -> dict[str, str]:
+    """Each run's ANSWER cell in ``runs list``'s output, checking that the column lines up under its header and
+    that STATE starts at the same place on every line."""
+    header, *rows = listing.splitlines()
+    start, end = header.index("ANSWER"), header.index("STATE")
+    for row in rows:
+        assert row[end - 2:end] == "  " and row[end] != " ", (header, row)
+    return {row.split()[0]: row[start:end].strip() for row in rows}
+
+
+def test_runs_list_shows_each_runs_answer_in_a_column_that_stays_aligned(tmp_path: Path) -> None:
+    """A finished run shows its verdict; one killed after a round, ``interrupted``; one running, ``-``; and the same
+    one killed before its first checkpoint, ``failed``. Every run here is left by the product: a real CLI run, a
+    checkpoint saved by the run folder's own writer, a real run in a child process killed with SIGKILL."""
+    data, library = tmp_path / "data", write_library(tmp_path / "papers.jsonl")
+    env = {"SYNTHESIST_DATA_DIR": str(data)}
+    done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model", "extractive",
+                   "--max-rounds", "1", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (finished,) = [p.name for p in (data / "runs").iterdir()]
+    verdict = json.loads((data / "runs" / finished / "report.json").read_text())["report"]["answer"]["verdict"]
+    assert verdict in ("yes", "no", "mixed", "insufficient")
+    RunStore(data).folder("after-a-round").save_checkpoint(Checkpoint(
+        run_id="after-a-round", options=RunOptions(question="Is coffee linked to atrial fibrillation?",
+                                                   sources=("library",), origin="cli"),
+        round=1, memory=MemorySnapshot(run_id="after-a-round", question="coffee", round=1)))
+
+    started = tmp_path / "started"
+    script = CHILD.format(tests=str(Path(__file__).parent), data=str(data), library=str(library),
+                          started=str(started), go=str(tmp_path / "never"))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        deadline = time.monotonic() + 240
+        while not started.exists():  # its round 1's judge holds it, before its first checkpoint
+            assert child.poll() is None and time.monotonic() < deadline, child.stderr.read()[-2000:]
+            time.sleep(0.1)
+        live = _answers(run_cli("runs", "list", env=env).stdout)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=60)
+    assert live == {finished: verdict, "after-a-round": "interrupted", "live-run": "-"}
+    assert not (data / "runs" / "live-run" / "checkpoint.json").exists()
+    assert _answers(run_cli("runs", "list", env=env).stdout)["live-run"] == "failed"

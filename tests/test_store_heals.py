@@ -2,7 +2,8 @@
 owner publishes it in ``chroma-server/state.json``) under a long-lived ``synthesist serve``, and in the middle of a
 CLI run. The service says so in ``/api/health`` and starts a new owner at its next use, without a restart; the run
 stops searching, keeps every item it collected in its checkpoint and writes its report from them (exit 0, partial,
-with the reason)."""
+with the reason). A Chroma server the user runs (``chroma_mode = http``) is theirs to restart: once it has stopped,
+the CLI, the service's health, its library search and its runs all say so, naming its address."""
 
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from chroma_server import free_port
+from chroma_server import ChromaServer, free_port
+from cli_runner import run_cli
+from live_server import LiveServer
 from run_helpers import INSUFFICIENT, QUESTION, write_library
 from store_processes import alive, finish, servers_for, state, until_answered, wait_for, wait_until_stopped
 
+from synthesist.errors import unreachable_server
+from synthesist.service import create_app
 from synthesist.testing import ScriptedChatServer
 
 pytestmark = pytest.mark.usefixtures("own_store")  # the data directory's own owner and server are what they test
@@ -111,3 +116,40 @@ def test_a_run_whose_owner_is_killed_mid_run_stops_keeps_every_item_and_writes_i
     held = [entry["item"]["id"] for entry in checkpoint["memory"]["evidence"]]
     assert held == [item["id"] for item in result["evidence"]]  # the report is written from every item held
     assert len(held) > first_round[0]  # what round 2 found as the store died is kept too
+
+
+def test_a_users_chroma_server_that_stopped_is_named_as_theirs_to_restart_by_the_service_and_the_cli(
+        tmp_path: Path) -> None:
+    """``chroma_mode = http``: nothing of ours started the server, so nothing of ours restarts it. Once it has
+    stopped, the service (a real uvicorn: its health, a run, a library search) and the CLI say that the user's
+    server at its address is unreachable and that they must restart it, never "vector store … failed"."""
+    library = write_library(tmp_path / "papers.jsonl")
+    users = ChromaServer(tmp_path / "users-store")
+    settings = users.settings(tmp_path / "data")
+    said = unreachable_server(f"http://127.0.0.1:{users.port}")
+    assert f"http://127.0.0.1:{users.port}" in said and "restart it yourself" in said
+    try:
+        with LiveServer(create_app(settings, libraries=[library])) as live, \
+                httpx.Client(base_url=live.url, timeout=120, trust_env=False) as client:
+            assert client.get("/api/library/search", params={"q": "metformin breast cancer"}).status_code == 200
+            assert client.get("/api/health").json()["status"] == "ok"
+            users.stop()
+            health = client.get("/api/health").json()
+            assert health["status"] == "degraded" and health["store"]["detail"] == said, health
+            started = client.post("/api/runs", json={"question": QUESTION, "max_rounds": 1})
+            assert started.status_code == 202, started.text
+            run_id = started.json()["run_id"]
+            ended = until_answered(lambda: (answer := client.get(f"/api/runs/{run_id}")).status_code == 409
+                                   and "ended without a result" in answer.text and answer, "the run to fail")
+            assert said in ended.json()["detail"] and "vector store" not in ended.text, ended.text
+        with LiveServer(create_app(settings, libraries=[library])) as live, \
+                httpx.Client(base_url=live.url, timeout=120, trust_env=False) as client:  # a service started after
+            assert client.get("/api/health").json()["store"] == {"ok": False, "detail": said}
+            hits = client.get("/api/library/search", params={"q": "metformin breast cancer"})
+            assert hits.status_code == 503 and hits.json() == {"detail": said}, hits.text
+        done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model",
+                       "extractive", "--max-rounds", "1",
+                       env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), **users.variables()})
+    finally:
+        users.stop()
+    assert done.returncode == 1 and done.stderr.strip().splitlines() == [f"synthesist: error: {said}"], done.stderr

@@ -358,15 +358,30 @@ def _runs(api, args: argparse.Namespace) -> int:
         return EXIT_OK
     wanted = set(api.parse_origins(args.origin)) if args.origin else None
     runs = [run for run in api.list_runs() if wanted is None or (run.origin or "-") in wanted]
-    _say(f"{'RUN':<32}  {'CHANGED':<16}  {'SIZE':>9}  {'ORIGIN':<7}  {'STATE':<12}  QUESTION")
+    _say(f"{'RUN':<32}  {'CHANGED':<16}  {'SIZE':>9}  {'ORIGIN':<7}  {'ANSWER':<{ANSWER_WIDTH}}  {'STATE':<12}  "
+         "QUESTION")
     for run in runs:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.modified))
         state = ("running" if run.live else run.stop_reason
                  or (f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)"
                      if run.resumable else "failed before its first checkpoint (nothing to resume)"))
-        _say(f"{run.run_id:<32}  {when:<16}  {run.size_bytes / 1e6:6.2f} MB  {run.origin or '-':<7}  {state:<12}  "
-             f"{run.question[:70]}")
+        _say(f"{run.run_id:<32}  {when:<16}  {run.size_bytes / 1e6:6.2f} MB  {run.origin or '-':<7}  "
+             f"{_answer_cell(run):<{ANSWER_WIDTH}}  {state:<12}  {run.question[:70]}")
     return EXIT_OK
+
+
+ANSWER_WIDTH = len("open question")
+"""The runs list's answer column: the longest word it shows, so the columns after it stay aligned."""
+
+
+def _answer_cell(run) -> str:  # an api.RunInfo (api is imported only when a command runs)
+    """A run's answer in the runs list: its verdict; ``interrupted`` (resumable) or ``failed`` (killed before its
+    first checkpoint) for an unfinished run; ``-`` while it runs or for a finished report with no Answer."""
+    if run.answer:
+        return run.answer[:ANSWER_WIDTH]
+    if run.live or run.finished:
+        return "-"
+    return "interrupted" if run.resumable else "failed"
 
 
 def _library(api, args: argparse.Namespace) -> int:

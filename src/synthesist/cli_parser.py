@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     runs = commands.add_parser("runs", help="the runs kept in DATA_DIR/runs")
     runs_commands = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    listing = runs_commands.add_parser("list", help="every run: id, last change, size, origin, state, question")
+    listing = runs_commands.add_parser("list", help="every run, newest first: id, last change, size, origin, "
+                                       "answer, state, question")
     listing.add_argument("--origin", metavar="NAMES", help="only runs started by these faces (comma list of "
                          f"{', '.join(ORIGINS)})")
     prune = runs_commands.add_parser("prune", help="remove old runs and their leftovers in the store (never a "

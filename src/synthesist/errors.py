@@ -103,10 +103,12 @@ class CassetteError(BadInputError):
 
 
 class DiskFullError(SynthesistError):
-    """A write into ``folder`` failed because its disk is full (or its quota used up). Faces say it in one line."""
+    """A write into ``folder`` failed because its disk is full (or its quota used up). Faces say it in one line.
+    ``folder`` is ours (a run folder, ``DATA_DIR/chroma``) or, for a Chroma server the user runs, words naming
+    that server's store."""
 
     def __init__(self, folder: Path | str):
-        self.folder = Path(folder)
+        self.folder = folder
         super().__init__(f"the disk is full: nothing more can be written to {folder}; free some space there and "
                          "run again")
 
@@ -115,16 +117,19 @@ DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 """The ``errno`` values of a write that found no space: a full disk, a used-up quota."""
 
 
-def disk_full(exc: BaseException) -> OSError | None:
-    """The full-disk ``OSError`` that caused ``exc`` (itself, or one it was raised from), if any."""
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from (or while handling), nearest first."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, OSError) and current.errno in DISK_FULL:
-            return current
         seen.add(id(current))
+        yield current
         current = current.__cause__ or current.__context__
-    return None
+
+
+def disk_full(exc: BaseException) -> OSError | None:
+    """The full-disk ``OSError`` that caused ``exc`` (itself, or one it was raised from), if any."""
+    return next((cause for cause in causes(exc) if isinstance(cause, OSError) and cause.errno in DISK_FULL), None)
 
 
 @contextmanager
@@ -182,6 +187,21 @@ class MemoryStoreError(SynthesistError):
         self.collection = collection
         where = f" on collection {collection}" if collection else ""
         super().__init__(f"vector store {operation} failed{where}")
+
+
+class StoreUnreachableError(MemoryStoreError):
+    """The Chroma server the user runs (``memory.chroma_mode = http``) at ``address`` did not answer during
+    ``operation``: nothing of ours can start it again, so the message says the user must."""
+
+    def __init__(self, operation: str, collection: str | None, address: str):
+        self.operation, self.collection, self.address = operation, collection, address
+        SynthesistError.__init__(self, unreachable_server(address))
+
+
+def unreachable_server(address: str) -> str:
+    """The one sentence for a user's Chroma server that does not answer (a run's error, ``/api/health``)."""
+    return (f"your Chroma server at {address} is unreachable (memory.chroma_mode = http): synthesist cannot "
+            "restart a server it did not start; restart it yourself, then try again")
 
 
 class StoreBusyError(MemoryStoreError):

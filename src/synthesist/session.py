@@ -169,9 +169,10 @@ class Session:
             return self._shared
 
     def store_problem(self) -> str | None:
-        """Why the store this session opened cannot be reached now (None when it can, or when the session has not
-        opened it yet: its first use starts it); starts nothing (blocking: a heartbeat)."""
-        if self._shared is None:
+        """Why the store this session uses cannot be reached now; starts nothing (blocking: a heartbeat). None when
+        it can, or when the session has not opened it yet (its first use starts it), except for a Chroma server the
+        user runs (``http``), which nothing of ours starts."""
+        if self._shared is None and self.settings.memory.chroma_mode != "http":
             return None
         return store_unreachable(self.settings)
 

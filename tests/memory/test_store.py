@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from synthesist.config import load_settings
-from synthesist.errors import SynthesistError
+from synthesist.errors import StoreUnreachableError, unreachable_server
 from synthesist.memory import MemoryStoreError, open_chroma
 from synthesist.memory.store import collection_name, drop_collection, open_collection
 
@@ -35,14 +35,16 @@ def test_ephemeral_mode_writes_nothing_to_disk(tmp_path: Path) -> None:
     assert not (tmp_path / "data").exists()
 
 
-def test_http_mode_without_a_server_raises_our_error(tmp_path: Path) -> None:
+def test_http_mode_without_a_server_raises_our_error_naming_the_users_server(tmp_path: Path) -> None:
     port = _free_port()
     settings = load_settings(data_dir=tmp_path, memory={"chroma_mode": "http", "chroma_port": port})
     with pytest.raises(MemoryStoreError) as caught:
         open_chroma(settings)
-    assert isinstance(caught.value, SynthesistError)
+    assert isinstance(caught.value, StoreUnreachableError)
     assert caught.value.operation == "open (http)"
     assert caught.value.__cause__ is not None
+    address = f"http://{settings.memory.chroma_host}:{port}"
+    assert str(caught.value) == unreachable_server(address) and "restart it yourself" in str(caught.value)
 
 
 def test_collections_are_cosine_and_take_precomputed_vectors(tmp_path: Path) -> None:
@@ -75,6 +77,7 @@ def test_chroma_failures_are_translated(tmp_path: Path) -> None:
     with pytest.raises(MemoryStoreError) as caught:
         collection.upsert(["b"], np.ones((1, 5), dtype=np.float32))  # wrong dimension
     assert caught.value.collection == "run-dims"
+    assert type(caught.value) is MemoryStoreError  # the server answered: neither a full disk nor out of reach
     with pytest.raises(MemoryStoreError):
         open_collection(client, "x")  # too short for Chroma
 

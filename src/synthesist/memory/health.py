@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from ..config import Settings
 from ..errors import MemoryStoreError
+from .chroma_errors import translated
 from .owner import repair_command, set_aside
-from .store import collection_names, drop_collection, read_back, translated
+from .store import collection_names, drop_collection, read_back
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI

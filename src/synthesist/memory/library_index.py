@@ -28,10 +28,11 @@ from ..identity import merge_all
 from ..models import Evidence, Frozen
 from ..reading.text import tokenize
 from .bm25 import BM25Index
+from .chroma_errors import is_damage
 from .documents import HEAD_WORDS, evidence_text, passage_texts
 from .embeddings import Embedder, content_hash
 from .retrieval import ranking, reciprocal_rank_fusion
-from .store import MemoryStoreError, collection_name, drop_collection, is_damage, open_collection, read_back
+from .store import MemoryStoreError, collection_name, drop_collection, open_collection, read_back
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI

@@ -1,11 +1,12 @@
-"""The Chroma boundary: clients, collections of precomputed vectors, and the translation of Chroma's errors.
+"""The Chroma boundary: clients and collections of precomputed vectors.
 
-Nothing outside this module imports chromadb, and this module imports it on first use (:func:`_chroma`, about
-0.35 s): ``import synthesist.api`` does not pay for it, and a persistent store imports it while the data directory's
-server starts (:func:`open_chroma`). Every collection is cosine-spaced and has no embedding function:
-vectors always come from our :class:`~synthesist.memory.embeddings.Embedder` (Chroma's default function would try
-to download a model). Chroma's exceptions (and the ValueError/OSError/sqlite/httpx errors it lets through) become
-:class:`MemoryStoreError`, chained with ``raise … from``.
+Nothing outside this module (and :mod:`~synthesist.memory.chroma_errors`, for Chroma's error types) imports
+chromadb, and this module imports it on first use (:func:`_chroma`, about 0.35 s): ``import synthesist.api`` does
+not pay for it, and a persistent store imports it while the data directory's server starts (:func:`open_chroma`).
+Every collection is cosine-spaced and has no embedding function: vectors always come from our
+:class:`~synthesist.memory.embeddings.Embedder` (Chroma's default function would try to download a model). Chroma's
+errors are translated by :mod:`synthesist.memory.chroma_errors`, told where each client's store is
+(:class:`StorePlace`).
 """
 
 from __future__ import annotations
@@ -13,12 +14,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +24,8 @@ import httpx
 import numpy as np
 
 from ..config import Settings
-from ..errors import MemoryStoreError
+from ..errors import MemoryStoreError, unreachable_server
+from .chroma_errors import StorePlace, is_damage, is_not_found, place_of, remember_place, translated
 from .chroma_owner import files_for, heartbeat, read_state
 from .owner import HOST, attach, detach_all, lock_embedded
 
@@ -42,32 +41,6 @@ def _chroma() -> ModuleType:
     import chromadb  # noqa: PLC0415
 
     return chromadb
-
-
-@cache
-def _chroma_errors() -> tuple[type[Exception], type[Exception]]:
-    """Chroma's base error and its not-found error."""
-    from chromadb.errors import ChromaError, NotFoundError  # noqa: PLC0415
-
-    return ChromaError, NotFoundError
-
-
-def is_not_found(exc: BaseException | None) -> bool:
-    """Whether ``exc`` is Chroma's "no such collection" (or entry)."""
-    return isinstance(exc, _chroma_errors()[1])
-
-
-@contextmanager
-def translated(operation: str, collection: str | None = None) -> Iterator[None]:
-    """Turn a Chroma failure inside the block into :class:`MemoryStoreError`."""
-    try:
-        yield
-    except (ValueError, OSError, sqlite3.Error, httpx.HTTPError) as exc:
-        raise MemoryStoreError(operation, collection) from exc
-    except Exception as exc:
-        if isinstance(exc, _chroma_errors()[0]):
-            raise MemoryStoreError(operation, collection) from exc
-        raise
 
 
 _CLIENTS: dict[tuple[str, ...], ClientAPI] = {}
@@ -111,7 +84,9 @@ def open_chroma(settings: Settings) -> ClientAPI:
             return client
         chromadb = _chroma()
         chroma_settings = _chroma_settings()
-        with translated(f"open ({memory.chroma_mode})"):
+        place = StorePlace(memory.chroma_mode, _server_address(settings) if memory.chroma_mode == "http"
+                           else str(path))
+        with translated(f"open ({memory.chroma_mode})", place=place):
             if memory.chroma_mode == "persistent":
                 _loopback_direct()
                 client = chromadb.HttpClient(host=HOST, port=int(key[2]), settings=chroma_settings)
@@ -123,7 +98,13 @@ def open_chroma(settings: Settings) -> ClientAPI:
             else:
                 client = chromadb.HttpClient(host=memory.chroma_host, port=memory.chroma_port, settings=chroma_settings)
         _CLIENTS[key] = client
+        remember_place(client, place)
         return client
+
+
+def _server_address(settings: Settings) -> str:
+    """The address of the Chroma server the user runs (``http`` mode)."""
+    return f"http://{settings.memory.chroma_host}:{settings.memory.chroma_port}"
 
 
 def ephemeral_client() -> ClientAPI:
@@ -153,12 +134,12 @@ def unreachable(settings: Settings) -> str | None:
                     "the next use starts a new one")
         return None
     if memory.chroma_mode == "http":
+        address = _server_address(settings)
         try:
-            answered = httpx.get(f"http://{memory.chroma_host}:{memory.chroma_port}/api/v2/heartbeat",
-                                 timeout=2.0, trust_env=False).is_success
+            answered = httpx.get(f"{address}/api/v2/heartbeat", timeout=2.0, trust_env=False).is_success
         except httpx.HTTPError:
             answered = False
-        return None if answered else f"the Chroma server at {memory.chroma_host}:{memory.chroma_port} does not answer"
+        return None if answered else unreachable_server(address)
     return None
 
 
@@ -225,6 +206,7 @@ class VectorCollection:
     def __init__(self, client: ClientAPI, collection: Collection) -> None:
         self._client = client
         self._collection = collection
+        self._place = place_of(client)
         self.name = collection.name
 
     @property
@@ -236,13 +218,13 @@ class VectorCollection:
         return drop_collection(self._client, self.name)
 
     def count(self) -> int:
-        with translated("count", self.name):
+        with translated("count", self.name, self._place):
             return self._collection.count()
 
     def upsert(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Metadata] | None = None) -> None:
         if not ids:
             return
-        with translated("upsert", self.name):
+        with translated("upsert", self.name, self._place):
             step = self._client.get_max_batch_size()
             for start in range(0, len(ids), step):
                 end = start + step
@@ -256,7 +238,7 @@ class VectorCollection:
         """Replace the metadata of stored entries, keeping their vectors."""
         if not ids:
             return
-        with translated("update", self.name):
+        with translated("update", self.name, self._place):
             step = self._client.get_max_batch_size()
             for start in range(0, len(ids), step):
                 self._collection.update(ids=list(ids[start:start + step]),
@@ -270,7 +252,7 @@ class VectorCollection:
         if n <= 0 or not len(vectors):
             return [Nearest([], np.zeros(0, dtype=np.float32)) for _ in range(len(vectors))]
         found: list[Nearest] = []
-        with translated("query", self.name):
+        with translated("query", self.name, self._place):
             step = self._client.get_max_batch_size()
             for start in range(0, len(vectors), step):
                 answer = self._collection.query(query_embeddings=vectors[start:start + step], n_results=n,
@@ -283,7 +265,7 @@ class VectorCollection:
     def delete(self, ids: Sequence[str]) -> None:
         if not ids:
             return
-        with translated("delete", self.name):
+        with translated("delete", self.name, self._place):
             step = self._client.get_max_batch_size()
             for start in range(0, len(ids), step):
                 self._collection.delete(ids=list(ids[start:start + step]))
@@ -295,7 +277,7 @@ class VectorCollection:
             return []
         include: list[Any] = ["metadatas", "embeddings"] if vectors else ["metadatas"]
         entries: list[StoredVector] = []
-        with translated("get", self.name):
+        with translated("get", self.name, self._place):
             step = self._client.get_max_batch_size()
             if ids is not None:
                 for start in range(0, len(ids), step):
@@ -324,7 +306,7 @@ class VectorCollection:
 
 def collection_names(client: ClientAPI, prefix: str) -> list[str]:
     """The names of the collections whose name starts with ``prefix``."""
-    with translated("list collections"):
+    with translated("list collections", place=place_of(client)):
         listed = client.list_collections()
     names = [item if isinstance(item, str) else item.name for item in listed]
     return sorted(name for name in names if name.startswith(prefix))
@@ -333,7 +315,7 @@ def collection_names(client: ClientAPI, prefix: str) -> list[str]:
 def open_collection(client: ClientAPI, name: str, metadata: Metadata | None = None) -> VectorCollection:
     """Get or create the cosine collection ``name``. When it exists with other ``metadata`` values
     (e.g. another embedding model), it is dropped and created afresh: its vectors are not comparable."""
-    with translated("open collection", name):
+    with translated("open collection", name, place_of(client)):
         collection = client.get_or_create_collection(
             name,
             configuration={"hnsw": {"space": "cosine"}},
@@ -351,7 +333,7 @@ def open_collection(client: ClientAPI, name: str, metadata: Metadata | None = No
 def drop_collection(client: ClientAPI, name: str) -> bool:
     """Delete the collection ``name``; False when there was none."""
     try:
-        with translated("delete collection", name):
+        with translated("delete collection", name, place_of(client)):
             client.delete_collection(name)
     except MemoryStoreError as exc:
         if is_not_found(exc.__cause__):
@@ -360,18 +342,11 @@ def drop_collection(client: ClientAPI, name: str) -> bool:
     return True
 
 
-def is_damage(exc: MemoryStoreError) -> bool:
-    """Whether a store failure is the store's files failing to read (Chroma answered with its own error, as a
-    truncated segment makes it: "Error getting embedding", "Error finding id"), not the store being out of reach."""
-    cause = exc.__cause__
-    return isinstance(cause, _chroma_errors()[0]) and not is_not_found(cause)
-
-
 def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
     """Read one stored vector of ``name`` and its nearest neighbour back; the failure when the collection's files
     are damaged, None when they read (or there is no such collection). Out of reach is raised, not returned."""
     try:
-        with translated("read back", name):
+        with translated("read back", name, place_of(client)):
             collection = client.get_collection(name)
             first = collection.get(limit=1, include=["embeddings"])
             if first["ids"]:

@@ -9,15 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import MemoryStoreError
-from .store import (
-    VectorCollection,
-    collection_name,
-    drop_collection,
-    is_damage,
-    is_not_found,
-    open_collection,
-    read_back,
-)
+from .chroma_errors import is_damage, is_not_found
+from .store import VectorCollection, collection_name, drop_collection, open_collection, read_back
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI

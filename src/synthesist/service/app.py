@@ -22,6 +22,8 @@
   ``answer`` (the verdict, ``open question``, or null) and ``state``: running, finished, failed or interrupted);
   ``DELETE /api/runs/{id}`` cancels (the partial report is still written).
 - ``GET /api/library/search?q=…&k=…`` over the service's libraries (each hit with ``title`` and ``display_title``).
+- A Chroma server the user runs (``memory.chroma_mode = http``) that does not answer → 503 with the sentence that
+  names it and says the user must restart it (nothing of ours can); a run's failure says the same.
 - Watches (:mod:`.core`): ``POST``/``GET /api/watches``, ``GET /api/watches/{id}/changes``,
   ``POST /api/watches/{id}/runs`` (a watch's run counts toward ``max_runs``), ``DELETE /api/watches/{id}``.
 - With a token every ``/api`` call needs ``Authorization: Bearer <token>`` (compared in constant time).
@@ -48,7 +50,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from .. import __version__, api
 from ..api import NO_SEAMS, RunFolder, Seams
 from ..config import Settings, current_settings
-from ..errors import BadInputError, excerpt
+from ..errors import BadInputError, StoreUnreachableError, excerpt
 from ..inputs import check_library_paths
 from ..models import ResearchResult
 from .core import PROBED, Busy, Conflict, RunRequest, Service, WatchRequest
@@ -107,6 +109,10 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     @app.exception_handler(Conflict)
     async def conflict(_: Request, exc: Conflict) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    @app.exception_handler(StoreUnreachableError)
+    async def store_unreachable(_: Request, exc: StoreUnreachableError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
 
     @app.exception_handler(Busy)
     async def busy(_: Request, exc: Busy) -> JSONResponse:
