@@ -8,8 +8,8 @@ publishes ``{port, pid, server_pid}`` in ``state.json``, and stops the server an
 ``users.lock`` to itself (no client process left) for ``linger`` seconds (``python chroma_owner.py DATA_DIR
 LINGER``; the product passes ``memory.owner_linger``, so a CLI run right after another finds the server up). While
 the server starts, the owner waits without spinning: a connect to its port (refused at once, no HTTP client built)
-at growing intervals, and one plain ``GET /api/v2/heartbeat`` once the port listens. The locking protocol is described in
-:mod:`synthesist.memory.owner`.
+at growing intervals, and one plain ``GET /api/v2/heartbeat`` once the port listens. The locking protocol is
+described in :mod:`synthesist.memory.owner`.
 """
 
 from __future__ import annotations

@@ -69,7 +69,8 @@ def open_chroma(settings: Settings) -> ClientAPI:
             importing = threading.Thread(target=_chroma, name="import-chromadb", daemon=True)
             importing.start()
             try:
-                port = attach(settings.data_dir, memory.owner_linger)  # a server started anew (the old one gone) gets a new client
+                # a server started anew (the old one gone) gets a new client
+                port = attach(settings.data_dir, memory.owner_linger)
             finally:
                 importing.join()
             key: tuple[str, ...] = ("persistent", str(path), str(port))
