@@ -161,8 +161,12 @@ def test_through_the_cli_an_empty_model_plan_falls_back_and_an_uncited_model_cla
 
 HOSTILE = ("Mammography should replace all other screening.", "The intervention costs nothing.",
            "There are no limitations.", "Print mailings are useless.", "Nobody reads them.",
-           "Screening saves lives.", "Metformin prevents cancer in women.")
-"""Uncited sentences a model writes that state a fact (none holds a number or an effect word but the last two)."""
+           "Screening saves lives.", "Metformin prevents cancer in women.",
+           "This report shows that print mailings cut screening costs.")
+"""Uncited sentences a model writes that state a fact (none holds a number or an effect word but the sixth and
+seventh; the last hides its claim behind the report as its subject)."""
+ABOUT_REPORT = ("This report focuses on cost.", "The next section turns to trial evidence.")
+"""Uncited sentences about the report itself: what it covers and how it is arranged, no fact about the world."""
 TRIAL = ("Adding metformin to standard therapy did not improve invasive disease-free survival in patients with "
          "high-risk operable breast cancer without diabetes [pmid:31000002].")
 
@@ -172,7 +176,8 @@ def _hostile_draft(prompt: str) -> dict:
     supported, and no ``answer``."""
     cited = "[pmid:31000001]"
     return {"title": "Mammography", "executive_summary": f"{SUPPORTED} {cited}. {HOSTILE[0]} {HOSTILE[1]} "
-                                                         "This report summarises the evidence below.",
+                                                         "This report summarises the evidence below. "
+                                                         f"{' '.join(ABOUT_REPORT)} {HOSTILE[7]}",
             "sections": [{"heading": "Print mailings are useless", "body": f"{HOSTILE[3]} {HOSTILE[4]}"},
                          {"heading": "Trial evidence", "body": f"Key findings:\n- {TRIAL}\n- {HOSTILE[5]}\n"
                                                                "Print mailings:\n- More research is needed."}],
@@ -185,8 +190,9 @@ def test_through_the_cli_every_uncited_model_fact_is_removed_and_listed_and_a_mi
         tmp_path: Path) -> None:
     """A scripted model (an OpenAI-compatible server on 127.0.0.1) writes a report whose body states facts that
     cite nothing, heads a section with a claim, and gives no answer: report.md keeps none of those facts, lists each
-    with its reason and counts it among the checked sentences, shows no heading over nothing, and opens with an
-    Answer that says code built it."""
+    with its reason and counts it among the checked sentences (a claim behind "This report shows that …" too),
+    keeps its sentences about the report itself ("This report focuses on cost."), shows no heading over nothing, and
+    opens with an Answer that says code built it."""
     script = {"search": {"queries": {}, "rationale": "rules"}, "judge": "not json", "hypothesis": {"hypotheses": []},
               "report": _hostile_draft, "claims": {"judgements": []}}
     library = write_library(tmp_path / "papers.jsonl")
@@ -217,7 +223,8 @@ def test_through_the_cli_every_uncited_model_fact_is_removed_and_listed_and_a_mi
     assert "Print mailings are useless" not in headings and "Print mailings:" not in markdown
     assert not {"Limitations", "Conclusion", "Hypotheses tested"} & set(headings)
     assert "Key findings:" in markdown and "More research is needed." in markdown  # a call for research: no fact
-    assert "This report summarises the evidence below." in markdown  # about the report itself: no fact
+    for sentence in ("This report summarises the evidence below.", *ABOUT_REPORT):  # about the report: no fact
+        assert sentence in markdown, sentence
     for at, heading in enumerate(headings[:headings.index("Unsupported claims (removed)")]):
         body = markdown.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
         assert body.strip(), f"{heading!r} stands over nothing (heading {at})"

@@ -1,7 +1,7 @@
 """A report a researcher reads to the end: the shape of report.md for four questions asked of the real shared library
-through the CLI, as a user runs them (layer 2) — the Answer's sentence once, no internal score, triple or model
-vocabulary, every related item saying in words what it lacks, no sentence closed twice, and no registration of a
-study that does not answer the question."""
+through the CLI, as a user runs them (layer 2) — the Answer's sentence once, each study once in the evidence that
+answers and no sentence twice anywhere, no internal score, triple or model vocabulary, every related item saying in
+words what it lacks, no sentence closed twice, and no registration of a study that does not answer the question."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ INTERNAL = re.compile(
 """What a reader should never meet: a hypothesis chain, a similarity or a score, the judge's ratings, the ranking's
 names."""
 MARKER = re.compile(r"\s*\[\d+(?:[;,]\s*\d+)*\]")
+ANSWERING_PARTS = ("Executive summary", "Mechanistic findings", "Clinical findings", "Preprints (not peer-reviewed)")
+"""The parts of report.md that hold the evidence that answers the question."""
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +45,16 @@ def _sections(markdown: str) -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
+def _quoted(text: str) -> list[tuple[str, list[str]]]:
+    """Each cited sentence of ``text`` (a bullet or a sentence of a paragraph) and the reference numbers it cites."""
+    found = []
+    for piece in re.split(r"(?<=\][.!?])\s+|\n", text):
+        numbers = [n for group in re.findall(r"\[(\d+(?:[;,]\s*\d+)*)\]", piece) for n in re.split(r"[;,]\s*", group)]
+        if numbers:
+            found.append((MARKER.sub("", piece).strip(" -"), numbers))
+    return found
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+", MARKER.sub("", text)) if len(s.strip()) > 20]
 
@@ -55,6 +67,33 @@ def test_the_answers_sentence_appears_once(reports: dict[str, str], question: st
     assert said
     body = MARKER.sub("", markdown)
     assert all(body.count(sentence) == 1 for sentence in said), [s for s in said if body.count(s) != 1]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_each_study_is_quoted_once_in_the_evidence_that_answers(reports: dict[str, str], question: str) -> None:
+    """One entry per study across the summary and the findings: a study never speaks in two quoted sentences there
+    (the summary and the findings once quoted one study two and three times, the same words in both parts)."""
+    sections = _sections(reports[question])
+    by_study: dict[str, list[str]] = {}
+    for part in ANSWERING_PARTS:
+        for sentence, numbers in _quoted(sections.get(part, "")):
+            for number in numbers:
+                by_study.setdefault(number, []).append(sentence)
+    assert by_study or "No collected item answers" in sections["Executive summary"]
+    assert {n: said for n, said in by_study.items() if len(said) > 1} == {}
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_no_sentence_appears_twice_in_the_report(reports: dict[str, str], question: str) -> None:
+    """Not between the Answer and the summary, the summary and the findings, nor an insufficient Answer's closest
+    item and the related evidence (its conclusion was once quoted in both). A sentence opens with a capital or a
+    digit and closes with its mark; the labels code repeats by design are not sentences ("(Only related: does not
+    study obesity.)" after each related item, an outcome's "design: starts low: …")."""
+    body = MARKER.sub("", reports[question].replace("**", ""))
+    pieces = {piece.strip().lstrip("-* ") for piece in re.split(r"(?<=[.!?])\s+|\n", body)}
+    said = {piece for piece in pieces if len(piece) > 20 and re.fullmatch(r"[A-Z0-9].*[.!?]", piece)}
+    assert said
+    assert sorted(s for s in said if body.count(s) > 1) == []
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

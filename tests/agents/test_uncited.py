@@ -18,6 +18,29 @@ def test_a_sentence_states_a_fact_whatever_its_words() -> None:
         assert states_fact(sentence, QUESTION), sentence
 
 
+def test_a_claim_behind_the_report_as_its_subject_is_still_a_claim() -> None:
+    """A verb that reports a finding, or a clause of its own after a verb about the report, carries a claim on."""
+    for sentence in ("This report shows that print mailings cut screening costs.", "This report finds a benefit.",
+                     "This report concludes mammography saves lives.", "This report summarises that screening works.",
+                     "This report focuses on cost, which is negligible.", "This report focuses on cost; it is free.",
+                     "This report focuses on cost because screening is free.",
+                     "This report describes how screening saves lives.", "This report covers 12 trials.",
+                     "This report includes no randomised trial.", "This report focuses on lower mortality.",
+                     "The review focuses on older women.", "This study focuses on cost."):
+        assert states_fact(sentence, QUESTION), sentence
+
+
+def test_a_sentence_whose_subject_is_the_report_and_whose_verb_says_what_it_covers_states_none() -> None:
+    """What the report covers, how it is organised, what the reader will find: a topic, whatever its words."""
+    for sentence in ("This report focuses on cost.", "This report is organised by outcome.",
+                     "The next section turns to harms and overdiagnosis.",
+                     "This review covers cost, access and uptake.", "Below, we list the trials of print mailings.",
+                     "This report will be organised in sections.", "This section summarises the cohort studies.",
+                     "This report covers outcomes such as overdiagnosis.",
+                     "In this section, we discuss screening intervals."):
+        assert not states_fact(sentence, QUESTION), sentence
+
+
 def test_questions_calls_for_research_and_sentences_about_the_report_state_none() -> None:
     for sentence in ("Does mammography work in younger women?", "More research is needed.",
                      "Further randomised trials of mammography screening are needed.",

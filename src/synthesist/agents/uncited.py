@@ -10,13 +10,23 @@ way round: **every declarative sentence of a model-written body is a claim and m
    over supported text: it is kept when a cited (so checked and supported) sentence follows it, before the next
    heading, and its words are the question's, the report's own (below) or those of the cited sentences under it;
    else it is taken out (:func:`unsupported_headings`; a heading is not a sentence, so it is not listed);
-3. a sentence **about the report itself or the search**: it points at the report ("this report", "the following
-   section", "below", "we searched") and, besides, names only the question's own words and the report's own
-   (:data:`REPORT_WORDS`: its parts, the search and its sources, signposting verbs), with no number, negation,
-   universal ("all", "never") or direction of effect ("This report summarises the evidence below.");
+3. a sentence **about the report itself or the search**, in either of two forms, with no number, negation,
+   universal ("all", "never") or direction of effect in it:
+
+   a. its subject is the report, a part of it or its authors ("this report", "the next section", "we"), and its verb
+      says what the report covers, how it is arranged or how it was searched ("focuses on", "is organised by",
+      "turns to", "searched"): what follows is a topic, not a claim, whatever its words ("This report focuses on
+      cost."), unless a clause of its own carries one on ("…, which is negligible", "… that X works", "; …"). A verb
+      that reports a finding ("shows", "finds", "suggests") is not one of them, so "This report shows that X
+      reduces Y." is a claim (:data:`ABOUT_REPORT`, :data:`CLAIM_CLAUSE`);
+   b. it points at the report anywhere ("below", "the following section", "we searched") and, besides, names only
+      the question's own words and the report's own (:data:`REPORT_WORDS`: its parts, the search and its sources,
+      signposting verbs): "The evidence is summarised below.";
 4. a **call for more research**: it asks for research ("… is needed", "should be studied") and names only the
    research wanted (:data:`RESEARCH_WORDS`), the question's words and the report's own, with no number, negation or
    universal ("Further randomised trials of metformin are needed.").
+
+The word lists of rules 3 and 4, each entry with its reason, are data: ``reading/lexicons/uncited.toml``.
 
 Everything else is a claim, whatever its words: a recommendation ("Mammography should replace all other
 screening."), a cost ("The intervention costs nothing."), and what the evidence lacks ("There are no limitations.",
@@ -31,34 +41,27 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ..reading import lexicon
 from ..reading.text import terms
 from .citations import MARKER, SENTENCE_END, cited_ids
 from .claims import _DOWN, _NEGATION, _NUMBER, _UNIVERSAL, _UP, Claim
 
 NO_CITATION = "no citation: a sentence that states a fact must cite the evidence it rests on"
 
-REPORT_WORDS = terms(
-    "report review summary overview section sections part paragraph table figure list answer question evidence item "
-    "items key main background result results conclusion conclusions limitation limitations method methods "
-    "study studies finding findings search searched query queries database databases source sources library pubmed "
-    "clinicaltrials.gov europe pmc web preprint present presents presented describe describes described summarise "
-    "summarises summarised summarize summarizes summarized discuss discusses discussed outline outlines address "
-    "addresses addressed consider considers considered include includes included follow follows following "
-    "see read collected ranked checked cited")
-"""The report's own words: its parts, the search and its sources, and the verbs that point from one part to another
-(stemmed as :func:`~synthesist.reading.text.terms` stems; "below", "above", "here", "we" are stop words)."""
-RESEARCH_WORDS = terms(
-    "research studies study trials trial work investigation investigations data evidence randomised randomized "
-    "controlled prospective cohort observational larger large long-term longer follow-up high-quality well-designed "
-    "needed warranted required investigated explored studied evaluated examined confirm additional")
+ABOUT_REPORT = lexicon.pattern("uncited", "ABOUT_REPORT")
+"""How a sentence whose subject is the report opens: the subject, then a verb of scope, arrangement, signposting or
+search (rule 3a)."""
+CLAIM_CLAUSE = lexicon.pattern("uncited", "CLAIM_CLAUSE")
+"""A clause of its own after a verb about the report, which carries a claim on (rule 3a)."""
+POINTER = lexicon.pattern("uncited", "POINTER")
+"""A sentence pointing at the report or the search anywhere in it (rule 3b)."""
+CALL = lexicon.pattern("uncited", "CALL")
+"""A call for more research (rule 4)."""
+REPORT_WORDS = terms(" ".join(lexicon.word_list("uncited", "REPORT_WORDS")))
+"""The report's own words (stemmed as :func:`~synthesist.reading.text.terms` stems; "below", "above", "here", "we"
+are stop words)."""
+RESEARCH_WORDS = terms(" ".join(lexicon.word_list("uncited", "RESEARCH_WORDS")))
 """What a call for more research may name: the research wanted (its kind and size) and the call's verbs."""
-_POINTER = re.compile(r"\b(?:(?:this|the|our|these|following) (?:report|review|summary|section|sections|answer|"
-                      r"search|table)|below|above|hereafter|we (?:searched|queried|collected|read|checked|present|"
-                      r"summari[sz]e|describe|discuss|report))\b", re.IGNORECASE)
-"""A sentence pointing at the report or the search."""
-_CALL = re.compile(r"\b(?:is|are|remains?|will be|would be) (?:still )?(?:needed|warranted|required)\b|"
-                   r"\bshould be (?:investigated|explored|studied|evaluated|examined)\b", re.IGNORECASE)
-"""A call for more research."""
 _HEADING = re.compile(r"^\s*(?:#{1,6}\s+.*|[^.!?]*:\s*)$")
 
 
@@ -71,9 +74,16 @@ def states_fact(sentence: str, question: frozenset[str]) -> bool:
     own = terms(text) - question - REPORT_WORDS
     if _NUMBER.search(text) or _UNIVERSAL.search(text) or _NEGATION.search(text):
         return True
-    if _POINTER.search(text) and not own and not (_UP.search(text) or _DOWN.search(text)):
+    if (_about_report(text) or (POINTER.search(text) and not own)) and not (_UP.search(text) or _DOWN.search(text)):
         return False
-    return not (_CALL.search(text) and not own - RESEARCH_WORDS)
+    return not (CALL.search(text) and not own - RESEARCH_WORDS)
+
+
+def _about_report(text: str) -> bool:
+    """Rule 3a: the report (or a part, or its authors) is the subject and its verb says what it covers, how it is
+    arranged or how it was searched, and no clause of its own follows."""
+    opening = ABOUT_REPORT.match(text)
+    return opening is not None and not CLAIM_CLAUSE.search(text, opening.end())
 
 
 def uncited_claims(text: str, where: str, question: frozenset[str]) -> list[Claim]:

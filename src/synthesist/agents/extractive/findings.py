@@ -39,6 +39,11 @@ def cite(sentence: str, evidence_id: str) -> str:
     return f"{body} [{evidence_id}]{mark}"
 
 
+def states_numbers(sentence: str) -> bool:
+    """Whether ``sentence`` states a study's numbers: a percentage, a p-value, a confidence interval or a ratio."""
+    return bool(_STATISTIC.search(sentence))
+
+
 def answer_score(sentence: Sentence, question_terms: frozenset[str]) -> float:
     """How strongly ``sentence`` answers a question with these terms (higher is better, about 0–8)."""
     score = min(3, len(RESULT.findall(sentence.text))) + 3.0 * overlap(question_terms, sentence.text)

@@ -4,13 +4,15 @@ Each finding is a sentence copied unchanged from an evidence item and ends with 
 ``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
 MMR over their embeddings (:mod:`.selection`). The report reads like a review: the answer and the summary quote
 only items that answer the question (:mod:`synthesist.reading.alignment`); the findings sections quote answering
-items first; the few related items that share a part of the question go under "Related evidence (does not answer
-the question directly)", each with what it lacks in words; off-topic items are never quoted. A section with
-nothing to say is left empty (the renderer leaves it out), and there is no conclusion of its own: the answer is the
-conclusion. A sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology
-and limitations state counts, never claims about the literature, in a reader's words (no scores). The references
-are exactly the items cited, numbered by first citation, and the citation validator runs before the report is
-returned.
+items only; the few related items that share a part of the question go under "Related evidence (does not answer
+the question directly)", each with what it lacks in words; off-topic items are never quoted. The evidence that
+answers (the summary, the findings and the preprints) names each study once: one entry per study, its best
+sentence — one that states its numbers when it has one — and never a sentence the Answer or another part already
+quotes (:class:`.selection.Quoted`, kept by study as well as by sentence). A section with nothing to say is left
+empty (the renderer leaves it out), and there is no conclusion of its own: the answer is the conclusion. A
+sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology and limitations
+state counts, never claims about the literature, in a reader's words (no scores). The references are exactly the
+items cited, numbered by first citation, and the citation validator runs before the report is returned.
 """
 
 from __future__ import annotations
@@ -36,11 +38,11 @@ from ...reading.frame import frame_of
 from ...reading.text import ended, terms
 from ..citations import cited_ids, validate_report
 from .bottom_line import leans_on_previous, write_answer
-from .findings import answer_score, citable, cite
+from .findings import answer_score, citable, cite, states_numbers
 from .gate import ANSWERING
 from .reading import TITLE, Reading, read
 from .relevance import question_relevance, topical_weight
-from .selection import Candidate, SentencePool
+from .selection import Candidate, Quoted, SentencePool
 from .trials import trial_sentence
 
 TOP_ITEMS = 20
@@ -49,12 +51,13 @@ MIN_ITEMS = 3
 """Read at least this many top-ranked items even when fewer are clearly on topic."""
 SUMMARY_SENTENCES, MECHANISM_SENTENCES, CLINICAL_SENTENCES = 4, 5, 6
 TRIALS_SHOWN, PREPRINTS_SHOWN = 8, 4
-SUMMARY_MIN_SENTENCES = 2
-"""When fewer items answer than this, the summary takes a second answer sentence from one it already quotes."""
 RELATED_SHOWN = 4
-ANSWER_WEIGHT, TOPIC_WEIGHT = 0.06, 0.15
-"""What an answer-bearing score (about 0–8) and the item's topical weight (0–1) add to a sentence's cosine when
-answers are chosen."""
+ANSWER_WEIGHT, TOPIC_WEIGHT, NUMBERS_WEIGHT = 0.06, 0.15, 0.25
+"""What an answer-bearing score (about 0–8), the item's topical weight (0–1) and a stated number (a percentage, a
+p-value, an interval or a ratio) add to a sentence's cosine when a study's entry is chosen. A study's numbers are
+what a reader of its one entry needs: the number's weight outruns what a conclusion's place and concluding verb add
+(0.18), so of a study's conclusion and its result with numbers, about as close to the question, the result is its
+entry."""
 SOURCE_NAMES = {
     "pubmed": "PubMed",
     "trials": "ClinicalTrials.gov",
@@ -103,24 +106,27 @@ async def write_report(
                 if citable(item.id) and labels.get(item.id, "off_topic") != "off_topic"]
     considered = _considered(readings, labels)
     pool = await SentencePool.build(question, _candidates(considered), embedder=embedder)
-    picks = _pick(pool, relevance, terms(question), labels)
-    trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
-    related = _related(pool, alignments, {c.sentence.text for c in picks.all()})
+    items = {item.id: item for item in ranked}
+    answer = write_answer(question, frame, alignments, {r.id: r for r, _ in readings}, items)
+    said = Quoted(sentences={c.sentence.text for c in pool.candidates
+                             if cite(c.sentence.text, c.evidence_id) in answer.statement})
     asked_mechanism = frame.kind == "mechanism"
+    picks = _pick(pool, relevance, terms(question), labels, said, mechanism_first=asked_mechanism)
+    trials = [r for r, weight in readings if r.evidence.trial is not None and weight > 0][:TRIALS_SHOWN]
+    said.items.update(answer.evidence_ids)  # an insufficient Answer's closest item is not listed again below
+    related = _related(pool, alignments, said)
     sections = (
-        ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms)
-                      or ("No mechanistic sentence was found." if asked_mechanism else "")),
-        ReportSection(
-            heading=CLINICAL, body=_bullets(picks.clinical) or "No result sentence from a human study was found."
-        ),
+        ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms) or (
+            "No mechanistic sentence was found." if asked_mechanism and not picks.quote("mechanism") else "")),
+        ReportSection(heading=CLINICAL, body=_bullets(picks.clinical) or (
+            "" if picks.quote("human") else "No result sentence from a human study was found.")),
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
         ReportSection(heading=RELATED, body=related),
     )
     quoted = {c.evidence_id for c in picks.all()} | {r.id for r in trials} | set(cited_ids(related))
-    items = {item.id: item for item in ranked}
     report = ResearchReport(
-        answer=write_answer(question, frame, alignments, {r.id: r for r, _ in readings}, items),
+        answer=answer,
         frame=frame,
         alignment=tuple(alignments),
         title=f"Research report: {question.strip()}",
@@ -141,6 +147,8 @@ async def write_report(
 
 @dataclass(frozen=True)
 class _Picks:
+    """The evidence that answers, one entry per study across its parts."""
+
     summary: list[Candidate]
     mechanisms: list[Candidate]
     clinical: list[Candidate]
@@ -149,54 +157,60 @@ class _Picks:
     def all(self) -> list[Candidate]:
         return [*self.summary, *self.mechanisms, *self.clinical, *self.preprints]
 
+    def quote(self, tag: str) -> bool:
+        """Whether a sentence with ``tag`` (``human``, ``mechanism``…) is quoted in any part."""
+        return any(tag in c.tags for c in self.all())
 
-def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str], labels: dict[str, str]) -> _Picks:
-    """The sentences of each part. The summary opens with the lead answer (:func:`_lead`); MMR picks the rest
-    from answer-bearing sentences of human studies first, then of any study, of items that answer the question;
-    the findings sections quote answering items only; no sentence is quoted twice."""
+
+def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str], labels: dict[str, str],
+          said: Quoted, *, mechanism_first: bool) -> _Picks:
+    """The evidence that answers, each study once (``said``, which already holds the Answer's sentences, keeps
+    what is quoted by study and by sentence): the summary opens with the lead study (:func:`_lead`), and MMR picks
+    the rest from answer-bearing sentences of human studies first, then of any study; the findings sections take
+    the answering studies the summary left, by their mechanistic or clinical sentences (the kind the question asks
+    first), and the preprints come under their own heading. Each study offers its best sentence: the closest to the
+    question plus what :data:`ANSWER_WEIGHT`, :data:`TOPIC_WEIGHT` and :data:`NUMBERS_WEIGHT` add."""
 
     def preference(candidate: Candidate) -> float:
-        return ANSWER_WEIGHT * answer_score(candidate.sentence, asked) + TOPIC_WEIGHT * candidate.weight
+        return (ANSWER_WEIGHT * answer_score(candidate.sentence, asked) + TOPIC_WEIGHT * candidate.weight
+                + NUMBERS_WEIGHT * states_numbers(candidate.sentence.text))
 
     def answering(candidate: Candidate) -> bool:
         return labels.get(candidate.evidence_id) in ANSWERING
 
-    lead = _lead(pool, relevance, preference, answering)
+    def findings(accept: Callable[[Candidate], bool], k: int) -> list[Candidate]:
+        return pool.select(lambda c: accept(c) and answering(c), k, quoted=said, prefer=preference)
+
+    lead = _lead(pool, relevance, preference, lambda c: answering(c) and said.allows(c))
     summary = [lead] if lead else []
-    used = {c.sentence.text for c in summary}
+    if lead:
+        said.take(lead)
     for required in (("answer", "human"), ("answer",)):
-        accept, taken = _peer_reviewed(*required), frozenset(c.evidence_id for c in summary)
-        summary += pool.select(
-            lambda c, accept=accept, taken=taken: accept(c) and answering(c) and c.evidence_id not in taken,
-            SUMMARY_SENTENCES - len(summary),
-            used=used,
-            prefer=preference,
-        )
-    if len(summary) < SUMMARY_MIN_SENTENCES:  # few items answer: the lead item's next answer sentence
-        summary += pool.select(lambda c: _peer_reviewed("answer")(c) and answering(c),
-                               SUMMARY_MIN_SENTENCES - len(summary), used=used, prefer=preference)
+        summary += findings(_peer_reviewed(*required), SUMMARY_SENTENCES - len(summary))
     mechanism, clinical = _peer_reviewed("mechanism"), _peer_reviewed("result", "human")
-    return _Picks(
-        summary=summary,
-        mechanisms=pool.select(lambda c: mechanism(c) and answering(c), MECHANISM_SENTENCES, per_item=2, used=used),
-        clinical=pool.select(lambda c: clinical(c) and answering(c), CLINICAL_SENTENCES, per_item=2, used=used),
-        preprints=pool.select(lambda c: {"preprint", "answer"} <= c.tags and answering(c), PREPRINTS_SHOWN,
-                              prefer=preference),
-    )
+    if mechanism_first:
+        mechanisms = findings(mechanism, MECHANISM_SENTENCES)
+        clinicals = findings(clinical, CLINICAL_SENTENCES)
+    else:
+        clinicals = findings(clinical, CLINICAL_SENTENCES)
+        mechanisms = findings(mechanism, MECHANISM_SENTENCES)
+    preprints = findings(lambda c: {"preprint", "answer"} <= c.tags, PREPRINTS_SHOWN)
+    return _Picks(summary=summary, mechanisms=mechanisms, clinical=clinicals, preprints=preprints)
 
 
-def _related(pool: SentencePool, alignments: Sequence[Alignment], used: set[str]) -> str:
+def _related(pool: SentencePool, alignments: Sequence[Alignment], said: Quoted) -> str:
     """One bullet per related item close to the question — it lacks one of the question's parts at most, and
-    addresses another (most relevant first): its best answer-bearing sentence, cited, and what it lacks
+    addresses another (most relevant first) — that no other part quotes (``said``, which is updated: the Answer
+    quotes the closest one when nothing answers): its best answer-bearing sentence, cited, and what it lacks
     (:func:`synthesist.reading.alignment.lacking`). A metformin trial of IVF outcomes is not listed for metformin
     and cancer in type 2 diabetes."""
     lines = []
     for alignment in (a for a in alignments if a.label == "related" and a.near):
         best = pool.best(lambda c, i=alignment.evidence_id: c.evidence_id == i and "answer" in c.tags
-                         and c.sentence.text not in used, lambda c: 0.0)
+                         and said.allows(c), lambda c: 0.0)
         if best is None:
             continue
-        used.add(best.sentence.text)
+        said.take(best)
         lines.append(f"- {cite(best.sentence.text, best.evidence_id)} (Only related: {alignment.reason}.)")
         if len(lines) == RELATED_SHOWN:
             break
@@ -208,12 +222,12 @@ def _lead(
     answering: Callable[[Candidate], bool],
 ) -> Candidate | None:
     """The most answer-bearing sentence of the peer-reviewed item closest to the question (a human study when
-    there is one): the study most about the question speaks first."""
+    there is one) among those ``answering`` accepts: the study most about the question speaks first."""
     answers = [c for c in pool.candidates if _peer_reviewed("answer")(c) and answering(c)]
     if not answers:
         return None
     top = max(answers, key=lambda c: ("human" in c.tags, relevance[c.evidence_id])).evidence_id
-    return pool.best(lambda c: c.evidence_id == top and _peer_reviewed("answer")(c), preference)
+    return pool.best(lambda c: c.evidence_id == top and _peer_reviewed("answer")(c) and answering(c), preference)
 
 
 def _considered(readings: list[tuple[Reading, float]], labels: dict[str, str]) -> list[tuple[Reading, float]]:
@@ -291,10 +305,10 @@ def _methodology(memory: ResearchMemory, queries: Sequence[tuple[str, str]], rea
     return (
         f"Sources searched: {', '.join(searched) or 'none'}. Queries run ({len(queries)}): {listed}. "
         f"Items collected: {len(memory)} (by source: {found}). The {read_count} items most relevant to the question "
-        f"were read sentence by sentence, and of their {sentences} result, conclusion and mechanism sentences those "
-        "closest to the question were quoted, none repeating another. This report was assembled without a language "
-        "model: every finding is a sentence quoted verbatim from the item it cites, and trial entries are built "
-        "from registry fields only."
+        f"were read sentence by sentence, and of their {sentences} result, conclusion and mechanism sentences "
+        "each study's best was quoted, one per study, none repeating another. This report was assembled without a "
+        "language model: every finding is a sentence quoted verbatim from the item it cites, and trial entries are "
+        "built from registry fields only."
     )
 
 

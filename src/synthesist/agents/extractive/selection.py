@@ -2,14 +2,15 @@
 
 MMR (query = the question, λ = 0.6) trades a sentence's similarity to the question against its similarity to the
 sentences already chosen, so a report section covers several findings instead of repeating the best one. Each
-section picks from its own pool (answer-bearing, mechanistic, clinical) and may cap the sentences per item.
+section picks from its own pool (answer-bearing, mechanistic, clinical). What is quoted is kept by item as well as by
+sentence (:class:`Quoted`, shared by the parts of a report): an item offers its one best sentence, and an item
+already quoted is not quoted again, so each study speaks once, whichever sentence of it would come next.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,6 +38,22 @@ class Candidate:
         return self.reading.id
 
 
+@dataclass
+class Quoted:
+    """What the parts of a report that share it have quoted: the sentences (none is quoted twice) and the items
+    (each is quoted once). Sentences said elsewhere (the Answer's) are added before the parts pick."""
+
+    sentences: set[str] = field(default_factory=set)
+    items: set[str] = field(default_factory=set)
+
+    def allows(self, candidate: Candidate) -> bool:
+        return candidate.sentence.text not in self.sentences and candidate.evidence_id not in self.items
+
+    def take(self, candidate: Candidate) -> None:
+        self.sentences.add(candidate.sentence.text)
+        self.items.add(candidate.evidence_id)
+
+
 class SentencePool:
     """Candidate sentences with their embeddings and their similarity to the question."""
 
@@ -62,39 +79,38 @@ class SentencePool:
         accept: Callable[[Candidate], bool],
         k: int,
         *,
-        per_item: int = 1,
-        used: set[str] | None = None,
+        quoted: Quoted | None = None,
         prefer: Callable[[Candidate], float] | None = None,
     ) -> list[Candidate]:
-        """Up to ``k`` accepted candidates, at most ``per_item`` from one item, none whose text is in ``used``
-        (which is updated), in MMR order. With ``prefer`` (a bonus added to the similarity to the question) MMR
-        chooses among the ``3·k`` best by similarity plus bonus, and the chosen come best first."""
-        used = set() if used is None else used
-        positions = [i for i, c in enumerate(self.candidates) if accept(c) and c.sentence.text not in used]
+        """Up to ``k`` accepted candidates, one per item, none of an item or with a text that ``quoted`` holds (it
+        is updated), in MMR order. Each item offers its best sentence: the most similar to the question plus
+        ``prefer`` (a bonus). With ``prefer``, MMR chooses among the ``3·k`` best offers and the chosen come best
+        first."""
+        quoted = Quoted() if quoted is None else quoted
+        offers: dict[str, int] = {}
+        for i, candidate in enumerate(self.candidates):
+            if not accept(candidate) or not quoted.allows(candidate):
+                continue
+            held = offers.get(candidate.evidence_id)
+            if held is None or self._preferred(i, prefer) > self._preferred(held, prefer):
+                offers[candidate.evidence_id] = i
+        positions = list(offers.values())
         if prefer is not None:
             positions.sort(key=lambda i: -self._preferred(i, prefer))
             positions = positions[: 3 * k]
-        if not positions:
+        if not positions or k <= 0:
             return []
-        order = maximal_marginal_relevance(self._question, self._vectors[positions], len(positions), lambda_=MMR_LAMBDA)
-        chosen: list[Candidate] = []
-        per: Counter[str] = Counter()
-        for index in order:
-            candidate = self.candidates[positions[index]]
-            if per[candidate.evidence_id] >= per_item or candidate.sentence.text in used:
-                continue
-            chosen.append(candidate)
-            per[candidate.evidence_id] += 1
-            used.add(candidate.sentence.text)
-            if len(chosen) == k:
-                break
+        order = maximal_marginal_relevance(self._question, self._vectors[positions], k, lambda_=MMR_LAMBDA)
+        chosen = [self.candidates[positions[index]] for index in order]
+        for candidate in chosen:
+            quoted.take(candidate)
         if prefer is not None:
-            rank = {id(c): self._preferred(self.candidates.index(c), prefer) for c in chosen}
-            chosen.sort(key=lambda c: -rank[id(c)])
+            chosen.sort(key=lambda c: -self._preferred(self.candidates.index(c), prefer))
         return chosen
 
-    def _preferred(self, position: int, prefer: Callable[[Candidate], float]) -> float:
-        return float(self.similarity[position]) + prefer(self.candidates[position])
+    def _preferred(self, position: int, prefer: Callable[[Candidate], float] | None) -> float:
+        bonus = prefer(self.candidates[position]) if prefer is not None else 0.0
+        return float(self.similarity[position]) + bonus
 
     def best(self, accept: Callable[[Candidate], bool], score: Callable[[Candidate], float]) -> Candidate | None:
         """The accepted candidate with the highest similarity to the question plus ``score``."""
