@@ -233,22 +233,37 @@ def _warm_library(tmp: Path) -> Path:
 
 
 def first_llm_call(tmp: Path) -> None:
-    """A real CLI process: from its start to the model server's first request."""
+    """Real CLI processes on one fresh data directory: from the first one's start to the model server's first
+    request, and from the second one's start (right after) to the first event it prints."""
     with _world() as (servers, models):
         env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp / "cli-data"), "SYNTHESIST_HTTP__CACHE_ENABLED": "false"}
         for source, values in source_settings(*servers).items():
             env[f"SYNTHESIST_{source.upper()}__BASE_URL"] = values["base_url"]
         exe = Path(sys.executable).with_name("synthesist")
+        command = [str(exe), "research", QUESTION, "--sources", "pubmed,trials,europepmc", "--model",
+                   models.model_spec, "--max-rounds", "3", "--out", str(tmp / "cli-out")]
         started = time.monotonic()
-        done = subprocess.run([str(exe), "research", QUESTION, "--sources", "pubmed,trials,europepmc", "--model",
-                               models.model_spec, "--max-rounds", "3", "--out", str(tmp / "cli-out")],
-                              capture_output=True, text=True, env=env, timeout=300)
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
         ended = time.monotonic()
-    if done.returncode != 0 or not models.calls:
+        first = models.calls[0].at - started if models.calls else None
+        second = _first_line(command, env)
+    if done.returncode != 0 or first is None:
         print(f"process start -> first LLM call: the run failed (exit {done.returncode}): {done.stderr[-500:]}")
         return
-    first = models.calls[0].at - started
-    print(f"process start -> first LLM call: {first:.2f} s (goal <= 3 s); whole process {ended - started:.2f} s")
+    print(f"process start -> first LLM call, fresh data directory: {first:.2f} s (goal <= the reference's 14.2 s "
+          f"and <= 3 s); whole process {ended - started:.2f} s")
+    print(f"a second CLI run on the same data directory: first event after {second:.2f} s (goal <= 3 s)")
+
+
+def _first_line(command: list[str], env: dict[str, str]) -> float:
+    """Seconds from a process's start to the first line it prints (its run's first event), then let it finish."""
+    started = time.monotonic()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env) as process:
+        assert process.stdout is not None
+        process.stdout.readline()
+        first = time.monotonic() - started
+        process.communicate(timeout=300)
+    return first
 
 
 async def batch_rate(tmp: Path, questions: int = 50, rate: float = 10.0) -> None:

@@ -52,7 +52,9 @@ async def measure(job: dict) -> dict:
     return {"wall": wall, "critical_path": critical_path(list(result.spans)), "first_event": first_event,
             "cpu": time.process_time() - cpu_before, "encoded": len(encoded), "encoded_distinct": len(set(encoded)),
             "stop_reason": str(result.stop_reason), "rounds": result.rounds, "evidence": len(result.evidence),
-            "references": len(result.report.references)}
+            "references": len(result.report.references),
+            "spans": [[span.name, span.round, span.phase, round(span.start, 3), round(span.end, 3)]
+                      for span in result.spans]}
 
 
 def _count_encoded(embedder) -> list[str]:

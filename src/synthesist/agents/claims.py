@@ -161,16 +161,25 @@ class SupportChecker:
         fabricated citations are removed before this check). ``carried``: the full-text units each item's card
         showed the model (:func:`.cards.carried_passages`); a number the sentence read off one of them is found."""
         carried = carried or {}
-        return [await self._check(claim, [cited[i] for i in claim.evidence_ids if i in cited],
-                                  [text for i in claim.evidence_ids for text in carried.get(i, ())])
-                for claim in claims]
+        sources = [[cited[i] for i in claim.evidence_ids if i in cited] for claim in claims]
+        wanted = [text for claim, items in zip(claims, sources, strict=True) if items and not _verbatim(claim, items)
+                  for text in (claim.body, *_passages(items, terms(claim.body)))]
+        await self._embedder.embed(list(dict.fromkeys(wanted)))  # one batch: each claim below finds its vectors
+        return [await self._check(claim, items, [text for i in claim.evidence_ids for text in carried.get(i, ())])
+                for claim, items in zip(claims, sources, strict=True)]
+
+    async def prepare(self, items: Sequence[Evidence]) -> None:
+        """Embed ahead what checking sentences that cite ``items`` will read of their abstracts (their sentences and
+        pairs of sentences): the report agent calls it while the model writes, for the items it will most likely
+        cite, so the check after the report does not wait for them."""
+        await self._embedder.embed(_passages(items))
 
     async def _check(self, claim: Claim, items: Sequence[Evidence], carried: Sequence[str] = ()) -> Verdict:
         body = claim.body
         if not items:
             return Verdict(claim, False, "the cited items have no text to check against")
         source = " ".join(text for item in items for text in _texts(item))
-        if _normal(body) in _normal(source) or not terms(body):
+        if _verbatim(claim, items):
             return Verdict(claim, True, similarity=1.0, passage=body, passages=(body,))
         passages = _passages(items, terms(body))
         vectors = await self._embedder.embed([body, *passages])
@@ -238,6 +247,12 @@ async def entailment(llm: LLM, verdicts: Sequence[Verdict], *, boundary_cap: int
 
 def _normal(text: str) -> str:
     return " ".join(re.sub(r"[^\w%.<>=]+", " ", text.translate(_QUOTES).lower()).split()).rstrip(".")
+
+
+def _verbatim(claim: Claim, items: Sequence[Evidence]) -> bool:
+    """The sentence is what the cited items say, word for word (or holds no content word): nothing to weigh."""
+    source = " ".join(text for item in items for text in _texts(item))
+    return _normal(claim.body) in _normal(source) or not terms(claim.body)
 
 
 def _passages(items: Sequence[Evidence], wanted: frozenset[str] = frozenset()) -> list[str]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..config import Settings
+from ..tools.http import tls_context
 from .model_spec import OPENAI_BASE_URL, Endpoint, agent_headers
 
 if TYPE_CHECKING:  # the SDKs are imported when a model of theirs is built (about 1 s each)
@@ -28,15 +29,18 @@ missing one would make them read OPENAI_API_KEY, which must never leave for anot
 
 def openai_sdk(endpoint: Endpoint, settings: Settings, http_client: httpx.AsyncClient | None = None, *,
                agent: str | None = None) -> openai.AsyncOpenAI:
-    import openai  # noqa: PLC0415 — only a run with an OpenAI-style model pays for the SDK
     """The OpenAI SDK client for an OpenAI-style endpoint. ``http_client``: the run's client (its transport is
-    the cassette in a recorded or replayed run); by default the SDK makes its own. For OpenAI itself the SDK keeps
+    the cassette in a recorded or replayed run); by default the SDK's own kind of client, on the process's one TLS
+    context (:func:`~synthesist.tools.http.tls_context`). For OpenAI itself the SDK keeps
     its default URL, so its own ``OPENAI_BASE_URL`` override (a proxy, a stand-in server) still applies. ``agent``:
     a client that only one agent uses (the Magentic workflow's) names it on every request
     (:data:`~.model_spec.AGENT_HEADER`); a client shared by agents leaves it to each call."""
+    import openai  # noqa: PLC0415 — only a run with an OpenAI-style model pays for the SDK
+
     base_url = None if endpoint.base_url == OPENAI_BASE_URL else endpoint.base_url
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # the SDK prefers httpx2 clients but takes httpx ones
+        http_client = http_client or openai.DefaultAsyncHttpxClient(verify=tls_context())
         return openai.AsyncOpenAI(base_url=base_url, api_key=endpoint.api_key or NO_KEY,
                                   max_retries=settings.http.max_retries, http_client=http_client,
                                   default_headers=agent_headers(agent) if agent else None)

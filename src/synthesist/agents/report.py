@@ -88,8 +88,15 @@ class ReportAgent(ModelAgent):
                 boundary=boundary,
             )
             system = render("report_system", boundary=boundary)
-            return await llm.call(agent=self.name, output_type=ReportDraft, system=system, prompt=prompt,
-                                  round=memory.round)
+            # While the model writes, the claim check's reading of the items it will most likely cite is embedded.
+            answering = {a.evidence_id for a in alignments if a.label in ("answers", "indirect")}
+            likely = [item for item in shown if item.id in answering][:CHECKED_AHEAD]
+            ahead = asyncio.ensure_future(SupportChecker(memory.embedder).prepare(likely))
+            try:
+                return await llm.call(agent=self.name, output_type=ReportDraft, system=system, prompt=prompt,
+                                      round=memory.round)
+            finally:
+                await _settled(ahead)
 
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
@@ -219,6 +226,19 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
     if report.answer is not None:
         report = report.model_copy(update={"answer": validate_answer(report.answer, _held_id(memory))})
     return with_references(report, memory)
+
+
+CHECKED_AHEAD = 4
+"""Answering items shown to the report's model whose abstracts the claim check embeds while the model writes."""
+
+
+async def _settled(task: asyncio.Future[None]) -> None:
+    """Wait for work done ahead; its failure is not the run's: the work is done again where it is needed, and a
+    failure there is reported (an embedding model that cannot load fails the claim check, which says so)."""
+    try:
+        await task
+    except Exception:  # noqa: BLE001 — see the docstring
+        log.debug("work ahead of the claim check failed", exc_info=True)
 
 
 MODEL_RECORDS = 6

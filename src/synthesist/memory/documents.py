@@ -1,8 +1,10 @@
-"""How a piece of evidence becomes text for the embedder and for BM25: its head, and a full text's passages."""
+"""How a piece of evidence becomes text for the embedder and for BM25: its head, its conclusion, and a full text's
+passages."""
 
 from __future__ import annotations
 
 from ..models import Evidence, Passage
+from ..reading.answer_features import conclusion_text
 
 
 def evidence_text(evidence: Evidence) -> str:
@@ -13,6 +15,14 @@ def evidence_text(evidence: Evidence) -> str:
         separator = " " if title.endswith((".", "?", "!")) else ". "
         return f"{title}{separator}{content}"
     return title or content
+
+
+def conclusion_of(evidence: Evidence) -> str:
+    """The item's conclusion sentences (:func:`~synthesist.reading.answer_features.conclusion_text`), or its head
+    when it has no text of its own: what an item's relevance to a question is read from, with its head
+    (:func:`synthesist.agents.extractive.relevance.relevance_texts`). Memory embeds both when the item arrives, so
+    the judge's first look at a round's evidence finds their vectors made while other searches were in flight."""
+    return conclusion_text(evidence.content) or evidence_text(evidence)
 
 
 HEAD_WORDS = 80

@@ -30,7 +30,7 @@ from ..models import Citation, Evidence, Passage
 from ..reading.text import tokenize
 from .bibliography import format_bibliography
 from .bm25 import BM25Index
-from .documents import PASSAGE_ROLES, evidence_text, passage_text
+from .documents import PASSAGE_ROLES, conclusion_of, evidence_text, passage_text
 from .embeddings import Embedder
 from .pool import AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
@@ -138,7 +138,8 @@ class EvidenceStore:
         failure is raised: an item a search returned is never lost with the store."""
         if not evidence:
             return AddResult()
-        vectors = await self.embedder.embed([evidence_text(item) for item in evidence])
+        heads = [evidence_text(item) for item in evidence]
+        vectors = (await self.embedder.embed([*heads, *(conclusion_of(item) for item in evidence)]))[: len(heads)]
         async with self._lock:
             try:
                 async with self._failover():

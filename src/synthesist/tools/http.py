@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import logging
 import random
+import ssl
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import certifi
 import httpx
 
 from ..config import HttpSettings, Settings
@@ -214,6 +217,14 @@ def parse_retry_after(value: str | None, *, now: Callable[[], float] = time.time
     return max(0.0, when.timestamp() - now())
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context of the process (certifi's roots, as httpx's default), shared by every HTTP client it
+    makes: building one reads and parses the whole CA bundle (about 50 ms of CPU), which a client per run and per
+    model SDK paid again each time, on the event loop."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 def open_client(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """The pooled client a run (or batch) shares. The caller closes it (``async with``). Redirects are followed by
     :class:`Fetcher` itself (same host only), never by the client. ``transport``: e.g. a record/replay cassette's."""
@@ -222,6 +233,7 @@ def open_client(settings: Settings, *, transport: httpx.AsyncBaseTransport | Non
         follow_redirects=False,
         limits=httpx.Limits(max_connections=32, max_keepalive_connections=16),
         transport=transport,
+        verify=tls_context(),
     )
 
 

@@ -20,9 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...memory import Embedder
-from ...memory.documents import evidence_text
+from ...memory.documents import conclusion_of, evidence_text
 from ...models import Evidence
-from ...reading.answer_features import conclusion_text
 
 OFF_TOPIC = 0.4
 """At or below this cosine an item says nothing about the question (random abstracts stay below it 99.5% of the
@@ -43,9 +42,7 @@ async def question_relevance(question: str, evidence: Sequence[Evidence], *, emb
 def relevance_texts(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """What :func:`relevance_of` reads, in order: the question, each item's passage, each item's conclusion (its
     passage again when it has no text of its own)."""
-    heads = [evidence_text(item) for item in evidence]
-    conclusions = [conclusion_text(item.content) or head for item, head in zip(evidence, heads, strict=True)]
-    return [question, *heads, *conclusions]
+    return [question, *(evidence_text(item) for item in evidence), *(conclusion_of(item) for item in evidence)]
 
 
 def relevance_of(vectors: np.ndarray, count: int) -> np.ndarray:
