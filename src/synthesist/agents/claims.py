@@ -164,7 +164,8 @@ class SupportChecker:
         sources = [[cited[i] for i in claim.evidence_ids if i in cited] for claim in claims]
         wanted = [text for claim, items in zip(claims, sources, strict=True) if items and not _verbatim(claim, items)
                   for text in (claim.body, *_passages(items, terms(claim.body)))]
-        await self._embedder.embed(list(dict.fromkeys(wanted)))  # one batch: each claim below finds its vectors
+        if wanted:  # one batch: each claim below finds its vectors (and none loads the model for nothing)
+            await self._embedder.embed(list(dict.fromkeys(wanted)))
         return [await self._check(claim, items, [text for i in claim.evidence_ids for text in carried.get(i, ())])
                 for claim, items in zip(claims, sources, strict=True)]
 
@@ -172,7 +173,8 @@ class SupportChecker:
         """Embed ahead what checking sentences that cite ``items`` will read of their abstracts (their sentences and
         pairs of sentences): the report agent calls it while the model writes, for the items it will most likely
         cite, so the check after the report does not wait for them."""
-        await self._embedder.embed(_passages(items))
+        if items:
+            await self._embedder.embed(_passages(items))
 
     async def _check(self, claim: Claim, items: Sequence[Evidence], carried: Sequence[str] = ()) -> Verdict:
         body = claim.body
