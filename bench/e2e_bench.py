@@ -113,12 +113,14 @@ def scripted_replies() -> dict:
             "entities"}
     hypotheses = {"hypotheses": [{"intervention": "psychotherapy", "target": "worry", "pathway": "coping",
                                   "effect": "less anxiety", "confidence": 0.6}], "primary": 0}
+    # The judge's and the hypothesis agent's one call a round (models.team_call; this server keeps no prompt cache)
     return {"search": plan, "judge": judge, "hypothesis": hypotheses, "report": report,
-            "claims": {"judgements": []}}
+            "team": lambda body: {"judge": judge(body), "hypotheses": hypotheses}, "claims": {"judgements": []}}
 
 
 _FIELD_OF_AGENT = {"sufficient": "judge", "hypotheses": "hypothesis", "queries": "search",
                    "executive_summary": "report", "judgements": "claims"}
+"""For requests without the agent header (last week's code, which makes no combined call)."""
 
 
 def agent_by_tool(body: dict) -> str:
@@ -215,8 +217,14 @@ async def two_round_question(tmp: Path) -> None:
         print(f"  {agent:10} {n} call(s), {agent_tokens:,} tokens")
     judge_tokens = [call.input_tokens for call in models.calls if call.agent == "judge"]
     shared_prefix = models.shared_prefix_tokens("judge", "hypothesis")
-    print("judge and hypothesis requests sharing a prefix (tools, system, briefing), per round: " + ", ".join(
-        f"{n:,} of {total:,} tokens" for n, total in zip(shared_prefix, judge_tokens, strict=False)) + " (measured)")
+    if shared_prefix:  # models.team_call "separate": two requests a round, built to share their start
+        print("judge and hypothesis requests sharing a prefix (tools, system, briefing), per round: " + ", ".join(
+            f"{n:,} of {total:,} tokens" for n, total in zip(shared_prefix, judge_tokens, strict=False)) +
+            " (measured)")
+    team = [call.input_tokens for call in models.calls if call.agent == "team"]
+    if team:
+        print("judge and hypothesis in one request a round (models.team_call combined), tokens per round: " +
+              ", ".join(f"{n:,}" for n in team) + " (measured)")
     cacheable = models.cacheable_tokens()
     print(f"input tokens that repeat the start of an earlier request (a prefix cache could serve them, in arrival "
           f"order): {cacheable:,} of {tokens:,} = {cacheable / tokens:.0%} (measured)")

@@ -27,6 +27,7 @@ from .agents.model_spec import parse_model_spec, spec_for_agent
 from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
+from .agents.team import TEAM, combined_call
 from .agents.visual.adapter import VisionAdapter, build_vision_adapter
 from .agents.visual.agent import VisualAgent
 from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
@@ -151,13 +152,17 @@ def index_library(loaded: LibraryLoad, paths: Sequence[Path], shared: Shared,
 async def open_models(
     choice: ModelChoice, settings: Settings, stack: AsyncExitStack, environ: Mapping[str, str] = os.environ
 ) -> dict[str, LLM | None]:
-    """One LLM (or None for the extractive engine) per agent; LLMs are closed with ``stack``."""
+    """One LLM (or None for the extractive engine) per agent, the same one for agents with the same spec or model;
+    LLMs are closed with ``stack``."""
     built: dict[str, LLM | None] = {}
     cache: dict[str, LLM | None] = {}
+    given: dict[int, LLM] = {}
     for agent in AGENT_NAMES:
         wanted = choice.get(agent) if isinstance(choice, Mapping) else choice
         if isinstance(wanted, Model):
-            built[agent] = await stack.enter_async_context(LLM(wanted, settings))
+            if id(wanted) not in given:
+                given[id(wanted)] = await stack.enter_async_context(LLM(wanted, settings))
+            built[agent] = given[id(wanted)]
             continue
         spec = wanted or spec_for_agent(settings, agent, environ)[0]
         if spec not in cache:
@@ -178,18 +183,23 @@ def recorded_models(models: Mapping[str, LLM | None], cassette: Cassette) -> dic
                 wrapped[id(llm)] = RecordedLLM(cassette, llm)  # type: ignore[assignment]
         return {agent: None if llm is None else wrapped[id(llm)] for agent, llm in models.items()}
     engines = cassette.manifest.get("engines") or {}
-    return {agent: RecordedLLM(cassette, label=label) if label != EXTRACTIVE else None  # type: ignore[misc]
-            for agent, label in ((agent, engines.get(agent, EXTRACTIVE)) for agent in AGENT_NAMES)}
+    tapes = {label: RecordedLLM(cassette, label=label) for label in set(engines.values()) - {EXTRACTIVE}}
+    return {agent: tapes.get(engines.get(agent, EXTRACTIVE)) for agent in AGENT_NAMES}  # type: ignore[misc]
 
 
 def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], settings: Settings, *,
                cassette: Cassette | None = None) -> Team:
     """The four research agents over the run's sources and models; a recorded or replayed run's search agent
-    keeps its query order on the cassette."""
+    keeps its query order on the cassette. The judge and the hypothesis agent share one call a round when
+    :func:`~.agents.team.combined_call` says so (a replay: when the tape holds such calls)."""
+    if cassette is not None and cassette.mode == "replay":
+        combined = TEAM in cassette.model_labels
+    else:
+        combined = combined_call(settings, models["judge"], models["hypothesis"])
     return Team(
         search=SearchAgent(sources, settings, llm=models["search"], order=cassette),
-        judge=JudgeAgent(settings, llm=models["judge"]),
-        hypothesis=HypothesisAgent(settings, llm=models["hypothesis"]),
+        judge=JudgeAgent(settings, llm=models["judge"], combined=combined),
+        hypothesis=HypothesisAgent(settings, llm=models["hypothesis"], combined=combined),
         report=ReportAgent(settings, llm=models["report"]),
     )
 

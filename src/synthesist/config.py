@@ -156,6 +156,10 @@ class ModelSettings(Section):
                             "key result) in a prompt; the conclusion sentences are kept whole.")
     prompt_cards: int = Field(12, ge=1, le=200, description="Evidence cards in one judge, hypothesis or report "
                               "prompt: the first of the agent's MMR context.")
+    team_call: Literal["auto", "separate", "combined"] = Field(
+        "auto", description="How the judge and the hypothesis agent ask one model: 'separate' (two calls a round "
+        "with a byte-identical prefix, for a provider's prompt cache), 'combined' (one call a round, the briefing "
+        "sent once), or 'auto': combined unless the provider caches prompt prefixes itself (OpenAI, OpenRouter).")
     ollama_base_url: str = "http://localhost:11434/v1"
     openrouter_base_url: str = "https://openrouter.ai/api/v1"
 

@@ -60,7 +60,7 @@ async def llm_or_extractive(
     """Ask the LLM when there is one; on a model failure, or without one, use the extractive engine.
 
     ``finish`` post-processes an LLM answer (e.g. drops ids the model invented, adds what code decides) into the
-    agent's output type. Usage is recorded in memory.
+    agent's output type. Usage is recorded in memory (a shared call's once, where it was made).
     """
     if llm is None:
         return AgentOutput(await extract(), EXTRACTIVE)
@@ -69,5 +69,6 @@ async def llm_or_extractive(
     except ModelError as exc:
         log.warning("%s: %s; the extractive engine answers instead", agent, exc)
         return AgentOutput(await extract(), EXTRACTIVE, fallback_reason=str(exc))
-    memory.ledger.record(reply.usage)
+    if not reply.shared:
+        memory.ledger.record(reply.usage)
     return AgentOutput(finish(reply.output), llm.label, usage=reply.usage)

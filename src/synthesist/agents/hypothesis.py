@@ -9,49 +9,36 @@ from __future__ import annotations
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment, HypothesisSet
 from ..prompts import render
-from .base import AgentOutput, ModelAgent, llm_or_extractive
-from .cards import round_cards
+from .base import AgentOutput, llm_or_extractive
 from .citations import validate_model
 from .extractive.hypotheses import generate
 from .llm import LLM
-from .team import HYPOTHESIS_TOOL, TEAM_TOOLS, briefing, briefing_boundary, team_system
+from .team import HYPOTHESIS, HYPOTHESIS_TOOL, TeamMember, briefing, hypothesis_part
 
 
-class HypothesisAgent(ModelAgent):
-    name = "hypothesis"
-
+class HypothesisAgent(TeamMember):
+    name = HYPOTHESIS
 
     async def run(self, memory: ResearchMemory) -> AgentOutput[HypothesisAssessment]:
         round = memory.round  # the run's current round
         brief = await briefing(memory, self._settings)
         context = brief.context
-        embedder = memory.embedder if self._llm is not None else None  # an extractive round embeds nothing
-        cards = await round_cards(brief.near, memory.question, self._settings.models,
-                                  memory.findings.shown_to(self.name), embedder)
-        shown = cards.citable  # what the model saw, this round or before: all it may cite
+        cited: set[str] = set()  # what the model saw, this round or before: all it may cite
 
         async def extract() -> HypothesisAssessment:
             return generate(memory.question, context, round=round)
 
         async def ask(llm: LLM):
-            boundary = briefing_boundary(memory, round, self._settings)
-            previous, earlier = memory.findings.latest_assessment, memory.findings.hypotheses
-            prompt = render(
+            return await self.asked(memory, llm, brief, cited, lambda cards, boundary: render(
                 "hypothesis_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
-                left_out=brief.left_out,
-                key_findings=list(previous.key_findings) if previous else [],
-                hypotheses=[h.statement for h in earlier.hypotheses] if earlier else [],
-                boundary=boundary, tool=HYPOTHESIS_TOOL,
-            )
-            memory.findings.mark_shown(self.name, [card.id for card in cards.new])
-            return await llm.call(agent=self.name, output_type=HypothesisSet, system=team_system(boundary),
-                                  prompt=prompt, round=round, tools=TEAM_TOOLS)
+                left_out=brief.left_out, boundary=boundary, tool=HYPOTHESIS_TOOL, **hypothesis_part(memory)),
+                HypothesisSet)
 
         def finish(assessment: HypothesisSet) -> HypothesisAssessment:
             hypotheses = tuple(
                 h.model_copy(update={
-                    "supporting_evidence_ids": tuple(i for i in h.supporting_evidence_ids if i in shown),
-                    "contradicting_evidence_ids": tuple(i for i in h.contradicting_evidence_ids if i in shown),
+                    "supporting_evidence_ids": tuple(i for i in h.supporting_evidence_ids if i in cited),
+                    "contradicting_evidence_ids": tuple(i for i in h.contradicting_evidence_ids if i in cited),
                 })
                 for h in assessment.hypotheses
             )
@@ -59,7 +46,7 @@ class HypothesisAgent(ModelAgent):
                 hypotheses) else (0 if hypotheses else None)
             checked = HypothesisAssessment(hypotheses=hypotheses, primary=primary,
                                            knowledge_gaps=assessment.knowledge_gaps, round=round)
-            return validate_model(checked, shown)[0]  # no id the context lacks, in any text the run stores
+            return validate_model(checked, cited)[0]  # no id the context lacks, in any text the run stores
 
         output = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                          finish=finish)

@@ -20,20 +20,18 @@ from ..memory import ResearchMemory
 from ..models import Alignment, Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
 from ..reading.frame import frame_of
-from .base import AgentOutput, ModelAgent, llm_or_extractive
-from .cards import round_cards
+from .base import AgentOutput, llm_or_extractive
 from .citations import validate_model
 from .conflicts import detect_conflicts, resolving_query
 from .extractive.gate import gate_assessment
 from .extractive.judge import assess
 from .llm import LLM
 from .sufficiency import rule_for
-from .team import JUDGE_TOOL, TEAM_TOOLS, briefing, briefing_boundary, team_system
+from .team import JUDGE, JUDGE_TOOL, TeamMember, briefing, judge_part
 
 
-class JudgeAgent(ModelAgent):
-    name = "judge"
-
+class JudgeAgent(TeamMember):
+    name = JUDGE
 
     @property
     def context_size(self) -> int:
@@ -45,30 +43,20 @@ class JudgeAgent(ModelAgent):
         context, alignments = brief.context, brief.alignments
         # The conflict reading needs no verdict: it runs while the model is asked.
         conflicts = asyncio.ensure_future(asyncio.to_thread(context_conflicts, memory.question, context, alignments))
-        embedder = memory.embedder if self._llm is not None else None  # an extractive round embeds nothing
-        cards = await round_cards(brief.near, memory.question, self._settings.models,
-                                  memory.findings.shown_to(self.name), embedder)
-        shown = cards.citable  # what the model saw, this round or before: all it may cite
+        cited: set[str] = set()  # what the model saw, this round or before: all it may cite
 
         async def extract() -> JudgeAssessment:
             return assess(memory.question, context, brief.relevance, round=round, rules=self._settings.run,
                           previous=memory.findings.latest_assessment, alignments=alignments)
 
         async def ask(llm: LLM):
-            boundary = briefing_boundary(memory, round, self._settings)
-            prompt = render(
+            return await self.asked(memory, llm, brief, cited, lambda cards, boundary: render(
                 "judge_task", question=memory.question, round=round, evidence=cards.new, earlier=cards.earlier,
-                left_out=brief.left_out, previous=memory.findings.latest_assessment,
-                queries_run=[f"{s}: {q}" for s, q in memory.progress.queries_run],
-                boundary=boundary, tool=JUDGE_TOOL,
-            )
-            memory.findings.mark_shown(self.name, [card.id for card in cards.new])
-            return await llm.call(agent=self.name, output_type=JudgeVerdict, system=team_system(boundary),
-                                  prompt=prompt, round=round, tools=TEAM_TOOLS)
+                left_out=brief.left_out, boundary=boundary, tool=JUDGE_TOOL, **judge_part(memory)), JudgeVerdict)
 
         def finish(verdict: JudgeVerdict) -> JudgeAssessment:
             kind, required, rule = rule_for(memory.question, self._settings.run)
-            checked = validate_model(verdict, shown)[0]  # no id the context lacks, in any text it stores
+            checked = validate_model(verdict, cited)[0]  # no id the context lacks, in any text it stores
             fields = {name: getattr(checked, name) for name in JudgeVerdict.model_fields}
             return JudgeAssessment(**fields, question_type=kind, required=required, rule=rule, round=round)
 

@@ -60,6 +60,8 @@ class LLMReply(Generic[T]):
 
     output: T
     usage: TokenUsage
+    shared: bool = False
+    """One agent's part of a call made for several (:mod:`.team`): its usage was recorded where the call was made."""
 
 
 def build_model(

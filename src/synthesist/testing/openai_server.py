@@ -7,7 +7,9 @@
 It answers ``POST /v1/chat/completions`` by calling the output tool with the arguments scripted for the agent that
 asks: the product names the calling agent on every model request (the ``X-Synthesist-Agent`` header,
 :data:`synthesist.agents.model_spec.AGENT_HEADER`), so the server routes on that and never on a prompt's wording (a
-request without it is ``unknown``, and gets a 400 unless ``unknown`` is scripted); when a request offers several
+request without it is ``unknown``, and gets a 400 unless ``unknown`` is scripted; the judge's and the hypothesis
+agent's combined call, ``team``, unless scripted itself, is answered with both agents' scripts as its two parts, as a
+model doing both tasks would); when a request offers several
 tools, it calls the one the last user message names (as `name`), as a model following the task would. A scripted
 reply is a dict, a list of dicts (served in order, the last repeating) or a function of the request's JSON. Input
 size is counted the way the reference comparison counts it: request characters / 4, tool schemas and all.
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agents.model_spec import AGENT_HEADER
+from ..agents.team import HYPOTHESIS, JUDGE, TEAM
 from .http_server import FixtureServer, Reply, Request
 from .models import named_tool
 
@@ -106,15 +109,12 @@ class ScriptedChatServer:
         with self._lock:
             self.calls.append(ChatCall(agent, len(request.body), request.at, cache_order(body)))
             served = self._served[agent] = self._served.get(agent, 0) + 1
-        script = self._replies.get(agent)
-        if script is None:
+        parts = _TEAM_PARTS if agent == TEAM and agent not in self._replies else {None: agent}
+        scripts = {part: self._replies.get(member) for part, member in parts.items()}
+        if any(script is None for script in scripts.values()):
             return Reply.json({"error": {"message": f"nothing scripted for {agent}"}}, status=400)
-        if callable(script):
-            arguments = script(body)
-        elif isinstance(script, list):
-            arguments = script[min(served, len(script)) - 1]
-        else:
-            arguments = script
+        answers = {part: _arguments(script, body, served) for part, script in scripts.items()}
+        arguments = answers[None] if None in answers else {part: _parsed(answer) for part, answer in answers.items()}
         tools = [tool["function"]["name"] for tool in body.get("tools", [])]
         return chat_completion(arguments, tool=named_tool(tools, _last_user(body)),
                                prompt_tokens=len(request.body) // 4)
@@ -142,6 +142,28 @@ class ScriptedChatServer:
             calls, tokens = totals.get(call.agent, (0, 0))
             totals[call.agent] = (calls + 1, tokens + call.input_tokens)
         return totals
+
+
+_TEAM_PARTS: dict[str | None, str] = {"judge": JUDGE, "hypotheses": HYPOTHESIS}
+"""The combined call's parts (:class:`~synthesist.agents.team.TeamAssessment`) and the agent each one is of."""
+
+
+def _arguments(script: ScriptedArguments, body: dict[str, Any], served: int) -> Any:
+    if callable(script):
+        return script(body)
+    if isinstance(script, list):
+        return script[min(served, len(script)) - 1]
+    return script
+
+
+def _parsed(answer: Any) -> Any:
+    """A part given as raw JSON text, parsed when it parses (a broken one stays text, and fails validation)."""
+    if not isinstance(answer, str):
+        return answer
+    try:
+        return json.loads(answer)
+    except ValueError:
+        return answer
 
 
 def cache_order(body: dict[str, Any]) -> str:
