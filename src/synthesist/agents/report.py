@@ -153,6 +153,8 @@ class ReportAgent(ModelAgent):
         verdicts = await SupportChecker(memory.embedder).check(claims, cited, shown)
         note = None
         if self._llm is not None:
+            # While the model weighs the claims, the evidence table's records of the cited items are read.
+            ahead = asyncio.ensure_future(asyncio.to_thread(study_records, list(cited.values()), report.frame))
             try:
                 verdicts, usage = await entailment(self._llm, verdicts, round=memory.round,
                                                    boundary_cap=self._settings.models.evidence_char_cap)
@@ -161,6 +163,8 @@ class ReportAgent(ModelAgent):
             else:
                 if usage is not None:
                     memory.ledger.record(usage)
+            finally:
+                await _settled(ahead)
         failed = [v for v in verdicts if not v.supported]
         return with_references(remove_claims(report, failed, checked=len(verdicts)), memory), note
 
@@ -232,13 +236,14 @@ CHECKED_AHEAD = 4
 """Answering items shown to the report's model whose abstracts the claim check embeds while the model writes."""
 
 
-async def _settled(task: asyncio.Future[None]) -> None:
-    """Wait for work done ahead; its failure is not the run's: the work is done again where it is needed, and a
-    failure there is reported (an embedding model that cannot load fails the claim check, which says so)."""
+async def _settled(task: asyncio.Future[object]) -> None:
+    """Wait for work done ahead while a model was asked; its failure is not the run's: the work is done again where
+    it is needed, and a failure there is reported (an embedding model that cannot load fails the claim check, a
+    study record that cannot be read is noted by :func:`with_studies`)."""
     try:
         await task
     except Exception:  # noqa: BLE001 — see the docstring
-        log.debug("work ahead of the claim check failed", exc_info=True)
+        log.debug("work done ahead of its use failed", exc_info=True)
 
 
 MODEL_RECORDS = 6

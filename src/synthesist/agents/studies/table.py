@@ -13,6 +13,7 @@ import csv
 import io
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...identity import link_out
 from ...models import Evidence, QuestionFrame
@@ -93,7 +94,14 @@ def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = No
     answers the question's own comparison first (its exposure against its comparator on each of its outcomes), so
     the table's first row for a study is what it found on what was asked."""
     queries = question_queries(frame)
-    return tuple(read_study(item, queries, measured_as_asked=True) for item in evidence)
+    return tuple(_read(item, queries) for item in evidence)
+
+
+@lru_cache(maxsize=512)
+def _read(item: Evidence, queries: tuple[DirectionQuery, ...]) -> StudyRecord:
+    """One item's record for ``queries`` (cached: items and queries are immutable, so a record read ahead of the
+    report, while a model checks its claims, is the one the table uses)."""
+    return read_study(item, queries, measured_as_asked=True)
 
 
 def question_queries(frame: QuestionFrame | None) -> tuple[DirectionQuery, ...]:
