@@ -39,6 +39,14 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Written(BaseModel):
+    """Base of what a model writes through an output tool whose schema holds only what it must fill: fields it adds
+    anyway (code's, such as a report's title) are ignored, not refused. A subclass that code fills is strict again
+    (``Frozen``'s config)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
 class Identifiers(Frozen):
     """Normalised identifiers of one work. Normalisation lives in :mod:`synthesist.identity`."""
 
@@ -150,7 +158,7 @@ FramePart = Literal["population", "exposure", "comparator", "outcome"]
 AlignmentLabel = Literal["answers", "indirect", "related", "off_topic"]
 
 
-class QuestionFrame(Frozen):
+class WrittenFrame(Written):
     """The parts of a research question an answer must address (PICO-like) and the kind of question."""
 
     kind: QuestionKind = "effect"
@@ -162,6 +170,13 @@ class QuestionFrame(Frozen):
     comparator: str | None = None
     outcomes: tuple[str, ...] = ()
     """What is asked about the exposure; for a descriptive question, the aspect asked (causes, prevalence…)."""
+
+
+class QuestionFrame(WrittenFrame):
+    """The parts of a research question an answer must address (PICO-like) and the kind of question, and who read
+    them (the report's model writes a :class:`WrittenFrame`; code checks it and says where it came from)."""
+
+    model_config = Frozen.model_config
     source: Literal["extractive", "llm"] = "extractive"
 
 
@@ -398,7 +413,7 @@ class ReportSection(Frozen):
     """Markdown; claim sentences carry citation markers ``[pmid:123]`` that name evidence ids."""
 
 
-class Answer(Frozen):
+class WrittenAnswer(Written):
     """The bottom line of a report: a verdict, one to three cited sentences and a GRADE-like strength."""
 
     verdict: Literal["yes", "no", "mixed", "insufficient"] | None = None
@@ -408,6 +423,12 @@ class Answer(Frozen):
     strength_reason: str = ""
     evidence_ids: tuple[str, ...] = ()
     """The collected items the answer rests on."""
+
+
+class Answer(WrittenAnswer):
+    """The bottom line of a report (:class:`WrittenAnswer`) and, added by code, what it rests on."""
+
+    model_config = Frozen.model_config
     basis: Literal["answering", "indirect", "none"] = "none"
     """What the answer rests on: items that answer the question, only indirect ones, or nothing that answers."""
     missing: str = ""
@@ -533,6 +554,30 @@ class TrialLink(Frozen):
     paper_ids: tuple[str, ...] = ()
     matched_by: tuple[str, ...] = ()
     """For each paper, how it was matched: ``NCT number``, ``acronym VITAL``, ``title and sponsor``."""
+
+
+class WrittenReport(Written):
+    """The research report as written; code adds its title, method and references."""
+
+    # The report's model fills this (its output tool's schema: the docstring is the tool's description, sent with
+    # every report call, so keep it short); :meth:`draft` makes it a ReportDraft.
+
+    executive_summary: str
+    sections: tuple[ReportSection, ...] = ()
+    hypotheses_tested: tuple[str, ...] = ()
+    limitations: str = ""
+    conclusion: str = ""
+    answer: WrittenAnswer | None = None
+    frame: WrittenFrame | None = None
+    """The question's parts as the writer read them (code checks them against the question)."""
+
+    def draft(self) -> ReportDraft:
+        """As a :class:`ReportDraft` whose title and methodology code writes (:func:`synthesist.agents.report.
+        code_built`)."""
+        return ReportDraft(
+            title="", **self.model_dump(exclude={"answer", "frame"}),
+            answer=None if self.answer is None else Answer(**self.answer.model_dump()),
+            frame=None if self.frame is None else QuestionFrame(**self.frame.model_dump()))
 
 
 class ReportDraft(Frozen):

@@ -456,7 +456,9 @@ async def test_an_injected_fake_id_survives_in_no_field_of_the_report_or_what_th
     assert result.report.title == f"Research report: {QUESTION}"
     assert all(section.heading == "Findings" for section in result.report.sections)
     assert result.hypotheses[-1].hypotheses[0].target == "AMPK"
-    assert result.fabricated_citations >= 5
+    # the model's title and methodology are not in its output tool and not read (code writes them), so the fake id
+    # it wrote there is never taken in, and not counted among the fabricated citations removed
+    assert result.fabricated_citations >= 4
     checkpoint = (tmp_path / "data" / "runs" / result.run_id / "checkpoint.json").read_text()
     assert checkpoint.count("99999999") == checkpoint.count(INJECTED_ABSTRACT[:40]) == 1  # inside the abstract only
 

@@ -27,7 +27,16 @@ from dataclasses import replace
 
 from ..errors import ModelError
 from ..memory import ResearchMemory, format_bibliography
-from ..models import Alignment, Answer, Evidence, QuestionFrame, ReportDraft, ReportSection, ResearchReport
+from ..models import (
+    Alignment,
+    Answer,
+    Evidence,
+    QuestionFrame,
+    ReportDraft,
+    ReportSection,
+    ResearchReport,
+    WrittenReport,
+)
 from ..prompts import Boundary, render
 from ..reading.text import terms
 from ..study import StudyRecord
@@ -93,12 +102,13 @@ class ReportAgent(ModelAgent):
             likely = [item for item in shown if item.id in answering][:CHECKED_AHEAD]
             ahead = asyncio.ensure_future(SupportChecker(memory.embedder).prepare(likely))
             try:
-                return await llm.call(agent=self.name, output_type=ReportDraft, system=system, prompt=prompt,
+                return await llm.call(agent=self.name, output_type=WrittenReport, system=system, prompt=prompt,
                                       round=memory.round)
             finally:
                 await _settled(ahead)
 
-        drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract)
+        drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
+                                          finish=WrittenReport.draft)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory, carried=drafted.engine != EXTRACTIVE)
