@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 
 from synthesist import api
-from synthesist.agents import report as report_module
 from synthesist.agents.cards import evidence_card
 from synthesist.agents.claims import Claim, SupportChecker
 from synthesist.agents.llm import LLM
-from synthesist.agents.report import with_studies
 from synthesist.agents.report_format import render_markdown
+from synthesist.agents.studies import table as table_module
 from synthesist.agents.studies.forest import _plain_ticks, draw_forest_plot, forest_groups, has_forest_plot
 from synthesist.agents.studies.pooling import pooled_estimate
 from synthesist.agents.studies.table import (
@@ -25,6 +24,7 @@ from synthesist.agents.studies.table import (
     markdown_table,
     study_records,
     table_rows,
+    with_studies,
 )
 from synthesist.config import Settings
 from synthesist.memory.run_state import UsageLedger
@@ -269,7 +269,7 @@ async def test_the_report_gets_the_record_of_each_referenced_item_and_a_reader_b
     def broken(items, frame=None):  # a bug in the reader
         raise ZeroDivisionError
 
-    monkeypatch.setattr(report_module, "study_records", broken)
+    monkeypatch.setattr(table_module, "study_records", broken)
     updated, unread, _ = await with_studies(report, _Held(trial))  # type: ignore[arg-type]
     assert updated.studies == () and unread == [trial.id]
 

@@ -30,7 +30,6 @@ from ..memory import ResearchMemory, format_bibliography
 from ..models import (
     Alignment,
     Answer,
-    Evidence,
     QuestionFrame,
     ReportDraft,
     ReportSection,
@@ -39,7 +38,6 @@ from ..models import (
 )
 from ..prompts import Boundary, render
 from ..reading.text import terms
-from ..study import StudyRecord
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
@@ -48,8 +46,7 @@ from .citations import MARKER, SENTENCE_END, Resolver, cited_ids, validate_repor
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
-from .studies.llm_reader import llm_study_record
-from .studies.table import question_queries, study_records
+from .studies.table import study_records, with_studies
 from .uncited import NO_CITATION, uncited_claims, unsupported_headings
 
 CONTEXT_SIZE = 40
@@ -256,12 +253,6 @@ async def _settled(task: asyncio.Future[object]) -> None:
         log.debug("work done ahead of its use failed", exc_info=True)
 
 
-MODEL_RECORDS = 6
-"""Referenced full texts whose study record a model reads, at most, per report (one call each, concurrently); the
-other items are read by rule. An abstract is read by rule: the rules do well on its one results paragraph, and a
-call per reference would cost more than the whole rest of the run."""
-
-
 def with_alignment(cards: Sequence[EvidenceCard], alignments: Sequence[Alignment]) -> list[EvidenceCard]:
     """The cards with each item's alignment at the end of its header, as the report's model reads it: the label and
     the parts the item does not address ("related: not outcome, population"); the reasons in words are the
@@ -272,42 +263,6 @@ def with_alignment(cards: Sequence[EvidenceCard], alignments: Sequence[Alignment
         lacking = f": not {', '.join(missing)}" if missing and alignment.label != "off_topic" else ""
         notes[alignment.evidence_id] = f"{alignment.label}{lacking}"
     return [replace(card, header=f"{card.header} | {notes[card.id]}") if card.id in notes else card for card in cards]
-
-
-async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM | None = None, *,
-                       boundary_cap: int = 8_000) -> tuple[ResearchReport, list[str], list[str]]:
-    """The report with the verified study record of each referenced item (the evidence table), the ids of the
-    items whose record a bug kept from being read (the report never fails for one), and notes for the run. With
-    ``llm``, the referenced full texts (up to :data:`MODEL_RECORDS`) are read by the model through its output tool
-    (:func:`~.studies.llm_reader.llm_study_record`, verified like every record); a failed call falls back to the
-    rules and is noted."""
-    items = [item for citation in report.references if (item := memory.get(citation.evidence_id)) is not None]
-    by_model = [item for item in items if item.passages][:MODEL_RECORDS] if llm is not None else []
-    queries = question_queries(report.frame)
-    notes: list[str] = []
-
-    async def model_record(item: Evidence) -> StudyRecord | None:
-        try:
-            record, usage = await llm_study_record(llm, item, queries, round=memory.round,
-                                                   boundary_cap=boundary_cap)
-        except ModelError as exc:
-            notes.append(f"the model's study record of {item.id} failed ({exc}); it was read by rule")
-            return None
-        memory.ledger.record(usage)
-        return record
-
-    read = dict(zip([item.id for item in by_model], await asyncio.gather(*map(model_record, by_model)), strict=True))
-    records, unread = [], []
-    for item in items:
-        if (record := read.get(item.id)) is not None:
-            records.append(record)
-            continue
-        try:
-            records.extend(study_records([item], report.frame))
-        except Exception:  # a bug in the reader must not cost the run its report
-            log.exception("study record of %s failed", item.id)
-            unread.append(item.id)
-    return report.model_copy(update={"studies": tuple(records)}), unread, notes
 
 
 def with_references(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:

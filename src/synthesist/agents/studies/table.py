@@ -5,25 +5,36 @@ on the question's own comparison first, then up to :data:`OUTCOMES_PER_STUDY` of
 (those with a CI first, then those with a direction), or one row
 with its design and size when it states none. Every number in a row is the verbatim text of its quote; the CSV
 carries the quote and its section so a reader can check each one.
+
+The records are read here too (:func:`with_studies`): by rule, or for up to :data:`MODEL_RECORDS` full texts by the
+model when one is configured; a record read ahead (while the report's claims are checked) is kept, not read again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ...errors import ModelError
 from ...identity import link_out
-from ...models import Evidence, QuestionFrame
+from ...memory import ResearchMemory
+from ...models import Evidence, QuestionFrame, ResearchReport
 from ...reading.studies.record import read_study
 from ...study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from ...titles import display_title
+from ..llm import LLM
 from ..markdown_text import inert, link_url
+from .llm_reader import llm_study_record
 
-__all__ = ["COLUMNS", "CSV_COLUMNS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table", "study_records",
-           "table_rows"]
+log = logging.getLogger(__name__)
+
+__all__ = ["COLUMNS", "CSV_COLUMNS", "MODEL_RECORDS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table",
+           "study_records", "table_rows", "with_studies"]
 
 OUTCOMES_PER_STUDY = 3
 _COMPARATIVE = frozenset({"effect", "association"})
@@ -190,3 +201,45 @@ def evidence_csv(rows: list[EvidenceRow]) -> str:
 def _cell(text: str) -> str:
     """Text safe inside a Markdown table cell: one line, pipes escaped, no HTML and no link (text from a study)."""
     return inert(" ".join(text.split())).replace("|", "\\|")
+
+
+MODEL_RECORDS = 6
+"""Referenced full texts whose study record a model reads, at most, per report (one call each, concurrently); the
+other items are read by rule. An abstract is read by rule: the rules do well on its one results paragraph, and a
+call per reference would cost more than the whole rest of the run."""
+
+
+async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM | None = None, *,
+                       boundary_cap: int = 8_000) -> tuple[ResearchReport, list[str], list[str]]:
+    """The report with the verified study record of each referenced item (the evidence table), the ids of the
+    items whose record a bug kept from being read (the report never fails for one), and notes for the run. With
+    ``llm``, the referenced full texts (up to :data:`MODEL_RECORDS`) are read by the model through its output tool
+    (:func:`~.studies.llm_reader.llm_study_record`, verified like every record); a failed call falls back to the
+    rules and is noted."""
+    items = [item for citation in report.references if (item := memory.get(citation.evidence_id)) is not None]
+    by_model = [item for item in items if item.passages][:MODEL_RECORDS] if llm is not None else []
+    queries = question_queries(report.frame)
+    notes: list[str] = []
+
+    async def model_record(item: Evidence) -> StudyRecord | None:
+        try:
+            record, usage = await llm_study_record(llm, item, queries, round=memory.round,
+                                                   boundary_cap=boundary_cap)
+        except ModelError as exc:
+            notes.append(f"the model's study record of {item.id} failed ({exc}); it was read by rule")
+            return None
+        memory.ledger.record(usage)
+        return record
+
+    read = dict(zip([item.id for item in by_model], await asyncio.gather(*map(model_record, by_model)), strict=True))
+    records, unread = [], []
+    for item in items:
+        if (record := read.get(item.id)) is not None:
+            records.append(record)
+            continue
+        try:
+            records.extend(study_records([item], report.frame))
+        except Exception:  # a bug in the reader must not cost the run its report
+            log.exception("study record of %s failed", item.id)
+            unread.append(item.id)
+    return report.model_copy(update={"studies": tuple(records)}), unread, notes
