@@ -206,6 +206,39 @@ def answer(row: dict, logits: np.ndarray, blend: float, mix: float, reader) -> t
     return decide(picks, reader.threshold)[0], hit
 
 
+def ceiling(rows: list[dict], reader) -> None:
+    """How often a marked unit is among the linear ranker's best few, and the answers of a perfect reranker of the
+    candidates (marked units first), read as the shipped reader reads them and with fewer units read."""
+    with_marks = [row for row in rows if row["has_marks"]]
+    shares = [f"top-{k} {sum(bool(r['hits'][:k].any()) for r in with_marks) / len(with_marks):.3f}"
+              for k in (1, 3, 5, len(rows[0]["hits"]))]
+    print(f"a marked unit among the linear ranker's {', '.join(shares)}")
+    for read in (reader.read, 3, 1):
+        oracle = dataclasses.replace(reader, read=read)
+        pairs = [(row["label"], answer(row, np.c_[row["hits"] * 100.0, np.zeros((len(row["hits"]), 3))], 1000.0,
+                                       0.0, oracle)[0]) for row in rows]
+        print(f"perfect reranker, {read} unit(s) read: accuracy {sum(g == p for g, p in pairs) / len(pairs):.3f} "
+              f"macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
+
+
+def heads(rows: list[dict], logits: list[np.ndarray], reader) -> None:
+    """On the marked candidate units: how often the shipped direction model, the cross-encoder's direction head
+    and their even log-linear mix read the prompt's label."""
+    right = np.zeros(3)
+    count = 0
+    order = list(reader.directions_order)
+    for row, found in zip(rows, logits, strict=True):
+        for j in np.flatnonzero(row["hits"]):
+            shipped = np.log(np.array([row["probabilities"][j][label] for label in DIRECTIONS]) + 1e-9)
+            head = found[j, 1:] - np.logaddexp.reduce(found[j, 1:])
+            for k, scores in enumerate((shipped, head, shipped + head)):
+                right[k] += DIRECTIONS[int(np.argmax(scores))] == row["label"]
+            count += 1
+    assert set(order) == set(DIRECTIONS)
+    print(f"direction of the {count} marked candidate units read right: shipped model {right[0] / count:.3f}, "
+          f"cross-encoder head {right[1] / count:.3f}, both {right[2] / count:.3f}")
+
+
 def report(rows: list[dict], logits: list[np.ndarray], reader) -> None:
     for mix in HEAD_MIX:
         for blend in BLENDS:
@@ -244,7 +277,8 @@ def main() -> None:
     print(f"validation: a marked unit among the linear top-{args.top} for {sum(in_top) / len(in_top):.3f} of "
           f"{len(in_top)} prompts with marks")
     model = CrossEncoder(args.layers, args.length)
-    weights = args.cache / f"model-l{args.layers}-n{args.length}-e{args.epochs}-t{args.top}-p{args.train_prompts}.pt"
+    weights = args.cache / (f"model-l{args.layers}-n{args.length}-e{args.epochs}-t{args.top}-p{args.train_prompts}"
+                            f"-r{args.rate}.pt")
     if weights.exists():
         model.net.load_state_dict(torch.load(weights))
         model.net.eval()
@@ -257,6 +291,8 @@ def main() -> None:
     logits, per_prompt = score(model, validation)
     print(f"scored validation top-{args.top} in {per_prompt * 1000:.0f} ms per prompt (torch, fp32, "
           f"{torch.get_num_threads()} threads)")
+    ceiling(validation, shipped_reader())
+    heads(validation, logits, shipped_reader())
     report(validation, logits, shipped_reader())
     if args.onnx:
         export(model, args.onnx, validation)
