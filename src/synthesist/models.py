@@ -560,7 +560,7 @@ class WrittenReport(Written):
     """The research report as written; code adds its title, method and references."""
 
     # The report's model fills this (its output tool's schema: the docstring is the tool's description, sent with
-    # every report call, so keep it short); :meth:`draft` makes it a ReportDraft.
+    # every report call, so keep it short); :func:`as_draft` makes it a ReportDraft.
 
     executive_summary: str
     sections: tuple[ReportSection, ...] = ()
@@ -571,31 +571,26 @@ class WrittenReport(Written):
     frame: WrittenFrame | None = None
     """The question's parts as the writer read them (code checks them against the question)."""
 
-    def draft(self) -> ReportDraft:
-        """As a :class:`ReportDraft` whose title and methodology code writes (:func:`synthesist.agents.report.
-        code_built`)."""
-        return ReportDraft(
-            title="", **self.model_dump(exclude={"answer", "frame"}),
-            answer=None if self.answer is None else Answer(**self.answer.model_dump()),
-            frame=None if self.frame is None else QuestionFrame(**self.frame.model_dump()))
 
 
-class ReportDraft(Frozen):
-    """The research report as written; code adds its references."""
+class ReportDraft(WrittenReport):
+    """The research report as either engine writes it, with its title and methodology (code's, for a model's
+    report); the ReportAgent adds references and flags."""
 
-    # Both engines write one; the ReportAgent adds references and flags. The docstring is the description of the
-    # output tool a model reads (it is sent with every report call): keep it short.
-
+    model_config = Frozen.model_config
     title: str
-    executive_summary: str
     methodology: str = ""
-    sections: tuple[ReportSection, ...] = ()
-    hypotheses_tested: tuple[str, ...] = ()
-    limitations: str = ""
-    conclusion: str = ""
     answer: Answer | None = None
     frame: QuestionFrame | None = None
-    """The question's parts as the writer read them (code checks them against the question)."""
+
+
+def as_draft(written: WrittenReport) -> ReportDraft:
+    """A model's report as a :class:`ReportDraft` whose title and methodology code writes
+    (:func:`synthesist.agents.report.code_built`)."""
+    return ReportDraft(
+        title="", **written.model_dump(exclude={"answer", "frame"}),
+        answer=None if written.answer is None else Answer(**written.answer.model_dump()),
+        frame=None if written.frame is None else QuestionFrame(**written.frame.model_dump()))
 
 
 class ResearchReport(Frozen):

@@ -35,6 +35,7 @@ from ..models import (
     ReportSection,
     ResearchReport,
     WrittenReport,
+    as_draft,
 )
 from ..prompts import Boundary, render
 from ..reading.text import terms
@@ -105,7 +106,7 @@ class ReportAgent(ModelAgent):
                 await _settled(ahead)
 
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
-                                          finish=WrittenReport.draft)
+                                          finish=as_draft)
         report = finish_report(drafted.value, memory, partial_reason=partial_reason)
         report, frame_note = await self._gated(report, drafted.value, frame, alignments, memory)
         report, note = await self.check_claims(report, memory, carried=drafted.engine != EXTRACTIVE)
