@@ -16,7 +16,10 @@ REPO = Path(__file__).resolve().parent.parent.parent
 FILES = sorted(path.stem for path in (resources.files(lexicon.__package__) / "lexicons").iterdir()
                if path.name.endswith(".toml"))
 VOCABULARIES = [(file, name) for file in FILES for name in lexicon.vocabularies(file)]
-_USE = re.compile(r"""lexicon\.(?:pattern|source|words|word_list)\(\s*["'](\w+)["'],\s*["'](\w+)["']\s*\)""")
+_READ = r"""lexicon\.(?:pattern|source|words|word_list|phrases|pairs)\(\s*["'](\w+)["'],\s*"""
+_USE = re.compile(_READ + r"""["'](\w+)["']\s*\)""")
+_PREFIX_USE = re.compile(_READ + r"""f["'](\w+)\{""")
+"""A family of vocabularies read by name: ``lexicon.pattern("designs", f"TEXT_{design.name}")``."""
 
 
 def test_there_are_lexicons() -> None:
@@ -32,9 +35,12 @@ def test_every_group_says_why_and_holds_entries_or_words(file: str, name: str) -
     assert vocabulary["groups"]
     for group in vocabulary["groups"]:
         assert group["why"].strip()
-        assert set(group) in ({"why", "entries"}, {"why", "words"})
-        assert group.get("entries", True) and group.get("words", "x").strip()
-        assert all(isinstance(entry, str) and entry for entry in group.get("entries", []))
+        assert set(group) in ({"why", "entries"}, {"why", "words"}, {"why", "phrases"}, {"why", "pairs"})
+        assert group.get("entries", True) and group.get("words", "x").strip() and group.get("phrases", True)
+        assert all(isinstance(entry, str) and entry for entry in (*group.get("entries", []), *group.get("phrases", [])))
+        assert group.get("pairs", True) and all(isinstance(equivalent, str) and equivalent
+                                                for equivalents in group.get("pairs", {}).values()
+                                                for equivalent in equivalents or [""])
 
 
 @pytest.mark.parametrize(("file", "name"), VOCABULARIES)
@@ -42,8 +48,10 @@ def test_every_entry_compiles_on_its_own_and_the_whole_with_its_flags(file: str,
     vocabulary = lexicon.vocabularies(file)[name]
     entries = [entry for group in vocabulary["groups"] for entry in group.get("entries", [])]
     if not entries:
-        words = lexicon.word_list(file, name)
-        assert len(words) == len(set(words)), "a word listed twice"
+        groups = vocabulary["groups"]
+        listed = (lexicon.word_list(file, name) if "words" in groups[0] else lexicon.phrases(file, name)
+                  if "phrases" in groups[0] else [term for group in groups for term in group["pairs"]])
+        assert len(listed) == len(set(listed)), "a word, phrase or term listed twice"
         return
     for entry in entries:
         re.compile(lexicon.REFERENCE.sub(lambda reference: lexicon.source(file, reference[1]), entry))
@@ -62,8 +70,10 @@ def test_a_reference_stands_for_the_whole_pattern_of_another_vocabulary() -> Non
 
 
 def test_every_vocabulary_is_read_by_the_code_or_by_another_vocabulary() -> None:
-    used = {match.groups() for path in (REPO / "src" / "synthesist").rglob("*.py")
-            for match in _USE.finditer(path.read_text(encoding="utf-8"))}
+    sources = [path.read_text(encoding="utf-8") for path in (REPO / "src" / "synthesist").rglob("*.py")]
+    used = {match.groups() for text in sources for match in _USE.finditer(text)}
+    used |= {(file, name) for text in sources for match in _PREFIX_USE.finditer(text) for file, name in VOCABULARIES
+             if file == match[1] and name.startswith(match[2])}
     referenced = {(file, reference) for file in FILES for vocabulary in lexicon.vocabularies(file).values()
                   for text in (vocabulary.get("before", ""), vocabulary.get("after", ""),
                                *(entry for group in vocabulary["groups"] for entry in group.get("entries", [])))

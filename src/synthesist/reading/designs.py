@@ -7,11 +7,11 @@ A design named only in a call for more research ("randomised trials are needed")
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from enum import StrEnum
 
 from ..models import Evidence
+from . import lexicon
 from .vocabulary import is_future_work
 
 
@@ -31,79 +31,15 @@ class Design(StrEnum):
     ANIMAL = "animal model"
 
 
-HUMAN_DESIGNS = frozenset(
-    {
-        Design.META_ANALYSIS,
-        Design.SYSTEMATIC_REVIEW,
-        Design.RCT,
-        Design.TRIAL_RECORD,
-        Design.CLINICAL_TRIAL,
-        Design.COHORT,
-        Design.CASE_CONTROL,
-        Design.CROSS_SECTIONAL,
-        Design.CASE_REPORT,
-    }
-)
 PRECLINICAL_DESIGNS = frozenset({Design.IN_VITRO, Design.ANIMAL})
+HUMAN_DESIGNS = frozenset(Design) - PRECLINICAL_DESIGNS
 
-_I = re.IGNORECASE
-_TEXT_PATTERNS: tuple[tuple[Design, re.Pattern[str]], ...] = (
-    (Design.META_ANALYSIS, re.compile(r"\bmeta-?analy[sz](?:is|es|ed)\b|\bpooled analysis\b", _I)),
-    (Design.SYSTEMATIC_REVIEW, re.compile(r"\bsystematic(?:ally)? review", _I)),
-    (
-        Design.RCT,
-        re.compile(
-            r"(?<!non-)(?<!non)(?<!quasi-)\brandomi[sz]ed\b(?! (?:order|sample|selection))"
-            r"|\brandomly (?:assigned|allocated)\b|\bdouble-blind|\bplacebo-controlled\b",
-            _I,
-        ),
-    ),
-    (
-        Design.CLINICAL_TRIAL,
-        re.compile(r"\b(?:clinical|pilot|phase [1-4I]+|single-arm|open-label) (?:trial|study)\b", _I),
-    ),
-    (
-        Design.COHORT,
-        re.compile(
-            r"\bcohort\b|\bprospective(?:ly)?\b|\blongitudinal\b|\bretrospective(?:ly)?\b|\bfollow-up study\b"
-            r"|\bregistry\b|\bpopulation-based\b",
-            _I,
-        ),
-    ),
-    (Design.CASE_CONTROL, re.compile(r"\bcase-?control\b|\bmatched controls\b", _I)),
-    (Design.CROSS_SECTIONAL, re.compile(r"\bcross-sectional\b|\bsurvey\b|\bquestionnaire\b", _I)),
-    (
-        Design.CASE_REPORT,
-        re.compile(
-            r"\bcase reports?\b|\bcase series\b|\bwe (?:report|describe|present) (?:a|an|the) (?:case|patient)", _I
-        ),
-    ),
-    (
-        Design.IN_VITRO,
-        re.compile(r"\bin vitro\b|\bcell lines?\b|\bcultured\b|\bcells were (?:treated|incubated|exposed)\b", _I),
-    ),
-    (
-        Design.ANIMAL,
-        re.compile(
-            r"\b(?:mice|mouse|murine|rats?|rodents?|animal models?|xenografts?|zebrafish|rabbits|piglets|"
-            r"dogs|sheep|primates)\b",
-            _I,
-        ),
-    ),
-)
-
-_TYPE_PATTERNS: tuple[tuple[Design, re.Pattern[str]], ...] = (
-    (Design.META_ANALYSIS, re.compile(r"meta-analysis", _I)),
-    (Design.SYSTEMATIC_REVIEW, re.compile(r"systematic review", _I)),
-    (Design.RCT, re.compile(r"randomized controlled trial(?! as topic)|^controlled clinical trial", _I)),
-    (Design.CLINICAL_TRIAL, re.compile(r"^clinical trial(?!s as topic)|^clinical study", _I)),
-    (Design.COHORT, re.compile(r"^(?:cohort|prospective|retrospective|longitudinal|follow-up) stud|observational", _I)),
-    (Design.CASE_CONTROL, re.compile(r"^case-control", _I)),
-    (Design.CROSS_SECTIONAL, re.compile(r"^cross-sectional", _I)),
-    (Design.CASE_REPORT, re.compile(r"^case reports?$", _I)),
-    (Design.IN_VITRO, re.compile(r"^in vitro|^cells, cultured|^cell line", _I)),
-    (Design.ANIMAL, re.compile(r"^animals$|^mice\b|^rats\b|^disease models, animal", _I)),
-)
+_TEXT_PATTERNS = tuple((design, lexicon.pattern("designs", f"TEXT_{design.name}"))
+                       for design in Design if design is not Design.TRIAL_RECORD)
+"""Each design as the text names it (``lexicons/designs.toml``); a trial record is known from its source."""
+_TYPE_PATTERNS = tuple((design, lexicon.pattern("designs", f"TYPE_{design.name}"))
+                       for design in Design if design is not Design.TRIAL_RECORD)
+"""Each design as a publication type or MeSH heading names it."""
 
 
 def study_designs(evidence: Evidence, sentences: Iterable[str]) -> frozenset[Design]:

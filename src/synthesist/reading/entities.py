@@ -24,59 +24,14 @@ from .text import words
 DRUG_SUFFIXES = list(lexicon.word_list("entities", "DRUG_SUFFIXES"))
 """How drug names end (their INN stems, ``reading/lexicons/entities.toml``)."""
 _DRUG_SUFFIX = re.compile(rf"^[a-z][a-z-]{{2,}}(?:{'|'.join(DRUG_SUFFIXES)})$")
-DRUG_CLASSES: dict[str, tuple[str, ...]] = {
-    "statin": ("statin",),
-    "corticosteroid": ("sone", "solone", "cortisol", "sonide"),
-    "steroid": ("sone", "solone", "cortisol", "sonide"),
-    "glucocorticoid": ("sone", "solone", "cortisol", "sonide"),
-    "beta-blocker": ("olol",),
-    "beta blocker": ("olol",),
-    "ace inhibitor": ("pril",),
-    "angiotensin receptor blocker": ("sartan",),
-    "proton pump inhibitor": ("prazole",),
-    "selective serotonin reuptake inhibitor": ("oxetine", "citalopram", "sertraline", "fluvoxamine"),
-    "ssri": ("oxetine", "citalopram", "sertraline", "fluvoxamine"),
-    "bisphosphonate": ("dronate", "dronic"),
-    "anticoagulant": ("xaban", "gatran", "warfarin", "heparin"),
-    "nsaid": ("profen", "fenac", "coxib", "naproxen"),
-    "antibiotic": ("mycin", "micin", "cillin", "floxacin", "cycline", "penem", "cef-", "alexin", "osporin"),
-}
-"""A drug class and how its members' names end (or, marked with a trailing "-", begin): a trial of hydrocortisone
-is a trial of corticosteroids, one of cefazolin a trial of antibiotics."""
-NOT_DRUGS = frozenset(
-    "histidine thio-histidine cytidine acetylcytidine uridine thymidine benzimidazole benzotriazole imidazole "
-    "thiazole non-statin".split()
-)
-"""Words with a drug-name ending that name no drug (met in the shared library)."""
-
-KNOWN_DRUGS = frozenset(
-    "aspirin acetaminophen paracetamol warfarin heparin digoxin lithium melatonin resveratrol curcumin rapamycin "
-    "berberine caffeine nicotine tamoxifen letrozole anastrozole ketamine morphine oxytocin metformin ivermectin "
-    "niacin estrogen testosterone progesterone cannabidiol cannabis probiotics statins".split()
-)
-GENERIC_INTERVENTIONS = frozenset(
-    "chemotherapy radiotherapy immunotherapy exercise fasting acupuncture vaccination vaccine yoga surgery".split()
-)
+DRUG_CLASSES = lexicon.pairs("entities", "DRUG_CLASSES")
+"""A drug class and how its members' names end (or, marked with a trailing "-", begin)."""
+NOT_DRUGS = lexicon.words("entities", "NOT_DRUGS")
+KNOWN_DRUGS = lexicon.words("entities", "KNOWN_DRUGS")
+GENERIC_INTERVENTIONS = lexicon.words("entities", "GENERIC_INTERVENTIONS")
 """Interventions a question may name, too generic to point a reader at when the evidence mentions them."""
 KNOWN_INTERVENTIONS = KNOWN_DRUGS | GENERIC_INTERVENTIONS
-KNOWN_PHRASES = (
-    "vitamin a",
-    "vitamin b12",
-    "vitamin c",
-    "vitamin d",
-    "vitamin e",
-    "vitamin k",
-    "folic acid",
-    "fish oil",
-    "omega-3 fatty acids",
-    "caloric restriction",
-    "calorie restriction",
-    "physical activity",
-    "smoking cessation",
-    "beta-blockers",
-    "ace inhibitors",
-    "proton pump inhibitors",
-)
+KNOWN_PHRASES = lexicon.phrases("entities", "KNOWN_PHRASES")
 
 _TARGET_SHAPE = re.compile(
     r"^(?:[A-Z][A-Za-z]?[A-Z0-9][A-Za-z0-9]*(?:[-/][A-Za-z0-9κβαγδ]+)*"  # AMPK, IGF-1, NF-κB, TNF-α, PI3K, Bcl-2
@@ -85,10 +40,7 @@ _TARGET_SHAPE = re.compile(
     r"|[A-Z][a-z]{1,3}\d[A-Za-z0-9]*"  # Sirt1, Nrf2, Glut4
     r")$"
 )
-NAMED_TARGETS = frozenset(
-    "insulin leptin adiponectin ghrelin glucagon cortisol serotonin dopamine akt caspase-3 caspase-9 cyclin "
-    "telomerase".split()
-)
+NAMED_TARGETS = lexicon.words("entities", "NAMED_TARGETS")
 """Targets that do not look like gene symbols (lowercase)."""
 NOT_TARGETS = lexicon.words("entities", "NOT_TARGETS")
 """Statistical and clinical acronyms and other capitals shaped like gene symbols

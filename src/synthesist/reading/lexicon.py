@@ -8,7 +8,9 @@ A file's tables are its vocabularies, named as the module names them (without a 
   order joined by ``|``, then its ``after``, compiled with its ``flags`` (one letter per flag: ``"I"`` ignores case).
   ``{NAME}`` in any of them stands for the pattern of the same file's vocabulary NAME (a quantifier such as
   ``{0,4}`` is never a name);
-- or ``words``: words separated by white space.
+- or ``words``: words separated by white space;
+- or ``phrases``: a list of phrases, each as written;
+- or ``pairs``: a table from a term to the list of its equivalents.
 
 Each file is read once, through :mod:`importlib.resources` (package data).
 """
@@ -22,7 +24,7 @@ from importlib import resources
 from operator import or_
 from typing import Any
 
-__all__ = ["pattern", "source", "vocabularies", "word_list", "words"]
+__all__ = ["pairs", "pattern", "phrases", "source", "vocabularies", "word_list", "words"]
 
 REFERENCE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 """``{NAME}`` in a pattern: another vocabulary of the same file."""
@@ -58,3 +60,14 @@ def word_list(lexicon: str, name: str) -> tuple[str, ...]:
 def words(lexicon: str, name: str) -> frozenset[str]:
     """One vocabulary's words."""
     return frozenset(word_list(lexicon, name))
+
+
+def pairs(lexicon: str, name: str) -> dict[str, tuple[str, ...]]:
+    """One vocabulary's pairs in file order: each term → its equivalents."""
+    return {term: tuple(equivalents) for group in vocabularies(lexicon)[name]["groups"]
+            for term, equivalents in group["pairs"].items()}
+
+
+def phrases(lexicon: str, name: str) -> tuple[str, ...]:
+    """One vocabulary's phrases in file order."""
+    return tuple(phrase for group in vocabularies(lexicon)[name]["groups"] for phrase in group["phrases"])

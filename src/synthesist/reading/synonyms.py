@@ -13,67 +13,15 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..models import Evidence
+from . import lexicon
 from .question import QuestionTerms
 from .text import terms
 
-LAY_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "cancer": ("neoplasms",),
-    "cancers": ("neoplasms",),
-    "tumor": ("neoplasms",),
-    "tumors": ("neoplasms",),
-    "tumour": ("neoplasms",),
-    "tumours": ("neoplasms",),
-    "heart attack": ("myocardial infarction",),
-    "heart attacks": ("myocardial infarction",),
-    "high blood pressure": ("hypertension",),
-    "diabetes": ("diabetes mellitus",),
-    "type 2 diabetes": ("diabetes mellitus, type 2",),
-    "type 1 diabetes": ("diabetes mellitus, type 1",),
-    "heart disease": ("cardiovascular diseases", "coronary disease"),
-    "kidney disease": ("renal insufficiency",),
-    "chronic kidney disease": ("renal insufficiency, chronic",),
-    "kidney failure": ("renal insufficiency",),
-    "fatty liver": ("non-alcoholic fatty liver disease",),
-    "overweight": ("obesity",),
-    "flu": ("influenza, human",),
-    "covid": ("covid-19",),
-    "coronavirus": ("covid-19",),
-    "depression": ("depressive disorder",),
-    "blood sugar": ("blood glucose",),
-    "high cholesterol": ("hypercholesterolemia",),
-    "painkillers": ("analgesics",),
-    "kids": ("child",),
-    "children": ("child",),
-    "elderly": ("aged",),
-    "older adults": ("aged",),
-    "smoking": ("tobacco smoking",),
-    "vitamin d": ("cholecalciferol",),
-    "fish oil": ("fatty acids, omega-3",),
-    "stroke": ("cerebrovascular disorders",),
-    "dementia": ("cognitive dysfunction",),
-}
-"""Lay terms and the MeSH headings (lowercased) that index them."""
-
-ORGAN_ADJECTIVES = {
-    "colon": "colonic",
-    "prostate": "prostatic",
-    "pancreas": "pancreatic",
-    "gastric": "stomach",
-    "bladder": "urinary bladder",
-    "cervical": "uterine cervical",
-    "esophagus": "esophageal",
-    "oral": "mouth",
-}
+LAY_SYNONYMS = lexicon.pairs("synonyms", "LAY_SYNONYMS")
+"""Lay terms and the MeSH headings (lowercased) that index them (``lexicons/synonyms.toml``)."""
+ORGAN_ADJECTIVES = {organ: form for organ, (form,) in lexicon.pairs("synonyms", "ORGAN_ADJECTIVES").items()}
 _ORGAN_CANCER = re.compile(r"\b([a-z]+) (?:cancers?|tumou?rs?)\b")
-
-_CHECK = re.compile(
-    r"^(?:humans|animals|male|female|adult|aged|middle aged|young adult|adolescent|child|infant|pregnancy|mice|rats|"
-    r"aged, 80 and over|child, preschool|infant, newborn|time factors|risk factors|treatment outcome|prognosis|"
-    r".* studies|.* trials? as topic|surveys and questionnaires|reproducibility of results|"
-    r"sensitivity and specificity|predictive value of tests|risk assessment|incidence|prevalence|age factors|"
-    r"sex factors|.* models|multivariate analysis|retrospective studies|united states|.*, inbred .*)$",
-    re.IGNORECASE,
-)
+_CHECK = lexicon.pattern("synonyms", "CHECK")
 
 
 def lay_synonyms(phrase: str) -> tuple[str, ...]:
