@@ -36,6 +36,7 @@ import numpy as np
 from ..memory import Embedder
 from ..models import Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
 from ..prompts import Boundary, render
+from ..reading import lexicon
 from ..reading.text import split_sentences, terms
 from .citations import MARKER, SENTENCE_END, cited_ids
 from .extractive.trials import trial_sentence
@@ -69,20 +70,8 @@ _UNIVERSAL = re.compile(r"\b(?:all|every|always|never|cures?|cured|eliminat\w+|g
 _ANCHOR_WINDOW = 5
 _QUANTITY = re.compile(r"\b(?:more|less|fewer|greater|higher|lower)\s+than\s+(?=[\d.,]+|one|two|three|half)",
                        re.IGNORECASE)
-POPULATIONS = {
-    "children": ("child", "children", "childhood", "paediatric", "pediatric", "boys", "girls"),
-    "adolescents": ("adolescent", "adolescents", "teenagers", "youth"),
-    "infants": ("infant", "infants", "neonates", "neonatal", "newborns", "newborn", "preterm"),
-    "adults": ("adult", "adults"),
-    "older adults": ("elderly", "older adults", "older people", "older patients", "aged 65"),
-    "women": ("women", "woman", "female", "females", "mothers", "maternal"),
-    "men": ("men", "man", "male", "males", "fathers"),
-    "pregnant women": ("pregnant", "pregnancy", "pregnancies"),
-    "mice": ("mice", "mouse", "murine"),
-    "rats": ("rats", "rat"),
-    "dogs": ("dogs", "dog", "canine"),
-    "pigs": ("pigs", "pig", "porcine", "swine"),
-}
+POPULATIONS = lexicon.pairs("claims", "POPULATIONS")
+"""A population and the words that name it (``reading/lexicons/claims.toml``)."""
 _POPULATION = {name: re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
                for name, words in POPULATIONS.items()}
 _LEAD_IN = re.compile(r"^\s*(?:[-*•]\s+|>\s*|\d+[.)]\s+)+")

@@ -23,44 +23,15 @@ import re
 
 import numpy as np
 
+from . import lexicon
 from .text import split_sentences, terms
 
-_CUES = {
-    "negation": r"\b(?:no|not|neither|nor|without|none|cannot|failed?|lack(?:ed|s)?|absence)\b|n't\b",
-    "no_difference": r"\b(?:no|not)\s+(?:\w+\s+){0,3}(?:significant|signific|differ|associat|effect|improv|increas|"
-    r"reduc|benefit|related|predict|correlat)",
-    "hedge": r"\b(?:may|might|could|possibl[ey]|suggests?|appears?|seems?|unclear|uncertain|inconclusive|"
-    r"further|warrant\w*|larger|needed|limited|controversial|remains?)\b",
-    "positive": r"\b(?:significant(?:ly)?|effective|improv\w*|increas\w*|reduc\w*|decreas\w*|associated|benefit\w*|"
-    r"safe|feasible|superior|predict\w*|correlat\w*|higher|lower|better)\b",
-    "strong": r"\b(?:clearly|strongly|confirm\w*|demonstrat\w*|show(?:s|ed|n)?|indicat\w*|conclude\w*)\b",
-    "contrast": r"\b(?:however|but|although|whereas|while)\b",
-    "p_value": r"\bp\s*[<=]\s*0?\.0[0-5]",
-    "aux_not": r"\b(?:do|does|did|is|are|was|were|could|can|should)\s+not\b|n't\b",
-    "similar": r"\b(?:similar|comparable|equivalent|equally|same|non-?inferior)\b",
-    "unlikely": r"\b(?:unlikely|no evidence|insufficient|not support\w*|not recommended)\b",
-}
-_QUESTION_KINDS = {
-    "sceptical": r"\b(?:really|always|ideal|truly|myth|worth|adequate\w*|still|justified|enough|realistic|necessary|"
-    r"required|need(?:ed)?|mandatory|routine\w*|essential|any)\b",
-    "sameness": r"\b(?:same|similar|equal\w*|equivalent|comparable|identical|different|differ\w*)\b",
-    "knowledge": r"\b(?:know|aware|awareness|understand\w*|meet|adhere\w*|follow\w*|comply|compliance)\b",
-    "association": r"\b(?:predict\w*|associat\w*|correlat\w*|related|relationship|risk factors?|influence\w*|"
-    r"affect\w*|impact)\b",
-    "benefit": r"\b(?:safe|feasible|effective|efficacious|useful|beneficial|improve\w*|reduce\w*|increase\w*)\b",
-}
-_CONCLUSION_WORDS = {
-    "negative_evaluation": r"\b(?:poor\w*|deficit\w*|little|low|weak\w*|disappoint\w*|doubt\w*|limited|small|"
-    r"inadequate\w*|insufficient\w*|fail\w*|lack\w*|unsatisf\w*|underutili\w*|suboptimal|rarely|few|minor|trivial|"
-    r"independent|unrelated|discomfort|complication\w*|neither|nor|only|remain\w*|unable|unlikely|questionable|not)\b",
-    "difference": r"\b(?:differ\w*|higher|lower|longer|shorter|greater|less|more|heavier|larger|smaller|worse|better|"
-    r"outperform\w*)\b",
-    "sameness": r"\b(?:same|similar|equal\w*|equivalent|comparable|identical|no difference|not differ\w*)\b",
-    "positive_evaluation": r"\b(?:significant\w*|effective\w*|safe|feasible|useful|valuable|beneficial|good|"
-    r"excellent|high\w*|well|successful\w*|accurate\w*|reliable|important|associated|predict\w*)\b",
-    "hedging": r"\b(?:may|might|could|possibl\w*|unclear|uncertain|inconclusive|further|warrant\w*|needed|"
-    r"controvers\w*|remains? to be|not clear|larger|prospective|more studies|additional)\b",
-}
+_CUES = ("negation", "no_difference", "hedge", "positive", "strong", "contrast", "p_value", "aux_not", "similar",
+         "unlikely")
+_QUESTION_KINDS = ("sceptical", "sameness", "knowledge", "association", "benefit")
+_CONCLUSION_WORDS = ("negative_evaluation", "difference", "sameness", "positive_evaluation", "hedging")
+"""The names of each group of cues, in the order of the model's features; their words: ``lexicons/answer_features.toml``
+(``CUE_``, ``KIND_`` and ``WORDING_`` before the name)."""
 _NULL_PHRASES = re.compile(r"\b(?:regardless|irrespective|independent(?:ly)? of|unrelated|no (?:significant )?"
                            r"(?:difference|association|effect|benefit|correlation|relationship))\b", re.I)
 _NEGATOR = re.compile(r"^(?:no|not|never|neither|nor|without|none|cannot|failed|fail|fails|lack|lacks|lacked|"
@@ -70,9 +41,9 @@ _WORD = re.compile(r"[A-Za-z0-9']+")
 _SCOPE = 6
 """A question term within this many words after a negation reads as negated."""
 
-_PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _CUES.items()}
-_KINDS = {name: re.compile(pattern, re.I) for name, pattern in _QUESTION_KINDS.items()}
-_WORDING = {name: re.compile(pattern, re.I) for name, pattern in _CONCLUSION_WORDS.items()}
+_PATTERNS = {name: lexicon.pattern("answer_features", f"CUE_{name.upper()}") for name in _CUES}
+_KINDS = {name: lexicon.pattern("answer_features", f"KIND_{name.upper()}") for name in _QUESTION_KINDS}
+_WORDING = {name: lexicon.pattern("answer_features", f"WORDING_{name.upper()}") for name in _CONCLUSION_WORDS}
 _COMPARATIVE = re.compile(r"\b(?:differ\w*|better|more|less|superior|worse|compared|versus|vs)\b", re.I)
 _ANSWERS = (("sameness", "difference"), ("sameness", "sameness"), ("knowledge", "negative_evaluation"),
             ("sceptical", "negative_evaluation"))

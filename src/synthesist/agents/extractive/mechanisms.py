@@ -46,25 +46,7 @@ _ADJECTIVAL_EFFECT = {
 }
 """Effects stated as adjectives: "antiproliferative effects" → reduced proliferation."""
 _QUALIFIER_STOP = frozenset("the of in by and or a an its their to on with from this that".split())
-_DIRECTION = {
-    "reduc": "reduced",
-    "decreas": "reduced",
-    "inhibit": "reduced",
-    "suppress": "reduced",
-    "attenuat": "reduced",
-    "lower": "reduced",
-    "prevent": "reduced",
-    "block": "reduced",
-    "impair": "reduced",
-    "protect": "reduced",
-    "arrest": "reduced",
-    "increas": "increased",
-    "induc": "increased",
-    "promot": "increased",
-    "enhanc": "increased",
-    "improv": "improved",
-    "restor": "restored",
-}
+_DIRECTION = {stem: word for stem, (word,) in lexicon.pairs("mechanisms", "DIRECTION").items()}
 
 
 
