@@ -34,6 +34,7 @@ from functools import cache
 from importlib import resources
 
 from ..models import Alignment, Evidence, PartMatch, QuestionFrame
+from . import lexicon
 from .abbreviations import abbreviation_definitions
 from .synonyms import lay_synonyms
 from .text import split_sentences, terms
@@ -94,17 +95,8 @@ def gate_from(raw: Mapping[str, float]) -> Gate:
                 strong=float(raw["strong"]), floor=float(raw.get("floor", 0.0)))
 
 
-ASPECT_WORDS: dict[str, tuple[str, ...]] = {
-    "cause": ("cause", "caused", "causes", "etiology", "aetiology", "etiologic", "due to", "associated with",
-              "risk factor", "secondary to", "resulting from", "attributed to"),
-    "risk factors": ("risk factor", "associated with", "predictor", "odds ratio", "hazard ratio"),
-    "symptoms": ("symptom", "sign", "present with", "presentation", "manifestation"),
-    "complications": ("complication", "adverse", "sequela"),
-    "treatment": ("treatment", "therapy", "treated", "management", "efficacy"),
-    "prevalence": ("prevalence", "incidence", "proportion", "frequency", "%"),
-    "mechanism": ("mechanism", "pathway", "mediat", "signal", "activat", "inhibit", "phosphorylat", "via",
-                  "through", "receptor", "regulat", "express"),
-}
+ASPECT_WORDS = lexicon.pairs("alignment", "ASPECT_WORDS")
+"""An aspect a question may ask about and the words that show a sentence speaks to it."""
 
 
 def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | None = None) -> Alignment:

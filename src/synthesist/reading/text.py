@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import lexicon
+
 _LABEL = re.compile(r"^\s*([A-Z][A-Z0-9 ,&/()-]{1,60}[A-Z)]):\s*")
 _INLINE_LABEL = re.compile(r"(?<=[.!?])\s+(?=[A-Z][A-Z&/ -]{2,40}[A-Z]:\s)")
 """A section label inside a paragraph, after a sentence's end ("… is uncertain. METHODS: We randomly …"): an
@@ -178,16 +180,7 @@ def ended(text: str) -> str:
     return f"{body}{mark}"
 
 
-_ROLES: tuple[tuple[str, str], ...] = (
-    ("abstract", "abstract"), ("summary", "abstract"),
-    ("introduction", "introduction"), ("background", "introduction"),
-    ("method", "methods"), ("material", "methods"), ("patients", "methods"), ("participants", "methods"),
-    ("design", "methods"), ("procedure", "methods"), ("statistic", "methods"), ("setting", "methods"),
-    ("intervention", "methods"), ("outcome measure", "methods"), ("randomi", "methods"),
-    ("result", "results"), ("finding", "results"), ("efficacy", "results"), ("safety", "results"),
-    ("discussion", "discussion"), ("limitation", "discussion"), ("comment", "discussion"),
-    ("conclusion", "conclusions"), ("interpretation", "conclusions"),
-)
+_ROLES = tuple((cue, role) for role, cues in lexicon.pairs("text", "SECTION_ROLES").items() for cue in cues)
 
 
 def section_role(title: str) -> str:
