@@ -1,26 +1,12 @@
 """Trial registrations matched to the papers that report them, and what the match shows.
 
-A paper reports a registered trial when it names the trial's NCT number: in its identifiers, in a ``registered``
-version link (PubMed's DataBankList / SecondaryId, Europe PMC, or the abstract: :mod:`synthesist.identity`), or
-written in its title or abstract. A paper that names no number is matched by what the registration says of itself
-(:func:`matched_by`): its registered acronym written in one sentence of the paper with one of its (active)
-interventions, not as another trial ("unlike the VITAL trial") nor defined as something else ("acute respiratory
-distress syndrome (ARDS)"), or its title and its lead sponsor — most of the paper title's words stand in the registry's
-titles, the paper names an intervention, and the sponsor's distinctive name stands in the paper ("Funded by Xynomic
-Pharmaceuticals"). One trial is then one study across registry, preprint and journal (:func:`trial_reports`,
-:func:`trial_links`, :func:`trial_of`: pooling and participant counts take a trial once), and three things
-researchers cannot see from a list of citations are flagged (:func:`registration_flags`):
+A paper reports a registered trial when it names the trial's NCT number, or by what the registration says of itself
+(:func:`matched_by`: its acronym beside an intervention, or its title and lead sponsor). One trial is then one study
+across registry, preprint and journal (:func:`trial_links`, :func:`trial_of`), and :func:`registration_flags` flags
+``unpublished``, ``outcome_switch`` and ``papers_disagree``: docs/architecture/contracts.md, "Pooled estimate and
+registrations".
 
-- ``unpublished`` — a registration whose status is completed, with no results posted and no collected paper that
-  reports it (possible publication bias; "collected" is what this run found, which the detail says);
-- ``outcome_switch`` — a paper of the trial (with an abstract) whose text names none of the registered primary
-  outcome's content words while the registry lists one (the primary outcome reported may not be the registered
-  one; a crude check on words, stated as *possible*);
-- ``papers_disagree`` — two papers of one trial that the conflict check found disagreeing.
-
-Leaf-level module: imports only the models, :mod:`synthesist.identity` and the reading core's lexicons
-(:mod:`synthesist.reading.lexicon`, which import only leaves).
-"""
+Leaf-level module: imports only the models, :mod:`synthesist.identity` and the reading core's lexicons."""
 
 from __future__ import annotations
 

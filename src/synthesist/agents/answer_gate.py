@@ -1,20 +1,12 @@
 """The same gates for every engine: the question's frame, each item's alignment, and an answer that rests on
 items that answer the question.
 
-The LLM report fills :class:`~synthesist.models.QuestionFrame` in its output tool (``frame``); :func:`checked_frame`
-keeps it only when its parts come from the question (a model may not invent an outcome the question never named) and
-otherwise uses the extractive frame (:func:`~synthesist.reading.frame.frame_of`). Alignment is always computed in code
-(:mod:`synthesist.reading.alignment`, over titles and abstracts), and :func:`aligned` adds what full texts show: a trial
-whose abstract never names the question's arms, but whose full text the study reader
-(:mod:`synthesist.reading.studies.learned`) finds testing the comparison and reporting the outcome, answers with that
-passage as its finding, and every answering full text carries its finding, which the answer reads as the evidence table
-does (one study, one reading); one that answered by its closeness to the question alone, and whose full text never tests
-the comparison, is only related. :func:`gate_answer` then holds any answer — the model's or the extractive engine's — to
-the rule: a verdict rests on items that answer; resting only on indirect ones lowers the strength and marks it; resting
-on none makes it ``insufficient`` with what is missing; a question that is not yes/no gets no yes/no verdict. A model
-that gives no answer gets the extractive engine's (:func:`.extractive.bottom_line.write_answer`, over the same frame and
-alignments), so a report always has its Answer. Every change is stated in ``answer.gate``.
-"""
+:func:`checked_frame` keeps a model's frame only when its parts come from the question (else the extractive
+frame); alignment is always computed in code, and :func:`aligned` adds what full texts show (a trial whose full text
+the study reader finds testing the comparison answers with that passage as its finding; one that answered by its
+closeness alone, and whose full text never tests the comparison, is only related). :func:`gate_answer` holds any
+answer, the model's or the extractive engine's, to the rules of docs/architecture/contracts.md, "The Answer" ("LLM
+engine, same gates"); every change is stated in ``answer.gate``."""
 
 from __future__ import annotations
 

@@ -1,26 +1,9 @@
 """Certainty per outcome, GRADE-like: a starting level from design, then downgrades and upgrades, each with a reason.
 
 For one outcome and the study results that report it (:class:`OutcomeEvidence`), :func:`grade` walks the GRADE
-domains in order and writes each step in words:
-
-1. **design** — randomised trials (or a review of them) start *high*; anything else starts *low* (observational
-   studies); case series and animal or in-vitro work start *low* and are indirect (step 5);
-2. **risk of bias** — randomised evidence with no blinding/masking and no allocation concealment stated, or a large
-   loss to follow-up (fewer than 80 % of those randomised analysed): −1;
-3. **inconsistency** — a conflict between the items on this outcome (:mod:`.conflicts`), significant results in
-   opposite directions, or a pooled I² of 50 % or more: −1;
-4. **imprecision** — every CI crosses no effect, or fewer than 400 participants in all (the usual optimal
-   information size rule of thumb; two papers of one registered trial count its participants once), or neither a CI
-   nor a size stated: −1;
-5. **indirectness** — for the question's outcome, items that answer only indirectly (another population, a
-   surrogate outcome; the alignment) or animal / in-vitro work: −1;
-6. **publication bias** — a registration flag (a completed trial with no results and no paper, or a switched
-   primary outcome; :mod:`.registrations`) on the question's trials: −1;
-7. **upgrades**, only for evidence that started low and was not downgraded: a large effect (a significant ratio ≤ 0.5
-   or ≥ 2: +1; ≤ 0.2 or ≥ 5: +2) and a dose-response stated in a quote (+1).
-
-The level never leaves high…very low. Code only; the reasons are the figures it used.
-"""
+domains in order (design, risk of bias, inconsistency, imprecision, indirectness, publication bias, upgrades) and
+writes each step in words; the rules and thresholds: docs/architecture/contracts.md, "Certainty per outcome". The
+level never leaves high…very low. Code only; the reasons are the figures it used."""
 
 from __future__ import annotations
 

@@ -1,29 +1,12 @@
 """The claim check: every report sentence that cites is checked against the text of the items it cites.
 
 A sentence is *supported* when the cited text says it. Offline, the check reads the sentence and the cited items'
-sentences (and pairs of adjacent sentences; a full text's body as sentences and table rows with their caption and
-header, the units a card carries) with four signals, in this order; the first that fails names the reason:
-
-- ``number``: every number the sentence states (percentages, counts, ratios, p-values) appears in the cited
-  passages that match it best, or in a full-text unit (a sentence, a table row) the cited item's card carried;
-- ``population``: a population the sentence names (children, women, mice…) is named by the cited text;
-- ``generalises``: a universal or absolute word of the sentence (all, every, always, cures…) is in the cited text;
-- ``negation`` / ``direction``: the sentence agrees in negation and in direction of effect (increase vs decrease,
-  higher vs lower, about the same terms) with the cited passages that match it best;
-- ``not_in_source``: the best cited passage is close in meaning (cosine of the embedding model) and shares most of
-  the sentence's content terms (with the items' titles, authors and journals, which a sentence may name); at
-  least half of them however close the meaning.
-
-A sentence quoted word for word from what it cites passes at once (the extractive engine writes only those, and is
-still checked). With an LLM configured, sentences that pass the offline signals are also put to the model as an
-NLI question (does the cited passage entail the sentence?), one call for the whole report; a model that fails
-leaves the offline verdict standing.
-
-The thresholds below are measured, not fitted: ``bench/claim_check_bench.py`` and the tests build a labelled set
-from real abstracts (true sentences quoted or paraphrased, false ones with flipped direction or negation, wrong
-numbers, a wrong population, or a claim the abstract never makes) and report precision and recall of
-"unsupported" on it.
-"""
+passages (sentences, adjacent pairs, a full text's body units) with its signals in order — ``number``,
+``population``, ``generalises``, ``negation`` / ``direction``, ``not_in_source`` — and the first that fails names the
+reason; a sentence quoted word for word passes at once. With an LLM configured, the sentences that pass are also put
+to the model as one NLI question; a model that fails leaves the offline verdicts standing. The signals and
+thresholds: docs/architecture/contracts.md, "The claim check"; measured (not fitted) by
+``bench/claim_check_bench.py`` on a labelled set built from real abstracts."""
 
 from __future__ import annotations
 

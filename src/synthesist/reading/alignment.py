@@ -1,25 +1,10 @@
 """Does this item answer the question? Which parts of the question's frame one collected item addresses.
 
-A part (exposure, outcome, population, comparator) is *addressed* when the item's title, abstract or MeSH
-headings hold enough of the part's content terms (:attr:`Gate.cover` of them, stemmed as retrieval stems them), under
-the part's own words or a lay/MeSH synonym ("cancer" → neoplasms); the span is the item's sentence that holds
-most of them. From the parts:
-
-- **answers** — the exposure and the outcome are addressed, the population too when the question names one,
-  and the item is close to the question as a whole (:meth:`Gate.closeness`: cosine plus the share of the frame's
-  terms it holds, ≥ :attr:`Gate.answers`); or it is very close (≥ :attr:`Gate.strong`) and addresses the outcome
-  in the question's words (the exposure worded otherwise, as abstracts reword their titles) — never the exposure
-  alone;
-- **indirect** — exposure and outcome addressed but a different population, or the outcome only in part (a
-  surrogate or a broader term), still close to the question;
-- **related** — some part addressed, or close to the question without the parts;
-- **off_topic** — nothing of the frame and far from the question.
-
-A descriptive, prevalence or mechanism question has a subject and an aspect ("causes", "prevalence",
-"mechanism"): the aspect is addressed when the item uses its vocabulary (aetiology, risk factors, prevalence,
-pathway …). The thresholds are fitted on the dev set, answerable questions and negative controls together
-(``bench/fit_alignment_gate.py``, shipped as ``alignment_gate.json``); the figures are in docs/benchmarks.md.
-"""
+A part (exposure, outcome, population, comparator) is *addressed* when the item's title, abstract or MeSH headings
+hold enough of its content terms (:attr:`Gate.cover`), under its own words or a lay/MeSH synonym; the span is the
+sentence that holds most of them. From the parts an item *answers*, is *indirect*, *related* or
+*off_topic*: the labels and the thresholds (fitted by ``bench/fit_alignment_gate.py``, shipped as
+``alignment_gate.json``) are in docs/architecture/contracts.md, "The question frame and the alignment gate"."""
 
 from __future__ import annotations
 

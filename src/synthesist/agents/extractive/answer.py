@@ -1,22 +1,10 @@
 """The yes/no reader: what one item's conclusion says to a question, with a calibrated confidence.
 
-The verdict of a yes/no question comes from the conclusion sentences (the ``CONCLUSIONS`` section, else the last two
-sentences) of the most relevant on-topic item, read by a small logistic regression (yes or no, balanced class weights:
-PubMedQA's *maybe* conclusions read like *yes* ones, and a reader that may say *maybe* is right less often; how sure the
-reading is lives in its calibrated confidence) over cue counts (:func:`~synthesist.reading.answer_features.features`:
-negation and its scope over the question's terms, hedging, direction, significance, evaluative words, the kind of
-question asked, question–sentence overlap). Its weights are fitted on the PubMedQA dev set by
-``bench/fit_answer_model.py`` and shipped as ``answer_model.json``: the model fitted on all rows. A caller may read some
-items with other fitted models for a while (:func:`using_models`).
-
-Each verdict carries a calibrated confidence, P(the verdict is right), from a logistic regression on the top class
-probability, its margin over the runner-up and the winning label (:func:`calibration_features`), fitted on
-cross-validated predictions. The extractive judge reads it: a direct item whose verdict is likely right answers the
-question.
-
-The bottom line built from these readings — only for items that answer the question — is
-:mod:`.bottom_line`'s.
-"""
+A small logistic regression (yes or no, balanced class weights) over the cue counts of
+:func:`~synthesist.reading.answer_features.features` reads the conclusion sentences; its weights are fitted on the
+PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``; a caller may read some items
+with other fitted models for a while (:func:`using_models`). Each verdict carries P(it is right), calibrated on
+cross-validated predictions (:func:`calibration_features`): docs/architecture/contracts.md, "The Answer"."""
 
 from __future__ import annotations
 

@@ -1,23 +1,10 @@
 """The bottom line without a model, from the items that answer the question and from nothing else.
 
-The answer rests on the items the alignment gate (:mod:`synthesist.reading.alignment`) labels *answers*; with none, on
-the *indirect* ones, marked as such and downgraded. With neither, the verdict is ``insufficient`` and the statement says
-what is missing (:func:`.gate.missing_statement`) and quotes the closest item, so the reader knows where the evidence
-stops. Related and off-topic items never give a verdict, a sentence or a strength.
-
-A yes/no question's verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`); an
-answering item whose full text reports the question's comparison (``Alignment.full_text``, the reading its evidence
-table row shows) is quoted and read by that passage instead, a stated no significant difference being a no; any
-other kind of question (mechanism, prevalence, descriptive) gets no yes/no verdict, only cited sentences of its own
-kind: mechanistic sentences for a mechanism question, the lead item's conclusion otherwise.
-
-Strength (GRADE-like, directness included): start from the answering items' designs — ``high`` only when at least
-two randomized or pooled studies answer directly, ``moderate`` for one, ``low`` for other trials and cohort or
-case-control studies, ``very_low`` otherwise; one level down when the answering items disagree, one when a single
-item answers (one study, however strong, is not yet a body of evidence: on the dev negative controls a lone
-randomized trial or review on a neighbouring question was what gave confident wrong answers), and one for
-indirectness (a different population or a surrogate outcome).
-"""
+The answer rests on the items the alignment gate labels *answers*; with none, on the *indirect* ones, downgraded;
+with neither it is ``insufficient``, says what is missing (:func:`.gate.missing_statement`) and quotes the closest
+item. A yes/no verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`), or of its full
+text's passage on the comparison. Verdicts, strength and its steps down: docs/architecture/contracts.md, "The
+Answer"."""
 
 from __future__ import annotations
 

@@ -1,29 +1,19 @@
 """The evidence judge without a model: scores from signals that can be counted and checked.
 
-Each item counts by its topical weight (0 when off-topic, 1 when squarely on the question; see
-:mod:`.relevance`), so a large off-topic context scores as little as an empty one.
+Each item counts by its topical weight (0 when off-topic, 1 when squarely on the question; :mod:`.relevance`), so
+a large off-topic context scores as little as an empty one.
 
-- clinical (0–10): study designs of on-topic items — meta-analyses and systematic reviews 3/2.5 points, randomised
-  trials 2.5, trial records with results 2, other clinical trials 1.5, cohorts 1.25, case-control 1,
-  cross-sectional 0.75, case reports 0.3, other human studies 0.5, cell or animal work 0.1, registered trials
-  without results 0.75; halved for preprints and for items that report no result. ``10·(1 − e^(−points/8))``.
-- mechanism (0–10): mechanistic sentences (a mechanism verb with mechanism words: "metformin activates AMPK"),
-  up to 3 per item, plus mechanism-vocabulary density and 0.5 per distinct molecular target named (up to 3).
-  ``10·(1 − e^(−points/7))``.
-  A yes/no question's *direct answer* — the most relevant item at cosine ≥ :data:`DIRECT` (a question's own
-  abstract clears it 95% of the time; the fifth-best other abstract, ~0.42, does not) whose conclusion the answer
-  model reads (:mod:`.answer`), not cell or animal work alone — adds :data:`ANSWER_POINTS` (half for a preprint):
-  a study that squarely addresses the question and states its conclusion answers it on its own; its design sets
-  the strength of the answer, not whether there is one.
-- confidence (0–1): the larger of (a) how much on-topic evidence there is (45%), how many sources it came from
-  (15%), how far the directions of its results agree (25%) and what share of the context is on topic (15%), and
-  (b) the direct answer's calibrated confidence, P(its verdict is right), fitted on the dev set out-of-fold.
+- clinical (0–10): :data:`DESIGN_POINTS` and the other points below of on-topic items, halved for preprints and
+  for items that report no result, plus a yes/no question's *direct answer* (:data:`ANSWER_POINTS`; the rule:
+  docs/architecture/contracts.md, "The extractive judge's direct answer"); ``10·(1 − e^(−points/8))``.
+- mechanism (0–10): mechanistic sentences ("metformin activates AMPK"), up to 3 per item, plus mechanism-vocabulary
+  density and 0.5 per distinct molecular target named (up to 3); ``10·(1 − e^(−points/7))``.
+- confidence (0–1): the larger of the evidence-volume confidence (:func:`_volume_confidence`) and the direct
+  answer's calibrated P(its verdict is right).
 
-Sufficient iff some item in the context *answers* the question (addresses its exposure and outcome: the alignment gate,
-:mod:`synthesist.reading.alignment` and :mod:`.gate`) and the dimensions the question requires clear the configured
-thresholds (``run.min_*``; defaults score 6, confidence 0.7) — see :mod:`synthesist.agents.sufficiency`. With nothing
-that answers, the next queries aim at the missing part first. Only an answering item can be the direct answer.
-"""
+Sufficient iff some item in the context *answers* the question (:mod:`.gate`) and the dimensions the question
+requires clear the configured thresholds (:mod:`synthesist.agents.sufficiency`). With nothing that answers, the next
+queries aim at the missing part first."""
 
 from __future__ import annotations
 

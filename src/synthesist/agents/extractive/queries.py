@@ -1,19 +1,11 @@
 """The search planner without a model: queries built by rule from the question, the judge and the evidence.
 
-- Round 1 (nothing has run yet): the question's keywords (question and stop words dropped, entities and
-  multiword terms kept) and one variant — the short "intervention condition" form with MeSH-style synonyms
-  ("metformin breast neoplasms").
-- Later rounds: the judge's next queries and the hypotheses' search suggestions first, then the round-1 queries
-  if a source has not run them, then synonym expansions — MeSH headings the evidence found so far carries that name one
-  of the question's terms differently (see :mod:`synthesist.reading.synonyms`), then the built-in lay-term table.
-- ClinicalTrials.gov (``trials``) gets every query in its short "intervention condition" form: the registry
-  matches conditions and intervention names, not study-design words.
-- Study-design words fit the question's kind (:func:`design_words`): the judge's follow-up queries add them to the
-  question's terms, and the LLM planner is told them. Only effect and association questions are asked of trials
-  and meta-analyses.
-- A query that already ran on a source is never planned for it again. ``already_run`` holds (source, query)
-  pairs, as :attr:`RunProgress.queries_run` gives them; both are compared case- and space-insensitively.
-"""
+Round 1 runs the question's keywords and its short "intervention condition" form with MeSH-style synonyms; later
+rounds the judge's and the hypotheses' requests first, then round-1 queries a source has not run, then synonym
+expansions (:mod:`synthesist.reading.synonyms`). ClinicalTrials.gov gets every query in its short form (the registry
+matches conditions and interventions, not design words); design words fit the question's kind
+(:func:`design_words`). A query that already ran on a source (``already_run``, case- and space-insensitive) is never
+planned for it again."""
 
 from __future__ import annotations
 

@@ -1,19 +1,11 @@
 """The report writer without a model: an extractive report in which every claim is a quoted, cited sentence.
 
 Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
-``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`). Sentences are chosen by
-MMR over their embeddings (:mod:`.selection`). The report reads like a review: the answer and the summary quote
-only items that answer the question (:mod:`synthesist.reading.alignment`); the findings sections quote answering
-items only; the few related items that share a part of the question go under "Related evidence (does not answer
-the question directly)", each with what it lacks in words; off-topic items are never quoted. The evidence that
-answers (the summary, the findings and the preprints) names each study once: one entry per study, its best
-sentence — one that states its numbers when it has one — and never a sentence the Answer or another part already
-quotes (:class:`.selection.Quoted`, kept by study as well as by sentence). A section with nothing to say is left
-empty (the renderer leaves it out), and there is no conclusion of its own: the answer is the conclusion. A
-sentence that leans on the one before it ("However, …", "This …") is not quoted alone. Methodology and limitations
-state counts, never claims about the literature, in a reader's words (no scores). The references are exactly the
-items cited, numbered by first citation, and the citation validator runs before the report is returned.
-"""
+``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`); sentences are chosen by MMR
+(:mod:`.selection`). What each part quotes (answering items only; related ones once, with what they lack; each study
+once) is docs/architecture/contracts.md, "The Answer" ("Report body"). Methodology and limitations state counts,
+never claims about the literature. The references are exactly the items cited, numbered by first citation, and the
+citation validator runs before the report is returned."""
 
 from __future__ import annotations
 

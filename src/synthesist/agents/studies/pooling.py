@@ -1,13 +1,9 @@
 """An exploratory pooled estimate: a random-effects (DerSimonian–Laird) pool of the forest plot's ratios.
 
-Where two or more studies report the same ratio measure (HR, OR, RR, IRR) with a 95 % CI for one outcome
-(:func:`~.forest.forest_groups`), each estimate is taken on the log scale with its standard error from the CI
-(``(ln high − ln low) / (2 × 1.96)``) and pooled by statsmodels' ``combine_effects`` (``method_re="dl"``), which
-also gives τ² and I². The pool is *exploratory*: the studies were found by a search, not a systematic review; their
-designs may be mixed; their outcome definitions are grouped by shared words; and I² says how much they disagree.
-Those limits travel with the estimate as its caveats. Verified against metafor's published DerSimonian–Laird
-result on the BCG vaccine trials (tests/agents/studies/test_pooling.py).
-"""
+Each group's estimates (:func:`~.forest.forest_groups`) on the log scale, SE from the CI
+(``(ln high − ln low) / (2 × 1.96)``), pooled by statsmodels' ``combine_effects`` (``method_re="dl"``), with τ², I²
+and the pool's limits as its caveats (docs/architecture/contracts.md, "Pooled estimate and registrations"). Verified
+against metafor's published result on the BCG vaccine trials (tests/agents/test_pooling.py)."""
 
 from __future__ import annotations
 
