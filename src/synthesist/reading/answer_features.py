@@ -1,21 +1,11 @@
 """The cue vector the answer model reads: what an abstract's conclusion says to a yes/no question, as numbers.
 
 The same code runs when the model is fitted (``bench/fit_answer_model.py``) and when a run reads an item. Groups:
-
-- **conclusion cues** (:data:`_CUES`), counted over the conclusion and over its sentence closest to the question:
-  negation, "no difference", hedging, positive findings, strong wording, contrast, p-values, similarity, "unlikely";
-- **the kind of question** (:data:`_QUESTION_KINDS`): sceptical ("really", "always", "necessary"), sameness
-  ("same", "different"), knowledge or adherence ("aware", "meet the guidelines"), association, benefit;
-- **evaluative wording of the conclusion** (:data:`_CONCLUSION_WORDS`): negative evaluation ("poor", "deficit",
-  "disappointing", "little"), difference, sameness, positive evaluation, hedging — and four products of a question
-  kind with the wording that answers it (a "same?" question met by difference words reads *no*);
-- **negation scope over the question's terms**: how often a term the question asks about follows a negation
-  within six words, how often it stands free, whether the first sentence negates, and explicit null phrases
-  ("regardless of", "independent of", "no significant difference").
-
-Every value is taken as ``log1p``: a count's first occurrences say more than its later ones (5-fold CV accuracy
-0.754 against 0.748 for raw counts, averaged over six fold assignments; see ``bench/fit_answer_model.py``).
-"""
+conclusion cues counted over the conclusion and over its sentence closest to the question (:data:`_CUES`); the kind
+of question (:data:`_QUESTION_KINDS`); the conclusion's evaluative wording (:data:`_CONCLUSION_WORDS`) and four
+products of a question kind with the wording that answers it (:data:`_ANSWERS`); the negation scope over the
+question's terms (:func:`_negation_scope`). The words: ``lexicons/answer_features.toml``. Every value is taken as
+``log1p`` (5-fold CV accuracy 0.754 against 0.748 for raw counts; ``bench/fit_answer_model.py``)."""
 
 from __future__ import annotations
 

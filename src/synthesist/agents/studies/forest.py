@@ -1,18 +1,10 @@
 """A forest-style plot: where two or more studies report a ratio with a 95 % CI for one outcome.
 
 :func:`forest_groups` gathers the ratio estimates (HR, OR, RR, IRR) with both CI bounds from the verified study
-records and groups them by outcome (outcome names sharing most of their words are one outcome); the largest group
-with at least two studies is drawn by :func:`draw_forest_plot` with matplotlib (Agg backend, imported only when a
-plot is drawn): one row per study, the estimate and its CI on a log scale, a line at 1. Nothing is pooled: the
-plot shows the studies' own printed numbers, and, when the report has one, the exploratory random-effects pool of
-them (:mod:`.pooling`) as a diamond below, labelled exploratory with its I².
-
-Each row is named by its study and its outcome, so that two trials of one comparison are told apart
-(:func:`study_name`): the first author's surname and the year ("Smith 2020"); else the trial's acronym (the
-registry record's, the acronym a paper was matched to its registration by, or one its title gives as "the COUGH-1
-trial" or "(COUGH-1)"); else the title's first words and the year. Two rows of one plot that would still read the
-same get their identifiers. The outcome as the study names it is the row's second line.
-"""
+records and groups them by outcome; :func:`draw_forest_plot` draws the largest group of two or more with matplotlib
+(Agg, imported only when a plot is drawn), with the exploratory pool (:mod:`.pooling`) as a diamond when the report
+has one. Each row is named by its study (:func:`study_name`) and its outcome: docs/architecture/studies.md, "The
+evidence table"."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """The evidence table: one row per study outcome, for report.md (Markdown) and evidence.csv.
 
-Rows come from the report's verified study records (:attr:`ResearchReport.studies`): a study shows what it found
-on the question's own comparison first, then up to :data:`OUTCOMES_PER_STUDY` of the results it states on its own
-(those with a CI first, then those with a direction), or one row
-with its design and size when it states none. Every number in a row is the verbatim text of its quote; the CSV
-carries the quote and its section so a reader can check each one.
-
-The records are read here too (:func:`with_studies`): by rule, or for up to :data:`MODEL_RECORDS` full texts by the
-model when one is configured; a record read ahead (while the report's claims are checked) is kept, not read again.
-"""
+Rows come from the report's verified study records: a study's finding on the question's own comparison first, then
+up to :data:`OUTCOMES_PER_STUDY` results it states on its own, or one row with its design and size when it states
+none; every number in a row is the verbatim text of its quote (docs/architecture/studies.md, "The evidence table").
+The records are read here too (:func:`with_studies`), by rule or for up to :data:`MODEL_RECORDS` full texts by the
+model; a record read ahead is kept, not read again."""
 
 from __future__ import annotations
 

@@ -1,20 +1,11 @@
 """The rule reader of one outcome's direction, intervention versus comparator: the learned reader's features
 (:mod:`.learned`) and the conflicts' reading of an item's statements (:func:`ranked_answers`).
 
-:func:`scored_units` scores each sentence or table row for how well it reports ``outcome`` for the two arms
-(outcome words first, then arm names, a statistic, and the section: stated results before discussion);
-:func:`read_direction` narrows a unit to the clause that names the outcome and reads it:
-
-1. a non-significance statement ("did not differ", "no significant", ``p = 0.34``, a CI that spans the no-effect
-   value) → ``no_difference``;
-2. otherwise a change word ("higher", "reduced"…) gives the direction, turned round when the comparator is the
-   sentence's subject ("placebo patients had higher…") or the intervention follows "than"/"compared with";
-3. with no change word, a ratio or difference on one side of its no-effect value gives it;
-4. a sentence that names the outcome but states none of these reads as ``no_difference`` only when it reports a
-   statistic; nothing about the outcome at all is ``not_reported``.
-
-The quote is always one whole unit of the article, verbatim, with its section.
-"""
+:func:`scored_units` scores each sentence or table row for how well it reports ``outcome`` for the two arms;
+:func:`read_direction` narrows a unit to the clause that names the outcome and reads it (non-significance, then a
+change word turned round when the comparator is the subject, then figures per arm, a ratio's side of its null,
+signs). The steps: docs/architecture/studies.md, "The rule reader". The quote is always one whole unit of the
+article, verbatim, with its section."""
 
 from __future__ import annotations
 
