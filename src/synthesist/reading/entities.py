@@ -48,39 +48,17 @@ NOT_TARGETS = lexicon.words("entities", "NOT_TARGETS")
 GENE_STEMS = lexicon.word_list("entities", "GENE_STEMS")
 """Gene and protein families written in bare capitals (AMPK, EGFR, TNF); other bare-capital words are acronyms
 (``reading/lexicons/entities.toml``)."""
-_MOLECULAR = re.compile(
-    r"receptor|kinase|factor|protein|hormone|enzyme|interleukin|necrosis|synthase|transporter|channel|peptide|"
-    r"antigen|ligand|gene|oxide|species|ase\b|cytokine|glutathione|aldehyde|homolog|transcript",
-    re.IGNORECASE,
-)
-_QUALIFIER = re.compile(
-    r"-(?:induced|mediated|dependent|independent|positive|negative|directed|sensitive|activated|controlled|"
-    r"binding|deficient|null|knockout|expressing|related|like|specific|targeted|adjusted|matched|based|associated|"
-    r"treated|free|level|levels)$",
-    re.IGNORECASE,
-)
-_CELL_LINE = re.compile(
-    r"^(?:MDA-MB-\d+|MCF-?\d+\w*|T-?47D|HCT-?116|SW\d{3}|HT-?29|U-?87\w*|K-?562|HUVECs?|HepG2|Huh-?7|A\d{3}|"
-    r"PC-?3|DU-?145|LNCaP|HEK-?293\w*|HeLa|THP-1|NIH-?3T3|Caco-2|SH-SY5Y|RAW ?264\.7|3T3-L1|C2C12|INS-1)$",
-    re.IGNORECASE,
-)
+_MOLECULAR = lexicon.pattern("entities", "MOLECULAR")
+_QUALIFIER = lexicon.pattern("entities", "QUALIFIER")
+_CELL_LINE = lexicon.pattern("entities", "CELL_LINE")
 
 CONDITION_WORDS = lexicon.words("entities", "CONDITION_WORDS")
 """Disease words (``reading/lexicons/entities.toml``); :func:`is_condition_word` takes their endings too."""
 _CONDITION_SUFFIX = re.compile(r"^[a-z-]{3,}(?:itis|omas?|emia|aemia|osis|pathy|algia|plasia|trophy|penia)$")
 
 
-_PROCEDURE = re.compile(
-    r"^[a-z-]{3,}(?:ectomy|otomy|ostomy|plasty|scopy|graphy|therapy|surgery|transplantation|vaccination|screening|"
-    r"counseling|counselling|rehabilitation|training|stimulation|injection|infusion|supplementation|resection|"
-    r"repair|ablation|implantation|fixation|reconstruction|irradiation|radiation)$|^(?:surgery|therapy|"
-    r"radiation|exercise|acupuncture|vaccination|screening|counseling|counselling|transplantation|dialysis|"
-    r"supplementation|intervention|interventions)$"
-)
-_NOT_INTERVENTION_AFTER = re.compile(
-    r"\s+(?:resistance|sensitivity|secretion|levels?|signal(?:l)?ing|receptors?|concentrations?|deficiency|"
-    r"status|production|clearance|exposure|use disorder)\b"
-)
+_PROCEDURE = lexicon.pattern("entities", "PROCEDURE")
+_NOT_INTERVENTION_AFTER = lexicon.pattern("entities", "NOT_INTERVENTION_AFTER")
 
 
 def is_procedure(word: str) -> bool:

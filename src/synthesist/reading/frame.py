@@ -24,45 +24,23 @@ from .entities import is_condition_word
 from .question import DROPPED, is_yes_no, question_terms
 
 _I = re.IGNORECASE
-MECHANISM = re.compile(
-    r"\b(?:by what mechanisms?|what (?:is|are) the mechanisms?|through (?:what|which)|via (?:what|which)|"
-    r"mechanisms? (?:of|by which|through which|underlying)|mode of action|how (?:does|do|did|can|could|is|are|might)"
-    r"\b)", _I)
-PREVALENCE = re.compile(r"\b(?:prevalence|how (?:common|many|often|frequent)|frequency of|proportion of|"
-                        r"what (?:percentage|share|fraction))\b", _I)
-DESCRIPTIVE = re.compile(r"^(?:what|which|who)\b|\b(?:causes?|etiology|aetiology|risk factors|symptoms|signs|"
-                         r"features|complications|treatments?|management|types|definition)\s*\??$", _I)
-DIAGNOSTIC = re.compile(r"\b(?:diagnos\w*|accura\w*|sensitiv\w+|specificity|detect\w*|screening|predictive value|"
-                        r"reliab\w+|valid(?:ity|ation)?)\b", _I)
-PROGNOSIS = re.compile(r"\b(?:predict\w*|prognos\w*|predictor\w*)\b", _I)
-ASSOCIATION = re.compile(r"\b(?:associat\w*|correlat\w*|related to|relationship|relation|"
-                         r"link(?:ed)? (?:to|with|between)|(?:is there|any) (?:a |an )?(?:\w+ )?link\b|"
-                         r"risk factor\w*|risk of)\b", _I)
+MECHANISM = lexicon.pattern("frame", "MECHANISM")
+PREVALENCE = lexicon.pattern("frame", "PREVALENCE")
+DESCRIPTIVE = lexicon.pattern("frame", "DESCRIPTIVE")
+DIAGNOSTIC = lexicon.pattern("frame", "DIAGNOSTIC")
+PROGNOSIS = lexicon.pattern("frame", "PROGNOSIS")
+ASSOCIATION = lexicon.pattern("frame", "ASSOCIATION")
 
 _GERUND = re.compile(lexicon.source("frame", "GERUNDS") + r"\b", _I)
 """A gerund that is the relation after an evaluative predicate ("useful in *improving* depression")."""
 RELATION = lexicon.pattern("frame", "RELATION")
 """The relation verb or phrase that splits the exposure (before it) from the outcome (after it): "lower", "predict",
 "associated with", "effective in reducing" (``reading/lexicons/frame.toml``)."""
-COMPARATOR = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to)|in comparison (?:with|to)|rather than|"
-                        r"alternative to|instead of|than|over)\s+(?P<rest>[^,;:?]+)", _I)
+COMPARATOR = lexicon.pattern("frame", "COMPARATOR")
 POPULATION = re.compile(r"\b(?:in|among|for)\s+(?=(?P<rest>[^,;:?]+))", _I)
-PEOPLE = re.compile(r"\b(?:patients?|people|persons?|women|men|m[oa]thers?|children|child|adults?|adolescents?|"
-                    r"infants?|neonates?|newborns?|elderly|older|girls?|boys?|subjects|individuals|smokers|users|"
-                    r"survivors|workers|athletes|students|residents|veterans|population|cohort|recipients|settings?|"
-                    r"pregnan\w+|preterm|pediatric|paediatric|HMO|diabetics?)\b", _I)
-ASPECTS = {
-    "cause": ("causes", "cause", "etiology", "aetiology", "causing"),
-    "risk factors": ("risk factors", "risk factor"),
-    "symptoms": ("symptoms", "signs"),
-    "complications": ("complications",),
-    "treatment": ("treatment", "treatments", "management", "therapy"),
-    "prevalence": ("prevalence", "how common", "how many", "how often", "frequency", "proportion"),
-    "mechanism": ("mechanism", "mechanisms", "mode of action", "pathway"),
-}
-_LEADING = re.compile(r"^(?:(?:is|are|was|were|do|does|did|can|could|should|will|would|has|have|had|may|might|"
-                      r"must|what|which|how|why|when|where|who|by what mechanisms?|through (?:what|which)|"
-                      r"there|it|this|the|a|an|any|time to|true that|possible that)\s+)+", _I)
+PEOPLE = lexicon.pattern("frame", "PEOPLE")
+ASPECTS = lexicon.pairs("frame", "ASPECTS")
+_LEADING = lexicon.pattern("frame", "LEADING")
 
 
 SIZE = re.compile(r"^(?:by\s+)?how\s+(?:much|far|many\s+(?:fewer|more))\s+(?P<rest>(?:does|do|did|can|could|would|"
@@ -187,13 +165,8 @@ def _with_topic(topic: str, exposure: str, outcome: str, population: str, compar
     return exposure, outcome, population, comparator
 
 
-_FRAMING = re.compile(
-    r"^(?:(?:the|a|an|we|seeing|any)\s+)*(?:(?:systematic|routine|clinical)\s+)?(?:validation|evaluation|"
-    r"assessment|use|usefulness|utility|value|efficacy|effectiveness|safety|effects?|interest|role)\s+"
-    r"(?:of|to perform|in performing)\s+", _I)
-EVALUATIVE = frozenset("""feasible reliable necessary needed effective useful safe beneficial accurate valid helpful
-    justified worthwhile worth mandatory sufficient adequate appropriate warranted efficacious possible harmful viable
-    play and acceptable cost-effective economically sensitive""".split())
+_FRAMING = lexicon.pattern("frame", "FRAMING")
+EVALUATIVE = lexicon.words("frame", "EVALUATIVE")
 """Words a question's predicate evaluates its subject with ("Is the INR reliable?", "… helpful and feasible?"):
 never part of the subject's name."""
 

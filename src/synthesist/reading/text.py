@@ -29,35 +29,16 @@ letters, so "HR: 0.8" or "CI:" never starts a section."""
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])")
 _LAST_WORD = re.compile(r"(\S+)$")
 _DOTTED = re.compile(r"^\(?(?:[A-Za-z]\.){2,}$")
-ABBREVIATIONS = frozenset(
-    """al. vs. v. e.g. i.e. cf. etc. approx. ca. fig. figs. dr. mr. mrs. ms. prof. no. nos. vol. resp. incl. inc.
-    ltd. co. st. jr. sr. spp. sp. var. eq. ref. refs. ed. eds. dept. univ. min. max. mo. yr. yrs. wk. wks. hr.
-    hrs. approx. corp. subsp. ser.""".split()
-)
+ABBREVIATIONS = lexicon.words("text", "ABBREVIATIONS")
 """Words ending in a dot that do not end a sentence (compared lowercased)."""
 
 _TOKEN = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 
-STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are aren't as at be because been before being below
-    between both but by can could did do does doing down during each either et etc few for from further had has have
-    having he her here hers herself him himself his how however i if in into is it its itself just may me might more
-    most must my myself no nor not now of off on once only or other our ours ourselves out over own per same she
-    should so some such than that the their theirs them themselves then there these they this those through thus to
-    too under until up upon us very via was we were what when where whether which while who whom why will with within
-    without would yet you your yours yourself yourselves""".split()
-)
+STOP_WORDS = lexicon.words("text", "STOP_WORDS")
 """English function words. Negations (``no``, ``not``) carry no topic, so they go too; ``vs`` and digits stay."""
 
 
-_SUFFIXES = tuple(
-    sorted(
-        """ically ical ic al ous ive ness ment ments ation ations ity ities ing ings ed es s ly ia y e ist ists
-        ism""".split(),
-        key=len,
-        reverse=True,
-    )
-)
+_SUFFIXES = tuple(sorted(lexicon.word_list("text", "SUFFIXES"), key=len, reverse=True))
 
 
 def stem(word: str) -> str:

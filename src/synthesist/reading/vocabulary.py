@@ -14,14 +14,7 @@ from . import lexicon
 
 _I = re.IGNORECASE
 
-RESULT = re.compile(
-    r"\b(?:significant(?:ly)?|reduc(?:ed|es|tion)|increas(?:ed|es)|decreas(?:ed|es)|improv(?:ed|es|ement)|"
-    r"lower(?:ed)?|higher|associated with|correlat(?:ed|ion)|predict(?:ed|s|ive)|hazard ratio|odds ratio|"
-    r"relative risk|risk ratio|confidence interval|95\s?%\s?CI|HR\s?[=:]|OR\s?[=:]|RR\s?[=:]|AUC|sensitivity|"
-    r"specificity|mortality|survival|efficacy|effective|superior|inferior|no difference|did not differ)\b"
-    r"|\bp\s?[<=≤>]\s?0?\.\d|\d\s?%",
-    _I,
-)
+RESULT = lexicon.pattern("vocabulary", "RESULT")
 """Result language: effect words, effect measures, p-values, percentages."""
 
 NULL_RESULT = lexicon.pattern("vocabulary", "NULL_RESULT")
@@ -35,22 +28,10 @@ MECHANISM_VERB = lexicon.pattern("vocabulary", "MECHANISM_VERB")
 """A verb or connective that states a mechanism: X activates / inhibits / acts via / is mediated by Y
 (``reading/lexicons/vocabulary.toml``)."""
 
-INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules|above|previous|prior)\b|"
-    r"\bdeclare\b.{0,60}\b(?:sufficient|complete|conclusive|adequate|proven)\b|"
-    r"\byou (?:are|must|should|will|have to)\b|\bsystem prompt\b|\bas an ai\b|\b(?:assistant|system|user)\s*:|"
-    r"\b(?:recommendation|sufficient|verdict)\s*[:=]|\brespond (?:only )?with\b|\boutput (?:only|the following)\b|"
-    r"\bnew instructions?\b|\bjailbreak\b",
-    _I,
-)
+INSTRUCTION = lexicon.pattern("vocabulary", "INSTRUCTION")
 """Text addressed to a model rather than a reader. Such sentences are dropped before anything is counted."""
 
-FUTURE_WORK = re.compile(
-    r"\b(?:are|is|were|remains?|will be|would be) (?:needed|warranted|required|lacking|unclear|unknown)\b"
-    r"|\bfurther (?:studies|research|trials)\b|\bfuture\b|"
-    r"\bshould be (?:investigated|explored|studied|evaluated)\b",
-    _I,
-)
+FUTURE_WORK = lexicon.pattern("vocabulary", "FUTURE_WORK")
 """Calls for more research: a design named here ("RCTs are needed") was not done."""
 
 
