@@ -22,11 +22,8 @@ _QUESTION_KINDS = ("sceptical", "sameness", "knowledge", "association", "benefit
 _CONCLUSION_WORDS = ("negative_evaluation", "difference", "sameness", "positive_evaluation", "hedging")
 """The names of each group of cues, in the order of the model's features; their words: ``lexicons/answer_features.toml``
 (``CUE_``, ``KIND_`` and ``WORDING_`` before the name)."""
-_NULL_PHRASES = re.compile(r"\b(?:regardless|irrespective|independent(?:ly)? of|unrelated|no (?:significant )?"
-                           r"(?:difference|association|effect|benefit|correlation|relationship))\b", re.I)
-_NEGATOR = re.compile(r"^(?:no|not|never|neither|nor|without|none|cannot|failed|fail|fails|lack|lacks|lacked|"
-                      r"absence|unable|regardless|irrespective|independent|unrelated|n't|nothing|minimal|little|"
-                      r"poor|poorly)$")
+_NULL_PHRASES = lexicon.pattern("answer_features", "NULL_PHRASES")
+_NEGATOR = lexicon.pattern("answer_features", "NEGATOR")
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _SCOPE = 6
 """A question term within this many words after a negation reads as negated."""

@@ -23,18 +23,9 @@ from ...reading.entities import interventions_in, targets_in
 from ...reading.text import Sentence
 from .reading import Reading
 
-_PATHWAY = re.compile(
-    r"\b((?:[A-Za-z0-9κβαγ-]+/)*[A-Za-z0-9κβαγ-]+)\s+(?:signal(?:l)?ing\s+)?(?:pathway|cascade|axis)\b"
-    r"|\b((?:[A-Za-z0-9κβαγ-]+/)*[A-Za-z0-9κβαγ-]+)\s+signal(?:l)?ing\b",
-    re.IGNORECASE,
-)
-_NOT_PATHWAY_HEAD = frozenset("the this that a an of cell cellular intracellular downstream upstream its their".split())
-_PROCESS = re.compile(
-    r"\b(apoptosis|autophagy|gluconeogenesis|glycolysis|lipogenesis|angiogenesis|oxidative stress|inflammation|"
-    r"cell cycle(?: arrest)?|fatty acid oxidation|protein synthesis|insulin sensitivity|insulin resistance|"
-    r"mitochondrial respiration|fibrosis|cell death|ferroptosis|senescence)\b",
-    re.IGNORECASE,
-)
+_PATHWAY = lexicon.pattern("mechanisms", "PATHWAY")
+_NOT_PATHWAY_HEAD = lexicon.words("mechanisms", "NOT_PATHWAY_HEAD")
+_PROCESS = lexicon.pattern("mechanisms", "PROCESS")
 _EFFECT = lexicon.pattern("mechanisms", "EFFECT")
 """An effect: a change (group 1), up to four words (group 2), what changed (group 3): "reduced proliferation"
 (``reading/lexicons/mechanisms.toml``)."""
@@ -45,7 +36,7 @@ _ADJECTIVAL_EFFECT = {
     re.compile(r"\bpro-?apoptotic\b", re.IGNORECASE): "increased apoptosis",
 }
 """Effects stated as adjectives: "antiproliferative effects" → reduced proliferation."""
-_QUALIFIER_STOP = frozenset("the of in by and or a an its their to on with from this that".split())
+_QUALIFIER_STOP = lexicon.words("mechanisms", "QUALIFIER_STOP")
 _DIRECTION = {stem: word for stem, (word,) in lexicon.pairs("mechanisms", "DIRECTION").items()}
 
 

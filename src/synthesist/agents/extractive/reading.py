@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from ...models import Evidence
+from ...reading import lexicon
 from ...reading.designs import Design, is_human, is_preclinical_only, study_designs
 from ...reading.entities import defined_abbreviations
 from ...reading.text import Sentence, is_claim_length, split_sentences, words
@@ -25,16 +26,7 @@ from ...reading.vocabulary import (
 )
 from ..citations import MARKER
 
-BACKGROUND_SECTIONS = (
-    "BACKGROUND",
-    "INTRODUCTION",
-    "OBJECTIVE",
-    "PURPOSE",
-    "AIM",
-    "CONTEXT",
-    "IMPORTANCE",
-    "RATIONALE",
-)
+BACKGROUND_SECTIONS = lexicon.word_list("reading", "BACKGROUND_SECTIONS")
 """Sections that say what was known or asked before the study: their effect words are not the study's results."""
 _NOT_CLAIMS = ("medical subject headings", "keywords", "key words", "trial registration", "clinicaltrials.gov")
 TITLE = "TITLE"
