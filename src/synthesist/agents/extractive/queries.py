@@ -13,6 +13,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 
 from ...models import Evidence, QuestionKind
+from ...reading import lexicon
 from ...reading.question import QuestionTerms, question_terms
 from ...reading.synonyms import as_query_text, lay_synonyms, mesh_synonyms
 from ..query_plan import QueryPlan
@@ -20,23 +21,8 @@ from ..query_plan import QueryPlan
 TRIAL_SOURCES = frozenset({"trials"})
 """Source names of ClinicalTrials.gov (the search source is ``trials``; its evidence says ``clinicaltrials``)."""
 MAX_PER_SOURCE = 3
-DESIGN_WORDS: dict[QuestionKind, tuple[str, ...]] = {
-    "effect": ("randomized controlled trial", "meta-analysis", "cohort study"),
-    "association": ("randomized controlled trial", "meta-analysis", "cohort study"),
-    "diagnostic": ("diagnostic accuracy", "sensitivity specificity", "systematic review"),
-    "prognosis": ("cohort study", "prognostic factors", "systematic review"),
-    "prevalence": ("cross-sectional study", "survey", "cohort study"),
-    "descriptive": ("review", "case series"),
-    "mechanism": (),
-}
-"""The study designs that answer each kind of question, as query words, best first.
-
-Whether X changes or goes with Y is settled by trials and their meta-analyses, then cohorts. How common Y is comes
-from cross-sectional studies and surveys of a defined population (the design that measures prevalence), then the
-baseline of a cohort; a trial's selected participants and a meta-analysis filter miss most of them. A diagnostic
-question wants accuracy studies, a prognostic one cohorts. What causes or what is Y is answered by reviews and case
-series. A mechanism question gets no design words at all: its follow-ups name the mechanism and the targets the
-evidence found (:mod:`.judge`), and a design filter would only pull clinical studies that do not say how."""
+DESIGN_WORDS: dict[str, tuple[str, ...]] = lexicon.pairs("queries", "DESIGN_WORDS")
+"""The study designs that answer each kind of question, as query words, best first (``lexicons/queries.toml``)."""
 FIRST_ROUND_PER_SOURCE = 2
 
 

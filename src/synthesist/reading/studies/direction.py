@@ -25,22 +25,15 @@ from .verify import source_text
 _I = re.IGNORECASE
 _NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
 """A non-significance statement: "did not differ", "no significant", "similar" (``reading/lexicons/direction.toml``)."""
-_UP = re.compile(
-    r"\b(?:increas\w*|higher|greater|more|improv\w*|longer|larger|elevat\w*|rais\w*|rose|gain\w*|enhanc\w*|"
-    r"better|boost\w*|augment\w*|prolong\w*|superior|exceed\w*|accelerat\w*)\b", _I)
-_DOWN = re.compile(
-    r"\b(?:decreas\w*|reduc\w*|lower\w*|less|fewer|shorter|declin\w*|dropp?\w*|fell|diminish\w*|attenuat\w*|"
-    r"smaller|suppress\w*|inhibit\w*|prevent\w*|worse|slow\w*|lost|loss|inferior|halved)\b", _I)
-_TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", _I)
+_UP = lexicon.pattern("direction", "UP")
+_DOWN = lexicon.pattern("direction", "DOWN")
+_TREND = lexicon.pattern("direction", "TREND")
 _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
 _REPORTED = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b")
 """A statistic as printed (an aim's "would significantly reduce" is none)."""
-_FOLLOW_UP = re.compile(r"^\s*(?:(?:although|though|but)\s+)?(?:the|this|these|that|which|it|though|however)\b"
-                        r".{0,40}\b(?:differen|significan|change)", _I)
+_FOLLOW_UP = lexicon.pattern("direction", "FOLLOW_UP")
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
-_CLAUSE = re.compile(r";|,? (?:but|whereas|while|whilst) |,? (?=(?:although|though) )|, and |\. |, respectively"
-                     r"|,? (?=with no (?:\w+ )?differences?\b)"
-                     r"|,? (?=with no\b|without (?:an? )?(?:\w+ )?(?:increas|reduc|excess|chang))")
+_CLAUSE = lexicon.pattern("direction", "CLAUSE")
 _BETWEEN = re.compile(r"\bbetween (?:the )?(?P<a>[^,;()]{1,60}?) (?:and|versus|vs\.?) (?:the )?(?P<b>[^,;()]{1,60})",
                       _I)
 """A comparison named as a pair ("no difference between the GCV group and the ACV group")."""
@@ -55,21 +48,14 @@ _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
 _MEASURED = frozenset({"level", "levels", "concentration", "concentrations", "value", "values", "score", "scores"})
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
-_AIM = re.compile(
-    r"^(?:(?:in this study,? )?we (?:\w+ )?(?:evaluated|investigated|assessed|examined|studied|aimed|sought|tested|"
-    r"hypothesi[sz]ed|set out)|(?:the )?(?:aims?|purposes?|objectives?|goals?) (?:of|was|were)"
-    r"|(?:this|the present|the current) (?:study|trial) (?:was designed|aimed|aims|evaluated|investigated|assessed|"
-    r"examined|sought|tested))\b", _I)
+_AIM = lexicon.pattern("direction", "AIM")
 """What a study set out to do ("We evaluated the effects of X on Y") names the outcome and the arms but finds
 nothing."""
 _QUERY_SHORT_FORM = re.compile(r"(?:^|\()\s*([A-Z][A-Z0-9-]{1,8})\s*(?=\(|\)|$)")
 """An outcome the query names twice, short and long ("EAR (early response)", "early response (EAR)")."""
 _GRADES = terms("mild moderate severe")
 """Grades of one outcome: a unit that names other grades than the one asked reports another outcome."""
-_TIME_POINT = re.compile(
-    r"(?<![\d.,])(?<!aged )(?<!age )(?<!ages )\b(?P<n>\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
-    r"[\s-]*(?P<unit>hours?|h|days?|weeks?|wk|months?|mo|years?)\b(?!\s+(?:old|of age))"
-    r"|\b(?P<unit2>hour|day|week|month|year)\s+(?P<n2>\d+)\b(?![.,]\d)", _I)
+_TIME_POINT = lexicon.pattern("direction", "TIME_POINT")
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "twelve": 12}
 _DAYS = {"h": 1 / 24, "d": 1, "w": 7, "m": 30.4, "y": 365.25}
