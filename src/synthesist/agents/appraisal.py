@@ -1,13 +1,8 @@
 """The report's appraisal: where the evidence disagrees, how sure each outcome is, what registrations show.
 
-The ReportAgent calls :func:`with_conflicts` after the claim check (the section it adds quotes both items of each
-conflict verbatim, so there is nothing for the check to judge; its citations join the references) and
-:func:`appraised` after the study records: registration flags (:mod:`synthesist.registrations`), the exploratory
-pooled estimate (:mod:`.studies.pooling`), the certainty of each outcome (:mod:`.certainty`) and the Answer's
-strength, which becomes the certainty of the outcome that answers the question — never above the strength the
-answer already had from its answering items' designs and number (:mod:`.answer_gate`), so an appraisal can only
-make an answer more cautious.
-"""
+The ReportAgent calls :func:`with_conflicts` after the claim check and :func:`appraised` after the study records:
+registration flags, the pooled estimate, the certainty of each outcome and the Answer's strength, which an appraisal
+can only make more cautious (docs/architecture/contracts.md, "Conflicts" and "Certainty per outcome")."""
 
 from __future__ import annotations
 

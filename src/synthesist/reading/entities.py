@@ -1,15 +1,9 @@
 """Named things in biomedical text: interventions (drug-like names), molecular targets and conditions.
 
-All three are recognised by shape and small vocabularies, never by a model:
-
-- interventions: a drug-name stem (``-formin``, ``-statin``, ``-mab``, ``-nib``, ``-pril``, ``-sartan``, …), a short
-  list of common drugs, supplements and non-drug interventions (``aspirin``, ``vitamin D``, ``exercise``), or the
-  name of a trial record's intervention;
-- targets: gene- and protein-like tokens (``AMPK``, ``mTOR``, ``IGF-1``, ``NF-κB``, ``TNF-α``, ``p53``) and a few
-  named molecules (``insulin``, ``leptin``). Statistical and clinical acronyms (``CI``, ``BMI``, ``RCT``, ``ICU``)
-  are not targets, nor is an abbreviation the text defines as a disease ("type 2 diabetes (T2DM)");
-- conditions: disease words (``cancer``, ``diabetes``, ``-itis``, ``-oma``, ``-emia``, ``-pathy``, …).
-"""
+All three are recognised by shape and small vocabularies (``reading/lexicons/entities.toml``), never by a model:
+interventions by a drug-name stem, a known name or a trial record's intervention; targets by a gene- or protein-like
+shape (``AMPK``, ``mTOR``, ``IGF-1``, ``p53``) or a named molecule, never a statistical or clinical acronym nor an
+abbreviation the text defines as a disease; conditions by disease words and endings."""
 
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
 """Abstracts as sentences, and sentences as terms.
 
-Abstracts come as paragraphs, often labelled (``BACKGROUND: …`` / ``CONCLUSIONS: …`` — PubMed's structured
-abstracts and the PubMedQA records). :func:`split_sentences` keeps each sentence's section label and does not
-break at abbreviations (``et al.``, ``vs.``, ``e.g.``, ``i.v.``), decimals (``0.5``) or bare p-values
-(``P < .001``): a boundary is a ``.``/``!``/``?`` followed by space and a capital, digit or bracket.
-
-Terms are :func:`tokenize`'s tokens, which the memory's BM25 index uses too, so ``diabetic`` and ``diabetes`` match
-here exactly as they do in retrieval. The tokenizer lowercases, keeps runs of letters and digits (Greek letters
-included) and hyphenated terms, and drops English stop words. A hyphenated term is indexed whole *and* by its parts,
-so ``IL-6`` matches ``il-6`` and ``il 6``, and ``anti-inflammatory`` matches ``inflammatory``. A light suffix
-stemmer folds inflections and common derivations (``cells``/``cell``, ``prostatic``/``prostate``), which lifted
-top-1 retrieval on the PubMedQA dev questions from 97.0% to 97.8% for BM25 alone (docs/benchmarks.md).
-"""
+:func:`split_sentences` keeps each sentence's section label (``BACKGROUND: …``, also inside a flattened paragraph)
+and does not break at abbreviations, decimals or bare p-values: a boundary is a ``.``/``!``/``?`` followed by space
+and a capital, digit or bracket. Terms are :func:`tokenize`'s tokens, which the memory's BM25 index uses too:
+lowercased, stop words dropped, a hyphenated term whole *and* by its parts (``IL-6`` matches ``il 6``), each
+stemmed by a light suffix stemmer (the words: ``reading/lexicons/text.toml``)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
 """The LLM engine of the study record: a model fills the same record through an output tool, then the verbatim check.
 
-The model sees the item's passages (results and tables first, then the abstract, then the rest, within ``char_budget``)
-each fenced as untrusted data with its section, and the queries to answer first. Its
-:class:`~synthesist.study.StudyDraft` becomes a :class:`~synthesist.study.StudyRecord` (engine ``llm``) and goes through
-:func:`~synthesist.reading.studies.verify.verify_record` like every record: a quote or number not found verbatim is
-dropped and listed, so a model cannot put an invented number in the table. The learned study reader then checks the
-model's answer to each query (:func:`checked`): the result is marked as the question's own, and where the reader reads
-another direction, or finds no test of the comparison in the article, the result says so (``check``).
-"""
+The model sees the item's passages, each fenced as untrusted data, and fills a :class:`~synthesist.study.StudyDraft`;
+the record goes through :func:`~synthesist.reading.studies.verify.verify_record` like every record, and the learned
+reader checks its answers (:func:`checked`): docs/architecture/studies.md, "The study record"."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from ...models import Evidence, PostedResult
 from ...study import Arm, Count, DesignName, Direction, DirectionQuery, Effect, MeasureName, OutcomeResult, StudyRecord
+from .. import lexicon
 from ..designs import Design, study_designs
 from .direction import read_direction
 from .effects import ratio_side, read_effect, significance
@@ -65,25 +66,17 @@ _POPULATION = re.compile(
     rf"(?<![\w'’])(?:[\w'’-]+\s+){{0,2}}{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}\s+)?"
     r"(?:with|who (?:had|were|underwent)|undergoing|receiving|at (?:high )?risk of|scheduled for|"
     r"admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
-_ALLOCATION = re.compile(
-    r"\b(?:randomi[sz]ed|randomly (?:assigned|allocated)|assigned|allocated)\s+(?:[\w,-]+\s+){0,12}?to\s+"
-    r"(?:receive\s+|either\s+|one of\s+)*(?P<first>[^.;]{3,120}?)\s*(?:,\s*)?(?:\bor\b|\bversus\b|\bvs\.?)\s+"
-    r"(?P<second>[^.;,()]{3,100}?)(?=\s+(?:and|for|during|over|until)\s|\s*[.;,()]|$)", _I)
-_CONTROL = re.compile(r"\b(?:placebo|control|usual care|standard care|sham|no treatment|waiting list|wait-list)\b", _I)
+_ALLOCATION = lexicon.pattern("record", "ALLOCATION")
+_CONTROL = lexicon.pattern("record", "CONTROL")
 _TRIAL_OF = re.compile(r"\bplacebo-controlled(?:,? [\w-]+){0,3} (?:trial|study) of (?P<tested>[\w -]{3,60}?)"
                        r"(?=\s*[(,;.]|\s+(?:among|in|for|on|at|over|during|with)\b)", _I)
 """A placebo-controlled trial named by what it tested: its arms are that and placebo ("placebo" is verbatim in the
 quote)."""
 _POPULATION_FIRST = re.compile(rf"^(?:\d|{_WORD_NUMBER}\b|(?:[\w-]+\s+){{0,2}}{_PEOPLE}\b)", _I)
 """What a trial of "600 women with …" or "patients with sepsis" names is its population, not what it tested."""
-_SUBJECT = re.compile(r"^(?P<subject>.{3,90}?)\s+(?:was|were|did|had|showed|increased|decreased|reduced|improved|"
-                      r"differed|remained|rose|fell|declined)\b")
-_CONNECTIVE = re.compile(r"^(?:(?:likewise|furthermore|moreover|however|in addition|additionally|similarly|also|"
-                         r"although|overall|finally|in contrast|by contrast|conversely|consequently|thus|therefore|"
-                         r"hence|notably|importantly|in summary|in conclusion|taken together|together),?\s+)+", _I)
-_THERE = re.compile(r"^there (?:was|were) (?:\w+ ){0,4}?(?:differences?|changes?|effects?|reductions?|increases?)"
-                    r"(?: between (?:the )?(?:\w+ ){0,3}?groups?| \w+){0,2}? (?:in|for|on|regarding|with respect to) "
-                    r"(?:the )?(?P<thing>[^(\[;,]{3,90})", _I)
+_SUBJECT = lexicon.pattern("record", "SUBJECT")
+_CONNECTIVE = lexicon.pattern("record", "CONNECTIVE")
+_THERE = lexicon.pattern("record", "THERE")
 _STOPS = "by in at from compared versus vs than among with".split()
 
 
@@ -104,27 +97,15 @@ _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statist
                   r"(?:lower|higher|reduced|increased|decreased|greater|smaller|fewer|more)\s+"
                   + _thing([*_STOPS, "for"]), _I)
 """What a group's result reports on: "metformin users had a lower incidence of breast cancer than …"."""
-_POPULATION_END = re.compile(
-    r"(?:\s+(?:who|that|which))?\s+(?:was|were|is|are|had|showed)\s+(?:\w+\s+)?"
-    r"(?:greater|better|higher|lower|worse|similar|significant\w*|able|enrolled|recruited|randomi[sz]ed|included|"
-    r"selected|assigned|allocated|studied|divided|treated)\b.*$"
-    r"|\s+(?:in|into) (?:this|the present|our) (?:study|trial)\b.*$", _I)
+_POPULATION_END = lexicon.pattern("record", "POPULATION_END")
 """Where a "patients with …" phrase stops being the population ("… were recruited", "… were better able to")."""
-_EXCLUDED = re.compile(r"\b(?:were|was) (?:\w+ )?(?:excluded|ineligible|not eligible)\b", _I)
-_NOT_A_POPULATION = re.compile(r"\b(?:vs\.?|versus|compared (?:with|to))\s", _I)
+_EXCLUDED = lexicon.pattern("record", "EXCLUDED")
+_NOT_A_POPULATION = lexicon.pattern("record", "NOT_A_POPULATION")
 """A phrase that compares arms ("14 participants receiving infliximab vs ten …") reports a result."""
-_METHODS_SECTION = re.compile(r"method|design|setting|participant|patient|subject|population|eligib|recruit|material",
-                              _I)
-_NAME_LEAD_IN = re.compile(
-    r"^(?:.{0,80}?\b(?:found|showed|revealed|demonstrated|indicated|suggested) that\s+)?"
-    r"(?:(?:in )?terms of\s+|(?:the )?(?:(?:co-)?primary|secondary|main|other)"
-    r"(?: end ?points?| outcomes?(?: measures?)?)? (?:of|in)\s+)?", _I)
-_NAME_TRAILING = re.compile(r"(?:\s+(?:ostensibly|significantly|statistically|similarly|respectively|slightly|"
-                            r"markedly|substantially|considerably|notably|also|still|again|only)"
-                            r"|\s+between (?:the )?(?:two |both |treatment |study )?groups)+$", _I)
-_GENERIC_NAME = re.compile(r"^(?:the |a |an |all |both |two |three )?(?:results?|analys[ie]s|interactions?|groups?|"
-                           r"patients|participants|subjects|reductions?|increases?|differences?|effects?|changes?|"
-                           r"comparisons?|separate analysis)$", _I)
+_METHODS_SECTION = lexicon.pattern("record", "METHODS_SECTION")
+_NAME_LEAD_IN = lexicon.pattern("record", "NAME_LEAD_IN")
+_NAME_TRAILING = lexicon.pattern("record", "NAME_TRAILING")
+_GENERIC_NAME = lexicon.pattern("record", "GENERIC_NAME")
 """A name that is a study word, not a measured outcome ("Results", "two groups", "reductions")."""
 _NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|the only|when|in|after|at|during|for|"
                              r"of|both|all|no|among|with|within|across|between|compared|than|on|by|to)\b|"
