@@ -41,18 +41,13 @@ BODY_UNITS = 24
 """Passages within this cosine of the best one may settle the sentence's negation."""
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s?%)?")
-_NEGATION = re.compile(r"\b(?:no|not|neither|nor|none|never|cannot|fail(?:s|ed)? to|unable to|unsafe|"
-                       r"ineffective|unsuccessful|infeasible)\b|n't\b", re.IGNORECASE)
+_NEGATION = lexicon.pattern("claims", "NEGATION")
 """Negations of what a sentence asserts ("without", "absence of" qualify a population or a condition instead)."""
-_UP = re.compile(r"\b(?:increas\w*|higher|more|greater|elevat\w*|rais\w*|rise[sn]?|rising|improv\w*|enhanc\w*|"
-                 r"better|gain\w*|promot\w*|boost\w*)\b", re.IGNORECASE)
-_DOWN = re.compile(r"\b(?:decreas\w*|lower\w*|less|fewer|reduc\w*|declin\w*|diminish\w*|worse\w*|impair\w*|"
-                   r"drop\w*|fall(?:s|en)?|fell|suppress\w*|attenuat\w*|inhibit\w*)\b", re.IGNORECASE)
-_UNIVERSAL = re.compile(r"\b(?:all|every|always|never|cures?|cured|eliminat\w+|guarantee\w*|completely|"
-                        r"entirely|invariably|universally)\b", re.IGNORECASE)
+_UP = lexicon.pattern("claims", "UP")
+_DOWN = lexicon.pattern("claims", "DOWN")
+_UNIVERSAL = lexicon.pattern("claims", "UNIVERSAL")
 _ANCHOR_WINDOW = 5
-_QUANTITY = re.compile(r"\b(?:more|less|fewer|greater|higher|lower)\s+than\s+(?=[\d.,]+|one|two|three|half)",
-                       re.IGNORECASE)
+_QUANTITY = lexicon.pattern("claims", "QUANTITY")
 POPULATIONS = lexicon.pairs("claims", "POPULATIONS")
 """A population and the words that name it (``reading/lexicons/claims.toml``)."""
 _POPULATION = {name: re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)

@@ -1,16 +1,10 @@
 """Mechanism statements read out of sentences: intervention → target → pathway → effect, each part quoted.
 
-A statement is taken only from a sentence that states a mechanism (see
-:func:`~synthesist.reading.vocabulary.states_mechanism`) and names a molecular target. Its parts come from the sentence
-(or, for the intervention, from the item it belongs to: "This effect was mediated by AMPK" in an abstract about
-metformin):
-
-- pathway: a named pathway ("AMPK/mTOR pathway", "insulin signalling"), else a second target in the same
-  sentence (its signalling), else a named process (apoptosis, autophagy, gluconeogenesis), else
-  :data:`~synthesist.models.UNSTATED_PATHWAY`;
-- effect: a direction and an outcome ("reduced proliferation", "increased apoptosis"), from the sentence or else
-  from the item's results; without one the statement is left out — nothing is invented.
-"""
+A statement is taken only from a sentence that states a mechanism
+(:func:`~synthesist.reading.vocabulary.states_mechanism`) and names a molecular target; the intervention may come
+from the item. The pathway is a named pathway, else a second target, else a named process, else
+:data:`~synthesist.models.UNSTATED_PATHWAY`; the effect is a direction and what changed, from the sentence or the
+item's results, and without one the statement is left out (the words: ``reading/lexicons/mechanisms.toml``)."""
 
 from __future__ import annotations
 

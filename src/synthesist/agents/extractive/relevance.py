@@ -1,17 +1,10 @@
 """How close each item is to the question: the cosine of their embeddings, on the scale the judge expects.
 
-The memory's own retrieval scores (reciprocal-rank fusion) only order items; they cannot tell an off-topic
-context from an on-topic one. The judge needs an absolute measure, so it takes cosines. With all-MiniLM-L6-v2 on
-the PubMedQA dev questions, a question and its own abstract score about 0.76 (5th percentile 0.59; 0.74 and 0.54 by
-the head alone), the fifth best other abstract about 0.43, and a random abstract about 0.07 (99th percentile 0.36,
-by the head).
-Item texts are embedded exactly as the memory embeds them, so the embedder's cache answers without encoding.
-
-The model reads only an item's first 256 tokens (title, background, methods), and an abstract answers in its conclusion.
-An item's relevance is therefore the larger of two cosines: the question's with the item's head, and with its conclusion
-sentences (:func:`~synthesist.reading.answer_features.conclusion_text`). On the dev set this lets the alignment gate
-keep the controls' share while passing more of the questions' own abstracts (docs/benchmarks.md).
-"""
+The memory's retrieval scores (reciprocal-rank fusion) only order items; the judge needs an absolute measure, so it
+takes cosines (with all-MiniLM-L6-v2 on the PubMedQA dev questions, a question and its own abstract score about
+0.76, a random abstract about 0.07). Item texts are embedded as the memory embeds them, so the embedder's cache
+answers. The model reads only an item's first 256 tokens, and an abstract answers in its conclusion, so an item's
+relevance is the larger of the question's cosine with its head and with its conclusion sentences."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...study import Direction, DirectionQuery
+from .. import lexicon
 from ..abbreviations import abbreviation_definitions
 from ..text import stem
 from ..text import terms as _terms
@@ -52,22 +53,17 @@ _GENERIC = terms("group groups arm arms patient patients treatment treated subje
 _BASELINE = terms("baseline start before pre initial preoperative pretreatment")
 _CONTROL = terms("placebo control controls sham")
 """A placebo arm is often called "the control group", and a control arm often received placebo."""
-THAN = re.compile(r"\b(?:than|compared (?:with|to)|(?:(?<=when )|(?<=as ))compared|versus|vs\.?|relative to|over|"
-                  r"in comparison (?:with|to))\b", _I)
+THAN = lexicon.pattern("arms", "THAN")
 """What introduces the other side of a comparison ("when compared normal lysis conditions" drops its "with"; "the
 120 patients compared" introduces nothing)."""
-_COMPARED_PHRASE = re.compile(
-    r"\b(?:compared (?:with|to)|versus|vs\.?|than|relative to|over|in comparison (?:with|to))\s[^,;]{0,80}", _I)
-_NEGATED = re.compile(r"^\s*(?:the |those |patients |participants |subjects |people |women |men |children )*"
-                      r"(?:who (?:did|were) )?(?:not|no|without|non-?)\b", _I)
+_COMPARED_PHRASE = lexicon.pattern("arms", "COMPARED_PHRASE")
+_NEGATED = lexicon.pattern("arms", "NEGATED")
 """The other side named as the intervention's absence ("compared to patients *not* undergoing surgery"): the
 comparator, not the intervention."""
-_ABSENT_SUBJECT = re.compile(r"\b(?:who (?:did not|were not) (?:receive|take|use|undergo)\w*|not (?:receiving|taking|"
-                            r"using|undergoing|treated with)|non-?users? of|without)\s+(?:\w+\s+){0,2}\w+\W*$", _I)
+_ABSENT_SUBJECT = lexicon.pattern("arms", "ABSENT_SUBJECT")
 """A subject named as the intervention's absence ("patients who did not receive statins", "non-users of statins"):
 the comparator is what changed."""
-_IN_ARM = re.compile(r"\b(?:in|among|for|with|of) (?:the |all |both )?(?P<arm>[^,;.()]{2,50}?)"
-                     r"(?: groups?| arms?| patients| participants|[,;.(]|$)", _I)
+_IN_ARM = lexicon.pattern("arms", "IN_ARM")
 
 
 @lru_cache(maxsize=64)
