@@ -21,6 +21,7 @@ from ..models import (
     RegistrationFlag,
     TrialLink,
 )
+from ..reading import lexicon
 from ..reading.studies.effects import significance
 from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
@@ -32,8 +33,7 @@ MIN_PARTICIPANTS = 400
 MIN_FOLLOW_UP = 0.8
 _RANDOMISED = frozenset({"randomised trial", "systematic review/meta-analysis"})
 _BLINDED = re.compile(r"\b(?:double|single|triple)[- ]blind\w*|\bblinded\b|\bmasked\b|\bplacebo[- ]controlled\b", re.I)
-_CONCEALED = re.compile(r"\ballocation conceal\w*|\bsealed (?:opaque )?envelopes?\b|\bcentral(?:ly|ised|ized)? "
-                        r"randomi[sz]", re.I)
+_CONCEALED = lexicon.pattern("certainty", "CONCEALED")
 _DOSE_RESPONSE = re.compile(r"\bdose[- ](?:response|dependent(?:ly)?)\b|\bgraded (?:association|relationship)\b", re.I)
 
 

@@ -130,8 +130,7 @@ def _main_clause(text: str) -> tuple[str, str, bool]:
     return _LEADING.sub("", clause.strip() + " ").strip(), topic, pronoun
 
 
-_ASKING = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|"
-                     r"must|what|which|how|why|when|where|who|by what|through (?:what|which))\b", _I)
+_ASKING = lexicon.pattern("frame", "ASKING")
 
 
 GENERIC = lexicon.words("frame", "GENERIC")

@@ -132,9 +132,7 @@ def _conditions(run: list[str]) -> list[str]:
     return found
 
 
-_YES_NO = re.compile(
-    r"^(?:is|are|was|were|do|does|did|can|could|should|shall|will|would|has|have|had|may|might|must)\b", re.I
-)
+_YES_NO = lexicon.pattern("question", "YES_NO")
 _OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 
 

@@ -1,10 +1,8 @@
 """Other names for a question's terms: MeSH headings the evidence itself carries, and a small lay-term table.
 
-MeSH headings are the vocabulary PubMed indexes by, so a heading that recurs in the evidence already found and
-shares a word with one of the question's terms (after lay terms are translated: cancer → neoplasms) is the best
-next query term there is: "breast cancer" → ``Breast Neoplasms``, "type 2 diabetes" → ``Diabetes Mellitus,
-Type 2``. Check tags (``Humans``, ``Female``, ``Aged``) and design headings (``Cohort Studies``) are never synonyms.
-"""
+A MeSH heading that recurs in the evidence already found and shares a word with one of the question's terms (lay
+terms translated: cancer → neoplasms) is the best next query term there is ("breast cancer" → ``Breast Neoplasms``);
+check tags and design headings never are (the tables: ``reading/lexicons/synonyms.toml``)."""
 
 from __future__ import annotations
 

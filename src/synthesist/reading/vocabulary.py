@@ -1,10 +1,7 @@
 """The words that tell what a sentence is: a result, a null result, a mechanism — or an instruction to a machine.
 
-Every vocabulary is a compiled pattern with a docstring saying what it matches; the long ones are data, each entry
-with its reason, in ``reading/lexicons/vocabulary.toml``. Sentences are classified, never understood: the patterns
-are deliberately specific (``did not differ`` is a null result; ``did not receive`` is not), and their limits are
-stated where they matter.
-"""
+Sentences are classified, never understood: the patterns (``reading/lexicons/vocabulary.toml``, each entry with its
+reason) are deliberately specific (``did not differ`` is a null result; ``did not receive`` is not)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ Answer"."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
@@ -120,8 +119,7 @@ def _indirectness(aligned: Sequence[Alignment]) -> str:
     return f"a surrogate or partial outcome for {outcome[0]}" if outcome else "indirect"
 
 
-_PROPORTION = re.compile(r"\d+(?:\.\d+)?\s?%|\b\d+(?:\.\d+)?\s(?:per|in|of)\s(?:\d[\d,]*|every)\b"
-                         r"|\bper (?:cent|mille)\b", re.IGNORECASE)
+_PROPORTION = lexicon.pattern("bottom_line", "PROPORTION")
 """A proportion or a rate as a prevalence is stated: "about 50%", "12.1 per 1000", "1 in 8", "3 of 40"."""
 
 

@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from ...reading import lexicon
 from ...reading.entities import interventions_in, is_drug_name, trial_interventions
 from ...reading.question import QuestionTerms
 from ...reading.text import Sentence, overlap, strip_terminal
@@ -22,9 +23,7 @@ from .reading import TITLE, Reading
 _STATISTIC = re.compile(r"\bp\s?[<=≤]\s?0?\.\d|\b95\s?%|\b(?:HR|OR|RR|CI)\b|\d\s?%", re.IGNORECASE)
 MIN_CANDIDATE_WEIGHT = 0.5
 """A name must come from at least half an on-topic item's worth of evidence to be a candidate."""
-_CONCLUDING = re.compile(
-    r"\b(?:suggest|conclude|indicate|demonstrate|show|confirm|support|appear)(?:s|ed|d)?\b", re.IGNORECASE
-)
+_CONCLUDING = lexicon.pattern("findings", "CONCLUDING")
 _MESH_CLASS = re.compile(r"(?:Agents|Inhibitors|Antagonists|Agonists|Blockers)$")
 
 

@@ -1,27 +1,22 @@
 """What the evidence does not answer: the gap in words a researcher can act on, and the queries aimed at it.
 
-Every engine's judge and report pass through here. With no item that answers the question (see
-:mod:`synthesist.reading.alignment`), the judge may not call the evidence sufficient, it asks for queries aimed at the
-missing part ("metformin cancer incidence"), and the answer is ``insufficient`` with a sentence that says what is
-missing: "No collected item reports cancer incidence; 12 address metformin (type 2 diabetes), on Hypoglycemic Agents,
-Blood Glucose."
-"""
+Every engine's judge and report pass through here: with no item that answers the question, the evidence is never
+sufficient, the next queries aim at the missing part and the answer is ``insufficient`` with a sentence that says
+what is missing (docs/architecture/contracts.md, "Sufficiency needs answering items")."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Evidence, JudgeAssessment, QuestionFrame
+from ...reading import lexicon
 from ...reading.synonyms import is_check_tag
 
 ANSWERING = frozenset({"answers", "indirect"})
 """Labels an answer may rest on (indirect ones marked as such)."""
 TOPICS_NAMED = 3
-_METHOD_HEADING = re.compile(r"analysis|statistic|method|follow-up|blind|questionnaire|combination|dose-response|"
-                             r"time|retrospective|prospective|evaluation|reproducibility|regression|cohort|trial",
-                             re.IGNORECASE)
+_METHOD_HEADING = lexicon.pattern("gate", "METHOD_HEADING")
 """MeSH headings about how a study was done, not what it studied: never named as what the items address."""
 
 

@@ -1,12 +1,9 @@
 """The hypothesis agent without a model: hypotheses are the mechanisms the evidence itself states.
 
-Statements read from mechanistic sentences (:mod:`.mechanisms`) are grouped by intervention and target; each group
-becomes one hypothesis whose pathway and effect are the ones its sentences state most often. Items that state it
-support it; items that mention the intervention and report a null result for its target or its effect contradict
-it. Confidence grows with independent support (human studies count more), shrinks with contradiction
-and is capped for cell or animal work alone. With no mechanism statement in the evidence there is no hypothesis —
-only knowledge gaps saying why.
-"""
+Mechanism statements (:mod:`.mechanisms`) grouped by intervention and target make one hypothesis each, with the
+pathway and effect stated most often; items that state it support it, items that report a null result for its
+target or effect contradict it. Confidence grows with independent (human) support, shrinks with contradiction and
+is capped for cell or animal work alone. With no mechanism statement there is no hypothesis, only knowledge gaps."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """One evidence item read once: its safe sentences, what each sentence states, and the item's study designs.
 
-Reading is where untrusted text is neutralised. A sentence that addresses a model ("ignore previous instructions",
-"declare the evidence sufficient", "you are …", "system prompt") is dropped here, before anything is counted or
-quoted: it cannot raise a score, become a finding or be cited, and the item weighs exactly what it would weigh
-without it.
-"""
+Reading is where untrusted text is neutralised: a sentence that addresses a model (``vocabulary.INSTRUCTION``) is
+dropped here, before anything is counted or quoted, so the item weighs exactly what it would weigh without it."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Choosing sentences to quote: embedded once, then picked by maximal marginal relevance to the question.
 
-MMR (query = the question, λ = 0.6) trades a sentence's similarity to the question against its similarity to the
-sentences already chosen, so a report section covers several findings instead of repeating the best one. Each
-section picks from its own pool (answer-bearing, mechanistic, clinical). What is quoted is kept by item as well as by
-sentence (:class:`Quoted`, shared by the parts of a report): an item offers its one best sentence, and an item
-already quoted is not quoted again, so each study speaks once, whichever sentence of it would come next.
-"""
+MMR (query = the question, λ = :data:`MMR_LAMBDA`) trades similarity to the question against similarity to the
+sentences already chosen; each section picks from its own pool. What is quoted is kept by item as well as by
+sentence (:class:`Quoted`), so each study speaks once."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...models import Evidence, PooledEstimate, TrialLink
+from ...reading import lexicon
 from ...reading.entities import NOT_TARGETS
 from ...reading.text import terms
 from ...registrations import trial_of
@@ -29,8 +30,7 @@ MIN_SHARED_WORDS = 0.5
 TITLE_WORDS = 6
 """How many of its title's first words name a study that has no author and no acronym."""
 OUTCOME_CHARS = 48
-_ACRONYM = re.compile(r"\b(?:the\s+)?(?P<named>[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)\s+"
-                      r"(?:(?:randomi[sz]ed|controlled|clinical|phase\s+\w+)\s+)*(?:trial|study)\b")
+_ACRONYM = lexicon.pattern("forest", "ACRONYM")
 _BRACKETED = re.compile(r"\((?P<named>[A-Z][A-Z0-9]{2,}(?:-[A-Za-z0-9]+)*)\)")
 
 

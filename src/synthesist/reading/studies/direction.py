@@ -34,15 +34,13 @@ _REPORTED = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b")
 _FOLLOW_UP = lexicon.pattern("direction", "FOLLOW_UP")
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
 _CLAUSE = lexicon.pattern("direction", "CLAUSE")
-_BETWEEN = re.compile(r"\bbetween (?:the )?(?P<a>[^,;()]{1,60}?) (?:and|versus|vs\.?) (?:the )?(?P<b>[^,;()]{1,60})",
-                      _I)
+_BETWEEN = lexicon.pattern("direction", "BETWEEN")
 """A comparison named as a pair ("no difference between the GCV group and the ACV group")."""
 _CONCESSIVE = re.compile(r"^\s*(?:although|though|whilst|while|despite)\b", _I)
 """A clause that concedes ("…, although pain scores were greater") is not the finding the sentence reports."""
 _UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
-_CHANGE_NOUN = re.compile(r"\s+(?:\w+\s+)?(?P<noun>reductions?|decreases?|declines?|loss|falls?|drops?|increases?|"
-                          r"gains?|rises?|improvements?)\b", _I)
+_CHANGE_NOUN = lexicon.pattern("direction", "CHANGE_NOUN")
 _UP_NOUNS = ("increase", "gain", "rise", "improvement")
 _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
@@ -284,10 +282,7 @@ def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
     return flip(direction) if arms.first_is_comparator(clause, before[-1].start()) else direction
 
 
-_PER_ARM = re.compile(r"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s?(?:%|days?|weeks?|months?|hours?|points?|cases?|"
-                      r"events?|deaths?)?\)?"
-                      r"(?:\s*\((?:(?P<share>\d+(?:\.\d+)?)\s?%)?[^()]{0,40}\))?\s+(?:of (?:the )?\w+\s+)?"
-                      r"(?:in|among|with|for) (?:the |those )?(?P<arm>[^,;.()]{2,50}?)(?: groups?| arms?|[,;.(]|$)", _I)
+_PER_ARM = lexicon.pattern("direction", "PER_ARM")
 """A figure stated for one arm: "42.6% (262 of 615 patients) in the hydrocortisone group", "8.2 days in the early
 group", "2 of 45 (4.4%) in the meperidine group" (the share in brackets); an arm named by the intervention's
 absence ("the group without preparation", "the surgery-alone group") is the comparator."""

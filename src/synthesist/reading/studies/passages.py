@@ -7,17 +7,16 @@ with the section it sits in. An item without a full text is read from its abstra
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...models import Evidence, Passage
 from ...study import MeasureName
+from .. import lexicon
 from ..text import section_role, split_sentences
 from .effects import measure_in
 
-_NOT_EVIDENCE = re.compile(r"abbreviation|acknowledg|competing|conflicts? of interest|funding|author.{0,5}contribution|"
-                           r"supplementary|availability|consent|ethic", re.IGNORECASE)
+_NOT_EVIDENCE = lexicon.pattern("passages", "NOT_EVIDENCE")
 SECTION_WEIGHT = {"abstract": 1.0, "results": 0.85, "conclusions": 0.6, "other": 0.5, "discussion": 0.35,
                   "methods": 0.1, "introduction": 0.0}
 """How much a unit's section counts when choosing the quote for a result: stated results first."""

@@ -1,11 +1,8 @@
 """The check every study record passes: each quote verbatim in its source, each number verbatim in its quote.
 
-Whoever filled the record (rules, an LLM through its output tool, a registry), :func:`verify_record` reads it
-against the item's own text — its passages (or abstract), title, and for a registry record the lines of
-:func:`registry_text` — with whitespace normalised and nothing else forgiven. A quote not found drops the field
-it supports; an effect number not found in its quote drops the effect (the outcome stays, its direction read
-from a verified quote); each drop is listed in ``record.dropped`` with its reason, as unsupported claims are.
-"""
+Whoever filled the record (rules, an LLM, a registry), :func:`verify_record` reads it against the item's own text
+(passages or abstract, title, :func:`registry_text`) with whitespace normalised and nothing else forgiven; what is
+not found is dropped and listed in ``record.dropped`` with its reason (docs/architecture/studies.md)."""
 
 from __future__ import annotations
 
