@@ -72,11 +72,9 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
 
 def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,
                    frame: QuestionFrame) -> Alignment:
-    """``alignment`` as the item's full text shows it. It reports the question's comparison (``finding``): the
-    finding is the item's answer (its verdict and its quote, as in the evidence table), and an item that did not
-    answer from its abstract now does (indirectly when its abstract names another population), every part but the
-    population addressed by the passage. It never tests the comparison (not ``tested``): an item that answered by
-    its closeness to the question alone, without naming the exposure, is only related. Else it is unchanged."""
+    """``alignment`` as the item's full text shows it: with a ``finding`` on the question's comparison the item
+    answers by it; one whose full text never ``tested`` the comparison and that answered by closeness alone is
+    only related."""
     if finding is not None and alignment.label == "answers":
         return alignment.model_copy(update={"full_text": finding})
     if finding is None:

@@ -58,10 +58,8 @@ def with_conflicts(report: ResearchReport, memory: ResearchMemory) -> ResearchRe
 
 def mixed_answer(answer: Answer | None, conflicts: Sequence[Conflict], alignment: Sequence[Alignment],
                  frame: QuestionFrame) -> Answer | None:
-    """A yes or no becomes ``mixed`` when two items that *answer* the question disagree on its outcome (the
-    frame's first): the statement then quotes both findings with their citations, and the gate says what code
-    changed. A conflict with an item that is only related (another population, another cancer) leaves the verdict,
-    and the certainty's inconsistency step says it."""
+    """A yes or no becomes ``mixed`` when two items that *answer* the question disagree on its outcome, quoting both
+    findings (docs/architecture/contracts.md, "Conflicts": "The Answer")."""
     if answer is None or answer.verdict not in ("yes", "no") or not frame.outcomes:
         return answer
     answering = {a.evidence_id for a in alignment if a.label == "answers"}
@@ -151,10 +149,9 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
 
 def _table_outcomes(report: ResearchReport, items: Mapping[str, Evidence]
                     ) -> list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]]:
-    """The evidence table's outcomes of the studies that address the question (answering or indirect items: the
-    included studies; an item only related to the question, cited as related evidence, has its rows in the table
-    but no certainty), rows that name the same outcome (half their words shared) grouped. Rows of the question's
-    own comparison are left to :func:`_question_outcome`, which grades them from the answering items only."""
+    """The evidence table's outcomes of the studies that address the question, rows naming the same outcome
+    grouped; rows of the question's own comparison are left to :func:`_question_outcome`
+    (docs/architecture/contracts.md, "Certainty per outcome")."""
     included = {a.evidence_id for a in report.alignment if a.label in ("answers", "indirect")}
     groups: list[tuple[str, list[tuple[StudyRecord, OutcomeResult, Evidence | None]]]] = []
     for row in evidence_rows(report.studies, items):

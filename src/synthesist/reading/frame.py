@@ -141,14 +141,9 @@ title-style topic gives its frame (``reading/lexicons/frame.toml``)."""
 
 def _with_topic(topic: str, exposure: str, outcome: str, population: str, comparator: str,
                 pronoun: bool) -> tuple[str, str, str, str]:
-    """The frame of a title-style question ("Topic: asking part?"). The topic is the study's subject, as its title
-    would name it; the asking part names what is asked of it, often one thing only or nothing specific:
-
-    - the asking part names nothing of its own (a pronoun, or only evaluative words: "… : is it safe?", "… : room
-      for improvement?"): the topic gives exposure and outcome;
-    - it names one thing ("Ovarian torsion in children: oophorectomy necessary?"): that thing is the exposure and
-      the topic what it is asked about (the outcome);
-    - it names both (a relation verb between two subjects): the topic adds only population and comparator."""
+    """The frame of a title-style question ("Topic: asking part?"): the topic gives exposure and outcome when the asking
+    part names nothing of its own, the outcome when it names one thing, only population and comparator when it names
+    two (docs/architecture/contracts.md, "The question frame and the alignment gate")."""
     topic_population, rest = _population(topic)
     topic_comparator, rest = _comparator(rest)
     topic_exposure, topic_outcome = _split(rest)

@@ -203,31 +203,16 @@ def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,
     return ScoredAspect(score=score, reasoning=reasoning), [i for i, _ in top]
 
 
-PLURALS = {
-    "meta-analysis": "meta-analyses",
-    "randomized controlled trial": "randomized controlled trials",
-    "trial record with results": "trial records with results",
-    "trial record without results": "trial records without results",
-    "case report": "case reports",
-    "cell or animal study": "cell or animal studies",
-    "other human study": "other human studies",
-    "systematic review": "systematic reviews",
-    "clinical trial": "clinical trials",
-    "cohort": "cohort studies",
-    "case-control": "case-control studies",
-    "cross-sectional": "cross-sectional studies",
-    "no stated design": "without a stated design",
-}
-
-
 def _counted(count: int, label: str) -> str:
-    if label == "cohort" and count == 1:
-        return "1 cohort study"
-    if label in ("case-control", "cross-sectional") and count == 1:
-        return f"1 {label} study"
+    """``count`` items of a design in words: "1 cohort study", "3 meta-analyses", "2 without a stated design"."""
     if label == "no stated design":
-        return f"{count} {PLURALS[label]}"
-    return f"{count} {label if count == 1 else PLURALS.get(label, label)}"
+        return f"{count} without a stated design"
+    words = (f"{label} study" if label in ("cohort", "case-control", "cross-sectional") else label).split()
+    if count != 1:  # the head noun: "trial record with results" → "trial records with results"
+        at = words.index("record") if "record" in words else -1
+        head = words[at]
+        words[at] = head[:-2] + "es" if head.endswith("is") else head[:-1] + "ies" if head.endswith("y") else head + "s"
+    return f"{count} {' '.join(words)}"
 
 
 def _preprints(weighed: Sequence[Weighed]) -> str:

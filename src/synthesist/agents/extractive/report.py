@@ -156,12 +156,10 @@ class _Picks:
 
 def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str], labels: dict[str, str],
           said: Quoted, *, mechanism_first: bool) -> _Picks:
-    """The evidence that answers, each study once (``said``, which already holds the Answer's sentences, keeps
-    what is quoted by study and by sentence): the summary opens with the lead study (:func:`_lead`), and MMR picks
-    the rest from answer-bearing sentences of human studies first, then of any study; the findings sections take
-    the answering studies the summary left, by their mechanistic or clinical sentences (the kind the question asks
-    first), and the preprints come under their own heading. Each study offers its best sentence: the closest to the
-    question plus what :data:`ANSWER_WEIGHT`, :data:`TOPIC_WEIGHT` and :data:`NUMBERS_WEIGHT` add."""
+    """The evidence that answers, each study once (``said`` keeps what is quoted by study and by sentence): the summary
+    opens with the lead study and MMR picks the rest; the findings sections take the answering studies left, and the
+    preprints their own heading. A study's best sentence: its cosine plus :data:`ANSWER_WEIGHT`, :data:`TOPIC_WEIGHT`
+    and :data:`NUMBERS_WEIGHT`."""
 
     def preference(candidate: Candidate) -> float:
         return (ANSWER_WEIGHT * answer_score(candidate.sentence, asked) + TOPIC_WEIGHT * candidate.weight

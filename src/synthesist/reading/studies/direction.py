@@ -232,10 +232,8 @@ def _significant_change(clause: str) -> bool:
 
 
 def _change(clause: str, arms: ArmTerms, outcome: frozenset[str] = frozenset()) -> Direction | None:
-    """The direction the clause's change word gives, comparatives ("higher") before verbs and nouns ("increase",
-    often part of the outcome's own name), turned round when the comparator is the one that changed. A comparative
-    of a change ("greater reductions", "less increase") multiplies the two; one that names an arm ("at the higher
-    dose", "the lower-dose group") is no change."""
+    """The direction the clause's change word gives, turned round when the comparator is the one that changed
+    (comparatives first; "greater reductions" multiplies; a comparative naming an arm is no change: studies.md)."""
     for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
         found = sorted(((m, pattern is up_pattern) for pattern in (up_pattern, down_pattern)
                         for m in pattern.finditer(clause) if not _names_arm(clause, m, arms, outcome)),
@@ -251,10 +249,8 @@ def _change(clause: str, arms: ArmTerms, outcome: frozenset[str] = frozenset()) 
 
 
 def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms, outcome: frozenset[str]) -> bool:
-    """Whether a comparative names an arm or a threshold rather than a change: it is followed by a word of an arm's
-    name that is not the outcome's ("higher" in "at the higher PBDE-47 dose"; not "lower" in "a lower oxygen
-    requirement" when oxygen is both the intervention and the outcome), or it closes a threshold ("NEC stage 2 *or
-    higher*", "3 *or more* days", "*less than* 2")."""
+    """Whether a comparative names an arm ("at the higher PBDE-47 dose") or closes a threshold ("stage 2 *or higher*")
+    rather than stating a change."""
     if not (_UP_COMPARATIVE.fullmatch(cue.group()) or _DOWN_COMPARATIVE.fullmatch(cue.group())):
         return False
     if re.search(r"\bor\s+$", clause[max(0, cue.start() - 4):cue.start()], _I):
