@@ -155,13 +155,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     return verify_record(record, evidence)
 
 
-_MEASURES = (
-    # "risk" as the thing measured, not as a ratio's name or a description ("relative risk", "high-risk patients")
-    re.compile(r"(?<![-\w])(?<!relative )(?<!at )(?<!high )(?<!low )risk(?![-\w])|"
-               r"\b(?:incidence|incident|odds(?! ratio)|occurrence|develop\w*|onset|new cases)\b", re.I),
-    re.compile(r"\b(?:mortality|death|deaths|die|died|dying|survival|survive\w*|fatal\w*)\b", re.I),
-    re.compile(r"\b(?:recurrence|recurrent|recur\w*|relapse\w*)\b", re.I),
-)
+_MEASURES = tuple(lexicon.pattern("record", f"MEASURE_{kind}") for kind in ("RISK", "DEATH", "RECURRENCE"))
 """Ways of measuring an outcome that are not one another: a trial of breast-cancer survival reports nothing on the
 risk of breast cancer, though it names breast cancer throughout."""
 
@@ -304,8 +298,8 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
     return kept
 
 
-_EXPOSURE_WORDS = frozenset("use users user intake exposure therapy treatment administration group arm patients the "
-                             "of with".split())
+_EXPOSURE_WORDS = lexicon.words("record", "EXPOSURE_WORDS")
+"""Words of a name that say how a treatment was had, not what it is: "Metformin use" names metformin."""
 
 
 def _names_the_exposure(name: str, intervention: str) -> bool:
