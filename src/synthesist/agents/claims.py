@@ -225,12 +225,9 @@ def _verbatim(claim: Claim, items: Sequence[Evidence]) -> bool:
 
 
 def _passages(items: Sequence[Evidence], wanted: frozenset[str] = frozenset()) -> list[str]:
-    """Each cited item's sentences (title included) and each pair of adjacent sentences; for an item read from a
-    full text, its abstract so, then the :data:`BODY_UNITS` units of its body (the units a card carries,
-    :mod:`.passage_rank`) sharing the most of the sentence's terms ``wanted`` (a supported sentence shares most of
-    its terms with the source: see ``not_in_source``): each sentence, and each table row, bare and with its caption,
-    header and group heading (a sentence that names the outcome and the arms matches the latter, one that restates
-    the row the former)."""
+    """Each cited item's sentences (title included) and adjacent pairs; for a full text, also the :data:`BODY_UNITS`
+    body units (:mod:`.passage_rank`) sharing the most of the sentence's terms ``wanted``, table rows bare and with
+    their caption, header and group heading (docs/architecture/contracts.md, "The claim check")."""
     passages: list[str] = []
     for item in items:
         title, content, *facts = _texts(item)

@@ -1,9 +1,7 @@
-"""Study designs, read from an item's publication types, MeSH headings and text.
+"""Study designs, read from an item's publication types, MeSH headings and text (``reading/lexicons/designs.toml``).
 
-PubMed gives publication types (``Randomized Controlled Trial``, ``Meta-Analysis``); MeSH adds design headings
-(``Cohort Studies``, ``Animals``); the local library and Europe PMC often give neither, so the text is read too.
-A design named only in a call for more research ("randomised trials are needed") is not counted.
-"""
+The local library and Europe PMC often give neither types nor headings, so the text is read too; a design named
+only in a call for more research ("randomised trials are needed") is not counted."""
 
 from __future__ import annotations
 

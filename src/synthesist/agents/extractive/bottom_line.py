@@ -57,7 +57,7 @@ def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> l
 
 
 def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str], *, indirect: str = "") -> tuple[str, str]:
-    """The GRADE-like strength of the answering items' evidence and its one-line reason (module docstring)."""
+    """The GRADE-like strength of the answering items' evidence and its one-line reason (contracts.md, "The Answer")."""
     strong = sum(bool(d & STRONG_DESIGNS) for d in designs)
     found = frozenset().union(*designs) if designs else frozenset()
     level = 3 if strong >= 2 else 2 if strong == 1 else 1 if found & MODERATE_DESIGNS else 0
@@ -102,10 +102,8 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
 
 
 def _label(question: str, reading: Reading, finding: FullTextFinding | None) -> str:
-    """What one answering item says to the question: the yes/no reader over its conclusion, or, for an item whose
-    full text reports the question's comparison (``Alignment.full_text``, what its evidence table row shows), over
-    the passage the study reader found there — a significant change read as the question asks it, no significant
-    difference a no."""
+    """What one answering item says to the question: the yes/no reader over its conclusion, or over the passage of
+    its full text that reports the comparison (no significant difference a no)."""
     if finding is None:
         return item_verdict(question, reading).label
     return "no" if finding.direction == "no_difference" else text_verdict(question, finding.quote).label

@@ -20,10 +20,9 @@ _METHOD_HEADING = lexicon.pattern("gate", "METHOD_HEADING")
 """MeSH headings about how a study was done, not what it studied: never named as what the items address."""
 
 
-def answering_ids(alignments: Sequence[Alignment], *, direct_only: bool = False) -> list[str]:
-    """The ids of items that answer (and, unless ``direct_only``, answer indirectly), most relevant first."""
-    wanted = {"answers"} if direct_only else ANSWERING
-    return [a.evidence_id for a in alignments if a.label in wanted]
+def answering_ids(alignments: Sequence[Alignment]) -> list[str]:
+    """The ids of items that answer or answer indirectly, most relevant first."""
+    return [a.evidence_id for a in alignments if a.label in ANSWERING]
 
 
 def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence]) -> str:

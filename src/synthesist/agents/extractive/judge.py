@@ -302,9 +302,8 @@ def _next_queries(
     previous: JudgeAssessment | None,
 ) -> list[str]:
     """Queries aimed at the weaker aspect first, with the study designs that fit the question's ``kind``
-    (:func:`~.queries.design_words`: no trial or meta-analysis words for a mechanism, prevalence or descriptive
-    question; no mechanism follow-ups for a question that does not ask what something does); none the previous
-    round already proposed, unless nothing else."""
+    (:func:`~.queries.design_words`), no mechanism follow-ups for a question that does not ask what something does;
+    none the previous round already proposed, unless nothing else."""
     subject = question.interventions[0] if question.interventions else question.core_query(4)
     condition = next((c for c in question.conditions[:1] if c.casefold() not in subject.casefold()), "")
     base = " ".join(filter(None, (subject, condition)))

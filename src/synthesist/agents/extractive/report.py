@@ -189,11 +189,8 @@ def _pick(pool: SentencePool, relevance: dict[str, float], asked: frozenset[str]
 
 
 def _related(pool: SentencePool, alignments: Sequence[Alignment], said: Quoted) -> str:
-    """One bullet per related item close to the question — it lacks one of the question's parts at most, and
-    addresses another (most relevant first) — that no other part quotes (``said``, which is updated: the Answer
-    quotes the closest one when nothing answers): its best answer-bearing sentence, cited, and what it lacks
-    (:func:`synthesist.reading.alignment.lacking`). A metformin trial of IVF outcomes is not listed for metformin
-    and cancer in type 2 diabetes."""
+    """One bullet per related item close to the question (it lacks one part at most) that no other part quotes
+    (``said``, updated): its best answer-bearing sentence, cited, and what it lacks (contracts.md, "Report body")."""
     lines = []
     for alignment in (a for a in alignments if a.label == "related" and a.near):
         best = pool.best(lambda c, i=alignment.evidence_id: c.evidence_id == i and "answer" in c.tags

@@ -39,11 +39,11 @@ def _passages(evidence: Evidence, budget: int) -> list[dict[str, str]]:
 
 
 async def llm_study_record(llm: LLM, evidence: Evidence, queries: Sequence[DirectionQuery] = (), *,
-                           round: int = 0, char_budget: int = CHAR_BUDGET, boundary_cap: int = 8_000
+                           round: int = 0, boundary_cap: int = 8_000
                            ) -> tuple[StudyRecord, TokenUsage]:
     """The model's study record of ``evidence``, verified; raises ModelError when the call fails."""
     boundary = Boundary(cap=boundary_cap)
-    prompt = render("study_task", title=evidence.title or evidence.id, passages=_passages(evidence, char_budget),
+    prompt = render("study_task", title=evidence.title or evidence.id, passages=_passages(evidence, CHAR_BUDGET),
                     queries=[q.model_dump() for q in queries], boundary=boundary)
     reply = await llm.call(agent="study", output_type=StudyDraft, system=render("study_system", boundary=boundary),
                            prompt=prompt, round=round)

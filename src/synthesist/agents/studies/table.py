@@ -207,11 +207,9 @@ call per reference would cost more than the whole rest of the run."""
 
 async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM | None = None, *,
                        boundary_cap: int = 8_000) -> tuple[ResearchReport, list[str], list[str]]:
-    """The report with the verified study record of each referenced item (the evidence table), the ids of the
-    items whose record a bug kept from being read (the report never fails for one), and notes for the run. With
-    ``llm``, the referenced full texts (up to :data:`MODEL_RECORDS`) are read by the model through its output tool
-    (:func:`~.studies.llm_reader.llm_study_record`, verified like every record); a failed call falls back to the
-    rules and is noted."""
+    """The report with the verified study record of each referenced item, the ids of the items whose record a bug
+    kept from being read (the report never fails for one), and notes for the run; with ``llm``, up to
+    :data:`MODEL_RECORDS` full texts read by the model (a failed call falls back to the rules and is noted)."""
     items = [item for citation in report.references if (item := memory.get(citation.evidence_id)) is not None]
     by_model = [item for item in items if item.passages][:MODEL_RECORDS] if llm is not None else []
     queries = question_queries(report.frame)

@@ -87,9 +87,7 @@ def _figures(result: OutcomeResult) -> bool:
 def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int,
                    guess: bool = True) -> list[tuple[OutcomeResult, str]]:
     """What the ``limit`` units that best report the query's outcome each say of it, with the clause the direction
-    was read from (best first by the rule score): an item's other statements of the same
-    outcome — its conclusion beside its results sentence — for a reader that weighs them together
-    (:mod:`synthesist.agents.conflicts`)."""
+    was read from, best first: an item's statements of one outcome for the conflict reader to weigh together."""
     aliases = abbreviations(source_text(evidence))
     arms = ArmTerms.of(query, aliases)
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)

@@ -1,11 +1,8 @@
 """The extractive study record: design, participants, population, arms and outcome results, read by rule.
 
-Every field is a verbatim span of one sentence or table row of the item (its full text when one was read, its
-abstract otherwise) and carries that unit as its quote; :func:`~.verify.verify_record` then checks each one
-against the source and drops what it cannot find. A registry record is read from its structured fields instead
-(:func:`registry_record`). The design comes from :func:`~synthesist.reading.designs.study_designs`
-(the same cues the extractive judge counts), and its quote is the first sentence that shows it.
-"""
+Every field is a verbatim span of one unit of the item with that unit as its quote, checked by
+:func:`~.verify.verify_record`; a registry record is read from its structured fields (:func:`registry_record`). The
+fields: docs/architecture/studies.md, "The study record"; the cues: ``reading/lexicons/record.toml``."""
 
 from __future__ import annotations
 
@@ -126,13 +123,9 @@ MAX_OUTCOMES = 12
 
 def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
                measured_as_asked: bool = False) -> StudyRecord:
-    """The verified study record of ``evidence``: by rule from its text, or from its registry fields.
-
-    ``queries``: outcomes the caller asks about (intervention, comparator, outcome); their answers come first among
-    the outcomes, followed by the results the item states on its own. With ``measured_as_asked`` (a run's evidence
-    table, whose queries come from the question, not from someone who read the article) an answer whose quote does
-    not measure the outcome the way the query does — risk, death or recurrence — is ``not_reported``.
-    """
+    """The verified study record of ``evidence``: by rule from its text, or from its registry fields. The answers to
+    ``queries`` come first among the outcomes; with ``measured_as_asked`` (a run's evidence table) an answer whose
+    quote does not measure the outcome the way the query does is ``not_reported`` (docs/architecture/studies.md)."""
     if evidence.trial is not None and evidence.source == "trials":
         return verify_record(registry_record(evidence), evidence)
     read = list(units(evidence))
