@@ -26,12 +26,10 @@ _GENERIC = lexicon.words("registrations", "GENERIC")
 _TITLE_GENERIC = _GENERIC | lexicon.words("registrations", "TITLE_GENERIC")
 """Words every trial title has: a title match needs the words that tell one trial from another
 (``reading/lexicons/registrations.toml``)."""
-_CORPORATE = frozenset("inc ltd llc corp corporation company gmbh ag sa plc pharmaceuticals pharmaceutical "
-                       "pharma therapeutics biosciences bioscience biotech university hospital medical center centre "
-                       "institute national foundation research the of and for".split())
+_CORPORATE = lexicon.words("registrations", "CORPORATE")
 """Words of a sponsor's name that do not tell one sponsor from another ("Xynomic Pharmaceuticals, Inc.": Xynomic)."""
-_CONTROLS = frozenset("placebo sham vehicle saline control".split())
-_OTHER_TRIAL = re.compile(r"\b(?:unlike|contrast|previous|prior|earlier|other|like|as in|following)\b[^.]*$", re.I)
+_CONTROLS = lexicon.words("registrations", "CONTROLS")
+_OTHER_TRIAL = lexicon.pattern("registrations", "OTHER_TRIAL")
 """Words before an acronym that name another trial than the paper's own ("unlike the VITAL trial")."""
 TITLE_SHARE = 0.6
 """The share of a paper title's distinctive words the registry's titles must hold for a title match."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -359,21 +360,16 @@ def _third_arm(piece: str, arms: ArmTerms) -> bool:
 def _clauses(text: str) -> list[str]:
     """``text`` split at clause boundaries that are not inside brackets ("(HR 0.62; P = 0.004)" stays whole); a
     sentence that opens with "Whilst/Although …," is cut after that opening clause too."""
-    depth, cuts = 0, []
+    cuts = []
     opening = _OPENING.match(text)
     if opening:
-        comma = _top_level_comma(text, opening.end())
+        comma = next((index for index in _top_level(text, opening.end()) if text[index] == ","), None)
         if comma is not None:
             cuts.append((comma, comma + 1))
-    for index, char in enumerate(text):
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            match = _CLAUSE.match(text, index)
-            if match:
-                cuts.append((match.start(), match.end()))
+    for index in _top_level(text):
+        match = _CLAUSE.match(text, index)
+        if match:
+            cuts.append((match.start(), match.end()))
     pieces, start = [], 0
     for begin, end in sorted(cuts):
         if begin >= start:
@@ -382,14 +378,13 @@ def _clauses(text: str) -> list[str]:
     return [*pieces, text[start:]]
 
 
-def _top_level_comma(text: str, start: int) -> int | None:
+def _top_level(text: str, start: int = 0) -> Iterator[int]:
+    """The positions of ``text`` from ``start`` that are outside brackets (the brackets themselves left out)."""
     depth = 0
     for index in range(start, len(text)):
-        char = text[index]
-        if char in "([":
+        if text[index] in "([":
             depth += 1
-        elif char in ")]":
+        elif text[index] in ")]":
             depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            return index
-    return None
+        elif depth == 0:
+            yield index
