@@ -43,12 +43,10 @@ ASPECTS = lexicon.pairs("frame", "ASPECTS")
 _LEADING = lexicon.pattern("frame", "LEADING")
 
 
-SIZE = re.compile(r"^(?:by\s+)?how\s+(?:much|far|many\s+(?:fewer|more))\s+(?P<rest>(?:does|do|did|can|could|would|"
-                  r"will|is|are)\b.+)$", _I)
+SIZE = lexicon.pattern("frame", "SIZE")
 """A question that asks for the size of an effect ("How much does metformin lower HbA1c?"): read as the yes/no
 question it contains, but asking for a number, not a yes or a no."""
-EFFECT_OF = re.compile(r"^what\s+(?:is|are|was|were)\s+(?:the\s+)?(?:size\s+of\s+the\s+)?(?:effects?|impact|"
-                       r"influence)\s+of\s+(?P<exposure>[^?]+?)\s+on\s+(?P<outcome>[^?]+?)\s*\??$", _I)
+EFFECT_OF = lexicon.pattern("frame", "EFFECT_OF")
 """An effect asked for by name ("What is the effect of statins on mortality in older adults?"): the exposure is
 what has the effect, the outcome what it is on; it asks for the effect, so no yes or no."""
 
