@@ -339,6 +339,9 @@ def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(share
     ("Does Recurrence affect Survival Rate?", ("22706226", "26589380")),  # an endpoint is no exposure
     ("Does Depression affect Comorbidity?", ("27643961", "26702177")),  # an attribute is no outcome
     ("Does Biopsy affect Survival Rate?", ("15708048", "17274051")),  # "biopsy versus neck dissection": head to head
+    # "higher risk of stillbirth and mortality … than urban infants" read a decrease in words; "higher stillbirth rate
+    # among rural infants (OR 1.20 …)" an increase by its figures: words and figures that disagree take no side
+    ("Does Infant affect Hospital Mortality?", ("16428354", "24098953")),
 ])
 def test_the_mesh_stress_checks_false_pairs_are_none(shared_dir: Path, question: str, pmids: tuple[str, str]):
     """The MeSH check (bench/conflicts_bench.py --mesh) on the finding reader's first version (before bdb110c)

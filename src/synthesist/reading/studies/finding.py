@@ -36,6 +36,7 @@ from .naming import (
     BOTH_ARMS,
     DOSE,
     HOW_GIVEN,
+    LINK,
     MODIFIERS,
     PEOPLE,
     TRIAL_ARMS,
@@ -180,7 +181,7 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     itself = frozenset().union(*(words for name, words in names if name not in TRIAL_ARMS + BOTH_ARMS))
     found: list[tuple[OutcomeResult, str]] = []
     seen: set[str] = set()
-    worded = False
+    worded: set[str] = set()
     for asked in _outcome_queries(reading):
         for result, clause in ranked_answers(item, asked, limit=READ_UNITS, guess=False):
             clause = _own_figures(clause, itself)
@@ -190,9 +191,11 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
             seen.add(result.quote)
             if clear(result, spelled(clause)):
                 found.append((result, clause))
-            worded = worded or result.direction != "no_difference"
+            elif result.direction != "no_difference":  # an association in words has no side of its own
+                worded.add("" if LINK.search(clause) else result.direction)
     if not found and worded:  # "obesity is associated with asthma symptom persistence": its figures say which way
         found = _estimates(item, names, itself)
+        found = found if not worded - {"", *(r.direction for r, _ in found)} else []
     found = [(r.model_copy(update={"outcome": query.outcome, "comparator": query.comparator}), c) for r, c in found]
     if not found or len({r.direction for r, _ in found}) > 1:
         return None

@@ -30,7 +30,7 @@ from ..text import terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
 
-__all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
+__all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
            "class_members", "distinctive", "exposure_names", "names_comparison", "names_exposure", "outcome_names",
            "outcome_words", "part_core", "same_word", "spelled_out", "with_synonyms"]
 
@@ -106,7 +106,8 @@ _CLAUSES = re.compile(r";|•|(?<!\bvs)(?-i:\.\s+(?=[A-Z]))|,?\s+(?:however|wher
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
 
-_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+"""An association in words: it names no side ("obesity is associated with asthma symptom persistence")."""
 
 _FACTORS = re.compile(r"\b(?:predictors?|(?:risk|prognostic|independent) factors?) (?:of|for)\b|\bfactors? for\b",
                       re.IGNORECASE)
@@ -313,7 +314,7 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
     if re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of|rates? of|proportions? of|"
                  rf"numbers? of|likelihood of)\s+(?:\w+\s+){{0,2}}?{first}", clause, re.IGNORECASE):
         return False
-    link = _LINK.search(clause)
+    link = LINK.search(clause)
     if link is not None:
         subject = terms(clause[:link.start()])
         if not (subject & exposure or subject & outcome):
@@ -330,7 +331,7 @@ def names_exposure(clause: str, intervention: str, exposure: frozenset[str], *, 
     """The clause names the exposure itself (not another form, kind or combination of it) where a compared factor
     stands, whatever outcome it reports: "the prevalence of wheezing was 50% greater among obese individuals"."""
     factor = _factor(clause, intervention, exposure, partial, whole)
-    return factor is not None and (_subject_of(_LINK.search(clause), clause, factor) or compared(clause, factor))
+    return factor is not None and (_subject_of(LINK.search(clause), clause, factor) or compared(clause, factor))
 
 
 def _factor(clause: str, intervention: str, exposure: frozenset[str], partial: bool, whole: bool
