@@ -104,8 +104,9 @@ async def test_two_answering_trials_that_disagree_make_the_answer_mixed_with_bot
     mixed = with_conflicts(report, memory).answer
 
     assert mixed is not None and mixed.verdict == "mixed" and mixed.evidence_ids == ("pmid:2", "pmid:1")
-    assert mixed.statement.startswith("Studies that answer the question disagree on fractures. One found a decrease")
-    assert "(hazard ratio 0.67, 95% CI 0.52 to 0.87; P=0.002).\" [pmid:1]. Another found no" in mixed.statement
+    assert mixed.statement == ("Studies that answer the question disagree on fractures. One found a decrease "
+                               "[pmid:1], another no significant difference [pmid:2]; both are quoted under \"Where "
+                               "the evidence disagrees\".")
     assert "verdict mixed, not no: 1 conflict(s) between items that answer the question" in mixed.gate
     # one side only related to the question (the alignment gate's word): the verdict stands
     related = tuple(a.model_copy(update={"label": "related"}) if a.evidence_id == "pmid:1" else a for a in alignment)

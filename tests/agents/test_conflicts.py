@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section
+from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section, mixed_answer
 from synthesist.agents.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
 from synthesist.agents.judge import inconsistent
 from synthesist.memory import Embedder, ResearchMemory
-from synthesist.models import Evidence, JudgeAssessment, ScoredAspect
+from synthesist.models import Answer, Evidence, JudgeAssessment, ScoredAspect
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.naming import names_comparison
@@ -123,6 +123,44 @@ def test_male_gender_worse_survival_against_no_gender_difference_is_a_conflict(s
     assert conflict.kind == "against_null" and conflict.outcome == "survival"
     assert (conflict.first.evidence_id, conflict.second.evidence_id) == ("pmid:16968876", "pmid:19327500")
     assert "male gender" in conflict.first.quote and "no significant gender difference" in conflict.second.quote
+
+
+def test_a_significant_ratio_under_the_outcome_s_measured_name_against_a_stated_null_makes_the_answer_mixed(
+        shared_dir: Path):
+    """pmid 23283159 names asthma only in words ("obesity … is associated with asthma symptom persistence") and
+    states its ratio for wheezing (RR 1.53; 95% CI 1.14-2.05: an increase by computation); pmid 19615731 finds no
+    association between obesity and asthma control. The answer "no" from the null becomes mixed."""
+    items = library(shared_dir, "23283159", "19615731")
+    frame = frame_of("Is obesity associated with worse asthma?")
+    alignment = [align(frame, item, 0.8) for item in items.values()]
+
+    (conflict,) = detect_conflicts(frame, alignment, items)
+
+    assert (conflict.kind, conflict.exposure, conflict.outcome) == ("against_null", "obesity", "asthma")
+    assert (conflict.first.evidence_id, conflict.first.direction) == ("pmid:23283159", "increased")
+    assert "(RR 1.53; 95% CI: 1.14-2.05)" in conflict.first.quote and conflict.first.quote in items[
+        "pmid:23283159"].content
+    assert (conflict.second.evidence_id, conflict.second.direction) == ("pmid:19615731", "no_difference")
+    answer = Answer(verdict="no", statement="No [pmid:19615731].", strength="low", evidence_ids=("pmid:19615731",),
+                    basis="answering")
+    mixed = mixed_answer(answer, (conflict,), alignment, frame)
+    assert mixed is not None and mixed.verdict == "mixed" and "[pmid:23283159]" in mixed.statement
+
+
+def test_a_significant_ratio_decides_the_side_unless_its_control_is_the_subject():
+    """"Compared with never smokers, current smokers had less favourable outcomes, with mortality raised by 40%
+    (hazard ratio 1.40 …)": the control is the reference, the ratio the exposure's, whatever "less" says; "patients
+    who did not receive statins had significantly higher mortality (HR 1.52 …)": the ratio is the control's."""
+    items = items_of(**{"1": "Compared with never smokers, current smokers had less favourable outcomes, with "
+                             "mortality raised by 40% (hazard ratio 1.40; 95% CI 1.20-1.60).",
+                        "2": "Patients who did not receive statins had significantly higher mortality (HR 1.52, "
+                             "95% CI 1.20-1.90)."})
+
+    smoking = side_of(items["pmid:1"], DirectionQuery(intervention="smoking", comparator="", outcome="mortality"))
+    statins = side_of(items["pmid:2"], DirectionQuery(intervention="statins", comparator="", outcome="mortality"))
+
+    assert smoking is not None and smoking[0].direction == "increased"
+    assert statins is not None and statins[0].direction == "decreased"
 
 
 def test_the_section_quotes_both_sides_with_their_citations(shared_dir: Path):
@@ -301,6 +339,9 @@ def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(share
     ("Does Recurrence affect Survival Rate?", ("22706226", "26589380")),  # an endpoint is no exposure
     ("Does Depression affect Comorbidity?", ("27643961", "26702177")),  # an attribute is no outcome
     ("Does Biopsy affect Survival Rate?", ("15708048", "17274051")),  # "biopsy versus neck dissection": head to head
+    # "higher risk of stillbirth and mortality … than urban infants" read a decrease in words; "higher stillbirth rate
+    # among rural infants (OR 1.20 …)" an increase by its figures: words and figures that disagree take no side
+    ("Does Infant affect Hospital Mortality?", ("16428354", "24098953")),
 ])
 def test_the_mesh_stress_checks_false_pairs_are_none(shared_dir: Path, question: str, pmids: tuple[str, str]):
     """The MeSH check (bench/conflicts_bench.py --mesh) on the finding reader's first version (before bdb110c)

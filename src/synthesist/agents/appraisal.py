@@ -58,8 +58,9 @@ def with_conflicts(report: ResearchReport, memory: ResearchMemory) -> ResearchRe
 
 def mixed_answer(answer: Answer | None, conflicts: Sequence[Conflict], alignment: Sequence[Alignment],
                  frame: QuestionFrame) -> Answer | None:
-    """A yes or no becomes ``mixed`` when two items that *answer* the question disagree on its outcome, quoting both
-    findings (docs/architecture/contracts.md, "Conflicts": "The Answer")."""
+    """A yes or no becomes ``mixed`` when two items that *answer* the question disagree on its outcome, naming both
+    findings with their citations; the conflicts section quotes them (docs/architecture/contracts.md, "Conflicts":
+    "The Answer")."""
     if answer is None or answer.verdict not in ("yes", "no") or not frame.outcomes:
         return answer
     answering = {a.evidence_id for a in alignment if a.label == "answers"}
@@ -68,9 +69,9 @@ def mixed_answer(answer: Answer | None, conflicts: Sequence[Conflict], alignment
     if not split:
         return answer
     c = split[0]
-    statement = (f"Studies that answer the question disagree on {c.outcome}. One found {_WORDS[c.first.direction]}: "
-                 f"\"{c.first.quote}\" [{c.first.evidence_id}]. Another found {_WORDS[c.second.direction]}: "
-                 f"\"{c.second.quote}\" [{c.second.evidence_id}].")
+    statement = (f"Studies that answer the question disagree on {c.outcome}. One found {_WORDS[c.first.direction]} "
+                 f"[{c.first.evidence_id}], another {_WORDS[c.second.direction]} [{c.second.evidence_id}]; both are "
+                 f"quoted under \"{CONFLICTS_HEADING}\".")
     ids = tuple(dict.fromkeys((*answer.evidence_ids, c.first.evidence_id, c.second.evidence_id)))
     gate = (f"verdict mixed, not {answer.verdict}: {len(split)} conflict(s) between items that answer the question "
             f"(Where the evidence disagrees)")
@@ -85,7 +86,7 @@ def conflicts_section(conflicts: Sequence[Conflict]) -> ReportSection:
         kind = "opposite significant findings" if c.kind == "opposite" else "a significant finding against a null"
         reasons = "; ".join(c.reasons) if c.reasons else "none found in the two study records"
         paragraphs.append(
-            f"**{c.exposure} → {c.outcome}** ({kind}). One study found {_WORDS[c.first.direction]}: "
+            f"**{c.exposure} and {c.outcome}** ({kind}). One study found {_WORDS[c.first.direction]}: "
             f"\"{c.first.quote}\" [{c.first.evidence_id}]. Another found {_WORDS[c.second.direction]}: "
             f"\"{c.second.quote}\" [{c.second.evidence_id}]. Likely reasons: {reasons}.")
     return ReportSection(heading=CONFLICTS_HEADING, body="\n\n".join(paragraphs))

@@ -112,7 +112,7 @@ class ReportAgent(ModelAgent):
         report, note = await self.check_claims(report, memory, carried=drafted.engine != EXTRACTIVE)
         if drafted.engine != EXTRACTIVE:
             report = without_uncited(report, memory.question, code_answer=drafted.value.answer is None)
-        report = with_references(with_conflicts(said_once(report), memory), memory)
+        report = with_references(said_once(with_conflicts(said_once(report), memory)), memory)
         report, unread, study_notes = await with_studies(report, memory, self._llm,
                                                          boundary_cap=self._settings.models.evidence_char_cap)
         note = "; ".join(filter(None, [note, *study_notes])) or None
@@ -288,9 +288,11 @@ def _claim_texts(report: ResearchReport) -> list[tuple[str, str]]:
 
 def said_once(report: ResearchReport) -> ResearchReport:
     """Each sentence said once, where it is first said: the summary, the sections and the conclusion drop a
-    sentence that the Answer or an earlier part already says (the extractive summary opens with the Answer's own
-    sentence; a model often repeats it as its conclusion). A part left with nothing is left empty."""
+    sentence that the Answer, a conflict's side (quoted where the evidence disagrees) or an earlier part already
+    says (the extractive summary opens with the Answer's own sentence; a model often repeats it as its conclusion).
+    A part left with nothing is left empty."""
     said = _sentences(report.answer.statement) if report.answer else set()
+    said |= {_said(side.quote) for c in report.conflicts for side in (c.first, c.second)}
 
     def once(text: str) -> str:
         pieces = [piece for piece in SENTENCE_END.split(text)[::2] if piece.strip()]
@@ -299,7 +301,8 @@ def said_once(report: ResearchReport) -> ResearchReport:
         return remove_sentences(text, repeated).strip() if repeated else text
 
     summary = once(report.executive_summary)
-    sections = tuple(section.model_copy(update={"body": once(section.body)}) for section in report.sections)
+    sections = tuple(section if section.heading == CONFLICTS_HEADING else section.model_copy(
+        update={"body": once(section.body)}) for section in report.sections)
     return report.model_copy(update={"executive_summary": summary, "sections": sections,
                                      "conclusion": once(report.conclusion)})
 

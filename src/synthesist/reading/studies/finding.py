@@ -29,12 +29,14 @@ from ...study import DirectionQuery, OutcomeResult, StudyRecord
 from .. import lexicon
 from ..text import terms
 from ..vocabulary import NULL_RESULT
+from .arms import THAN
 from .direction import ranked_answers, with_figures
 from .effects import ratio_side, read_effect, significance
 from .naming import (
     BOTH_ARMS,
     DOSE,
     HOW_GIVEN,
+    LINK,
     MODIFIERS,
     PEOPLE,
     TRIAL_ARMS,
@@ -42,12 +44,15 @@ from .naming import (
     distinctive,
     exposure_names,
     names_comparison,
+    names_exposure,
     outcome_names,
     outcome_words,
     part_core,
+    same_word,
     spelled_out,
     with_synonyms,
 )
+from .passages import units
 from .record import read_study
 from .verify import source_text
 
@@ -173,15 +178,25 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     partial = distinctive(query.intervention) <= terms(f"{item.title or ''} {item.content}")
     spelled = spelled_out(text)
     factor = frozenset().union(*(words for _, words in names))
+    itself = frozenset().union(*(words for name, words in names if name not in TRIAL_ARMS + BOTH_ARMS))
     found: list[tuple[OutcomeResult, str]] = []
     seen: set[str] = set()
+    worded: set[str] = set()
     for asked in _outcome_queries(reading):
         for result, clause in ranked_answers(item, asked, limit=READ_UNITS, guess=False):
-            result, clause = _its_own_figures(result, clause, factor)
-            if result.quote not in seen and _kept(result, clause, asked, names, partial, outcomes, spelled):
-                seen.add(result.quote)
-                found.append((result.model_copy(update={"outcome": query.outcome, "comparator": query.comparator}),
-                              clause))
+            clause = _own_figures(clause, itself)
+            result = _by_estimate(result, clause, itself)
+            if result.quote in seen or not _kept(result, clause, asked, names, partial, outcomes, spelled):
+                continue
+            seen.add(result.quote)
+            if clear(result, spelled(clause)):
+                found.append((result, clause))
+            elif result.direction != "no_difference":  # an association in words has no side of its own
+                worded.add("" if LINK.search(clause) else result.direction)
+    if not found and worded:  # "obesity is associated with asthma symptom persistence": its figures say which way
+        found = _estimates(item, names, itself)
+        found = found if not worded - {"", *(r.direction for r, _ in found)} else []
+    found = [(r.model_copy(update={"outcome": query.outcome, "comparator": query.comparator}), c) for r, c in found]
     if not found or len({r.direction for r, _ in found}) > 1:
         return None
     if comparator is None:  # no arms read: a comparison the statement itself names ("biopsy versus neck dissection")
@@ -189,26 +204,64 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     return Finding(with_figures([r for r, _ in found]), record, None if query.comparator else comparator)
 
 
-def _its_own_figures(result: OutcomeResult, clause: str, factor: frozenset[str]) -> tuple[OutcomeResult, str]:
-    """A statement that lists factors, each with its figures ("predictors were statin therapy (OR 0.327, 95% CI
-    0.107 to 0.998, p = 0.05) and age (OR 1.058, 95% CI 1.004 to 1.116, p = 0.035)"), read for the exposure by the
-    figures in the brackets right after it: its significance and the side of its ratio."""
+def _own_figures(clause: str, factor: frozenset[str]) -> str:
+    """Where a statement's figures for the exposure stand: in one that lists factors, each with its figures
+    ("predictors were statin therapy (OR 0.327, 95% CI 0.107 to 0.998, p = 0.05) and age (OR 1.058, 95% CI 1.004 to
+    1.116, p = 0.035)"), the exposure's words and the bracket right after them; otherwise the whole clause."""
     if len(_BRACKETED.findall(clause)) < 2:
-        return result, clause
+        return clause
     for match in _BRACKETED.finditer(clause):
         before = re.findall(r"[\w'-]+", clause[max(0, match.start() - 40):match.start()])[-3:]
-        if not any(terms(word) & factor for word in before):
+        if any(terms(word) & factor for word in before):
+            own = match.group(0)
+            return f"{' '.join(before)} {own}" if significance(own, read_effect(own)) != "unknown" else clause
+    return clause
+
+
+def _by_estimate(result: OutcomeResult, clause: str, factor: frozenset[str]) -> OutcomeResult:
+    """Numbers first: an estimate the clause shows not significant is a null; a significant ratio of the exposure
+    against its control gives the direction by its side, whatever the words say — where the exposure is named
+    before any control ("obese individuals than eutrophic individuals (RR 1.53 …)") or the control as the reference
+    ("compared with never smokers, ever smokers had …"). A control named first as a subject ("patients who did not
+    receive statins had higher mortality (HR 1.52 …)") may be the ratio's own side, and a difference's sign is the
+    authors' order of the arms: both are left to the words."""
+    effect = read_effect(clause)
+    stated = significance(clause, effect)
+    if effect is None or stated == "unknown":
+        return result
+    if stated == "not_significant":
+        return result.model_copy(update={"direction": "no_difference", "effect": effect})
+    control = CONTROL.search(clause)
+    first = next((m.start() for m in re.finditer(r"[\w'-]+", clause)
+                  if any(same_word(f, w) for f in factor for w in terms(m.group()))), None)
+    side = ratio_side(effect) if effect.is_ratio and first is not None else None
+    if side is None or control is not None and control.start() < first and not THAN.search(
+            clause[max(0, control.start() - 20):control.start()]):
+        return result.model_copy(update={"effect": effect})
+    return result.model_copy(update={"direction": "increased" if side == "above" else "decreased", "effect": effect})
+
+
+def _estimates(item: Evidence, names: Sequence[tuple[str, frozenset[str]]], factor: frozenset[str]
+               ) -> list[tuple[OutcomeResult, str]]:
+    """The study's own ratios for the exposure (:func:`.naming.names_exposure`), each read by computation
+    (:func:`_by_estimate`): the results of a study that states the comparison in words only, measured under another
+    name ("the prevalence of wheezing … was 50% greater among obese individuals (RR 1.53; 95% CI: 1.14-2.05)" of
+    "obesity is associated with asthma symptom persistence"). None unless every one is significant on one side: a
+    non-significant one (the primary endpoint's, beside a harm's) leaves the words unexplained. A subgroup's, an
+    unadjusted or a diagnostic estimate, or one of another factor of the sentence, is none."""
+    found = []
+    for unit in units(item):
+        clause = _own_figures(unit.text, factor)
+        if (unit.role not in ("abstract", "results") or _not_its_own(unit.text)
+                or not ((effect := read_effect(clause)) and effect.is_ratio)
+                or not any(names_exposure(clause, n, words, whole=bool(i)) for i, (n, words) in enumerate(names))):
             continue
-        own = match.group(0)
-        effect = read_effect(own)
-        stated = significance(own, effect)
-        side = ratio_side(effect)
-        if effect is None or stated == "unknown":
-            return result, clause
-        direction = ("no_difference" if stated == "not_significant" else
-                     {"above": "increased", "below": "decreased"}.get(side or "", result.direction))
-        return result.model_copy(update={"direction": direction, "effect": effect}), f"{' '.join(before)} {own}"
-    return result, clause
+        if significance(clause, effect) != "significant":
+            return []
+        result = _by_estimate(OutcomeResult(outcome="", quote=unit.text, section=unit.section), clause, factor)
+        if result.direction != "not_reported":  # not_reported: a control named first, whose side the words hold
+            found.append((result, clause))
+    return found
 
 
 def _stated_comparator(clause: str, factor: frozenset[str]) -> str | None:
@@ -232,20 +285,22 @@ def _outcome_queries(query: DirectionQuery) -> list[DirectionQuery]:
 def _kept(result: OutcomeResult, clause: str, query: DirectionQuery, names: Sequence[tuple[str, frozenset[str]]],
           partial: bool = False, outcomes: Sequence[tuple[frozenset[str], frozenset[str]]] = (),
           spelled: Callable[[str], str] = lambda quote: quote) -> bool:
-    """One statement is a finding on the question's comparison: a direction, clear in the clause it was read from,
-    no diagnostic figure, not a subgroup's or a secondary analysis's change, and it names the comparison (by any
-    distinctive word of the exposure when the study is about the whole of it: ``partial``; the article's short
-    forms ``spelled`` out: "CHG bathing" is chlorhexidine gluconate bathing)."""
-    if result.direction not in ("increased", "decreased", "no_difference") or not result.quote:
-        return False
-    if _DIAGNOSTIC.search(result.quote) or _SUBGROUP.search(result.quote):
-        return False
-    if _UNADJUSTED.search(result.quote):
+    """One statement is on the question's comparison (:func:`finding_of` then asks whether it is :func:`clear`): a
+    direction, no diagnostic figure, not a subgroup's or a secondary or unadjusted analysis's change, and it names
+    the comparison (by any distinctive word of the exposure when the study is about the whole of it: ``partial``;
+    the article's short forms ``spelled`` out: "CHG bathing" is chlorhexidine gluconate bathing)."""
+    if result.direction not in ("increased", "decreased", "no_difference") or not result.quote or _not_its_own(
+            result.quote):
         return False
     quote = spelled(result.quote)
-    return clear(result, spelled(clause)) and any(
+    return any(
         names_comparison(quote, query, name, words, partial=partial and not i, whole=bool(i), outcomes=outcomes)
         for i, (name, words) in enumerate(names))
+
+
+def _not_its_own(text: str) -> bool:
+    """A diagnostic figure, a subgroup's, a secondary or an unadjusted analysis's result: not the study's finding."""
+    return any(pattern.search(text) for pattern in (_DIAGNOSTIC, _SUBGROUP, _UNADJUSTED))
 
 
 def clear(result: OutcomeResult, clause: str = "") -> bool:

@@ -30,9 +30,9 @@ from ..text import terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
 
-__all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
-           "class_members", "distinctive", "exposure_names", "names_comparison", "outcome_names", "outcome_words",
-           "part_core", "spelled_out", "with_synonyms"]
+__all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
+           "class_members", "distinctive", "exposure_names", "names_comparison", "names_exposure", "outcome_names",
+           "outcome_words", "part_core", "same_word", "spelled_out", "with_synonyms"]
 
 HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
                   "regimen")
@@ -106,7 +106,8 @@ _CLAUSES = re.compile(r";|•|(?<!\bvs)(?-i:\.\s+(?=[A-Z]))|,?\s+(?:however|wher
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
 
-_LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
+"""An association in words: it names no side ("obesity is associated with asthma symptom persistence")."""
 
 _FACTORS = re.compile(r"\b(?:predictors?|(?:risk|prognostic|independent) factors?) (?:of|for)\b|\bfactors? for\b",
                       re.IGNORECASE)
@@ -293,35 +294,27 @@ def _split_clauses(quote: str) -> list[str]:
 
 def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str],
                   partial: bool = False, whole: bool = False, head: frozenset[str] = frozenset()) -> bool:
-    said = terms(_without_covariates(clause, exposure))
-    words = said | {m.group(1) for w in said if (m := _LETTER_NUMBER.match(w))}  # "vitamin D3" names vitamin D
+    factor = _factor(clause, intervention, exposure, partial, whole)
+    if factor is None:
+        return False
+    words = terms(_without_covariates(clause, exposure))
+    words |= {m.group(1) for w in words if (m := _LETTER_NUMBER.match(w))}  # "vitamin D3" names vitamin D
     outcome = outcome - exposure  # "blood loss" for "blood pressure": "blood" names the exposure, not the outcome
     specific = outcome - MEASURE_WORDS or outcome  # "risk" in "relative risk" names no "risk of lung cancer"
     specific = specific - _OUTCOME_QUALIFIERS or specific  # "delirium" names postoperative delirium
-    named = frozenset(w for w in specific if any(_same_word(w, said_word) for said_word in words))
-    matched = {e for e in exposure if any(_same_word(e, w) for w in words)}
-    factor = frozenset(w for w in said if any(_same_word(e, w) for e in exposure))  # as the clause words it
+    named = frozenset(w for w in specific if any(same_word(w, said_word) for said_word in words))
     heads = head - exposure
-    if heads and not any(_same_word(h, w) for h in heads for w in words):
+    if heads and not any(same_word(h, w) for h in heads for w in words):
         return False  # "lung cancers were more often stage I-II" names no lung cancer mortality
     if not named or len(named) * 2 <= len(specific) and len(specific) > 1:  # "functional decline" is no cognitive
         return False  # decline, "all-cause mortality" no lung cancer mortality
     if _other_kind(clause, outcome, head):
         return False  # "term preeclampsia" for preterm preeclampsia
-    if whole:  # another name ("treatment group", "TXA") is named whole
-        too_little = matched != exposure
-    elif partial:
-        too_little = not matched - MODIFIERS - _HEADS
-    else:
-        too_little = len(matched) < math.ceil(len(exposure) / 2) or not matched - MODIFIERS
-    if (too_little or _another_form(intervention, clause) or _combined(clause, factor) or _within(clause, factor)
-            or _another_kind(clause, intervention, exposure)):
-        return False
     first = re.escape(intervention.split()[0])
     if re.search(rf"\b(?:risk (?:of|for)|incident|incidence of|development of|odds of|rates? of|proportions? of|"
                  rf"numbers? of|likelihood of)\s+(?:\w+\s+){{0,2}}?{first}", clause, re.IGNORECASE):
         return False
-    link = _LINK.search(clause)
+    link = LINK.search(clause)
     if link is not None:
         subject = terms(clause[:link.start()])
         if not (subject & exposure or subject & outcome):
@@ -333,7 +326,36 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
     return (_subject_of(link, clause, factor) or compared(clause, factor)) and not only_a_group(clause, named)
 
 
-def _same_word(asked: str, said: str) -> bool:
+def names_exposure(clause: str, intervention: str, exposure: frozenset[str], *, partial: bool = False,
+                   whole: bool = False) -> bool:
+    """The clause names the exposure itself (not another form, kind or combination of it) where a compared factor
+    stands, whatever outcome it reports: "the prevalence of wheezing was 50% greater among obese individuals"."""
+    factor = _factor(clause, intervention, exposure, partial, whole)
+    return factor is not None and (_subject_of(LINK.search(clause), clause, factor) or compared(clause, factor))
+
+
+def _factor(clause: str, intervention: str, exposure: frozenset[str], partial: bool, whole: bool
+            ) -> frozenset[str] | None:
+    """The exposure's words as the clause words them, or None when it names too little of the exposure (``whole``:
+    another name, named whole; ``partial``: any distinctive word), or another form, a combination, two kinds or
+    another kind of it."""
+    said = terms(_without_covariates(clause, exposure))
+    words = said | {m.group(1) for w in said if (m := _LETTER_NUMBER.match(w))}
+    matched = {e for e in exposure if any(same_word(e, w) for w in words)}
+    factor = frozenset(w for w in said if any(same_word(e, w) for e in exposure))
+    if whole:  # another name ("treatment group", "TXA") is named whole
+        too_little = matched != exposure
+    elif partial:
+        too_little = not matched - MODIFIERS - _HEADS
+    else:
+        too_little = len(matched) < math.ceil(len(exposure) / 2) or not matched - MODIFIERS
+    if (too_little or _another_form(intervention, clause) or _combined(clause, factor) or _within(clause, factor)
+            or _another_kind(clause, intervention, exposure)):
+        return None
+    return factor
+
+
+def same_word(asked: str, said: str) -> bool:
     """Two stems of one word: equal, a plural ("PPIs" for PPI, stems "ppis"/"ppi"), another form of a condition
     ("psychotic" for psychosis: :data:`_MORPH`), one a stem of the other by a short ending ("neurodevelopmental"
     for neurodevelopment), British and American spellings alike ("necrotising"/"necrotizing", "anaemia"/"anemia",
