@@ -158,3 +158,19 @@ def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
 
     assert said == (f"1 collected item(s) mention both {frame.exposure} and {frame.outcomes[0]}, but none is about "
                     "them together closely enough to answer the question.")
+
+
+@pytest.mark.parametrize(("content", "exposure", "outcome"), [
+    ("Alcohol consumption and ultra-processed food consumption were associated with the risk of Parkinson's "
+     "disease in this cohort.", False, True),
+    ("Coffee drinkers had a lower incidence of Parkinson's disease than non-drinkers over 20 years.", True, True),
+    ("Coffee consumption was not associated with the risk of type 2 diabetes.", True, False),
+])
+def test_a_part_is_addressed_by_its_telling_words_not_its_common_ones(content: str, exposure: bool,
+                                                                      outcome: bool) -> None:
+    """A part's terms count by their rarity: "consumption" alone is not "coffee consumption", and "Parkinson's"
+    is most of "risk of Parkinson's disease" (while "risk of … disease" is none of it)."""
+    frame = frame_of("Does coffee consumption lower the risk of Parkinson's disease?")
+    item = Evidence(id="pmid:1", source="library", title=None, url=None, content=content)
+    parts = {p.part: p.addressed for p in align(frame, item, 0.6).parts}
+    assert (parts["exposure"], parts["outcome"]) == (exposure, outcome)

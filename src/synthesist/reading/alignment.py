@@ -21,6 +21,8 @@ from importlib import resources
 from ..models import Alignment, Evidence, PartMatch, QuestionFrame
 from . import lexicon
 from .abbreviations import abbreviation_definitions
+from .studies.arms import fold
+from .study_reader import study_reader
 from .synonyms import lay_synonyms
 from .text import split_sentences, terms
 
@@ -143,17 +145,25 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
     options += [(wanted - long) | {short} for short, long in expansions.items() if long and long <= wanted]
     best, best_share = wanted, 0.0
     for option in options:
-        share = len(option & vocabulary) / len(option) if option else 0.0
+        share = _weighted_share(option, vocabulary)
         if share > best_share:
             best, best_share = option, share
-    needed = max(1, math.ceil(cover * len(best) - 1e-9))
-    addressed = len(best & vocabulary) >= needed
+    addressed = best_share >= cover - 1e-9 and best_share > 0
     scores = [len(best & st) for st in sentence_terms]
     top = max(range(len(sentences)), key=lambda i: scores[i]) if scores else 0
     span = sentences[top] if scores and scores[top] else ""
     surrogate = not addressed and best_share > 0 and part == "outcome"
     return PartMatch(part=part, term=phrase, addressed=addressed, coverage=round(best_share, 3), span=span,
                      surrogate=surrogate)
+
+
+def _weighted_share(wanted: frozenset[str], vocabulary: frozenset[str]) -> float:
+    """The share of ``wanted`` that ``vocabulary`` holds, each term weighted by its rarity in the study reader's
+    training articles: "coffee consumption" is hardly held by an item on alcohol consumption, and "risk of
+    Parkinson's disease" mostly by one that names Parkinson's (a word's weight: :meth:`StudyReader.rarity`)."""
+    weights = {word: study_reader().rarity(fold(word)) for word in wanted}
+    total = math.fsum(weights.values())  # fsum: the same sum in any set order (hash seed)
+    return math.fsum(weights[word] for word in wanted & vocabulary) / total if total else 0.0
 
 
 def with_cover(parts: Sequence[PartMatch], cover: float) -> list[PartMatch]:

@@ -21,7 +21,7 @@ from ..text import terms as _terms
 _I = re.IGNORECASE
 
 
-def _fold(word: str) -> str:
+def fold(word: str) -> str:
     """``word`` stemmed until it stops changing: retrieval's stemmer strips one suffix, so "analgesics" gives
     "analgesic" and "analgesic" gives "analges"; folded, both give "analg". A hyphenated term stays whole."""
     while "-" not in word and (shorter := stem(word)) != word:
@@ -30,7 +30,7 @@ def _fold(word: str) -> str:
 
 
 def terms(text: str) -> frozenset[str]:
-    """The content words of ``text`` as a study is read: retrieval's terms, folded (:func:`_fold`), so a plural and
+    """The content words of ``text`` as a study is read: retrieval's terms, folded (:func:`fold`), so a plural and
     its singular meet whatever suffixes they carry. Each sentence is read for every query about its article, so
     the words of a text of sentence size are worked out once (:data:`CACHED_CHARS`)."""
     return _cached_terms(text) if len(text) <= CACHED_CHARS else _folded(text)
@@ -41,7 +41,7 @@ CACHED_CHARS = 2000
 
 
 def _folded(text: str) -> frozenset[str]:
-    return frozenset(_fold(word) for word in _terms(text))
+    return frozenset(fold(word) for word in _terms(text))
 
 
 _cached_terms = lru_cache(maxsize=50_000)(_folded)
