@@ -19,23 +19,23 @@ Result (2026-11-27, 3 epochs at 5e-5, 2,128 s on two shared cores): not adopted.
 0.770 / 0.761; the encoder alone 0.722 / 0.707; mixed at 0.25 or 0.5, 0.778 / 0.771 (+2 of 230 prompts, chosen
 on validation itself); at 0.75 and above it falls (0.757 at 0.75, 0.739 at 1). Reading one unit, the mix helps
 more (0.743 → 0.765 at 0.5) but five linear readings pooled already do as well. For +2 prompts it would ship a
-second transformer (about 23 MB as int8 ONNX) and run it on every unit read.
+second transformer (est. 23 MB as int8 ONNX; the three-layer one of train_reranker.py was 17.4 MB) and run it on
+every unit read.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
 import time
 from pathlib import Path
 
 import numpy as np
+from _shared import fine_tune as shared_fine_tune
 from _shared import macro_f1, require
 from evidence_inference_bench import DATA, DIRECTIONS, articles, prompts
 
 from synthesist.reading.studies.arms import ArmTerms, abbreviations
-from synthesist.reading.studies.direction import query_outcome
-from synthesist.reading.studies.learned import _GENERIC, Reading, _tokens, decide, read_question, shipped_reader
+from synthesist.reading.studies.learned import Reading, decide, read_question, shipped_reader, tagged
 from synthesist.reading.studies.verify import source_text
 from synthesist.study import DirectionQuery
 
@@ -48,20 +48,9 @@ WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 2.0, None)
 
 
 def worded(text: str, query: DirectionQuery, arms: ArmTerms) -> str:
-    """``text`` with the query's arms and outcome named ``treatment``, ``control`` and ``outcome`` (a run of one
-    kept once), lower-cased, numbers kept: the linear model's tagging with words the pretrained encoder knows."""
-    outcome = query_outcome(query) - _GENERIC - arms.intervention - arms.comparator
-    out: list[str] = []
-    for word, folded, _ in _tokens(text):
-        if folded in arms.intervention and folded not in arms.comparator:
-            word = "treatment"
-        elif folded in arms.comparator and folded not in arms.intervention:
-            word = "control"
-        elif folded in outcome:
-            word = "outcome"
-        if not (out and out[-1] == word and word in ("treatment", "control", "outcome")):
-            out.append(word)
-    return " ".join(out)
+    """``text`` as the linear model's tagging writes it, with words the pretrained encoder knows for the tags and
+    the numbers kept."""
+    return tagged(text, query, arms, ("treatment", "control", "outcome", None))
 
 
 def examples(folder: Path, limit: int) -> list[tuple[str, int]]:
@@ -136,30 +125,11 @@ class Encoder:
 def fine_tune(model: Encoder, rows: list[tuple[str, int]], epochs: int, rate: float) -> None:
     import torch
 
-    optimiser = torch.optim.AdamW(model.net.parameters(), lr=rate, weight_decay=0.01)
-    steps = epochs * ((len(rows) + BATCH - 1) // BATCH)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, (steps - s) / steps))
-    draw = random.Random(SEED)
-    started, step = time.perf_counter(), 0
-    model.net.train()
-    for _ in range(epochs):
-        order = list(range(len(rows)))
-        draw.shuffle(order)
-        for first in range(0, len(order), BATCH):
-            chunk = [rows[i] for i in order[first:first + BATCH]]
-            logits = model.forward(**model.batch([text for text, _ in chunk]))
-            loss = torch.nn.functional.cross_entropy(logits, torch.tensor([label for _, label in chunk]))
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.net.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
-            optimiser.zero_grad()
-            step += 1
-            if step % 50 == 0:
-                print(f"  step {step}/{steps} loss {float(loss):.3f} ({time.perf_counter() - started:.0f} s)",
-                      flush=True)
-    model.net.eval()
+    def loss_of(chunk: list[tuple[str, int]]):
+        logits = model.forward(**model.batch([text for text, _ in chunk]))
+        return torch.nn.functional.cross_entropy(logits, torch.tensor([label for _, label in chunk]))
+
+    shared_fine_tune(model.net, rows, epochs=epochs, per_step=BATCH, rate=rate, loss_of=loss_of, seed=SEED)
 
 
 def main() -> None:

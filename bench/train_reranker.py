@@ -38,11 +38,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import pickle
-import random
 import time
 from pathlib import Path
 
 import numpy as np
+from _shared import fine_tune as shared_fine_tune
 from _shared import macro_f1, require
 from evidence_inference_bench import DATA, DIRECTIONS, articles, marked, prompts
 
@@ -125,43 +125,26 @@ def fine_tune(model: CrossEncoder, train: list[dict], epochs: int, prompts_per_s
 
     groups = [row for row in train if row["hits"].any() and len(row["texts"]) > 1]
     labels = {label: i for i, label in enumerate(DIRECTIONS)}
-    optimiser = torch.optim.AdamW(model.net.parameters(), lr=rate, weight_decay=0.01)
-    steps = epochs * ((len(groups) + prompts_per_step - 1) // prompts_per_step)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, (steps - s) / steps))
-    draw = random.Random(SEED)
-    started, step = time.perf_counter(), 0
-    model.net.train()
-    for _ in range(epochs):
-        order = list(range(len(groups)))
-        draw.shuffle(order)
-        for first in range(0, len(order), prompts_per_step):
-            chunk = [groups[i] for i in order[first:first + prompts_per_step]]
-            queries = [query_text(row["query"]) for row in chunk for _ in row["texts"]]
-            texts = [text for row in chunk for text in row["texts"]]
-            logits = model.logits(model.batch(queries, texts))
-            loss, at = 0.0, 0
-            for row in chunk:
-                n = len(row["texts"])
-                relevance = logits[at:at + n, 0]
-                hits = torch.tensor(row["hits"])
-                target = hits.float() / hits.sum()
-                loss = loss - (target * torch.log_softmax(relevance, 0)).sum()
-                direction = logits[at:at + n][hits][:, 1:]
-                gold = torch.full((direction.shape[0],), labels[row["label"]])
-                loss = loss + torch.nn.functional.cross_entropy(direction, gold)
-                at += n
-            (loss / len(chunk)).backward()
-            torch.nn.utils.clip_grad_norm_(model.net.parameters(), 1.0)
-            optimiser.step()
-            schedule.step()
-            optimiser.zero_grad()
-            step += 1
-            if step % 25 == 0:
-                print(f"  step {step}/{steps} loss {float(loss) / len(chunk):.3f} "
-                      f"({time.perf_counter() - started:.0f} s)", flush=True)
-    model.net.eval()
-    return time.perf_counter() - started
+
+    def loss_of(chunk: list[dict]):
+        queries = [query_text(row["query"]) for row in chunk for _ in row["texts"]]
+        texts = [text for row in chunk for text in row["texts"]]
+        logits = model.logits(model.batch(queries, texts))
+        loss, at = 0.0, 0
+        for row in chunk:
+            n = len(row["texts"])
+            relevance = logits[at:at + n, 0]
+            hits = torch.tensor(row["hits"])
+            target = hits.float() / hits.sum()
+            loss = loss - (target * torch.log_softmax(relevance, 0)).sum()
+            direction = logits[at:at + n][hits][:, 1:]
+            gold = torch.full((direction.shape[0],), labels[row["label"]])
+            loss = loss + torch.nn.functional.cross_entropy(direction, gold)
+            at += n
+        return loss / len(chunk)
+
+    return shared_fine_tune(model.net, groups, epochs=epochs, per_step=prompts_per_step, rate=rate,
+                            loss_of=loss_of, seed=SEED)
 
 
 def score(model: CrossEncoder, rows: list[dict]) -> tuple[list[np.ndarray], float]:

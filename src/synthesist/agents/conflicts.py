@@ -10,12 +10,8 @@ statements that name the exposure and the outcome) is either
   side — "sex" has none, "male sex" raising mortality and "female sex" raising it both read as an increase), or
 - significant against a clear null (``against_null``: one a significant change, the other a stated null).
 
-Items that study another intervention never conflict (their statements do not name the exposure); a head-to-head
-trial against another active treatment conflicts only with one against the same comparator; a frame whose exposure
-is the outcome itself, a measure word, an endpoint or a method ("survival" → "survival", "risk" → "complications"),
-or whose outcome is a measure word, a method or a fixed attribute, has none. The likely reasons come from the two
-study records (:func:`likely_reasons`): design, size, population, comparator, dose, follow-up, outcome measure, and
-setting (a registry or multicentre study against a single centre). Code only, never a model.
+Which items never conflict, and the likely reasons drawn from the two study records (:func:`likely_reasons`):
+docs/architecture/contracts.md, *Conflicts*. Code only, never a model.
 """
 
 from __future__ import annotations

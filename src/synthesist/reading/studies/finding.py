@@ -219,12 +219,10 @@ def _own_figures(clause: str, factor: frozenset[str]) -> str:
 
 
 def _by_estimate(result: OutcomeResult, clause: str, factor: frozenset[str]) -> OutcomeResult:
-    """Numbers first: an estimate the clause shows not significant is a null; a significant ratio of the exposure
-    against its control gives the direction by its side, whatever the words say — where the exposure is named
-    before any control ("obese individuals than eutrophic individuals (RR 1.53 …)") or the control as the reference
-    ("compared with never smokers, ever smokers had …"). A control named first as a subject ("patients who did not
-    receive statins had higher mortality (HR 1.52 …)") may be the ratio's own side, and a difference's sign is the
-    authors' order of the arms: both are left to the words."""
+    """Numbers first: an estimate the clause shows not significant is a null; a significant ratio gives the side
+    where the exposure is named before any control ("obese individuals than eutrophic individuals (RR 1.53 …)") or
+    the control is the reference ("compared with never smokers, …"). A control named first as the subject, and a
+    difference's sign (the authors' order of the arms), are left to the words."""
     effect = read_effect(clause)
     stated = significance(clause, effect)
     if effect is None or stated == "unknown":
@@ -243,12 +241,9 @@ def _by_estimate(result: OutcomeResult, clause: str, factor: frozenset[str]) -> 
 
 def _estimates(item: Evidence, names: Sequence[tuple[str, frozenset[str]]], factor: frozenset[str]
                ) -> list[tuple[OutcomeResult, str]]:
-    """The study's own ratios for the exposure (:func:`.naming.names_exposure`), each read by computation
-    (:func:`_by_estimate`): the results of a study that states the comparison in words only, measured under another
-    name ("the prevalence of wheezing … was 50% greater among obese individuals (RR 1.53; 95% CI: 1.14-2.05)" of
-    "obesity is associated with asthma symptom persistence"). None unless every one is significant on one side: a
-    non-significant one (the primary endpoint's, beside a harm's) leaves the words unexplained. A subgroup's, an
-    unadjusted or a diagnostic estimate, or one of another factor of the sentence, is none."""
+    """The study's own ratios for the exposure, each read by :func:`_by_estimate`, for a study that states the
+    comparison in words only and measures it under another name ("wheezing" for asthma). None unless every one is
+    significant on one side; a subgroup's, unadjusted, diagnostic or other factor's estimate is none."""
     found = []
     for unit in units(item):
         clause = _own_figures(unit.text, factor)

@@ -1,22 +1,9 @@
-"""The learned study reader: which passage reports a comparison, and what it reports, decided by two small models
-trained on clinicians' labels (Evidence Inference 2.0's train split), with the rules as their features.
-
-1. **Ranking.** Every sentence and table row of the article (:func:`.passages.units`) gets the features of
-   :data:`RANK_FEATURES`: how much of the outcome and which arms it names, the rule ranker's score and rank
-   (:func:`.direction.scored_units`), statistic and change cues, its section and kind, and its tagged words
-   (below). A linear model, trained listwise on which units the clinicians marked as the evidence, scores them.
-2. **Direction.** The ranker's best units (``StudyReader.read`` of them) are each read by a softmax model over
-   the unit's words with the query's parts tagged (``INTV``, ``COMP``, ``OUTC``, ``NUM``: the model learns "INTV …
-   significantly lower OUTC than COMP", not a drug's name) and the rule reader's verdict and effect side
-   (:func:`rule_features`). Their probabilities are pooled (:func:`decide`); below the model's threshold the
-   answer is ``not_reported`` with the best passage as its quote.
-
-3. **Does the article test the comparison at all?** A logistic model over :data:`ADDRESS_FEATURES` (how well the
-   best passage ranks; how much of each arm's name the article holds), trained on the articles'
-   own questions against other articles' questions whose outcome they mention: below its threshold, no answer.
-
-The quote is the best-ranked unit that reads the decided direction itself, so a quote never contradicts the
-direction printed above it. The models, their figures and how to retrain them: docs/architecture/studies.md.
+"""The learned study reader: which passage reports a comparison (a listwise ranker), what it reports (a softmax over
+the passage's tagged words and the rule reader's verdict, pooled over the best units, ``not_reported`` below its
+threshold), and whether the article tests the comparison at all (a logistic model): small linear models trained on
+clinicians' labels (Evidence Inference 2.0's train split), with the rules as their features. The quote is the
+best-ranked unit that reads the decided direction itself, so it never contradicts the direction above it. The
+models, their features, figures and how to retrain them: docs/architecture/studies.md.
 """
 
 from __future__ import annotations
@@ -138,23 +125,22 @@ def _cues(text: str) -> tuple[bool, bool, bool, bool, float, bool]:
             _DOWN.search(text)), bool(_CITING.search(text)), math.log1p(len(text)), bool(_AIM.match(text)))
 
 
-def tagged(text: str, query: DirectionQuery, arms: ArmTerms) -> str:
+def tagged(text: str, query: DirectionQuery, arms: ArmTerms, tags: tuple[str, str, str, str | None] = _TAGS) -> str:
     """``text`` as the direction model's tokens: lower-cased words, with the query's intervention, comparator and
-    outcome words and the numbers replaced by their tags (a run of one tag kept once)."""
+    outcome words and the numbers replaced by ``tags`` (a run of one tag kept once; numbers kept when the last tag
+    is None)."""
     outcome = query_outcome(query) - _GENERIC - arms.intervention - arms.comparator
     tokens: list[str] = []
     for word, folded, number in _tokens(text):
         if folded in arms.intervention and folded not in arms.comparator:
-            token = "INTV"
+            token = tags[0]
         elif folded in arms.comparator and folded not in arms.intervention:
-            token = "COMP"
+            token = tags[1]
         elif folded in outcome:
-            token = "OUTC"
-        elif number:
-            token = "NUM"
+            token = tags[2]
         else:
-            token = word
-        if not (tokens and tokens[-1] == token and token in _TAGS):
+            token = tags[3] if number and tags[3] else word
+        if not (tokens and tokens[-1] == token and token in tags):
             tokens.append(token)
     return " ".join(tokens)
 
