@@ -11,6 +11,7 @@ import pytest
 from synthesist.agents.appraisal import CONFLICTS_HEADING, conflicts_section, mixed_answer
 from synthesist.agents.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
 from synthesist.agents.judge import inconsistent
+from synthesist.agents.studies.table import as_in_conflicts, study_records
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Answer, Evidence, JudgeAssessment, ScoredAspect
 from synthesist.reading.alignment import align
@@ -145,6 +146,26 @@ def test_a_significant_ratio_under_the_outcome_s_measured_name_against_a_stated_
                     basis="answering")
     mixed = mixed_answer(answer, (conflict,), alignment, frame)
     assert mixed is not None and mixed.verdict == "mixed" and "[pmid:23283159]" in mixed.statement
+
+
+def test_a_conflict_side_s_evidence_table_row_reads_the_side_not_another_reader(shared_dir: Path):
+    """The table row of the question's comparison for a study that is a side of a conflict is that side: the
+    direction and verbatim quote the conflicts section shows, with the numbers read from it (pmid 23283159's
+    conclusion "may reduce avoidable healthcare costs" once made its row "decreased" beside a conflict side
+    "increased")."""
+    items = library(shared_dir, "23283159", "19615731")
+    frame = frame_of("Is obesity associated with worse asthma?")
+    (conflict,) = detect_conflicts(frame, [align(frame, item, 0.8) for item in items.values()], items)
+
+    records = [as_in_conflicts(record, (conflict,)) for record in study_records(list(items.values()), frame)]
+
+    for side in (conflict.first, conflict.second):
+        record = next(r for r in records if r.evidence_id == side.evidence_id)
+        (row,) = [o for o in record.outcomes if o.asked and o.outcome == "asthma"]
+        assert (row.direction, row.quote) == (side.direction, side.quote)
+    increased = next(r for r in records if r.evidence_id == "pmid:23283159")
+    (row,) = [o for o in increased.outcomes if o.asked and o.outcome == "asthma"]
+    assert (row.effect.measure, row.effect.value, row.effect.ci_low) == ("RR", "1.53", "1.14")
 
 
 def test_a_significant_ratio_decides_the_side_unless_its_control_is_the_subject():

@@ -19,7 +19,8 @@ from functools import lru_cache
 from ...errors import ModelError
 from ...identity import link_out
 from ...memory import ResearchMemory
-from ...models import Evidence, QuestionFrame, ResearchReport
+from ...models import Conflict, Evidence, QuestionFrame, ResearchReport
+from ...reading.studies.effects import read_effect
 from ...reading.studies.record import read_study
 from ...study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from ...titles import display_title
@@ -236,4 +237,24 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
         except Exception:  # a bug in the reader must not cost the run its report
             log.exception("study record of %s failed", item.id)
             unread.append(item.id)
+    records = [as_in_conflicts(record, report.conflicts) for record in records]
     return report.model_copy(update={"studies": tuple(records)}), unread, notes
+
+
+def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> StudyRecord:
+    """``record`` with the question's comparison as the conflict reader found it in this study, where it is a
+    side of a conflict: the table row, the conflicts section and the Answer then read one finding, not two
+    readers' (the conflict's quote is the study's own sentence, its numbers read from it)."""
+    outcomes = list(record.outcomes)
+    for conflict in conflicts:
+        for side in (c for c in (conflict.first, conflict.second) if c.evidence_id == record.evidence_id):
+            at = next((i for i, o in enumerate(outcomes) if o.asked and o.outcome == conflict.outcome), None)
+            found = OutcomeResult(outcome=conflict.outcome, intervention=conflict.exposure, asked=True,
+                                  direction=side.direction, effect=read_effect(side.quote), quote=side.quote,
+                                  section=side.section)
+            if at is None:
+                outcomes.insert(0, found)
+            else:
+                outcomes[at] = found.model_copy(update={"intervention": outcomes[at].intervention,
+                                                        "comparator": outcomes[at].comparator})
+    return record.model_copy(update={"outcomes": tuple(outcomes)})
