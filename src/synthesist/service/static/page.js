@@ -203,7 +203,7 @@ function appraisal(report) {  // report.conflicts and report.certainty: found an
   const side = (x) => `<li><a class="cite" href="#${rowId(x.evidence_id)}" data-id="${esc(x.evidence_id)}">${esc(x.evidence_id)}</a> ` +
     `(${esc(x.direction.replace("_", " "))}, ${esc(x.design)}): “${esc(x.quote)}”</li>`;
   const found = report.conflicts || [];
-  $("conflicts").innerHTML = found.map((c) => `<li><strong>${esc(c.exposure)} → ${esc(c.outcome)}</strong> <span class="muted">` +
+  $("conflicts").innerHTML = found.map((c) => `<li><strong>${esc(c.exposure)} and ${esc(c.outcome)}</strong> <span class="muted">` +
     `${c.kind === "opposite" ? "opposite significant findings" : "a significant finding against a null"}</span>` +
     `<ul>${side(c.first)}${side(c.second)}</ul><span class="muted">Likely reasons: ${esc((c.reasons || []).join("; ") || "none found in the study records")}</span></li>`).join("");
   $("conflicts-box").hidden = found.length === 0;
