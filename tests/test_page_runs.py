@@ -70,6 +70,7 @@ def test_past_runs_show_date_origin_and_answer_filter_by_question_and_open_at_th
         assert dates[0] > dates[1] > dates[2]
         assert items.locator(".run-origin").all_text_contents() == ["page or HTTP API", "watch", "command line"]
         assert items.first.locator(".run-answer").text_content() == f"answer: {verdict}"
+        assert items.first.locator(".run-meta").text_content().count(verdict) == 1  # not "insufficient · insufficient"
         assert page.text_content("#runs-count") == "3"
 
         page.fill("#runs-filter", "ASPIRIN colorectal")  # every word, in any case

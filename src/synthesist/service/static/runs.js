@@ -16,7 +16,10 @@
   function runState(r) {
     const now = r.state || (r.done ? "finished" : "running");
     if (now === "interrupted") return `interrupted (resume with ${r.resume})`;
-    if (now === "finished") return (r.stop_reason || "finished").replace("_", " ");
+    if (now === "finished") {  // an insufficient answer stops the run as insufficient: say it once
+      const why = (r.stop_reason || "finished").replace("_", " ");
+      return why === r.answer ? "finished" : why;
+    }
     if (now === "failed") return "ended without a result";
     return "running";
   }
