@@ -185,7 +185,9 @@ CLINICAL = (META_ANALYSIS, NULL_TRIAL, WINDOW_TRIAL, COHORT, TRIAL_RECORD)
 MECHANISTIC = (CELL_STUDY, MOUSE_STUDY)
 RICH = (*CLINICAL, *MECHANISTIC, PREPRINT)
 
-_LEAD_IN = re.compile(rf"^(?:- )?(?:\*\*{re.escape(PREPRINT_LABEL)}:\*\* )?")
+_LEAD_IN = re.compile(rf"^(?:- )?(?:\*\*{re.escape(PREPRINT_LABEL)}:\*\* )?(?:Indirect evidence only \([^)]*\)\. )?")
+"""Code's own labels before a quoted sentence: a preprint's, and an indirect Answer's ("Indirect evidence only (a
+different population than …).", agents/extractive/bottom_line.py)."""
 _AFTER_CLAIM = re.compile(r"(?<=\][.!?])\s+")
 _SPACED_MARKER = re.compile(r"\s*" + MARKER.pattern, re.IGNORECASE)
 
