@@ -95,7 +95,7 @@ def test_a_cli_run_right_after_another_finds_the_data_directorys_server_running(
     for i in range(2):
         code, _out, err = finish(cli("research", QUESTION, "--sources", "library", "--library", str(library),
                                      "--model", "extractive", "--max-rounds", "1", "--out", str(tmp_path / f"run{i}"),
-                                     "--quiet", data_dir=data_dir, SYNTHESIST_MEMORY__OWNER_LINGER="20"))
+                                     "--quiet", data_dir=data_dir, SYNTHESIST_MEMORY__OWNER_LINGER="10"))
         assert code == 0, err[-3000:]
         running = state(data_dir)
         assert running is not None, "the server stopped as its last process left"
@@ -103,4 +103,4 @@ def test_a_cli_run_right_after_another_finds_the_data_directorys_server_running(
     assert servers[0] == servers[1]
     started = time.monotonic()
     wait_until_stopped(data_dir)
-    assert time.monotonic() - started > 5  # it lingered (20 s from the second run's exit), then stopped
+    assert time.monotonic() - started > 5  # it lingered (10 s from the second run's exit), then stopped

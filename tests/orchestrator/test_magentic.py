@@ -233,7 +233,7 @@ async def test_manager_stalling_past_its_resets_ends_the_run_as_stalled(tmp_path
 
 
 async def test_timeout_cancels_the_workflow_and_still_reports(tmp_path, embedder, small_library):
-    settings = _settings(tmp_path, timeout=10.0, report_reserve=2.0)
+    settings = _settings(tmp_path, timeout=7.0, report_reserve=2.0)
     script = _search_then_judge_script()
 
     async def slow_after_search(call: ScriptedCall) -> object:

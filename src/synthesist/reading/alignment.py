@@ -161,9 +161,12 @@ def _weighted_share(wanted: frozenset[str], vocabulary: frozenset[str]) -> float
     """The share of ``wanted`` that ``vocabulary`` holds, each term weighted by its rarity in the study reader's
     training articles: "coffee consumption" is hardly held by an item on alcohol consumption, and "risk of
     Parkinson's disease" mostly by one that names Parkinson's (a word's weight: :meth:`StudyReader.rarity`)."""
+    held = wanted & vocabulary
+    if not held or held == wanted:  # none or all: no weights to read (the study reader loads on first use)
+        return float(bool(held))
     weights = {word: study_reader().rarity(fold(word)) for word in wanted}
     total = math.fsum(weights.values())  # fsum: the same sum in any set order (hash seed)
-    return math.fsum(weights[word] for word in wanted & vocabulary) / total if total else 0.0
+    return math.fsum(weights[word] for word in held) / total if total else len(held) / len(wanted)
 
 
 def with_cover(parts: Sequence[PartMatch], cover: float) -> list[PartMatch]:
