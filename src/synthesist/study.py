@@ -93,7 +93,7 @@ class Dropped(_Frozen):
 
 
 class StudyRecord(_Frozen):
-    """What one evidence item is as a study (see docs/architecture/studies.md)."""
+    """What one evidence item is as a study (see docs/architecture/study-record.md)."""
 
     evidence_id: str
     title: str | None = None

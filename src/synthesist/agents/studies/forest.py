@@ -3,7 +3,7 @@
 :func:`forest_groups` gathers the ratio estimates (HR, OR, RR, IRR) with both CI bounds from the verified study
 records and groups them by outcome; :func:`draw_forest_plot` draws the largest group of two or more with matplotlib
 (Agg, imported only when a plot is drawn), with the exploratory pool (:mod:`.pooling`) as a diamond when the report
-has one. Each row is named by its study (:func:`study_name`) and its outcome: docs/architecture/studies.md, "The
+has one. Each row is named by its study (:func:`study_name`) and its outcome: docs/architecture/study-record.md, "The
 evidence table"."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The model sees the item's passages, each fenced as untrusted data, and fills a :class:`~synthesist.study.StudyDraft`;
 the record goes through :func:`~synthesist.reading.studies.verify.verify_record` like every record, and the learned
-reader checks its answers (:func:`checked`): docs/architecture/studies.md, "The study record"."""
+reader checks its answers (:func:`checked`): docs/architecture/study-record.md, "The study record"."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Rows come from the report's verified study records: a study's finding on the question's own comparison first, then
 up to :data:`OUTCOMES_PER_STUDY` results it states on its own, or one row with its design and size when it states
-none; every number in a row is the verbatim text of its quote (docs/architecture/studies.md, "The evidence table").
+none; every number in a row is the verbatim text of its quote (docs/architecture/study-record.md, "The evidence table").
 The records are read here too (:func:`with_studies`), by rule or for up to :data:`MODEL_RECORDS` full texts by the
 model; a record read ahead is kept, not read again."""
 

@@ -2,7 +2,7 @@
 
 Every field is a verbatim span of one unit of the item with that unit as its quote, checked by
 :func:`~.verify.verify_record`; a registry record is read from its structured fields (:func:`registry_record`). The
-fields: docs/architecture/studies.md, "The study record"; the cues: ``reading/lexicons/record.toml``."""
+fields: docs/architecture/study-record.md, "The study record"; the cues: ``reading/lexicons/record.toml``."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
                measured_as_asked: bool = False) -> StudyRecord:
     """The verified study record of ``evidence``: by rule from its text, or from its registry fields. The answers to
     ``queries`` come first among the outcomes; with ``measured_as_asked`` (a run's evidence table) an answer whose
-    quote does not measure the outcome the way the query does is ``not_reported`` (docs/architecture/studies.md)."""
+    quote does not measure the outcome the way the query does is ``not_reported`` (study-record.md)."""
     if evidence.trial is not None and evidence.source == "trials":
         return verify_record(registry_record(evidence), evidence)
     read = list(units(evidence))

@@ -2,7 +2,7 @@
 
 Whoever filled the record (rules, an LLM, a registry), :func:`verify_record` reads it against the item's own text
 (passages or abstract, title, :func:`registry_text`) with whitespace normalised and nothing else forgiven; what is
-not found is dropped and listed in ``record.dropped`` with its reason (docs/architecture/studies.md)."""
+not found is dropped and listed in ``record.dropped`` with its reason (docs/architecture/study-record.md)."""
 
 from __future__ import annotations
 
