@@ -15,6 +15,7 @@ from synthesist.models import Evidence, Passage, TrialInfo, TrialOutcome
 from synthesist.reading.studies import answer_query, read_study, verify_record
 from synthesist.reading.studies.direction import ranked_units, read_direction
 from synthesist.reading.studies.effects import read_effect, significance
+from synthesist.reading.studies.record import as_asked
 from synthesist.study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file
 
@@ -380,9 +381,37 @@ def test_a_population_is_never_a_comparison_of_arms_nor_who_was_excluded():
      "p=0.4).", "in-hospital mortality"),
     ("The incidence of hepatomegaly was lower with drug A (RR 0.5, 95% CI 0.3 to 0.8; p=0.01).",
      "The incidence of hepatomegaly"),
+    ("Takeaway consumption 1+ times a week was marginally significantly related to BHR (OR = 2.41, 95% CI: "
+     "0.99-5.91).", "BHR"),
+    ("Night-shift work was linked to a higher risk of breast cancer (HR 1.3, 95% CI 1.1 to 1.6).",
+     "risk of breast cancer"),
 ])
 def test_an_outcome_name_keeps_its_own_words(sentence: str, name: str):
     assert [outcome.outcome for outcome in read_study(abstract(sentence)).outcomes] == [name]
+
+
+_SURVEY = ("METHODS: A cross-sectional survey of 1321 children collected food frequency data; body mass index was "
+           "classified into overweight and obese. RESULTS: Hamburger consumption was associated with current wheeze "
+           "(OR 1.81, 95% CI 1.10-2.98), and obese children had more asthma (OR 1.60, 95% CI 1.20-2.10). "
+           "CONCLUSIONS: Frequent consumption of hamburgers showed a dose-dependent association with asthma.")
+
+
+@pytest.mark.parametrize(("design", "quote", "kept"), [
+    ("cross-sectional", "Frequent consumption of hamburgers showed a dose-dependent association with asthma.", False),
+    ("cross-sectional", "obese children had more asthma (OR 1.60, 95% CI 1.20-2.10)", True),
+    ("randomised trial", "Asthma attacks were fewer in the intervention group than in the control group.", True),
+])
+def test_an_observational_studys_answer_to_a_researchers_question_is_a_statement_of_its_exposure(
+        design: str, quote: str, kept: bool):
+    """A survey that adjusted for BMI reports nothing on obesity and asthma: its sentence on hamburgers is no row for
+    "obesity → asthma", though the article names both; a trial's results are on its arms however they are called."""
+    read = OutcomeResult(outcome="asthma", intervention="obesity", comparator="", direction="increased", quote=quote,
+                         asked=True)
+
+    answered = as_asked(read, abstract(_SURVEY), design)  # type: ignore[arg-type]
+
+    assert (answered.direction, bool(answered.quote)) == (("increased", True) if kept else ("not_reported", False))
+    assert answered.asked
 
 
 @pytest.mark.parametrize("written", ["45 079", "45\u2009079", "45,079"])

@@ -23,7 +23,7 @@ from ..models import (
     ResearchReport,
 )
 from ..reading.studies.learned import answer_query
-from ..reading.studies.record import read_study
+from ..reading.studies.record import as_asked, read_study
 from ..reading.text import terms
 from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
@@ -137,7 +137,7 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
         if item is None or labels.get(evidence_id) not in ("answers", "indirect") or len(results) >= MAX_BODY:
             continue
         record = records.get(evidence_id) or read_study(item)
-        result = answer_query(item, query)
+        result = as_asked(answer_query(item, query), item, record.design)
         if result.direction == "not_reported" and evidence_id not in cited:
             continue  # an answering item that states nothing on the outcome adds nothing to its body of evidence
         results.append((record, result, item))

@@ -13,13 +13,15 @@ from ...models import Evidence, PostedResult
 from ...study import Arm, Count, DesignName, Direction, DirectionQuery, Effect, MeasureName, OutcomeResult, StudyRecord
 from .. import lexicon
 from ..designs import Design, study_designs
+from ..text import terms
 from .direction import read_direction
 from .effects import ratio_side, read_effect, significance
 from .learned import answer_query
+from .naming import distinctive, exposure_names, spelled_out
 from .passages import Unit, units
-from .verify import posted_line, registry_text, verify_record
+from .verify import posted_line, registry_text, source_text, verify_record
 
-__all__ = ["read_study", "registry_record"]
+__all__ = ["as_asked", "read_study", "registry_record"]
 
 _I = re.IGNORECASE
 _PEOPLE = r"(?:patients|participants|subjects|women|men|children|adults|individuals|volunteers|infants|" \
@@ -85,11 +87,13 @@ def _thing(stops: list[str]) -> str:
 
 _ACTED_ON = re.compile(r"\bsignificantly (?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)"
                        r"(?:e|es|ed|s)?\s+(?:the\s+)?" + _thing(_STOPS), _I)
-_ASSOCIATED = re.compile(r"\bassociated with (?:an? )?(?:[\d.]+ ?% )?(?:(?:statistically )?significantly )?"
-                         r"(?:lower|higher|reduced|increased|decreased|greater|smaller|elevated)\s+"
+_ASSOCIATED = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)* (?:with|to) (?:an? )?(?:[\d.]+ ?% )?"
+                         r"(?:(?:statistically )?significantly )?"
+                         r"(?:(?:lower|higher|reduced|increased|decreased|greater|smaller|elevated)\s+)?"
                          + _thing([*_STOPS, "for"]), _I)
 """What an association reports on: "X use was associated with a 17% lower risk of breast cancer" is about the risk of
-breast cancer, not about X use."""
+breast cancer, and "Takeaway consumption 1+ times a week was marginally significantly related to BHR" about BHR, not
+about the factor that is the sentence's subject."""
 _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statistically )?significantly )?"
                   r"(?:lower|higher|reduced|increased|decreased|greater|smaller|fewer|more)\s+"
                   + _thing([*_STOPS, "for"]), _I)
@@ -134,7 +138,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     queries = tuple(queries)
     asked = [answer_query(evidence, query).model_copy(update={"asked": True}) for query in queries]
     if measured_as_asked:
-        asked = [_measured_as_asked(result) for result in asked]
+        asked = [as_asked(result, evidence, design) for result in asked]
     answered = {(r.effect.value, r.effect.ci_low, r.effect.ci_high) for r in asked if r.effect and r.effect.value}
     # the asked outcome's own estimate is not stated a second time under the sentence's subject
     stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries])
@@ -153,14 +157,33 @@ _MEASURES = tuple(lexicon.pattern("record", f"MEASURE_{kind}") for kind in ("RIS
 risk of breast cancer, though it names breast cancer throughout."""
 
 
-def _measured_as_asked(result: OutcomeResult) -> OutcomeResult:
-    """``result`` blanked (``not_reported``) when its quote does not measure the outcome the way the query does
-    ("risk of breast cancer" read from a sentence on disease-free survival)."""
+_OBSERVATIONAL = ("cohort", "case-control", "cross-sectional")
+
+
+def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName) -> OutcomeResult:
+    """``result``, the answer to a question a researcher asked rather than one written by someone who read the
+    article, blanked (``not_reported``, no quote) when its quote does not measure the outcome the way the query does
+    ("risk of breast cancer" read from a sentence on disease-free survival), or when the study is not a trial and
+    its quote does not name the exposure: a cohort's or a survey's finding is on the factor its sentence names (a
+    fast-food survey that adjusted for BMI reports nothing on obesity and asthma), while a trial's results are on
+    its arms however they are called."""
     asked = [m for m in _MEASURES if m.search(result.outcome)]
+    blank = OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
+                          asked=result.asked)
     if result.quote and asked and not any(m.search(result.quote) for m in asked):
-        return OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
-                             asked=result.asked)
+        return blank
+    if result.quote and result.intervention and design in _OBSERVATIONAL and not _names_exposure(
+            result.quote, result.intervention, source_text(evidence)):
+        return blank
     return result
+
+
+def _names_exposure(quote: str, exposure: str, text: str) -> bool:
+    """``quote`` names ``exposure`` by a distinctive word of it, or whole by another of its names (a synonym, the
+    article's short form, a class member: :func:`.naming.exposure_names`)."""
+    words = terms(spelled_out(text)(quote))
+    return bool(distinctive(exposure) & words) or any(
+        named and named <= words for _, named in exposure_names(exposure, text)[1:])
 
 
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
