@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from . import api
 from .errors import BadInputError
-from .study import DirectionQuery, Effect, OutcomeResult, StudyRecord
+from .study import DirectionQuery, OutcomeResult, StudyRecord
 
 
 def command(args: argparse.Namespace, say: Callable[[str], None]) -> int:
@@ -91,28 +91,13 @@ def answer_json(answer: OutcomeResult) -> dict:
             **({"check": answer.check} if answer.check else {})}
 
 
-def effect_text(effect: Effect | None) -> str:
-    """``HR 0.62 (95% CI 0.45 to 0.86); P = 0.004`` from an effect's verbatim parts."""
-    if effect is None:
-        return ""
-    parts = []
-    if effect.value:
-        parts.append(" ".join(part for part in (effect.measure if effect.measure != "other" else None,
-                                                effect.value) if part))
-        if effect.ci_low and effect.ci_high:
-            parts[-1] += f" (95% CI {effect.ci_low} to {effect.ci_high})"
-    if effect.p:
-        parts.append(effect.p)
-    return "; ".join(parts)
-
-
 def answer_lines(answer: OutcomeResult) -> list[str]:
     lines = [f"{answer.outcome}: {answer.direction.replace('_', ' ')}"
              f" ({answer.intervention} vs {answer.comparator or 'comparator'})"]
     if answer.quote:
         lines.append(f'  "{answer.quote}" [{answer.section}]')
     if answer.effect:
-        lines.append(f"  effect: {effect_text(answer.effect)}")
+        lines.append(f"  effect: {answer.effect.shown('95% CI ')}")
     if answer.check:
         lines.append(f"  checked: {answer.check}")
     return lines

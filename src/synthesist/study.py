@@ -42,6 +42,19 @@ class Effect(_Frozen):
     def is_ratio(self) -> bool:
         return self.measure in RATIO_MEASURES
 
+    def shown(self, interval: str = "") -> str:
+        """``HR 0.62 (0.45 to 0.86); P = 0.004`` from the verbatim parts (``interval`` before the bounds: the CLI
+        writes "95% CI "); empty when nothing was read."""
+        parts = []
+        if self.value:
+            named = f"{self.measure} {self.value}" if self.measure and self.measure != "other" else self.value
+            if self.ci_low and self.ci_high:
+                named += f" ({interval}{self.ci_low} to {self.ci_high})"
+            parts.append(named)
+        if self.p:
+            parts.append(self.p)
+        return "; ".join(parts)
+
     def number(self, field: Literal["value", "ci_low", "ci_high"]) -> float | None:
         raw = getattr(self, field)
         try:

@@ -111,6 +111,17 @@ def test_markdown_cells_never_break_the_table():
     assert "a \\| b c" in line and "\n" not in line
 
 
+@pytest.mark.parametrize(("effect", "table", "cli"), [
+    (Effect(measure="HR", value="0.62", ci_low="0.45", ci_high="0.86", p="P = 0.004"),
+     "HR 0.62 (0.45 to 0.86); P = 0.004", "HR 0.62 (95% CI 0.45 to 0.86); P = 0.004"),
+    (Effect(measure="other", value="−22·0", ci_low="−30·1"), "−22·0", "−22·0"),
+    (Effect(p="p < 0.005"), "p < 0.005", "p < 0.005"),
+])
+def test_an_effect_is_shown_from_its_verbatim_parts_one_way_in_the_table_and_the_cli(effect: Effect, table: str,
+                                                                                      cli: str):
+    assert (effect.shown(), effect.shown("95% CI ")) == (table, cli)
+
+
 @pytest.mark.parametrize(("lows", "highs", "expected"), [
     ([0.70, 0.72], [1.18, 1.01], ["0.7", "0.8", "1", "1.25"]),
     ([0.05, 1.1], [1.9, 40.0], ["0.1", "0.3", "1", "3", "10", "30"]),

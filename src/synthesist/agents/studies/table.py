@@ -22,7 +22,7 @@ from ...memory import ResearchMemory
 from ...models import Conflict, Evidence, QuestionFrame, ResearchReport
 from ...reading.studies.effects import read_effect
 from ...reading.studies.record import read_study
-from ...study import DirectionQuery, Effect, OutcomeResult, StudyRecord
+from ...study import DirectionQuery, OutcomeResult, StudyRecord
 from ...titles import display_title
 from ..llm import LLM
 from ..markdown_text import inert, link_url
@@ -92,7 +92,7 @@ class EvidenceRow:
         outcome = self.outcome
         return {"study": self.study, "design": self.record.design, "n": self.size, "comparison": self.comparison,
                 "outcome": outcome.outcome if outcome else "",
-                "effect": effect_text(outcome.effect) if outcome else "",
+                "effect": outcome.effect.shown() if outcome and outcome.effect else "",
                 "direction": "; ".join(filter(None, (_DIRECTION_WORDS[outcome.direction], outcome.check)))
                 if outcome else ""}
 
@@ -133,21 +133,6 @@ def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidenc
         chosen: list[OutcomeResult | None] = [*asked, *stated[:OUTCOMES_PER_STUDY]] or [None]
         rows += [EvidenceRow(record, item, outcome, reference(record.evidence_id)) for outcome in chosen]
     return rows
-
-
-def effect_text(effect: Effect | None) -> str:
-    """``HR 0.62 (0.45 to 0.86); P = 0.004`` from the effect's verbatim parts (empty when there is none)."""
-    if effect is None:
-        return ""
-    parts = []
-    if effect.value:
-        named = f"{effect.measure} {effect.value}" if effect.measure and effect.measure != "other" else effect.value
-        if effect.ci_low and effect.ci_high:
-            named += f" ({effect.ci_low} to {effect.ci_high})"
-        parts.append(named)
-    if effect.p:
-        parts.append(effect.p)
-    return "; ".join(parts)
 
 
 def markdown_table(rows: list[EvidenceRow]) -> list[str]:
