@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import httpx
 from agent_framework import BaseChatClient
-from pydantic_ai.models import Model
+from pydantic import PlainValidator
 
 from .agents.base import EXTRACTIVE
 from .agents.hypothesis import HypothesisAgent
@@ -28,9 +29,6 @@ from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
 from .agents.team import TEAM, combined_call
-from .agents.visual.adapter import VisionAdapter, build_vision_adapter
-from .agents.visual.agent import VisualAgent
-from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool
 from .config import Settings
 from .errors import BadInputError
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
@@ -52,11 +50,29 @@ from .tools.web import WebSearchClient, WebSource
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
+    from pydantic_ai.models import Model
+
+    from .agents.visual.adapter import VisionAdapter
 
 FULL_TEXT_SOURCES = ("pubmed", "europepmc")
 """Sources whose records get their open-access full text attached (preprints and registries have none in JATS)."""
 AGENT_NAMES = ("search", "judge", "hypothesis", "report")
-ModelChoice = str | Model | Mapping[str, str | Model] | None
+
+
+def _a_model(value: object) -> object:
+    """``value`` when it is a pydantic-ai ``Model``: checked without importing pydantic-ai (a run of the extractive
+    engine never loads it, a third of a second), since an object can only be a Model once a caller has loaded it."""
+    models = sys.modules.get("pydantic_ai.models")
+    if models is None or not isinstance(value, models.Model):
+        raise ValueError("not a pydantic-ai Model")
+    return value
+
+
+if TYPE_CHECKING:
+    ModelChoice: TypeAlias = str | Model | Mapping[str, str | Model] | None
+else:
+    _Model = Annotated[Any, PlainValidator(_a_model)]
+    ModelChoice = str | _Model | Mapping[str, str | _Model] | None
 """A model spec string, a pydantic-ai Model (tests pass FunctionModel/TestModel), or one of either per agent."""
 
 
@@ -159,7 +175,7 @@ async def open_models(
     given: dict[int, LLM] = {}
     for agent in AGENT_NAMES:
         wanted = choice.get(agent) if isinstance(choice, Mapping) else choice
-        if isinstance(wanted, Model):
+        if wanted is not None and not isinstance(wanted, str):  # a pydantic-ai Model
             if id(wanted) not in given:
                 given[id(wanted)] = await stack.enter_async_context(LLM(wanted, settings))
             built[agent] = given[id(wanted)]
@@ -210,6 +226,10 @@ def build_image_step(options: RunOptions, settings: Settings, vision: VisionAdap
     search the literature (the run's first network literature source) and Open-i while it looks."""
     if options.image is None:
         return None
+    from .agents.visual.adapter import build_vision_adapter  # noqa: PLC0415  (pydantic-ai: image runs only)
+    from .agents.visual.agent import VisualAgent  # noqa: PLC0415
+    from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool  # noqa: PLC0415
+
     adapter = vision if vision is not None and not isinstance(vision, str) else None
     spec = vision if isinstance(vision, str) else settings.visual.model
     if adapter is None and spec:

@@ -17,37 +17,22 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
-from pydantic_ai import Agent, ModelRetry, ToolOutput
-from pydantic_ai.exceptions import (
-    AgentRunError,
-    ContentFilterError,
-    ModelAPIError,
-    ModelAuthenticationError,
-    ModelConnectionError,
-    ModelContextWindowExceededError,
-    ModelNotFoundError,
-    ModelQuotaExceededError,
-    ModelRateLimitError,
-    ModelRequestTimeout,
-    ModelTimeoutError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
-from pydantic_ai.models import Model
-from pydantic_ai.settings import ModelSettings as CallSettings
 
 from ..config import Settings
 from ..errors import ModelError
 from ..models import TokenUsage
 from ..redaction import scrub
-from .hf_model import build_hf_model
-from .local_model import build_local_model
 from .model_spec import ModelSpec, agent_headers, parse_model_spec, provider_endpoint
 from .pricing import priced_usage
 from .providers import anthropic_sdk, openai_sdk
+
+if TYPE_CHECKING:
+    from pydantic_ai import ToolOutput
+    from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings as CallSettings
 
 log = logging.getLogger("synthesist.llm")
 
@@ -79,8 +64,12 @@ def build_model(
     if parsed.kind == "extractive":
         return None
     if parsed.kind == "local":
+        from .local_model import build_local_model  # noqa: PLC0415
+
         return build_local_model(Path(parsed.name))
     if parsed.kind == "hf":
+        from .hf_model import build_hf_model  # noqa: PLC0415
+
         return build_hf_model(Path(parsed.name))
     endpoint = provider_endpoint(parsed, settings, environ)
     # The SDKs and their pydantic-ai models are imported here, for the kind asked (about 1 s each).
@@ -116,6 +105,8 @@ class OutputTools:
         return next(name for name, kind in self.choices if kind is output_type)
 
     def spec(self) -> list[ToolOutput[Any]]:
+        from pydantic_ai import ToolOutput  # noqa: PLC0415
+
         return [ToolOutput(kind, name=name) for name, kind in self.choices]
 
 
@@ -148,6 +139,8 @@ class LLM:
         ``output_type``'s is sent back for repair, like a reply that does not fit the schema.
         Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds ``models.timeout``).
         """
+        from pydantic_ai import Agent  # noqa: PLC0415  (pydantic-ai is imported by the first model call, ~0.35 s)
+
         runner: Agent[None, Any] = Agent(
             self.model,
             output_type=tools.spec() if tools is not None else output_type,
@@ -180,6 +173,8 @@ class LLM:
 
 
 def _only(output_type: type[T], name: str) -> Any:
+    from pydantic_ai import ModelRetry  # noqa: PLC0415
+
     def accept(output: Any) -> T:
         if not isinstance(output, output_type):
             raise ModelRetry(f"Call the output tool `{name}`: the other output tool belongs to the other role.")
@@ -188,14 +183,17 @@ def _only(output_type: type[T], name: str) -> Any:
     return accept
 
 
-_PYDANTIC_AI_ERRORS: tuple[type[BaseException], ...] = (AgentRunError, ModelAPIError, UsageLimitExceeded, TimeoutError,
-                                                        httpx.HTTPError)
-
-
 def _sdk(name: str) -> Any:
-    """An SDK module if something imported it, else None: an SDK's error can only exist once its SDK is loaded, so
-    the error tables never import one (each costs about a second)."""
+    """A module if something imported it, else None: an SDK's or pydantic-ai's error can only exist once its module
+    is loaded, so the error tables never import one (an SDK costs about a second, pydantic-ai a third of one: a run
+    of the extractive engine loads neither)."""
     return sys.modules.get(name)
+
+
+def _pydantic_ai_errors() -> tuple[type[BaseException], ...]:
+    exceptions = _sdk("pydantic_ai.exceptions")
+    found = (exceptions.AgentRunError, exceptions.ModelAPIError, exceptions.UsageLimitExceeded) if exceptions else ()
+    return (*found, TimeoutError, httpx.HTTPError)
 
 
 def _sdk_errors() -> tuple[type[BaseException], ...]:
@@ -206,23 +204,15 @@ def _sdk_errors() -> tuple[type[BaseException], ...]:
 def provider_errors() -> tuple[type[BaseException], ...]:
     """What a model call may fail with that is the provider's doing (HTTP, timeouts, replies that do not fit),
     the loaded SDKs' own errors included. Used as ``except provider_errors() as exc`` (evaluated on a failure only)."""
-    return _PYDANTIC_AI_ERRORS + _sdk_errors()
+    return _pydantic_ai_errors() + _sdk_errors()
 
 
-_KINDS: tuple[tuple[type[BaseException], str], ...] = (
-    (ModelTimeoutError, "timeout"),
-    (ModelRequestTimeout, "timeout"),
-    (TimeoutError, "timeout"),
-    (ContentFilterError, "content_filter"),
-    (UnexpectedModelBehavior, "invalid_output"),
-    (UsageLimitExceeded, "usage_limit"),
-    (ModelAuthenticationError, "auth"),
-    (ModelRateLimitError, "rate_limited"),
-    (ModelQuotaExceededError, "quota"),
-    (ModelContextWindowExceededError, "context_window"),
-    (ModelNotFoundError, "not_found"),
-    (ModelConnectionError, "unreachable"),
-    (ModelAPIError, "provider"),
+_KINDS = (  # pydantic-ai's errors, by name, most specific first
+    ("ModelTimeoutError", "timeout"), ("ModelRequestTimeout", "timeout"), ("ContentFilterError", "content_filter"),
+    ("UnexpectedModelBehavior", "invalid_output"), ("UsageLimitExceeded", "usage_limit"),
+    ("ModelAuthenticationError", "auth"), ("ModelRateLimitError", "rate_limited"), ("ModelQuotaExceededError", "quota"),
+    ("ModelContextWindowExceededError", "context_window"), ("ModelNotFoundError", "not_found"),
+    ("ModelConnectionError", "unreachable"), ("ModelAPIError", "provider"),
 )
 _SDK_KINDS = {  # the SDKs' own errors, when a client other than pydantic-ai's raised them
     "openai": (("APITimeoutError", "timeout"), ("AuthenticationError", "auth"), ("PermissionDeniedError", "auth"),
@@ -234,19 +224,22 @@ _SDK_KINDS = {  # the SDKs' own errors, when a client other than pydantic-ai's r
 
 
 def _kinds() -> tuple[tuple[type[BaseException], str], ...]:
+    exceptions = _sdk("pydantic_ai.exceptions")
+    own = tuple((getattr(exceptions, cls), kind) for cls, kind in _KINDS) if exceptions else ()
     loaded = tuple((getattr(sdk, cls), kind) for name, pairs in _SDK_KINDS.items() if (sdk := _sdk(name))
                    for cls, kind in pairs)
-    return _KINDS + loaded
+    return (*own[:2], (TimeoutError, "timeout"), *own[2:], *loaded)
 
 
 def translate_error(exc: BaseException, *, agent: str, model: str, timeout: float | None = None) -> ModelError:
     """Our error for a failed call: a kind, a short detail without response bodies, the HTTP status if any."""
     kind = next((name for cls, name in _kinds() if isinstance(exc, cls)), "provider")
     status = getattr(exc, "status_code", None)
-    if isinstance(exc, ModelAPIError):
+    exceptions = _sdk("pydantic_ai.exceptions")
+    if exceptions and isinstance(exc, exceptions.ModelAPIError):
         code = f" ({exc.provider_error_code})" if exc.provider_error_code else ""
         detail = f"{type(exc).__name__}{code}"
-    elif isinstance(exc, UnexpectedModelBehavior):
+    elif exceptions and isinstance(exc, exceptions.UnexpectedModelBehavior):
         detail = exc.message  # never the body
     elif isinstance(exc, TimeoutError):
         detail = f"no reply within {timeout:g}s" if timeout is not None else "no reply in time"

@@ -18,13 +18,9 @@ import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
-from pydantic_ai.direct import model_request
-from pydantic_ai.models import Model, ModelRequestParameters
-from pydantic_ai.output import OutputObjectDefinition
-from pydantic_ai.settings import ModelSettings as CallSettings
 
 from ...config import Settings
 from ...errors import ConfigError
@@ -32,7 +28,10 @@ from ...models import Usage
 from ..llm import build_model, provider_errors, translate_error
 from ..model_spec import OPENAI_STYLE_KINDS, ModelSpec, agent_headers, parse_model_spec
 from .types import ToolCall
-from .wire import model_messages, reply_parts, tool_definitions
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings as CallSettings
 
 AGENT = "visual"
 
@@ -89,6 +88,13 @@ class ModelVisionAdapter:
                        response_format: dict[str, Any] | None, max_tokens: int) -> AdapterReply:
         if tools and response_format:
             raise ValueError("a request carries tools or a response_format, never both")
+        # pydantic-ai and the loop's wire format load with the first request (an image run with a model only)
+        from pydantic_ai.direct import model_request  # noqa: PLC0415
+        from pydantic_ai.models import ModelRequestParameters  # noqa: PLC0415
+        from pydantic_ai.output import OutputObjectDefinition  # noqa: PLC0415
+
+        from .wire import model_messages, reply_parts, tool_definitions  # noqa: PLC0415
+
         parameters = ModelRequestParameters(function_tools=tool_definitions(tools), allow_text_output=True)
         if response_format:
             schema = response_format.get("json_schema") or {}
