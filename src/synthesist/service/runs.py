@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -21,12 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from ..api import RunControl, RunStore
+from ..errors import SynthesistError
 from ..events import Complete, EventBase
 from .views import at, run_state
 
 KEEP_FINISHED = 256
 """Finished runs whose summary the service keeps in memory (the rest are read from their folders)."""
 
+
+log = logging.getLogger("synthesist.service")
 
 @dataclass(frozen=True)
 class Line:
@@ -161,8 +165,11 @@ class RunRegistry:
             try:
                 async for event in stream(handle.run_id, handle.control):
                     await handle._append(event)
-            except Exception as exc:  # noqa: BLE001 — reported to the readers, never lost in a task
-                failure = f"{type(exc).__name__}: {exc}"
+            except SynthesistError as exc:  # what went wrong, in its own words (a full disk, a broken store)
+                failure = str(exc)
+            except Exception as exc:  # a bug: reported to the readers, never lost in a task, its trace in the log
+                log.exception("run %s failed", run_id)
+                failure = f"internal error: {type(exc).__name__}: {exc}"
             await handle._finish(failure)
             self._forget_old()
 

@@ -1,0 +1,40 @@
+"""A run of the service that fails says why in words a reader can act on: our errors in their own words, a bug as an
+internal error with its class (its trace goes to the log), never lost inside a task."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from synthesist.api import RunStore
+from synthesist.errors import DiskFullError
+from synthesist.service.runs import RunRegistry
+
+
+def _failing(error: Exception):
+    async def stream(run_id, control):
+        raise error
+        yield  # an async generator that fails before its first event
+
+    return stream
+
+
+@pytest.mark.parametrize(("error", "failure"), [
+    (DiskFullError("/data/runs"), "the disk is full: nothing more can be written to /data/runs; free some space "
+                                  "there and run again"),
+    (KeyError("seq"), "internal error: KeyError: 'seq'"),
+])
+def test_a_failed_run_says_why_in_words_and_a_bug_as_an_internal_error(tmp_path: Path, error: Exception,
+                                                                        failure: str, caplog):
+    async def main():
+        registry = RunRegistry(limit=2, store=RunStore(tmp_path))
+        handle = registry.start("Does metformin lower cancer incidence?", _failing(error))
+        await asyncio.wait_for(handle.task, 10)
+        return handle
+
+    handle = asyncio.run(main())
+
+    assert handle.done and handle.failure == failure
+    assert any("failed" in record.getMessage() for record in caplog.records) == failure.startswith("internal")
