@@ -4,11 +4,13 @@
 and does not break at abbreviations, decimals or bare p-values: a boundary is a ``.``/``!``/``?`` followed by space
 and a capital, digit or bracket. Terms are :func:`tokenize`'s tokens, which the memory's BM25 index uses too:
 lowercased, stop words dropped, a hyphenated term whole *and* by its parts (``IL-6`` matches ``il 6``), each
-stemmed by a light suffix stemmer (the words: ``reading/lexicons/text.toml``)."""
+stemmed by a light suffix stemmer (the words: ``reading/lexicons/text.toml``). :func:`split_clauses` cuts a sentence
+into clauses, never inside brackets."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -100,6 +102,31 @@ def _split_paragraph(paragraph: str) -> list[str]:
         start = match.end()
     pieces.append(paragraph[start:])
     return [" ".join(piece.split()) for piece in pieces if piece.strip()]
+
+
+def top_level(text: str, start: int = 0) -> Iterator[int]:
+    """The positions of ``text`` from ``start`` that are outside brackets (the brackets themselves left out)."""
+    depth = 0
+    for index in range(start, len(text)):
+        if text[index] in "([":
+            depth += 1
+        elif text[index] in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            yield index
+
+
+def split_clauses(text: str, boundary: re.Pattern[str], cuts: Iterable[tuple[int, int]] = ()) -> list[str]:
+    """``text`` cut where ``boundary`` matches outside brackets ("(HR 0.62; P = 0.004)" stays whole), and at the
+    (start, end) spans of ``cuts``: the one clause splitter; each reader brings the boundaries it reads by (the
+    direction reader's and the finding reader's, in their lexicons)."""
+    found = [*cuts, *((m.start(), m.end()) for index in top_level(text) if (m := boundary.match(text, index)))]
+    pieces, start = [], 0
+    for begin, end in sorted(found):
+        if begin >= start:
+            pieces.append(text[start:begin])
+            start = end
+    return [*pieces, text[start:]]
 
 
 def _is_abbreviation(head: str) -> bool:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
 from .. import lexicon
+from ..text import split_clauses, top_level
 from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases, terms
 from .effects import ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
@@ -358,33 +358,8 @@ def _third_arm(piece: str, arms: ArmTerms) -> bool:
 
 
 def _clauses(text: str) -> list[str]:
-    """``text`` split at clause boundaries that are not inside brackets ("(HR 0.62; P = 0.004)" stays whole); a
-    sentence that opens with "Whilst/Although …," is cut after that opening clause too."""
-    cuts = []
+    """``text`` split at the :data:`_CLAUSE` boundaries (:func:`~..text.split_clauses`); a sentence that opens with
+    "Whilst/Although …," is cut after that opening clause too."""
     opening = _OPENING.match(text)
-    if opening:
-        comma = next((index for index in _top_level(text, opening.end()) if text[index] == ","), None)
-        if comma is not None:
-            cuts.append((comma, comma + 1))
-    for index in _top_level(text):
-        match = _CLAUSE.match(text, index)
-        if match:
-            cuts.append((match.start(), match.end()))
-    pieces, start = [], 0
-    for begin, end in sorted(cuts):
-        if begin >= start:
-            pieces.append(text[start:begin])
-            start = end
-    return [*pieces, text[start:]]
-
-
-def _top_level(text: str, start: int = 0) -> Iterator[int]:
-    """The positions of ``text`` from ``start`` that are outside brackets (the brackets themselves left out)."""
-    depth = 0
-    for index in range(start, len(text)):
-        if text[index] in "([":
-            depth += 1
-        elif text[index] in ")]":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            yield index
+    comma = next((i for i in top_level(text, opening.end()) if text[i] == ","), None) if opening else None
+    return split_clauses(text, _CLAUSE, [(comma, comma + 1)] if comma is not None else [])

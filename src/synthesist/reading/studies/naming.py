@@ -26,7 +26,7 @@ from ...study import DirectionQuery
 from .. import lexicon
 from ..entities import DRUG_CLASSES, NOT_DRUGS
 from ..synonyms import LAY_SYNONYMS, lay_synonyms
-from ..text import terms
+from ..text import split_clauses, terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
 
@@ -278,18 +278,7 @@ def names_comparison(quote: str, query: DirectionQuery, name: str | None = None,
 
 def _split_clauses(quote: str) -> list[str]:
     """``quote`` cut at :data:`_CLAUSES`, never inside brackets ("(2.3% vs 2.1%; P = .71)" stays whole)."""
-    depth, cuts = 0, []
-    for index, char in enumerate(quote):
-        depth = depth + (char in "([") - (char in ")]") if char in "()[]" else depth
-        depth = max(depth, 0)
-        if depth == 0 and (match := _CLAUSES.match(quote, index)):
-            cuts.append((match.start(), match.end()))
-    pieces, start = [], 0
-    for begin, end in cuts:
-        if begin >= start:
-            pieces.append(quote[start:begin])
-            start = end
-    return [*pieces, quote[start:]]
+    return split_clauses(quote, _CLAUSES)
 
 
 def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outcome: frozenset[str],
