@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from .identity import nct_numbers
 from .models import Conflict, Evidence, RegistrationFlag, TrialLink
 from .reading import lexicon
+from .reading.text import split_sentences
 
 __all__ = ["matched_by", "registered_ncts", "registration_flags", "trial_links", "trial_of", "trial_reports"]
 
@@ -100,7 +101,7 @@ def matched_by(record: Evidence, paper: Evidence) -> str:
         return ""
     acronym = trial.acronym or ""
     if len(acronym) >= 3 and any(ch.isalpha() for ch in acronym) and not _defined_otherwise(acronym, text):
-        for sentence in re.split(r"(?<=[.!?])\s+", text):  # the acronym beside an intervention, as its own trial
+        for sentence in (s.text for s in split_sentences(text)):  # the acronym beside an intervention, as its own trial
             if (re.search(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", sentence)
                     and any(name <= _words(sentence) for name in interventions)
                     and not _OTHER_TRIAL.search(sentence.split(acronym, 1)[0][-40:])):
