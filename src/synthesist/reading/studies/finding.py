@@ -1,21 +1,10 @@
 """What one study found on the question's comparison: a clear change, a stated null, or nothing it can be held to.
 
-A conflict (:mod:`synthesist.agents.conflicts`) is two of these that disagree, so this reading is strict where it must
-be and generous where abstracts are. :func:`finding_of` reads the item's best statements of the outcome
-(:func:`.direction.ranked_answers`: a results sentence with its figures, the conclusion in words, for the outcome's
-other word too — "death" for "mortality"), with the trial's own comparator arm when it has one, and keeps each that
-
-- names the comparison (:func:`.naming.names_comparison`: the exposure where a compared factor stands and the
-  outcome, by any of the names a study gives them);
-- is clear (:func:`clear`): a change its p value or CI shows significant, or "significantly lower" said of the
-  outcome itself; a null stated in words or by its statistics; never a trend, never a CI the authors read as a
-  possible effect, never a direction the reader had to guess;
-- is the study's own finding: not a subgroup's, a threshold stratum's ("among patients with a score of 3 or
-  more"), a secondary, sensitivity, post-hoc or unadjusted analysis's, and no diagnostic-accuracy figure.
-
-The kept statements must agree (an item whose statements go different ways takes no side); the side quotes the
-first that states its figures. A trial's own arms name its comparator (:func:`comparator_of`), which tells a
-head-to-head of two active treatments from a controlled one. Code only, never a model.
+A conflict (:mod:`synthesist.agents.conflicts`) is two of these that disagree. :func:`finding_of` keeps each of
+the item's best statements of the outcome (:func:`.direction.ranked_answers`) that names the comparison
+(:func:`.naming.names_comparison`), is clear (:func:`clear`: significant by its p or CI, or a null; never a trend or
+a guessed direction) and is the study's own main finding (no subgroup, stratum, secondary, sensitivity, post-hoc or
+unadjusted result); they must agree. The rules and why: docs/architecture/studies.md, "Where studies disagree".
 """
 
 from __future__ import annotations

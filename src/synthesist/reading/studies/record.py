@@ -161,12 +161,9 @@ _OBSERVATIONAL = ("cohort", "case-control", "cross-sectional")
 
 
 def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName) -> OutcomeResult:
-    """``result``, the answer to a question a researcher asked rather than one written by someone who read the
-    article, blanked (``not_reported``, no quote) when its quote does not measure the outcome the way the query does
-    ("risk of breast cancer" read from a sentence on disease-free survival), or when the study is not a trial and
-    its quote does not name the exposure: a cohort's or a survey's finding is on the factor its sentence names (a
-    fast-food survey that adjusted for BMI reports nothing on obesity and asthma), while a trial's results are on
-    its arms however they are called."""
+    """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
+    measure the outcome as asked (study-record.md), or when the study is observational and its quote does not name
+    the exposure: a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms."""
     asked = [m for m in _MEASURES if m.search(result.outcome)]
     blank = OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
                           asked=result.asked)
