@@ -85,7 +85,7 @@ def _disk_full_line(exc: BaseException) -> str:
 
 def _command(args: argparse.Namespace) -> int:
     """Run the command: its module, and with it the API (httpx, chromadb, torch), is imported only now, so that
-    ``--help`` never pays for them. ``study`` and ``watch`` are modules of their own over the API."""
+    ``--help`` never pays for them. ``study``, ``watch``, ``serve`` and ``mcp`` are modules of their own."""
     if args.command == "study":
         from . import cli_study  # noqa: PLC0415 — deferred like api, which it imports
 
@@ -94,11 +94,14 @@ def _command(args: argparse.Namespace) -> int:
         from . import cli_watch  # noqa: PLC0415 — deferred like api, which it imports
 
         return cli_watch.command(args, _say)
+    if args.command in ("serve", "mcp"):
+        from . import cli_serve  # noqa: PLC0415 — the service's or the MCP SDK's libraries load only now
+
+        return cli_serve.command(args, _say)
     from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
     handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-               "library": _library, "runs": _runs, "eval": _eval, "serve": _serve, "mcp": _mcp,
-               "doctor": _doctor}[args.command]
+               "library": _library, "runs": _runs, "eval": _eval, "doctor": _doctor}[args.command]
     return handler(api, args)
 
 
@@ -112,65 +115,6 @@ def _research(api, args: argparse.Namespace) -> int:
                                 out_dir=args.out, image=args.image, vision=args.vision_model, record=args.record,
                                 replay=args.replay)
     return _drive(lambda control: api.stream(args.question or "", options, control=control), api, args)
-
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def _serve(api, args: argparse.Namespace) -> int:
-    import os  # noqa: PLC0415
-
-    import uvicorn  # noqa: PLC0415 — the service's libraries load only for `serve`
-
-    from .service import create_app  # noqa: PLC0415
-
-    token = args.token or os.environ.get("SYNTHESIST_SERVICE_TOKEN") or None
-    if args.host not in LOOPBACK and not token:
-        raise BadInputError(f"binding {args.host} (beyond loopback) needs --token")
-    if not 1 <= args.port <= 65535 or args.max_runs < 1:
-        raise BadInputError("--port must be 1-65535 and --max-runs at least 1")
-    listening = _listen(args.host, args.port)  # a port in use is said now, before claiming to serve
-    app = create_app(libraries=args.library, token=token, max_runs=args.max_runs, host=args.host,
-                     allow_hosts=args.allow_host)
-    print(printable(f"Synthesist service on http://{_url_host(args.host)}:{args.port} (API docs at /docs)"),
-          file=sys.stderr)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
-    return 0
-
-
-def _listen(host: str, port: int):  # -> socket.socket
-    """A listening socket on ``host:port`` for uvicorn; a port in use or an address not on this machine is bad
-    input (exit 2) with one line, never a claim to serve followed by uvicorn's own exit."""
-    import socket  # noqa: PLC0415
-
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        listening = socket.socket(family, socket.SOCK_STREAM)
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind((host, port))
-        listening.listen(128)
-    except OSError as exc:
-        raise BadInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another --port or "
-                            "--host)") from None
-    return listening
-
-
-def _url_host(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
-def _mcp(api, args: argparse.Namespace) -> int:
-    from .mcp_server import build_server  # noqa: PLC0415 — the MCP SDK loads only for `mcp`
-
-    server = build_server(libraries=args.library)
-    if args.http is None:
-        server.run("stdio")
-    else:
-        if not 1 <= args.http <= 65535:
-            raise BadInputError("--http PORT must be 1-65535")
-        _listen("127.0.0.1", args.http).close()  # a port in use: one line and exit 2, as for `serve`
-        server.run("streamable-http", host="127.0.0.1", port=args.http)
-    return 0
 
 
 def _resume(api, args: argparse.Namespace) -> int:
