@@ -385,6 +385,8 @@ def test_a_population_is_never_a_comparison_of_arms_nor_who_was_excluded():
      "0.99-5.91).", "BHR"),
     ("Night-shift work was linked to a higher risk of breast cancer (HR 1.3, 95% CI 1.1 to 1.6).",
      "risk of breast cancer"),
+    ("Blacks were significantly more likely than white patients to have their asthma severity underestimated (OR = "
+     "1.39, 95% CI 1.08-1.79).", "asthma severity underestimated"),
 ])
 def test_an_outcome_name_keeps_its_own_words(sentence: str, name: str):
     assert [outcome.outcome for outcome in read_study(abstract(sentence)).outcomes] == [name]

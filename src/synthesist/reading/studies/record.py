@@ -94,6 +94,10 @@ _ASSOCIATED = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)*
 """What an association reports on: "X use was associated with a 17% lower risk of breast cancer" is about the risk of
 breast cancer, and "Takeaway consumption 1+ times a week was marginally significantly related to BHR" about BHR, not
 about the factor that is the sentence's subject."""
+_LIKELY = re.compile(r"\b(?:more|less|as) likely\b(?:\s+than\s+[^,;()]{1,60}?)?\s+to\s+(?:have\s+|be\s+)?(?:their\s+)?"
+                     + _thing([*_STOPS, "for"]), _I)
+"""What a comparison of likelihoods reports on: "Blacks were significantly more likely than white patients to have
+their asthma severity underestimated" is about asthma severity underestimated, not about Blacks."""
 _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statistically )?significantly )?"
                   r"(?:lower|higher|reduced|increased|decreased|greater|smaller|fewer|more)\s+"
                   + _thing([*_STOPS, "for"]), _I)
@@ -333,7 +337,7 @@ def _outcome_name(unit: Unit) -> str:
     there = _THERE.match(text)
     if there:
         return _tidy(there.group("thing"))
-    acted = _ACTED_ON.search(text) or _ASSOCIATED.search(text) or _HAD.search(text)
+    acted = _ACTED_ON.search(text) or _ASSOCIATED.search(text) or _HAD.search(text) or _LIKELY.search(text)
     if acted:
         return _tidy(acted.group("thing"))
     match = _SUBJECT.match(text)
