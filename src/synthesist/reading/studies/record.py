@@ -91,13 +91,11 @@ _ASSOCIATED = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)*
                          r"(?:(?:statistically )?significantly )?"
                          r"(?:(?:lower|higher|reduced|increased|decreased|greater|smaller|elevated)\s+)?"
                          + _thing([*_STOPS, "for"]), _I)
-"""What an association reports on: "X use was associated with a 17% lower risk of breast cancer" is about the risk of
-breast cancer, and "Takeaway consumption 1+ times a week was marginally significantly related to BHR" about BHR, not
-about the factor that is the sentence's subject."""
+"""What an association reports on, not its factor: "X use was associated with a 17% lower risk of breast cancer",
+"Takeaway consumption 1+ times a week was marginally significantly related to BHR"."""
 _LIKELY = re.compile(r"\b(?:more|less|as) likely\b(?:\s+than\s+[^,;()]{1,60}?)?\s+to\s+(?:have\s+|be\s+)?(?:their\s+)?"
                      + _thing([*_STOPS, "for"]), _I)
-"""What a comparison of likelihoods reports on: "Blacks were significantly more likely than white patients to have
-their asthma severity underestimated" is about asthma severity underestimated, not about Blacks."""
+"""What a likelihood reports on: "Blacks were more likely … to have their asthma severity underestimated"."""
 _HAD = re.compile(r"\b(?:had|showed|experienced|reported) (?:an? )?(?:(?:statistically )?significantly )?"
                   r"(?:lower|higher|reduced|increased|decreased|greater|smaller|fewer|more)\s+"
                   + _thing([*_STOPS, "for"]), _I)
