@@ -48,7 +48,7 @@ RANK_FEATURES = (
 ADDRESS_FEATURES = (
     "best_rank_score", "log_candidates", "outcome_share", "intervention_in_article", "comparator_in_article",
     "intervention_near_outcome", "comparator_near_outcome", "confidence", "no_comparator_words",
-    "intervention_rare_in_article", "comparator_rare_in_article", "shared_rare_in_article",
+    "intervention_rare_in_article", "comparator_rare_in_article", "shared_rare_in_article", "arms_information",
 )
 """What tells a study that tested the question's comparison from one that only mentions its outcome: how well its
 best passage ranks, and how much of each arm's name the article holds, counted by word and weighted by each word's
@@ -218,7 +218,7 @@ def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], de
         share(arms.intervention), share(arms.comparator),
         dense[:, names("names_intervention")].max(), dense[:, names("names_comparator")].max(),
         confidence, not arms.comparator, rare_share(arms.intervention), rare_share(arms.comparator),
-        rare_share(shared),
+        rare_share(shared), math.log1p(math.fsum(rarity(word) for word in arms.intervention | arms.comparator)),
     ], dtype=float)
 
 
