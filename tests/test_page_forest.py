@@ -50,8 +50,10 @@ def _research(page, question: str) -> str:  # type: ignore[no-untyped-def]
     """Ask ``question`` on the page and wait until its forest plot is settled (shown or known absent); its run id."""
     before = page.get_attribute("#runs a[data-run]", "data-run") if page.locator("#runs a[data-run]").count() else ""
     page.fill("#question", question)
-    page.click("#go")
-    assert not page.text_content("#status").startswith("Done")  # the last run's status never stands over this one
+    # Clicked and read in one turn of the page's script: a fast run may be done before a second round-trip reads it.
+    shown = page.evaluate("() => { document.querySelector('#go').click(); "
+                          "return document.querySelector('#status').textContent; }")
+    assert not shown.startswith("Done")  # the last run's status never stands over this one
     wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
     wait_until(page, f"document.querySelector('#runs a[data-run]').dataset.run !== {before!r}")  # this run, listed
     wait_until(page, f"{FOREST}.dataset.shown === 'none' || ({FOREST}.dataset.shown && {FOREST}.complete)",
