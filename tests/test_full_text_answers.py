@@ -74,6 +74,18 @@ async def test_an_answering_full_text_gives_the_answer_its_table_row_reading(tmp
     assert report.answer.statement.startswith(asked.quote.rstrip("."))
 
 
+async def test_the_verdict_answers_the_change_asked_from_the_rows_direction(tmp_path: Path,
+                                                                          embedder: Embedder) -> None:
+    """The same significant decrease answers "reduce" yes and "increase" no; the row reads the same either way."""
+    result = await _research(ASKED.replace("reduce", "increase"), tmp_path, embedder)
+    report = result.report
+    [asked] = [o for record in report.studies for o in record.outcomes if o.asked]
+
+    assert asked.direction == "decreased"
+    assert report.answer is not None and report.answer.verdict == "no"
+    assert report.answer.statement.startswith(asked.quote.rstrip("."))
+
+
 async def test_a_trial_that_never_tested_the_comparison_answers_nothing(tmp_path: Path, embedder: Embedder) -> None:
     result = await _research(NEVER_TESTED, tmp_path, embedder)
     report = result.report

@@ -102,3 +102,27 @@ async def test_the_judge_and_the_hypothesis_agent_are_shown_only_items_near_the_
         assert f"[{KNEE.id}]" not in prompt  # knee pain after injections: nothing of metformin or breast cancer
         assert "Evidence (1 items; cite only ids shown to you; 1 more collected, far from the question, not shown)" \
             in prompt
+
+
+def test_a_model_verdict_that_contradicts_the_cited_trials_table_row_takes_the_rows_reading() -> None:
+    """The model says "no" over a trial whose full text the study reader reads as a significant decrease of the
+    outcome the question asks to lower: the answer says what its own table row says, and the gate says why."""
+    from synthesist.agents.answer_gate import gate_answer
+    from synthesist.models import Alignment, Answer, FullTextFinding, QuestionFrame
+
+    question = "Do hyaluronic acid injections reduce knee pain compared with saline?"
+    frame = QuestionFrame(kind="effect", yes_no=True, exposure="hyaluronic acid injections", comparator="saline",
+                          outcomes=("knee pain",))
+    finding = FullTextFinding(quote="Pain scores fell more with hyaluronic acid (p = 0.01).", section="Results",
+                              direction="decreased")
+    alignment = Alignment(evidence_id=KNEE.id, label="answers", full_text=finding)
+    drafted = Answer(verdict="no", statement="Pain scores fell more with hyaluronic acid [pmid:32000001].",
+                     strength="moderate", strength_reason="a randomized trial", evidence_ids=(KNEE.id,))
+
+    gated = gate_answer(drafted, frame, [alignment], {KNEE.id: KNEE}, question=question)
+
+    assert gated.verdict == "yes"
+    assert "full text reports decreased" in gated.gate
+    agreeing = gate_answer(drafted.model_copy(update={"verdict": "yes"}), frame, [alignment], {KNEE.id: KNEE},
+                           question=question)
+    assert agreeing.verdict == "yes" and "full text" not in agreeing.gate

@@ -19,6 +19,7 @@ from ..reading.alignment import align_all
 from ..reading.frame import frame_of
 from ..reading.studies.learned import answer_query
 from ..reading.text import terms
+from ..reading.verdict import asked_change, verdict_of
 from ..study import DirectionQuery
 from .citations import cited_ids
 from .extractive.answer import STRENGTHS
@@ -128,6 +129,7 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
         capped = _cap(answer.strength, _design_cap(direct, items))
         if capped != answer.strength:
             notes.append(f"strength lowered to {capped}: it counts the designs of the answering items cited")
+        verdict = _as_read(verdict, direct, alignments, frame, question, notes)
         return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering"}), notes)
     if indirect:
         lowered = _cap(answer.strength, "low")
@@ -149,6 +151,23 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
         f"({', '.join(answering_elsewhere[:3])}); no verdict is given.")
     return _noted(Answer(verdict="insufficient", statement=statement, strength="very_low",
                          strength_reason="no cited item answers the question", basis="none", missing=missing), notes)
+
+
+def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Alignment], frame: QuestionFrame,
+             question: str, notes: list[str]) -> str | None:
+    """A yes or no as the study reader reads the first cited item whose full text reports the comparison (the
+    reading its table row shows: :func:`~synthesist.reading.verdict.verdict_of`), so the answer never contradicts
+    its own row; any other verdict unchanged."""
+    findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
+    lead = next((i for i in direct if i in findings), None)
+    if verdict not in ("yes", "no") or lead is None:
+        return verdict
+    read = verdict_of(findings[lead].direction, asked_change(question, frame.exposure),
+                      frame.outcomes[0] if frame.outcomes else "")
+    if read != verdict:
+        notes.append(f"verdict {verdict} → {read}: {lead}'s full text reports "
+                     f"{findings[lead].direction.replace('_', ' ')} (its evidence-table row)")
+    return read
 
 
 def _design_cap(ids: Sequence[str], items: Mapping[str, Evidence]) -> str:

@@ -129,11 +129,6 @@ def item_verdict(question: str, reading: Reading) -> ItemVerdict:
     return (model or load_model()).verdict(_features(question, reading.evidence.content))
 
 
-def text_verdict(question: str, text: str) -> ItemVerdict:
-    """What ``text`` (a passage read as a conclusion: a trial's result sentence) says to ``question``."""
-    return load_model().verdict(_features(question, text))
-
-
 @lru_cache(maxsize=4096)
 def _features(question: str, content: str) -> np.ndarray:
     """The features of one (question, item) pair (cached: items are immutable; callers do not write to it)."""

@@ -15,7 +15,8 @@ from ...reading import lexicon
 from ...reading.designs import Design
 from ...reading.studies.effects import read_effect
 from ...reading.text import Sentence
-from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict, text_verdict
+from ...reading.verdict import asked_change, verdict_of
+from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
 from .findings import cite
 from .gate import missing_statement
 from .reading import TITLE, Reading
@@ -89,7 +90,7 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
     lead = chosen[0]
     why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
     full_text = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
-    labels = [_label(question, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
+    labels = [_label(question, frame, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
     if (finding := full_text.get(lead.id)) is not None:  # the passage of its full text that reports the comparison
         statement = cite(finding.quote, lead.id)
     else:
@@ -101,12 +102,14 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
                   strength_reason=reason, evidence_ids=(lead.id,), basis="answering" if direct else "indirect")
 
 
-def _label(question: str, reading: Reading, finding: FullTextFinding | None) -> str:
-    """What one answering item says to the question: the yes/no reader over its conclusion, or over the passage of
-    its full text that reports the comparison (no significant difference a no)."""
+def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:
+    """What one answering item says to the question: the yes/no reader over its conclusion, or, when its full text
+    reports the comparison, the study reader's direction there answered against the change the question asks about
+    (:func:`~synthesist.reading.verdict.verdict_of`: the same reading as the item's table row)."""
     if finding is None:
         return item_verdict(question, reading).label
-    return "no" if finding.direction == "no_difference" else text_verdict(question, finding.quote).label
+    outcome = frame.outcomes[0] if frame.outcomes else ""
+    return verdict_of(finding.direction, asked_change(question, frame.exposure), outcome)
 
 
 def _indirectness(aligned: Sequence[Alignment]) -> str:

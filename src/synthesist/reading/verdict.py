@@ -1,0 +1,54 @@
+"""A yes/no verdict from a study's direction: what the study reader found on the question's comparison, answered
+against the change the question asks about.
+
+"Do plant sterols lower LDL cholesterol?" is answered *yes* by a significant decrease, *no* by no significant
+difference or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Does X improve
+Y?" by a significant change in the direction a patient wants for Y (higher for healing, survival or function:
+``HIGHER_IS_BETTER``; lower for mortality, pain or HbA1c: ``LOWER_IS_BETTER``; higher for anything else). The verbs and outcomes are
+data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from the same reading as
+the evidence table's row, so an answer never contradicts its own row.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from . import lexicon
+
+Change = Literal["decrease", "increase", "improve", "worsen", "change"]
+_ASKED = tuple((name.lower(), lexicon.pattern("verdict", name)) for name in ("DECREASE", "INCREASE", "IMPROVE",
+                                                                              "WORSEN"))
+_LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
+_HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
+
+
+def asked_change(question: str, exposure: str | None = None) -> Change:
+    """The change ``question`` asks about: the first verb of change after its ``exposure`` (so "Does increasing
+    exercise reduce depression?" asks about a decrease), or anywhere when the exposure is not in it; ``change``
+    when it names none ("Does X affect Y?")."""
+    text = " ".join(question.split())
+    start = 0
+    if exposure:
+        at = text.lower().find(" ".join(exposure.split()).lower())
+        start = at + len(exposure) if at >= 0 else 0
+    found = [(match.start(), name) for name, pattern in _ASKED if (match := pattern.search(text, start))]
+    return min(found)[1] if found else "change"  # type: ignore[return-value]
+
+
+def lower_is_better(outcome: str) -> bool:
+    """Whether a patient wants ``outcome`` lower (mortality, pain, HbA1c, fibrosis); higher when it names recovery
+    (healing, survival, function: ``HIGHER_IS_BETTER``, read first) or nothing either way."""
+    return not _HIGHER_IS_BETTER.search(outcome) and bool(_LOWER_IS_BETTER.search(outcome))
+
+
+def verdict_of(direction: str, asked: Change, outcome: str) -> Literal["yes", "no"]:
+    """The yes/no answer that a study finding ``direction`` (``increased``, ``decreased``, ``no_difference``: the
+    exposure against the comparator on ``outcome``) gives to a question asking about ``asked``."""
+    if direction not in ("increased", "decreased"):
+        return "no"
+    if asked == "change":
+        return "yes"
+    if asked in ("improve", "worsen"):
+        better = "decreased" if lower_is_better(outcome) else "increased"
+        return "yes" if (direction == better) == (asked == "improve") else "no"
+    return "yes" if direction == f"{asked}d" else "no"

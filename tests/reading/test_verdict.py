@@ -1,0 +1,27 @@
+"""A yes/no verdict from the study reader's direction, against the change the question asks about: a golden set as
+data (``tests/data/asked_verdicts.jsonl``, each row with why it is there); a misreading adds a row."""
+
+import json
+from pathlib import Path
+
+from synthesist.reading.verdict import asked_change, verdict_of
+
+ROWS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "asked_verdicts.jsonl")
+        .read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
+    wrong = [(row["question"], row["direction"], verdict_of(row["direction"], asked_change(row["question"],
+                                                                                            row["exposure"]),
+                                                             row["outcome"]))
+             for row in ROWS
+             if verdict_of(row["direction"], asked_change(row["question"], row["exposure"]), row["outcome"])
+             != row["verdict"]]
+    assert len(ROWS) >= 15
+    assert wrong == []
+
+
+def test_the_change_asked_is_the_verb_after_the_exposure():
+    assert asked_change("Does increasing exercise reduce depression?", "increasing exercise") == "decrease"
+    assert asked_change("Does increasing exercise reduce depression?") == "increase"  # no exposure: the first verb
+    assert asked_change("Does metformin affect cancer incidence?", "metformin") == "change"
