@@ -17,6 +17,7 @@ from ..memory import ResearchMemory
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading.alignment import align_all
 from ..reading.frame import frame_of
+from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.learned import answer_query
 from ..reading.text import terms
 from ..reading.verdict import asked_change, verdict_of
@@ -64,10 +65,10 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
     alignments = align_all(frame, items, relevance)
     if not frame.exposure or not frame.outcomes:
         return alignments
-    query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=frame.outcomes[0])
+    queries = question_queries(frame)
     by_id = {item.id: item for item in items}
     unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and a.label != "off_topic"]
-    read = {i: _full_text_reading(by_id[i], query) for i in unread[:FULL_TEXTS_READ]}
+    read = {i: _full_text_reading(by_id[i], queries) for i in unread[:FULL_TEXTS_READ]}
     return [a if a.evidence_id not in read else with_full_text(a, *read[a.evidence_id], frame) for a in alignments]
 
 
@@ -95,14 +96,19 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
 
 
 @lru_cache(maxsize=512)
-def _full_text_reading(item: Evidence, query: DirectionQuery) -> tuple[bool, FullTextFinding | None]:
-    """Whether the item's full text tests ``query``'s comparison, and what the study reader finds there on its
-    outcome; no finding when the reading is unclear (:func:`synthesist.reading.studies.learned.answer_query`, which
-    gives an article that does not test the comparison no quote at all)."""
-    result = answer_query(item, query)
-    if result.direction == "not_reported":
-        return bool(result.quote), None
-    return True, FullTextFinding(quote=result.quote, section=result.section, direction=result.direction)
+def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> tuple[bool, FullTextFinding | None]:
+    """Whether the item's full text tests the question's first comparison, and what its evidence-table row for it
+    reads (:func:`~synthesist.reading.studies.asked.asked_record`, the same reading: the study reader's answer,
+    blanked where it does not measure the outcome as asked or an observational study's passage does not name the
+    exposure); no finding when that row reads no direction. An article that does not test the comparison has no
+    quote at all (:func:`synthesist.reading.studies.learned.answer_query`)."""
+    if not queries:
+        return False, None
+    tested = bool(answer_query(item, queries[0]).quote)
+    row = asked_record(item, queries).outcomes[0]
+    if not row.asked or row.direction == "not_reported":
+        return tested, None
+    return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction)
 
 
 CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "

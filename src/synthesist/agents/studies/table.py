@@ -14,15 +14,14 @@ import io
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ...errors import ModelError
 from ...identity import link_out
 from ...memory import ResearchMemory
 from ...models import Conflict, Evidence, QuestionFrame, ResearchReport
+from ...reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, question_queries
 from ...reading.studies.effects import read_effect
-from ...reading.studies.record import read_study
-from ...study import DirectionQuery, OutcomeResult, StudyRecord
+from ...study import OutcomeResult, StudyRecord
 from ...titles import display_title
 from ..llm import LLM
 from ..markdown_text import inert, link_url
@@ -33,8 +32,6 @@ log = logging.getLogger(__name__)
 __all__ = ["COLUMNS", "CSV_COLUMNS", "MODEL_RECORDS", "EvidenceRow", "evidence_csv", "evidence_rows", "markdown_table",
            "study_records", "table_rows", "with_studies"]
 
-OUTCOMES_PER_STUDY = 3
-_COMPARATIVE = frozenset({"effect", "association"})
 CSV_COLUMNS = ("reference", "evidence_id", "study", "year", "design", "design_quote", "n_randomised",
                "n_analysed", "population", "intervention", "comparator", "outcome", "measure", "value", "ci_low",
                "ci_high", "p", "direction", "check", "quote", "section", "link")
@@ -102,23 +99,7 @@ def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = No
     answers the question's own comparison first (its exposure against its comparator on each of its outcomes), so
     the table's first row for a study is what it found on what was asked."""
     queries = question_queries(frame)
-    return tuple(_read(item, queries) for item in evidence)
-
-
-@lru_cache(maxsize=512)
-def _read(item: Evidence, queries: tuple[DirectionQuery, ...]) -> StudyRecord:
-    """One item's record for ``queries`` (cached: items and queries are immutable, so a record read ahead of the
-    report, while a model checks its claims, is the one the table uses)."""
-    return read_study(item, queries, measured_as_asked=True)
-
-
-def question_queries(frame: QuestionFrame | None) -> tuple[DirectionQuery, ...]:
-    """The question's comparisons as direction queries: one per outcome, for questions about an exposure's effect
-    or association (a mechanism, prevalence or descriptive question asks for no comparison)."""
-    if frame is None or frame.kind not in _COMPARATIVE or not frame.exposure:
-        return ()
-    return tuple(DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
-                 for outcome in frame.outcomes[:OUTCOMES_PER_STUDY] if outcome.strip())
+    return tuple(asked_record(item, queries) for item in evidence)
 
 
 def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],

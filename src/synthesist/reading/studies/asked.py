@@ -1,0 +1,31 @@
+"""The one reading of an item for the question: its study record with the question's comparisons answered first
+(:func:`~.record.read_study` with ``measured_as_asked``), read once per item and question. The evidence table's
+rows and the answer's full-text finding (``agents/answer_gate``) both take it from here, so an answer never rests
+on a passage its own table row does not show."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ...models import Evidence, QuestionFrame
+from ...study import DirectionQuery, StudyRecord
+from .record import read_study
+
+OUTCOMES_PER_STUDY = 3
+_COMPARATIVE = frozenset({"effect", "association"})
+
+
+def question_queries(frame: QuestionFrame | None) -> tuple[DirectionQuery, ...]:
+    """The question's comparisons as direction queries: one per outcome, for questions about an exposure's effect
+    or association (a mechanism, prevalence or descriptive question asks for no comparison)."""
+    if frame is None or frame.kind not in _COMPARATIVE or not frame.exposure:
+        return ()
+    return tuple(DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
+                 for outcome in frame.outcomes[:OUTCOMES_PER_STUDY] if outcome.strip())
+
+
+@lru_cache(maxsize=512)
+def asked_record(item: Evidence, queries: tuple[DirectionQuery, ...]) -> StudyRecord:
+    """One item's record for ``queries`` (cached: items and queries are immutable, so a record read ahead of the
+    report, while a model checks its claims or the answer is gated, is the one the table uses)."""
+    return read_study(item, queries, measured_as_asked=True)
