@@ -11,6 +11,7 @@ OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synt
   mixed or insufficient, or none, is wrong);
 - **own row**: the table has a row for the question's comparison from the prompt's own trial (its direction read);
   **its direction** is the clinicians' label;
+- **the answer rests on its own trial**: the Answer cites the prompt's own trial;
 - **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's (a
   trial that never tested it, unless it tests the same arms; listed for reading with ``--foreign``).
 
@@ -100,6 +101,8 @@ async def main() -> None:
             counts["runs"] += 1
             counts["verdict right"] += verdict == VERDICT[prompt.label]
             verdicts[(VERDICT[prompt.label], str(verdict))] += 1
+            cited = set(report.answer.evidence_ids) if report.answer else set()
+            counts["answer rests on own trial"] += any(pmcid.get(i) == own for i in cited)
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
             counts["runs with another trial row"] += bool(others)
@@ -120,6 +123,7 @@ async def main() -> None:
     print(f"  verdict right: {counts['verdict right']}/{runs} ({counts['verdict right'] / runs:.3f})")
     print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
           f"clinicians': {counts['own row direction right']}/{runs} ({counts['own row direction right'] / runs:.3f})")
+    print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
     print(f"  runs with a row from another trial: {counts['runs with another trial row']}/{runs} "
           f"({counts['runs with another trial row'] / runs:.3f}; {counts['rows from other trials']} rows)")
     print("  verdicts (expected -> given): " + ", ".join(f"{e}->{g} {n}" for (e, g), n in sorted(verdicts.items())))
