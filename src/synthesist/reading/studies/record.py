@@ -29,7 +29,10 @@ _PEOPLE = r"(?:patients|participants|subjects|women|men|children|adults|individu
 _UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
           "seventeen eighteen nineteen").split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_WORD_NUMBER = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS[:9])}))?|{'|'.join(_UNITS)}|(?:one )?hundred)"
+_HYPHEN = "[-\u2010\u2011 ]"
+_BELOW_100 = rf"(?:(?:{'|'.join(_TENS)})(?:{_HYPHEN}(?:{'|'.join(_UNITS[:9])}))?|{'|'.join(_UNITS)})"
+_WORD_NUMBER = rf"(?:{_BELOW_100}|(?:one )?hundred)"
+"""A number in words: "Thirty-four", also with a typographic hyphen ("Thirty‐nine", not "nine")."""
 _N = rf"(?P<n>\d{{1,3}}(?:[,\u2009\u202f\u00a0 ]\d{{3}})+\b|\d+|{_WORD_NUMBER})"
 """A count as written: digits with thousands grouped by commas or by spaces ("45,079", "45 079", thin spaces too),
 plain digits, or a number word."""
@@ -147,7 +150,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
               if not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
-        randomised=_count(read, _RANDOMISED) or _studied(read), analysed=_count(read, _ANALYSED),
+        randomised=_count(read, _RANDOMISED, of_everyone=True) or _studied(read), analysed=_count(read, _ANALYSED),
         population=_population(read),
         arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=bool(evidence.passages),
     )
@@ -199,17 +202,40 @@ def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
     return "unclear", ""
 
 
-def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...]) -> Count | None:
+def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...], *, of_everyone: bool = False) -> Count | None:
+    """The first count of ``patterns`` in ``read``; ``of_everyone`` (the randomised or studied count) passes over a
+    count whose clause says it is not everyone randomised (:func:`_not_randomised`)."""
     for pattern in patterns:
         for unit in read:
             if unit.kind != "paragraph" or unit.role not in ("abstract", "methods", "results"):
                 continue
-            match = pattern.search(unit.text)
-            if match:
+            for match in pattern.finditer(unit.text):
                 value = _number(match.group("n"))
-                if 2 <= value <= 10_000_000:
+                if 2 <= value <= 10_000_000 and not (of_everyone and _not_randomised(unit.text, match)):
                     return Count(value=value, text=match.group("n"), quote=unit.text, section=unit.section)
     return None
+
+
+_NOT_RANDOMISED = lexicon.pattern("record", "NOT_RANDOMISED")
+_PER_ARM = lexicon.pattern("record", "PER_ARM")
+_ALLOCATING = re.compile(r"\b(?:randomi[sz]ed|randomly|allocated|assigned)\b", _I)
+_CLAUSE_MARK = re.compile(r"[,;:.](?=\s)")
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
+def _not_randomised(text: str, match: re.Match[str]) -> bool:
+    """The count of ``match`` is not everyone randomised: its clause (bracketed asides blanked) says, before the word
+    that allocates, that it was screened, needed by a power calculation, completed, registered … (``NOT_RANDOMISED``:
+    "464 were screened and 120 randomised"), or says it is one arm's (``PER_ARM``)."""
+    masked, previous = text, ""
+    while masked != previous:
+        previous, masked = masked, _ASIDE.sub(lambda aside: " " * len(aside.group(0)), masked)
+    start, end = match.span("n")
+    opening = max((mark.end() for mark in _CLAUSE_MARK.finditer(masked, 0, start)), default=0)
+    closing = next((mark.start() for mark in _CLAUSE_MARK.finditer(masked, end)), len(masked))
+    allocating = _ALLOCATING.search(masked, end, closing)
+    return bool(_NOT_RANDOMISED.search(masked, opening, allocating.start() if allocating else closing)
+                or _PER_ARM.search(masked, opening, closing))
 
 
 def _studied(read: list[Unit]) -> Count | None:
@@ -217,18 +243,18 @@ def _studied(read: list[Unit]) -> Count | None:
     paragraphs = [u for u in read if u.kind == "paragraph"]
     methods = [u for u in paragraphs if u.role == "methods" or _METHODS_SECTION.search(u.section.rsplit("›", 1)[-1])]
     results = [u for u in paragraphs if "result" in u.section.lower()][:1]
-    return _count(methods, _STUDIED) or _count(results, (_OPENING,))
+    return _count(methods, _STUDIED, of_everyone=True) or _count(results, (_OPENING,), of_everyone=True)
 
 
 def _number(text: str) -> int:
-    """``1,234`` and ``1 234`` → 1234; ``Sixty`` → 60; ``forty-two`` → 42."""
+    """``1,234`` and ``1 234`` → 1234; ``Sixty`` → 60; ``forty-two`` and ``forty‐two`` → 42."""
     lowered = re.sub(r"(?<=\d)[,\u2009\u202f\u00a0 ](?=\d{3})", "", text.lower())
     if lowered.isdigit():
         return int(lowered)
     if "hundred" in lowered:
         return 100
     total = 0
-    for word in re.split(r"[- ]", lowered):
+    for word in re.split(_HYPHEN, lowered):
         total += (_TENS.index(word) + 2) * 10 if word in _TENS else _UNITS.index(word) + 1 if word in _UNITS else 0
     return total
 
