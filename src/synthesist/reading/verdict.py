@@ -4,9 +4,9 @@ against the change the question asks about.
 "Do plant sterols lower LDL cholesterol?" is answered *yes* by a significant decrease, *no* by no significant
 difference or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Does X improve
 Y?" by a significant change in the direction a patient wants for Y (higher for healing, survival or function:
-``HIGHER_IS_BETTER``; lower for mortality, pain or HbA1c: ``LOWER_IS_BETTER``; higher for anything else). The verbs and outcomes are
-data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from the same reading as
-the evidence table's row, so an answer never contradicts its own row.
+``HIGHER_IS_BETTER``; lower for mortality, pain or HbA1c: ``LOWER_IS_BETTER``; higher for anything else). The verbs
+and outcomes are data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from
+the same reading as the evidence table's row, so an answer never contradicts its own row.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Literal
 from . import lexicon
 
 Change = Literal["decrease", "increase", "improve", "worsen", "change"]
-_ASKED = tuple((name.lower(), lexicon.pattern("verdict", name)) for name in ("DECREASE", "INCREASE", "IMPROVE",
-                                                                              "WORSEN"))
+_ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
+          ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")))
 _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 
