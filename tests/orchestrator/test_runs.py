@@ -149,6 +149,19 @@ async def test_cancel_stops_the_rounds_and_still_reports(shared, library, tmp_pa
     assert events[-1].data.stop_reason == "cancelled" and events[-1].data.report.partial
 
 
+async def test_a_run_cancelled_before_it_read_anything_gives_no_verdict(shared, library, tmp_path) -> None:
+    """Cancelled before its first search: "insufficient" would be a claim about evidence it never read."""
+    control = api.RunControl()
+    control.cancel()
+    result = await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
+                                settings=run_settings(tmp_path / "data"), seams=Seams(shared=shared), control=control)
+    answer = result.report.answer
+    assert result.stop_reason == "cancelled" and result.report.partial
+    assert answer is not None and answer.verdict is None
+    assert answer.statement.startswith("No verdict: the run stopped before it finished (cancelled by the caller)")
+    assert "stopped before it finished reading" in answer.gate
+
+
 async def test_twenty_concurrent_runs_see_only_their_own_evidence(shared, tmp_path) -> None:
     from extractive_samples import OFF_TOPIC, RICH  # noqa: PLC0415
 

@@ -190,3 +190,15 @@ def _noted(answer: Answer, notes: list[str]) -> Answer:
     if not notes:
         return answer
     return answer.model_copy(update={"gate": "; ".join(filter(None, (answer.gate, *notes)))})
+
+
+def unfinished(answer: Answer, why: str) -> Answer:
+    """The answer of a run that stopped before it finished reading (cancelled, timed out, over its budget, an
+    internal error, a source it could not read): an *insufficient* verdict would be a claim about evidence the run
+    never read, so it gives no verdict and says why; any other answer rests on what was read and stands."""
+    if answer.verdict != "insufficient":
+        return answer
+    statement = (f"No verdict: the run stopped before it finished ({why.rstrip('.')}), and nothing it read so far "
+                 "answers the question.")
+    return _noted(answer.model_copy(update={"verdict": None, "statement": statement}),
+                  ["no verdict: the run stopped before it finished reading"])

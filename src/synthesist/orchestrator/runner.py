@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.answer_gate import unfinished
 from ..agents.pricing import priced_usage
 from ..agents.report import ReportAgent
 from ..agents.visual.adapter import VisionAdapter
@@ -67,6 +68,9 @@ from .loop import Decision, Manager
 from .stream import Done, merge, step, until
 
 log = logging.getLogger("synthesist.run")
+UNFINISHED_STOPS = frozenset({"timeout", "budget", "cancelled", "error"})
+"""Stop reasons of a run that did not finish reading what it set out to: its answer claims nothing about evidence
+it never read (:func:`~synthesist.agents.answer_gate.unfinished`)."""
 ANSWERED_STOPS = frozenset({"sufficient", "max_rounds", "stalled"})
 """Stop reasons whose report is complete: the judge found the evidence sufficient, or the rounds ran out with
 items that answer the question (a run whose rounds ran out with none stops ``insufficient``)."""
@@ -219,6 +223,8 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
     async for event in writing:
         yield event
     report, engine = writing.outcome
+    if report.answer is not None and (reason in UNFINISHED_STOPS or ctx.unreadable or offline or outage):
+        report = report.model_copy(update={"answer": unfinished(report.answer, why)})
     engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
