@@ -3,23 +3,32 @@
 A :class:`Unit` is what a quote may be: one sentence of a paragraph (verbatim, whitespace as the passage has it)
 or one table row line (cells joined by `` | `` exactly as :func:`~synthesist.tools.jats.table_text` wrote it),
 with the section it sits in. An item without a full text is read from its abstract (``content``).
+
+An abstract's sentences take their role from :func:`~synthesist.reading.roles.abstract_roles` (their section's
+title when it names one, else the learned sentence-role model): its background and aim read as the body's
+``introduction``, its methods as ``methods``, its results and conclusions as ``abstract``. So an aim ("To compare
+…") never answers a question, and a design or a sample size is read from the study's methods.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ...models import Evidence, Passage
 from ...study import MeasureName
 from .. import lexicon
-from ..text import section_role, split_sentences
+from ..roles import abstract_roles
+from ..text import Sentence, split_sentences
 from .effects import measure_in
 
 _NOT_EVIDENCE = lexicon.pattern("passages", "NOT_EVIDENCE")
 SECTION_WEIGHT = {"abstract": 1.0, "results": 0.85, "conclusions": 0.6, "other": 0.5, "discussion": 0.35,
                   "methods": 0.1, "introduction": 0.0}
 """How much a unit's section counts when choosing the quote for a result: stated results first."""
+UNIT_ROLES = {"background": "introduction", "objective": "introduction", "methods": "methods", "results": "abstract",
+              "conclusions": "abstract"}
+"""An abstract sentence's role (:mod:`~synthesist.reading.roles`) as a unit's: an aim reads like an introduction."""
 
 
 @dataclass(frozen=True)
@@ -36,25 +45,44 @@ class Unit:
 def units(evidence: Evidence) -> Iterator[Unit]:
     """Every sentence and table row of ``evidence``, in reading order."""
     if not evidence.passages:
-        for sentence in split_sentences(evidence.content):
+        sentences = split_sentences(evidence.content)
+        roles = abstract_roles([s.text for s in sentences], [s.section for s in sentences])
+        for sentence, role in zip(sentences, roles, strict=True):
             yield Unit(sentence.text, f"Abstract › {sentence.section.title()}" if sentence.section else "Abstract",
-                       "abstract", "paragraph")
+                       UNIT_ROLES[role], "paragraph")
         return
-    for passage in evidence.passages:
+    abstract = _abstract_units(evidence.passages)
+    for index, passage in enumerate(evidence.passages):
         if passage.kind == "table":
             yield from _table_units(passage)
         elif passage.kind == "figure":
             yield Unit(passage.text, passage.section, passage.role, "figure")
+        elif index in abstract:
+            yield from abstract[index]
         elif not _NOT_EVIDENCE.search(passage.section):
-            role = _abstract_part(passage.section) if passage.role == "abstract" else passage.role
             for sentence in split_sentences(passage.text):
-                yield Unit(sentence.text, passage.section, role, "paragraph")
+                yield Unit(sentence.text, passage.section, passage.role, "paragraph")
 
 
-def _abstract_part(section: str) -> str:
-    """A structured abstract's part: its Background and Methods read like the body's, its Results as results."""
-    part = section_role(section.split(" › ", 1)[1]) if " › " in section else "abstract"
-    return part if part in ("introduction", "methods") else "abstract"
+def abstract_sentences(passages: Sequence[Passage]) -> list[tuple[int, Sentence]]:
+    """The sentences of a full text's abstract paragraphs in order, each with its passage's index and, as its
+    section, the title of its part ("Abstract › Objective" → "Objective"; "" for an abstract with none)."""
+    return [(index, Sentence(sentence.text, passage.section.split(" › ", 1)[1] if " › " in passage.section else ""))
+            for index, passage in enumerate(passages)
+            if passage.role == "abstract" and passage.kind not in ("table", "figure")
+            and not _NOT_EVIDENCE.search(passage.section)
+            for sentence in split_sentences(passage.text)]
+
+
+def _abstract_units(passages: Sequence[Passage]) -> dict[int, list[Unit]]:
+    """The units of each abstract paragraph (by passage index), the whole abstract's sentences read together."""
+    sentences = abstract_sentences(passages)
+    roles = abstract_roles([s.text for _, s in sentences], [s.section for _, s in sentences])
+    found: dict[int, list[Unit]] = {}
+    for (index, sentence), role in zip(sentences, roles, strict=True):
+        found.setdefault(index, []).append(Unit(sentence.text, passages[index].section, UNIT_ROLES[role],
+                                                "paragraph"))
+    return found
 
 
 def _table_units(passage: Passage) -> Iterator[Unit]:
