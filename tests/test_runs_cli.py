@@ -215,3 +215,19 @@ def test_runs_list_shows_each_runs_answer_in_a_column_that_stays_aligned(tmp_pat
     assert live == {finished: verdict, "after-a-round": "interrupted", "live-run": "-"}
     assert not (data / "runs" / "live-run" / "checkpoint.json").exists()
     assert _answers(run_cli("runs", "list", env=env).stdout)["live-run"] == "failed"
+
+
+def test_runs_list_says_a_cancelled_run_has_no_verdict(tmp_path: Path) -> None:
+    """A run stopped before it finished reading has an Answer without a verdict: the list says how it stopped, not
+    "open question" (which an answered open question shows) and not "insufficient"."""
+    data = tmp_path / "data"
+    env = {"SYNTHESIST_DATA_DIR": str(data)}
+    for name, stop, verdict in (("cancelled-run", "cancelled", None), ("open-run", "sufficient", None)):
+        folder = data / "runs" / name
+        folder.mkdir(parents=True)
+        (folder / "checkpoint.json").write_text(json.dumps(
+            {"round": 1, "finished": True, "stop_reason": stop, "options": {"question": "coffee", "origin": "cli"}}))
+        (folder / "report.json").write_text(json.dumps({"report": {"answer": {"verdict": verdict,
+                                                                              "statement": "x"}}}))
+    answers = _answers(run_cli("runs", "list", env=env).stdout)
+    assert answers == {"cancelled-run": "cancelled", "open-run": "open question"}

@@ -667,6 +667,9 @@ StopReason = Literal["sufficient", "insufficient", "max_rounds", "stalled", "tim
                      "cancelled", "error"]
 """Why a run stopped; ``insufficient``: the rounds ran out (stalled or at the maximum) with no collected item that
 answers the question; ``error``: an internal error (a bug) stopped the rounds, and the report was still written."""
+UNFINISHED_STOPS: frozenset[StopReason] = frozenset({"timeout", "budget", "cancelled", "error"})
+"""Stop reasons of a run that did not finish reading what it set out to: its answer claims nothing about evidence
+it never read (:func:`synthesist.agents.answer_gate.unfinished`), and a runs list says how it stopped."""
 
 
 class Span(Frozen):

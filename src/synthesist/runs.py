@@ -26,6 +26,7 @@ from .errors import BadInputError, excerpt
 from .memory import drop_run_collection, run_collections
 from .memory.run_collection import run_collection_name
 from .memory.segments import collection_segments, reclaim_segments, stale_segments
+from .models import UNFINISHED_STOPS
 from .run_options import ORIGINS
 from .run_store import RunFolder, RunStore
 
@@ -57,7 +58,8 @@ class RunInfo:
     checkpointed: bool = False
     """It saved a checkpoint (after its first round): only then can ``resume`` continue it."""
     answer: str | None = None
-    """A finished run's verdict (``yes``, ``no``, ``mixed``, ``insufficient``, ``open question``); None without one."""
+    """A finished run's verdict (``yes``, ``no``, ``mixed``, ``insufficient``, ``open question``, or how a run
+    that stopped before it finished reading stopped: ``cancelled``, ``timeout``); None without one."""
 
     @property
     def resumable(self) -> bool:
@@ -163,7 +165,16 @@ def _info(folder: RunFolder) -> RunInfo:
                    stop_reason=header.stop_reason, finished=header.finished,
                    size_bytes=sum(stat.st_size for stat in stats), round=header.round,
                    origin=header.options.origin, live=folder.is_live(), checkpointed=folder.has_checkpoint(),
-                   answer=folder.result_header().answer if header.finished else None)
+                   answer=_answer(folder, header.stop_reason) if header.finished else None)
+
+
+def _answer(folder: RunFolder, stop_reason: str | None) -> str | None:
+    """The verdict a runs list shows: an Answer without one is an open question, unless the run stopped before it
+    finished reading: then how it stopped (``cancelled``, ``timeout``), never a verdict it did not reach."""
+    answer = folder.result_header().answer
+    if answer == "open question" and stop_reason in UNFINISHED_STOPS:
+        return stop_reason
+    return answer
 
 
 def _stat(path: Path) -> os.stat_result | None:

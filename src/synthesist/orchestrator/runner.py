@@ -52,6 +52,7 @@ from ..events import (
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
 from ..models import (
+    UNFINISHED_STOPS,
     ResearchReport,
     ResearchResult,
     SourceFailure,
@@ -68,9 +69,6 @@ from .loop import Decision, Manager
 from .stream import Done, merge, step, until
 
 log = logging.getLogger("synthesist.run")
-UNFINISHED_STOPS = frozenset({"timeout", "budget", "cancelled", "error"})
-"""Stop reasons of a run that did not finish reading what it set out to: its answer claims nothing about evidence
-it never read (:func:`~synthesist.agents.answer_gate.unfinished`)."""
 ANSWERED_STOPS = frozenset({"sufficient", "max_rounds", "stalled"})
 """Stop reasons whose report is complete: the judge found the evidence sufficient, or the rounds ran out with
 items that answer the question (a run whose rounds ran out with none stops ``insufficient``)."""
