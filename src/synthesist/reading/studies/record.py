@@ -52,7 +52,7 @@ _RANDOMISED = (
                rf"(?:aged\s+[^,;.]{{1,30}}?\s+)?(?:received|were (?:given|treated|assigned|allocated))\b", _I),
 )
 _OPENING = re.compile(rf"^(?:(?:of|among)\s+(?:the\s+)?)?{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\b", _I)
-_STUDIED = (re.compile(rf"\b(?:in|of|among|on|from)\s+(?:the\s+)?{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\b", _I),
+_STUDIED = (re.compile(rf"\b(?:in|of|among|on|from)\s+(?:the\s+)?{_N}\s+(?:[^\W\d_][\w-]*\s+){{0,3}}?{_PEOPLE}\b", _I),
             _OPENING)
 """How many people a study that randomised no one studied, where its methods say so ("we investigated … in 106
 patients", "Thirty-four subjects …"), or its results open with it ("Of 292 subjects …", :data:`_OPENING`) — when
