@@ -9,7 +9,7 @@ QUERY ?= Does metformin lower cancer incidence in type 2 diabetes?
 ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench clean browser train-reader train-roles
+.PHONY: install run test bench clean browser train-reader train-tagger train-roles
 
 install: $(STAMP)
 
@@ -48,6 +48,9 @@ browser:
 # about six minutes on two cores, the same file every time.
 train-reader: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_study_reader.py
+
+train-tagger: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_question_tagger.py
 
 train-roles: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_sentence_roles.py

@@ -1,17 +1,20 @@
-"""The question's frame without a model: population, exposure, comparator, outcomes and the kind of question.
+"""The question's frame: population, exposure, comparator, outcomes and the kind of question.
 
 A frame is what an answer must address. "Does metformin lower cancer incidence in type 2 diabetes?" asks about an
 exposure (metformin), an outcome (cancer incidence) in a population (type 2 diabetes): an abstract on metformin and
 glycaemic control in type 2 diabetes shares two of the three and still does not answer it.
 
-The parse is by rule over the question's words: the relation verb ("lower", "predict", "associated with") splits
-the exposure (before it) from the outcome (after it); a phrase introduced by *in/among/for* that names people or a
-condition is the population; *versus/compared with/than/alternative to* open the comparator. Questions that are not
-shaped "does X do Y" fall back gracefully: "X and Y" and "X: …?" split at the conjunction or the colon; a question
-with a subject but no outcome ("Is X effective in the treatment of Z?") takes the condition it is asked about as
-the outcome; a descriptive question ("cardiomegaly causes", "What are the causes of X?") has a subject and the
-aspect asked about. The LLM fills the same model through an output tool (:mod:`synthesist.agents.frame_check`
-validates it); :func:`frame_of` is the extractive engine's.
+The kind of question, and whether it asks for a yes or a no, are read by rule. The parts of a one-clause yes/no
+effect or association question come from the question tagger (:mod:`.question_parts`, a model trained on questions
+phrased from clinicians' prompts) when it is sure of both the intervention and the outcome; otherwise, and for every
+other kind of question, the parse is by rule over the question's words: the relation verb ("lower", "predict",
+"associated with") splits the exposure (before it) from the outcome (after it); a phrase introduced by
+*in/among/for* that names people or a condition is the population; *versus/compared with/than/alternative to* open
+the comparator. Questions that are not shaped "does X do Y" fall back gracefully: "X and Y" and "X: …?" split at the
+conjunction or the colon; a question with a subject but no outcome ("Is X effective in the treatment of Z?") takes
+the condition it is asked about as the outcome; a descriptive question ("cardiomegaly causes", "What are the causes
+of X?") has a subject and the aspect asked about. The LLM fills the same model through an output tool
+(:mod:`synthesist.agents.frame_check` validates it); :func:`frame_of` is the extractive engine's.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from ..models import QuestionFrame
 from . import lexicon
 from .entities import is_condition_word
 from .question import DROPPED, is_yes_no, question_terms
+from .question_parts import Part, question_parts, question_tagger
+from .text import STOP_WORDS
 
 _I = re.IGNORECASE
 MECHANISM = lexicon.pattern("frame", "MECHANISM")
@@ -52,12 +57,47 @@ what has the effect, the outcome what it is on; it asks for the effect, so no ye
 
 
 def frame_of(question: str) -> QuestionFrame:
+    """The frame of ``question``: of a one-clause yes/no ``effect`` or ``association`` question, the question
+    tagger's parts when it finds an intervention and an outcome both at its threshold (:func:`tagged_frame`), else
+    the parse by rule (:func:`frame_by_rule`). A title-style question ("Topic: asking part?") keeps the rules'
+    reading of its topic: the tagger learned from one-clause questions."""
+    text = " ".join(question.replace("\u2019", "'").split()).strip()
+    frame = frame_by_rule(text)
+    if frame.yes_no and frame.kind in ("effect", "association") and not _main_clause(text)[1]:
+        return tagged_frame(text, frame) or frame
+    return frame
+
+
+def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
+    """``frame`` with population, exposure, comparator and outcome from the question tagger
+    (:mod:`.question_parts`), or ``None`` when it does not find both an intervention and an outcome at its threshold
+    (chosen on held-out generated questions, ``question_tagger.json``)."""
+    parts, threshold = question_parts(text), question_tagger().threshold
+    exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
+    if not exposure or not outcome or min(parts.intervention.confidence, parts.outcome.confidence) < threshold:
+        return None
+    return frame.model_copy(update={"population": _trimmed(parts.population) or None, "exposure": exposure,
+                                    "comparator": _trimmed(parts.comparator) or None, "outcomes": (outcome,)})
+
+
+def _trimmed(part: Part | None) -> str:
+    """A tagged part's words without the function words and punctuation at either end ("the risk of falls," →
+    "risk of falls")."""
+    words = part.text.split() if part is not None else []
+    while words and (words[0].lower().strip(",.;:'\"()") or "the") in STOP_WORDS:
+        words.pop(0)
+    while words and (words[-1].lower().strip(",.;:'\"()") or "the") in STOP_WORDS:
+        words.pop()
+    return " ".join(words).strip(",.;:")
+
+
+def frame_by_rule(question: str) -> QuestionFrame:
     """The frame of ``question``, parsed by rule (see the module docstring). A question that asks for an effect's
     size (:data:`SIZE`, :data:`EFFECT_OF`) is an ``effect`` question that is not yes/no: its answer leads with the
     number."""
     text = " ".join(question.replace("\u2019", "'").split()).strip()
     if (size := SIZE.match(text)) is not None:
-        inner = frame_of(size["rest"])
+        inner = frame_by_rule(size["rest"])
         kind = inner.kind if inner.kind in ("effect", "association") else "effect"
         return inner.model_copy(update={"kind": kind, "yes_no": False})
     if (named := EFFECT_OF.match(text)) is not None:

@@ -1,0 +1,223 @@
+"""The question's parts, learned: which words of a research question name its population, intervention, comparator
+and outcome.
+
+"Does etanercept preserve beta-cell function in children with new-onset type 1 diabetes?" has etanercept as the
+intervention, beta-cell function as the outcome and children with new-onset type 1 diabetes as the population; no
+list of relation verbs has to know "preserve" for the tagger to see it. Each token gets one of the BIO tags of
+``POP``/``INT``/``COMP``/``OUT`` (or ``O``) from a linear softmax over the features :func:`token_features` lists,
+and the tags of the question are the best path through the token probabilities and the tag transitions (Viterbi).
+
+The model (``question_tagger.json``) is written by ``bench/train_question_tagger.py`` from questions generated out
+of the Evidence Inference clinicians' prompts (intervention, comparator, outcome) and populations from its articles'
+titles, phrased by a few dozen templates; its figures on held-out templates and articles are in that script's
+docstring. The function words and cue words the features use are stored with the weights, so the code and the model
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+RESOURCE = "question_tagger.json"
+PARTS = ("POP", "INT", "COMP", "OUT")
+_TOKEN = re.compile(r"[^\W_]+(?:[-'\u2019./+][^\W_]+)*|\S")
+_EDGE = 2
+"""How many neighbouring words on each side a token's features read."""
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    start: int
+    end: int
+
+
+def tokens(question: str) -> list[Token]:
+    """The question's words and punctuation marks, each with its character offsets."""
+    return [Token(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(question)]
+
+
+def _shape(word: str) -> str:
+    shape = re.sub(r"[A-Z]+", "X", re.sub(r"[a-z]+", "x", re.sub(r"[0-9]+", "d", word)))
+    return shape[:6]
+
+
+def token_features(words: Sequence[str], function_words: frozenset[str],
+                   cues: Mapping[str, frozenset[str]]) -> list[list[str]]:
+    """Each token's features: its word lowercased, shape, prefix and suffix; the words around it (±2) and the
+    pairs it forms with them; whether it and its neighbours are function words; the nearest function word before
+    and after it; its place in the question; and, for each cue group (the comparator's "compared"/"versus"/"than",
+    the population's "in"/"among", …), whether such a cue comes before or after it."""
+    lower = [w.lower() for w in words]
+    padded = ["<s>"] * _EDGE + lower + ["</s>"] * _EDGE
+    is_function = [w in function_words or not w[0].isalnum() for w in lower]
+    before, after, last = [], [0] * len(lower), None
+    for i in range(len(lower)):
+        before.append(last)
+        last = i if is_function[i] else last
+    last = None
+    for i in range(len(lower) - 1, -1, -1):
+        after[i] = last
+        last = i if is_function[i] else last
+    places = {name: [i for i, w in enumerate(lower) if w in group] for name, group in cues.items()}
+    rows = []
+    for i, word in enumerate(lower):
+        row = [f"w={word}", f"s={_shape(words[i])}", f"p3={word[:3]}", f"x3={word[-3:]}", f"x2={word[-2:]}",
+               f"at={min(i, 6)}", f"left={min(len(lower) - 1 - i, 6)}", f"w-1={padded[i + 1]}",
+               f"w-2={padded[i]}", f"w+1={padded[i + 3]}", f"w+2={padded[i + 4]}", f"w-1w={padded[i + 1]}|{word}",
+               f"ww+1={word}|{padded[i + 3]}",
+               f"fn-1={is_function[i - 1] if i else 'edge'}",
+               f"fn+1={is_function[i + 1] if i + 1 < len(lower) else 'edge'}",
+               f"pf={lower[before[i]]}|{min(i - before[i], 4)}" if before[i] is not None else "pf=<s>",
+               f"nf={lower[after[i]]}" if after[i] is not None else "nf=</s>"]
+        if is_function[i]:
+            row.append("fn")
+        for name, at in places.items():
+            if at and at[0] < i:
+                row.append(f"after:{name}")
+            if at and at[-1] > i:
+                row.append(f"before:{name}")
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the question: its words as the question writes them, their character offsets, and how sure the
+    tagger is of the span (:meth:`QuestionTagger.parts_of`)."""
+
+    text: str
+    confidence: float
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Parts:
+    population: Part | None
+    intervention: Part | None
+    comparator: Part | None
+    outcome: Part | None
+
+
+@dataclass(frozen=True)
+class QuestionTagger:
+    """The shipped tagger: a softmax per token over named features (only those kept at training are
+    scored; an unseen feature weighs nothing) and the tag transitions its Viterbi decoding follows."""
+
+    tags: tuple[str, ...]
+    features: Mapping[str, int]
+    weights: np.ndarray
+    """(features, tags)"""
+    bias: np.ndarray
+    transitions: np.ndarray
+    """log p(tag | previous tag), (tags + 1 for the start, tags); impossible BIO moves are -inf."""
+    function_words: frozenset[str]
+    cues: Mapping[str, frozenset[str]]
+    threshold: float
+    """Both the intervention and the outcome at this confidence or more: the parse is trusted (chosen on the
+    held-out generated questions)."""
+
+    def probabilities(self, words: Sequence[str]) -> np.ndarray:
+        """Each token's probabilities over :attr:`tags`."""
+        logits = np.tile(self.bias, (len(words), 1))
+        for i, row in enumerate(token_features(words, self.function_words, self.cues)):
+            columns = [self.features[f] for f in row if f in self.features]
+            if columns:
+                logits[i] += self.weights[columns].sum(0)
+        logits -= logits.max(1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(1, keepdims=True)
+
+    def decode(self, probabilities: np.ndarray) -> list[str]:
+        """The best tag path (Viterbi over the token log-probabilities and the transitions)."""
+        if not len(probabilities):
+            return []
+        local = np.log(np.clip(probabilities, 1e-12, None))
+        score = self.transitions[-1] + local[0]
+        back = np.zeros(local.shape, dtype=int)
+        for t in range(1, len(local)):
+            moves = score[:, None] + self.transitions[:-1]
+            back[t] = moves.argmax(0)
+            score = moves.max(0) + local[t]
+        path = [int(score.argmax())]
+        for t in range(len(local) - 1, 0, -1):
+            path.append(int(back[t][path[-1]]))
+        return [self.tags[k] for k in reversed(path)]
+
+    def parts(self, question: str) -> Parts:
+        words = tokens(question)
+        probabilities = self.probabilities([w.text for w in words])
+        return self.parts_of(words, question, probabilities, self.decode(probabilities))
+
+    def parts_of(self, words: Sequence[Token], question: str, probabilities: np.ndarray,
+                 tags: Sequence[str]) -> Parts:
+        """The parts of a tagged question: of two spans of one part, the surer. A span's confidence is the least
+        of its tokens' probabilities of the part and of its neighbours' of not continuing it."""
+        found: dict[str, Part] = {}
+        for part, first, last in spans(tags):
+            inside = [k for k, tag in enumerate(self.tags) if tag[2:] == part]
+            sure = [float(probabilities[first:last + 1][:, inside].sum(1).min())]
+            if first > 0:
+                sure.append(1.0 - float(probabilities[first - 1, inside].sum()))
+            if last + 1 < len(words):
+                sure.append(1.0 - float(probabilities[last + 1, self.tags.index(f"I-{part}")]))
+            candidate = Part(question[words[first].start:words[last].end], round(min(sure), 4), words[first].start,
+                             words[last].end)
+            if part not in found or candidate.confidence > found[part].confidence:
+                found[part] = candidate
+        return Parts(*(found.get(part) for part in PARTS))
+
+    def to_dict(self) -> dict:
+        names = sorted(self.features, key=self.features.__getitem__)
+        scale = float(np.abs(self.weights).max()) / 2000 or 1.0
+        return {"tags": list(self.tags), "features": names, "scale": scale,
+                "weights": np.round(self.weights / scale).astype(int).ravel().tolist(),
+                "bias": np.round(self.bias, 5).tolist(),
+                "transitions": [[None if not np.isfinite(x) else round(float(x), 5) for x in row]
+                                for row in self.transitions],
+                "function_words": sorted(self.function_words),
+                "cues": {name: sorted(group) for name, group in self.cues.items()}, "threshold": self.threshold}
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> QuestionTagger:
+        names = raw["features"]
+        weights = np.asarray(raw["weights"], dtype=float).reshape(len(names), len(raw["tags"])) * raw["scale"]
+        transitions = np.array([[-np.inf if x is None else x for x in row] for row in raw["transitions"]])
+        return cls(tuple(raw["tags"]), {name: i for i, name in enumerate(names)}, weights,
+                   np.asarray(raw["bias"], dtype=float), transitions, frozenset(raw["function_words"]),
+                   {name: frozenset(group) for name, group in raw["cues"].items()}, float(raw["threshold"]))
+
+
+def spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """The (part, first token, last token) runs of a tag sequence; an ``I-`` tag after another part opens a run."""
+    found: list[tuple[str, int, int]] = []
+    for i, tag in enumerate(tags):
+        part = tag[2:] if tag != "O" else ""
+        if not part:
+            continue
+        if tag.startswith("I-") and found and found[-1][0] == part and found[-1][2] == i - 1:
+            found[-1] = (part, found[-1][1], i)
+        else:
+            found.append((part, i, i))
+    return found
+
+
+@cache
+def question_tagger() -> QuestionTagger:
+    """The shipped model (read from the package once)."""
+    raw = json.loads(resources.files(__package__).joinpath(RESOURCE).read_text(encoding="utf-8"))
+    return QuestionTagger.from_dict(raw)
+
+
+def question_parts(question: str) -> Parts:
+    """The population, intervention, comparator and outcome of ``question`` in its own words (each ``None`` when
+    the question names none), each with the tagger's confidence."""
+    return question_tagger().parts(question)
