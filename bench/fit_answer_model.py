@@ -4,12 +4,12 @@
         [OUT [EVAL_OUT]] [--check]
 
 Each question is read against its own library abstract (the item a full run ranks first) with the same feature
-code the engine runs (:func:`synthesist.agents.extractive.answer.features`). The reader is a yes/no logistic
+code the engine runs (:func:`synthesist.reading.answer_features.features`). The reader is a yes/no logistic
 regression with balanced class weights, fitted on the *yes* and *no* rows: the *maybe* conclusions read like *yes*
 ones, and a reader that may say *maybe* gets fewer questions right (see docs/benchmarks.md). Every row, *maybe*
 included, is scored and calibrated. Writes two files:
 
-- src/synthesist/agents/extractive/answer_model.json (or OUT), what the product reads with: the model fitted on all
+- src/synthesist/reading/conclusion_model.json (or OUT), what the product reads with: the model fitted on all
   rows and the calibration of its confidence (P(right), fitted on the out-of-fold probabilities);
 - src/synthesist/evaluation_folds/answer_model.json (or EVAL_OUT), what only the dev-set evaluation reads with
   (``synthesist eval pubmedqa``): one model and calibration per fold (fold = sha1(pmid) % k, each fitted without its
@@ -32,11 +32,11 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
-from synthesist.agents.extractive.answer import LABELS, calibration_features
 from synthesist.reading.answer_features import features
+from synthesist.reading.conclusion import LABELS, calibration_features
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
-OUT = SRC / "agents/extractive/answer_model.json"
+OUT = SRC / "reading/conclusion_model.json"
 EVAL_OUT = SRC / "evaluation_folds/answer_model.json"
 K_FOLDS = 5
 TOLERANCE = 1e-4

@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 from extractive_samples import META_ANALYSIS, QUESTION
 
-from synthesist.agents.extractive.answer import item_verdict, load_model, using_models
-from synthesist.agents.extractive.reading import read
 from synthesist.cli import main
 from synthesist.errors import BadInputError
 from synthesist.evaluation import MAPPED, Scored, load_folds, load_questions, macro_f1, summary_lines
 from synthesist.reading.alignment import fitted_gate, using_gate
 from synthesist.reading.answer_features import features
+from synthesist.reading.conclusion import conclusion_verdict, load_model, using_models
 
 
 def _scored(gold: str, predicted: str, *, cited: bool = True, rounds: int = 2) -> Scored:
@@ -107,10 +106,10 @@ def test_a_training_row_is_read_by_the_fold_model_that_did_not_see_it() -> None:
     pmid, fold = next(iter(folds.training.items()))
     item = META_ANALYSIS.model_copy(update={"id": f"pmid:{pmid}"})
     x = features(QUESTION, item.content)
-    assert item_verdict(QUESTION, read(item)) == load_model().verdict(x)  # a user's run: the shipped model
+    assert conclusion_verdict(QUESTION, item) == load_model().verdict(x)  # a user's run: the shipped model
     with using_models(folds.answer_models_by_item()):
-        assert item_verdict(QUESTION, read(item)) == folds.answer_models[fold].verdict(x)
-        assert item_verdict(QUESTION, read(META_ANALYSIS)) == load_model().verdict(x)  # not a training row
+        assert conclusion_verdict(QUESTION, item) == folds.answer_models[fold].verdict(x)
+        assert conclusion_verdict(QUESTION, META_ANALYSIS) == load_model().verdict(x)  # not a training row
 
 
 def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> None:

@@ -56,6 +56,10 @@ async def test_a_trial_that_tests_the_comparison_only_in_its_full_text_answers_f
     [record] = [s for s in report.studies if s.evidence_id == trial.id]
     [asked] = [o for o in record.outcomes if o.asked]
     assert (asked.direction, asked.quote) == ("decreased", alignment.full_text.quote)  # one reading, both places
+    assert asked.confidence is not None and alignment.full_text.confidence == asked.confidence
+    [judged] = result.assessments
+    assert f"{trial.id} answers the question directly" in judged.clinical.reasoning
+    assert "its full text reads 'yes'" in judged.clinical.reasoning
     assert result.stop_reason != "insufficient"
 
 
@@ -84,6 +88,14 @@ async def test_the_verdict_answers_the_change_asked_from_the_rows_direction(tmp_
     assert asked.direction == "decreased"
     assert report.answer is not None and report.answer.verdict == "no"
     assert report.answer.statement.startswith(asked.quote.rstrip("."))
+    [judged] = result.assessments  # the judge reads the item as the Answer does: from the same row
+    assert f"{asked_trial(result)} answers the question directly" in judged.clinical.reasoning
+    assert "its full text reads 'no'" in judged.clinical.reasoning
+
+
+def asked_trial(result: ResearchResult) -> str:
+    [trial] = result.evidence
+    return trial.id
 
 
 async def test_a_trial_that_never_tested_the_comparison_answers_nothing(tmp_path: Path, embedder: Embedder) -> None:

@@ -29,9 +29,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agents.extractive.answer import LABELS as ANSWER_LABELS
-from .agents.extractive.answer import AnswerModel, answer_model_from
-from .agents.extractive.answer import using_models as using_answer_models
 from .agents.model_spec import parse_model_spec, provider_endpoint
 from .agents.report_format import alignment_line, frame_line, render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams, open_store
@@ -68,6 +65,9 @@ from .orchestrator.runner import RunControl
 from .reading.alignment import Gate as AlignmentGate
 from .reading.alignment import gate_from as alignment_gate_from
 from .reading.alignment import using_gate as using_alignment_gate
+from .reading.conclusion import LABELS as ANSWER_LABELS
+from .reading.conclusion import AnswerModel, answer_model_from
+from .reading.conclusion import using_models as using_answer_models
 from .redaction import REDACTED, scrub
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
 from .runs import PruneOutcome, RunInfo, parse_duration, parse_origins

@@ -202,6 +202,8 @@ class FullTextFinding(Frozen):
     quote: str
     section: str = ""
     direction: Literal["increased", "decreased", "no_difference"]
+    confidence: float | None = None
+    """The study reader's probability of ``direction`` (its pooled probability over the passages it read)."""
 
 
 class Alignment(Frozen):

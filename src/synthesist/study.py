@@ -76,6 +76,9 @@ class OutcomeResult(_Frozen):
     asked: bool = False
     """The question's own comparison (its exposure against its comparator on one of its outcomes), not a result
     the study states on its own: the evidence table shows it first."""
+    confidence: float | None = None
+    """The study reader's pooled probability of ``direction`` (:func:`~synthesist.reading.studies.learned.decide`);
+    None where the reader did not decide it (a rule, a model, a registry record)."""
     check: str = ""
     """Set when a model read this result and the study reader, checking it, reads it otherwise: what the reader
     found (the table shows it beside the model's direction)."""

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
-from synthesist.agents.extractive.answer import answer_model_from, item_verdict, load_model, using_models
 from synthesist.agents.extractive.bottom_line import strength, write_answer
 from synthesist.agents.extractive.reading import read
 from synthesist.agents.report import validate_answer
@@ -21,6 +20,7 @@ from synthesist.agents.report_format import render_markdown
 from synthesist.models import Answer, ResearchReport
 from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.answer_features import FEATURES, features
+from synthesist.reading.conclusion import answer_model_from, conclusion_verdict, load_model, using_models
 from synthesist.reading.designs import Design
 from synthesist.reading.frame import frame_of
 from synthesist.reading.question import is_yes_no
@@ -92,13 +92,13 @@ def _always(label: str):  # type: ignore[no-untyped-def]
 
 
 def test_an_item_is_read_by_the_model_put_in_place_for_it_and_by_the_shipped_one_otherwise() -> None:
-    question, reading, other = QUESTION, read(META_ANALYSIS), read(NULL_TRIAL)
+    question, reading, other = QUESTION, META_ANALYSIS, NULL_TRIAL
     shipped = load_model().verdict(features(question, META_ANALYSIS.content))
-    assert item_verdict(question, reading) == shipped and shipped.label == "yes"
+    assert conclusion_verdict(question, reading) == shipped and shipped.label == "yes"
     with using_models({META_ANALYSIS.id: _always("no")}):
-        assert item_verdict(question, reading).label == "no"
-        assert item_verdict(question, other) == load_model().verdict(features(question, NULL_TRIAL.content))
-    assert item_verdict(question, reading) == shipped
+        assert conclusion_verdict(question, reading).label == "no"
+        assert conclusion_verdict(question, other) == load_model().verdict(features(question, NULL_TRIAL.content))
+    assert conclusion_verdict(question, reading) == shipped
 
 
 def test_shipped_artefact_is_small_and_matches_the_feature_code() -> None:
@@ -109,7 +109,7 @@ def test_shipped_artefact_is_small_and_matches_the_feature_code() -> None:
 
 
 def test_the_shipped_artefact_is_one_model_and_names_no_training_row(shared_dir) -> None:  # type: ignore[no-untyped-def]
-    text = resources.files("synthesist.agents.extractive").joinpath("answer_model.json").read_text()
+    text = resources.files("synthesist.reading").joinpath("conclusion_model.json").read_text()
     assert set(json.loads(text)) == {"model", "calibration"}
     rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
     assert not any(r["pmid"] in text for r in rows)

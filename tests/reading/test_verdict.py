@@ -4,7 +4,12 @@ data (``tests/data/asked_verdicts.jsonl``, each row with why it is there); a mis
 import json
 from pathlib import Path
 
-from synthesist.reading.verdict import asked_change, verdict_of
+from extractive_samples import META_ANALYSIS
+
+from synthesist.models import FullTextFinding
+from synthesist.reading.conclusion import conclusion_verdict
+from synthesist.reading.frame import frame_of
+from synthesist.reading.verdict import asked_change, item_verdict, verdict_of
 
 ROWS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "asked_verdicts.jsonl")
         .read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -25,3 +30,19 @@ def test_the_change_asked_is_the_verb_after_the_exposure():
     assert asked_change("Does increasing exercise reduce depression?", "increasing exercise") == "decrease"
     assert asked_change("Does increasing exercise reduce depression?") == "increase"  # no exposure: the first verb
     assert asked_change("Does metformin affect cancer incidence?", "metformin") == "change"
+
+
+def test_an_item_is_read_from_its_row_when_it_has_one_and_from_its_conclusion_otherwise():
+    question = "Does metformin lower cancer incidence?"
+    frame = frame_of(question)
+    row = FullTextFinding(quote="Cancer incidence was significantly lower with metformin.", direction="decreased",
+                          confidence=0.81)
+
+    from_row = item_verdict(question, frame, META_ANALYSIS, row)
+    from_conclusion = item_verdict(question, frame, META_ANALYSIS)
+
+    assert (from_row.label, from_row.confidence, from_row.read_from) == ("yes", 0.81, "row")
+    assert item_verdict(question, frame, META_ANALYSIS, row.model_copy(update={"direction": "increased"})).label == "no"
+    head = conclusion_verdict(question, META_ANALYSIS)
+    assert (from_conclusion.label, from_conclusion.confidence, from_conclusion.read_from) == (
+        head.label, head.confidence, "conclusion")

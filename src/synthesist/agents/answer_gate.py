@@ -20,11 +20,10 @@ from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.learned import answer_query
 from ..reading.text import terms
-from ..reading.verdict import asked_change, verdict_of
+from ..reading.verdict import item_verdict
 from ..study import DirectionQuery
 from .citations import cited_ids
-from .extractive.answer import STRENGTHS
-from .extractive.bottom_line import strength, write_answer
+from .extractive.bottom_line import STRENGTHS, strength, write_answer
 from .extractive.gate import missing_statement
 from .extractive.reading import read
 from .extractive.relevance import question_relevance
@@ -108,7 +107,8 @@ def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> t
     row = asked_record(item, queries).outcomes[0]
     if not row.asked or row.direction == "not_reported":
         return tested, None
-    return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction)
+    return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
+                                 confidence=row.confidence)
 
 
 CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "
@@ -135,7 +135,7 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
         capped = _cap(answer.strength, _design_cap(direct, items))
         if capped != answer.strength:
             notes.append(f"strength lowered to {capped}: it counts the designs of the answering items cited")
-        verdict = _as_read(verdict, direct, alignments, frame, question, notes)
+        verdict = _as_read(verdict, direct, alignments, items, frame, question, notes)
         return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering"}), notes)
     if indirect:
         lowered = _cap(answer.strength, "low")
@@ -159,17 +159,16 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
                          strength_reason="no cited item answers the question", basis="none", missing=missing), notes)
 
 
-def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Alignment], frame: QuestionFrame,
-             question: str, notes: list[str]) -> str | None:
-    """A yes or no as the study reader reads the first cited item whose full text reports the comparison (the
-    reading its table row shows: :func:`~synthesist.reading.verdict.verdict_of`), so the answer never contradicts
-    its own row; any other verdict unchanged."""
+def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Alignment],
+             items: Mapping[str, Evidence], frame: QuestionFrame, question: str, notes: list[str]) -> str | None:
+    """A yes or no as the reader reads the first cited item whose full text reports the comparison (the reading
+    its table row shows: :func:`~synthesist.reading.verdict.item_verdict`), so the answer never contradicts its
+    own row; any other verdict unchanged."""
     findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
-    lead = next((i for i in direct if i in findings), None)
+    lead = next((i for i in direct if i in findings and i in items), None)
     if verdict not in ("yes", "no") or lead is None:
         return verdict
-    read = verdict_of(findings[lead].direction, asked_change(question, frame.exposure),
-                      frame.outcomes[0] if frame.outcomes else "")
+    read = item_verdict(question, frame, items[lead], findings[lead]).label
     if read != verdict:
         notes.append(f"verdict {verdict} → {read}: {lead}'s full text reports "
                      f"{findings[lead].direction.replace('_', ' ')} (its evidence-table row)")

@@ -7,13 +7,20 @@ Y?" by a significant change in the direction a patient wants for Y (higher for h
 ``HIGHER_IS_BETTER``; lower for mortality, pain or HbA1c: ``LOWER_IS_BETTER``; higher for anything else). The verbs
 and outcomes are data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from
 the same reading as the evidence table's row, so an answer never contradicts its own row.
+
+:func:`item_verdict` is the one reading of what an item says to a yes/no question, which the Answer, the judge and
+the gate over a model's answer all take: the item's row when the study reader read the question's comparison in it,
+else the reader's conclusion head (:mod:`.conclusion`, for an abstract that states its answer in its conclusion).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
+from ..models import Evidence, FullTextFinding, QuestionFrame
 from . import lexicon
+from .conclusion import conclusion_verdict
 
 Change = Literal["decrease", "increase", "improve", "worsen", "change"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
@@ -52,3 +59,27 @@ def verdict_of(direction: str, asked: Change, outcome: str) -> Literal["yes", "n
         better = "decreased" if lower_is_better(outcome) else "increased"
         return "yes" if (direction == better) == (asked == "improve") else "no"
     return "yes" if direction == f"{asked}d" else "no"
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """What one item says to a yes/no question: ``yes``, ``no`` or ``maybe``; how sure the reader is; and what it
+    was read from: ``row``, the study reader's reading of the question's comparison (the item's evidence-table row,
+    ``confidence`` its probability of that direction), or ``conclusion``, the conclusion head (``confidence`` the
+    calibrated chance that it is right)."""
+
+    label: str
+    confidence: float | None
+    read_from: Literal["row", "conclusion"]
+
+
+def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
+                 finding: FullTextFinding | None = None) -> ItemVerdict:
+    """What ``item`` says to ``question`` (module docstring): its ``finding`` on the question's comparison answered
+    against the change asked (:func:`verdict_of`), or without one, what its conclusion says."""
+    if finding is not None:
+        outcome = frame.outcomes[0] if frame.outcomes else ""
+        label = verdict_of(finding.direction, asked_change(question, frame.exposure), outcome)
+        return ItemVerdict(label, finding.confidence, "row")
+    read = conclusion_verdict(question, item)
+    return ItemVerdict(read.label, read.confidence, "conclusion")

@@ -2,9 +2,9 @@
 
 The answer rests on the items the alignment gate labels *answers*; with none, on the *indirect* ones, downgraded;
 with neither it is ``insufficient``, says what is missing (:func:`.gate.missing_statement`) and quotes the closest
-item. A yes/no verdict is the answer model's reading of the lead item's conclusion (:mod:`.answer`), or of its full
-text's passage on the comparison. Verdicts, strength and its steps down: docs/architecture/contracts.md, "The
-Answer"."""
+item. A yes/no verdict is the reader's verdict on the lead item (:func:`~synthesist.reading.verdict.item_verdict`:
+its full text's row on the comparison, else its conclusion). Verdicts, strength and its steps down:
+docs/architecture/contracts.md, "The Answer"."""
 
 from __future__ import annotations
 
@@ -15,12 +15,16 @@ from ...reading import lexicon
 from ...reading.designs import Design
 from ...reading.studies.effects import read_effect
 from ...reading.text import Sentence
-from ...reading.verdict import asked_change, verdict_of
-from .answer import MODERATE_DESIGNS, STRENGTHS, STRONG_DESIGNS, VERDICTS, item_verdict
+from ...reading.verdict import item_verdict
 from .findings import cite
 from .gate import missing_statement
 from .reading import TITLE, Reading
 
+VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
+"""The Answer's verdict for each label an item's reading gives (:class:`~synthesist.reading.verdict.ItemVerdict`)."""
+STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
+MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
+STRENGTHS = ("very_low", "low", "moderate", "high")
 LEANS = lexicon.pattern("bottom_line", "LEANS")
 """Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
 "These findings …" name what they refer to and stand alone (``reading/lexicons/bottom_line.toml``)."""
@@ -103,13 +107,9 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
 
 
 def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:
-    """What one answering item says to the question: the yes/no reader over its conclusion, or, when its full text
-    reports the comparison, the study reader's direction there answered against the change the question asks about
-    (:func:`~synthesist.reading.verdict.verdict_of`: the same reading as the item's table row)."""
-    if finding is None:
-        return item_verdict(question, reading).label
-    outcome = frame.outcomes[0] if frame.outcomes else ""
-    return verdict_of(finding.direction, asked_change(question, frame.exposure), outcome)
+    """What one answering item says to the question (:func:`~synthesist.reading.verdict.item_verdict`: its table
+    row's direction when its full text reports the comparison, else its conclusion): the judge reads it the same."""
+    return item_verdict(question, frame, reading.evidence, finding).label
 
 
 def _indirectness(aligned: Sequence[Alignment]) -> str:

@@ -23,15 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...config import RunSettings
-from ...models import Alignment, Evidence, JudgeAssessment, QuestionKind, ScoredAspect
+from ...models import Alignment, Evidence, FullTextFinding, JudgeAssessment, QuestionFrame, QuestionKind, ScoredAspect
 from ...reading.alignment import align_all
 from ...reading.designs import Design
 from ...reading.entities import is_drug_like, targets_in
 from ...reading.frame import frame_of
 from ...reading.question import QuestionTerms, is_yes_no, question_terms
 from ...reading.text import terms
+from ...reading.verdict import ItemVerdict, item_verdict
 from ..sufficiency import clears, rule_for
-from .answer import ItemVerdict, item_verdict
 from .findings import candidate_interventions, key_findings
 from .gate import answering_ids, gate_assessment
 from .queries import design_words
@@ -81,7 +81,8 @@ def assess(
     frame = frame_of(question)
     alignments = list(alignments) if alignments is not None else align_all(frame, list(unique.values()), relevance)
     direct = direct_answer(question, [reading for reading, _ in weighed], relevance,
-                           answering=frozenset(answering_ids(alignments)))
+                           answering=frozenset(answering_ids(alignments)), frame=frame,
+                           findings={a.evidence_id: a.full_text for a in alignments if a.full_text is not None})
     clinical, clinical_ids = _clinical(weighed, previous, direct)
     mechanism, mechanism_ids = _mechanism(weighed, previous)
     confidence, basis = _confidence(weighed, direct)
@@ -145,22 +146,28 @@ def _clinical_points(reading: Reading) -> tuple[float, str]:
 
 @dataclass(frozen=True)
 class DirectAnswer:
-    """The item that answers a yes/no question directly, and what its conclusion says."""
+    """The item that answers a yes/no question directly, and what it says to it (the Answer's reading of it)."""
 
     reading: Reading
     relevance: float
     verdict: ItemVerdict
 
     def describe(self) -> str:
-        return (f"{self.reading.id} answers the question directly (cosine {self.relevance:.2f}; its conclusion reads "
-                f"{self.verdict.label!r}, calibrated confidence {self.verdict.confidence:.2f})")
+        verdict = self.verdict
+        row = verdict.read_from == "row"
+        read = f"its {'full text' if row else 'conclusion'} reads {verdict.label!r}"
+        sure = ("" if verdict.confidence is None else
+                f", {'the study reader' if row else 'calibrated confidence'} {verdict.confidence:.2f}")
+        return f"{self.reading.id} answers the question directly (cosine {self.relevance:.2f}; {read}{sure})"
 
 
 def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping[str, float], *,
-                  answering: frozenset[str] | None = None) -> DirectAnswer | None:
+                  answering: frozenset[str] | None = None, frame: QuestionFrame | None = None,
+                  findings: Mapping[str, FullTextFinding] | None = None) -> DirectAnswer | None:
     """The most relevant item at cosine ≥ :data:`DIRECT` that reports results and is not cell or animal work
     alone (that answers no clinical question), for a yes/no question; with ``answering`` (the ids the alignment
-    gate passed), only one of those."""
+    gate passed), only one of those. What it says is :func:`~synthesist.reading.verdict.item_verdict`'s reading,
+    the Answer's: from its full text's ``findings`` on the comparison when it has one, else its conclusion."""
     if not is_yes_no(question):
         return None
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
@@ -169,7 +176,8 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     if not direct:
         return None
     score, reading = max(direct, key=lambda pair: pair[0])
-    return DirectAnswer(reading, score, item_verdict(question, reading))
+    verdict = item_verdict(question, frame or frame_of(question), reading.evidence, (findings or {}).get(reading.id))
+    return DirectAnswer(reading, score, verdict)
 
 
 def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,
@@ -259,11 +267,13 @@ def _mechanism(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> 
 def _confidence(weighed: Sequence[Weighed], direct: DirectAnswer | None) -> tuple[float, str]:
     """Confidence in the verdict, and a sentence saying what it rests on."""
     volume, basis = _volume_confidence(weighed)
-    if direct is not None and direct.verdict.confidence > volume:
+    sure = direct.verdict.confidence if direct is not None else None
+    if sure is not None and sure > volume:
         volume_basis = basis.removeprefix(f"Confidence {volume:.2f}: ").rstrip(".")
-        return direct.verdict.confidence, (f"Confidence {direct.verdict.confidence:.2f}: the calibrated confidence of "
-                                           f"the direct answer (the evidence's volume alone gives {volume:.2f}: "
-                                           f"{volume_basis}).")
+        what = ("the study reader's probability of" if direct.verdict.read_from == "row"
+                else "the calibrated confidence of")
+        return sure, (f"Confidence {sure:.2f}: {what} the direct answer (the evidence's volume alone gives "
+                      f"{volume:.2f}: {volume_basis}).")
     return volume, basis
 
 

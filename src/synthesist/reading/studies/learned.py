@@ -258,10 +258,11 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return blank
-    direction, _ = decide(list(found.readings), reader.threshold)
+    direction, probability = decide(list(found.readings), reader.threshold)
     arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
-    return with_figures([_result(blank, unit, direction, query, arms) for unit in agreeing])
+    result = with_figures([_result(blank, unit, direction, query, arms) for unit in agreeing])
+    return result.model_copy(update={"confidence": round(probability, 3)})
 
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,

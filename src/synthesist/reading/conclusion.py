@@ -1,10 +1,11 @@
-"""The yes/no reader: what one item's conclusion says to a question, with a calibrated confidence.
+"""The reader's conclusion head: what an item's conclusion says to a yes/no question, with a calibrated confidence.
+:func:`synthesist.reading.verdict.item_verdict` asks it only of an item with no reading of the question's comparison.
 
 A small logistic regression (yes or no, balanced class weights) over the cue counts of
 :func:`~synthesist.reading.answer_features.features` reads the conclusion sentences; its weights are fitted on the
-PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``answer_model.json``; a caller may read some items
-with other fitted models for a while (:func:`using_models`). Each verdict carries P(it is right), calibrated on
-cross-validated predictions (:func:`calibration_features`): docs/architecture/contracts.md, "The Answer"."""
+PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``conclusion_model.json``; a caller may read some
+items with other fitted models for a while (:func:`using_models`). Each verdict carries P(it is right), calibrated
+on cross-validated predictions (:func:`calibration_features`): docs/architecture/contracts.md, "The Answer"."""
 
 from __future__ import annotations
 
@@ -19,16 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ...reading.answer_features import features
-from ...reading.designs import Design
-from .reading import Reading
+from ..models import Evidence
+from .answer_features import features
 
 LABELS = ("yes", "no", "maybe")
 """PubMedQA's answers; the model says a subset of them (its ``labels``)."""
-VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
-STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
-MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
-STRENGTHS = ("very_low", "low", "moderate", "high")
 
 
 @dataclass(frozen=True)
@@ -74,7 +70,7 @@ def calibration_features(probabilities: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ItemVerdict:
+class ConclusionVerdict:
     """What one item's conclusion says to a question: the label and the calibrated chance that it is right."""
 
     label: str
@@ -88,9 +84,9 @@ class AnswerModel:
     model: Model
     calibration: Calibration
 
-    def verdict(self, x: np.ndarray) -> ItemVerdict:
+    def verdict(self, x: np.ndarray) -> ConclusionVerdict:
         """The label of feature vector ``x`` and its calibrated confidence."""
-        return ItemVerdict(self.model.predict(x), self.calibration.confidence(self.model.probabilities(x)))
+        return ConclusionVerdict(self.model.predict(x), self.calibration.confidence(self.model.probabilities(x)))
 
 
 def answer_model_from(raw: Mapping[str, Any]) -> AnswerModel:
@@ -104,8 +100,8 @@ def answer_model_from(raw: Mapping[str, Any]) -> AnswerModel:
 
 @cache
 def load_model() -> AnswerModel:
-    """The shipped ``answer_model.json``."""
-    return answer_model_from(json.loads(resources.files(__package__).joinpath("answer_model.json").read_text()))
+    """The shipped ``conclusion_model.json``."""
+    return answer_model_from(json.loads(resources.files(__package__).joinpath("conclusion_model.json").read_text()))
 
 
 _BY_ITEM: ContextVar[Mapping[str, AnswerModel] | None] = ContextVar("answer_models_by_item", default=None)
@@ -122,11 +118,11 @@ def using_models(by_item: Mapping[str, AnswerModel]) -> Iterator[None]:
         _BY_ITEM.reset(token)
 
 
-def item_verdict(question: str, reading: Reading) -> ItemVerdict:
-    """What one item's conclusion sentences say to ``question``."""
+def conclusion_verdict(question: str, item: Evidence) -> ConclusionVerdict:
+    """What ``item``'s conclusion sentences say to ``question``."""
     by_item = _BY_ITEM.get()
-    model = by_item.get(reading.id) if by_item else None
-    return (model or load_model()).verdict(_features(question, reading.evidence.content))
+    model = by_item.get(item.id) if by_item else None
+    return (model or load_model()).verdict(_features(question, item.content))
 
 
 @lru_cache(maxsize=4096)
