@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
 
-from synthesist.agents.extractive.bottom_line import strength, write_answer
+from synthesist.agents.extractive.bottom_line import write_answer
 from synthesist.agents.extractive.reading import read
 from synthesist.agents.report import validate_answer
 from synthesist.agents.report_format import render_markdown
@@ -21,7 +21,6 @@ from synthesist.models import Answer, ResearchReport
 from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.answer_features import FEATURES, features
 from synthesist.reading.conclusion import answer_model_from, conclusion_verdict, load_model, using_models
-from synthesist.reading.designs import Design
 from synthesist.reading.frame import frame_of
 from synthesist.reading.question import is_yes_no
 
@@ -67,19 +66,6 @@ def test_an_item_that_misses_the_outcome_gives_no_verdict_and_the_answer_names_w
     assert answer.verdict == "insufficient" and answer.strength == "very_low"
     assert answer.missing.startswith("No collected item reports cardiovascular mortality for metformin")
     assert answer.statement.startswith(answer.missing)
-
-
-def test_strength_counts_answering_designs_and_steps_down_for_inconsistency_single_items_and_indirectness() -> None:
-    rct = frozenset({Design.RCT})
-    assert strength([rct, rct], ["yes", "yes"])[0] == "high"
-    reason = "2 randomized or pooled studies answer directly; inconsistent items"
-    assert strength([rct, rct], ["yes", "no"]) == ("moderate", reason)
-    assert strength([rct], ["yes"]) == ("low", "one randomized or pooled study answers; a single item")
-    assert strength([rct, frozenset({Design.COHORT})], ["yes", "yes"])[0] == "moderate"
-    assert strength([frozenset({Design.COHORT})] * 2, ["no", "no"])[0] == "low"
-    assert strength([frozenset({Design.CASE_REPORT})], ["yes"])[0] == "very_low"
-    level, reason = strength([rct, rct], ["yes", "yes"], indirect="a different population than children")
-    assert level == "moderate" and reason.endswith("indirect: a different population than children")
 
 
 def _always(label: str):  # type: ignore[no-untyped-def]

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library
 
-from synthesist.agents.appraisal import graded_answer, with_answer_strength
-from synthesist.agents.certainty import OutcomeEvidence, grade
+from synthesist.agents.appraisal import graded_answer
+from synthesist.agents.certainty import OutcomeEvidence, answer_certainty, grade
 from synthesist.models import Answer, Evidence, PooledEstimate, RegistrationFlag
+from synthesist.reading.frame import frame_of
 from synthesist.reading.studies import read_study
 from synthesist.registrations import trial_links
 from synthesist.study import Count, Effect, OutcomeResult, StudyRecord
@@ -94,36 +95,50 @@ def test_a_conflict_between_real_abstracts_downgrades_for_inconsistency(shared_d
     assert steps["inconsistency"] == f"1 conflict(s) between the studies (pmid:{GIST} vs pmid:{ESOPHAGUS})"
 
 
-def test_the_answers_strength_is_its_outcomes_certainty_but_never_rises():
+def test_the_answers_strength_is_its_outcomes_certainty_reached_one_way():
     answer = Answer(verdict="yes", statement="Yes [pmid:1].", strength="moderate", strength_reason="one trial",
                     evidence_ids=("pmid:1",), basis="answering")
     low = grade(OutcomeEvidence("mortality", ((record("pmid:1", design="cohort"), result("0.7", "0.6", "0.8"),
                                                None),), answers_question=True))
-    high = grade(OutcomeEvidence("mortality", ((record("pmid:1"), result("0.7", "0.6", "0.8"),
-                                                item("pmid:1", BLINDED)),), answers_question=True))
+    body = tuple((record(f"pmid:{i}"), result("0.7", "0.6", "0.8"), item(f"pmid:{i}", BLINDED)) for i in (1, 2))
+    high = grade(OutcomeEvidence("mortality", body, answers_question=True))
 
     lowered = graded_answer(answer, low)
-    kept = graded_answer(answer, high)
+    raised = graded_answer(answer, high)
 
-    assert lowered is not None and lowered.strength == "low"
-    assert lowered.strength_reason.startswith("the certainty of the evidence on mortality (design: starts low")
-    assert kept is not None and kept.strength == "moderate"
-    assert kept.strength_reason.endswith("imprecision -1: the answer rests on one trial)")  # one level, said how
+    assert lowered is not None and lowered.strength == "very_low"
+    assert lowered.strength_reason == ("the certainty of the evidence on mortality (design: starts low: no randomised "
+                                       "trial, designs cohort; imprecision -2: a single study)")
+    assert raised is not None and raised.strength == "high"  # the body of evidence, not the items one answer cites
+    assert raised.strength_reason == ("the certainty of the evidence on mortality (design: starts high: randomised "
+                                      "evidence (pmid:1, pmid:2))")
 
 
-def test_the_question_outcomes_certainty_is_lowered_to_the_answers_strength_with_the_reason():
-    answer = Answer(verdict="no", statement="No [pmid:1].", strength="very_low",
-                    strength_reason="observational or trial evidence; inconsistent items", evidence_ids=("pmid:1",),
-                    basis="answering")
-    high = grade(OutcomeEvidence("mortality", ((record("pmid:1"), result("0.7", "0.6", "0.8"),
-                                                item("pmid:1", BLINDED)),), answers_question=True))
+QUESTION = "Does metformin lower mortality?"
+TRIAL = ("In this double-blind, placebo-controlled trial, 600 patients were randomised to metformin or placebo. "
+         "Mortality was significantly lower with metformin than with placebo (HR 0.70, 95% CI 0.60-0.82).")
 
-    lowered = with_answer_strength(high, answer)
 
-    assert (high.certainty, lowered.certainty) == ("high", "very_low")
-    assert [(s.domain, s.change) for s in lowered.steps[len(high.steps):]] == [("inconsistency", -2),
-                                                                               ("inconsistency", -1)]
-    assert with_answer_strength(lowered, answer) == lowered
+def test_an_answer_is_graded_by_the_one_grader_with_each_step_once():
+    """Two blinded trials of 600 that agree stay high; a single study is very imprecise (two steps: however large,
+    one study alone does not show a finding holds); items whose verdicts disagree are inconsistent; items that answer only indirectly say why — each a GRADE step, none of them twice."""
+    frame = frame_of(QUESTION)
+    first, second = item("pmid:1", TRIAL), item("pmid:2", TRIAL)
+
+    agree = answer_certainty(frame, [first, second], ["yes", "yes"])
+    disagree = answer_certainty(frame, [first, second], ["yes", "no"])
+    single = answer_certainty(frame, [first], ["yes"])
+    indirect = answer_certainty(frame, [first, second], ["yes", "yes"], indirect="a different population than children")
+
+    assert (agree.certainty, [s.domain for s in agree.steps]) == ("high", ["design"])
+    assert disagree.certainty == "moderate"
+    assert [(s.domain, s.reason) for s in disagree.steps][1:] == [
+        ("inconsistency", "the studies the answer rests on disagree (no and yes)")]
+    assert (single.certainty, [(s.domain, s.change, s.reason) for s in single.steps][1:]) == (
+        "low", [("imprecision", -2, "a single study")])  # one study alone is never a confident answer
+    assert indirect.certainty == "moderate" and indirect.steps[-1].reason == (
+        "items answering only indirectly (a different population than children): pmid:1, pmid:2")
+    assert len({s.domain for s in disagree.steps}) == len(disagree.steps)
 
 
 def test_two_papers_of_one_registered_trial_count_its_participants_once():

@@ -22,8 +22,9 @@ from ..reading.studies.learned import answer_query
 from ..reading.text import terms
 from ..reading.verdict import item_verdict
 from ..study import DirectionQuery
+from .certainty import LEVELS, answer_certainty, steps_text
 from .citations import cited_ids
-from .extractive.bottom_line import STRENGTHS, strength, write_answer
+from .extractive.bottom_line import write_answer
 from .extractive.gate import missing_statement
 from .extractive.reading import read
 from .extractive.relevance import question_relevance
@@ -132,9 +133,11 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
         verdict = None
         notes.append(f"a {frame.kind} question takes no yes/no verdict")
     if direct:
-        capped = _cap(answer.strength, _design_cap(direct, items))
+        graded = answer_certainty(frame, [items[i] for i in direct if i in items])
+        capped = _cap(answer.strength, graded.certainty)
         if capped != answer.strength:
-            notes.append(f"strength lowered to {capped}: it counts the designs of the answering items cited")
+            notes.append(f"strength lowered to {capped}: the certainty of the answering items cited "
+                         f"({steps_text(graded)})")
         verdict = _as_read(verdict, direct, alignments, items, frame, question, notes)
         return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering"}), notes)
     if indirect:
@@ -175,14 +178,8 @@ def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Al
     return read
 
 
-def _design_cap(ids: Sequence[str], items: Mapping[str, Evidence]) -> str:
-    """The highest strength the designs of the cited answering items allow (:mod:`.extractive.bottom_line`)."""
-    designs = [read(items[i]).designs for i in ids if i in items]
-    return strength(designs, ())[0] if designs else "very_low"
-
-
 def _cap(level: str, ceiling: str) -> str:
-    return STRENGTHS[min(STRENGTHS.index(level), STRENGTHS.index(ceiling))]
+    return LEVELS[min(LEVELS.index(level), LEVELS.index(ceiling))]
 
 
 def _noted(answer: Answer, notes: list[str]) -> Answer:

@@ -1,8 +1,9 @@
 """The report's appraisal: where the evidence disagrees, how sure each outcome is, what registrations show.
 
 The ReportAgent calls :func:`with_conflicts` after the claim check and :func:`appraised` after the study records:
-registration flags, the pooled estimate, the certainty of each outcome and the Answer's strength, which an appraisal
-can only make more cautious (docs/architecture/contracts.md, "Conflicts" and "Certainty per outcome")."""
+registration flags, the pooled estimate, the certainty of each outcome, and the Answer's strength: the certainty of
+its outcome's body of evidence, graded once by the one grader (:mod:`.certainty`; docs/architecture/contracts.md,
+"Conflicts" and "Certainty per outcome")."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from ..memory import ResearchMemory
 from ..models import (
     Alignment,
     Answer,
-    CertaintyStep,
     Conflict,
     Evidence,
     OutcomeCertainty,
@@ -22,12 +22,14 @@ from ..models import (
     ReportSection,
     ResearchReport,
 )
+from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.learned import answer_query
 from ..reading.studies.record import as_asked, read_study
 from ..reading.text import terms
+from ..reading.verdict import asked_change, verdict_of
 from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
-from .certainty import LEVELS, OutcomeEvidence, grade
+from .certainty import OutcomeEvidence, grade, steps_text
 from .conflicts import detect_conflicts
 from .studies.pooling import pooled_estimate
 from .studies.table import evidence_rows
@@ -100,7 +102,7 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
     pooled = pooled_estimate(report.studies, items, trials)
     records = {record.evidence_id: record for record in report.studies}
     graded: list[OutcomeCertainty] = []
-    question = _question_outcome(report, items, records)
+    question = _question_outcome(report, items, records, memory.question)
     if question is not None:
         graded.append(grade(replace(question, flags=flags, pooled=_same(pooled, question.outcome), trials=trials)))
     for outcome, results in _table_outcomes(report, items):
@@ -114,15 +116,13 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
             conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
             flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome),
             trials=trials)))
-    if question is not None:
-        graded[0] = with_answer_strength(graded[0], report.answer)
     answer = graded_answer(report.answer, graded[0] if question is not None else None)
     return report.model_copy(update={"registration_flags": flags, "trials": trials, "pooled": pooled,
                                      "certainty": tuple(graded), "answer": answer})
 
 
-def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
-                      records: Mapping[str, StudyRecord]) -> OutcomeEvidence | None:
+def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence], records: Mapping[str, StudyRecord],
+                      asked_question: str) -> OutcomeEvidence | None:
     """The question's outcome and what the answer's items (and the conflicting ones) found for it."""
     frame, answer = report.frame, report.answer
     if frame is None or not frame.exposure or not frame.outcomes or answer is None or answer.basis == "none":
@@ -137,15 +137,30 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence],
         if item is None or labels.get(evidence_id) not in ("answers", "indirect") or len(results) >= MAX_BODY:
             continue
         record = records.get(evidence_id) or read_study(item)
-        result = as_asked(answer_query(item, query), item, record.design)
+        result = _asked(item, frame, query, record)
         if result.direction == "not_reported" and evidence_id not in cited:
             continue  # an answering item that states nothing on the outcome adds nothing to its body of evidence
         results.append((record, result, item))
     if not results:
         return None
+    asked = asked_change(asked_question, frame.exposure) if frame.yes_no else None
+    verdicts = tuple(verdict_of(r.direction, asked, r.outcome) for _, r, _ in results
+                     if asked is not None and r.direction != "not_reported")
     return OutcomeEvidence(outcome=frame.outcomes[0], results=tuple(results), answers_question=True,
                            indirect_ids=tuple(i for i in dict.fromkeys(ids) if labels.get(i) == "indirect"),
-                           conflicts=tuple(c for c in report.conflicts if c.outcome == frame.outcomes[0]))
+                           conflicts=tuple(c for c in report.conflicts if c.outcome == frame.outcomes[0]),
+                           verdicts=verdicts)
+
+
+def _asked(item: Evidence, frame: QuestionFrame, query: DirectionQuery, record: StudyRecord) -> OutcomeResult:
+    """What ``item`` reads for the question's first comparison: its table row (the one reading,
+    :func:`~synthesist.reading.studies.asked.asked_record`), or for a question of another kind the same reader's
+    answer held to the outcome as asked."""
+    if queries := question_queries(frame):
+        row = asked_record(item, queries).outcomes[:1]
+        return row[0] if row and row[0].asked else OutcomeResult(outcome=query.outcome, intervention=query.intervention,
+                                                                  comparator=query.comparator)
+    return as_asked(answer_query(item, query), item, record.design)
 
 
 def _table_outcomes(report: ResearchReport, items: Mapping[str, Evidence]
@@ -178,30 +193,10 @@ def _same(pooled: PooledEstimate | None, outcome: str) -> PooledEstimate | None:
 
 
 def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
-    """The answer's strength as its outcome's certainty, never above what it was (module docstring): one level,
-    and the text says how it was reached — the certainty's steps, then what lowered it further, if anything."""
+    """The answer's strength as its outcome's certainty (module docstring): one level, reached one way, and the
+    text says how — the certainty's steps, each once."""
     if answer is None or certainty is None:
         return answer
-    certainty = with_answer_strength(certainty, answer)
-    steps = "; ".join(f"{s.domain.replace('_', ' ')}{f' {s.change:+d}' if s.change else ''}: {s.reason}"
-                      for s in certainty.steps)
     return answer.model_copy(update={
         "strength": certainty.certainty,
-        "strength_reason": f"the certainty of the evidence on {certainty.outcome} ({steps})"})
-
-
-def with_answer_strength(certainty: OutcomeCertainty, answer: Answer | None) -> OutcomeCertainty:
-    """The question's outcome's certainty, lowered to the answer's strength when that is lower (the answer rests
-    on few or disagreeing items, or only indirect ones), with a step that says so: the Answer's strength and the
-    certainty the report gives its outcome are then one level, reached one way."""
-    if answer is None:
-        return certainty
-    drop = LEVELS.index(certainty.certainty) - LEVELS.index(answer.strength)
-    if drop <= 0:
-        return certainty
-    reason = answer.strength_reason
-    domain = ("inconsistency" if "inconsistent" in reason else "indirectness" if "indirect" in reason
-              else "imprecision")
-    steps = [CertaintyStep(domain=domain, change=-min(2, drop - taken), reason=f"the answer rests on {reason}")
-             for taken in range(0, drop, 2)]
-    return certainty.model_copy(update={"certainty": answer.strength, "steps": (*certainty.steps, *steps)})
+        "strength_reason": f"the certainty of the evidence on {certainty.outcome} ({steps_text(certainty)})"})

@@ -3,7 +3,11 @@
 For one outcome and the study results that report it (:class:`OutcomeEvidence`), :func:`grade` walks the GRADE
 domains in order (design, risk of bias, inconsistency, imprecision, indirectness, publication bias, upgrades) and
 writes each step in words; the rules and thresholds: docs/architecture/contracts.md, "Certainty per outcome". The
-level never leaves high…very low. Code only; the reasons are the figures it used."""
+level never leaves high…very low. Code only; the reasons are the figures it used.
+
+It is the one grader: the Answer's strength is the certainty of the evidence it rests on, graded here
+(:func:`answer_certainty` over the items an answer cites; the appraisal's grade of the question's outcome once the
+report has one), never a second set of rules."""
 
 from __future__ import annotations
 
@@ -18,15 +22,17 @@ from ..models import (
     Evidence,
     OutcomeCertainty,
     PooledEstimate,
+    QuestionFrame,
     RegistrationFlag,
     TrialLink,
 )
 from ..reading import lexicon
+from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.effects import significance
 from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
 
-__all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "grade"]
+__all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "answer_certainty", "grade", "steps_text"]
 
 LEVELS: tuple[Certainty, ...] = ("very_low", "low", "moderate", "high")
 MIN_PARTICIPANTS = 400
@@ -50,6 +56,10 @@ class OutcomeEvidence:
     pooled: PooledEstimate | None = None
     trials: tuple[TrialLink, ...] = ()
     """Registered trials and their papers: two papers of one trial are one study's participants."""
+    verdicts: tuple[str, ...] = ()
+    """What each item an answer rests on says to the question (yes, no): items that disagree are inconsistent."""
+    indirect_reason: str = ""
+    """Why the items answer only indirectly, in a reader's words ("a different population than children")."""
 
 
 def grade(evidence: OutcomeEvidence) -> OutcomeCertainty:
@@ -105,6 +115,8 @@ def _inconsistency(evidence: OutcomeEvidence) -> CertaintyStep | None:
         reasons.append("significant results in opposite directions")
     if evidence.pooled is not None and evidence.pooled.i2 >= 0.5:
         reasons.append(f"heterogeneity: pooled I² = {evidence.pooled.i2:.0%}")
+    if not reasons and len(set(evidence.verdicts)) > 1:
+        reasons.append(f"the studies the answer rests on disagree ({' and '.join(sorted(set(evidence.verdicts)))})")
     return CertaintyStep(domain="inconsistency", change=-1, reason="; ".join(reasons)) if reasons else None
 
 
@@ -117,16 +129,16 @@ def _imprecision(evidence: OutcomeEvidence) -> CertaintyStep | None:
             studies[study] = max(n, studies.get(study, 0))
     sizes = list(studies.values())
     total = sum(sizes)
+    reasons = []
     if effects and all(significance("", e) == "not_significant" for e in effects):
-        return CertaintyStep(domain="imprecision", change=-1,
-                             reason=f"every stated 95% CI ({len(effects)}) includes no effect")
-    if sizes and total < MIN_PARTICIPANTS:
-        return CertaintyStep(domain="imprecision", change=-1,
-                             reason=f"few participants: {total} in all (fewer than {MIN_PARTICIPANTS})")
-    if not effects and not sizes:
-        return CertaintyStep(domain="imprecision", change=-1, reason="neither a confidence interval nor a number "
-                                                                     "of participants stated")
-    return None
+        reasons.append(f"every stated 95% CI ({len(effects)}) includes no effect")
+    elif sizes and total < MIN_PARTICIPANTS:
+        reasons.append(f"few participants: {total} in all (fewer than {MIN_PARTICIPANTS})")
+    elif not effects and not sizes:
+        reasons.append("neither a confidence interval nor a number of participants stated")
+    if evidence.answers_question and len({record.evidence_id for record, _, _ in evidence.results}) == 1:
+        return CertaintyStep(domain="imprecision", change=-2, reason="; ".join(["a single study", *reasons]))
+    return CertaintyStep(domain="imprecision", change=-1, reason=reasons[0]) if reasons else None
 
 
 def _indirectness(evidence: OutcomeEvidence) -> CertaintyStep | None:
@@ -135,8 +147,8 @@ def _indirectness(evidence: OutcomeEvidence) -> CertaintyStep | None:
     if animal:
         reasons.append(f"animal or in-vitro evidence ({', '.join(animal[:3])})")
     if evidence.answers_question and evidence.indirect_ids:
-        reasons.append(f"items answering only indirectly (another population or a surrogate outcome): "
-                       f"{', '.join(evidence.indirect_ids[:3])}")
+        why = evidence.indirect_reason or "another population or a surrogate outcome"
+        reasons.append(f"items answering only indirectly ({why}): {', '.join(evidence.indirect_ids[:3])}")
     return CertaintyStep(domain="indirectness", change=-1, reason="; ".join(reasons)) if reasons else None
 
 
@@ -177,3 +189,27 @@ def _text(item: Evidence | None) -> str:
     if item is None:
         return ""
     return " ".join(filter(None, (item.title, item.content, *(p.text for p in item.passages if p.role == "methods"))))
+
+
+def answer_certainty(frame: QuestionFrame, items: Sequence[Evidence], verdicts: Sequence[str] = (), *,
+                     indirect: str = "") -> OutcomeCertainty:
+    """The certainty of the evidence an answer rests on (``items``, each with its verdict when the question is yes or
+    no), graded by :func:`grade` from each item's one reading for the question
+    (:func:`~synthesist.reading.studies.asked.asked_record`, the table's record and row); ``indirect``: why the items
+    answer only indirectly, when they do."""
+    queries = question_queries(frame)
+    outcome = frame.outcomes[0] if frame.outcomes else frame.exposure or "the question"
+    results = []
+    for item in items:
+        record = asked_record(item, queries)
+        row = next((o for o in record.outcomes if o.asked), None) or OutcomeResult(outcome=outcome)
+        results.append((record, row, item))
+    ids = tuple(item.id for item in items) if indirect else ()
+    return grade(OutcomeEvidence(outcome=outcome, results=tuple(results), answers_question=True, indirect_ids=ids,
+                                 verdicts=tuple(verdicts), indirect_reason=indirect))
+
+
+def steps_text(certainty: OutcomeCertainty) -> str:
+    """The certainty's steps in one line, each once: where it started, then each step that moved it."""
+    return "; ".join(f"{s.domain.replace('_', ' ')}{f' {s.change:+d}' if s.change else ''}: {s.reason}"
+                     for s in certainty.steps)

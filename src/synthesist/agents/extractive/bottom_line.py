@@ -3,7 +3,8 @@
 The answer rests on the items the alignment gate labels *answers*; with none, on the *indirect* ones, downgraded;
 with neither it is ``insufficient``, says what is missing (:func:`.gate.missing_statement`) and quotes the closest
 item. A yes/no verdict is the reader's verdict on the lead item (:func:`~synthesist.reading.verdict.item_verdict`:
-its full text's row on the comparison, else its conclusion). Verdicts, strength and its steps down:
+its full text's row on the comparison, else its conclusion); its strength is the certainty of the items it rests on
+(:func:`~synthesist.agents.certainty.answer_certainty`, the one grader). Verdicts and strength:
 docs/architecture/contracts.md, "The Answer"."""
 
 from __future__ import annotations
@@ -12,19 +13,16 @@ from collections.abc import Mapping, Sequence
 
 from ...models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ...reading import lexicon
-from ...reading.designs import Design
 from ...reading.studies.effects import read_effect
 from ...reading.text import Sentence
 from ...reading.verdict import item_verdict
+from ..certainty import answer_certainty, steps_text
 from .findings import cite
 from .gate import missing_statement
 from .reading import TITLE, Reading
 
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
 """The Answer's verdict for each label an item's reading gives (:class:`~synthesist.reading.verdict.ItemVerdict`)."""
-STRONG_DESIGNS = frozenset({Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW, Design.RCT})
-MODERATE_DESIGNS = frozenset({Design.CLINICAL_TRIAL, Design.TRIAL_RECORD, Design.COHORT, Design.CASE_CONTROL})
-STRENGTHS = ("very_low", "low", "moderate", "high")
 LEANS = lexicon.pattern("bottom_line", "LEANS")
 """Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
 "These findings …" name what they refer to and stand alone (``reading/lexicons/bottom_line.toml``)."""
@@ -61,23 +59,6 @@ def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> l
     return kept
 
 
-def strength(designs: Sequence[frozenset[Design]], verdicts: Sequence[str], *, indirect: str = "") -> tuple[str, str]:
-    """The GRADE-like strength of the answering items' evidence and its one-line reason (contracts.md, "The Answer")."""
-    strong = sum(bool(d & STRONG_DESIGNS) for d in designs)
-    found = frozenset().union(*designs) if designs else frozenset()
-    level = 3 if strong >= 2 else 2 if strong == 1 else 1 if found & MODERATE_DESIGNS else 0
-    reasons = [f"{strong} randomized or pooled studies answer directly" if strong >= 2
-               else "one randomized or pooled study answers" if strong == 1
-               else "observational or trial evidence" if level == 1 else "no controlled design"]
-    if len(set(verdicts)) > 1:
-        level, reasons = max(0, level - 1), [*reasons, "inconsistent items"]
-    if len(designs) <= 1:
-        level, reasons = max(0, level - 1), [*reasons, "a single item"]
-    if indirect:
-        level, reasons = max(0, level - 1), [*reasons, f"indirect: {indirect}"]
-    return STRENGTHS[level], "; ".join(reasons)
-
-
 def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Alignment],
                  readings: Mapping[str, Reading], items: Mapping[str, Evidence]) -> Answer:
     """The bottom line (see the module docstring). ``alignments`` come most relevant first; ``readings`` and
@@ -101,9 +82,10 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
         statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
     if why:
         statement = f"Indirect evidence only ({why}). {statement}"
-    level, reason = strength([r.designs for r in chosen], labels, indirect=why)
-    return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=level,
-                  strength_reason=reason, evidence_ids=(lead.id,), basis="answering" if direct else "indirect")
+    graded = answer_certainty(frame, [r.evidence for r in chosen], labels, indirect=why)
+    return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=graded.certainty,
+                  strength_reason=steps_text(graded), evidence_ids=(lead.id,),
+                  basis="answering" if direct else "indirect")
 
 
 def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:
