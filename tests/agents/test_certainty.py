@@ -121,7 +121,8 @@ TRIAL = ("In this double-blind, placebo-controlled trial, 600 patients were rand
 
 def test_an_answer_is_graded_by_the_one_grader_with_each_step_once():
     """Two blinded trials of 600 that agree stay high; a single study is very imprecise (two steps: however large,
-    one study alone does not show a finding holds); items whose verdicts disagree are inconsistent; items that answer only indirectly say why — each a GRADE step, none of them twice."""
+    one study alone does not show a finding holds); items whose verdicts disagree are inconsistent; items that answer
+    only indirectly say why — each a GRADE step, none of them twice."""
     frame = frame_of(QUESTION)
     first, second = item("pmid:1", TRIAL), item("pmid:2", TRIAL)
 
