@@ -1,4 +1,4 @@
-"""Conflicts found in real runs, listed for hand-checking: the precision figures in docs/benchmarks.md (issue 25).
+"""Conflicts found in real runs, listed for hand-checking: the precision figures in docs/benchmarks.md (2026-11-25).
 
 Reads a batch output folder (``synthesist batch … --out DIR``: one result JSON per question) and, for each run,
 detects conflicts exactly as the ReportAgent does (:func:`synthesist.agents.conflicts.detect_conflicts` over the

@@ -1,6 +1,6 @@
 """End-to-end benchmark over HTTP, side by side with the reference system's measured figures.
 
-Everything talks HTTP on 127.0.0.1, as the reference comparison did (issue 11):
+Everything talks HTTP on 127.0.0.1, as the reference comparison did (2026-11-21):
 - every agent's model is a scripted OpenAI-compatible server (:class:`synthesist.testing.openai_server.
   ScriptedChatServer`), +300 ms per call, input counted as request characters / 4 with tool schemas included;
 - PubMed, ClinicalTrials.gov and Europe PMC (a page from ../shared) are fixture servers replaying recorded responses
@@ -11,7 +11,7 @@ Printed: the two-round question's wall time (run start → final report, in a wa
 model SDK imported, as in a batch or a service), its critical path (the recorded spans'
 longest per phase) and their ratio, LLM calls and input tokens per agent, HTTP requests, event-loop lag, the time
 from process start to the first LLM call (a real ``synthesist research`` subprocess), a batch of 50 against a
-PubMed limit, and ``synthesist --help``. The reference figures are CONSTANTS: the medians measured for issue 11
+PubMed limit, and ``synthesist --help``. The reference figures are CONSTANTS: the medians measured on 2026-11-21
 (DeepBoner's Magentic mode, unmodified, same servers and latencies), printed as such.
 
 Run: ``make bench`` (with the memory bench) or ``.venv/bin/python bench/e2e_bench.py``. Nothing leaves 127.0.0.1.
@@ -54,11 +54,11 @@ reviews that answer QUESTION, and many that do not."""
 HTTP_LATENCY, LLM_LATENCY = 0.100, 0.300
 REFERENCE = {"calls": 16, "input_tokens": 22_789, "wall": 10.67, "http_requests": 8}
 """Constants, not re-measured here: the reference system's wall on QUESTION (its median in the side-by-side runs of
-issue 40, 2026-11-27), and its calls, input tokens and requests (the medians of issue 11, on the metformin question;
-issue 40's ratio on QUESTION, 0.62 at 03bfd33's 14.1k tokens, puts it at the same size)."""
+22c5e3b, 2026-11-27), and its calls, input tokens and requests (the medians of 2026-11-21, on the metformin question;
+the 2026-11-27 ratio on QUESTION, 0.62 at 03bfd33's 14.1k tokens, puts it at the same size)."""
 QUESTION = "Do psychotherapeutic interventions reduce anxiety and depression in patients with cancer?"
 """An answerable question: the recorded Europe PMC page holds trials and reviews that answer it."""
-LAST_WEEK = "a3f13dc"
+EARLIER = "a3f13dc"
 _IDS = re.compile(r"\[((?:pmid|nct|doi|ppr):[^\]\s]+)\]")
 
 
@@ -120,11 +120,11 @@ def scripted_replies() -> dict:
 
 _FIELD_OF_AGENT = {"sufficient": "judge", "hypotheses": "hypothesis", "queries": "search",
                    "executive_summary": "report", "judgements": "claims"}
-"""For requests without the agent header (last week's code, which makes no combined call)."""
+"""For requests without the agent header (a3f13dc's code, which makes no combined call)."""
 
 
 def agent_by_tool(body: dict) -> str:
-    """The agent of a request without the agent header (last week's code): the one whose output fields the tool
+    """The agent of a request without the agent header (a3f13dc's code): the one whose output fields the tool
     its prompt asks for has."""
     tools = {tool["function"]["name"]: tool["function"].get("parameters", {}) for tool in body.get("tools", [])}
     if not tools:
@@ -323,9 +323,9 @@ def _child_run(src: Path, tmp: Path, tag: str) -> dict:
 
 
 def side_by_side(against: Path, pairs: int) -> None:
-    """This tree and ``against`` (a worktree of last week's code), alternating, each run in a fresh process under
+    """This tree and ``against`` (a worktree of a3f13dc), alternating, each run in a fresh process under
     the same load; medians and the ratio of each pair."""
-    trees = {"today": Path(__file__).resolve().parent.parent / "src", LAST_WEEK: against / "src"}
+    trees = {"today": Path(__file__).resolve().parent.parent / "src", EARLIER: against / "src"}
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as tmp:
         for pair in range(pairs):
@@ -343,15 +343,15 @@ def side_by_side(against: Path, pairs: int) -> None:
               f"{last['stop_reason']}, {last['rounds']} rounds, {last['evidence']} items")
         print("         calls and input tokens by agent: " + ", ".join(
             f"{agent} {calls} / {tokens:,}" for agent, (calls, tokens) in last["agents"].items()))
-    ratios = [t["wall"] / w["wall"] for t, w in zip(runs["today"], runs[LAST_WEEK], strict=True)]
+    ratios = [t["wall"] / w["wall"] for t, w in zip(runs["today"], runs[EARLIER], strict=True)]
     today = statistics.median(run["wall"] for run in runs["today"])
-    print(f"today / {LAST_WEEK}: median {statistics.median(ratios):.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)};"
+    print(f"today / {EARLIER}: median {statistics.median(ratios):.2f} (pairs {', '.join(f'{r:.2f}' for r in ratios)};"
           f" goal <= 1.0); today / reference {today / REFERENCE['wall']:.2f} (goal <= 0.5); load average {load:.1f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--against", type=Path, help=f"a worktree of last week's code ({LAST_WEEK}) to run side "
+    parser.add_argument("--against", type=Path, help=f"a worktree of an earlier commit ({EARLIER}) to run side "
                         "by side with this tree, alternating")
     parser.add_argument("--pairs", type=int, default=4, help="alternating pairs of runs with --against")
     parser.add_argument("--only-side-by-side", action="store_true", help="skip the other figures")

@@ -9,7 +9,7 @@ JSON line: wall (run start → final report), the critical path of the run's spa
 CPU seconds of the process during the run, the texts the embedding model encoded during the run (and how many of
 them were distinct), and the run's stop reason, rounds and evidence.
 
-Only APIs that have been stable since a3f13dc (2026-11-24) are used, so last week's code can be measured too.
+Only APIs that have been stable since a3f13dc (2026-11-24) are used, so that commit's code can be measured too.
 """
 
 from __future__ import annotations

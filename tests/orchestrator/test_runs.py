@@ -464,8 +464,8 @@ async def test_an_injected_fake_id_survives_in_no_field_of_the_report_or_what_th
                                 settings=run_settings(tmp_path / "data", max_rounds=1), seams=Seams(shared=shared))
     stored = result.model_dump_json(exclude={"evidence"})
     assert "99999999" not in stored
-    # the title and a heading no checked text supports are code's now (issue 26): the question, and "Findings"; a
-    # section left with no supported sentence goes with its heading (issue 39)
+    # the title and a heading no checked text supports are code's now (since b3c0797, 2026-11-25): the question,
+    # and "Findings"; a section left with no supported sentence goes with its heading (since 37d2521, 2026-11-27)
     assert result.report.title == f"Research report: {QUESTION}"
     assert all(section.heading == "Findings" for section in result.report.sections)
     assert result.hypotheses[-1].hypotheses[0].target == "AMPK"

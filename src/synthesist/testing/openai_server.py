@@ -78,7 +78,7 @@ class ScriptedChatServer:
     def __init__(self, replies: Mapping[str, ScriptedArguments], *, latency: float = 0.0,
                  unnamed: Callable[[dict], str] | None = None):
         """``unnamed`` names the agent of a request that carries no agent header (code older than the header, as a
-        benchmark's side-by-side run of last week's code sends); without it such a request is refused."""
+        benchmark's side-by-side run of a3f13dc's code sends); without it such a request is refused."""
         self._replies = dict(replies)
         self._unnamed = unnamed
         self._served: dict[str, int] = {}
