@@ -18,6 +18,12 @@ DesignName = Literal[
     "randomised trial", "cohort", "case-control", "cross-sectional", "systematic review/meta-analysis",
     "case series", "animal/in vitro", "trial registration", "non-randomised trial", "unclear",
 ]
+DESIGNS: tuple[DesignName, ...] = (
+    "systematic review/meta-analysis", "randomised trial", "non-randomised trial", "cohort", "case-control",
+    "cross-sectional", "case series", "animal/in vitro", "trial registration", "unclear",
+)
+"""Every design, the strongest clinical evidence first: the one vocabulary of designs (a study record's, the
+extractive judge's points, an evidence card's header, a watch's change)."""
 MeasureName = Literal["RR", "OR", "HR", "IRR", "MD", "SMD", "RD", "percent", "other"]
 RATIO_MEASURES = frozenset({"RR", "OR", "HR", "IRR"})
 """Measures whose no-effect value is 1 (drawn on a log scale); the others' is 0."""

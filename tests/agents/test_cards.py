@@ -22,7 +22,7 @@ CAP = 600
 
 def test_a_card_keeps_provenance_title_conclusion_and_the_best_result() -> None:
     card = evidence_card(META_ANALYSIS, QUESTION, cap=CAP)
-    assert card.header == "pubmed | 2019 | meta-analysis"
+    assert card.header == "pubmed | 2019 | systematic review/meta-analysis"
     assert card.sentences[0] == ("In women with type 2 diabetes, metformin use is associated with a reduced risk of "
                                  "breast cancer.")
     assert any("17% lower risk" in s for s in card.sentences)  # the result sentence with the effect size

@@ -58,10 +58,11 @@ def test_trials_and_meta_analyses_raise_the_clinical_score() -> None:
     assert scores == sorted(scores) and len(set(scores)) == 4
     assert judge(CELL_STUDY, MOUSE_STUDY).clinical.score < 1.0  # cell and animal work is not clinical evidence
     assert with_registry.clinical.reasoning.startswith(
-        "2 randomized controlled trials, 1 cohort study, 1 meta-analysis, 1 trial record with results among 5 items"
+        "2 randomised trials, 1 cohort study, 1 systematic review/meta-analysis, 1 trial record with results among 5 "
+        "items"
     )
     strongest = with_registry.clinical.reasoning.split("Strongest: ")[1]
-    assert "(direct answer)" in strongest and "pmid:31000001 (meta-analysis)" in strongest
+    assert "(direct answer)" in strongest and "pmid:31000001 (systematic review/meta-analysis)" in strongest
 
 
 def test_mechanistic_sentences_raise_the_mechanism_score() -> None:

@@ -32,10 +32,10 @@ from ..config import ModelSettings
 from ..memory import Embedder
 from ..models import Evidence
 from ..prompts import TRUNCATED_MARK
-from ..reading.designs import Design
 from ..reading.frame import frame_of
 from ..reading.studies.passages import units
 from ..reading.text import terms
+from ..study import DESIGNS, DesignName
 from .citations import MARKER
 from .extractive.bottom_line import number_asked, with_context
 from .extractive.findings import answer_score
@@ -177,8 +177,8 @@ def full_text_lines(item: Evidence, asked: frozenset[str], cap: int, count: int 
     return [line for _, line in sorted(scored, key=lambda pair: -pair[0])[:count]]
 
 
-def _header(item: Evidence, designs: frozenset[Design]) -> str:
-    design = next((d.value for d in Design if d in designs), "")
+def _header(item: Evidence, designs: frozenset[DesignName]) -> str:
+    design = next((d for d in DESIGNS if d in designs), "")
     parts = [item.source, str(item.year) if item.year else "", design, "PREPRINT (not peer-reviewed)"
              if item.is_preprint else ""]
     return " | ".join(part for part in parts if part)

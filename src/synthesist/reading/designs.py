@@ -6,66 +6,55 @@ only in a call for more research ("randomised trials are needed") is not counted
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
 
 from ..models import Evidence
+from ..study import DesignName
 from . import lexicon
 from .vocabulary import is_future_work
 
+_DETECTED: dict[str, DesignName] = {
+    "META_ANALYSIS": "systematic review/meta-analysis", "SYSTEMATIC_REVIEW": "systematic review/meta-analysis",
+    "RCT": "randomised trial", "CLINICAL_TRIAL": "non-randomised trial", "COHORT": "cohort",
+    "CASE_CONTROL": "case-control", "CROSS_SECTIONAL": "cross-sectional", "CASE_REPORT": "case series",
+    "IN_VITRO": "animal/in vitro", "ANIMAL": "animal/in vitro",
+}
+"""Each pattern of ``lexicons/designs.toml`` (``TEXT_<NAME>``, ``TYPE_<NAME>``) and the design it names: the one
+vocabulary of :data:`synthesist.study.DESIGNS`. (A trial record is known from its source, never from words.)"""
+PRECLINICAL: DesignName = "animal/in vitro"
+REGISTRY: DesignName = "trial registration"
 
-class Design(StrEnum):
-    """Study designs, strongest clinical evidence first."""
-
-    META_ANALYSIS = "meta-analysis"
-    SYSTEMATIC_REVIEW = "systematic review"
-    RCT = "randomized controlled trial"
-    TRIAL_RECORD = "trial record"
-    CLINICAL_TRIAL = "clinical trial"
-    COHORT = "cohort"
-    CASE_CONTROL = "case-control"
-    CROSS_SECTIONAL = "cross-sectional"
-    CASE_REPORT = "case report"
-    IN_VITRO = "in vitro"
-    ANIMAL = "animal model"
-
-
-PRECLINICAL_DESIGNS = frozenset({Design.IN_VITRO, Design.ANIMAL})
-HUMAN_DESIGNS = frozenset(Design) - PRECLINICAL_DESIGNS
-
-_TEXT_PATTERNS = tuple((design, lexicon.pattern("designs", f"TEXT_{design.name}"))
-                       for design in Design if design is not Design.TRIAL_RECORD)
-"""Each design as the text names it (``lexicons/designs.toml``); a trial record is known from its source."""
-_TYPE_PATTERNS = tuple((design, lexicon.pattern("designs", f"TYPE_{design.name}"))
-                       for design in Design if design is not Design.TRIAL_RECORD)
+_TEXT_PATTERNS = tuple((design, lexicon.pattern("designs", f"TEXT_{name}")) for name, design in _DETECTED.items())
+"""Each design as the text names it."""
+_TYPE_PATTERNS = tuple((design, lexicon.pattern("designs", f"TYPE_{name}")) for name, design in _DETECTED.items())
 """Each design as a publication type or MeSH heading names it."""
 
 
-def study_designs(evidence: Evidence, sentences: Iterable[str]) -> frozenset[Design]:
+def study_designs(evidence: Evidence, sentences: Iterable[str]) -> frozenset[DesignName]:
     """The designs ``evidence`` reports, from its record (trial, publication types, MeSH) and ``sentences``
     (its safe sentences: instruction-like text already removed). A registry record is only a trial record; an
     article merged with its registry record is both."""
     if evidence.trial is not None and evidence.source == "trials":
-        return frozenset({Design.TRIAL_RECORD})
-    found = {Design.TRIAL_RECORD} if evidence.trial is not None else set()
+        return frozenset({REGISTRY})
+    found: set[DesignName] = {REGISTRY} if evidence.trial is not None else set()
     found |= {design for heading in (*evidence.publication_types, *evidence.mesh) for design in _typed(heading)}
     for sentence in sentences:
         if is_future_work(sentence):
             continue
         found.update(design for design, pattern in _TEXT_PATTERNS if pattern.search(sentence))
-    if Design.RCT in found:
-        found.discard(Design.CLINICAL_TRIAL)
+    if "randomised trial" in found:
+        found.discard("non-randomised trial")
     return frozenset(found)
 
 
-def _typed(heading: str) -> list[Design]:
+def _typed(heading: str) -> list[DesignName]:
     return [design for design, pattern in _TYPE_PATTERNS if pattern.search(heading.strip())]
 
 
-def is_human(designs: frozenset[Design], evidence: Evidence) -> bool:
+def is_human(designs: frozenset[DesignName], evidence: Evidence) -> bool:
     """A human study: a clinical design, or the MeSH heading ``Humans`` on an item that is not cell or animal
     work (PubMed tags studies of human cell lines ``Humans`` too)."""
-    return bool(designs & HUMAN_DESIGNS) or ("Humans" in evidence.mesh and not designs & PRECLINICAL_DESIGNS)
+    return bool(designs - {PRECLINICAL, "unclear"}) or ("Humans" in evidence.mesh and PRECLINICAL not in designs)
 
 
-def is_preclinical_only(designs: frozenset[Design], evidence: Evidence) -> bool:
-    return bool(designs & PRECLINICAL_DESIGNS) and not is_human(designs, evidence)
+def is_preclinical_only(designs: frozenset[DesignName], evidence: Evidence) -> bool:
+    return PRECLINICAL in designs and not is_human(designs, evidence)

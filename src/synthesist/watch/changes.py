@@ -15,6 +15,7 @@ from typing import Literal
 from ..models import Evidence, Frozen, ResearchResult, SourceFailure, failures_text
 from ..reading.designs import study_designs
 from ..reading.text import split_sentences
+from ..study import DESIGNS
 
 RETRACTED_TYPES = frozenset({"retracted publication"})
 """Publication types that mark an item as retracted: PubMed's ``Retracted Publication`` and Europe PMC's
@@ -127,7 +128,7 @@ def _design(item: Evidence) -> str | None:
     if item.is_preprint:
         return "preprint"
     designs = study_designs(item, [sentence.text for sentence in split_sentences(item.content)])
-    return sorted(designs)[0].value if designs else None
+    return next((design for design in DESIGNS if design in designs), None)
 
 
 def note(item: Evidence) -> dict[str, object]:

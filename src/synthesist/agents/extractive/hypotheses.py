@@ -12,7 +12,6 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from ...models import UNSTATED_PATHWAY, Evidence, Hypothesis, HypothesisAssessment
-from ...reading.designs import Design
 from ...reading.question import QuestionTerms, question_terms
 from ...reading.text import overlap, terms
 from .mechanisms import MechanismStatement, statements
@@ -123,7 +122,7 @@ def _gaps(asked: QuestionTerms, readings: Sequence[Reading], hypotheses: Sequenc
     where = f" in {asked.conditions[0]}" if asked.conditions else ""
     if subject is not None:
         about = [r for r in readings if subject.lower() in r.text.lower()]
-        if not any(r.designs & {Design.RCT, Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW} for r in about):
+        if not any(r.designs & {"randomised trial", "systematic review/meta-analysis"} for r in about):
             gaps.append(f"No randomised trial or meta-analysis evidence for {subject}{where} among the {count} items.")
         if about and not any(r.human for r in about):
             gaps.append(f"No human study of {subject} among the {count} items.")

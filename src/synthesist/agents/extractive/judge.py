@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from ...config import RunSettings
 from ...models import Alignment, Evidence, FullTextFinding, JudgeAssessment, QuestionFrame, QuestionKind, ScoredAspect
 from ...reading.alignment import align_all
-from ...reading.designs import Design
 from ...reading.entities import is_drug_like, targets_in
 from ...reading.frame import frame_of
 from ...reading.question import QuestionTerms, is_yes_no, question_terms
 from ...reading.text import terms
 from ...reading.verdict import ItemVerdict, item_verdict
+from ...study import DesignName
 from ..sufficiency import clears, rule_for
 from .findings import candidate_interventions, key_findings
 from .gate import answering_ids, gate_assessment
@@ -40,15 +40,14 @@ from .relevance import topical_weight
 
 CLINICAL_SCALE = 8.0
 MECHANISM_SCALE = 7.0
-DESIGN_POINTS = {
-    Design.META_ANALYSIS: 3.0,
-    Design.SYSTEMATIC_REVIEW: 2.5,
-    Design.RCT: 2.5,
-    Design.CLINICAL_TRIAL: 1.5,
-    Design.COHORT: 1.25,
-    Design.CASE_CONTROL: 1.0,
-    Design.CROSS_SECTIONAL: 0.75,
-    Design.CASE_REPORT: 0.3,
+DESIGN_POINTS: dict[DesignName, float] = {
+    "systematic review/meta-analysis": 3.0,
+    "randomised trial": 2.5,
+    "non-randomised trial": 1.5,
+    "cohort": 1.25,
+    "case-control": 1.0,
+    "cross-sectional": 0.75,
+    "case series": 0.3,
 }
 TRIAL_WITH_RESULTS, TRIAL_REGISTERED, OTHER_HUMAN, PRECLINICAL = 2.0, 0.75, 0.5, 0.1
 DIRECT = 0.55
@@ -133,7 +132,7 @@ def _clinical_points(reading: Reading) -> tuple[float, str]:
         return options[0]
     designs = [d for d in DESIGN_POINTS if d in reading.designs]
     if designs:
-        points, label = DESIGN_POINTS[designs[0]], designs[0].value
+        points, label = DESIGN_POINTS[designs[0]], designs[0]
     elif reading.human:
         points, label = OTHER_HUMAN, "other human study"
     elif reading.preclinical_only:
@@ -212,14 +211,16 @@ def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,
 
 
 def _counted(count: int, label: str) -> str:
-    """``count`` items of a design in words: "1 cohort study", "3 meta-analyses", "2 without a stated design"."""
+    """``count`` items of a design in words: "1 cohort study", "3 systematic review/meta-analyses", "2 case series",
+    "2 without a stated design"."""
     if label == "no stated design":
         return f"{count} without a stated design"
     words = (f"{label} study" if label in ("cohort", "case-control", "cross-sectional") else label).split()
     if count != 1:  # the head noun: "trial record with results" → "trial records with results"
         at = words.index("record") if "record" in words else -1
         head = words[at]
-        words[at] = head[:-2] + "es" if head.endswith("is") else head[:-1] + "ies" if head.endswith("y") else head + "s"
+        words[at] = (head if head.endswith("series") else head[:-2] + "es" if head.endswith("is")
+                     else head[:-1] + "ies" if head.endswith("y") else head + "s")
     return f"{count} {' '.join(words)}"
 
 

@@ -10,7 +10,7 @@ from functools import cached_property, lru_cache
 
 from ...models import Evidence
 from ...reading import lexicon
-from ...reading.designs import Design, is_human, is_preclinical_only, study_designs
+from ...reading.designs import is_human, is_preclinical_only, study_designs
 from ...reading.entities import defined_abbreviations
 from ...reading.text import Sentence, is_claim_length, split_sentences, words
 from ...reading.vocabulary import (
@@ -21,6 +21,7 @@ from ...reading.vocabulary import (
     mechanism_hits,
     states_mechanism,
 )
+from ...study import DesignName
 from ..citations import MARKER
 
 BACKGROUND_SECTIONS = lexicon.word_list("reading", "BACKGROUND_SECTIONS")
@@ -51,7 +52,7 @@ class Reading:
         return len(words(self.text))
 
     @cached_property
-    def designs(self) -> frozenset[Design]:
+    def designs(self) -> frozenset[DesignName]:
         return study_designs(self.evidence, (s.text for s in self.sentences))
 
     @cached_property

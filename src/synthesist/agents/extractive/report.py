@@ -25,7 +25,6 @@ from ...models import (
     ResearchReport,
 )
 from ...reading.alignment import align_all
-from ...reading.designs import Design
 from ...reading.frame import frame_of
 from ...reading.text import ended, terms
 from ..citations import cited_ids, validate_report
@@ -319,7 +318,7 @@ def _limitations(
     preprints = sum(1 for item in memory.evidence if item.is_preprint)
     trials = [r.evidence.trial for r in on_topic if r.evidence.trial is not None]
     sources = {source for item in memory.evidence for source in item.sources}
-    strong = {Design.RCT, Design.META_ANALYSIS, Design.SYSTEMATIC_REVIEW}
+    strong = {"randomised trial", "systematic review/meta-analysis"}
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
         f"of {total} items, read as titles and abstracts only ({_full_texts(memory.evidence)}); {no_abstract} had "

@@ -10,9 +10,20 @@ import re
 from collections.abc import Iterable
 
 from ...models import Evidence, PostedResult
-from ...study import Arm, Count, DesignName, Direction, DirectionQuery, Effect, MeasureName, OutcomeResult, StudyRecord
+from ...study import (
+    DESIGNS,
+    Arm,
+    Count,
+    DesignName,
+    Direction,
+    DirectionQuery,
+    Effect,
+    MeasureName,
+    OutcomeResult,
+    StudyRecord,
+)
 from .. import lexicon
-from ..designs import Design, study_designs
+from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..text import terms
 from .direction import read_direction
 from .effects import ratio_side, read_effect, significance
@@ -119,13 +130,6 @@ _NOT_AN_OUTCOME = re.compile(r"^\(|^(?:there|it|this|these|that|the difference|t
                              rf"^(?:the )?(?:\w+ )?{_PEOPLE}\b", _I)
 """A subject that is no outcome: a fragment, a study word, or the people compared ("Women in the vitamin D group",
 "Patients receiving placebo")."""
-_DESIGNS: tuple[tuple[Design, DesignName], ...] = (
-    (Design.META_ANALYSIS, "systematic review/meta-analysis"), (Design.SYSTEMATIC_REVIEW,
-                                                                "systematic review/meta-analysis"),
-    (Design.RCT, "randomised trial"), (Design.CLINICAL_TRIAL, "non-randomised trial"), (Design.COHORT, "cohort"),
-    (Design.CASE_CONTROL, "case-control"), (Design.CROSS_SECTIONAL, "cross-sectional"),
-    (Design.CASE_REPORT, "case series"), (Design.ANIMAL, "animal/in vitro"), (Design.IN_VITRO, "animal/in vitro"),
-)
 MAX_OUTCOMES = 12
 """Outcome results kept per study: the stated results with a statistic, abstract and tables first."""
 
@@ -190,15 +194,15 @@ def _names_exposure(quote: str, exposure: str, text: str) -> bool:
 
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
     found = study_designs(evidence, (unit.text for unit in read if unit.role in ("abstract", "methods")))
-    human = found - {Design.ANIMAL, Design.IN_VITRO}
-    for design, name in _DESIGNS:
-        if design in found and (name != "animal/in vitro" or not human):
+    human = found - {PRECLINICAL, REGISTRY}
+    for design in DESIGNS:
+        if design in found and design != REGISTRY and (design != PRECLINICAL or not human):
             bare = Evidence(id=evidence.id, source=evidence.source, title="x")
             quote = next((unit.text for unit in read if unit.role in ("abstract", "methods")
                           and design in study_designs(bare, [unit.text])), "")
             if not quote and evidence.title and design in study_designs(bare, [evidence.title]):
                 quote = evidence.title
-            return name, quote
+            return design, quote
     return "unclear", ""
 
 
