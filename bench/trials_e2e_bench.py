@@ -12,6 +12,8 @@ OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synt
 - **own row**: the table has a row for the question's comparison from the prompt's own trial (its direction read);
   **its direction** is the clinicians' label;
 - **the answer rests on its own trial**: the Answer cites the prompt's own trial;
+- **against its own table**: a "yes" or "no" that cites an item whose row for the comparison says otherwise (a
+  significant change under a "no", no difference under a "yes"): a report contradicting itself;
 - **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's (a
   trial that never tested it, unless it tests the same arms; listed for reading with ``--foreign``).
 
@@ -93,18 +95,25 @@ async def main() -> None:
                                         settings=settings, seams=seams)
             report = result.report
             pmcid = {item.id: (item.identifiers.pmcid or "").upper() for item in result.evidence}
-            rows = [(pmcid.get(record.evidence_id, ""), o) for record in report.studies for o in record.outcomes
-                    if o.asked and o.direction != "not_reported"]
+            cited = set(report.answer.evidence_ids) if report.answer else set()
+            rows, cited_rows = [], []
+            for record in report.studies:
+                for o in record.outcomes:
+                    if o.asked and o.direction != "not_reported":
+                        rows.append((pmcid.get(record.evidence_id, ""), o))
+                        if record.evidence_id in cited:
+                            cited_rows.append(o)
             mine = [o for source, o in rows if source == own]
             others = [(source, o) for source, o in rows if source != own]
             verdict = report.answer.verdict if report.answer else None
             counts["runs"] += 1
             counts["verdict right"] += verdict == VERDICT[prompt.label]
             verdicts[(VERDICT[prompt.label], str(verdict))] += 1
-            cited = set(report.answer.evidence_ids) if report.answer else set()
             counts["answer rests on own trial"] += any(pmcid.get(i) == own for i in cited)
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
+            counts["answer against a cited row"] += verdict in ("yes", "no") and any(
+                VERDICT[o.direction] != verdict for o in cited_rows if o.direction in VERDICT)
             counts["runs with another trial row"] += bool(others)
             counts["rows from other trials"] += len(others)
             foreign.extend(f"{prompt.prompt_id} {text} -> {source}: {o.quote[:140]}" for source, o in others)
@@ -124,6 +133,7 @@ async def main() -> None:
     print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
           f"clinicians': {counts['own row direction right']}/{runs} ({counts['own row direction right'] / runs:.3f})")
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
+    print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")
     print(f"  runs with a row from another trial: {counts['runs with another trial row']}/{runs} "
           f"({counts['runs with another trial row'] / runs:.3f}; {counts['rows from other trials']} rows)")
     print("  verdicts (expected -> given): " + ", ".join(f"{e}->{g} {n}" for (e, g), n in sorted(verdicts.items())))
