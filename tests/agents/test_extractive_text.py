@@ -7,7 +7,7 @@ from extractive_samples import CELL_STUDY, INJECTED_COHORT, INJECTION, META_ANAL
 from synthesist.agents.extractive.reading import read
 from synthesist.models import TrialInfo
 from synthesist.reading.entities import interventions_in, is_drug_like, targets_in, trial_interventions
-from synthesist.reading.text import split_sentences
+from synthesist.reading.text import sentence_pieces, split_sentences
 from synthesist.reading.vocabulary import is_instruction, is_null_result, states_mechanism
 
 
@@ -43,6 +43,17 @@ def test_an_abstract_flattened_to_one_paragraph_keeps_its_sections() -> None:
         ("RESULTS", "HR: 0.5 was seen."), ("RESULTS", "The CI: wide."), ("MATERIALS AND METHODS", "Re-analysed."),
         ("CONCLUSIONS", "X reduced Y.")]
     assert sentences[-1].is_conclusion
+
+
+def test_a_models_text_is_cut_where_an_abstract_is_and_its_layout_survives() -> None:
+    text = ("Metformin lowered HbA1c, e.g. by 0.5 % vs. placebo (p < 0.01) [pmid:1]. It did not change weight.\n"
+            "- one item. \n- another\n\nA closing line [pmid:2].")
+    pieces = sentence_pieces(text)
+    assert "".join(pieces) == text
+    assert [piece.strip() for piece in pieces[::2]] == [
+        "Metformin lowered HbA1c, e.g. by 0.5 % vs. placebo (p < 0.01) [pmid:1].", "It did not change weight.",
+        "- one item.", "- another", "A closing line [pmid:2]."]
+    assert pieces[1::2] == [" ", "\n", "\n", "\n\n"]
 
 
 def test_text_addressed_to_a_model_is_recognised() -> None:

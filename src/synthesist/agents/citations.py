@@ -16,13 +16,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ..models import ResearchReport
+from ..reading.text import sentence_pieces
 
 ID_PREFIXES = ("pmid", "doi", "nct", "ppr", "pmcid", "url", "img")
 _PREFIX = "|".join(ID_PREFIXES)
 MARKER = re.compile(rf"\[((?:{_PREFIX}):[^\[\]]+)\]", re.IGNORECASE)
 _SPLIT = re.compile(rf"\s*[;,]\s*(?=(?:{_PREFIX}):)", re.IGNORECASE)
-SENTENCE_END = re.compile(r"((?<=[.!?])[ \t]+|\n+)")
-"""Where report text splits into sentences; the capture group keeps each separator."""
 
 
 def cited_ids(text: str) -> list[str]:
@@ -76,7 +75,7 @@ def validate_text(text: str, known: Container[str] | Resolver) -> ValidatedText:
     """
     resolve = resolver(known)
     fabricated: list[str] = []
-    pieces = SENTENCE_END.split(text)  # sentences at even indices, their separators at odd ones
+    pieces = sentence_pieces(text)  # sentences at even indices, their separators at odd ones
     out: list[str] = []
     for index in range(0, len(pieces), 2):
         sentence = pieces[index]

@@ -20,8 +20,8 @@ from ..memory import Embedder
 from ..models import Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
 from ..prompts import Boundary, render
 from ..reading import lexicon
-from ..reading.text import split_sentences, terms
-from .citations import MARKER, SENTENCE_END, cited_ids
+from ..reading.text import sentence_pieces, split_sentences, terms
+from .citations import MARKER, cited_ids
 from .extractive.trials import trial_sentence
 from .llm import LLM
 from .passage_rank import body_units, shortlist
@@ -93,7 +93,7 @@ class Verdict:
 
 def claims_in(text: str, where: str) -> list[Claim]:
     """The sentences of ``text`` that carry a citation marker."""
-    pieces = SENTENCE_END.split(text)
+    pieces = sentence_pieces(text)
     return [Claim(piece.strip(), tuple(cited_ids(piece)), where)
             for piece in pieces[::2] if MARKER.search(piece) and cited_ids(piece)]
 
@@ -103,7 +103,7 @@ def remove_sentences(text: str, dropped: Iterable[str]) -> str:
     gone = {sentence.strip() for sentence in dropped}
     if not gone:
         return text
-    pieces = SENTENCE_END.split(text)
+    pieces = sentence_pieces(text)
     out: list[str] = []
     for index in range(0, len(pieces), 2):
         separator = pieces[index + 1] if index + 1 < len(pieces) else ""

@@ -38,12 +38,12 @@ from ..models import (
     as_draft,
 )
 from ..prompts import Boundary, render
-from ..reading.text import terms
+from ..reading.text import sentence_pieces, terms
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import EvidenceCard, carried_passages, prompt_cards
-from .citations import MARKER, SENTENCE_END, Resolver, cited_ids, validate_report, validate_text
+from .citations import MARKER, Resolver, cited_ids, validate_report, validate_text
 from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
@@ -295,7 +295,7 @@ def said_once(report: ResearchReport) -> ResearchReport:
     said |= {_said(side.quote) for c in report.conflicts for side in (c.first, c.second)}
 
     def once(text: str) -> str:
-        pieces = [piece for piece in SENTENCE_END.split(text)[::2] if piece.strip()]
+        pieces = [piece for piece in sentence_pieces(text)[::2] if piece.strip()]
         repeated = [piece for piece in pieces if _said(piece) in said]
         said.update(_said(piece) for piece in pieces)
         return remove_sentences(text, repeated).strip() if repeated else text
@@ -308,7 +308,7 @@ def said_once(report: ResearchReport) -> ResearchReport:
 
 
 def _sentences(text: str) -> set[str]:
-    return {_said(piece) for piece in SENTENCE_END.split(text)[::2] if piece.strip()}
+    return {_said(piece) for piece in sentence_pieces(text)[::2] if piece.strip()}
 
 
 def _said(sentence: str) -> str:

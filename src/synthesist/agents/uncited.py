@@ -42,8 +42,8 @@ import re
 from collections.abc import Iterable
 
 from ..reading import lexicon
-from ..reading.text import terms
-from .citations import MARKER, SENTENCE_END, cited_ids
+from ..reading.text import sentence_pieces, terms
+from .citations import MARKER, cited_ids
 from .claims import _DOWN, _NEGATION, _NUMBER, _UNIVERSAL, _UP, Claim
 
 NO_CITATION = "no citation: a sentence that states a fact must cite the evidence it rests on"
@@ -103,7 +103,7 @@ def unsupported_headings(text: str, question: frozenset[str]) -> list[str]:
 
 
 def _pieces(text: str) -> list[str]:
-    return [piece.strip() for piece in SENTENCE_END.split(text)[::2]]
+    return [piece.strip() for piece in sentence_pieces(text)[::2]]
 
 
 def _heading_stands(heading: str, after: Iterable[str], question: frozenset[str]) -> bool:

@@ -2,7 +2,8 @@
 
 :func:`split_sentences` keeps each sentence's section label (``BACKGROUND: …``, also inside a flattened paragraph)
 and does not break at abbreviations, decimals or bare p-values: a boundary is a ``.``/``!``/``?`` followed by space
-and a capital, digit or bracket. Terms are :func:`tokenize`'s tokens, which the memory's BM25 index uses too:
+and a capital, digit or bracket (:func:`sentence_pieces` cuts a model's text there too, keeping the separators).
+Terms are :func:`tokenize`'s tokens, which the memory's BM25 index uses too:
 lowercased, stop words dropped, a hyphenated term whole *and* by its parts (``IL-6`` matches ``il 6``), each
 stemmed by a light suffix stemmer (the words: ``reading/lexicons/text.toml``). :func:`split_clauses` cuts a sentence
 into clauses, never inside brackets."""
@@ -21,7 +22,6 @@ _INLINE_LABEL = re.compile(r"(?<=[.!?])\s+(?=[A-Z][A-Z&/ -]{2,40}[A-Z]:\s)")
 """A section label inside a paragraph, after a sentence's end ("… is uncertain. METHODS: We randomly …"): an
 abstract flattened to one line (a user's library, a web page) keeps its sections. Capital words only, at least four
 letters, so "HR: 0.8" or "CI:" never starts a section."""
-_BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])")
 _LAST_WORD = re.compile(r"(\S+)$")
 _DOTTED = re.compile(r"^\(?(?:[A-Za-z]\.){2,}$")
 ABBREVIATIONS = lexicon.words("text", "ABBREVIATIONS")
@@ -92,16 +92,7 @@ def split_sentences(text: str) -> list[Sentence]:
 
 
 def _split_paragraph(paragraph: str) -> list[str]:
-    pieces: list[str] = []
-    start = 0
-    for match in _BOUNDARY.finditer(paragraph):
-        end = match.start() + 1
-        if _is_abbreviation(paragraph[start:end]):
-            continue
-        pieces.append(paragraph[start : match.end()])
-        start = match.end()
-    pieces.append(paragraph[start:])
-    return [" ".join(piece.split()) for piece in pieces if piece.strip()]
+    return [" ".join(piece.split()) for piece in sentence_pieces(paragraph)[::2] if piece.strip()]
 
 
 def top_level(text: str, start: int = 0) -> Iterator[int]:
@@ -126,6 +117,25 @@ def split_clauses(text: str, boundary: re.Pattern[str], cuts: Iterable[tuple[int
         if begin >= start:
             pieces.append(text[start:begin])
             start = end
+    return [*pieces, text[start:]]
+
+
+_PIECE_END = re.compile(r"[.!?][\"'”’)\]]*(\s+)(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])|(\n+)")
+
+
+def sentence_pieces(text: str) -> list[str]:
+    """``text`` cut into its sentences (at even indices) and what separates them (odd indices), so that
+    ``"".join(pieces) == text``: the one sentence splitter for text whose layout must survive (a model's report, its
+    lists and paragraphs). A sentence ends where :func:`split_sentences` ends one (never at "e.g." or "vs.", a
+    decimal or a bare p-value), and at every line break."""
+    pieces: list[str] = []
+    start = 0
+    for match in _PIECE_END.finditer(text):
+        group = 1 if match.group(1) is not None else 2
+        if group == 1 and _is_abbreviation(text[start : match.start() + 1]):
+            continue
+        pieces += [text[start : match.start(group)], match.group(group)]
+        start = match.end(group)
     return [*pieces, text[start:]]
 
 
