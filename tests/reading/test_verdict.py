@@ -16,17 +16,16 @@ ROWS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "a
 
 
 def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
-    wrong = [(row["question"], row["direction"], verdict_of(row["direction"], asked_change(row["question"],
-                                                                                            row["exposure"]),
-                                                             row["outcome"]))
-             for row in ROWS
-             if verdict_of(row["direction"], asked_change(row["question"], row["exposure"]), row["outcome"])
-             != row["verdict"]]
+    def read(row: dict) -> str:
+        others = tuple(filter(None, (row["outcome"], row.get("comparator"))))
+        return verdict_of(row["direction"], asked_change(row["question"], row["exposure"], others), row["outcome"])
+
+    wrong = [(row["question"], row["direction"], read(row)) for row in ROWS if read(row) != row["verdict"]]
     assert len(ROWS) >= 15
     assert wrong == []
 
 
-def test_the_change_asked_is_the_verb_after_the_exposure():
+def test_the_change_asked_is_a_verb_outside_the_names_of_what_is_compared():
     assert asked_change("Does increasing exercise reduce depression?", "increasing exercise") == "decrease"
     assert asked_change("Does increasing exercise reduce depression?") == "increase"  # no exposure: the first verb
     assert asked_change("Does metformin affect cancer incidence?", "metformin") == "change"

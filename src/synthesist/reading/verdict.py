@@ -15,6 +15,8 @@ else the reader's conclusion head (:mod:`.conclusion`, for an abstract that stat
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,17 +31,21 @@ _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 
 
-def asked_change(question: str, exposure: str | None = None) -> Change:
-    """The change ``question`` asks about: the first verb of change after its ``exposure`` (so "Does increasing
-    exercise reduce depression?" asks about a decrease), or anywhere when the exposure is not in it; ``change``
-    when it names none ("Does X affect Y?")."""
+def asked_change(question: str, exposure: str | None = None, others: Sequence[str] = ()) -> Change:
+    """The change ``question`` asks about: its first verb of change outside the names of what it compares (its
+    ``exposure`` and ``others``, the outcomes and the comparator: "increasing exercise" asks about no increase, and
+    "all-cause mortality" holds no "cause"); ``change`` when it names none ("Does X affect Y?")."""
     text = " ".join(question.split())
-    start = 0
-    if exposure:
-        at = text.lower().find(" ".join(exposure.split()).lower())
-        start = at + len(exposure) if at >= 0 else 0
-    found = [(match.start(), name) for name, pattern in _ASKED if (match := pattern.search(text, start))]
+    for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
+        text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
+                      flags=re.IGNORECASE)
+    found = [(match.start(), name) for name, pattern in _ASKED if (match := pattern.search(text))]
     return min(found)[1] if found else "change"  # type: ignore[return-value]
+
+
+def asked_parts(frame: QuestionFrame) -> tuple[str, ...]:
+    """The names in a question besides its exposure that hold no verb of it: its outcomes and its comparator."""
+    return tuple(filter(None, (*frame.outcomes, frame.comparator)))
 
 
 def lower_is_better(outcome: str) -> bool:
@@ -79,7 +85,7 @@ def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
     against the change asked (:func:`verdict_of`), or without one, what its conclusion says."""
     if finding is not None:
         outcome = frame.outcomes[0] if frame.outcomes else ""
-        label = verdict_of(finding.direction, asked_change(question, frame.exposure), outcome)
+        label = verdict_of(finding.direction, asked_change(question, frame.exposure, asked_parts(frame)), outcome)
         return ItemVerdict(label, finding.confidence, "row")
     read = conclusion_verdict(question, item)
     return ItemVerdict(read.label, read.confidence, "conclusion")
