@@ -36,6 +36,7 @@ from .direction import (
     with_figures,
 )
 from .effects import ratio_side, read_effect
+from .naming import article_name
 from .passages import Unit
 from .verify import source_text
 
@@ -255,6 +256,7 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     answer at all: ``not_reported`` with no quote."""
     reader = reader or shipped_reader()
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    query = query.model_copy(update={"intervention": article_name(query.intervention, source_text(evidence))})
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return blank

@@ -28,11 +28,12 @@ from ..entities import DRUG_CLASSES, NOT_DRUGS
 from ..synonyms import LAY_SYNONYMS, lay_synonyms
 from ..text import split_clauses, terms
 from .arms import abbreviations
+from .arms import terms as folded
 from .compared import compared, listed_together, only_a_group
 
 __all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
-           "class_members", "distinctive", "exposure_names", "names_comparison", "names_exposure", "outcome_names",
-           "outcome_words", "part_core", "same_word", "spelled_out", "with_synonyms"]
+           "article_name", "class_members", "distinctive", "exposure_names", "names_comparison", "names_exposure",
+           "outcome_names", "outcome_words", "part_core", "same_word", "spelled_out", "with_synonyms"]
 
 HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
                   "regimen")
@@ -179,6 +180,25 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
             names.append((arms[0], own))
         names += [(arm, terms(arm)) for arm in (*TRIAL_ARMS, *BOTH_ARMS)]
     return list(dict.fromkeys(names))
+
+
+def article_name(exposure: str, text: str) -> str:
+    """The question's exposure as the article ``text`` names it, for the study reader, which matches words as its
+    arms do (:func:`.arms.terms`, folded): the exposure itself when the article holds all its words; without the
+    words of how it is given, its modifiers and head nouns that the article lacks, when it holds the rest
+    ("probiotic" for "probiotic supplementation": the trial speaks of "the probiotic group"; "colchicine" for
+    "low-dose colchicine"); else the first of its other names (:func:`exposure_names`: a lay synonym, a short form
+    the article defines, a drug class's member, "hydrocortisone" for corticosteroids) the article holds whole; else
+    the exposure unchanged."""
+    article = folded(text)
+    if folded(exposure) <= article:
+        return exposure
+    telling = distinctive(exposure)
+    kept = " ".join(word for word in exposure.split() if folded(word) <= article or terms(word) & telling)
+    if folded(kept) and folded(kept) <= article:
+        return kept
+    return next((name for name, _ in exposure_names(exposure, text)[1:] if folded(name) and folded(name) <= article),
+                exposure)
 
 
 def class_members(exposure: str, text: str) -> list[str]:
