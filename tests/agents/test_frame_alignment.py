@@ -144,6 +144,16 @@ def test_a_hyphenated_term_matches_its_closed_spelling() -> None:
     assert outcome.addressed and "perisinusoidal" in outcome.span
 
 
+def test_a_measure_is_matched_under_the_name_the_item_writes() -> None:
+    """"HbA1c" asked, "A1C" written and never defined (reading/lexicons/synonyms.toml, MEASURE_NAMES)."""
+    frame = frame_of("Does a low-carbohydrate diet lower HbA1c compared with a low-fat diet?")
+    item = Evidence(id="pmid:1", source="library", title=None, url=None,
+                    content="Adults were randomized to a low-carbohydrate diet or a low-fat diet. A1C did not differ "
+                            "between groups at 1 year (P = 0.42).")
+    outcome = next(p for p in align(frame, item, 0.7, Gate(cover=0.75)).parts if p.part == "outcome")
+    assert outcome.term == "HbA1c" and outcome.addressed and "A1C did not differ" in outcome.span
+
+
 def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
     """Items that name both parts but are not about them together: the Answer says so, with no cosine in it."""
     from synthesist.agents.extractive.gate import missing_statement

@@ -23,7 +23,7 @@ from . import lexicon
 from .abbreviations import abbreviation_definitions
 from .studies.arms import fold
 from .study_reader import study_reader
-from .synonyms import lay_synonyms
+from .synonyms import lay_synonyms, measure_names
 from .text import split_sentences, terms
 
 RELATED_COSINE = 0.4
@@ -138,7 +138,7 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
     wanted = terms(phrase)
     if not wanted:
         return PartMatch(part=part, term=phrase, addressed=False)
-    options = [wanted, *(terms(s) for s in lay_synonyms(phrase))]
+    options = [wanted, *(terms(s) for s in (*lay_synonyms(phrase), *measure_names(phrase)))]
     if "-" in phrase:  # "peri-sinusoidal" is written "perisinusoidal" too
         options.append(terms(re.sub(r"(?<=[a-z])-(?=[a-z])", "", phrase, flags=re.I)))
     options += [wanted - {short} | long for short, long in expansions.items() if short in wanted]

@@ -24,7 +24,7 @@ from importlib import resources
 from operator import or_
 from typing import Any
 
-__all__ = ["pairs", "pattern", "phrases", "source", "vocabularies", "word_list", "words"]
+__all__ = ["pairs", "pattern", "phrase_groups", "phrases", "source", "vocabularies", "word_list", "words"]
 
 REFERENCE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 """``{NAME}`` in a pattern: another vocabulary of the same file."""
@@ -71,3 +71,9 @@ def pairs(lexicon: str, name: str) -> dict[str, tuple[str, ...]]:
 def phrases(lexicon: str, name: str) -> tuple[str, ...]:
     """One vocabulary's phrases in file order."""
     return tuple(phrase for group in vocabularies(lexicon)[name]["groups"] for phrase in group["phrases"])
+
+
+def phrase_groups(lexicon: str, name: str) -> tuple[tuple[str, ...], ...]:
+    """One vocabulary's phrases, each group's on its own: a group of ``phrases`` that are one thing named several
+    ways."""
+    return tuple(tuple(group["phrases"]) for group in vocabularies(lexicon)[name]["groups"])

@@ -20,6 +20,8 @@ LAY_SYNONYMS = lexicon.pairs("synonyms", "LAY_SYNONYMS")
 ORGAN_ADJECTIVES = {organ: form for organ, (form,) in lexicon.pairs("synonyms", "ORGAN_ADJECTIVES").items()}
 _ORGAN_CANCER = re.compile(r"\b([a-z]+) (?:cancers?|tumou?rs?)\b")
 _CHECK = lexicon.pattern("synonyms", "CHECK")
+MEASURE_NAMES = lexicon.phrase_groups("synonyms", "MEASURE_NAMES")
+"""Each measure's names in the spellings trials use, defined or not ("HbA1c", "A1C", "glycated haemoglobin")."""
 
 
 def lay_synonyms(phrase: str) -> tuple[str, ...]:
@@ -33,6 +35,22 @@ def lay_synonyms(phrase: str) -> tuple[str, ...]:
     for word in lower.split():
         found.extend(s for s in LAY_SYNONYMS.get(word, ()) if not any(s in f for f in found))
     return tuple(dict.fromkeys(s for s in found if s != lower))
+
+
+def measure_names(phrase: str) -> tuple[str, ...]:
+    """``phrase`` with a measure it names written each other way trials write it (:data:`MEASURE_NAMES`): "HbA1c
+    at 12 months" → "A1C at 12 months", "glycated haemoglobin at 12 months", …"""
+    for names in MEASURE_NAMES:
+        for name in names:
+            if named := _phrase(name).search(phrase):
+                before, after = phrase[:named.start()], phrase[named.end():]
+                return tuple(f"{before}{other}{after}" for other in names if other != name)
+    return ()
+
+
+def _phrase(name: str) -> re.Pattern[str]:
+    """``name`` as a whole phrase in any case: "LDL" is not in "LDL-C", "A1c" is in "(A1c)"."""
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
 
 
 def as_query_text(heading: str) -> str:

@@ -36,7 +36,7 @@ from .direction import (
     with_figures,
 )
 from .effects import ratio_side, read_effect
-from .naming import article_name
+from .naming import article_name, article_outcome
 from .passages import Unit
 from .verify import source_text
 
@@ -256,7 +256,9 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     answer at all: ``not_reported`` with no quote."""
     reader = reader or shipped_reader()
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    query = query.model_copy(update={"intervention": article_name(query.intervention, source_text(evidence))})
+    text = source_text(evidence)
+    query = query.model_copy(update={"intervention": article_name(query.intervention, text),
+                                     "outcome": article_outcome(query.outcome, text)})
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return blank

@@ -25,15 +25,16 @@ from collections.abc import Callable, Sequence
 from ...study import DirectionQuery
 from .. import lexicon
 from ..entities import DRUG_CLASSES, NOT_DRUGS
-from ..synonyms import LAY_SYNONYMS, lay_synonyms
+from ..synonyms import LAY_SYNONYMS, lay_synonyms, measure_names
 from ..text import split_clauses, terms
 from .arms import abbreviations
 from .arms import terms as folded
 from .compared import compared, listed_together, only_a_group
 
 __all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
-           "article_name", "class_members", "distinctive", "exposure_names", "names_comparison", "names_exposure",
-           "outcome_names", "outcome_words", "part_core", "same_word", "spelled_out", "with_synonyms"]
+           "article_name", "article_outcome", "class_members", "distinctive", "exposure_names",
+           "names_comparison", "names_exposure", "outcome_names", "outcome_words", "part_core", "same_word",
+           "spelled_out", "with_synonyms"]
 
 HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
                   "regimen")
@@ -199,6 +200,15 @@ def article_name(exposure: str, text: str) -> str:
         return kept
     return next((name for name, _ in exposure_names(exposure, text)[1:] if folded(name) and folded(name) <= article),
                 exposure)
+
+
+def article_outcome(outcome: str, text: str) -> str:
+    """The question's outcome as the article ``text`` names it, for the study reader: unchanged when the article
+    holds all its words; else with a measure's name written as the article writes it
+    (:func:`~synthesist.reading.synonyms.measure_names`: "HbA1c" asked, "A1C" written); else unchanged."""
+    if folded(outcome) <= folded(text):
+        return outcome
+    return next((other for other in measure_names(outcome) if folded(other) <= folded(text)), outcome)
 
 
 def class_members(exposure: str, text: str) -> list[str]:

@@ -149,9 +149,11 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     if measured_as_asked:
         asked = [as_asked(result, evidence, design) for result in asked]
     answered = {(r.effect.value, r.effect.ci_low, r.effect.ci_high) for r in asked if r.effect and r.effect.value}
-    # the asked outcome's own estimate is not stated a second time under the sentence's subject
+    quoted = {r.quote for r in asked if r.quote and r.direction != "not_reported"}
+    # the asked outcome's own estimate, or its sentence, is not stated a second time under the sentence's subject
     stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries])
-              if not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
+              if r.quote not in quoted
+              and not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
         randomised=_count(read, _RANDOMISED, of_everyone=True) or _studied(read), analysed=_count(read, _ANALYSED),
