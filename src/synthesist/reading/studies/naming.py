@@ -186,20 +186,26 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
 def article_name(exposure: str, text: str) -> str:
     """The question's exposure as the article ``text`` names it, for the study reader, which matches words as its
     arms do (:func:`.arms.terms`, folded): the exposure itself when the article holds all its words; without the
-    words of how it is given, its modifiers and head nouns that the article lacks, when it holds the rest
-    ("probiotic" for "probiotic supplementation": the trial speaks of "the probiotic group"; "colchicine" for
-    "low-dose colchicine"); else the first of its other names (:func:`exposure_names`: a lay synonym, a short form
-    the article defines, a drug class's member, "hydrocortisone" for corticosteroids) the article holds whole; else
-    the exposure unchanged."""
+    words of how it is given and its modifiers that the article lacks, when it holds the rest ("probiotic" for
+    "probiotic supplementation": the trial speaks of "the probiotic group"; "colchicine" for "low-dose
+    colchicine"); else another name for the whole of it that the article holds: a drug class's member
+    ("hydrocortisone" for corticosteroids), a lay synonym of the whole phrase, a short form the article defines for
+    it; else the exposure unchanged. A head noun ("programme", "therapy") is never dropped and a word is never
+    renamed alone: "clinical weight loss programme" is not "clinical weight loss", which any weight-loss trial
+    holds."""
     article = folded(text)
     if folded(exposure) <= article:
         return exposure
-    telling = distinctive(exposure)
-    kept = " ".join(word for word in exposure.split() if folded(word) <= article or terms(word) & telling)
+    kept = " ".join(word for word in exposure.split()
+                    if folded(word) <= article or not terms(word) <= HOW_GIVEN | MODIFIERS)
     if folded(kept) and folded(kept) <= article:
         return kept
-    return next((name for name, _ in exposure_names(exposure, text)[1:] if folded(name) and folded(name) <= article),
-                exposure)
+    phrase = part_core(exposure)
+    flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
+    whole = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ()),
+             *(short for short, long in abbreviations(text).items()
+               if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS)]
+    return next((name for name in whole if folded(name) and folded(name) <= article), exposure)
 
 
 def article_outcome(outcome: str, text: str) -> str:
