@@ -32,6 +32,7 @@ def fields(read: StudyRecord, row: dict) -> dict:
     count = read.randomised
     read_as = {
         "population": lambda: read.population,
+        "design": lambda: read.design,
         "randomised": lambda: count.value if count else None,
         "randomised_text": lambda: count.text.replace(" ", "") if count else None,
         "arms": lambda: [[arm.role, arm.label] for arm in read.arms],
@@ -44,7 +45,7 @@ def fields(read: StudyRecord, row: dict) -> dict:
 def expected(row: dict) -> dict:
     wanted = {**row, "not_an_outcome": [],
               "randomised_text": row.get("randomised_text", "").replace("\u2009", "").replace(" ", "")}
-    return {name: wanted[name] for name in ("population", "randomised", "randomised_text", "arms", "outcomes",
+    return {name: wanted[name] for name in ("population", "design", "randomised", "randomised_text", "arms", "outcomes",
                                             "not_an_outcome") if name in row}
 
 

@@ -195,10 +195,14 @@ def _names_exposure(quote: str, exposure: str, text: str) -> bool:
 
 
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
-    found = study_designs(evidence, (unit.text for unit in read if unit.role in ("abstract", "methods")))
+    own = [unit.text for unit in read if unit.role in ("abstract", "methods")]
+    found = study_designs(evidence, own)
     human = found - {PRECLINICAL, REGISTRY}
+    # animals randomised and no people named: rat pups allocated to a probiotic are no randomised trial
+    animal = PRECLINICAL in found and not any(_HUMAN_SUBJECTS.search(text) for text in own)
     for design in DESIGNS:
-        if design in found and design != REGISTRY and (design != PRECLINICAL or not human):
+        if design in found and design != REGISTRY and (design == PRECLINICAL if animal else
+                                                        design != PRECLINICAL or not human):
             bare = Evidence(id=evidence.id, source=evidence.source, title="x")
             quote = next((unit.text for unit in read if unit.role in ("abstract", "methods")
                           and design in study_designs(bare, [unit.text])), "")
@@ -223,6 +227,7 @@ def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...], *, of_everyo
 
 
 _NOT_RANDOMISED = lexicon.pattern("record", "NOT_RANDOMISED")
+_HUMAN_SUBJECTS = lexicon.pattern("record", "HUMAN_SUBJECTS")
 _PER_ARM = lexicon.pattern("record", "PER_ARM")
 _ALLOCATING = re.compile(r"\b(?:randomi[sz]ed|randomly|allocated|assigned)\b", _I)
 _CLAUSE_MARK = re.compile(r"[,;:.](?=\s)")
