@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from synthesist.memory.bm25 import BM25Index
-from synthesist.reading.text import stem, tokenize
+from synthesist.reading.text import american, stem, tokenize
 
 
 def test_tokenize_lowercases_and_drops_stop_words() -> None:
@@ -28,6 +28,23 @@ def test_tokenize_keeps_digits_and_drops_punctuation() -> None:
 )
 def test_stem_folds_inflections_and_derivations_together(a: str, b: str) -> None:
     assert stem(a) == stem(b)
+
+
+@pytest.mark.parametrize(("british", "american"), [
+    ("glycaemic", "glycemic"), ("haemoglobin", "hemoglobin"), ("tumours", "tumors"), ("randomised", "randomized"),
+    ("oedema", "edema"), ("paediatric", "pediatric"), ("oesophageal", "esophageal"), ("foetal", "fetal"),
+    ("analysed", "analyzed"), ("centre", "center"), ("labour", "labor"), ("sulphonylureas", "sulfonylureas"),
+    ("analogues", "analogs"), ("signalling", "signaling"), ("diarrhoea", "diarrhea"), ("coeliac", "celiac"),
+    ("hospitalisation", "hospitalization"), ("caesarean", "cesarean"), ("aetiology", "etiology"),
+])
+def test_a_british_spelling_meets_the_american_one(british: str, american: str) -> None:
+    assert tokenize(british) == tokenize(american)
+
+
+def test_spelling_leaves_short_words_that_look_british_alone() -> None:
+    short = ("four", "hour", "your", "rise", "raise", "flour", "wise")
+    assert [american(word) for word in short] == list(short)
+    assert tokenize("four hours") != tokenize("for hors")
 
 
 def test_stem_leaves_short_words_and_codes_alone() -> None:

@@ -34,12 +34,26 @@ STOP_WORDS = lexicon.words("text", "STOP_WORDS")
 
 
 _SUFFIXES = tuple(sorted(lexicon.word_list("text", "SUFFIXES"), key=len, reverse=True))
+_SPELLING = tuple((re.compile(british), american) for british, (american,) in lexicon.pairs("text", "SPELLING").items())
+"""British spellings and their American forms, each over one lowercased word (``lexicons/text.toml``)."""
+
+
+def american(word: str) -> str:
+    """``word`` (lowercased) spelled the American way: "glycaemic" → "glycemic", "randomised" → "randomized",
+    "tumours" → "tumors"; a word of American spelling comes back as it is, or rewritten as its British twin is."""
+    for british, written in _SPELLING:
+        word = british.sub(written, word)
+    return word
 
 
 def stem(word: str) -> str:
     """Strip one common English suffix, leaving at least four letters: ``prostatic``/``prostate`` → ``prostat``,
-    ``diabetes``/``diabetic`` → ``diabet``. Crude, but applied alike to queries and documents."""
-    if len(word) <= 4 or not word.isalpha():
+    ``diabetes``/``diabetic`` → ``diabet``; first spelled the American way (:func:`american`: ``glycaemic`` and
+    ``glycemic`` → ``glycem``). Crude, but applied alike to queries and documents."""
+    if not word.isalpha():
+        return word
+    word = american(word)
+    if len(word) <= 4:
         return word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
