@@ -154,6 +154,15 @@ def test_a_measure_is_matched_under_the_name_the_item_writes() -> None:
     assert outcome.term == "HbA1c" and outcome.addressed and "A1C did not differ" in outcome.span
 
 
+def test_a_british_question_meets_an_american_abstract() -> None:
+    frame = frame_of("Does a low-carbohydrate diet improve glycaemic control in type 2 diabetes?")
+    item = Evidence(id="pmid:1", source="library", title=None, url=None,
+                    content="Adults with type 2 diabetes were randomized to a low-carbohydrate diet or a low-fat diet. "
+                            "Glycemic control did not differ between groups at 1 year (P = 0.42).")
+    outcome = next(p for p in align(frame, item, 0.7, Gate(cover=0.75)).parts if p.part == "outcome")
+    assert outcome.addressed and not outcome.surrogate and outcome.coverage == 1.0
+
+
 def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
     """Items that name both parts but are not about them together: the Answer says so, with no cosine in it."""
     from synthesist.agents.extractive.gate import missing_statement
