@@ -12,7 +12,8 @@ reads each topic's records with the detector exactly as a run's report does
 (:func:`synthesist.agents.conflicts.detect_conflicts` over the frame of the question and the items' alignments) and
 prints pair precision and recall (a found pair is right when the labels call it a conflict; its kind is scored
 apart), and how often each record's finding (:func:`~synthesist.agents.conflicts.side_of`: a clear change, a
-stated null, or none) agrees with the labelled one. Through the product instead:
+stated null, or none) agrees with the labelled one, and how the evidence table's rows (the study reader's
+reading, :func:`~synthesist.reading.studies.asked.asked_record`) read the records labelled with a direction. Through the product instead:
 
     python bench/conflict_topics_bench.py TOPICS --write out/topics     # out/topics/library.jsonl, questions.txt
     synthesist batch out/topics/questions.txt --out out/topics/runs --sources library \
@@ -34,6 +35,7 @@ from synthesist.agents.conflicts import detect_conflicts, side_of
 from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of
+from synthesist.reading.studies.asked import asked_record, question_queries
 from synthesist.study import DirectionQuery
 
 CONFLICT_KINDS = ("opposite", "against_null")
@@ -144,6 +146,24 @@ def sides(topics: list[Topic], score: Score, errors: bool) -> None:
                                     f"{frame.outcomes[0]}) {quote[:160]}")
 
 
+def table_rows(topics: list[Topic]) -> str:
+    """How the evidence table's rows (the study reader's one reading, :func:`asked_record`) read the labelled
+    records: rows given, right and wrong, over the records labelled with a direction."""
+    labelled = given = right = 0
+    for topic in topics:
+        queries = question_queries(frame_of(topic.question))
+        for record_id, item in topic.items.items():
+            label = topic.findings.get(record_id)
+            if not queries or label not in SIDES:
+                continue
+            row = next(o for o in asked_record(item, queries).outcomes if o.asked and o.outcome == queries[0].outcome)
+            labelled += 1
+            given += row.direction != "not_reported"
+            right += row.direction == label
+    return (f"evidence-table rows for the question's first outcome: {given} of {labelled} labelled records, "
+            f"{right} right, {given - right} wrong")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("topics", type=Path)
@@ -183,6 +203,7 @@ def main() -> None:
         print(score.line("detector, every record collected"))
         sides(topics, score, args.errors)
         print(f"record findings read right: {score.sides_right}/{score.sides} ({score.sides_right / score.sides:.2f})")
+        print(table_rows(topics))
     if args.errors:
         print("\n" + "\n".join(score.errors))
 
