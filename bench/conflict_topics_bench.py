@@ -13,7 +13,8 @@ reads each topic's records with the detector exactly as a run's report does
 prints pair precision and recall (a found pair is right when the labels call it a conflict; its kind is scored
 apart), and how often each record's finding (:func:`~synthesist.agents.conflicts.side_of`: a clear change, a
 stated null, or none) agrees with the labelled one, and how the evidence table's rows (the study reader's
-reading, :func:`~synthesist.reading.studies.asked.asked_record`) read the records labelled with a direction. Through the product instead:
+reading, :func:`~synthesist.reading.studies.asked.asked_record`) read the records labelled with a direction.
+Through the product instead:
 
     python bench/conflict_topics_bench.py TOPICS --write out/topics     # out/topics/library.jsonl, questions.txt
     synthesist batch out/topics/questions.txt --out out/topics/runs --sources library \
