@@ -435,6 +435,14 @@ def test_study_with_a_model_prints_its_answers_checked_by_the_study_reader(tmp_p
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+def test_a_queries_line_nested_past_the_decoder_is_a_named_bad_line(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"intervention": "drug A", "outcome": "cough"}) + "\n" + "[" * 10_000 + "\n")
+    done = run_cli("study", str(JATS), "--queries", str(queries), env={"SYNTHESIST_DATA_DIR": str(tmp_path / "d")})
+    assert done.returncode == 2 and f"{queries}:2: expected an object" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_study_fetches_a_pmcid_from_europe_pmc(tmp_path: Path) -> None:
     with FixtureServer() as server:
         server.route("/rest/PMC9000021/fullTextXML", Reply.file(JATS, content_type="application/xml"))

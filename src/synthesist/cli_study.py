@@ -76,7 +76,7 @@ def read_queries(path: Path) -> list[DirectionQuery]:
                 raise ValueError("not an object")
             queries.append(DirectionQuery(intervention=row.get("intervention") or "",
                                           comparator=row.get("comparator") or "", outcome=row.get("outcome") or ""))
-        except (ValueError, ValidationError):
+        except (ValueError, RecursionError, ValidationError):
             raise BadInputError(f"{path}:{number}: expected an object with intervention, comparator and outcome "
                                 "(non-empty intervention and outcome)") from None
     if not queries:

@@ -72,6 +72,25 @@ def test_each_kind_of_bad_record_has_a_clear_reason(line: str, reason: str):
     assert loaded.problems == (LibraryProblem(Path("lib.jsonl"), 2, reason),)
 
 
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"pmid": "1", "title": "T", "x": ' + "[" * 10_000 + "]" * 10_000 + "}",
+         "invalid JSON: nested too deeply to read"),
+        ('{"pmid": "1", "title": "T", "year": ' + "9" * 5_000 + "}",
+         "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits"),
+    ],
+)
+def test_a_line_the_decoder_cannot_read_is_named_and_the_rest_of_the_file_loads(tmp_path: Path, line: str,
+                                                                                reason: str):
+    path = tmp_path / "lib.jsonl"
+    good = json.dumps({"pmid": "90000001", "title": "Metformin and incident cancer"})
+    path.write_text("\n".join([good, line, good.replace("90000001", "90000002")]) + "\n", encoding="utf-8")
+    loaded = load_library([path])
+    assert [e.id for e in loaded.evidence] == ["pmid:90000001", "pmid:90000002"]
+    assert loaded.problems == (LibraryProblem(path, 2, reason),)
+
+
 def test_unicode_line_separators_inside_strings_do_not_split_a_record(tmp_path: Path):
     path = tmp_path / "lib.jsonl"
     path.write_text(json.dumps({"pmid": "9", "abstract": "First.\u2029Second.\u2028Third."}, ensure_ascii=False) + "\n")
@@ -250,6 +269,15 @@ def test_a_link_to_a_device_is_refused(tmp_path: Path):
     link.symlink_to("/dev/zero")
     with pytest.raises(LibraryError, match="not a regular file"):
         load_library([link])
+
+
+def test_a_broken_link_in_a_folder_is_named_and_the_rest_loads(tmp_path: Path):
+    (tmp_path / "real.jsonl").write_bytes(LIBRARY.read_bytes())
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "moved-away.jsonl")
+    loaded = load_library([tmp_path])
+    assert [e.id for e in loaded.evidence] == ["pmid:21000001", "pmid:26100001", "doi:10.1000/abc.1"]
+    assert (tmp_path / "gone.jsonl", None, "a broken link (its target does not exist): skipped") in [
+        (p.path, p.line, p.reason) for p in loaded.problems]
 
 
 def test_an_over_long_abstract_is_cut_at_the_cap_and_the_cut_reported(tmp_path: Path):

@@ -48,6 +48,7 @@ def test_esearch_without_hits_is_empty():
         (b'{"error":"API key invalid","api-key":"secret-key-123","type":"invalid"}', "holds an error"),
         (b'{"esearchresult": {"count": "many", "idlist": []}}', "count is not a number"),
         (b"[1, 2]", "no esearchresult"),
+        (b"[" * 10_000 + b"]" * 10_000, "not JSON"),  # nested past the decoder's recursion limit
     ],
 )
 def test_esearch_error_shapes_raise_parse_error(body: bytes, message: str):

@@ -82,9 +82,10 @@ def load_library(paths: Iterable[Path | str], *, field_cap: int = FIELD_CAP) -> 
     """
     problems: list[LibraryProblem] = []
     notices: list[LibraryProblem] = []
-    files, empty = _collect(paths)
+    files, empty, passed_over = _collect(paths)
     problems.extend(LibraryProblem(folder, None, f"no library file ({', '.join(SUFFIXES)}) in this folder")
                     for folder in empty)
+    problems.extend(LibraryProblem(path, None, reason) for path, reason in passed_over)
 
     def records() -> Iterator[Evidence]:
         for path in files:
@@ -131,16 +132,20 @@ def library_files(paths: Iterable[Path | str]) -> list[Path]:
     return _collect(paths)[0]
 
 
-def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[Path]]:
-    """The library files ``paths`` name, and the folders among them that hold none."""
+def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[Path], list[tuple[Path, str]]]:
+    """The library files ``paths`` name, the folders among them that hold none, and each entry of a folder named
+    like a library file that is passed over (a broken link, a pipe, a device), with why."""
     files: dict[Path, None] = {}
     empty: list[Path] = []
+    passed_over: list[tuple[Path, str]] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.exists():
             raise LibraryError(path, "no such file or folder")
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if _is_regular(p) and _is_library_file(p))
+            named = sorted(p for p in path.rglob("*") if _is_library_file(p) and not p.is_dir())
+            found = [p for p in named if _is_regular(p)]
+            passed_over.extend((p, _why_not_regular(p)) for p in named if not _is_regular(p))
             if not found:
                 empty.append(path)
             files.update(dict.fromkeys(found))
@@ -150,7 +155,7 @@ def _collect(paths: Iterable[Path | str]) -> tuple[list[Path], list[Path]]:
             raise LibraryError(path, "not a regular file (a pipe, a device or a link to one): refused")
         else:
             files[path] = None
-    return list(files), empty
+    return list(files), empty, passed_over
 
 
 def _is_regular(path: Path) -> bool:
@@ -159,6 +164,13 @@ def _is_regular(path: Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
+
+
+def _why_not_regular(path: Path) -> str:
+    """Why a folder's entry named like a library file is passed over."""
+    if path.is_symlink() and not path.exists():
+        return "a broken link (its target does not exist): skipped"
+    return "not a regular file (a pipe, a device or a link to one): skipped"
 
 
 def _is_library_file(path: Path) -> bool:
@@ -233,6 +245,12 @@ def _jsonl_records(lines: Iterable[str | bytes], path: Path, problems: list[Libr
             continue
         except _BadRecord as exc:
             problems.append(LibraryProblem(path, number, str(exc)))
+            continue
+        except RecursionError:  # json's decoder recurses once per level: a line nested ~1,000 deep exhausts it
+            problems.append(LibraryProblem(path, number, "invalid JSON: nested too deeply to read"))
+            continue
+        except ValueError as exc:  # what else the decoder refuses, e.g. an integer of more than 4,300 digits
+            problems.append(LibraryProblem(path, number, f"invalid JSON: {str(exc).split(';')[0]}"))
             continue
         yield record
 

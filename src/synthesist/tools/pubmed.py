@@ -56,7 +56,7 @@ def parse_esearch(data: bytes) -> EsearchResult:
     """
     try:
         payload = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise ParseError("pubmed", "esearch answer is not JSON") from exc
     result = payload.get("esearchresult") if isinstance(payload, dict) else None
     if not isinstance(result, dict):

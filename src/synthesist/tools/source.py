@@ -44,6 +44,6 @@ def load_json(data: bytes, source: str) -> Any:
     """A JSON answer body, or a :class:`ParseError` saying whether it was an HTML page or just not JSON."""
     try:
         return json.loads(data)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, nested ~1,000 deep
         what = "an HTML page" if data.lstrip()[:1] == b"<" else "not JSON"
         raise ParseError(source, f"answer is {what}") from exc
