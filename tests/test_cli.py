@@ -55,6 +55,25 @@ def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["research", "metformin", "--soruces", "pubmed"], "unrecognized arguments: --soruces pubmed; did you mean "
+                                                           "--sources?"),
+        (["research", "metformin", "--maxrounds=2"], "did you mean --max-rounds?"),
+        (["reserch", "metformin"], "did you mean research?"),
+        (["runs", "lst"], "did you mean list?"),
+        (["watch", "run", "--concurency", "2"], "did you mean --concurrency?"),  # watch run's own options
+        (["research", "metformin", "--zzzz"], "unrecognized arguments: --zzzz"),
+    ],
+)
+def test_a_typo_gets_the_nearest_option_or_command(args: list[str], hint: str) -> None:
+    done = run_cli(*args)
+    assert done.returncode == 2 and hint in done.stderr and "Traceback" not in done.stderr
+    if args[-1] == "--zzzz":
+        assert "did you mean" not in done.stderr  # nothing near: no guess
+
+
 @pytest.mark.parametrize("command", [["research"], ["batch"], ["watch", "add"], ["serve"], ["mcp"],
                                      ["eval", "pubmedqa"], ["library", "validate"], ["library", "index"],
                                      ["library", "search"]])

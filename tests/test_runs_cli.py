@@ -103,9 +103,11 @@ def test_runs_list_filters_by_origin_and_a_run_says_where_its_files_are(tmp_path
         (data / "runs" / run_id_).mkdir()
         (data / "runs" / run_id_ / "checkpoint.json").write_text(json.dumps(
             {"round": 1, "finished": True, "stop_reason": "sufficient",
-             "options": {"question": f"asked by {origin}", "origin": origin}}))
+             "options": {"question": f"asked by {origin} " + "and then at some length " * 4, "origin": origin}}))
     every = run_cli("runs", "list", env=env).stdout.splitlines()
     assert every[0].startswith("RUN") and len(every) == 4
+    (batch_line,) = [line for line in every if line.startswith("from-batch")]
+    assert batch_line.endswith("asked by batch and then at some length and then at some length and th…")
     only = run_cli("runs", "list", "--origin", "cli,service", env=env).stdout.splitlines()[1:]
     assert sorted(line.split()[0] for line in only) == sorted([run_id, "from-service"])
     assert all(" cli " in line or " service " in line for line in only)

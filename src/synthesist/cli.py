@@ -264,7 +264,7 @@ def _batch(api, args: argparse.Namespace) -> int:
         error = failures[item.index]
         state = "resumed" if item.resumed else ("FAILED: " + error if error else item.result.stop_reason)
         verdict = item.result.report.answer.verdict if item.result and item.result.report.answer else None
-        _say(f"{item.index:4d} {state:<12} {verdict or '-':<12} {item.path}  {item.question[:70]}")
+        _say(f"{item.index:4d} {state:<12} {verdict or '-':<12} {item.path}  {_clip(item.question)}")
     if not args.json:
         _say(f"{len(items) - len(failed)} of {len(items)} questions done; results in {args.out}")
     return EXIT_FAILED if failed else EXIT_OK
@@ -310,12 +310,18 @@ def _runs(api, args: argparse.Namespace) -> int:
                  or (f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)"
                      if run.resumable else "failed before its first checkpoint (nothing to resume)"))
         _say(f"{run.run_id:<32}  {when:<16}  {run.size_bytes / 1e6:6.2f} MB  {run.origin or '-':<7}  "
-             f"{_answer_cell(run):<{ANSWER_WIDTH}}  {state:<12}  {run.question[:70]}")
+             f"{_answer_cell(run):<{ANSWER_WIDTH}}  {state:<12}  {_clip(run.question)}")
     return EXIT_OK
 
 
 ANSWER_WIDTH = len("open question")
 """The runs list's answer column: the longest word it shows, so the columns after it stay aligned."""
+
+
+def _clip(text: str, width: int = 70) -> str:
+    """``text`` on one line of at most ``width`` characters, "…" where it was cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
 def _answer_cell(run) -> str:  # an api.RunInfo (api is imported only when a command runs)

@@ -8,6 +8,10 @@ this, the CLI's rendering and the leaf types.
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
@@ -19,8 +23,49 @@ TIMEOUT_HELP = f"finite, above 0, at most {MAX_RUN_SECONDS:g}"
 LIBRARY_HELP = f"a library: {LIBRARY_FORMS}"
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors add the nearest option or command to a typo ("did you mean
+    --sources?"). Its subcommands' parsers are of this class too (argparse makes them of their parent's class)."""
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):  # type: ignore[override]
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str):  # type: ignore[override]
+        hint = self._nearest(message)
+        super().error(f"{message}; did you mean {hint}?" if hint else message)
+
+    def _nearest(self, message: str) -> str | None:
+        """The option or command nearest the first unknown one the message names, or None."""
+        unknown = re.match(r"unrecognized arguments: (.*)", message)
+        if unknown:
+            command = self._command(getattr(self, "_argv", []))
+            known = [o for action in command._actions for o in action.option_strings if o.startswith("--")]
+            for word in unknown.group(1).split():
+                if word.startswith("--"):
+                    match = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.6)
+                    if match:
+                        return match[0]
+            return None
+        choice = re.match(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            names = re.findall(r"'([^']*)'", choice.group(2))
+            match = difflib.get_close_matches(choice.group(1), names, n=1, cutoff=0.6)
+            return match[0] if match else None
+        return None
+
+    def _command(self, argv: Sequence[str]) -> argparse.ArgumentParser:
+        """The deepest (sub)command parser ``argv`` names, from this one down."""
+        parser: argparse.ArgumentParser = self
+        for word in argv:
+            subcommands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+            if subcommands is not None and word in subcommands.choices:
+                parser = subcommands.choices[word]
+        return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="synthesist",
         description="Multi-agent biomedical research: search, judge, hypothesise, report with citations.",
     )
