@@ -94,7 +94,10 @@ def test_bad_requests_are_422_with_the_reason_and_never_touch_a_server_path(serv
         assert path.status_code == 422  # not a field of the request at all
         url = client.post("/api/runs", json={"question": QUESTION, "model": "openai-compatible:x@http://10.0.0.1"})
         assert url.status_code == 422 and "its own URL" in url.text
-        assert client.get("/api/runs/nope").status_code == 404
+        for route in ("", "/events", "/evidence", "/report.md", "/references.bib", "/evidence.csv", "/forest.svg"):
+            missing = client.get(f"/api/runs/nope{route}")
+            assert (missing.status_code, missing.json()) == (404, {"detail": "no such run on this service"}), route
+        assert client.delete("/api/runs/nope").status_code == 404
 
 
 def test_a_token_is_required_and_never_echoed(service: LiveServer) -> None:

@@ -22,8 +22,8 @@ def _failing(error: Exception):
 
 
 @pytest.mark.parametrize(("error", "failure"), [
-    (DiskFullError("/data/runs"), "the disk is full: nothing more can be written to /data/runs; free some space "
-                                  "there and run again"),
+    (DiskFullError("/data/runs"), "the disk is full: nothing more can be written to …/runs; free some space "
+                                  "there and run again"),  # a client is not told where the server keeps its data
     (KeyError("seq"), "internal error: KeyError: 'seq'"),
 ])
 def test_a_failed_run_says_why_in_words_and_a_bug_as_an_internal_error(tmp_path: Path, error: Exception,

@@ -56,6 +56,7 @@ def test_a_service_whose_owner_was_killed_says_so_and_starts_a_new_one_at_its_ne
             health = client.get("/api/health")
             assert health.status_code == 200 and health.json()["status"] == "degraded", health.text
             assert not health.json()["store"]["ok"] and "the next use starts" in health.json()["store"]["detail"]
+            assert "…/chroma" in health.text and str(tmp_path) not in health.text  # no server path to a client
 
             hits = client.get("/api/library/search", params={"q": "metformin breast cancer"})
             assert hits.status_code == 200 and hits.json(), hits.text  # the next use started a new owner

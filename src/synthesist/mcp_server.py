@@ -43,6 +43,7 @@ from .identity import link_out
 from .inputs import check_library_paths, check_question, no_library, parse_source_names, served_sources
 from .mcp_stdio import capped_stdio
 from .models import Evidence, failures_text
+from .redaction import without_paths
 from .run_options import LIBRARY_FORMS, MAX_ROUNDS, MaxRounds, SourceChoice, error_line
 from .titles import display_title
 
@@ -67,7 +68,7 @@ SEARCH_LIBRARY = f"The best records for a query in the libraries this server was
 
 def _refused(message: str) -> ToolError:
     """Bad input, told to the client as the tool's error (the SDK hides other exceptions' messages)."""
-    return ToolError(excerpt(message, 300))
+    return ToolError(excerpt(without_paths(message), 300))  # a client over HTTP is not told the server's paths
 
 
 class _CheckedTool(Tool):

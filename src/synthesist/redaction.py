@@ -7,7 +7,9 @@ to log records; install it on the handlers (a filter on a logger does not see re
 ``configured_secrets`` finds the keys a settings tree holds (``SecretStr`` fields, e.g. an NCBI key read from
 ``.env``), which the environment does not show; ``scrub_headers`` and ``scrub_bytes`` clean what a server sent back
 (a redirect's ``Location`` that repeats the query string with its ``api_key``, a ``Set-Cookie``, a body that echoes a
-key) before it is written anywhere: a record/replay tape, a cache, a log.
+key) before it is written anywhere: a record/replay tape, a cache, a log. ``without_paths`` keeps only the last
+part of each absolute path in a text an HTTP client reads (where the data directory or a library lives on the
+server is not a client's business).
 """
 
 from __future__ import annotations
@@ -40,6 +42,16 @@ _URL_PARAMS = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access[_-]?token|se
 _ASSIGNMENTS = re.compile(
     r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|client[_-]?secret|password)(\"?\s*[=:]\s*[\"']?)([^\s&\"',;}]+)"
 )
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~-])(?:~/|/)(?:[^\s/'\"()]+/)+([^\s/'\"(),;]*)")
+"""An absolute (or home-relative) path of two parts or more; the lookbehind leaves a URL's path alone (it follows
+its host)."""
+
+
+def without_paths(text: str) -> str:
+    """``text`` with each absolute path cut to its last part: "/srv/data/chroma" → "…/chroma"."""
+    return _ABSOLUTE_PATH.sub(lambda match: f"…/{match.group(1)}", text)
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -56,7 +56,7 @@ from ..models import ResearchResult
 from .core import PROBED, Busy, Conflict, RunRequest, Service, WatchRequest
 from .guard import MAX_BODY_BYTES, RequestGuard, allowed_hosts
 from .runs import Line, read_log, summary
-from .views import evidence_views, hit_view, kept_summary, read_designs, result_view
+from .views import evidence_views, for_client, hit_view, kept_summary, read_designs, result_view
 
 RETRY_AFTER_SECONDS = 5
 STATIC_FILES = {"page.js": "text/javascript", "watches.js": "text/javascript", "runs.js": "text/javascript",
@@ -97,7 +97,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.exception_handler(BadInputError)
     async def bad_input(_: Request, exc: BadInputError) -> JSONResponse:
-        return JSONResponse({"detail": excerpt(exc, 300)}, status_code=422)
+        return JSONResponse({"detail": for_client(exc)}, status_code=422)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -108,11 +108,11 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
 
     @app.exception_handler(Conflict)
     async def conflict(_: Request, exc: Conflict) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=409)
+        return JSONResponse({"detail": for_client(exc)}, status_code=409)
 
     @app.exception_handler(StoreUnreachableError)
     async def store_unreachable(_: Request, exc: StoreUnreachableError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503)
+        return JSONResponse({"detail": for_client(exc)}, status_code=503)
 
     @app.exception_handler(Busy)
     async def busy(_: Request, exc: Busy) -> JSONResponse:
@@ -134,7 +134,8 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         makes the status ``degraded`` with the reason (its next use starts it again, and the status says ok)."""
         problem = await asyncio.to_thread(service.session.store_problem)
         return {"status": "ok" if problem is None else "degraded", "version": __version__,
-                "store": {"ok": problem is None, "detail": problem}, "library": bool(service.libraries),
+                "store": {"ok": problem is None, "detail": problem and for_client(problem)},
+                "library": bool(service.libraries),
                 "default_sources": service.default_sources()}
 
     @app.get("/api/sources/check", dependencies=guarded)
@@ -174,7 +175,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
         run = service.runs.get(run_id)
         if run is not None and not run.completed:
             raise HTTPException(409, "the run has not finished yet" if not run.done else
-                                f"the run ended without a result: {excerpt(run.failure, 300)}")
+                                f"the run ended without a result: {for_client(run.failure)}")
         stored = _stored(run_id)
         if stored is None:
             raise HTTPException(404, "no such run on this service" if run is None else
@@ -199,7 +200,7 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
             async for line in run.follow(after) if run is not None else kept():
                 yield f"id: {line.seq}\nevent: {line.type}\ndata: {line.json}\n\n".encode()
             if run is not None and run.failure:
-                yield f"event: failure\ndata: {json.dumps({'detail': excerpt(run.failure, 300)})}\n\n".encode()
+                yield f"event: failure\ndata: {json.dumps({'detail': for_client(run.failure)})}\n\n".encode()
 
         return StreamingResponse(sse(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -213,8 +214,8 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     async def run_evidence(run_id: str) -> list[dict[str, Any]]:
         """The evidence so far: the last checkpoint's while the run goes (it is written after every round), the
         result's once it is done (each design the study records read included)."""
-        run = service.runs.get(run_id)
-        if run is None and _folder(run_id) is None:
+        run, folder = service.runs.get(run_id), _folder(run_id)
+        if run is None and (folder is None or not folder.directory.is_dir()):
             raise HTTPException(404, "no such run on this service")
         stored = _stored(run_id) if run is None or run.completed else None
         if stored is not None:

@@ -16,6 +16,7 @@ from ..api import RunControl, Seams
 from ..config import Settings
 from ..errors import BadInputError, excerpt
 from ..inputs import check_question, no_library, parse_source_names, served_sources
+from ..redaction import without_paths
 from ..run_options import LIBRARY_FORMS, MaxRounds, RunTimeout, SourceChoice
 from .runs import RunRegistry
 
@@ -127,7 +128,7 @@ class Service:
                 outcomes = await api.run_watches([watch_id], settings=self.settings, session=self.session)
                 self.watch_outcomes[watch_id] = outcomes[0].as_json()
             except Exception as exc:  # noqa: BLE001 — kept for the client to read, never lost silently
-                self.watch_outcomes[watch_id] = {"watch": watch_id, "error": excerpt(exc, 300)}
+                self.watch_outcomes[watch_id] = {"watch": watch_id, "error": excerpt(without_paths(str(exc)), 300)}
             finally:
                 self.watching.pop(watch_id, None)
 

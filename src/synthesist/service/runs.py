@@ -24,6 +24,7 @@ from typing import Any
 from ..api import RunControl, RunStore
 from ..errors import SynthesistError
 from ..events import Complete, EventBase
+from ..redaction import without_paths
 from .views import at, run_state
 
 KEEP_FINISHED = 256
@@ -170,7 +171,7 @@ class RunRegistry:
             except Exception as exc:  # a bug: reported to the readers, never lost in a task, its trace in the log
                 log.exception("run %s failed", run_id)
                 failure = f"internal error: {type(exc).__name__}: {exc}"
-            await handle._finish(failure)
+            await handle._finish(None if failure is None else without_paths(failure))  # clients read it
             self._forget_old()
 
         handle.task = asyncio.get_running_loop().create_task(drive())

@@ -7,7 +7,8 @@ references.bib and MCP show), its ``link`` :func:`synthesist.identity.link_out` 
 the question (:func:`synthesist.api.alignment_line`); a finished run's ``evidence_table`` is report.md's table as data
 (:func:`synthesist.api.evidence_table`) and its ``forest_plot`` whether it has a forest plot, each reference carries
 its ``link`` and the report its ``frame_line``. A run kept on disk whose process is gone before it finished is
-``interrupted``, with the command that resumes it.
+``interrupted``, with the command that resumes it. Every text of ours a client reads (an error's detail, a failure,
+the store's health) is :func:`for_client`: short, and no absolute path of the server in it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..api import alignment_line, evidence_table, frame_line, has_forest
+from ..errors import excerpt
 from ..identity import link_out, web_url
 from ..models import Citation, Evidence, ResearchResult
+from ..redaction import without_paths
 from ..titles import design_label, display_title
 
 
@@ -101,3 +104,9 @@ def kept_summary(info: Any) -> dict[str, Any]:
             "origin": info.origin,
             "running": info.live, "state": state,
             "resume": f"synthesist resume {info.run_id}" if state == "interrupted" else None}
+
+
+def for_client(text: object, limit: int = 300) -> str:
+    """An error or a state in words for an HTTP client: at most ``limit`` characters, each absolute path of this
+    machine cut to its last part."""
+    return excerpt(without_paths(str(text)), limit)
