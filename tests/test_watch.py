@@ -113,9 +113,10 @@ def test_a_watch_reports_new_gone_and_changed_items_then_says_plainly_when_nothi
         assert [(t["status_before"], t["status_now"], t["results_before"], t["results_now"])
                 for t in changes["trials"]] == [("RECRUITING", "COMPLETED", False, True)]
         assert summary["new"] == len(changes["new"]) and summary["changed"] == 1 and not summary["nothing_new"]
+        assert summary["retracted"] == 1 and summary["gone"] == summary["retracted"] + summary["dropped"]
         assert {"answer_before", "answer_now"} <= set(summary)
         markdown = (run_folder / "changes.md").read_text(encoding="utf-8")
-        assert "## New items" in markdown and "retracted" in markdown and "RECRUITING → COMPLETED" in markdown
+        assert "## New items" in markdown and "## Retracted (1)" in markdown and "RECRUITING → COMPLETED" in markdown
 
         third = run_cli("watch", "run", watch, env=env)  # the same answers again
         assert third.returncode == 0, third.stderr[-2000:]

@@ -11,7 +11,7 @@ from synthesist.models import (
     TrialInfo,
     VersionLink,
 )
-from synthesist.watch import compare, render_markdown
+from synthesist.watch import WatchChanges, compare, render_markdown
 
 PREPRINT = Evidence(id="ppr:PPR700001", source="preprints", title="Metformin and colorectal adenoma (preprint)",
                     content="A randomised trial of metformin.", identifiers=Identifiers(ppr="PPR700001"),
@@ -48,18 +48,28 @@ def test_identifiers_match_items_whose_id_changed_and_trial_moves_are_changes() 
         ("RECRUITING", "COMPLETED", True)]
 
 
-def test_retractions_and_vanished_items_are_gone_with_their_reason_and_the_answer_move_is_seen() -> None:
+def test_a_retraction_notice_is_retracted_an_item_out_of_the_results_is_only_that_and_the_answer_move_is_seen(
+        ) -> None:
     retracted = COHORT.model_copy(update={"publication_types": ("Journal Article", "Retracted Publication")})
     notice = PUBLISHED.model_copy(update={"id": "pmid:40517245", "identifiers": Identifiers(pmid="40517245"),
                                           "versions": (), "publication_types": ("retraction of publication",)})
     changes = compare("w1", _result("b", (retracted, notice), verdict="insufficient", strength="very_low"),
                       _result("a", (COHORT, TRIAL)))
-    assert {(g.id, g.reason) for g in changes.gone} == {("pmid:38000001", "retracted"),
-                                                         ("nct:NCT90000001", "no longer returned")}
+    assert [g.id for g in changes.retracted] == ["pmid:38000001"]
+    assert [g.id for g in changes.dropped] == ["nct:NCT90000001"]
     assert [n.id for n in changes.new] == ["pmid:40517245"]  # a retraction notice is another work, not a retraction
     assert changes.answer_moved and changes.strength_moved and not changes.nothing_new
     text = render_markdown(changes)
-    assert "before: YES, strength low" in text and "now: INSUFFICIENT" in text and "— retracted" in text
+    assert "before: YES, strength low" in text and "now: INSUFFICIENT" in text
+    assert "## Retracted (1)\n\n- `pmid:38000001`" in text and "now carries a retraction notice" in text
+    assert "## No longer among the results (1)\n\n- `nct:NCT90000001`" in text
+    assert text.lower().count("retract") == 2  # the heading and the notice: the dropped trial is never "retracted"
+
+
+def test_changes_written_with_the_earlier_wording_still_read() -> None:
+    earlier = {"watch_id": "w1", "question": "q", "run_id": "b", "answer_now": {},
+               "gone": [{"id": "pmid:1", "title": "t", "reason": "no longer returned"}]}
+    assert WatchChanges.model_validate(earlier).dropped[0].reason == "no longer among the results"
 
 
 def test_the_same_items_and_answer_say_plainly_that_nothing_is_new_and_a_first_run_has_all_new() -> None:

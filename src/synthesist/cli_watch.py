@@ -98,7 +98,9 @@ def _line(outcome: api.WatchOutcome) -> str:
         before = changes.answer_before
         moved = (f"; answer {before.verdict or 'no verdict'}, {before.strength or 'n/a'} → {answer}"
                  if changes.answer_moved or changes.strength_moved else f"; answer {answer} (unchanged)")
-        head = f"{len(changes.new)} new, {len(changes.gone)} gone, {changes.changed} changed{moved}"
+        retracted = f"{len(changes.retracted)} retracted, " if changes.retracted else ""
+        head = (f"{len(changes.new)} new, {retracted}{len(changes.dropped)} no longer among the results, "
+                f"{changes.changed} changed{moved}")
     resumed = " (resumed a killed run)" if outcome.resumed else ""
     failed = f"; failed: {', '.join(f.source for f in changes.failed_sources)}" if changes.failed_sources else ""
     return f"{outcome.watch_id}: {head}{failed}{resumed} — {changes.question}\n  changes: {outcome.changes_path}"

@@ -196,9 +196,9 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
 
     async def watch_changes(watch_id: WatchId = None, run: bool = False) -> list[dict[str, Any]]:
         """What changed for watched questions (``synthesist watch add``) since their previous run: new items, items
-        gone or retracted, preprints now published, trial records updated, and the answer before and now. With
-        ``run`` true the watch (or every watch, without ``watch_id``) is run again first; otherwise the last run's
-        changes are returned."""
+        retracted, items no longer among the results, preprints now published, trial records updated, and the
+        answer before and now. With ``run`` true the watch (or every watch, without ``watch_id``) is run again
+        first; otherwise the last run's changes are returned."""
         try:
             if run:
                 ids = [watch_id] if watch_id else []

@@ -1,4 +1,5 @@
-"""What changed between two runs of one watched question: new items, items gone or retracted, preprints now
+"""What changed between two runs of one watched question: new items, items retracted, items no longer among the
+results (still published: this run's searches did not rank them), preprints now
 published, trial records whose status or posted results moved, and whether the answer or its strength moved; and
 which sources failed, so that an item only a failed source returns is never mistaken for one that went away (a run
 in which every source failed is not compared at all: :func:`outage_markdown` says so instead).
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Literal
+
+from pydantic import field_validator
 
 from ..models import Evidence, Frozen, ResearchResult, SourceFailure, failures_text
 from ..reading.designs import study_designs
@@ -32,8 +35,19 @@ class ItemNote(Frozen):
     url: str | None = None
 
 
+DROPPED = "no longer among the results"
+"""An item of the previous run that this run did not return: the work is not gone, only out of the results."""
+RETRACTED = "retracted"
+"""An item that now carries a retraction notice (:data:`RETRACTED_TYPES`)."""
+
+
 class GoneItem(ItemNote):
-    reason: Literal["no longer returned", "retracted"]
+    reason: Literal["no longer among the results", "retracted"]
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _earlier_wording(cls, value: object) -> object:
+        return DROPPED if value == "no longer returned" else value  # changes.json written before 2026-11-29
 
 
 class PublishedPreprint(ItemNote):
@@ -86,6 +100,16 @@ class WatchChanges(Frozen):
     failed_sources: tuple[SourceFailure, ...] = ()
     """Sources that failed in this run and gave nothing (:attr:`ResearchResult.failed_sources`): what only they
     return is listed as gone, and the run cannot say that nothing is new."""
+
+    @property
+    def retracted(self) -> tuple[GoneItem, ...]:
+        """Items that now carry a retraction notice."""
+        return tuple(item for item in self.gone if item.reason == RETRACTED)
+
+    @property
+    def dropped(self) -> tuple[GoneItem, ...]:
+        """Items of the previous run this run did not return (not retracted: out of the results)."""
+        return tuple(item for item in self.gone if item.reason == DROPPED)
 
     @property
     def changed(self) -> int:
@@ -170,7 +194,7 @@ def compare(watch_id: str, now: ResearchResult, before: ResearchResult | None) -
         old = _match(item, previous)
         if is_retracted(item):
             if old is None or not is_retracted(old):  # retracted since the last run (or new and retracted)
-                gone.append(GoneItem(**note(item), reason="retracted"))
+                gone.append(GoneItem(**note(item), reason=RETRACTED))
             continue
         if old is None:
             new.append(ItemNote(**note(item)))
@@ -183,7 +207,7 @@ def compare(watch_id: str, now: ResearchResult, before: ResearchResult | None) -
             trials.append(TrialChange(**note(item), nct=item.identifiers.nct or item.id,
                                       status_before=old.trial.overall_status, status_now=item.trial.overall_status,
                                       results_before=old.trial.has_results, results_now=item.trial.has_results))
-    gone += [GoneItem(**note(item), reason="no longer returned") for item in before.evidence
+    gone += [GoneItem(**note(item), reason=DROPPED) for item in before.evidence
              if _match(item, current) is None]
     answer_before = _answer(before)
     conflicts_now, conflicts_before = _conflicts(now), _conflicts(before)
@@ -226,7 +250,7 @@ def render_markdown(changes: WatchChanges) -> str:
                 " (the first run of this watch: everything it found is new)."), ""]
     if changes.failed_sources:
         lines += [f"**Sources that failed in this run**: {failures_text(changes.failed_sources)}. What only they "
-                  "return is listed as gone; run the watch again once they answer.", ""]
+                  f"return is listed as {DROPPED}; run the watch again once they answer.", ""]
     if changes.previous_run_id and changes.nothing_new:
         lines += ["**Nothing new since the last run**: the same items, the same answer "
                   f"({_answer_text(changes.answer_now)}).", ""]
@@ -236,7 +260,10 @@ def render_markdown(changes: WatchChanges) -> str:
               f"- now: {_answer_text(changes.answer_now)} ({moved})", ""]
     sections: list[tuple[str, list[str]]] = [
         (f"New items ({len(changes.new)})", [_item_line(item) for item in changes.new]),
-        (f"Gone or retracted ({len(changes.gone)})", [f"{_item_line(item)} — {item.reason}" for item in changes.gone]),
+        (f"Retracted ({len(changes.retracted)})",
+         [f"{_item_line(item)} — now carries a retraction notice" for item in changes.retracted]),
+        (f"No longer among the results ({len(changes.dropped)})",
+         [f"{_item_line(item)} — not returned by this run's searches" for item in changes.dropped]),
         (f"Preprints now published ({len(changes.published)})",
          [f"{_item_line(item)} — preprint `{item.preprint_id}` → `{item.published_id}`" for item in changes.published]),
         (f"Trial records updated ({len(changes.trials)})",
@@ -258,6 +285,7 @@ def summary(changes: WatchChanges) -> dict[str, object]:
     """The one JSON object per watch that ``watch run --json`` prints."""
     return {"watch": changes.watch_id, "question": changes.question, "run_id": changes.run_id,
             "previous_run_id": changes.previous_run_id, "new": len(changes.new), "gone": len(changes.gone),
+            "retracted": len(changes.retracted), "dropped": len(changes.dropped),
             "changed": changes.changed, "nothing_new": changes.nothing_new,
             "conflicts_new": len(changes.conflicts_new), "conflicts_gone": len(changes.conflicts_gone),
             "failed_sources": [failure.source for failure in changes.failed_sources],

@@ -110,7 +110,8 @@ async def _run_locked(watch: Watch, store: WatchStore, data_dir: Path, *, start:
     folder.file(CHANGES_MD).write_text(render_markdown(changes), encoding="utf-8")
     store.record(watch.id, HistoryEntry(run_id=result.run_id, state="finished", at=datetime.now(UTC),
                                         answer=_answer_summary(result), new=len(changes.new),
-                                        gone=len(changes.gone), changed=changes.changed))
+                                        gone=len(changes.dropped), retracted=len(changes.retracted),
+                                        changed=changes.changed))
     return WatchOutcome(watch.id, watch, changes=changes, resumed=resumed, changes_path=folder.file(CHANGES_MD))
 
 

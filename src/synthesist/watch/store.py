@@ -57,6 +57,8 @@ class HistoryEntry(Frozen):
     answer: AnswerSummary | None = None
     new: int = 0
     gone: int = 0
+    """Items of the previous run no longer among the results (before 2026-11-29 the retracted ones too)."""
+    retracted: int = 0
     changed: int = 0
     detail: str = ""
 

@@ -11,8 +11,9 @@
     const last = row.last_run;
     if (!last) return "not run yet";
     const when = new Date(last.at).toLocaleString();
-    if (!last.new && !last.gone && !last.changed) return `${when}: nothing new`;
-    return `${when}: ${last.new} new, ${last.gone} gone, ${last.changed} changed`;
+    if (!last.new && !last.gone && !last.retracted && !last.changed) return `${when}: nothing new`;
+    const retracted = last.retracted ? `${last.retracted} retracted, ` : "";
+    return `${when}: ${last.new} new, ${retracted}${last.gone} no longer among the results, ${last.changed} changed`;
   }
   async function refresh() {
     const response = await fetch("/api/watches", {headers: headers()});
