@@ -18,6 +18,7 @@ from synthesist.config import load_settings  # noqa: E402
 from synthesist.memory import Embedder, open_chroma  # noqa: E402
 from synthesist.models import CertaintyStep, OutcomeCertainty, ResearchReport, TrialLink  # noqa: E402
 from synthesist.service import create_app  # noqa: E402
+from synthesist.service.views import report_view  # noqa: E402
 
 pytestmark = needs_chromium
 
@@ -44,7 +45,7 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
         page.wait_for_selector("#go")
         assert errors == [] and page.evaluate("typeof appraisal") == "function"
         assert page.locator("#conflicts-box").count() == 1 and page.locator("#conflicts-box").is_hidden()
-        page.evaluate(f"appraisal({json.dumps(report.model_dump(mode='json'))})")
+        page.evaluate(f"appraisal({json.dumps(report_view(report))})")
 
         assert page.locator("#conflicts-box").is_visible()
         text = page.text_content("#conflicts")
@@ -54,7 +55,7 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
         assert page.locator("#conflicts a").first.get_attribute("href") == "#" + page.evaluate(
             f"rowId('pmid:{GIST}')")
         steps = page.locator("#certainty li").all_text_contents()
-        assert steps == ["design: starts low: cohort", "inconsistency (-1): 1 conflict(s)"]
+        assert steps == ["starts low: cohort", "one level down for inconsistency (1 conflict(s))"]  # report.md's
         # one registered trial, one study: its registry record and the papers that report it, each with how
         assert page.text_content("#certainty .trial") == (
             "NCT03934567, one study: registry record [nct:NCT03934567]; reported by [pmid:93000001] (NCT number), "

@@ -16,6 +16,7 @@ from run_helpers import run_settings, write_library
 
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
+from synthesist.run_store import Checkpoint, MemorySnapshot, RunOptions, RunStore
 from synthesist.service import create_app
 
 QUESTION = "Does metformin reduce the risk of breast cancer in women with type 2 diabetes?"
@@ -121,6 +122,42 @@ def test_over_the_limit_is_429_and_a_cancelled_run_keeps_its_partial_report(serv
         assert events[-1]["event"] == "complete" and result["stop_reason"] in ("cancelled", "sufficient")
         if result["stop_reason"] == "cancelled":
             assert result["report"]["partial"]
+
+
+def test_a_cancelled_run_is_listed_as_cancelled_and_resumes_under_the_service(service: LiveServer,
+                                                                              tmp_path: Path) -> None:
+    """A run its caller stopped in round 1 (kept on disk as a Ctrl-C'd CLI run leaves it): the runs list says
+    ``cancelled`` and offers resume; POST …/resume continues it under the same id, its readers get its events from the
+    first, and it ends finished. A run that finished on its own, or a running one, is 409; an unknown id 404."""
+    run_id = "c0ffee00c0ffee00c0ffee00c0ffee00"
+    store = RunStore(tmp_path / "data")
+    folder = store.folder(run_id)
+    options = RunOptions(question=QUESTION, sources=("library",), libraries=(str(tmp_path / "papers.jsonl"),),
+                         max_rounds=2, origin="cli")
+    started = {"run_id": run_id, "seq": 1, "type": "started", "round": 0, "agent": None,
+               "timestamp": "2026-11-29T04:00:00Z", "message": "started",
+               "data": {"question": QUESTION, "sources": ["library"], "manager": "loop", "engines": {},
+                        "max_rounds": 2}}
+    folder.directory.mkdir(parents=True)
+    folder.events_log.write_text(json.dumps(started) + "\n")
+    folder.save_checkpoint(Checkpoint(run_id=run_id, options=options, round=1, finished=True, event_seq=1,
+                                      stop_reason="cancelled", report_seq=1,
+                                      memory=MemorySnapshot(run_id=run_id, question=QUESTION, round=1)))
+    with _client(service) as client:
+        (row,) = [row for row in client.get("/api/runs").json() if row["run_id"] == run_id]
+        assert (row["state"], row["resume"]) == ("cancelled", f"synthesist resume {run_id}")
+        assert client.post("/api/runs/nope/resume").status_code == 404
+        resumed = client.post(f"/api/runs/{run_id}/resume")
+        assert resumed.status_code == 202 and resumed.json() == {"run_id": run_id}
+        assert client.post(f"/api/runs/{run_id}/resume").status_code in (409, 429)  # running (and the only slot)
+        events = _events(client, run_id)
+        assert [e["id"] for e in events] == list(range(1, len(events) + 1)) and events[0]["event"] == "started"
+        assert events[-1]["event"] == "complete" and events[-1]["data"]["data"]["stop_reason"] != "cancelled"
+        assert [e["event"] for e in events].count("started") == 2  # the kept one, and the resumed run's
+        (row,) = [row for row in client.get("/api/runs").json() if row["run_id"] == run_id]
+        assert (row["state"], row["resume"]) == ("finished", None)
+        again = client.post(f"/api/runs/{run_id}/resume")
+        assert again.status_code == 409 and "nothing to resume" in again.json()["detail"]
 
 
 def test_serve_beyond_loopback_without_a_token_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .agents.certainty import step_text
 from .agents.model_spec import parse_model_spec, provider_endpoint
 from .agents.report_format import alignment_line, frame_line, render_bibtex, render_markdown
 from .composition import NO_SEAMS, ModelChoice, Seams, open_store
@@ -110,6 +111,7 @@ __all__ = [
     "frame_line",
     "get_watch",
     "list_runs",
+    "step_text",
     "list_watches",
     "load_library",
     "load_settings",
@@ -238,17 +240,19 @@ async def stream(question: str, options: StreamOptions | None = None, *, setting
 async def resume(run_id: str, *, settings: Settings | None = None, model: ModelChoice = None,
                  out_dir: Path | str | None = None, control: RunControl | None = None,
                  seams: Seams = NO_SEAMS, session: Session | None = None) -> AsyncIterator[EventBase]:
-    """Continue a killed run from its last checkpointed round; nothing it had collected is lost. A run that had
-    already finished is not run again: its stored result comes back in one ``complete`` event that says so."""
+    """Continue a killed or cancelled run from its last checkpoint; nothing it had collected is lost. A run that had
+    already finished on its own is not run again: its stored result comes back in one ``complete`` event that says
+    so."""
     own = session is None
     session = session or Session(settings or current_settings(), seams, report_notes=seams.shared is None)
     settings = settings or session.settings
     checkpoint = RunStore(settings.data_dir).load_checkpoint(run_id)
     check_out_dir(out_dir)
     out = Path(out_dir) if out_dir is not None else None
-    if checkpoint.finished:
+    if not checkpoint.continuable:
         yield session.finished_run(checkpoint, out, settings)
         return
+    checkpoint = checkpoint.reopened()
     options = checkpoint.options
     if model is None and options.model and REDACTED in options.model:
         raise BadInputError(f"run {run_id!r} used a model whose URL held credentials, which were not stored: "

@@ -306,7 +306,8 @@ def _runs(api, args: argparse.Namespace) -> int:
          "QUESTION")
     for run in runs:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.modified))
-        state = ("running" if run.live else run.stop_reason
+        state = ("running" if run.live else
+                 f"cancelled (resume with `synthesist resume {run.run_id}`)" if run.cancelled else run.stop_reason
                  or (f"unfinished (round {run.round}; resume with `synthesist resume {run.run_id}`)"
                      if run.resumable else "failed before its first checkpoint (nothing to resume)"))
         _say(f"{run.run_id:<32}  {when:<16}  {run.size_bytes / 1e6:6.2f} MB  {run.origin or '-':<7}  "

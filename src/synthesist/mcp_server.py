@@ -157,7 +157,7 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
             raise ToolError(f"every source failed, nothing could be checked: {failures_text(result.failed_sources)}")
         remember(result.evidence)
         report = result.report
-        return {"answer": report.answer.model_dump(mode="json") if report.answer else None,
+        return {"run_id": result.run_id, "answer": report.answer.model_dump(mode="json") if report.answer else None,
                 "stop_reason": result.stop_reason, "partial": result.partial,
                 "report_markdown": api.report_markdown(result),
                 "references": [c.model_dump(mode="json") for c in report.references],

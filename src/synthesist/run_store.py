@@ -87,6 +87,23 @@ class Checkpoint(Frozen):
     decided: tuple[str, str] | None = None
     """The stop rules' decision (reason, why) once the rounds are over and before the report is written: a run
     killed while writing its report resumes straight into the report, never into one more round."""
+    report_seq: int | None = None
+    """The log's last event before the report was written: a cancelled run resumed drops its partial report's
+    events from the log (:meth:`reopened`)."""
+
+    @property
+    def continuable(self) -> bool:
+        """Not finished, or stopped by its caller (Ctrl-C, the page's Stop, a service shutting down): ``resume``
+        continues it. A run that ended on its own (an answer, its rounds, its timeout or budget) is only reprinted."""
+        return not self.finished or self.stop_reason == "cancelled"
+
+    def reopened(self) -> Checkpoint:
+        """A cancelled run's checkpoint as a resume continues it: into its next round with everything it collected,
+        its log rewound to before its partial report."""
+        if not self.finished:
+            return self
+        seq = self.report_seq if self.report_seq is not None else self.event_seq
+        return self.model_copy(update={"finished": False, "stop_reason": None, "decided": None, "event_seq": seq})
 
 
 class _Lenient(BaseModel):

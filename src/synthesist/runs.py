@@ -63,9 +63,14 @@ class RunInfo:
 
     @property
     def resumable(self) -> bool:
-        """Unfinished, not running, and with a checkpoint to continue from: a run killed before its first
-        checkpoint (an eval worker's, a full disk's) is not offered for ``resume``, which would fail."""
-        return not self.finished and not self.live and self.checkpointed
+        """Cancelled, or unfinished with a checkpoint to continue from, and not running: a run killed before its
+        first checkpoint (an eval worker's, a full disk's) is not offered for ``resume``, which would fail."""
+        return not self.live and (self.cancelled or (not self.finished and self.checkpointed))
+
+    @property
+    def cancelled(self) -> bool:
+        """Stopped by its caller (Ctrl-C, the page's Stop): its report is partial, and ``resume`` continues it."""
+        return self.finished and self.stop_reason == "cancelled"
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     assert survival["outcome"] == "survival" and survival["answers_question"]
     assert any(step["domain"] == "inconsistency" and step["change"] == -1 and f"pmid:{GIST}" in step["reason"]
                for step in survival["steps"])
-    assert "inconsistency -1: 1 conflict(s)" in report["answer"]["strength_reason"]
+    assert "one level down for inconsistency (1 conflict(s)" in report["answer"]["strength_reason"]
     for graded in report["certainty"]:
         assert graded["certainty"] in ("high", "moderate", "low", "very_low") and graded["evidence_ids"]
         assert graded["steps"][0]["domain"] == "design" and all(step["reason"] for step in graded["steps"])
@@ -75,7 +75,7 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     markdown = (out / "report.md").read_text()
     assert "## Certainty of the evidence per outcome" in markdown
     assert "## Where the evidence disagrees" in markdown and "Patients undergoing surgery had significantly" in markdown
-    assert "  - design: starts low: no randomised trial, designs cohort" in markdown
+    assert "  - starts low: no randomised trial (designs: cohort)" in markdown
 
 
 def test_an_llm_report_keeps_the_conflicts_heading_code_wrote(embedder: Embedder):

@@ -62,7 +62,7 @@ def test_each_downgrade_has_its_reason_and_the_level_never_drops_below_very_low(
                                            "studies; large loss to follow-up in pmid:1: 80 of 120 analysed (67%)")
     assert reasons["inconsistency"] == (-1, "heterogeneity: pooled I² = 72%")
     assert reasons["imprecision"] == (-1, "every stated 95% CI (2) includes no effect")
-    assert reasons["indirectness"][1].startswith("items answering only indirectly") and "pmid:2" in reasons[
+    assert reasons["indirectness"][1].startswith("only indirect answers") and "pmid:2" in reasons[
         "indirectness"][1]
     assert reasons["publication_bias"] == (-1, "NCT00000001: completed with no results posted")
 
@@ -74,7 +74,7 @@ def test_observational_evidence_starts_low_and_a_large_dose_dependent_effect_upg
 
     assert graded.certainty == "high"
     assert [(s.domain, s.change) for s in graded.steps] == [("design", 0), ("large_effect", 1), ("dose_response", 1)]
-    assert graded.steps[0].reason == "starts low: no randomised trial, designs cohort"
+    assert graded.steps[0].reason == "starts low: no randomised trial (designs: cohort)"
     assert graded.steps[1].reason == "large significant effect: HR 0.30 in pmid:7"
 
 
@@ -91,7 +91,7 @@ def test_a_conflict_between_real_abstracts_downgrades_for_inconsistency(shared_d
 
     steps = {step.domain: step.reason for step in graded.steps}
     assert graded.certainty == "very_low"
-    assert steps["design"] == "starts low: no randomised trial, designs cohort"
+    assert steps["design"] == "starts low: no randomised trial (designs: cohort)"
     assert steps["inconsistency"] == f"1 conflict(s) between the studies (pmid:{GIST} vs pmid:{ESOPHAGUS})"
 
 
@@ -107,11 +107,11 @@ def test_the_answers_strength_is_its_outcomes_certainty_reached_one_way():
     raised = graded_answer(answer, high)
 
     assert lowered is not None and lowered.strength == "very_low"
-    assert lowered.strength_reason == ("the certainty of the evidence on mortality (design: starts low: no randomised "
-                                       "trial, designs cohort; imprecision -2: a single study)")
+    assert lowered.strength_reason == ("the certainty of the evidence on mortality: starts low: no randomised trial "
+                                       "(designs: cohort); two levels down for imprecision (a single study)")
     assert raised is not None and raised.strength == "high"  # the body of evidence, not the items one answer cites
-    assert raised.strength_reason == ("the certainty of the evidence on mortality (design: starts high: randomised "
-                                      "evidence (pmid:1, pmid:2))")
+    assert raised.strength_reason == ("the certainty of the evidence on mortality: starts high: randomised evidence "
+                                      "(pmid:1, pmid:2)")
 
 
 QUESTION = "Does metformin lower mortality?"
@@ -138,7 +138,7 @@ def test_an_answer_is_graded_by_the_one_grader_with_each_step_once():
     assert (single.certainty, [(s.domain, s.change, s.reason) for s in single.steps][1:]) == (
         "low", [("imprecision", -2, "a single study")])  # one study alone is never a confident answer
     assert indirect.certainty == "moderate" and indirect.steps[-1].reason == (
-        "items answering only indirectly (a different population than children): pmid:1, pmid:2")
+        "only indirect answers: a different population than children (pmid:1, pmid:2)")
     assert len({s.domain for s in disagree.steps}) == len(disagree.steps)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from synthesist.agents.markdown_text import inert
 from synthesist.agents.report_format import alignment_line, render_bibtex, render_markdown
 from synthesist.memory import format_bibliography
 from synthesist.models import (
@@ -87,3 +90,16 @@ def test_what_disagrees_comes_before_what_is_only_related_and_an_empty_section_i
     assert markdown.index(f"## {CLINICAL}") < markdown.index(f"## {CONFLICTS_HEADING}") < markdown.index(
         f"## {RELATED}")
     assert f"## {TRIALS}" not in markdown
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("P < 0.05 and P<0.001; a > b", "P < 0.05 and P<0.001; a > b"),  # a reader's < and > stay as written
+    ("P &lt; 0.05 for AT&amp;T", "P < 0.05 for AT&T"),  # a source's entities are decoded
+    ("<script>alert(1)</script>", "&lt;script>alert(1)&lt;/script>"),  # no tag survives
+    ("<javascript:alert(2)>", "&lt;javascript:alert(2)>"),  # no autolink
+    ("&lt;img src=x onerror=alert(1)&gt;", "&lt;img src=x onerror=alert(1)>"),  # nor one spelled as entities
+    ("> not a quote block", "&gt; not a quote block"),
+    ("[x](javascript:alert(3))", "[x&#93;(javascript:alert(3))"),  # no link
+])
+def test_inert_text_reads_as_written_and_never_becomes_html_or_a_link(text: str, shown: str) -> None:
+    assert inert(text) == shown

@@ -110,3 +110,49 @@ async def test_a_batch_resumes_skipping_finished_questions(tmp_path: Path, embed
     assert [item.resumed for item in again] == [True, False, False]
     assert again[0].result.run_id == first[0].result.run_id
     assert again[1].result is not None and again[1].result.run_id != first[1].result.run_id
+
+
+def test_a_cancelled_run_says_so_and_resume_continues_it_with_everything_it_had(tmp_path: Path, embedder) -> None:
+    """Ctrl-C (or the page's Stop) in round 2: the report is partial and gives no verdict, the runs list says
+    cancelled and offers resume, and ``resume`` continues the run to a finished report: every item kept, the log one
+    run (the partial report's events dropped), one ``complete``."""
+    library = write_library(tmp_path / "papers.jsonl")
+    data = tmp_path / "data"
+    settings = run_settings(data, max_rounds=3, stall_rounds=9)
+    shared = Shared(client=open_chroma(settings), embedder=embedder)
+    control = api.RunControl()
+    judged = []
+
+    def judge(prompt: str) -> dict:
+        judged.append(prompt)
+        if len(judged) == 2:
+            control.cancel()  # the researcher presses Ctrl-C while round 2 is being judged
+        return dict(INSUFFICIENT, next_search_queries=["metformin mTOR breast cancer cells"])
+
+    models = {"judge": scripted_model(judge), "search": "extractive", "hypothesis": "extractive",
+              "report": "extractive"}
+    first = asyncio.run(_drain(api.stream(QUESTION, sources="library", libraries=[library], model=models,
+                                          settings=settings, control=control, run_id="stopped",
+                                          seams=Seams(shared=shared))))
+    cancelled = first[-1].data
+    assert cancelled.stop_reason == "cancelled" and cancelled.partial
+    answer = cancelled.report.answer  # a verdict from what it read says so; "insufficient" it never says
+    assert answer.verdict == "yes" and answer.statement.endswith(
+        "This answer rests only on what the run read before it stopped (cancelled by the caller).")
+    (info,) = api.list_runs(settings=settings)
+    assert info.cancelled and info.resumable and info.answer == "yes"
+    collected = [item.id for item in cancelled.evidence]
+    assert collected
+
+    resumed = asyncio.run(_drain(api.resume("stopped", settings=settings, model=models,
+                                            seams=Seams(shared=shared))))
+    assert resumed[0].type == "started" and resumed[0].data.resumed_from_round == 2
+    result = resumed[-1].data
+    assert result.stop_reason == "max_rounds" and not result.partial and result.rounds == 3
+    assert [item.id for item in result.evidence][: len(collected)] == collected  # nothing lost, order kept
+    logged = [json.loads(line) for line in (data / "runs" / "stopped" / "events.jsonl").read_text().splitlines()]
+    assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))
+    assert [e["type"] for e in logged].count("complete") == 1 and logged[-1]["type"] == "complete"
+    assert ("error", "cancelled") in [(e["type"], e["data"].get("kind")) for e in logged]  # the stop stays told
+    (info,) = api.list_runs(settings=settings)
+    assert not info.cancelled and not info.resumable and info.stop_reason == "max_rounds"

@@ -191,9 +191,12 @@ def _noted(answer: Answer, notes: list[str]) -> Answer:
 def unfinished(answer: Answer, why: str) -> Answer:
     """The answer of a run that stopped before it finished reading (cancelled, timed out, over its budget, an
     internal error, a source it could not read): an *insufficient* verdict would be a claim about evidence the run
-    never read, so it gives no verdict and says why; any other answer rests on what was read and stands."""
+    never read, so it gives no verdict and says why; any other answer stands on what was read, and says so."""
     if answer.verdict != "insufficient":
-        return answer
+        if answer.verdict is None:
+            return answer
+        note = f"This answer rests only on what the run read before it stopped ({why.rstrip('.')})."
+        return answer.model_copy(update={"statement": f"{answer.statement.rstrip()} {note}".strip()})
     statement = (f"No verdict: the run stopped before it finished ({why.rstrip('.')}), and nothing it read so far "
                  "answers the question.")
     return _noted(answer.model_copy(update={"verdict": None, "statement": statement}),

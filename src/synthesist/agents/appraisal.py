@@ -199,4 +199,4 @@ def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> 
         return answer
     return answer.model_copy(update={
         "strength": certainty.certainty,
-        "strength_reason": f"the certainty of the evidence on {certainty.outcome} ({steps_text(certainty)})"})
+        "strength_reason": f"the certainty of the evidence on {certainty.outcome}: {steps_text(certainty)}"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport, TrialLink
+from .certainty import step_text
 from .markdown_text import inert
 
 __all__ = ["appraisal_lines"]
@@ -60,9 +61,7 @@ def _certainty_lines(graded: OutcomeCertainty, cite: Callable[[str], int | None]
     studies = ", ".join(_name(i, cite) for i in graded.evidence_ids)
     mark = " (the question's outcome)" if graded.answers_question else ""
     lines = [f"- **{_one_line(graded.outcome)}**{mark}: **{graded.certainty.replace('_', ' ')}** — {studies}"]
-    for step in graded.steps:
-        change = f" ({step.change:+d})" if step.change else ""
-        lines.append(f"  - {step.domain.replace('_', ' ')}{change}: {_one_line(step.reason)}")
+    lines += [f"  - {_one_line(text)}" for text in dict.fromkeys(step_text(step) for step in graded.steps)]
     return lines
 
 

@@ -32,7 +32,7 @@ from ..reading.studies.effects import significance
 from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
 
-__all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "answer_certainty", "grade", "steps_text"]
+__all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "answer_certainty", "grade", "step_text", "steps_text"]
 
 LEVELS: tuple[Certainty, ...] = ("very_low", "low", "moderate", "high")
 MIN_PARTICIPANTS = 400
@@ -83,7 +83,7 @@ def _design(records: Sequence[StudyRecord]) -> tuple[Certainty, CertaintyStep]:
                                                                           f"({', '.join(randomised[:4])})")
     designs = sorted({r.design for r in records})
     return "low", CertaintyStep(domain="design", change=0,
-                                reason=f"starts low: no randomised trial, designs {', '.join(designs) or 'unclear'}")
+                                reason=f"starts low: no randomised trial (designs: {', '.join(designs) or 'unclear'})")
 
 
 def _risk_of_bias(evidence: OutcomeEvidence) -> CertaintyStep | None:
@@ -148,7 +148,7 @@ def _indirectness(evidence: OutcomeEvidence) -> CertaintyStep | None:
         reasons.append(f"animal or in-vitro evidence ({', '.join(animal[:3])})")
     if evidence.answers_question and evidence.indirect_ids:
         why = evidence.indirect_reason or "another population or a surrogate outcome"
-        reasons.append(f"items answering only indirectly ({why}): {', '.join(evidence.indirect_ids[:3])}")
+        reasons.append(f"only indirect answers: {why} ({', '.join(evidence.indirect_ids[:3])})")
     return CertaintyStep(domain="indirectness", change=-1, reason="; ".join(reasons)) if reasons else None
 
 
@@ -209,7 +209,21 @@ def answer_certainty(frame: QuestionFrame, items: Sequence[Evidence], verdicts: 
                                  verdicts=tuple(verdicts), indirect_reason=indirect))
 
 
+_DOMAINS = {"risk_of_bias": "risk of bias", "publication_bias": "publication bias", "large_effect": "a large effect",
+            "dose_response": "a dose-response"}
+_LEVELS_MOVED = {1: "one level", 2: "two levels", 3: "three levels"}
+
+
+def step_text(step: CertaintyStep) -> str:
+    """One step in a reader's words: "starts low: no randomised trial (designs: cohort)", "two levels down for
+    imprecision (a single study)", "one level up for a large effect (…)"."""
+    if not step.change:
+        return step.reason
+    moved = _LEVELS_MOVED.get(abs(step.change), f"{abs(step.change)} levels")
+    way = "down" if step.change < 0 else "up"
+    return f"{moved} {way} for {_DOMAINS.get(step.domain, step.domain.replace('_', ' '))} ({step.reason})"
+
+
 def steps_text(certainty: OutcomeCertainty) -> str:
     """The certainty's steps in one line, each once: where it started, then each step that moved it."""
-    return "; ".join(f"{s.domain.replace('_', ' ')}{f' {s.change:+d}' if s.change else ''}: {s.reason}"
-                     for s in certainty.steps)
+    return "; ".join(dict.fromkeys(step_text(step) for step in certainty.steps))

@@ -82,6 +82,8 @@ class RoundSteps:
         """Searches suggested before the rounds (an image's findings), planned in round 1."""
         self.fallbacks: dict[str, str] = {}
         """Agents whose model failed at least once: who answered instead (``extractive (fallback from …)``)."""
+        self.report_seq: int | None = None
+        """The log's last event before the report was written (set with the rounds' decision)."""
 
     @step
     async def search(self, memory: ResearchMemory) -> AsyncIterator[EventBase | Done[SearchOutcome]]:
@@ -160,13 +162,15 @@ class RoundSteps:
                    decided: tuple[str, str] | None = None) -> None:
         """Save the run's state; with ``stop_reason`` the run is marked finished (a resume only reprints it); with
         ``decided`` the rounds are over (a resume writes the report and runs no round)."""
+        if decided is not None:
+            self.report_seq = self.emitter.seq
         if self.checkpoint_dir is None:
             return
         RunFolder(self.checkpoint_dir).save_checkpoint(Checkpoint(
             run_id=memory.run_id, options=self.options, round=memory.round,
             memory=memory.snapshot(),
             stop_rules=self.stop_rules.to_dict(), event_seq=self.emitter.seq, finished=stop_reason is not None,
-            stop_reason=stop_reason, decided=decided))
+            stop_reason=stop_reason, decided=decided, report_seq=self.report_seq))
 
     def event(self, kind: type[E], memory: ResearchMemory, agent: str | None, data: object) -> E:
         """An event of the run's current round (its wording is :func:`synthesist.event_text.event_text`'s)."""

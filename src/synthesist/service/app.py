@@ -243,6 +243,15 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
             raise HTTPException(404, "no outcome has a ratio with a CI from two or more studies")
         return Response(svg, media_type="image/svg+xml")
 
+    @app.post("/api/runs/{run_id}/resume", status_code=202, dependencies=guarded)
+    async def resume(run_id: str) -> dict[str, str]:
+        """Continue a cancelled or interrupted run (``state`` ``cancelled`` or ``interrupted`` in the runs list)."""
+        folder = _folder(run_id)
+        if folder is None or not folder.checkpoint_path.is_file():
+            raise HTTPException(404, "no such run on this service" if folder is None or not folder.directory.is_dir()
+                                else "the run saved no checkpoint: there is nothing to resume")
+        return {"run_id": service.resume(run_id)}
+
     @app.delete("/api/runs/{run_id}", status_code=202, dependencies=guarded)
     async def cancel(run_id: str) -> dict[str, Any]:
         run = _run(run_id)

@@ -18,7 +18,7 @@ from ..errors import BadInputError, excerpt
 from ..inputs import check_question, no_library, parse_source_names, served_sources
 from ..redaction import without_paths
 from ..run_options import LIBRARY_FORMS, MaxRounds, RunTimeout, SourceChoice
-from .runs import RunRegistry
+from .runs import RunRegistry, read_log
 
 PROBED = ("pubmed", "trials")
 """The network sources a page ticks by default when the service has no library, and asks the service to check."""
@@ -154,6 +154,25 @@ class Service:
                               session=self.session)
 
         return self.runs.start(question, stream).run_id
+
+
+    def resume(self, run_id: str) -> str:
+        """Continue a cancelled or interrupted run of this data directory under this service (its id kept; its
+        readers get its events from the start). A run still going, or one that finished on its own: 409."""
+        held = self.runs.get(run_id)
+        if (held is not None and not held.done) or self.store.folder(run_id).is_live():
+            raise Conflict("the run is still running")
+        checkpoint = self.store.load_checkpoint(run_id)  # none, or unreadable: bad input
+        if not checkpoint.continuable:
+            raise Conflict(f"the run had finished ({checkpoint.stop_reason}): there is nothing to resume")
+        self._room()
+        until = checkpoint.reopened().event_seq
+        kept = [line for line in read_log(self.store.folder(run_id).events_log) if line.seq <= until]
+
+        def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
+            return api.resume(run_id, settings=self.settings, control=control, session=self.session)
+
+        return self.runs.start(checkpoint.options.question, stream, run_id=run_id, kept=kept).run_id
 
 
 class Busy(Exception):

@@ -122,7 +122,7 @@ def read_log(path: Path) -> Iterator[Line]:
         for text in handle:
             try:
                 event = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(event, dict) and isinstance(event.get("seq"), int) and isinstance(event.get("type"), str):
                 yield Line(event["seq"], event["type"], text.strip())
@@ -154,10 +154,13 @@ class RunRegistry:
     def all(self) -> list[RunHandle]:
         return list(self._runs.values())
 
-    def start(self, question: str, stream: Callable[[str, RunControl], AsyncIterator[EventBase]]) -> RunHandle:
-        """Start ``stream(run_id, control)`` in a task and keep its events; the caller checked the limit."""
-        run_id = uuid.uuid4().hex
-        handle = RunHandle(run_id=run_id, question=question, log=self.store.folder(run_id).events_log)
+    def start(self, question: str, stream: Callable[[str, RunControl], AsyncIterator[EventBase]], *,
+              run_id: str | None = None, kept: list[Line] | None = None) -> RunHandle:
+        """Start ``stream(run_id, control)`` in a task and keep its events; the caller checked the limit. A resumed
+        run keeps its id, and its readers get the events ``kept`` from before first."""
+        run_id = run_id or uuid.uuid4().hex
+        handle = RunHandle(run_id=run_id, question=question, log=self.store.folder(run_id).events_log,
+                           lines=list(kept or ()), event_count=len(kept or ()))
         self._runs[handle.run_id] = handle
         self._forget_old()
 
@@ -197,5 +200,7 @@ def summary(run: RunHandle) -> dict[str, Any]:
     return {"run_id": run.run_id, "question": run.question, "done": run.done, "changed": at(run.changed),
             "events": run.event_count,
             "stop_reason": run.stop_reason, "answer": run.verdict, "failure": run.failure, "origin": "service",
-            "running": not run.done, "state": run_state(finished=run.completed, live=not run.done,
-                                                        failed=run.failure is not None), "resume": None}
+            "running": not run.done, "state": (state := run_state(finished=run.completed, live=not run.done,
+                                                                 failed=run.failure is not None,
+                                                                 stop_reason=run.stop_reason)),
+            "resume": f"synthesist resume {run.run_id}" if state == "cancelled" else None}

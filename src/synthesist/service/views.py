@@ -6,9 +6,12 @@ references.bib and MCP show), its ``link`` :func:`synthesist.identity.link_out` 
 ``design`` :func:`synthesist.titles.design_label`, its ``alignment_line`` the marks report.md gives each part of
 the question (:func:`synthesist.api.alignment_line`); a finished run's ``evidence_table`` is report.md's table as data
 (:func:`synthesist.api.evidence_table`) and its ``forest_plot`` whether it has a forest plot, each reference carries
-its ``link`` and the report its ``frame_line``. A run kept on disk whose process is gone before it finished is
-``interrupted``, with the command that resumes it. Every text of ours a client reads (an error's detail, a failure,
-the store's health) is :func:`for_client`: short, and no absolute path of the server in it.
+its ``link``, the report its ``frame_line`` and each outcome's certainty its ``steps_text`` (report.md's words for
+each step). A run kept on disk whose process is gone before it finished is ``interrupted``, and one its caller
+stopped ``cancelled``, each with the command that resumes it (``POST /api/runs/{id}/resume`` does it here).
+
+Every text of ours a client reads (an error's detail, a failure, the store's health) is :func:`for_client`: short,
+and no absolute path of the server in it.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..api import alignment_line, evidence_table, frame_line, has_forest
+from ..api import alignment_line, evidence_table, frame_line, has_forest, step_text
 from ..errors import excerpt
 from ..identity import link_out, web_url
-from ..models import Citation, Evidence, ResearchResult
+from ..models import Citation, Evidence, ResearchReport, ResearchResult
 from ..redaction import without_paths
 from ..titles import design_label, display_title
 
@@ -51,12 +54,22 @@ def result_view(result: ResearchResult) -> dict[str, Any]:
     body = result.model_dump(mode="json")
     items = {item.id: item for item in result.evidence}
     body["evidence"] = evidence_views(result.evidence, read_designs(result))
+    body["report"] = report_view(result.report)
     body["report"]["references"] = [reference_view(c, items.get(c.evidence_id)) for c in result.report.references]
-    body["report"]["frame_line"] = frame_line(result.report.frame) if result.report.frame else None
     body["evidence_table"] = evidence_table(result)
     body["forest_plot"] = has_forest(result)
     body["failed_sources"] = [failure.model_dump(mode="json") for failure in result.failed_sources]
     body["every_source_failed"] = result.every_source_failed
+    return body
+
+
+def report_view(report: ResearchReport) -> dict[str, Any]:
+    """The report's JSON with its ``frame_line``, and each outcome's certainty with its ``steps_text``: report.md's
+    words for each step, each once."""
+    body = report.model_dump(mode="json")
+    body["frame_line"] = frame_line(report.frame) if report.frame else None
+    for graded, shown in zip(report.certainty, body["certainty"], strict=True):
+        shown["steps_text"] = list(dict.fromkeys(step_text(step) for step in graded.steps))
     return body
 
 
@@ -80,11 +93,12 @@ def hit_view(hit: Any) -> dict[str, Any]:
             "journal": item.journal, "score": round(float(hit.score), 4)}
 
 
-def run_state(*, finished: bool, live: bool, failed: bool = False) -> str:
-    """``finished``, ``running``, ``failed`` (ended without a result) or ``interrupted`` (no process runs it and it
-    did not finish: the service or the CLI running it was stopped or killed)."""
+def run_state(*, finished: bool, live: bool, failed: bool = False, stop_reason: str | None = None) -> str:
+    """``finished``, ``running``, ``cancelled`` (stopped by its caller: its report is partial and a resume continues
+    it), ``failed`` (ended without a result) or ``interrupted`` (no process runs it and it did not finish: the
+    service or the CLI running it was stopped or killed)."""
     if finished:
-        return "finished"
+        return "cancelled" if stop_reason == "cancelled" and not live else "finished"
     if live:
         return "running"
     return "failed" if failed else "interrupted"
@@ -98,12 +112,12 @@ def at(seconds: float) -> str:
 def kept_summary(info: Any) -> dict[str, Any]:
     """One line of the runs list for a run kept on disk (a :class:`synthesist.runs.RunInfo`)."""
     state = run_state(finished=info.finished, live=info.live, failed=not info.finished and not info.live
-                      and not info.resumable)  # no checkpoint: nothing to resume
+                      and not info.resumable, stop_reason=info.stop_reason)  # no checkpoint: nothing to resume
     return {"run_id": info.run_id, "question": info.question, "done": info.finished, "changed": at(info.modified),
             "events": None, "stop_reason": info.stop_reason, "answer": info.answer, "failure": None,
             "origin": info.origin,
             "running": info.live, "state": state,
-            "resume": f"synthesist resume {info.run_id}" if state == "interrupted" else None}
+            "resume": f"synthesist resume {info.run_id}" if info.resumable else None}
 
 
 def for_client(text: object, limit: int = 300) -> str:

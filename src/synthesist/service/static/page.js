@@ -211,7 +211,7 @@ function appraisal(report) {  // report.conflicts and report.certainty: found an
   const pooled = report.pooled;
   $("certainty").innerHTML = graded.map((g) => `<p><strong>${esc(g.outcome)}</strong>${g.answers_question ? " (the question's outcome)" : ""}: ` +
     `<strong>${esc(g.certainty.replace("_", " "))}</strong></p><ul>` +
-    g.steps.map((s) => `<li>${esc(s.domain.replace(/_/g, " "))}${s.change ? ` (${s.change > 0 ? "+" : ""}${s.change})` : ""}: ${esc(s.reason)}</li>`).join("") + "</ul>").join("") +
+    (g.steps_text || []).map((text) => `<li>${esc(text)}</li>`).join("") + "</ul>").join("") +
     (pooled ? `<p>Pooled (exploratory): ${esc(pooled.measure)} ${esc(pooled.value)} (${esc(pooled.ci_low)} to ${esc(pooled.ci_high)}), I² ${Math.round(pooled.i2 * 100)}% — ${esc((pooled.caveats || []).join("; "))}</p>` : "") +
     (report.trials || []).filter((t) => (t.paper_ids || []).length).map((t) => `<p class="trial">${esc(t.nct)}, one study: ` +
       `${t.registry_id ? "registry record " + cite(`[${t.registry_id}]`) : "registry record not collected"}; reported by ` +

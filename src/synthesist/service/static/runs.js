@@ -15,7 +15,7 @@
   }
   function runState(r) {
     const now = r.state || (r.done ? "finished" : "running");
-    if (now === "interrupted") return `interrupted (resume with ${r.resume})`;
+    if (now === "interrupted" || now === "cancelled") return r.resume ? `${now}, not finished` : now;
     if (now === "finished") {  // an insufficient answer stops the run as insufficient: say it once
       const why = (r.stop_reason || "finished").replace("_", " ");
       return why === r.answer ? "finished" : why;
@@ -29,7 +29,9 @@
     return `<li data-question="${esc((r.question || r.run_id).toLowerCase())}"><a href="#" data-run="${esc(r.run_id)}" ` +
       `data-state="${esc(r.state || "")}">${esc(r.question || r.run_id)}</a><br><span class="muted run-meta">` +
       `<time datetime="${esc(r.changed || "")}">${esc(when(r.changed))}</time> · <span class="run-origin">${esc(origin)}</span> · ` +
-      `${answer}<span class="run-state">${esc(runState(r))}</span></span></li>`;
+      `${answer}<span class="run-state">${esc(runState(r))}</span></span>` +
+      (r.resume ? ` <button type="button" class="resume-run" data-run="${esc(r.run_id)}" title="Continue it from where it stopped (or: ${esc(r.resume)})" aria-label="Resume run ${esc(r.run_id)}">Resume</button>` : "") +
+      `</li>`;
   }
   function show() {  // every word typed must be in the question
     const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -48,7 +50,23 @@
     show();
   }
   filter.addEventListener("input", show);
-  list.addEventListener("click", (event) => {
+  list.addEventListener("click", async (event) => {
+    const button = event.target.closest("button.resume-run");
+    if (button) {  // continue a cancelled or interrupted run here, and follow it from its first event
+      button.disabled = true; button.textContent = "Resuming…";
+      const response = await fetch(`/api/runs/${button.dataset.run}/resume`, {method: "POST", headers: headers()});
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        $("status").textContent = `Cannot resume this run: ${typeof body.detail === "string" ? body.detail : response.status}`;
+        button.disabled = false; button.textContent = "Resume"; return;
+      }
+      reset(button.parentElement.querySelector("a[data-run]").textContent);
+      $("main").scrollIntoView({block: "start"});
+      $("status").textContent = `Resuming run ${button.dataset.run}…`;
+      pastRuns();
+      follow(button.dataset.run);
+      return;
+    }
     const link = event.target.closest("a[data-run]"); if (!link) return; event.preventDefault();
     reset(link.textContent);
     state.opened = link.dataset.run;  // finish() scrolls to its Answer
