@@ -8,10 +8,13 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from cli_runner import run_cli
+from run_helpers import QUESTION, write_library
 
 from synthesist.run_options import LIBRARY_FORMS
 from synthesist.testing import FixtureServer, Reply, ScriptedChatServer
@@ -507,3 +510,35 @@ def test_study_refuses_a_bad_queries_line_before_answering(tmp_path: Path) -> No
     done = run_cli("study", str(JATS), "--queries", str(queries))
 
     assert done.returncode == 2 and done.stdout == "" and f"{queries}:2:" in done.stderr
+
+
+def test_a_model_that_hangs_leaves_the_run_time_to_search_its_sources_and_answer_from_them(tmp_path: Path) -> None:
+    """Every model request waits until the test ends (a provider that accepted the connection and never answers).
+    With ``--timeout 60`` one call may take 15 s: the planner's call runs out, the run's later calls are not waited
+    for, the library is searched with the rule-based queries, the extractive engine reports, all within the run's
+    timeout; the report cites the library."""
+    released = threading.Event()
+
+    def hang(_: dict) -> dict:
+        released.wait(120)
+        return {}
+
+    library = write_library(tmp_path / "papers.jsonl")
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    try:
+        with ScriptedChatServer({name: hang for name in ("search", "judge", "hypothesis", "team", "report",
+                                                          "claims")}) as models:
+            started = time.monotonic()
+            done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model",
+                           models.model_spec, "--timeout", "60", "--json", env=env)
+            took = time.monotonic() - started
+            reached = len(models.calls)
+            released.set()
+    finally:
+        released.set()
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert took < 60 and result["stop_reason"] != "timeout", (took, result["stop_reason"])
+    assert result["evidence"] and result["report"]["references"]  # the library was searched, and cited
+    assert reached == 1  # after the first call ran out, no other was sent to the hung model
+    assert "gave no reply within 15s" in done.stderr or "no reply within 15s" in json.dumps(result)

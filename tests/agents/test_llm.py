@@ -138,6 +138,27 @@ async def test_a_slow_model_times_out_quickly(settings: Settings) -> None:
     assert "0.2s" in str(caught.value)
 
 
+async def test_a_call_gets_a_quarter_of_the_run_and_a_model_that_ran_out_once_is_not_waited_for_again(
+        settings: Settings) -> None:
+    calls = []
+
+    async def sleepy(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        calls.append(1)
+        await asyncio.sleep(30)
+        raise AssertionError("not reached")
+
+    short_run = settings.model_copy(update={"run": settings.run.model_copy(update={"timeout": 60.0})})
+    assert LLM(FunctionModel(sleepy), short_run).call_timeout == 15  # a quarter of the run, under models.timeout
+    llm = LLM(FunctionModel(sleepy, model_name="sleepy"), fast(settings, timeout=0.2))
+    with pytest.raises(ModelError):
+        await llm.call(agent="search", output_type=QueryPlan, system="s", prompt="p")
+    started = time.monotonic()
+    with pytest.raises(ModelError) as caught:
+        await llm.call(agent="judge", output_type=QueryPlan, system="s", prompt="p")
+    assert time.monotonic() - started < 0.2 and calls == [1]  # not sent: the model did not answer the first
+    assert caught.value.kind == "timeout" and "gave no reply within 0.2s to an earlier call" in str(caught.value)
+
+
 async def test_provider_errors_never_carry_the_key(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     key = "sk-test-4f3c2b1a0987654321fedcba"
     monkeypatch.setenv("OPENAI_API_KEY", key)

@@ -3,7 +3,10 @@
 ``LLM.call`` is the ONE way agents call a model. It runs a pydantic-ai ``Agent`` with the output type as a tool
 (a reply that does not fit the schema is sent back for repair, up to ``models.retries`` times; a call may offer
 several output tools, :class:`OutputTools`, and accept only the one it asks for), bounds the whole
-call — repairs and provider retries included — by ``models.timeout``, records tokens and an estimated cost as a
+call — repairs and provider retries included — by ``models.timeout`` and by a quarter of the run's ``--timeout``
+(:data:`CALL_SHARE`: a model that hangs leaves the run time to search its sources and answer from them; after one
+call of a model ran out of time, the run's later calls to it fail at once, each a ``timeout`` the agents fall back
+from), records tokens and an estimated cost as a
 :class:`~synthesist.models.TokenUsage`, and turns every failure into a :class:`ModelError` whose message is
 scrubbed of secrets and never carries a response body. Tests pass a ``TestModel`` or ``FunctionModel``.
 """
@@ -110,13 +113,25 @@ class OutputTools:
         return [ToolOutput(kind, name=name) for name, kind in self.choices]
 
 
+CALL_SHARE = 0.25
+"""The share of a run's timeout one model call may take (never more than ``models.timeout``)."""
+MIN_CALL_SECONDS = 5.0
+"""The least time a call is given, however short the run."""
+
+
 class LLM:
-    """Calls one model for structured outputs. Use ``async with`` to close the provider's HTTP client after use."""
+    """Calls one model for structured outputs. Use ``async with`` to close the provider's HTTP client after use.
+    One LLM serves one run (:func:`synthesist.composition.open_models`): a model that ran out of time once is not
+    waited for again in that run."""
 
     def __init__(self, model: Model, settings: Settings, *, label: str | None = None):
         self.model = model
         self.label = label or f"{model.system}:{model.model_name}"
         self._settings = settings.models
+        self.call_timeout = min(settings.models.timeout, max(MIN_CALL_SECONDS, settings.run.timeout * CALL_SHARE))
+        """Seconds one call may take, repairs and retries included."""
+        self.unanswered: str | None = None
+        """Set once a call ran out of time: the run's later calls fail at once with this detail."""
         self._call_settings: CallSettings = {
             "temperature": self._settings.temperature,
             "max_tokens": self._settings.max_output_tokens,
@@ -137,7 +152,8 @@ class LLM:
 
         With ``tools``, every output tool of the set is offered and a reply through another one than
         ``output_type``'s is sent back for repair, like a reply that does not fit the schema.
-        Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds ``models.timeout``).
+        Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds :attr:`call_timeout`, or
+        when an earlier call of the run did).
         """
         from pydantic_ai import Agent  # noqa: PLC0415  (pydantic-ai is imported by the first model call, ~0.35 s)
 
@@ -151,13 +167,19 @@ class LLM:
         )
         if tools is not None:
             runner.output_validator(_only(output_type, tools.name_of(output_type)))
-        timeout = self._settings.timeout
+        if self.unanswered is not None:
+            raise ModelError(agent, "timeout", self.unanswered, model=self.label)
+        timeout = self.call_timeout
         try:
             async with asyncio.timeout(timeout):
                 result = await runner.run(prompt)
         except provider_errors() as exc:  # every failure of the foreign call is translated here, at the boundary
             # The cause is not chained: provider exceptions carry response bodies and can echo a key.
-            raise translate_error(exc, agent=agent, model=self.label, timeout=timeout) from None
+            error = translate_error(exc, agent=agent, model=self.label, timeout=timeout)
+            if error.kind == "timeout":
+                self.unanswered = (f"not called: the model gave no reply within {timeout:g}s to an earlier call "
+                                   "of this run")
+            raise error from None
         # Anything else is a bug (ours or a library's): it is not a model failure to fall back from silently,
         # so it propagates, and the run reports it as an ``internal`` error.
         usage = self._usage(agent, result.usage.input_tokens, result.usage.output_tokens, result.usage.requests, round)
