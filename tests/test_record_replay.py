@@ -6,6 +6,7 @@ and an OpenAI-compatible model server scripted per agent. The servers are then S
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import subprocess
 import sys
 from contextlib import ExitStack
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from cli_runner import run_cli
@@ -164,10 +166,13 @@ def test_a_tape_knows_its_own_question_and_options(recorded) -> None:  # type: i
     assert _without_timings(again / "report.json") == _without_timings(first / "report.json")
 
 
-def test_a_key_repeated_by_a_redirect_reaches_no_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("keyed_path", [False, True], ids=["key in the query", "key in the path"])
+def test_a_key_repeated_by_a_redirect_reaches_no_file(tmp_path: Path, keyed_path: bool) -> None:
     """The NCBI key travels in the query string; a server that redirects with it in ``Location`` (and echoes it in
-    cookies and links) must not put it in the tape, the cache, the run folder or the report files."""
+    cookies and links), or to a path of the same host built from it, must not put it in the tape, the cache, the run
+    folder or the report files, in any form (as written, URL-encoded, base64); the tape still replays."""
     key = "ncbi-key-from-the-environment-0123456789"
+    search = f"/eutils/{key}/esearch.fcgi" if keyed_path else "/eutils/v2/esearch.fcgi"
 
     def moved(to: str):
         def reply(request):  # type: ignore[no-untyped-def]
@@ -178,8 +183,8 @@ def test_a_key_repeated_by_a_redirect_reaches_no_file(tmp_path: Path) -> None:
 
     env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_PUBMED__API_KEY": key}
     with FixtureServer() as pubmed:
-        pubmed.route("/eutils/esearch.fcgi", moved("/eutils/v2/esearch.fcgi"))
-        pubmed.route("/eutils/v2/esearch.fcgi", Reply.file(FIXTURES / "pubmed_esearch.json"))
+        pubmed.route("/eutils/esearch.fcgi", moved(search))
+        pubmed.route(search, Reply.file(FIXTURES / "pubmed_esearch.json"))
         pubmed.route("/eutils/efetch.fcgi", moved("/eutils/v2/efetch.fcgi"))
         pubmed.route("/eutils/v2/efetch.fcgi", Reply.file(FIXTURES / "pubmed_efetch.xml"))
         env["SYNTHESIST_PUBMED__BASE_URL"] = pubmed.url + "/eutils"
@@ -192,7 +197,9 @@ def test_a_key_repeated_by_a_redirect_reaches_no_file(tmp_path: Path) -> None:
         assert again.returncode == 0, again.stderr[-2000:]
     files = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert {"http.jsonl", "report.md", "events.jsonl"} <= {path.name for path in files}
-    assert [path for path in files if key.encode() in path.read_bytes()] == []
+    forms = {key.encode(), quote(key, safe="").encode(), base64.b64encode(key.encode()).rstrip(b"=")}
+    assert [path for path in files if any(form in path.read_bytes() for form in forms)] == []
+    assert [path for path in tmp_path.rglob("*") if key in path.name] == []
     assert key not in done.stderr + again.stderr
     replayed = run_cli("research", "--replay", str(tmp_path / "tape"), "--out", str(tmp_path / "replayed"), env=env)
     assert replayed.returncode == 0, replayed.stderr[-2000:]

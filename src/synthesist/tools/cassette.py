@@ -29,13 +29,13 @@ from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import httpx
 from ddgs import DDGS
 
 from ..errors import CassetteError, writing_into
-from ..redaction import scrub_bytes, scrub_headers
+from ..redaction import scrub, scrub_bytes, scrub_headers
 from .cache import SECRET_PARAMS
 
 CASSETTE_VERSION = 1
@@ -49,15 +49,17 @@ def _public_params(pairs: list[tuple[str, str]]) -> list[list[str]]:
     return sorted([k, v] for k, v in pairs if k.lower() not in SECRET_PARAMS)
 
 
-def request_key(method: str, url: str) -> str:
-    """What identifies a request in a cassette: method, URL without userinfo, sorted parameters without secrets."""
+def request_key(method: str, url: str, secrets: tuple[str, ...] = ()) -> str:
+    """What identifies a request in a cassette: method, URL without userinfo, sorted parameters without secrets, and
+    every secret the run knows replaced wherever it still is (a path a redirect built from a key: ``/k/<key>/…``).
+    The path is compared decoded, so a recorded ``[REDACTED]`` meets the ``%5BREDACTED%5D`` its replay requests."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     if parts.port:
         host = f"{host}:{parts.port}"
-    base = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    base = urlunsplit((parts.scheme, host, unquote(parts.path), "", ""))
     params = _public_params(parse_qsl(parts.query, keep_blank_values=True))
-    return json.dumps([method.upper(), base, params], separators=(",", ":"))
+    return scrub(json.dumps([method.upper(), base, params], separators=(",", ":")), secrets=secrets)
 
 
 class Cassette:
@@ -130,6 +132,7 @@ class Cassette:
 
     def _append(self, kind: str, entry: Mapping[str, Any]) -> None:
         line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
+        line = scrub_bytes(line.encode("utf-8"), secrets=self._secrets).decode("utf-8")  # every part of the tape
         with self._lock, writing_into(self.directory), (self.directory / FILES[kind]).open("a",
                                                                                          encoding="utf-8") as handle:
             handle.write(line)
@@ -153,14 +156,14 @@ class Cassette:
         again, an ``api_key`` in it) and the body, with every secret replaced by ``[REDACTED]``."""
         kept = [(k, v) for k, v in response.headers.items() if k.lower() in KEPT_HEADERS]
         self._append("http", {
-            "key": request_key(request.method, str(request.url)),
+            "key": request_key(request.method, str(request.url), self._secrets),
             "status": response.status_code,
             "headers": scrub_headers(kept, secrets=self._secrets),
             "body": base64.b64encode(scrub_bytes(body, secrets=self._secrets)).decode("ascii"),
         })
 
     def next_http(self, request: httpx.Request) -> httpx.Response:
-        key = request_key(request.method, str(request.url))
+        key = request_key(request.method, str(request.url), self._secrets)
         with self._lock:
             queue = self._http.get(key)
             entry = (queue.popleft() if len(queue) > 1 else queue[0]) if queue else None
