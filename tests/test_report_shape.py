@@ -5,6 +5,7 @@ words what it lacks, no sentence closed twice, and no registration of a study th
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -17,6 +18,20 @@ QUESTIONS = (
     "What is the prevalence of pain among psychiatric inpatients?",
     "Does metformin lower cancer incidence in type 2 diabetes?",
 )
+MORE_OF_THE_LIBRARY = (
+    "What is the mechanism by which metformin activates AMPK?",
+    "Does the patient's sex influence the effectiveness of intravenous thrombolysis in acute ischemic stroke?",
+)
+OF_THE_FOLDER = (
+    "Does FUFOX improve overall survival compared with CAPOX?",
+    "Does istradefylline reduce daily OFF time compared with placebo?",
+    "Does high-dose haloperidol improve the response rate compared with low-dose haloperidol?",
+    "Does Baduanjin exercise lower body mass index compared with no exercise?",
+)
+"""Clinicians' prompts on trials of ``corpus/rct_fulltext`` (prompts.csv), asked over its folder of 40 full texts."""
+EVERY = (*QUESTIONS, *MORE_OF_THE_LIBRARY, *OF_THE_FOLDER)
+WORDS = [json.loads(line) for line in (Path(__file__).parent / "data" / "report_words.jsonl").read_text().splitlines()]
+"""What no reader should meet in report.md above its references, each with why (a misreading adds a line)."""
 INTERNAL = re.compile(
     r"→|cosine|confidence \d|\d/10\b|λ|\(\d\.\d\d\)|Why only related|BM25|evidence judge rated|round \d+, and judged")
 """What a reader should never meet: a hypothesis chain, a similarity or a score, the judge's ratings, the ranking's
@@ -27,17 +42,23 @@ ANSWERING_PARTS = ("Executive summary", "Mechanistic findings", "Clinical findin
 
 
 @pytest.fixture(scope="module")
-def reports(library_index, library_data_dir: Path, shared_dir: Path,  # noqa: ANN001 — the session's index
-            tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    library = shared_dir / "corpus" / "library.jsonl"
+def report_folders(library_index, library_data_dir: Path, shared_dir: Path,  # noqa: ANN001 — the session's index
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    library, folder = shared_dir / "corpus" / "library.jsonl", shared_dir / "corpus" / "rct_fulltext" / "articles"
     found = {}
-    for number, question in enumerate(QUESTIONS):
+    for number, question in enumerate(EVERY):
         out = tmp_path_factory.mktemp(f"report-{number}")
-        done = run_cli("research", question, "--sources", "library", "--library", str(library), "--model",
-                       "extractive", "--quiet", "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(library_data_dir)})
+        done = run_cli("research", question, "--sources", "library", "--library",
+                       str(folder if question in OF_THE_FOLDER else library), "--model", "extractive", "--quiet",
+                       "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(library_data_dir)})
         assert done.returncode == 0, done.stderr[-2000:]
-        found[question] = (out / "report.md").read_text(encoding="utf-8")
+        found[question] = out
     return found
+
+
+@pytest.fixture(scope="module")
+def reports(report_folders: dict[str, Path]) -> dict[str, str]:
+    return {question: (out / "report.md").read_text(encoding="utf-8") for question, out in report_folders.items()}
 
 
 def _sections(markdown: str) -> dict[str, str]:
@@ -131,3 +152,30 @@ def test_strength_and_certainty_are_one_level(reports: dict[str, str]) -> None:
         assert strength is not None
         if graded is not None:
             assert graded.group(1) == strength.group(1)
+
+
+@pytest.mark.parametrize("question", EVERY)
+def test_a_reader_meets_no_code_term_no_entity_no_repeated_step_and_no_section_against_the_answer(
+        reports: dict[str, str], report_folders: dict[str, Path], question: str) -> None:
+    """Ten reports (six of the shared library, four of a folder of full-text trials): the words of
+    tests/data/report_words.jsonl never appear above the references; the strength's reasons name each step once;
+    no section says there is nothing where the Answer quotes something, and no line says only abstracts were read
+    when full texts were."""
+    markdown = reports[question]
+    text = markdown.split("## References")[0]
+    said = {entry["pattern"]: re.findall(entry["pattern"], text) for entry in WORDS}
+    assert {pattern: found for pattern, found in said.items() if found} == {}
+    strength = re.search(r"^Strength of evidence: .*$", text, re.MULTILINE)
+    assert strength, "no strength line"
+    steps = [step.strip() for step in re.split(r";\s+", strength.group(0))]
+    assert len(steps) == len(set(steps)), steps
+    assert all(len(re.findall(rf"down for {domain}\b", strength.group(0))) <= 1
+               for domain in ("risk of bias", "inconsistency", "imprecision", "indirectness", "publication bias"))
+    result = json.loads((report_folders[question] / "report.json").read_text(encoding="utf-8"))
+    answer = result["report"]["answer"]
+    if answer and answer["evidence_ids"] and answer["verdict"] != "insufficient":
+        assert "No mechanistic sentence was found." not in text
+        assert "No collected item answers the question, so none is summarised" not in text
+    if any(item.get("passages") for item in result["evidence"]):
+        limits = _sections(markdown).get("Limitations", "")
+        assert "in full" in limits and "no full text was available" not in limits

@@ -50,7 +50,7 @@ def _(event: Started) -> str:
 def _(event: Progress) -> str:
     data = event.data
     if data.stage != "rounds":
-        return f"{data.stage}: {data.done} of {data.total}"
+        return f"{data.stage}: {data.done} of {data.total}" if data.total is not None else f"{data.stage}…"
     if data.after == "judge":
         return f"round {event.round} judged"
     return event.message or f"round {event.round} done"

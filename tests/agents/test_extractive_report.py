@@ -202,14 +202,15 @@ async def test_the_limitations_say_how_many_items_had_a_full_text(embedder: Embe
     trial = article_evidence(read_jats_file(Path(__file__).parent.parent / "tools" / "fixtures" / "jats_trial.nxml"),
                              "library")
     memory = await _memory(embedder)
-    assert "read as titles and abstracts only (no full texts)" in (await write_report(
-        QUESTION, memory, embedder=embedder)).limitations
+    assert "each read as its title and abstract (no full text was available; every item had an abstract)" in (
+        await write_report(QUESTION, memory, embedder=embedder)).limitations
     await memory.add([trial])
 
     report = await write_report(QUESTION, memory, embedder=embedder)
 
-    assert ("read as titles and abstracts only (1 had a full text, read for the evidence table and the claim "
-            "check)") in report.limitations
+    assert ("taken from titles and abstracts (every item had an abstract); the one with a full text was also read "
+            "in full for the evidence table and the claim check") in report.limitations
+    assert "only" not in report.limitations.splitlines()[0]  # never "abstracts only" once a full text was read
 
 
 async def test_an_empty_or_off_topic_memory_quotes_nothing_it_cannot_support(embedder: Embedder) -> None:

@@ -62,14 +62,13 @@ def identifier_links(evidence: Evidence) -> list[str]:
 
 def _answer_lines(answer: Answer, frame: QuestionFrame | None, cite: Callable[[str], int | None]) -> list[str]:
     """The bottom line: verdict (for a yes/no question), the cited statement, the strength with how it was
-    reached, how the question was read, and what code changed in a model's answer (the gate)."""
+    reached and how the question was read. What code changed in a model's answer (``answer.gate``, a rule trace)
+    stays in report.json and the run's warnings; "How this report was made" says that it was checked."""
     verdict = [f"**{answer.verdict.capitalize()}.** "] if answer.verdict else []
     strength = f"Strength of evidence: {answer.strength.replace('_', ' ')} — {ended(answer.strength_reason)}"
     lines = ["".join([*verdict, _cited(answer.statement, cite)]), "", _text(strength)]
     if frame is not None:
         lines += ["", f"_Read as: {_text(frame_line(frame))}._"]
-    if answer.gate:
-        lines += ["", f"_Checked in code: {_text(answer.gate.rstrip('. '))}._"]
     return lines
 
 
@@ -127,7 +126,10 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
         lines += [f"- {_text(_LIST_MARK.sub('', claim.text))} — {_text(claim.reason)}"
                   for claim in report.unsupported_claims]
         lines.append("")
-    lines += _section("How this report was made", report.methodology, cite)
+    checked = (" The Answer was checked in code against the items that answer the question, and changed where it "
+               "did not rest on them (report.json, answer.gate, says how)." if report.answer and report.answer.gate
+               else "")
+    lines += _section("How this report was made", report.methodology + checked if report.methodology else "", cite)
     lines += ["## References", ""]
     lines += [_reference_line(c, evidence.get(c.evidence_id)) for c in report.references] or ["(none)"]
     if report.fabricated_citations_removed:

@@ -274,6 +274,9 @@ async def _prepare(ctx: RunContext, preparation: Preparation) -> AsyncIterator[E
     loop = asyncio.get_running_loop()
     updates: asyncio.Queue[tuple[int, int]] = asyncio.Queue()  # the one bridge from a callback: a worker thread's
     started = ctx.emitter.elapsed()
+    # Said at once: what the run waits for, before the store is first asked (a store that hangs there would
+    # otherwise leave the faces at "started").
+    yield ctx.emitter.make(Progress, round=0, agent=None, data=ProgressData(fraction=0.0, stage=preparation.name))
     work = asyncio.create_task(preparation.run(
         lambda done, total: loop.call_soon_threadsafe(updates.put_nowait, (done, total))))
     while True:

@@ -56,7 +56,8 @@ class StopRules:
         if self.rules.token_budget is not None and tokens_used >= self.rules.token_budget:
             return "budget", f"token budget reached ({tokens_used} of {self.rules.token_budget})"
         if self.stalled_rounds >= self.rules.stall_rounds:
-            return _unanswered(assessment) or ("stalled", f"{self.stalled_rounds} rounds without a better assessment")
+            return _unanswered(assessment) or ("stalled", f"{self.stalled_rounds} search rounds in a row "
+                                                     "added nothing that strengthened the evidence")
         if round >= self.rules.max_rounds:
             return _unanswered(assessment) or ("max_rounds", f"reached the maximum of {self.rules.max_rounds} rounds")
         return None, self._why_continue(assessment)

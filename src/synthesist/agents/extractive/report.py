@@ -108,7 +108,8 @@ async def write_report(
     related = _related(pool, alignments, said)
     sections = (
         ReportSection(heading=MECHANISMS, body=_bullets(picks.mechanisms) or (
-            "No mechanistic sentence was found." if asked_mechanism and not picks.quote("mechanism") else "")),
+            "No mechanistic sentence was found." if asked_mechanism and not picks.quote("mechanism")
+            and not answer.evidence_ids else "")),  # an Answer that quotes the mechanism is not contradicted here
         ReportSection(heading=CLINICAL, body=_bullets(picks.clinical) or (
             "" if picks.quote("human") else "No result sentence from a human study was found.")),
         ReportSection(heading=TRIALS, body=_trials(trials)),
@@ -321,8 +322,7 @@ def _limitations(
     strong = {"randomised trial", "systematic review/meta-analysis"}
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
-        f"of {total} items, read as titles and abstracts only ({_full_texts(memory.evidence)}); {no_abstract} had "
-        "no abstract.",
+        f"of {total} items, {_read_as(memory.evidence, no_abstract)}.",
         f"{len(on_topic)} of {total} items were on the question's topic; the other {total - len(on_topic)} were set "
         "aside and are not quoted in the answer or summary.",
     ]
@@ -360,8 +360,11 @@ def _references(report: ResearchReport, memory: ResearchMemory) -> tuple[Citatio
     return tuple(format_bibliography([item for i in ids if (item := memory.get(i)) is not None]))
 
 
-def _full_texts(items: Sequence[Evidence]) -> str:
+def _read_as(items: Sequence[Evidence], no_abstract: int) -> str:
+    """What the quotations were taken from, and what else was read: never "abstracts only" when full texts were."""
     full = sum(1 for item in items if item.passages)
+    abstracts = "every item had an abstract" if not no_abstract else f"{no_abstract} had no abstract"
     if not full:
-        return "no full texts"
-    return f"{full} had a full text, read for the evidence table and the claim check"
+        return f"each read as its title and abstract (no full text was available; {abstracts})"
+    return (f"taken from titles and abstracts ({abstracts}); {'the one' if full == 1 else f'the {full}'} with a "
+            f"full text {'was' if full == 1 else 'were'} also read in full for the evidence table and the claim check")

@@ -82,7 +82,8 @@ function status(event) {
   if (typeof data.evidence === "number") state.evidence = data.evidence;
   if (event.type === "complete") return;
   const failed = state.failures.size ? ` · ${state.failures.size} source(s) failed` : "";
-  $("status").textContent = `Round ${event.round} · ${stage(event)} · ${state.evidence} item(s) so far${failed}`;
+  const round = event.round ? `Round ${event.round} · ` : "";  // before the first round: the preparation's own words
+  $("status").textContent = `${round}${stage(event)} · ${state.evidence} item(s) so far${failed}`;
 }
 function failure(event) {  // each failing source once, in words, however many queries it failed
   const data = event.data || {};
@@ -244,7 +245,7 @@ function answerBox(report) {
   $("answer").innerHTML = (answer.verdict ? `<span class="verdict">${esc(answer.verdict)}</span> — ` : "") + cite(answer.statement) +
     `<p class="muted">Strength of evidence: ${esc(answer.strength.replace("_", " "))}${answer.strength_reason ? ` — ${esc(answer.strength_reason)}` : ""}</p>` +
     (answer.missing ? `<p class="muted">Not addressed by the evidence: ${esc(answer.missing)}</p>` : "") +
-    (answer.gate ? `<p class="muted">Checked in code: ${esc(answer.gate)}</p>` : "") + frameLine(report.frame_line);
+    frameLine(report.frame_line);
 }
 function reportBody(report) {
   let html = report.partial ? `<p class="partial">Partial report — ${esc(pageWords(report.partial_reason))}</p>` : "";
