@@ -36,6 +36,18 @@ def _keep(store: RunStore, run_id: str, question: str, origin: str, days_ago: in
         os.utime(path, (then, then))
 
 
+def _served(settings, library: Path, embedder: Embedder) -> LiveServer:  # type: ignore[no-untyped-def]
+    return LiveServer(create_app(settings, libraries=[library],
+                                 seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder))))
+
+
+def _opened(browser, server: LiveServer):  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport={"width": 1280, "height": 700})
+    page.goto(server.url + "/")
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
 def test_past_runs_show_date_origin_and_answer_filter_by_question_and_open_at_the_answer(
         browser, tmp_path: Path, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
     settings = run_settings(tmp_path / "data", max_rounds=2)
@@ -43,12 +55,8 @@ def test_past_runs_show_date_origin_and_answer_filter_by_question_and_open_at_th
     for run_id, question, origin, days in KEPT:
         _keep(store, run_id, question, origin, days)
     library = write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS)
-    app = create_app(settings, libraries=[library],
-                     seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
-    with LiveServer(app) as server:
-        page = browser.new_page(viewport={"width": 1280, "height": 700})
-        page.goto(server.url + "/")
-        page.wait_for_selector("body[data-ready='1']")
+    with _served(settings, library, embedder) as server:
+        page = _opened(browser, server)
         page.fill("#question", QUESTION)
         page.click("#go")
         wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
@@ -87,3 +95,27 @@ def test_past_runs_show_date_origin_and_answer_filter_by_question_and_open_at_th
         wait_until(page, "Math.abs(document.querySelector('#answer-box').getBoundingClientRect().top) < 2")
         assert page.evaluate("window.scrollY") > 0  # scrolled to it, not left at the top by chance
         assert page.locator("#answer .verdict").is_visible()
+
+
+def test_a_cancelled_run_offers_resume_and_the_page_follows_it_to_its_report(
+        browser, tmp_path: Path, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
+    """A run its caller stopped (as Ctrl-C leaves it on disk) is listed as cancelled with a Resume button; pressing
+    it continues the run under this service, and the page follows it to its Answer."""
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    library = write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS)
+    run_id = "c0ffee00c0ffee00c0ffee00c0ffee00"
+    options = RunOptions(question=QUESTION, sources=("library",), libraries=(str(library),), max_rounds=2,
+                         origin="cli")
+    RunStore(settings.data_dir).folder(run_id).save_checkpoint(Checkpoint(
+        run_id=run_id, options=options, round=1, finished=True, stop_reason="cancelled",
+        memory=MemorySnapshot(run_id=run_id, question=QUESTION, round=1)))
+    with _served(settings, library, embedder) as server:
+        page = _opened(browser, server)
+        row = page.locator("#runs li").first
+        assert row.locator(".run-state").text_content() == "cancelled, not finished"
+        row.locator("button.resume-run").click()
+        wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=180_000)
+        assert page.locator("#answer-box").is_visible()
+        wait_until(page, "document.querySelector('#runs li .run-state') && "
+                         "document.querySelector('#runs li .run-state').textContent !== 'cancelled, not finished'")
+        assert page.locator("#runs li button.resume-run").count() == 0  # finished now: nothing to resume

@@ -10,6 +10,7 @@ import pytest
 
 from synthesist.api import RunStore
 from synthesist.errors import DiskFullError
+from synthesist.service import runs
 from synthesist.service.runs import RunRegistry
 
 
@@ -38,3 +39,25 @@ def test_a_failed_run_says_why_in_words_and_a_bug_as_an_internal_error(tmp_path:
 
     assert handle.done and handle.failure == failure
     assert any("failed" in record.getMessage() for record in caplog.records) == failure.startswith("internal")
+
+
+def test_a_run_still_going_past_its_timeout_is_stopped_and_frees_its_slot(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a run waits for (a store that never answers, a model), the service stops it a grace past its timeout:
+    it is done, says why, and no longer counts against the limit."""
+    monkeypatch.setattr(runs, "OVERRUN_GRACE", 0.2)
+
+    async def stuck(run_id, control):  # type: ignore[no-untyped-def]
+        await asyncio.Event().wait()
+        yield  # never reached
+
+    async def main():  # type: ignore[no-untyped-def]
+        registry = RunRegistry(limit=1, store=RunStore(tmp_path))
+        handle = registry.start("Does metformin lower cancer incidence?", stuck, timeout=0.3)
+        assert registry.active == 1
+        await asyncio.wait_for(handle.task, 10)
+        return registry, handle
+
+    registry, handle = asyncio.run(main())
+    assert handle.done and registry.active == 0
+    assert handle.failure.startswith("the run was still going 0.2s past its timeout of 0.3s and was stopped")

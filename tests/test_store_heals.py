@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -22,7 +24,10 @@ from live_server import LiveServer
 from run_helpers import INSUFFICIENT, QUESTION, write_library
 from store_processes import alive, finish, servers_for, state, until_answered, wait_for, wait_until_stopped
 
+from synthesist.config import load_settings
 from synthesist.errors import unreachable_server
+from synthesist.memory import chroma_http
+from synthesist.memory.store import unreachable
 from synthesist.service import create_app
 from synthesist.testing import ScriptedChatServer
 
@@ -154,3 +159,32 @@ def test_a_users_chroma_server_that_stopped_is_named_as_theirs_to_restart_by_the
     finally:
         users.stop()
     assert done.returncode == 1 and done.stderr.strip().splitlines() == [f"synthesist: error: {said}"], done.stderr
+
+
+def test_a_store_that_takes_connections_and_never_answers_ends_the_run_in_one_line_within_its_timeout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts and never replies (as one whose disk filled does, to everything but its heartbeat):
+    each store request gives up after its bound, so the run ends within its ``--timeout`` with one line naming the
+    server, never hanging; the service's health says so too."""
+    monkeypatch.setattr(chroma_http, "STORE_REQUEST_SECONDS", 2.0)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # the kernel accepts; nothing ever reads or answers
+    port = silent.getsockname()[1]
+    env = {"SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "http",
+           "SYNTHESIST_MEMORY__CHROMA_HOST": "127.0.0.1", "SYNTHESIST_MEMORY__CHROMA_PORT": str(port)}
+    try:
+        started = time.monotonic()
+        done = run_cli("research", QUESTION, "--sources", "library", "--library",
+                       str(write_library(tmp_path / "papers.jsonl")), "--model", "extractive", "--timeout", "60",
+                       env=env)
+        took = time.monotonic() - started
+        settings = load_settings(data_dir=tmp_path / "data", memory={
+            "chroma_mode": "http", "chroma_host": "127.0.0.1", "chroma_port": port})
+        problem = unreachable(settings)
+    finally:
+        silent.close()
+    assert took < 60 and done.returncode == 1, (took, done.returncode, done.stderr[-1500:])
+    errors = [line for line in done.stderr.splitlines() if line.startswith("synthesist: error:")]
+    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0] and "Traceback" not in done.stderr
+    assert problem is not None and f"127.0.0.1:{port}" in problem

@@ -116,6 +116,23 @@ def heartbeat(port: int, timeout: float = 5.0) -> bool:
         connection.close()
 
 
+LIST_ONE = "/api/v2/tenants/default_tenant/databases/default_database/collections?limit=1"
+"""A read of the store itself: a server whose disk filled answers its heartbeat and not this."""
+
+
+def serves(port: int, timeout: float = 5.0) -> bool:
+    """Whether the Chroma server on ``port`` answers an operation on its store (a collection listing), not only its
+    heartbeat."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        connection.request("GET", LIST_ONE)
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
 def read_state(files: OwnerFiles) -> dict[str, int] | None:
     try:
         return json.loads(files.state.read_text())

@@ -26,7 +26,8 @@ import numpy as np
 from ..config import Settings
 from ..errors import MemoryStoreError, unreachable_server
 from .chroma_errors import StorePlace, is_damage, is_not_found, place_of, remember_place, translated
-from .chroma_owner import files_for, heartbeat, read_state
+from .chroma_http import bound_requests
+from .chroma_owner import LIST_ONE, files_for, heartbeat, read_state, serves
 from .owner import HOST, attach, detach_all, lock_embedded
 
 if TYPE_CHECKING:
@@ -39,7 +40,9 @@ Metadata = Mapping[str, str | int | float | bool]
 def _chroma() -> ModuleType:
     """chromadb, imported on first use (see the module docstring)."""
     import chromadb  # noqa: PLC0415
+    from chromadb.api.fastapi import FastAPI  # noqa: PLC0415
 
+    bound_requests(FastAPI)  # no store request waits forever (chroma_http)
     return chromadb
 
 
@@ -133,11 +136,16 @@ def unreachable(settings: Settings) -> str | None:
         if not heartbeat(state["port"], timeout=2.0):
             return (f"the Chroma server for {files.store} (owner pid {state.get('pid')}) does not answer; "
                     "the next use starts a new one")
+        if not serves(state["port"], timeout=5.0):
+            return (f"the Chroma server for {files.store} (owner pid {state.get('pid')}) answers its heartbeat but "
+                    "not a read of its store (is its disk full?); runs fail their store operations until it is "
+                    "restarted")
         return None
     if memory.chroma_mode == "http":
         address = _server_address(settings)
         try:
-            answered = httpx.get(f"{address}/api/v2/heartbeat", timeout=2.0, trust_env=False).is_success
+            answered = (httpx.get(f"{address}/api/v2/heartbeat", timeout=2.0, trust_env=False).is_success
+                        and httpx.get(f"{address}{LIST_ONE}", timeout=5.0, trust_env=False).is_success)
         except httpx.HTTPError:
             answered = False
         return None if answered else unreachable_server(address)

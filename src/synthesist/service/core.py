@@ -153,7 +153,7 @@ class Service:
             return api.stream(question, options.replace(run_id=run_id), settings=self.settings, control=control,
                               session=self.session)
 
-        return self.runs.start(question, stream).run_id
+        return self.runs.start(question, stream, timeout=ask.timeout or self.settings.run.timeout).run_id
 
 
     def resume(self, run_id: str) -> str:
@@ -172,7 +172,8 @@ class Service:
         def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
             return api.resume(run_id, settings=self.settings, control=control, session=self.session)
 
-        return self.runs.start(checkpoint.options.question, stream, run_id=run_id, kept=kept).run_id
+        return self.runs.start(checkpoint.options.question, stream, run_id=run_id, kept=kept,
+                               timeout=checkpoint.options.timeout).run_id
 
 
 class Busy(Exception):

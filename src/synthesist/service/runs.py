@@ -27,6 +27,8 @@ from ..events import Complete, EventBase
 from ..redaction import without_paths
 from .views import at, run_state
 
+OVERRUN_GRACE = 60.0
+"""Seconds past its timeout a service's run may still take (its report is written within the timeout's reserve)."""
 KEEP_FINISHED = 256
 """Finished runs whose summary the service keeps in memory (the rest are read from their folders)."""
 
@@ -155,9 +157,11 @@ class RunRegistry:
         return list(self._runs.values())
 
     def start(self, question: str, stream: Callable[[str, RunControl], AsyncIterator[EventBase]], *,
-              run_id: str | None = None, kept: list[Line] | None = None) -> RunHandle:
+              run_id: str | None = None, kept: list[Line] | None = None, timeout: float | None = None) -> RunHandle:
         """Start ``stream(run_id, control)`` in a task and keep its events; the caller checked the limit. A resumed
-        run keeps its id, and its readers get the events ``kept`` from before first."""
+        run keeps its id, and its readers get the events ``kept`` from before first. A run still going
+        :data:`OVERRUN_GRACE` seconds past its ``timeout`` is stopped as failed: its slot is freed whatever it waits
+        for."""
         run_id = run_id or uuid.uuid4().hex
         handle = RunHandle(run_id=run_id, question=question, log=self.store.folder(run_id).events_log,
                            lines=list(kept or ()), event_count=len(kept or ()))
@@ -166,14 +170,21 @@ class RunRegistry:
 
         async def drive() -> None:
             failure = None
+            limit = asyncio.timeout(None if timeout is None else timeout + OVERRUN_GRACE)
             try:
-                async for event in stream(handle.run_id, handle.control):
-                    await handle._append(event)
+                async with limit:
+                    async for event in stream(handle.run_id, handle.control):
+                        await handle._append(event)
             except SynthesistError as exc:  # what went wrong, in its own words (a full disk, a broken store)
                 failure = str(exc)
             except Exception as exc:  # a bug: reported to the readers, never lost in a task, its trace in the log
-                log.exception("run %s failed", run_id)
-                failure = f"internal error: {type(exc).__name__}: {exc}"
+                if isinstance(exc, TimeoutError) and limit.expired():  # the overrun's own limit, not a bug
+                    log.error("run %s still going %gs past its timeout: stopped", run_id, OVERRUN_GRACE)
+                    failure = (f"the run was still going {OVERRUN_GRACE:g}s past its timeout of {timeout:g}s and "
+                               "was stopped; its evidence so far is in its checkpoint (resume it)")
+                else:
+                    log.exception("run %s failed", run_id)
+                    failure = f"internal error: {type(exc).__name__}: {exc}"
             await handle._finish(None if failure is None else without_paths(failure))  # clients read it
             self._forget_old()
 
