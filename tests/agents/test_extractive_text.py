@@ -118,6 +118,8 @@ def test_targets_are_gene_like_names_not_statistics_cell_lines_or_defined_diseas
         "Akt",
     ]
     assert targets_in("The Patient Health Questionnaire (PHQ-9) was used.") == []
+    assert targets_in("Weight fell more on the high-protein (HP) diet than on the standard-protein (SP) diet, "
+                      "with less heat shock protein (HSP) and mTOR.") == ["HSP", "mTOR"]  # a diet is not a protein
 
 
 def test_interventions_are_drug_stems_known_names_and_trial_arms() -> None:

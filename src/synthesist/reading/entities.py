@@ -43,6 +43,7 @@ GENE_STEMS = lexicon.word_list("entities", "GENE_STEMS")
 """Gene and protein families written in bare capitals (AMPK, EGFR, TNF); other bare-capital words are acronyms
 (``reading/lexicons/entities.toml``)."""
 _MOLECULAR = lexicon.pattern("entities", "MOLECULAR")
+_DIET_SHARE = lexicon.pattern("entities", "DIET_SHARE")
 _QUALIFIER = lexicon.pattern("entities", "QUALIFIER")
 _CELL_LINE = lexicon.pattern("entities", "CELL_LINE")
 
@@ -134,7 +135,7 @@ def _is_target(word: str, definitions: Mapping[str, str]) -> bool:
     if word.lower() in NAMED_TARGETS:
         return True
     if word in definitions:
-        return bool(_MOLECULAR.search(definitions[word]))
+        return bool(_MOLECULAR.search(definitions[word])) and not _DIET_SHARE.search(definitions[word])
     if not _TARGET_SHAPE.match(word) or is_drug_like(word):
         return False
     letters = re.sub(r"[^A-Za-z]", "", word)
