@@ -126,3 +126,6 @@ def test_a_model_verdict_that_contradicts_the_cited_trials_table_row_takes_the_r
     agreeing = gate_answer(drafted.model_copy(update={"verdict": "yes"}), frame, [alignment], {KNEE.id: KNEE},
                            question=question)
     assert agreeing.verdict == "yes" and "full text" not in agreeing.gate
+    assert gated.strength == "very_low"  # one trial, no blinding stated: capped by the grade of what it cites
+    assert gated.strength_reason.startswith("the certainty of the answering items cited: starts high")
+    assert "a randomized trial" not in gated.strength_reason  # the model's reason argued for "moderate"

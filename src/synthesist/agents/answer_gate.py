@@ -135,16 +135,21 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
     if direct:
         graded = answer_certainty(frame, [items[i] for i in direct if i in items])
         capped = _cap(answer.strength, graded.certainty)
-        if capped != answer.strength:
-            notes.append(f"strength lowered to {capped}: the certainty of the answering items cited "
-                         f"({steps_text(graded)})")
+        reason = answer.strength_reason
+        if capped != answer.strength:  # the model's reason argued for the level it gave: the grade's steps replace it
+            reason = f"the certainty of the answering items cited: {steps_text(graded)}"
+            notes.append(f"strength lowered to {capped}: {reason}")
         verdict = _as_read(verdict, direct, alignments, items, frame, question, notes)
-        return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering"}), notes)
+        return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering",
+                                                "strength_reason": reason}), notes)
     if indirect:
         lowered = _cap(answer.strength, "low")
         notes.append("the answer rests only on items that answer indirectly (another population or a surrogate "
                      f"outcome): {', '.join(indirect)}; strength at most low")
-        reason = f"{answer.strength_reason}; indirect evidence only".strip("; ")
+        reason = ("the cited items answer only indirectly (another population or a surrogate outcome)"
+                  if lowered != answer.strength else
+                  "; ".join(filter(None, (answer.strength_reason.rstrip(". "), "the cited items answer only "
+                                          "indirectly (another population or a surrogate outcome)"))))
         return _noted(answer.model_copy(update={"verdict": verdict, "strength": lowered, "basis": "indirect",
                                                 "strength_reason": reason}), notes)
     if answer.basis == "none" and answer.verdict == "insufficient":
