@@ -8,7 +8,6 @@ this, the CLI's rendering and the leaf types.
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 import sys
 from collections.abc import Sequence
@@ -37,6 +36,8 @@ class Parser(argparse.ArgumentParser):
 
     def _nearest(self, message: str) -> str | None:
         """The option or command nearest the first unknown one the message names, or None."""
+        import difflib  # noqa: PLC0415 — only a usage error pays for it, never --help
+
         unknown = re.match(r"unrecognized arguments: (.*)", message)
         if unknown:
             command = self._command(getattr(self, "_argv", []))
