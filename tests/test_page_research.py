@@ -280,7 +280,9 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
         wait_until(page, "document.querySelector('#notice').textContent.includes('cannot be reached')")
         assert "PubMed and Trials" in page.text_content("#notice") or "PubMed and ClinicalTrials.gov" in \
             page.text_content("#notice")
-        assert f"interrupted (resume with synthesist resume {killed})" in page.text_content("#runs")
+        killed_row = page.locator("#runs li", has_text="Does aspirin prevent colorectal cancer?")
+        assert "interrupted, not finished" in killed_row.text_content()
+        assert f"synthesist resume {killed}" in killed_row.locator("button.resume-run").get_attribute("title")
         assert "running" in page.locator("#runs li", has_text="Is a run going elsewhere?").text_content()
         page.click("#runs a:text-is('Does aspirin prevent colorectal cancer?')")
         wait_until(page, "document.querySelector('#status').textContent.includes('interrupted')")
