@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import api
 from ..api import RunControl, Seams
 from ..config import Settings
-from ..errors import BadInputError, excerpt
+from ..errors import BadInputError
 from ..inputs import check_question, no_library, parse_source_names, served_sources
-from ..redaction import without_paths
 from ..run_options import LIBRARY_FORMS, MaxRounds, RunTimeout, SourceChoice
 from .runs import RunRegistry, read_log
+from .views import for_client
 
 PROBED = ("pubmed", "trials")
 """The network sources a page ticks by default when the service has no library, and asks the service to check."""
@@ -128,7 +128,7 @@ class Service:
                 outcomes = await api.run_watches([watch_id], settings=self.settings, session=self.session)
                 self.watch_outcomes[watch_id] = outcomes[0].as_json()
             except Exception as exc:  # noqa: BLE001 — kept for the client to read, never lost silently
-                self.watch_outcomes[watch_id] = {"watch": watch_id, "error": excerpt(without_paths(str(exc)), 300)}
+                self.watch_outcomes[watch_id] = {"watch": watch_id, "error": for_client(exc)}
             finally:
                 self.watching.pop(watch_id, None)
 
@@ -154,7 +154,6 @@ class Service:
                               session=self.session)
 
         return self.runs.start(question, stream, timeout=ask.timeout or self.settings.run.timeout).run_id
-
 
     def resume(self, run_id: str) -> str:
         """Continue a cancelled or interrupted run of this data directory under this service (its id kept; its
