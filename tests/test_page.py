@@ -30,6 +30,7 @@ def test_a_question_over_the_shared_library_shows_the_answer_and_citations_jump_
     page = browser_page
     with LiveServer(app) as server:
         page.goto(server.url + "/")
+        page.wait_for_selector("body[data-ready='1']")  # the service's default ticks are in: ours come after
         for source in ("pubmed", "trials"):
             page.uncheck(f"#sources input[value={source}]")
         page.check("#sources input[value=library]")
@@ -77,3 +78,28 @@ def test_a_broken_run_shows_its_source_errors_and_the_partial_report(browser_pag
         errors = page.locator("#timeline li.error")
         assert errors.count() >= 2 and "pubmed" in " ".join(errors.all_text_contents())
         assert "every network source was unreachable" in page.text_content("#report .partial")
+
+
+def test_sources_ticked_before_the_service_answers_stay_as_the_reader_left_them(browser_page, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                               embedder: Embedder) -> None:
+    with FixtureServer() as gone:
+        url = gone.url  # no source answers: the page's reachability probe must not reach the network
+    settings = load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"},
+                             pubmed={"base_url": url}, trials={"base_url": url}, europepmc={"base_url": url},
+                             http={"max_retries": 0})
+    app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
+    page = browser_page
+    held = []
+    page.route("**/api/health", lambda route: held.append(route))  # the service answers late, as under load
+    with LiveServer(app) as server:
+        page.goto(server.url + "/")
+        for _ in range(300):  # Playwright calls the route handler while the page waits
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held, "the page never asked the service what it offers"
+        page.check("#sources input[value=europepmc]")  # the reader's choice, made before the answer
+        held[0].continue_()
+        page.wait_for_selector("body[data-ready='1']")
+        ticked = [box.get_attribute("value") for box in page.locator("#sources input:checked").all()]
+        assert ticked == ["europepmc"]  # not the defaults (PubMed, Trials) written over it

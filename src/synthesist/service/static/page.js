@@ -10,7 +10,7 @@ const rowId = (id) => "ev-" + id.replace(/[^A-Za-z0-9_-]/g, "_");
 const headers = () => { const t = $("token").value.trim(); return t ? {"Authorization": "Bearer " + t} : {}; };
 const SOURCE_NAMES = {pubmed: "PubMed", trials: "ClinicalTrials.gov", europepmc: "Europe PMC", preprints: "Preprints", web: "Web", library: "Library"};
 const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], service: {library: false, default_sources: []},
-  run: null, finished: false};
+  run: null, finished: false, sourcesTouched: false};
 
 // ---- the service: what it offers, in the page's words ----------------------------------------------------------
 async function service() {
@@ -22,7 +22,8 @@ async function service() {
   library.parentElement.classList.toggle("off", !state.service.library);
   library.parentElement.title = state.service.library ? "The library this service was started with (no network needed)"
     : "This service was started without a library";
-  for (const box of document.querySelectorAll("#sources input")) box.checked = state.service.default_sources.includes(box.value);
+  if (!state.sourcesTouched)  // a box the reader ticked before the service answered stays as they left it
+    for (const box of document.querySelectorAll("#sources input")) box.checked = state.service.default_sources.includes(box.value);
   if (!state.service.library) reachability();
 }
 async function reachability() {
@@ -307,4 +308,5 @@ $("ask").addEventListener("submit", async (event) => {
   pastRuns();
 });
 $("token").addEventListener("change", () => service().then(() => pastRuns()));  // a token typed in: ask again with it
+$("sources").addEventListener("change", () => { state.sourcesTouched = true; });
 service().then(() => pastRuns()).finally(() => { document.body.dataset.ready = "1"; });  // pastRuns: runs.js
