@@ -213,6 +213,16 @@ class StoreBusyError(MemoryStoreError):
                                  "SYNTHESIST_MEMORY__CHROMA_MODE=persistent, which shares it through one server")
 
 
+class StoreStuckError(MemoryStoreError):
+    """The data directory's Chroma server completes no read or write of its store and its owner did not replace it."""
+
+    def __init__(self, store: str, owner_pid: int):
+        self.operation, self.collection, self.store = "open", None, store
+        SynthesistError.__init__(self, f"the Chroma server for {store} completes no read or write of its store "
+                                 f"and its owner (pid {owner_pid}) did not replace it; stop it (kill {owner_pid}) "
+                                 "and run again")
+
+
 class StoreDamagedError(MemoryStoreError):
     """The data directory's store cannot read ``what`` back; ``fix`` is the command that repairs it."""
 

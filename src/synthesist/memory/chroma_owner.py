@@ -36,6 +36,11 @@ LINGER = 2.0
 """Seconds the owner waits with no client before it stops the server, unless told otherwise (argv)."""
 START_TIMEOUT = 180.0
 """Seconds a client waits for a new server to answer: generous, a busy machine may be slow to start one."""
+CHECK_EVERY = 15.0
+"""Seconds between the owner's checks of its server's store (:func:`usable`): a server whose disk filled while it ran
+can go on answering its heartbeat, and its reads, and never complete a write again."""
+READ_SECONDS = 10.0
+"""How long one such check may take; a busy server lists a collection, and makes and drops one, in milliseconds."""
 CHROMA = Path(sys.executable).with_name("chroma")
 
 
@@ -116,8 +121,11 @@ def heartbeat(port: int, timeout: float = 5.0) -> bool:
         connection.close()
 
 
-LIST_ONE = "/api/v2/tenants/default_tenant/databases/default_database/collections?limit=1"
-"""A read of the store itself: a server whose disk filled answers its heartbeat and not this."""
+COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+LIST_ONE = f"{COLLECTIONS}?limit=1"
+"""A read of the store itself: a server whose disk filled may answer its heartbeat and not this."""
+PROBE_PREFIX = "synthesist-probe-"
+"""The collections :func:`writes` makes and drops at once (one per thread, so two probes never meet)."""
 
 
 def serves(port: int, timeout: float = 5.0) -> bool:
@@ -131,6 +139,34 @@ def serves(port: int, timeout: float = 5.0) -> bool:
         return False
     finally:
         connection.close()
+
+
+def writes(port: int, timeout: float = 5.0) -> bool:
+    """Whether the Chroma server on ``port`` completes a write to its store: a collection made and dropped (about
+    10 ms). A server whose disk filled while it ran keeps its database locked once the disk is freed: it answers
+    reads, and each write waits and fails ("database is locked")."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=timeout)
+    name = f"{PROBE_PREFIX}{os.getpid()}-{threading.get_ident()}"
+    try:
+        connection.request("POST", COLLECTIONS, body=json.dumps({"name": name, "get_or_create": True}),
+                           headers={"Content-Type": "application/json"})
+        made = connection.getresponse()
+        made.read()
+        if made.status != 200:
+            return False
+        connection.request("DELETE", f"{COLLECTIONS}/{name}")
+        dropped = connection.getresponse()
+        dropped.read()
+        return dropped.status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+def usable(port: int, timeout: float = 5.0) -> bool:
+    """Whether the server on ``port`` both reads and writes its store (its heartbeat is not enough)."""
+    return serves(port, timeout) and writes(port, timeout)
 
 
 def read_state(files: OwnerFiles) -> dict[str, int] | None:
@@ -169,14 +205,40 @@ def _start_server(files: OwnerFiles) -> tuple[subprocess.Popen, int]:
     raise SystemExit(f"chroma run did not start for {files.store}")
 
 
-def _stop(server: subprocess.Popen) -> None:
+def _stop(server: subprocess.Popen, grace: float = 30.0) -> None:
     if server.poll() is None:
         server.terminate()
         try:
-            server.wait(timeout=30)
+            server.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def _publish(files: OwnerFiles, server: subprocess.Popen, port: int) -> None:
+    temporary = files.state.with_suffix(".tmp")
+    temporary.write_text(json.dumps({"port": port, "pid": os.getpid(), "server_pid": server.pid}))
+    temporary.replace(files.state)
+
+
+class _Watch:
+    """When the owner checks its server's store: every :data:`CHECK_EVERY` seconds, and at once when a client asks
+    (SIGUSR1: it found the server not answering). A server that fails a client's check and then the owner's own, or
+    two of the owner's in a row, is stuck: the owner replaces it."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.due = time.monotonic() + CHECK_EVERY
+        self.failures = 0
+
+    def stuck(self, port: int) -> bool:
+        if not self.asked.is_set() and time.monotonic() < self.due:
+            return False
+        asked = self.asked.is_set()
+        self.asked.clear()
+        self.due = time.monotonic() + CHECK_EVERY
+        self.failures = 0 if usable(port, timeout=READ_SECONDS) else self.failures + 1
+        return self.failures >= (1 if asked else 2)
 
 
 def serve(data_dir: Path | str, linger: float = LINGER) -> int:
@@ -187,17 +249,23 @@ def serve(data_dir: Path | str, linger: float = LINGER) -> int:
         print(f"{files.store} is open in another process", file=sys.stderr)
         return 3
     stopping = threading.Event()
+    watch = _Watch()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     signal.signal(signal.SIGINT, lambda *_: stopping.set())
+    signal.signal(signal.SIGUSR1, lambda *_: watch.asked.set())
     files.store.mkdir(parents=True, exist_ok=True)
     server, port = _start_server(files)
-    temporary = files.state.with_suffix(".tmp")
-    temporary.write_text(json.dumps({"port": port, "pid": os.getpid(), "server_pid": server.pid}))
-    temporary.replace(files.state)
+    _publish(files, server, port)
     idle_since: float | None = None
     users = None
     try:
         while not stopping.is_set() and server.poll() is None:
+            if watch.stuck(port):
+                print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} the Chroma server on port {port} (pid {server.pid}) "
+                      "completes no read or write of its store: replacing it", file=sys.stderr, flush=True)
+                _stop(server, grace=5.0)
+                server, port = _start_server(files)
+                _publish(files, server, port)
             users = try_lock(files.lock("users"))
             if users is None:
                 idle_since = None

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -34,11 +37,24 @@ import time
 from pathlib import Path
 from typing import IO
 
-from ..errors import DiskFullError, StoreBusyError, StoreDamagedError
+from ..errors import DiskFullError, StoreBusyError, StoreDamagedError, StoreStuckError
 from . import chroma_owner
-from .chroma_owner import HOST, START_TIMEOUT, OwnerFiles, files_for, heartbeat, held, open_lock, read_state, try_lock
+from .chroma_owner import (
+    HOST,
+    START_TIMEOUT,
+    OwnerFiles,
+    files_for,
+    heartbeat,
+    held,
+    open_lock,
+    read_state,
+    try_lock,
+    usable,
+)
 
 __all__ = ["HOST", "attach", "detach_all", "lock_embedded", "repair_command", "set_aside"]
+
+log = logging.getLogger("synthesist.memory")
 
 START_SPACE = 16 * 1024 * 1024
 """Free bytes below which a Chroma server that did not start is put down to a full disk, not to damaged files
@@ -56,7 +72,44 @@ def _live_port(files: OwnerFiles) -> int | None:
         probe.close()
         files.state.unlink(missing_ok=True)
         return None
-    return state["port"] if heartbeat(state["port"]) else None
+    if heartbeat(state["port"]) and usable(state["port"]):
+        return state["port"]
+    return _replaced(files, state)
+
+
+def _replaced(files: OwnerFiles, state: dict[str, int]) -> int | None:
+    """The port of the server that replaces one that completes no read or write of its store (a disk that filled
+    while it ran leaves it answering its heartbeat and reads, and failing every write): its owner, asked with SIGUSR1,
+    checks the store itself and starts a new server when that fails too. None when the owner has gone meanwhile
+    (the caller starts a new one)."""
+    log.warning("the Chroma server for %s (pid %s) completes no read or write of its store: asking its owner to "
+                "replace it",
+                files.store, state.get("server_pid"))
+    try:
+        os.kill(state["pid"], signal.SIGUSR1)
+    except ProcessLookupError:
+        return None
+    deadline = time.monotonic() + chroma_owner.READ_SECONDS + START_TIMEOUT
+    while time.monotonic() < deadline:
+        now = read_state(files)
+        if now is None or not _alive(now["pid"]):
+            return None
+        if now["port"] != state["port"] and heartbeat(now["port"]):
+            return now["port"]
+        if now["port"] == state["port"] and usable(state["port"], timeout=1.0):
+            return state["port"]  # it answers again (it was only slow): the owner keeps it
+        time.sleep(0.1)
+    raise StoreStuckError(str(files.store), state["pid"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _USERS: dict[Path, IO[bytes]] = {}

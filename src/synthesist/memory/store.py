@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ from ..config import Settings
 from ..errors import MemoryStoreError, unreachable_server
 from .chroma_errors import StorePlace, is_damage, is_not_found, place_of, remember_place, translated
 from .chroma_http import bound_requests
-from .chroma_owner import LIST_ONE, files_for, heartbeat, read_state, serves
-from .owner import HOST, attach, detach_all, lock_embedded
+from .chroma_owner import CHECK_EVERY, LIST_ONE, PROBE_PREFIX, READ_SECONDS, files_for, heartbeat, read_state, usable
+from .owner import HOST, START_SPACE, attach, detach_all, lock_embedded
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -130,16 +131,20 @@ def unreachable(settings: Settings) -> str | None:
     memory = settings.memory
     if memory.chroma_mode == "persistent":
         files = files_for(settings.data_dir)
+        space = shutil.disk_usage(files.data_dir).free
+        if space < START_SPACE:
+            return (f"the disk holding {files.data_dir} is full ({space // 1024} KiB free): runs cannot store what "
+                    "they find until space is freed")
         state = read_state(files)
         if state is None:
             return f"no Chroma server runs for {files.store} (its owner is gone); the next use starts one"
         if not heartbeat(state["port"], timeout=2.0):
             return (f"the Chroma server for {files.store} (owner pid {state.get('pid')}) does not answer; "
                     "the next use starts a new one")
-        if not serves(state["port"], timeout=5.0):
+        if not usable(state["port"], timeout=5.0):
             return (f"the Chroma server for {files.store} (owner pid {state.get('pid')}) answers its heartbeat but "
-                    "not a read of its store (is its disk full?); runs fail their store operations until it is "
-                    "restarted")
+                    "does not complete a read or write of its store (did its disk fill?); its owner replaces it within "
+                    f"{round(2 * CHECK_EVERY + 2 * READ_SECONDS)} s, or at the next use")
         return None
     if memory.chroma_mode == "http":
         address = _server_address(settings)
@@ -314,11 +319,12 @@ class VectorCollection:
 
 
 def collection_names(client: ClientAPI, prefix: str) -> list[str]:
-    """The names of the collections whose name starts with ``prefix``."""
+    """The names of the collections whose name starts with ``prefix`` (never an owner's or a client's check of the
+    store, made and dropped within milliseconds: :data:`~synthesist.memory.chroma_owner.PROBE_PREFIX`)."""
     with translated("list collections", place=place_of(client)):
         listed = client.list_collections()
     names = [item if isinstance(item, str) else item.name for item in listed]
-    return sorted(name for name in names if name.startswith(prefix))
+    return sorted(name for name in names if name.startswith(prefix) and not name.startswith(PROBE_PREFIX))
 
 
 def open_collection(client: ClientAPI, name: str, metadata: Metadata | None = None) -> VectorCollection:
