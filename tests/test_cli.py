@@ -542,3 +542,29 @@ def test_a_model_that_hangs_leaves_the_run_time_to_search_its_sources_and_answer
     assert result["evidence"] and result["report"]["references"]  # the library was searched, and cited
     assert reached == 1  # after the first call ran out, no other was sent to the hung model
     assert "gave no reply within 15s" in done.stderr or "no reply within 15s" in json.dumps(result)
+
+
+def test_a_run_still_going_past_its_timeout_and_the_reserve_is_ended_with_one_line_naming_how_to_continue() -> None:
+    """The CLI's last resort (cli.HardDeadline), in a real process whose work never ends (a thread nothing can
+    cancel): it is stopped its reserve after the deadline, exit 1, one line giving the resume command."""
+    script = ("import time\nfrom synthesist import cli\ncli.HARD_RESERVE = 0.5\n"
+              "cli.HardDeadline().arm(0.5, 'run0123')\ntime.sleep(120)\n")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - started
+    assert done.returncode == 1 and took < 60, (done.returncode, took, done.stderr)
+    assert done.stderr.strip().splitlines() == [
+        "synthesist: error: the run had not ended 0.5 s after its timeout (0.5 s): stopped here; what it collected "
+        "is kept (`synthesist resume run0123` continues it)"]
+
+
+def test_a_run_arms_its_deadline_from_its_started_event_and_lets_go_of_it_when_it_ends(tmp_path: Path) -> None:
+    library = write_library(tmp_path / "papers.jsonl")
+    done = run_cli("research", QUESTION, "--sources", "library", "--library", str(library), "--model", "extractive",
+                   "--max-rounds", "1", "--timeout", "300", "--out", str(tmp_path / "out"),
+                   env={"SYNTHESIST_DATA_DIR": str(tmp_path / "data")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    started = json.loads((tmp_path / "out" / "events.jsonl").read_text().splitlines()[0])
+    assert started["type"] == "started" and started["data"]["timeout"] == 300  # what the CLI arms its deadline from
+    armed = [t for t in threading.enumerate() if isinstance(t, threading.Timer) and not t.finished.is_set()]
+    assert not armed, armed  # this process (pytest) is not ended 360 s from now

@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,9 +130,11 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     written at the end (the report is in the run directory)."""
     printer = EventPrinter(Console(stderr=True), quiet=getattr(args, "quiet", False))
     control = api.RunControl()
+    deadline = HardDeadline()
     try:
-        result = asyncio.run(_consume(start, control, printer))
+        result = asyncio.run(_consume(start, control, printer, deadline))
     finally:
+        deadline.disarm()  # asyncio.run has returned: no work of the run is left in any thread
         printer.close()
     if args.json:
         print(result.model_dump_json(indent=2))
@@ -150,7 +153,40 @@ def _drive(start, api, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _consume(start, control, printer: EventPrinter):
+HARD_RESERVE = 60.0
+"""Seconds past a run's deadline after which the command ends whatever is still going. The run's rounds, its model
+calls and its store requests are each bounded well within its ``--timeout`` (it writes its report by then); this
+catches a thread that no bound reaches (asyncio.run waits for every worker thread before it returns)."""
+
+
+class HardDeadline:
+    """The CLI's promise that a run's ``--timeout`` holds: armed when the run says its deadline (its ``started``
+    event), it ends the process :data:`HARD_RESERVE` seconds past it, saying so in one line with the way to continue
+    the run (every item collected is in its checkpoint)."""
+
+    def __init__(self) -> None:
+        self._timer: threading.Timer | None = None
+
+    def arm(self, seconds: float, run_id: str) -> None:
+        self.disarm()
+        self._timer = threading.Timer(seconds + HARD_RESERVE, self._end, args=(seconds, run_id))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    @staticmethod
+    def _end(seconds: float, run_id: str) -> None:
+        _error(f"the run had not ended {HARD_RESERVE:g} s after its timeout ({seconds:g} s): stopped here; what it "
+               f"collected is kept (`synthesist resume {run_id}` continues it)")
+        sys.stderr.flush()
+        os._exit(EXIT_FAILED)
+
+
+async def _consume(start, control, printer: EventPrinter, deadline: HardDeadline | None = None):
     loop = asyncio.get_running_loop()
 
     def interrupted() -> None:  # the first Ctrl-C: the run stops and writes its report
@@ -161,6 +197,8 @@ async def _consume(start, control, printer: EventPrinter):
         loop.add_signal_handler(signal.SIGINT, interrupted)
     result = None
     async for event in start(control):
+        if event.type == "started" and deadline is not None and event.data.timeout is not None:
+            deadline.arm(event.data.timeout, event.run_id)
         printer.show(event)
         if event.type == "complete":
             result = event.data

@@ -76,6 +76,8 @@ class StartedData(Frozen):
     resumed_from_round: int = 0
     notice: str | None = Field(None, exclude_if=_unset)
     """How the engines were chosen (e.g. no LLM configured), said after the question."""
+    timeout: float | None = Field(None, exclude_if=_unset)
+    """The run's deadline, in seconds from its start (report included); absent in logs written before it was sent."""
 
 
 class Started(EventBase):

@@ -167,7 +167,8 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
     engines = manager.steps.team.engines()
     yield emitter.make(Started, round=memory.round, agent=None, data=StartedData(
         question=ctx.options.question, sources=ctx.options.sources, manager=ctx.options.manager, engines=engines,
-        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round, notice=ctx.notice or None))
+        max_rounds=ctx.options.max_rounds, resumed_from_round=ctx.resumed_from_round, notice=ctx.notice or None,
+        timeout=ctx.settings.run.timeout))
     for warning in ctx.warnings:
         yield emitter.make(Error, round=memory.round, agent=None,
                            data=ErrorData(kind="library", detail=warning, recoverable=True))
