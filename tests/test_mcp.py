@@ -45,7 +45,8 @@ async def test_research_and_lookups_through_the_sdk_client_over_stdio(
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         names = {tool.name for tool in (await session.list_tools()).tools}
-        assert names == {"research", "search_literature", "search_library", "get_evidence", "watch_changes"}
+        assert names == {"research", "resume", "search_literature", "search_library", "get_evidence",
+                         "watch_changes"}
 
         answered = _payload(await session.call_tool("research", {"question": QUESTION, "sources": ["library"],
                                                                  "max_rounds": 2}, progress_callback=on_progress))
@@ -105,7 +106,8 @@ async def test_research_and_lookups_through_the_sdk_client_over_streamable_http(
                 ClientSession(read, write) as session:
             await session.initialize()
             names = {tool.name for tool in (await session.list_tools()).tools}
-            assert names == {"research", "search_literature", "search_library", "get_evidence", "watch_changes"}
+            assert names == {"research", "resume", "search_literature", "search_library", "get_evidence",
+                         "watch_changes"}
             hits = _payload(await session.call_tool("search_library", {"query": QUESTION, "k": 3}))
             assert [hit["id"] for hit in hits][:1] == ["pmid:17113061"] and len(hits) == 3
             answered = _payload(await session.call_tool(

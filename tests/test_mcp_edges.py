@@ -107,3 +107,37 @@ async def test_research_without_sources_searches_the_servers_library_and_never_t
                                                         "sources": "library,pubmed"})
             assert not both.is_error, both.content
             assert network.requests  # a source asked for by name is searched
+
+
+async def test_a_cancelled_run_is_continued_by_the_resume_tool_with_every_item_it_had(tmp_path: Path) -> None:
+    from synthesist import api  # noqa: PLC0415
+    from synthesist.config import load_settings  # noqa: PLC0415
+
+    library = write_library(tmp_path / "papers.jsonl")
+    settings = load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"})
+    control = api.RunControl()
+    result = None
+    options = api.StreamOptions(sources=("library",), libraries=(library,), max_rounds=3, model="extractive")
+    async for event in api.stream(QUESTION, options, settings=settings, control=control):
+        if event.type == "search_complete":
+            control.cancel()  # a client that gave up after round 1's search
+        if event.type == "complete":
+            result = event.data
+    assert result is not None and result.stop_reason == "cancelled", result
+    held = {item.id for item in result.evidence}
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral",
+           "SYNTHESIST_MODELS__MODEL": "extractive"}
+    params = StdioServerParameters(command=sys.executable, env=env, args=["-m", "synthesist.cli", "mcp"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        resumed = await session.call_tool("resume", {"run_id": result.run_id})
+        assert not resumed.is_error, resumed.content
+        answer = resumed.structured_content
+        assert answer["run_id"] == result.run_id and answer["stop_reason"] != "cancelled", answer["stop_reason"]
+        assert answer["answer"]["verdict"] in ("yes", "no", "mixed", "insufficient")
+        cited = {reference["evidence_id"] for reference in answer["references"]}
+        assert cited and cited <= LIBRARY_IDS
+        checkpoint = api.run_evidence(result.run_id, settings=settings)
+        assert held <= {item.id for item in checkpoint}  # nothing it had collected was lost
+        unknown = await session.call_tool("resume", {"run_id": "0123abcd"})
+        assert unknown.is_error and "0123abcd" in _error(unknown)

@@ -7,6 +7,8 @@ Tools, all over :mod:`synthesist.api` (no second orchestration):
 - ``research(question, sources?, max_rounds?)`` → the Answer, the report as Markdown (with its evidence table), the
   references and the study records (design, N, arms, outcomes with verbatim quotes); a progress
   notification per round while it runs;
+- ``resume(run_id)`` → what ``research`` returns, for a run that was cancelled or interrupted, continued from its last
+  checkpoint with every item it had collected (a run that finished on its own comes back as it was);
 - ``search_literature(query, sources?, k?)`` → ``{"results": [...], "errors": [...]}``: evidence from the network
   sources (ids, titles, years, links) and every source that failed, with why;
 - ``search_library(query, k?)`` → the best records of the server's libraries;
@@ -24,7 +26,7 @@ tool's error in one line that says which argument and why, never the input echoe
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -60,6 +62,7 @@ ResearchSources = Annotated[SourceChoice | None, Field(description="source names
                                                       "some, else the settings' sources")]
 Rounds = Annotated[MaxRounds | None, Field(description=f"search rounds at most, 1-{MAX_ROUNDS}")]
 EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
+RunId = Annotated[str, Field(pattern=r"^[A-Za-z0-9]{1,64}$", description="a run id, as research returns it")]
 WatchId = Annotated[str | None, Field(None, pattern=r"^[A-Za-z0-9]{1,40}$", description="a watch id such as "
                                       "w1a2b3c4d (synthesist watch list); none: every watch")]
 MCP = "synthesist mcp"
@@ -142,17 +145,27 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
             names, libraries = served_sources(sources, paths, command=MCP)
         except BadInputError as exc:
             raise _refused(str(exc)) from None
+        options = api.StreamOptions(sources=names, libraries=libraries, max_rounds=max_rounds, origin="mcp")
+        return await followed(api.stream(question, options, settings=settings, session=session), ctx)
+
+    async def resume(run_id: RunId, ctx: Context) -> dict[str, Any]:
+        """Continue a run that was cancelled or interrupted (its ``stop_reason`` was ``cancelled``, or its process
+        was stopped) from its last checkpoint, with every item it had collected. Returns what ``research`` returns;
+        a run that had finished on its own comes back as it was."""
+        return await followed(api.resume(run_id, settings=settings, session=session), ctx)
+
+    async def followed(events: AsyncIterator[Any], ctx: Context) -> dict[str, Any]:
+        """A run's answer, its progress reported to the client as it goes."""
         result = None
         try:
-            options = api.StreamOptions(sources=names, libraries=libraries, max_rounds=max_rounds, origin="mcp")
-            async for event in api.stream(question, options, settings=settings, session=session):
+            async for event in events:
                 if isinstance(event, Progress) and event.data.stage == "rounds":
                     await ctx.report_progress(event.data.fraction, 1.0, event_text(event))
                 if isinstance(event, Complete):
                     result = event.data
         except BadInputError as exc:
             raise _refused(str(exc)) from exc
-        assert result is not None  # api.stream always ends with `complete`
+        assert result is not None  # api.stream and api.resume always end with `complete`
         if result.every_source_failed:  # nothing was checked: a failure, as the CLI's exit 1 (never a quiet answer)
             raise ToolError(f"every source failed, nothing could be checked: {failures_text(result.failed_sources)}")
         remember(result.evidence)
@@ -224,5 +237,5 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
     return _Server(name="synthesist", version=__version__,
                    instructions="Biomedical literature research with cited, checked answers. `research` runs a "
                    "full question; the search tools look things up.",
-                   tools=[_checked(research), _checked(search_literature),
+                   tools=[_checked(research), _checked(resume), _checked(search_literature),
                           _checked(search_library, SEARCH_LIBRARY), _checked(get_evidence), _checked(watch_changes)])
