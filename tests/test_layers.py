@@ -9,8 +9,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent.parent / "src" / "synthesist"
 FACES = ("cli", "cli_parser", "cli_progress", "cli_serve", "cli_study", "cli_watch", "service", "mcp_server",
          "mcp_stdio", "batch", "ray_backend", "evaluation")
-LEAVES = ("models", "events", "event_text", "errors", "config", "identity", "inputs", "titles", "study", "redaction",
-          "run_options")
+LEAVES = ("models", "events", "event_text", "errors", "config", "identity", "inputs", "titles", "wording", "study",
+          "redaction", "run_options")
 ALLOWED = {"api", "__version__", *LEAVES, *FACES}
 
 

@@ -30,7 +30,7 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
     certainty = OutcomeCertainty(outcome="survival", certainty="very_low", evidence_ids=(f"pmid:{GIST}",),
                                  answers_question=True, steps=(
                                      CertaintyStep(domain="design", change=0, reason="starts low: cohort"),
-                                     CertaintyStep(domain="inconsistency", change=-1, reason="1 conflict(s)")))
+                                     CertaintyStep(domain="inconsistency", change=-1, reason="1 conflict")))
     trial = TrialLink(nct="NCT03934567", registry_id="nct:NCT03934567", paper_ids=("pmid:93000001", "pmid:93000002"),
                       matched_by=("NCT number", "title and sponsor"))
     report = ResearchReport(title="t", executive_summary="s", methodology="m", conflicts=conflicts,
@@ -55,7 +55,7 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
         assert page.locator("#conflicts a").first.get_attribute("href") == "#" + page.evaluate(
             f"rowId('pmid:{GIST}')")
         steps = page.locator("#certainty li").all_text_contents()
-        assert steps == ["starts low: cohort", "one level down for inconsistency (1 conflict(s))"]  # report.md's
+        assert steps == ["starts low: cohort", "one level down for inconsistency (1 conflict)"]  # report.md's
         # one registered trial, one study: its registry record and the papers that report it, each with how
         assert page.text_content("#certainty .trial") == (
             "NCT03934567, one study: registry record [nct:NCT03934567]; reported by [pmid:93000001] (NCT number), "

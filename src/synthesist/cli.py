@@ -30,6 +30,7 @@ from .event_text import event_text
 from .models import failures_text
 from .redaction import SecretFilter
 from .titles import display_title
+from .wording import counted
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -265,7 +266,8 @@ class EventPrinter:
         answer = report.answer
         bottom = (f"Answer: {answer.verdict or 'open question'} (evidence {answer.strength.replace('_', ' ')}: "
                   f"{answer.strength_reason}) — {answer.statement}\n" if answer is not None else "")
-        return (f"{report.title}\n{bottom}run {result.run_id}: {result.stop_reason} after {result.rounds} round(s), "
+        return (f"{report.title}\n{bottom}run {result.run_id}: {result.stop_reason} after "
+                f"{counted(result.rounds, 'round')}, "
                 f"{len(result.evidence)} evidence items, {len(report.references)} cited; report {state}\n"
                 f"report.md, report.json, references.bib, events.jsonl written to {where}")
 

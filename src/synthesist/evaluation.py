@@ -44,6 +44,7 @@ from .api import (
 )
 from .batch import BatchItem, research_many
 from .errors import BadInputError
+from .wording import counted
 
 MAPPED = {"yes": "yes", "no": "no", "mixed": "maybe", "insufficient": "maybe", None: "maybe"}
 
@@ -278,4 +279,4 @@ def negative_control_lines(scored: Sequence[Scored]) -> list[str]:
 
 def _failures(scored: Sequence[Scored]) -> list[str]:
     failed = [s for s in scored if s.error]
-    return [f"{len(failed)} question(s) failed: {failed[0].error}"] if failed else []
+    return [f"{counted(len(failed), 'question')} failed: {failed[0].error}"] if failed else []

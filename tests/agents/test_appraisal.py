@@ -61,7 +61,7 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     assert survival["outcome"] == "survival" and survival["answers_question"]
     assert any(step["domain"] == "inconsistency" and step["change"] == -1 and f"pmid:{GIST}" in step["reason"]
                for step in survival["steps"])
-    assert "one level down for inconsistency (1 conflict(s)" in report["answer"]["strength_reason"]
+    assert "one level down for inconsistency (1 conflict" in report["answer"]["strength_reason"]
     for graded in report["certainty"]:
         assert graded["certainty"] in ("high", "moderate", "low", "very_low") and graded["evidence_ids"]
         assert graded["steps"][0]["domain"] == "design" and all(step["reason"] for step in graded["steps"])
@@ -107,7 +107,7 @@ async def test_two_answering_trials_that_disagree_make_the_answer_mixed_with_bot
     assert mixed.statement == ("Studies that answer the question disagree on fractures. One found a decrease "
                                "[pmid:1], another no significant difference [pmid:2]; both are quoted under \"Where "
                                "the evidence disagrees\".")
-    assert "verdict mixed, not no: 1 conflict(s) between items that answer the question" in mixed.gate
+    assert "verdict mixed, not no: 1 conflict between items that answer the question" in mixed.gate
     # one side only related to the question (the alignment gate's word): the verdict stands
     related = tuple(a.model_copy(update={"label": "related"}) if a.evidence_id == "pmid:1" else a for a in alignment)
     kept = with_conflicts(report.model_copy(update={"alignment": related}), memory)

@@ -92,7 +92,7 @@ def test_a_conflict_between_real_abstracts_downgrades_for_inconsistency(shared_d
     steps = {step.domain: step.reason for step in graded.steps}
     assert graded.certainty == "very_low"
     assert steps["design"] == "starts low: no randomised trial (designs: cohort)"
-    assert steps["inconsistency"] == f"1 conflict(s) between the studies (pmid:{GIST} vs pmid:{ESOPHAGUS})"
+    assert steps["inconsistency"] == f"1 conflict between the studies (pmid:{GIST} vs pmid:{ESOPHAGUS})"
 
 
 def test_the_answers_strength_is_its_outcomes_certainty_reached_one_way():

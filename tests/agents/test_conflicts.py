@@ -206,7 +206,7 @@ async def test_the_judge_lowers_confidence_and_asks_for_a_resolving_search(share
     assert read.confidence == 0.6
     assert read.next_search_queries == ("a", "b", resolving_query(conflicts[0]))
     assert resolving_query(conflicts[0]) == "surgery survival systematic review meta-analysis"
-    assert "Inconsistency: 1 conflict(s)" in read.clinical.reasoning
+    assert "Inconsistency: 1 conflict" in read.clinical.reasoning
     assert inconsistent(assessment, (), memory) is assessment
 
 

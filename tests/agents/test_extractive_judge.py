@@ -69,7 +69,7 @@ def test_mechanistic_sentences_raise_the_mechanism_score() -> None:
     clinical_only = judge(*CLINICAL)
     with_mechanisms = judge(*CLINICAL, *MECHANISTIC)
     assert clinical_only.mechanism.score < 6 <= with_mechanisms.mechanism.score
-    assert re.match(r"\d+ mechanistic sentence\(s\) in 3 on-topic item\(s\)", with_mechanisms.mechanism.reasoning)
+    assert re.match(r"\d+ mechanistic sentences? in 3 on-topic items;", with_mechanisms.mechanism.reasoning)
     for target in ("AMPK", "mTOR", "IGF-1"):
         assert target in with_mechanisms.mechanism.reasoning
 

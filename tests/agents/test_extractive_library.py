@@ -164,5 +164,5 @@ def test_the_answer_and_summary_quote_only_what_answers_the_question(library_ind
     assert set(cited_ids(written.executive_summary)) == {"pmid:12070552"}
     assert written.executive_summary.count("[pmid:12070552]") == 1  # its one entry, in other words than the Answer's
     assert set(cited_ids(" ".join(s.body for s in written.sections))) - {"pmid:12070552"}  # the others
-    assert "1 item(s) answer the question" in written.limitations
+    assert "1 item answers the question" in written.limitations
     assert "quote only items that answer" in written.limitations

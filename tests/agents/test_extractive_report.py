@@ -155,7 +155,7 @@ def test_hypotheses_verdict_methodology_and_limitations_come_from_the_run(writte
         "PubMed: “metformin breast cancer”" in report.methodology
         and f"Items collected: {len(memory)}" in report.methodology
     )
-    assert "1 item(s) are preprints, not peer-reviewed." in report.limitations
+    assert "1 item is a preprint, not peer-reviewed." in report.limitations
     assert "Sources that failed during the search: web: rate_limited." in report.limitations
     assert "8 of 11 items were on the question's topic" in report.limitations
     assert cited_ids(report.methodology + report.limitations) == []

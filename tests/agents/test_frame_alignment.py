@@ -168,7 +168,7 @@ def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
 
     said = missing_statement(frame, [both], {})
 
-    assert said == (f"1 collected item(s) mention both {frame.exposure} and {frame.outcomes[0]}, but none is about "
+    assert said == (f"1 collected item mentions both {frame.exposure} and {frame.outcomes[0]}, but none is about "
                     "them together closely enough to answer the question.")
 
 

@@ -288,9 +288,9 @@ def test_an_over_long_abstract_is_cut_at_the_cap_and_the_cut_reported(tmp_path: 
     assert len(loaded.evidence[0].content) == 1_000 and loaded.evidence[0].title == "Metformin and cancer"
     assert [n.reason for n in loaded.notices] == ["abstract of pmid:123 cut from 499,999 to 1,000 characters"]
     summary = loaded.summary()
-    assert summary is not None and "1 library problem(s) skipped (first at huge.jsonl:2" in summary
-    assert "1 over-long field(s) cut" in summary
-    assert load_library([LIBRARY]).summary().startswith("5 library problem(s) skipped")
+    assert summary is not None and "1 library problem skipped (first at huge.jsonl:2" in summary
+    assert "1 over-long field cut" in summary
+    assert load_library([LIBRARY]).summary().startswith("5 library problems skipped")
 
 
 def test_a_folder_of_jats_full_texts_loads_with_passages_and_a_bad_one_is_a_problem(tmp_path: Path):

@@ -156,7 +156,8 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
         return _noted(answer.model_copy(update={"verdict": verdict or "insufficient"}), notes)
     missing = missing_statement(frame, alignments, items)
     answering_elsewhere = [a.evidence_id for a in alignments if a.label in ("answers", "indirect")]
-    what = (f"it cites none of the {len(answering_elsewhere)} collected item(s) that answer the question"
+    what = (f"it cites none of the {len(answering_elsewhere)} collected items that answer the question"
+            if len(answering_elsewhere) > 1 else "it does not cite the one collected item that answers the question"
             if answering_elsewhere else "no collected item answers the question")
     listed = ", ".join(f"{i} ({labels.get(i, 'not collected')})" for i in cited) or "nothing"
     notes.append(f"lowered to insufficient: {what} (cited: {listed})")

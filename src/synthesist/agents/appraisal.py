@@ -29,6 +29,7 @@ from ..reading.text import terms
 from ..reading.verdict import asked_change, asked_parts, verdict_of
 from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
+from ..wording import counted
 from .certainty import OutcomeEvidence, grade, steps_text
 from .conflicts import detect_conflicts
 from .studies.pooling import pooled_estimate
@@ -75,8 +76,8 @@ def mixed_answer(answer: Answer | None, conflicts: Sequence[Conflict], alignment
                  f"[{c.first.evidence_id}], another {_WORDS[c.second.direction]} [{c.second.evidence_id}]; both are "
                  f"quoted under \"{CONFLICTS_HEADING}\".")
     ids = tuple(dict.fromkeys((*answer.evidence_ids, c.first.evidence_id, c.second.evidence_id)))
-    gate = (f"verdict mixed, not {answer.verdict}: {len(split)} conflict(s) between items that answer the question "
-            f"(Where the evidence disagrees)")
+    gate = (f"verdict mixed, not {answer.verdict}: {counted(len(split), 'conflict')} between items that answer the "
+            "question (Where the evidence disagrees)")
     return answer.model_copy(update={"verdict": "mixed", "statement": statement, "evidence_ids": ids,
                                      "gate": "; ".join(filter(None, (answer.gate, gate)))})
 

@@ -31,6 +31,7 @@ from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.effects import significance
 from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
+from ..wording import counted
 
 __all__ = ["LEVELS", "MIN_PARTICIPANTS", "OutcomeEvidence", "answer_certainty", "grade", "step_text", "steps_text"]
 
@@ -107,7 +108,7 @@ def _inconsistency(evidence: OutcomeEvidence) -> CertaintyStep | None:
     reasons = []
     if evidence.conflicts:
         pairs = ", ".join(f"{c.first.evidence_id} vs {c.second.evidence_id}" for c in evidence.conflicts[:3])
-        reasons.append(f"{len(evidence.conflicts)} conflict(s) between the studies ({pairs})")
+        reasons.append(f"{counted(len(evidence.conflicts), 'conflict')} between the studies ({pairs})")
     significant = {res.direction for _, res, _ in evidence.results
                    if res.direction in ("increased", "decreased") and significance(res.quote, res.effect) ==
                    "significant"}

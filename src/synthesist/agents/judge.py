@@ -20,6 +20,7 @@ from ..memory import ResearchMemory
 from ..models import Alignment, Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
 from ..reading.frame import frame_of
+from ..wording import counted
 from .base import AgentOutput, llm_or_extractive
 from .citations import validate_model
 from .conflicts import detect_conflicts, resolving_query
@@ -103,7 +104,8 @@ def inconsistent(assessment: JudgeAssessment, conflicts: tuple[Conflict, ...],
         return assessment
     penalty = min(MAX_CONFLICT_PENALTY, CONFLICT_PENALTY * len(conflicts))
     first = conflicts[0]
-    note = (f"Inconsistency: {len(conflicts)} conflict(s) between answering items, e.g. {first.first.evidence_id} "
+    note = (f"Inconsistency: {counted(len(conflicts), 'conflict')} between answering items, e.g. "
+            f"{first.first.evidence_id} "
             f"({first.first.direction}) vs {first.second.evidence_id} ({first.second.direction}) on "
             f"{first.outcome}; confidence lowered by {penalty:.2f}.")
     queries = list(assessment.next_search_queries)

@@ -39,6 +39,7 @@ from ..models import (
 )
 from ..prompts import Boundary, render
 from ..reading.text import sentence_pieces, terms
+from ..wording import counted
 from .answer_gate import align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
@@ -212,7 +213,7 @@ def methodology(memory: ResearchMemory, sources: Sequence[str]) -> str:
     queries = memory.progress.queries_run
     shown = "; ".join(f"{source}: {query}" for source, query in queries[:8])
     more = f" and {len(queries) - 8} more" if len(queries) > 8 else ""
-    return (f"{memory.round} search round(s) over {', '.join(sources) or 'no source'}; {len(queries)} queries "
+    return (f"{counted(memory.round, 'search round')} over {', '.join(sources) or 'no source'}; {len(queries)} queries "
             f"({shown}{more}); {len(memory)} evidence items collected and ranked. Every sentence that states a fact "
             "was checked against the items it cites; unsupported ones, and ones that cite nothing, were taken out "
             "of the report.")

@@ -20,6 +20,7 @@ from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
 from ..reading.text import ended
 from ..titles import display_title
+from ..wording import counted, verb
 from .appraisal_format import appraisal_lines
 from .citations import replace_markers
 from .extractive.report import RELATED
@@ -133,8 +134,9 @@ def render_markdown(report: ResearchReport, evidence: Mapping[str, Evidence], *,
     lines += ["## References", ""]
     lines += [_reference_line(c, evidence.get(c.evidence_id)) for c in report.references] or ["(none)"]
     if report.fabricated_citations_removed:
-        lines += ["", f"_{report.fabricated_citations_removed} citation(s) to evidence this run did not collect "
-                      "were removed before rendering._"]
+        removed = report.fabricated_citations_removed
+        lines += ["", f"_{counted(removed, 'citation')} to evidence this run did not collect "
+                      f"{verb(removed, 'was', 'were')} removed before rendering._"]
     return "\n".join(lines).rstrip() + "\n"
 
 

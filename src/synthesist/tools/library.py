@@ -31,6 +31,7 @@ from pydantic import ValidationError
 from ..errors import LibraryError, ParseError
 from ..identity import evidence_id, make_identifiers, merge_all, normalize_doi, normalize_pmid
 from ..models import Evidence, SourceLink
+from ..wording import counted
 from .jats import article_evidence, parse_jats
 from .pubmed import parse_pubmed_xml, pubmed_url
 
@@ -69,9 +70,9 @@ class LibraryLoad:
         if self.problems:
             first = self.problems[0]
             where = f"{first.path.name}:{first.line}" if first.line is not None else first.path.name
-            parts.append(f"{len(self.problems)} library problem(s) skipped (first at {where}: {first.reason})")
+            parts.append(f"{counted(len(self.problems), 'library problem')} skipped (first at {where}: {first.reason})")
         if self.notices:
-            parts.append(f"{len(self.notices)} over-long field(s) cut (first: {self.notices[0]})")
+            parts.append(f"{counted(len(self.notices), 'over-long field')} cut (first: {self.notices[0]})")
         return "; ".join(parts) or None
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from ...models import Alignment, Evidence, JudgeAssessment, QuestionFrame
 from ...reading import lexicon
 from ...reading.synonyms import is_check_tag
+from ...wording import counted, verb
 
 ANSWERING = frozenset({"answers", "indirect"})
 """Labels an answer may rest on (indirect ones marked as such)."""
@@ -46,7 +47,8 @@ def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], ite
                    f"{frame.exposure}{where}") if frame.exposure else f"No collected item reports {outcome}"
         return opening + _topics(exposure_items, items, frame) + "."
     if both:
-        return (f"{len(both)} collected item(s) mention both {frame.exposure} and {outcome}, but none is about "
+        return (f"{counted(len(both), 'collected item')} {verb(len(both), 'mentions', 'mention')} both "
+                f"{frame.exposure} and {outcome}, but none is about "
                 "them together closely enough to answer the question.")
     return "No collected item addresses the question's parts together."
 

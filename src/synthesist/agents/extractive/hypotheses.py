@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ...models import UNSTATED_PATHWAY, Evidence, Hypothesis, HypothesisAssessment
 from ...reading.question import QuestionTerms, question_terms
 from ...reading.text import overlap, terms
+from ...wording import counted
 from .mechanisms import MechanismStatement, statements
 from .reading import Reading, read
 
@@ -131,7 +132,7 @@ def _gaps(asked: QuestionTerms, readings: Sequence[Reading], hypotheses: Sequenc
     trials = [r for r in readings if r.evidence.trial is not None]
     if not any(r.evidence.trial.has_results for r in trials if r.evidence.trial):
         gaps.append(
-            f"No trial records with results ({len(trials)} trial record(s), none with posted results)."
+            f"No trial records with results ({counted(len(trials), 'trial record')}, none with posted results)."
             if trials
             else "No trial records with results."
         )

@@ -31,6 +31,7 @@ from ...reading.question import QuestionTerms, is_yes_no, question_terms
 from ...reading.text import terms
 from ...reading.verdict import ItemVerdict, item_verdict
 from ...study import DesignName
+from ...wording import counted
 from ..sufficiency import clears, rule_for
 from .findings import candidate_interventions, key_findings
 from .gate import answering_ids, gate_assessment
@@ -226,7 +227,7 @@ def _counted(count: int, label: str) -> str:
 
 def _preprints(weighed: Sequence[Weighed]) -> str:
     count = sum(1 for reading, weight in weighed if weight > 0 and reading.evidence.is_preprint)
-    return f"{count} preprint(s) counted at half weight; " if count else ""
+    return f"{counted(count, 'preprint')} counted at half weight; " if count else ""
 
 
 def _change(before: float | None) -> str:
@@ -257,7 +258,8 @@ def _mechanism(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> 
     top = [i for _, i in strongest[:3]]
     named = ", ".join(list(targets.values())[:6]) or "none"
     reasoning = (
-        f"{sentences} mechanistic sentence(s) in {items} on-topic item(s); molecular targets named: {named}; "
+        f"{counted(sentences, 'mechanistic sentence')} in {counted(items, 'on-topic item')}; "
+        f"molecular targets named: {named}; "
         f"mechanism vocabulary {100.0 * hits / max(word_count, 1):.1f} per 100 words."
         + (f" Strongest: {', '.join(top)}." if top else "")
         + _change(previous.mechanism.score if previous else None)
@@ -300,7 +302,8 @@ def _volume_confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
         if total
         else "no item states a direction of effect"
     )
-    basis = f"Confidence {confidence:.2f}: {amount:.1f} on-topic items from {len(sources)} source(s); {agreeing}."
+    basis = (f"Confidence {confidence:.2f}: {amount:.1f} on-topic items from {counted(len(sources), 'source')}; "
+             f"{agreeing}.")
     return confidence, basis
 
 

@@ -27,6 +27,7 @@ from ...models import (
 from ...reading.alignment import align_all
 from ...reading.frame import frame_of
 from ...reading.text import ended, terms
+from ...wording import counted, verb
 from ..citations import cited_ids, validate_report
 from .bottom_line import leans_on_previous, write_answer
 from .findings import answer_score, citable, cite, states_numbers
@@ -327,15 +328,19 @@ def _limitations(
         "aside and are not quoted in the answer or summary.",
     ]
     counts = Counter(a.label for a in alignments)
-    lines.append(f"{counts['answers']} item(s) answer the question, {counts['indirect']} only indirectly (another "
-                 f"population or a surrogate outcome), {counts['related']} are related without answering and "
-                 f"{counts['off_topic']} are off topic. The answer, the summary and the findings quote only items "
+    answering, related, off = counts["answers"], counts["related"], counts["off_topic"]
+    lines.append(f"{counted(answering, 'item')} {verb(answering, 'answers', 'answer')} the question, "
+                 f"{counts['indirect']} only indirectly (another population or a surrogate outcome), "
+                 f"{related} {verb(related, 'is', 'are')} related without answering and "
+                 f"{off} {verb(off, 'is', 'are')} off topic. The answer, the summary and the findings quote only items "
                  "that answer; related items are quoted only under related evidence, with what they lack.")
     if preprints:
-        lines.append(f"{preprints} item(s) are preprints, not peer-reviewed.")
+        lines.append(f"{counted(preprints, 'item')} {verb(preprints, 'is a preprint', 'are preprints')}, "
+                     "not peer-reviewed.")
     if not any(r.designs & strong for r in on_topic):
         lines.append("No randomised controlled trial, meta-analysis or systematic review was among the on-topic items.")
-    lines.append(f"{len(trials)} on-topic trial record(s), {sum(t.has_results for t in trials)} with posted results.")
+    lines.append(f"{counted(len(trials), 'on-topic trial record')}, {sum(t.has_results for t in trials)} with "
+                 "posted results.")
     if len(sources) == 1:
         lines.append(f"All evidence came from a single source ({_named(next(iter(sources)))}).")
     if errors:

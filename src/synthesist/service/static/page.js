@@ -6,6 +6,7 @@
 const $ = (id) => document.getElementById(id);
 const esc = (text) => String(text ?? "").replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
 const MARKER = /\[((?:pmid|doi|nct|ppr|pmcid|url|img):[^\[\]]+)\]/gi;
+const counted = (count, noun) => `${count} ${noun}${count === 1 ? "" : "s"}`;  // "1 item", "3 items": wording.py
 const rowId = (id) => "ev-" + id.replace(/[^A-Za-z0-9_-]/g, "_");
 const headers = () => { const t = $("token").value.trim(); return t ? {"Authorization": "Bearer " + t} : {}; };
 const SOURCE_NAMES = {pubmed: "PubMed", trials: "ClinicalTrials.gov", europepmc: "Europe PMC", preprints: "Preprints", web: "Web", library: "Library"};
@@ -82,9 +83,9 @@ function status(event) {
   if (typeof data.total === "number" && event.type === "search_complete") state.evidence = data.total;
   if (typeof data.evidence === "number") state.evidence = data.evidence;
   if (event.type === "complete") return;
-  const failed = state.failures.size ? ` · ${state.failures.size} source(s) failed` : "";
+  const failed = state.failures.size ? ` · ${counted(state.failures.size, "source")} failed` : "";
   const round = event.round ? `Round ${event.round} · ` : "";  // before the first round: the preparation's own words
-  $("status").textContent = `${round}${stage(event)} · ${state.evidence} item(s) so far${failed}`;
+  $("status").textContent = `${round}${stage(event)} · ${counted(state.evidence, "item")} so far${failed}`;
 }
 function failure(event) {  // each failing source once, in words, however many queries it failed
   const data = event.data || {};
@@ -176,7 +177,7 @@ function evidenceRow(e) {
   const journal = [e.journal, (e.authors || []).slice(0, 3).join(", ") + ((e.authors || []).length > 3 ? " et al." : "")].filter(Boolean).join(" · ");
   const abstract = e.content ? `<details class="abstract"><summary>abstract${e.full_text ? " (full text read)" : ""}</summary><p>${esc(e.content)}</p></details>` : "";
   return `<tr id="${rowId(e.id)}"><td>${idCell}</td><td>${esc([...new Set([e.source, ...(e.links || []).map((l) => l.source)])].join(", "))}</td><td>${esc(e.year ?? "")}</td>` +
-    `<td>${esc(e.design)}${e.is_preprint ? ' <span class="flag">preprint</span>' : ""}${(e.versions || []).length ? ` <span class="muted">${e.versions.length} version(s) merged</span>` : ""}</td>` +
+    `<td>${esc(e.design)}${e.is_preprint ? ' <span class="flag">preprint</span>' : ""}${(e.versions || []).length ? ` <span class="muted">${counted(e.versions.length, "version")} merged</span>` : ""}</td>` +
     `<td><span class="${e.titled ? "" : "untitled"}">${esc(title)}</span>${aligned(e)}${journal ? `<br><span class="muted">${esc(journal)}</span>` : ""}${abstract}</td></tr>`;
 }
 function addEvidence(briefs) {  // the new items of a search, listed at once; the checkpoint adds their abstracts
@@ -282,7 +283,7 @@ async function finish(event, runId) {
   const failed = state.failures.size ? `; could not search ${[...state.failures.keys()].map((n) => SOURCE_NAMES[n] || n).join(", ")}` : "";
   $("status").textContent = result.every_source_failed  // views.result_view: nothing was checked, a failure
     ? `Failed: every source failed, nothing could be checked (${(result.failed_sources || []).map((f) => `${SOURCE_NAMES[f.source] || f.source}: ${f.kind}`).join(", ")}).`
-    : `Done (${result.stop_reason.replace("_", " ")}): ${items.length} items, ${report.references.length} cited, ${result.rounds} round(s)${failed}.`;
+    : `Done (${result.stop_reason.replace("_", " ")}): ${counted(items.length, "item")}, ${report.references.length} cited, ${counted(result.rounds, "round")}${failed}.`;
 }
 document.addEventListener("click", (event) => {
   if (event.target.id === "print") { window.print(); return; }
