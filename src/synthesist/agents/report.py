@@ -40,7 +40,7 @@ from ..models import (
 from ..prompts import Boundary, render
 from ..reading.text import sentence_pieces, terms
 from ..wording import counted
-from .answer_gate import align_memory, checked_frame, gate_answer
+from .answer_gate import CODE_BUILT, align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
 from .cards import EvidenceCard, carried_passages, prompt_cards
@@ -130,8 +130,10 @@ class ReportAgent(ModelAgent):
             report = code_built(report, memory, sources)
         memory.findings.set_report(report)
         # The gate's note is news (a run warning) when it overruled a model; on the extractive engine's own answer it
-        # is the rule applied twice, and stays in the report's answer only.
+        # is the rule applied twice, and where the model left the Answer (an optional field) to the reader it is how
+        # the Answer was made, not a failure: both stay in the report's answer (report.json) only.
         gated = report.answer.gate if report.answer and drafted.engine != EXTRACTIVE else ""
+        gated = gated.replace(CODE_BUILT, "").strip("; ")
         warnings = tuple(n for n in (frame_note, note, gated) if n)
         return AgentOutput(report, drafted.engine, usage=drafted.usage, fallback_reason=drafted.fallback_reason,
                            warnings=warnings)
