@@ -547,7 +547,7 @@ def test_a_model_that_hangs_leaves_the_run_time_to_search_its_sources_and_answer
 def test_a_run_still_going_past_its_timeout_and_the_reserve_is_ended_with_one_line_naming_how_to_continue() -> None:
     """The CLI's last resort (cli.HardDeadline), in a real process whose work never ends (a thread nothing can
     cancel): it is stopped its reserve after the deadline, exit 1, one line giving the resume command."""
-    script = ("import time\nfrom synthesist import cli\ncli.HARD_RESERVE = 0.5\n"
+    script = ("import time\nfrom synthesist import cli_commands as cli\ncli.HARD_RESERVE = 0.5\n"
               "cli.HardDeadline().arm(0.5, 'run0123')\ntime.sleep(120)\n")
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .run_options import LIBRARY_FORMS, MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS
+from .run_limits import LIBRARY_FORMS, MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS
 
 SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
 ROUNDS_HELP = f"search rounds at most, 1-{MAX_ROUNDS} (default: the settings')"
