@@ -72,9 +72,22 @@ def _live_port(files: OwnerFiles) -> int | None:
         probe.close()
         files.state.unlink(missing_ok=True)
         return None
-    if heartbeat(state["port"]) and usable(state["port"]):
+    if not heartbeat(state["port"]):
+        return _replaced(files, state)
+    checked = _CHECKED.get(files.folder)
+    if checked is not None and checked[0] == state["port"] and time.monotonic() - checked[1] < RECHECK_AFTER:
         return state["port"]
-    return _replaced(files, state)
+    if not usable(state["port"]):
+        return _replaced(files, state)
+    _CHECKED[files.folder] = (state["port"], time.monotonic())
+    return state["port"]
+
+
+RECHECK_AFTER = 10.0
+"""Seconds for which a server this process found reading and writing is taken as doing so: a long-lived process
+(``serve``) attaches at every run and library search, and the check's write costs about 10 ms; the owner's own
+check covers the time between."""
+_CHECKED: dict[Path, tuple[int, float]] = {}
 
 
 def _replaced(files: OwnerFiles, state: dict[str, int]) -> int | None:
@@ -83,8 +96,7 @@ def _replaced(files: OwnerFiles, state: dict[str, int]) -> int | None:
     checks the store itself and starts a new server when that fails too. None when the owner has gone meanwhile
     (the caller starts a new one)."""
     log.warning("the Chroma server for %s (pid %s) completes no read or write of its store: asking its owner to "
-                "replace it",
-                files.store, state.get("server_pid"))
+                "replace it", files.store, state.get("server_pid"))
     try:
         os.kill(state["pid"], signal.SIGUSR1)
     except ProcessLookupError:
