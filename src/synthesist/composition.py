@@ -23,7 +23,7 @@ from pydantic import PlainValidator
 from .agents.base import EXTRACTIVE
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
-from .agents.llm import LLM, build_model
+from .agents.llm import LLM, build_text_model
 from .agents.model_spec import parse_model_spec, spec_for_agent
 from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
@@ -182,8 +182,8 @@ async def open_models(
             continue
         spec = wanted or spec_for_agent(settings, agent, environ)[0]
         if spec not in cache:
-            # Off the event loop: a provider's first model loads its SDK and pricing tables (~0.5 s of CPU).
-            model = await asyncio.to_thread(build_model, parse_model_spec(spec), settings, environ=environ)
+            # Off the event loop: a provider's first model may load its SDK (Anthropic, a local model's runtime).
+            model = await asyncio.to_thread(build_text_model, parse_model_spec(spec), settings, environ=environ)
             cache[spec] = None if model is None else await stack.enter_async_context(LLM(model, settings))
         built[agent] = cache[spec]
     return built

@@ -1,4 +1,5 @@
-"""The OpenAI-style path over real HTTP against the loopback fixture server (no mocks, no internet)."""
+"""The OpenAI-style path of the text agents (the Chat Completions wire) over real HTTP against the loopback fixture
+server (no mocks, no internet)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pydantic import BaseModel
 
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
-from synthesist.agents.llm import LLM, build_model
+from synthesist.agents.llm import LLM, build_text_model
 from synthesist.agents.model_spec import parse_model_spec
 from synthesist.agents.query_plan import QueryPlan
 from synthesist.config import Settings
@@ -31,7 +32,7 @@ PLAN = {"queries": {"pubmed": ["metformin AMPK colorectal"], "trials": ["metform
 @pytest.fixture
 def compatible_llm(server: FixtureServer, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> LLM:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)  # must never reach a non-OpenAI server
-    model = build_model(parse_model_spec(f"openai-compatible:mymodel@{server.url}/v1"), settings)
+    model = build_text_model(parse_model_spec(f"openai-compatible:mymodel@{server.url}/v1"), settings)
     assert model is not None
     return LLM(model, settings)
 
@@ -80,7 +81,7 @@ async def test_http_401_becomes_a_scrubbed_model_error(
     server.route("/v1/chat/completions", Reply.json(echo, status=401))
     caplog.set_level(logging.DEBUG)
     caplog.handler.addFilter(SecretFilter())
-    model = build_model(f"openai-compatible:mymodel@{server.url}/v1", settings)
+    model = build_text_model(f"openai-compatible:mymodel@{server.url}/v1", settings)
     assert model is not None
     with pytest.raises(ModelError) as caught:
         async with LLM(model, settings) as llm:
@@ -98,7 +99,7 @@ async def test_openai_usage_is_priced_from_the_table(
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")  # the OpenAI SDK's own override: OpenAI stand-in
     server.route("/v1/chat/completions", chat_completion(PLAN, prompt_tokens=1000, completion_tokens=500))
-    model = build_model("openai:gpt-4o-mini", settings, environ={"OPENAI_API_KEY": OPENAI_KEY})
+    model = build_text_model("openai:gpt-4o-mini", settings, environ={"OPENAI_API_KEY": OPENAI_KEY})
     assert model is not None
     async with LLM(model, settings) as llm:
         reply = await llm.call(agent="search", output_type=QueryPlan, system="s", prompt="p")
@@ -118,7 +119,7 @@ JUDGEMENT = {"mechanism": {"score": 6, "reasoning": "AMPK [pmid:31000005]"}, "cl
 
 
 def team_llm(url: str, settings: Settings) -> LLM:
-    model = build_model(parse_model_spec(f"openai-compatible:team@{url}/v1"), settings)
+    model = build_text_model(parse_model_spec(f"openai-compatible:team@{url}/v1"), settings)
     assert model is not None
     return LLM(model, settings)
 

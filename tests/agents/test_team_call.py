@@ -11,7 +11,7 @@ import pytest
 
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
-from synthesist.agents.llm import LLM, build_model
+from synthesist.agents.llm import LLM, build_text_model
 from synthesist.agents.team import combined_call
 from synthesist.config import Settings, load_settings
 from synthesist.memory import ResearchMemory
@@ -27,7 +27,7 @@ def team_settings(settings: Settings, mode: str) -> Settings:
 
 
 def scripted_llm(models: ScriptedChatServer, settings: Settings) -> LLM:
-    model = build_model(models.model_spec, settings)
+    model = build_text_model(models.model_spec, settings)
     assert model is not None
     return LLM(model, settings)
 
@@ -122,7 +122,7 @@ def test_auto_combines_where_the_provider_keeps_no_prompt_cache(
 ) -> None:
     chosen = team_settings(settings, mode)
     keys = {"OPENAI_API_KEY": "sk-x-123456", "ANTHROPIC_API_KEY": "sk-x-123456", "OPENROUTER_API_KEY": "sk-x-123456"}
-    model = build_model(spec, chosen, environ=keys)
+    model = build_text_model(spec, chosen, environ=keys)
     assert model is not None
     llm = LLM(model, chosen)
     assert combined_call(chosen, llm, llm) is expected

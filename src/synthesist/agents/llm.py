@@ -1,8 +1,10 @@
-"""The model layer: build a pydantic-ai model from a spec, and call it for one structured output.
+"""The model layer: build a model from a spec, and call it for one structured output.
 
-``LLM.call`` is the ONE way agents call a model. It runs a pydantic-ai ``Agent`` with the output type as a tool
-(a reply that does not fit the schema is sent back for repair, up to ``models.retries`` times; a call may offer
-several output tools, :class:`OutputTools`, and accept only the one it asks for), bounds the whole
+``LLM.call`` is the ONE way agents call a model. The output type is offered as a tool (a reply that does not fit
+the schema is sent back for repair, up to ``models.retries`` times; a call may offer several output tools,
+:class:`OutputTools`, and accept only the one it asks for): over the Chat Completions wire (:mod:`.chat_wire`) for
+an OpenAI-style model of a text agent (:func:`build_text_model`), through a pydantic-ai ``Agent`` for every other
+model (:func:`build_model`: Anthropic, local and Hugging Face models, the image loop's, tests'). It bounds the whole
 call — repairs and provider retries included — by ``models.timeout`` and by a quarter of the run's ``--timeout``
 (:data:`CALL_SHARE`: a model that hangs leaves the run time to search its sources and answer from them; after one
 call of a model ran out of time, the run's later calls to it fail at once, each a ``timeout`` the agents fall back
@@ -28,7 +30,8 @@ from ..config import Settings
 from ..errors import ModelError
 from ..models import TokenUsage
 from ..redaction import scrub
-from .model_spec import ModelSpec, agent_headers, parse_model_spec, provider_endpoint
+from .chat_wire import ChatWire
+from .model_spec import OPENAI_STYLE_KINDS, ModelSpec, agent_headers, parse_model_spec, provider_endpoint
 from .pricing import priced_usage
 from .providers import anthropic_sdk, openai_sdk
 
@@ -97,6 +100,17 @@ def build_model(
     return OpenAIChatModel(parsed.name, provider=provider)
 
 
+def build_text_model(
+    spec: ModelSpec | str, settings: Settings, *, environ: Mapping[str, str] = os.environ,
+) -> Model | ChatWire | None:
+    """A text agent's model for ``spec``: the Chat Completions wire for an OpenAI-style kind (no SDK to import:
+    :mod:`.chat_wire`), else :func:`build_model`'s. Touches no network."""
+    parsed = parse_model_spec(spec) if isinstance(spec, str) else spec
+    if parsed.kind in OPENAI_STYLE_KINDS:
+        return ChatWire(parsed, provider_endpoint(parsed, settings, environ), settings)
+    return build_model(parsed, settings, environ=environ)
+
+
 @dataclass(frozen=True)
 class OutputTools:
     """Output tools offered together (name, type), in a fixed order: calls that offer the same set send the same
@@ -124,7 +138,7 @@ class LLM:
     One LLM serves one run (:func:`synthesist.composition.open_models`): a model that ran out of time once is not
     waited for again in that run."""
 
-    def __init__(self, model: Model, settings: Settings, *, label: str | None = None):
+    def __init__(self, model: Model | ChatWire, settings: Settings, *, label: str | None = None):
         self.model = model
         self.label = label or f"{model.system}:{model.model_name}"
         self._settings = settings.models
@@ -155,24 +169,25 @@ class LLM:
         Raises ModelError (kind ``timeout`` when the whole call, repairs included, exceeds :attr:`call_timeout`, or
         when an earlier call of the run did).
         """
-        from pydantic_ai import Agent  # noqa: PLC0415  (pydantic-ai is imported by the first model call, ~0.35 s)
-
-        runner: Agent[None, Any] = Agent(
-            self.model,
-            output_type=tools.spec() if tools is not None else output_type,
-            system_prompt=system,
-            retries=self._settings.retries,
-            model_settings={**self._call_settings, "extra_headers": agent_headers(agent)},
-            name=agent,
-        )
-        if tools is not None:
-            runner.output_validator(_only(output_type, tools.name_of(output_type)))
         if self.unanswered is not None:
             raise ModelError(agent, "timeout", self.unanswered, model=self.label)
         timeout = self.call_timeout
         try:
             async with asyncio.timeout(timeout):
-                result = await runner.run(prompt)
+                if isinstance(self.model, ChatWire):
+                    output, tokens = await self.model.call(
+                        agent=agent, output_type=output_type,  # type: ignore[arg-type]  (every output is a model)
+                        system=system, prompt=prompt, tools=tools.choices if tools is not None else None,
+                        retries=self._settings.retries, options=self._call_settings)
+                    counts = (tokens.input, tokens.output, tokens.requests)
+                else:
+                    result = await self._agent(agent, output_type, system, tools).run(prompt)
+                    output = result.output
+                    counts = (result.usage.input_tokens, result.usage.output_tokens, result.usage.requests)
+        except ModelError as error:  # the wire's own, already ours
+            if error.kind == "timeout":
+                self.unanswered = f"not called: an earlier call of this run ran out of time ({error.message})"
+            raise
         except provider_errors() as exc:  # every failure of the foreign call is translated here, at the boundary
             # The cause is not chained: provider exceptions carry response bodies and can echo a key.
             error = translate_error(exc, agent=agent, model=self.label, timeout=timeout)
@@ -182,12 +197,28 @@ class LLM:
             raise error from None
         # Anything else is a bug (ours or a library's): it is not a model failure to fall back from silently,
         # so it propagates, and the run reports it as an ``internal`` error.
-        usage = self._usage(agent, result.usage.input_tokens, result.usage.output_tokens, result.usage.requests, round)
+        usage = self._usage(agent, *counts, round)
         log.debug(
             "model call agent=%s model=%s input_tokens=%d output_tokens=%d requests=%d",
             agent, self.label, usage.input_tokens, usage.output_tokens, usage.requests,
         )
-        return LLMReply(output=result.output, usage=usage)
+        return LLMReply(output=output, usage=usage)
+
+    def _agent(self, agent: str, output_type: type[T], system: str, tools: OutputTools | None) -> Any:
+        """The pydantic-ai ``Agent`` of one call to a pydantic-ai model."""
+        from pydantic_ai import Agent  # noqa: PLC0415  (pydantic-ai is imported by the first such call)
+
+        runner: Agent[None, Any] = Agent(
+            self.model,  # type: ignore[arg-type]  (a pydantic-ai Model: the wire's calls never come here)
+            output_type=tools.spec() if tools is not None else output_type,
+            system_prompt=system,
+            retries=self._settings.retries,
+            model_settings={**self._call_settings, "extra_headers": agent_headers(agent)},
+            name=agent,
+        )
+        if tools is not None:
+            runner.output_validator(_only(output_type, tools.name_of(output_type)))
+        return runner
 
     def _usage(self, agent: str, input_tokens: int, output_tokens: int, requests: int, round: int) -> TokenUsage:
         return priced_usage(agent=agent, label=self.label, input_tokens=input_tokens, output_tokens=output_tokens,

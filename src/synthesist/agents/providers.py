@@ -1,10 +1,10 @@
-"""The provider SDK clients every model of the layer is built on, and the one retry policy of model calls.
+"""The provider SDK clients of the models that are not on the Chat Completions wire (:mod:`.chat_wire`).
 
-pydantic-ai's models (text agents, the image loop) and agent-framework's Magentic chat client all send through an
+pydantic-ai's models (the image loop, Anthropic) and agent-framework's Magentic chat client send through an
 ``openai.AsyncOpenAI`` (or ``anthropic.AsyncAnthropic``) made here: 429, 5xx, timeouts and dropped connections are
 retried by the SDK, with its exponential backoff (``Retry-After`` honoured), up to ``http.max_retries`` times —
-the same count as the sources' HTTP retries. A client never reads a key from the environment by itself: the key is
-the one :func:`~.model_spec.provider_endpoint` found for this provider, or a placeholder.
+the same count as the sources' HTTP retries and the wire's. A client never reads a key from the environment by
+itself: the key is the one :func:`~.model_spec.provider_endpoint` found for this provider, or a placeholder.
 """
 
 from __future__ import annotations
