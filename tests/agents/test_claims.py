@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL
 
-from synthesist.agents.claims import Claim, SupportChecker, claims_in, remove_sentences
+from synthesist.agents.claims import AHEAD_BATCH, Claim, SupportChecker, claims_in, remove_sentences
 from synthesist.agents.llm import LLM
 from synthesist.agents.report import ReportAgent
 from synthesist.agents.report_format import render_markdown
@@ -170,3 +170,29 @@ async def test_extractive_reports_quote_verbatim_and_pass_the_check(memory: Rese
     report = (await ReportAgent(settings).run(memory)).value
     assert report.claims_checked > 3 and report.unsupported_claims == ()
     assert {META_ANALYSIS.id, NULL_TRIAL.id} <= {c.evidence_id for c in report.references}
+
+
+class _Watched:
+    """The real embedder, with each call's size kept, that says "the reply came" after its first call."""
+
+    def __init__(self, embedder: Embedder, replied: asyncio.Event | None = None):
+        self.embedder, self.replied, self.sizes = embedder, replied, []
+
+    async def embed(self, texts):  # type: ignore[no-untyped-def]
+        vectors = await self.embedder.embed(texts)
+        self.sizes.append(len(texts))
+        if self.replied is not None:
+            self.replied.set()
+        return vectors
+
+
+async def test_work_done_ahead_of_a_reply_stops_after_the_batch_the_reply_came_in(embedder: Embedder) -> None:
+    """A round's team call embeds the claim check's passages while the model reads; once the reply came, the next
+    round must not wait behind the rest of them."""
+    replied = asyncio.Event()
+    ahead = _Watched(embedder, replied)
+    await SupportChecker(ahead).prepare([META_ANALYSIS, NULL_TRIAL], until=replied)  # type: ignore[arg-type]
+    assert ahead.sizes == [AHEAD_BATCH]
+    whole = _Watched(embedder)
+    await SupportChecker(whole).prepare([META_ANALYSIS, NULL_TRIAL])  # type: ignore[arg-type]
+    assert len(whole.sizes) == 1 and whole.sizes[0] > 2 * AHEAD_BATCH  # the report's own call: one batch, all of it

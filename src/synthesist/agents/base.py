@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -72,3 +73,13 @@ async def llm_or_extractive(
     if not reply.shared:
         memory.ledger.record(reply.usage)
     return AgentOutput(finish(reply.output), llm.label, usage=reply.usage)
+
+
+async def settled(task: asyncio.Future[object]) -> None:
+    """Wait for work done ahead while a model was asked; its failure is not the run's: the work is done again where
+    it is needed, and a failure there is reported (an embedding model that cannot load fails the claim check, a
+    study record that cannot be read is noted by the report's study table)."""
+    try:
+        await task
+    except Exception:  # noqa: BLE001 — see the docstring
+        log.debug("work done ahead of its use failed", exc_info=True)

@@ -10,6 +10,7 @@ thresholds: docs/architecture/contracts.md, "The claim check"; measured (not fit
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -17,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..memory import Embedder
-from ..models import Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
+from ..models import Alignment, Evidence, SupportJudgements, TokenUsage, UnsupportedClaim
 from ..prompts import Boundary, render
 from ..reading import lexicon
 from ..reading.text import sentence_pieces, split_sentences, terms
@@ -33,6 +34,10 @@ MIN_COVERAGE = 0.6
 STRONG_SIMILARITY = 0.75
 """From this cosine on a paraphrase needs only :data:`MIN_STRONG_COVERAGE` of its terms in the cited items."""
 MIN_STRONG_COVERAGE = 0.5
+CHECKED_AHEAD = 4
+"""Answering items shown to a model whose abstracts the claim check embeds while the model is asked."""
+AHEAD_BATCH = 8
+"""Texts embedded at a time by work ahead that stops when its model call returns (:meth:`SupportChecker.prepare`)."""
 NEAR_BEST = 0.05
 """Passages within this cosine of the best one are read for numbers too."""
 SAME_PASSAGE = 0.02
@@ -136,12 +141,19 @@ class SupportChecker:
         return [await self._check(claim, items, [text for i in claim.evidence_ids for text in carried.get(i, ())])
                 for claim, items in zip(claims, sources, strict=True)]
 
-    async def prepare(self, items: Sequence[Evidence]) -> None:
+    async def prepare(self, items: Sequence[Evidence], *, until: asyncio.Event | None = None) -> None:
         """Embed ahead what checking sentences that cite ``items`` will read of their abstracts (their sentences and
-        pairs of sentences): the report agent calls it while the model writes, for the items it will most likely
-        cite, so the check after the report does not wait for them."""
-        if items:
-            await self._embedder.embed(_passages(items))
+        pairs of sentences), so the check after the report does not wait for them: the report agent calls it while
+        the model writes, for the items it will most likely cite (:func:`likely_cited`), and so does a round's team
+        call, for the items its briefing shows, with ``until``: then the texts go :data:`AHEAD_BATCH` at a time and
+        the work stops once ``until`` is set (the reply came), so what follows the reply waits for one batch at most.
+        """
+        texts = _passages(items) if items else []
+        step = AHEAD_BATCH if until is not None else max(1, len(texts))
+        for start in range(0, len(texts), step):
+            if until is not None and until.is_set():
+                return
+            await self._embedder.embed(texts[start:start + step])
 
     async def _check(self, claim: Claim, items: Sequence[Evidence], carried: Sequence[str] = ()) -> Verdict:
         body = claim.body
@@ -222,6 +234,13 @@ def _verbatim(claim: Claim, items: Sequence[Evidence]) -> bool:
     """The sentence is what the cited items say, word for word (or holds no content word): nothing to weigh."""
     source = " ".join(text for item in items for text in _texts(item))
     return _normal(claim.body) in _normal(source) or not terms(claim.body)
+
+
+def likely_cited(shown: Sequence[Evidence], alignments: Sequence[Alignment]) -> list[Evidence]:
+    """The items a report will most likely cite: the first :data:`CHECKED_AHEAD` of those ``shown`` to a model that
+    answer the question, directly or indirectly (their alignments)."""
+    answering = {a.evidence_id for a in alignments if a.label in ("answers", "indirect")}
+    return [item for item in shown if item.id in answering][:CHECKED_AHEAD]
 
 
 def _passages(items: Sequence[Evidence], wanted: frozenset[str] = frozenset()) -> list[str]:

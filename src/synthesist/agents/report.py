@@ -42,10 +42,10 @@ from ..reading.text import sentence_pieces, terms
 from ..wording import counted
 from .answer_gate import CODE_BUILT, align_memory, checked_frame, gate_answer
 from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
-from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
+from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive, settled
 from .cards import EvidenceCard, carried_passages, prompt_cards
 from .citations import MARKER, Resolver, cited_ids, validate_report, validate_text
-from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, remove_sentences
+from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, likely_cited, remove_sentences
 from .extractive.report import write_report
 from .llm import LLM
 from .studies.table import study_records, with_studies
@@ -97,14 +97,12 @@ class ReportAgent(ModelAgent):
             )
             system = render("report_system", boundary=boundary)
             # While the model writes, the claim check's reading of the items it will most likely cite is embedded.
-            answering = {a.evidence_id for a in alignments if a.label in ("answers", "indirect")}
-            likely = [item for item in shown if item.id in answering][:CHECKED_AHEAD]
-            ahead = asyncio.ensure_future(SupportChecker(memory.embedder).prepare(likely))
+            ahead = asyncio.ensure_future(SupportChecker(memory.embedder).prepare(likely_cited(shown, alignments)))
             try:
                 return await llm.call(agent=self.name, output_type=WrittenReport, system=system, prompt=prompt,
                                       round=memory.round)
             finally:
-                await _settled(ahead)
+                await settled(ahead)
 
         drafted = await llm_or_extractive(agent=self.name, llm=self._llm, memory=memory, ask=ask, extract=extract,
                                           finish=as_draft)
@@ -175,7 +173,7 @@ class ReportAgent(ModelAgent):
                 if usage is not None:
                     memory.ledger.record(usage)
             finally:
-                await _settled(ahead)
+                await settled(ahead)
         failed = [v for v in verdicts if not v.supported]
         return with_references(remove_claims(report, failed, checked=len(verdicts)), memory), note
 
@@ -241,20 +239,6 @@ def finish_report(draft: ReportDraft, memory: ResearchMemory, *, partial_reason:
     if report.answer is not None:
         report = report.model_copy(update={"answer": validate_answer(report.answer, _held_id(memory))})
     return with_references(report, memory)
-
-
-CHECKED_AHEAD = 4
-"""Answering items shown to the report's model whose abstracts the claim check embeds while the model writes."""
-
-
-async def _settled(task: asyncio.Future[object]) -> None:
-    """Wait for work done ahead while a model was asked; its failure is not the run's: the work is done again where
-    it is needed, and a failure there is reported (an embedding model that cannot load fails the claim check, a
-    study record that cannot be read is noted by :func:`with_studies`)."""
-    try:
-        await task
-    except Exception:  # noqa: BLE001 — see the docstring
-        log.debug("work done ahead of its use failed", exc_info=True)
 
 
 def with_alignment(cards: Sequence[EvidenceCard], alignments: Sequence[Alignment]) -> list[EvidenceCard]:

@@ -36,8 +36,9 @@ from ..models import Alignment, Evidence, Frozen, HypothesisSet, JudgeVerdict, T
 from ..prompts import Boundary, render
 from ..reading.frame import frame_of
 from .answer_gate import aligned
-from .base import ModelAgent
+from .base import ModelAgent, settled
 from .cards import RoundCards, round_cards
+from .claims import SupportChecker, likely_cited
 from .extractive.relevance import question_relevance
 from .llm import LLM, LLMReply, OutputTools
 from .model_spec import split_label
@@ -212,7 +213,15 @@ async def _team_call(memory: ResearchMemory, settings: Settings, llm: LLM, brief
                     **hypothesis_part(memory))
     for agent in (JUDGE, HYPOTHESIS):
         findings.mark_shown(agent, [card.id for card in cards.new])
-    reply = await llm.call(agent=TEAM, output_type=TeamAssessment, system=team_system(boundary, combined=True),
-                           prompt=prompt, round=round, tools=TEAM_CALL_TOOLS)
+    # While the model reads, the claim check's reading of the items a report would cite now is embedded ahead.
+    replied = asyncio.Event()
+    ahead = asyncio.ensure_future(SupportChecker(memory.embedder).prepare(likely_cited(brief.near, brief.alignments),
+                                                                          until=replied))
+    try:
+        reply = await llm.call(agent=TEAM, output_type=TeamAssessment, system=team_system(boundary, combined=True),
+                               prompt=prompt, round=round, tools=TEAM_CALL_TOOLS)
+    finally:
+        replied.set()
+        await settled(ahead)
     memory.ledger.record(reply.usage)
     return TeamReply(reply.output, reply.usage, frozenset(cards.citable))

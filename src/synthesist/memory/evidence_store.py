@@ -138,8 +138,11 @@ class EvidenceStore:
         failure is raised: an item a search returned is never lost with the store."""
         if not evidence:
             return AddResult()
-        heads = [evidence_text(item) for item in evidence]
-        vectors = (await self.embedder.embed([*heads, *(conclusion_of(item) for item in evidence)]))[: len(heads)]
+        vectors = await self.embedder.embed([evidence_text(item) for item in evidence])
+        # The conclusions, which the question's relevance reads, go in a call of their own: a batch is padded to its
+        # longest text: an abstract (256 tokens) beside one-line conclusions cost a quarter more (15 items: 1.66 s
+        # against 1.21 s on 2 cores).
+        await self.embedder.embed([conclusion_of(item) for item in evidence])
         async with self._lock:
             try:
                 async with self._failover():
