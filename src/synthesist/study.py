@@ -114,23 +114,6 @@ class Dropped(_Frozen):
     reason: str
 
 
-class StudyRecord(_Frozen):
-    """What one evidence item is as a study (see docs/architecture/study-record.md)."""
-
-    evidence_id: str
-    title: str | None = None
-    design: DesignName = "unclear"
-    design_quote: str = ""
-    randomised: Count | None = None
-    analysed: Count | None = None
-    population: str = ""
-    arms: tuple[Arm, ...] = ()
-    outcomes: tuple[OutcomeResult, ...] = ()
-    full_text: bool = False
-    dropped: tuple[Dropped, ...] = ()
-    engine: Literal["extractive", "llm", "registry"] = "extractive"
-
-
 class StudyDraft(_Frozen):
     """What a model fills through its output tool: the record without its id, engine or drops (the verbatim check
     adds those)."""
@@ -142,6 +125,17 @@ class StudyDraft(_Frozen):
     population: str = ""
     arms: tuple[Arm, ...] = ()
     outcomes: tuple[OutcomeResult, ...] = ()
+
+
+class StudyRecord(StudyDraft):
+    """What one evidence item is as a study (see docs/architecture/study-record.md): a draft's fields, checked
+    verbatim, with the item they describe and what the check dropped."""
+
+    evidence_id: str
+    title: str | None = None
+    full_text: bool = False
+    dropped: tuple[Dropped, ...] = ()
+    engine: Literal["extractive", "llm", "registry"] = "extractive"
 
 
 class DirectionQuery(_Frozen):
