@@ -238,19 +238,28 @@ def web_url(url: str | None) -> str | None:
     return url if url and url.strip().lower().startswith(("https://", "http://")) else None
 
 
+PAGES = {
+    "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
+    "pmcid": "https://pmc.ncbi.nlm.nih.gov/articles/{}/",
+    "doi": "https://doi.org/{}",
+    "nct": "https://clinicaltrials.gov/study/{}",
+    "ppr": "https://europepmc.org/article/PPR/{}",
+}
+"""Each identifier's page: the one place a link to a work is spelled (:func:`page_url`)."""
+
+
+def page_url(kind: str, value: str) -> str:
+    """The page of identifier ``value`` of ``kind`` (a key of :data:`PAGES`). ``value`` goes in as given: a caller
+    that writes the link into Markdown escapes it first."""
+    return PAGES[kind].format(value)
+
+
 def link_out(evidence: Evidence, *, full_text_first: bool = False) -> str | None:
     """Where a reader opens an item: its PubMed page, else its DOI, its trial record, its PMC full text, its Europe
     PMC preprint page, its own URL (an http(s) one only). With ``full_text_first`` (an evidence table's rows) the
     PMC full text comes before PubMed. The one rule for links: report.md's evidence table, the references' URLs and
     the service's JSON (each item's and each evidence-table row's ``link``, which the page shows) come from here."""
-    ids = evidence.identifiers
-    pmc = [f"https://pmc.ncbi.nlm.nih.gov/articles/{ids.pmcid}/"] if ids.pmcid else []
-    pages = [
-        *(pmc if full_text_first else []),
-        *([f"https://pubmed.ncbi.nlm.nih.gov/{ids.pmid}/"] if ids.pmid else []),
-        *([f"https://doi.org/{ids.doi}"] if ids.doi else []),
-        *([f"https://clinicaltrials.gov/study/{ids.nct}"] if ids.nct else []),
-        *pmc,
-        *([f"https://europepmc.org/article/PPR/{ids.ppr}"] if ids.ppr else []),
-    ]
+    present = evidence.identifiers.present()
+    order = ("pmcid", "pmid", "doi", "nct", "ppr") if full_text_first else ("pmid", "doi", "nct", "pmcid", "ppr")
+    pages = [page_url(kind, present[kind]) for kind in order if present.get(kind)]
     return pages[0] if pages else web_url(evidence.url)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from ..identity import web_url
+from ..identity import page_url, web_url
 from ..memory.bibliography import citation_text
 from ..models import PREPRINT_LABEL, Alignment, Answer, Citation, Evidence, PartMatch, QuestionFrame, ResearchReport
 from ..reading.text import ended
@@ -42,20 +42,15 @@ def _cited(value: str, cite: Callable[[str], int | None]) -> str:
 _url = link_url
 
 
+_LEADS = {"pmid": "PMID: ", "pmcid": "PMCID: ", "doi": "DOI: ", "nct": "", "ppr": ""}
+"""The identifiers a reference shows, in order, and the words before each."""
+
+
 def identifier_links(evidence: Evidence) -> list[str]:
     """``PMID: [n](…)``, ``PMCID``, ``DOI: [x](…)``, ``[NCT…](…)``, ``Preprint [PPR…](…)``, else the URL."""
-    ids = evidence.identifiers
-    parts = []
-    if ids.pmid:
-        parts.append(f"PMID: [{_text(ids.pmid)}](https://pubmed.ncbi.nlm.nih.gov/{_url(ids.pmid)}/)")
-    if ids.pmcid:
-        parts.append(f"PMCID: [{_text(ids.pmcid)}](https://pmc.ncbi.nlm.nih.gov/articles/{_url(ids.pmcid)}/)")
-    if ids.doi:
-        parts.append(f"DOI: [{_text(ids.doi)}](https://doi.org/{_url(ids.doi)})")
-    if ids.nct:
-        parts.append(f"[{_text(ids.nct)}](https://clinicaltrials.gov/study/{_url(ids.nct)})")
-    if ids.ppr:
-        parts.append(f"[{_text(ids.ppr)}](https://europepmc.org/article/PPR/{_url(ids.ppr)})")
+    present = evidence.identifiers.present()
+    parts = [f"{_LEADS[kind]}[{_text(present[kind])}]({page_url(kind, _url(present[kind]))})"
+             for kind in _LEADS if present.get(kind)]
     if not parts and web_url(evidence.url):
         parts.append(f"<{_url(evidence.url)}>")
     return parts

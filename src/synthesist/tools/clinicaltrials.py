@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..config import ClinicalTrialsSettings
 from ..errors import ParseError
-from ..identity import evidence_id, make_identifiers
+from ..identity import evidence_id, make_identifiers, page_url
 from ..models import Evidence, PostedResult, SourceLink, TrialInfo, TrialOutcome
 from .http import Fetcher
 from .source import load_json, parse_each, rank_by_position
@@ -29,7 +29,6 @@ log = logging.getLogger("synthesist.tools.clinicaltrials")
 
 SOURCE = "trials"
 MAX_PAGE_SIZE = 1000
-STUDY_URL = "https://clinicaltrials.gov/study/{nct}"
 
 FIELDS = (
     "protocolSection.identificationModule",
@@ -96,7 +95,7 @@ def _study_evidence(study: Any) -> Evidence:
     posted = _posted_results(_module(_module(study, "resultsSection"), "outcomeMeasuresModule"))
     if posted:
         trial = trial.model_copy(update={"posted_results": posted})
-    url = STUDY_URL.format(nct=nct)
+    url = page_url("nct", nct)
     summary = _text(_module(protocol, "descriptionModule").get("briefSummary"))
     try:
         return Evidence(

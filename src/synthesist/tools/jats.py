@@ -24,7 +24,7 @@ from xml.etree.ElementTree import Element
 from pydantic import ValidationError
 
 from ..errors import ParseError
-from ..identity import evidence_id, make_identifiers
+from ..identity import evidence_id, make_identifiers, page_url
 from ..models import Evidence, Passage, SourceLink, SourceName
 from ..reading.text import section_role
 from .xmlsafe import parse_xml
@@ -124,7 +124,7 @@ def _labelled(passage: Passage) -> str:
 def article_evidence(article: Article, source: SourceName, *, url: str | None = None) -> Evidence:
     """The article as Evidence of ``source``: its abstract as content, every passage kept for the readers."""
     identifiers = make_identifiers(pmid=article.pmid, pmcid=article.pmcid, doi=article.doi)
-    url = url or (f"https://pmc.ncbi.nlm.nih.gov/articles/{article.pmcid}/" if article.pmcid else None)
+    url = url or (page_url("pmcid", article.pmcid) if article.pmcid else None)
     content = article.abstract or "\n".join(p.text for p in article.passages[:3])
     try:
         return Evidence(

@@ -29,11 +29,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import LibraryError, ParseError
-from ..identity import evidence_id, make_identifiers, merge_all, normalize_doi, normalize_pmid
+from ..identity import evidence_id, make_identifiers, merge_all, normalize_doi, normalize_pmid, page_url
 from ..models import Evidence, SourceLink
 from ..wording import counted
 from .jats import article_evidence, parse_jats
-from .pubmed import parse_pubmed_xml, pubmed_url
+from .pubmed import parse_pubmed_xml
 
 SUFFIXES = (".jsonl", ".jsonl.gz", ".xml", ".xml.gz", ".nxml")
 """The file types a library may hold."""
@@ -277,7 +277,7 @@ def library_record(record: Any) -> Evidence:
     title, abstract = _optional_str(record, "title"), _optional_str(record, "abstract")
     if not (title or abstract):
         raise _BadRecord("no 'title' or 'abstract': a library record needs text")
-    url = pubmed_url(identifiers.pmid) if identifiers.pmid else f"https://doi.org/{identifiers.doi}"
+    url = page_url("pmid", identifiers.pmid) if identifiers.pmid else page_url("doi", identifiers.doi)
     try:
         return Evidence(
             id=evidence_id(identifiers),

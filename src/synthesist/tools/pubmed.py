@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ..config import PubMedSettings
 from ..errors import BadInputError, ParseError
-from ..identity import evidence_id, make_identifiers, nct_numbers, registry_links
+from ..identity import evidence_id, make_identifiers, nct_numbers, page_url, registry_links
 from ..models import Evidence, SourceLink, SourceName
 from .http import Fetcher
 from .source import rank_by_position
@@ -34,7 +34,7 @@ _RECORD_SETS = ("PubmedArticleSet", "MedlineCitationSet")
 
 def pubmed_url(pmid: str) -> str:
     """The PubMed page of a PMID."""
-    return f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+    return page_url("pmid", pmid)
 
 
 # --- esearch ---------------------------------------------------------------------------------------------------
