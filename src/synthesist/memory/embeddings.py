@@ -208,9 +208,14 @@ class Embedder:
         """Load the model now, in a worker thread (a run starts this while its first model call and searches are
         in flight, so the first evidence does not wait for it). A failure is left for the first real use to
         raise."""
+        await asyncio.to_thread(self.preload)
+
+    def preload(self) -> None:
+        """Load the model now, blocking (:meth:`warm` runs it in a thread, and so does the composition root while the
+        store starts). A failure is left for the first real use to raise."""
         try:
-            await asyncio.to_thread(self._loaded)
-        except EmbeddingModelError:
+            self._loaded()
+        except (EmbeddingModelError, DiskFullError):
             pass
 
     @property
