@@ -8,10 +8,11 @@ Nothing below this module constructs an HTTP client, a Chroma client, an embedde
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,16 +137,32 @@ def open_store(settings: Settings) -> ClientAPI:
 
 def open_shared(settings: Settings, client: ClientAPI | None = None) -> Shared:
     """The client of ``settings``' store (``client``, or opened now), its embedding cache and the embedder."""
-    loading = None
-    if client is None:  # the embedding model loads (about 0.5 s) while the store starts (2 s in a fresh folder)
-        loading = threading.Thread(target=embedder_for(settings).preload, name="synthesist-model-load", daemon=True)
-        loading.start()
-    client = client if client is not None else open_store(settings)
-    if loading is not None:
-        loading.join()
+    if client is None:
+        with loading_model(settings):
+            client = open_store(settings)
     cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)
     notes = (cache.repaired,) if cache.repaired else ()
     return Shared(client=client, embedder=embedder_for(settings, cache=cache), notes=notes)
+
+
+@contextlib.contextmanager
+def loading_model(settings: Settings) -> Iterator[None]:
+    """The embedding model loads (about 0.5 s) in a thread while the block runs: the store opening, which waits on
+    another process (2 s for a server started anew) and imports chromadb. Only a model already exported: a first
+    export (about 10 s, once per machine) waits for a first text to embed, so a run that finds none (every source
+    unreachable) never pays for it. A failure to load is left for the model's first use to raise."""
+    embedder = embedder_for(settings)
+
+    def load() -> None:
+        if not embedder.export_pending():
+            embedder.preload()
+
+    thread = threading.Thread(target=load, name="synthesist-model-load", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
 
 
 def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Embedder:

@@ -46,6 +46,7 @@ from .composition import (
     build_team,
     index_library,
     load_usable_library,
+    loading_model,
     open_models,
     open_shared,
     open_store,
@@ -163,7 +164,11 @@ class Session:
         with self._lock:
             if self.seams.shared is not None:
                 return self.seams.shared
-            client = open_store(self.settings)  # the held client while its server lives (a heartbeat, no more)
+            if self._shared is None:  # the first use: the embedding model loads while the store opens
+                with loading_model(self.settings):
+                    client = open_store(self.settings)
+            else:
+                client = open_store(self.settings)  # the held client while its server lives (a heartbeat, no more)
             if self._shared is None or self._shared.client is not client:
                 self._shared = open_shared(self.settings, client)
             return self._shared
