@@ -66,10 +66,9 @@ class Tokens:
 class ChatWire:
     """An OpenAI-style chat model reached over httpx. ``system`` and ``model_name`` name it as pydantic-ai's models
     are named (the :class:`~.llm.LLM`'s label). Use ``async with`` (the :class:`~.llm.LLM` does) to close its
-    client; ``http_client``, when given, is the caller's and stays open."""
+    client."""
 
-    def __init__(self, spec: ModelSpec, endpoint: Endpoint, settings: Settings, *,
-                 http_client: httpx.AsyncClient | None = None):
+    def __init__(self, spec: ModelSpec, endpoint: Endpoint, settings: Settings):
         self.system = spec.kind
         self.model_name = spec.name
         base = endpoint.base_url or OPENAI_BASE_URL
@@ -79,8 +78,7 @@ class ChatWire:
         self._key = endpoint.api_key or NO_KEY
         self._timeout = settings.models.timeout
         self._agent_string = settings.http.user_agent
-        self._client = http_client
-        self._owned = http_client is None
+        self._client: httpx.AsyncClient | None = None
         self._retry = RetryPolicy(settings.http)
 
     @property
@@ -91,7 +89,7 @@ class ChatWire:
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        if self._owned and self._client is not None:
+        if self._client is not None:
             await self._client.aclose()
             self._client = None
 
