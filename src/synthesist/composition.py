@@ -148,13 +148,15 @@ def open_shared(settings: Settings, client: ClientAPI | None = None) -> Shared:
 @contextlib.contextmanager
 def loading_model(settings: Settings) -> Iterator[None]:
     """The embedding model loads (about 0.5 s) in a thread while the block runs: the store opening, which waits on
-    another process (2 s for a server started anew) and imports chromadb. Only a model already exported: a first
-    export (about 10 s, once per machine) waits for a first text to embed, so a run that finds none (every source
-    unreachable) never pays for it. A failure to load is left for the model's first use to raise."""
+    another process (2 s for a server started anew) and imports chromadb. Only an ONNX model already exported: a
+    first export (about 10 s, once per machine) waits for a first text to embed, so a run that finds none (every
+    source unreachable) never pays for it; and only such a load leaves the process's environment alone while the
+    block starts a process (:func:`~.memory.embeddings.load_model`). A failure to load is left for the model's first
+    use to raise."""
     embedder = embedder_for(settings)
 
     def load() -> None:
-        if not embedder.export_pending():
+        if embedder.backend != "torch" and not embedder.export_pending():
             embedder.preload()
 
     thread = threading.Thread(target=load, name="synthesist-model-load", daemon=True)

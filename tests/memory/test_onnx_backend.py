@@ -204,3 +204,24 @@ def test_an_embedder_says_when_loading_will_export_first(export_dir: Path, tmp_p
     assert not Embedder(backend="onnx-int8", export_dir=export_dir).export_pending()
     assert Embedder(backend="onnx-int8", export_dir=tmp_path).export_pending()  # an empty folder
     assert not Embedder(backend="torch").export_pending()
+
+
+def test_loading_an_export_on_disk_leaves_the_environment_alone(export_dir: Path) -> None:
+    """A process's first store open loads the model in a thread while it starts the store's owner process: a change
+    of the environment under that start made it fail with EFAULT ("Bad address"). Reading an export that is on
+    disk needs no Hugging Face variable, so it sets none (a fresh process: this one has the model loaded)."""
+    Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the export is on disk
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from synthesist.memory import Embedder\n"
+        "changed = []\n"
+        "real_put, real_unset = os.putenv, os.unsetenv\n"
+        "os.putenv = lambda k, v: (changed.append(k), real_put(k, v))[1]\n"
+        "os.unsetenv = lambda k: (changed.append(k), real_unset(k))[1]\n"
+        f"Embedder(backend='onnx-int8', export_dir=Path({str(export_dir)!r})).preload()\n"
+        "print(sorted(set(changed)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -23,7 +23,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -123,8 +123,12 @@ def load_model(path: Path, backend: Backend = "torch", export_dir: Path | None =
         loaded = _MODELS.get(key)
         if loaded is not None:
             return loaded
+        # Only a load that may reach Hugging Face's libraries (torch, or an ONNX export still to be made) changes the
+        # process's environment: an export on disk is read without them, and a thread that loads it while another
+        # starts a process (the store's owner) must not change the environment under that start (EFAULT).
+        hub = backend not in ONNX_BACKENDS or export_dir is None or not export_on_disk(path, backend, export_dir)
         try:
-            with _offline_environment():  # the libraries read these at import too: import inside the scope
+            with _offline_environment() if hub else nullcontext():  # the libraries read these at import: inside
                 model = _open_encoder(path, backend, export_dir)
         except (OSError, ValueError, RuntimeError) as exc:
             if export_dir is not None and disk_full(exc) is not None:  # no room for the export: say so, in a line
