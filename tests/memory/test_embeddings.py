@@ -4,6 +4,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +83,34 @@ def test_persistent_cache_serves_another_embedder(tmp_path: Path) -> None:
     again = second.embed_sync(["short text", ABSTRACT])
     assert second.encoded_count == 0
     assert np.allclose(again, vectors[::-1], atol=1e-6)
+
+
+def test_a_cache_write_does_not_hold_up_another_calls_encoding(tmp_path: Path) -> None:
+    """Writing fresh vectors to the store is a round trip to its server: another text's encoding goes on meanwhile
+    (the cache's write is held open here until the second call has finished)."""
+    cache = ChromaVectorCache.open(open_chroma(load_settings(data_dir=tmp_path / "data")), Embedder().model_id)
+    embedder = Embedder(cache=cache)
+    writing, second_done = threading.Event(), threading.Event()
+    real_put = cache.put
+
+    def slow_put(vectors):  # the first write waits for the second call to finish encoding
+        if not writing.is_set():
+            writing.set()
+            assert second_done.wait(60), "the second call waited for the first call's cache write"
+        real_put(vectors)
+
+    cache.put = slow_put  # type: ignore[method-assign]
+    text = f"{ABSTRACT} ({uuid.uuid4().hex})"  # in no cache yet (the suite's tests share one store)
+    first = threading.Thread(target=embedder.embed_sync, args=([text],))
+    first.start()
+    assert writing.wait(60)
+    embedder.embed_sync([f"a second text, encoded while the first is written ({uuid.uuid4().hex})"])
+    second_done.set()
+    first.join(60)
+    assert embedder.encoded_count == 2
+    reader = Embedder(cache=cache)
+    reader.embed_sync([text])
+    assert reader.encoded_count == 0  # written after all
 
 
 def test_the_model_is_loaded_once_per_process() -> None:

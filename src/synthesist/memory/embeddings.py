@@ -241,18 +241,20 @@ class Embedder:
     def _embed_hashed(self, texts: list[str], hashes: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        # The store is asked and written outside the lock, so another call's encoding goes on meanwhile (a cache
+        # read and write are each a round trip to the store's server).
+        if self._cache is not None and (unseen := [key for key in dict.fromkeys(hashes) if key not in self._vectors]):
+            self._vectors.update(self._cache.get(unseen))
+        fresh: dict[str, np.ndarray] = {}
         with self._lock:  # a text asked for twice at once is still encoded once
             missing = {key: text for key, text in zip(hashes, texts, strict=True) if key not in self._vectors}
-            if missing and self._cache is not None:
-                self._vectors.update(self._cache.get(list(missing)))
-                missing = {key: text for key, text in missing.items() if key not in self._vectors}
             if missing:
-                vectors = self._encode(list(missing.values()))
-                fresh = dict(zip(missing, vectors, strict=True))
+                fresh = dict(zip(missing, self._encode(list(missing.values())), strict=True))
                 self._vectors.update(fresh)
-                if self._cache is not None:
-                    self._cache.put(fresh)
-            return np.stack([self._vectors[key] for key in hashes])
+            rows = np.stack([self._vectors[key] for key in hashes])
+        if fresh and self._cache is not None:
+            self._cache.put(fresh)
+        return rows
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         loaded = self._loaded()

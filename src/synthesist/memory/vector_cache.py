@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,8 @@ class ChromaVectorCache:
         self.repaired: str | None = None
         self.lost: MemoryStoreError | None = None
         """The failure that turned the cache off (its store out of reach), None while it works."""
+        self._lock = threading.Lock()
+        """One read, write or repair at a time (the embedder calls from several threads)."""
         self._collection = self._open()
 
     @classmethod
@@ -71,21 +74,23 @@ class ChromaVectorCache:
         return True
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        if self.lost is not None:
-            return {}
-        try:
-            return {entry.id: entry.vector for entry in self._collection.get(keys)}
-        except MemoryStoreError as exc:
-            self._recover(exc)
-            return {}
+        with self._lock:
+            if self.lost is not None:
+                return {}
+            try:
+                return {entry.id: entry.vector for entry in self._collection.get(keys)}
+            except MemoryStoreError as exc:
+                self._recover(exc)
+                return {}
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        if not vectors or self.lost is not None:
-            return
-        for _attempt in range(2):
-            try:
-                self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
+        with self._lock:
+            if not vectors or self.lost is not None:
                 return
-            except MemoryStoreError as exc:
-                if not self._recover(exc):
+            for _attempt in range(2):
+                try:
+                    self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
                     return
+                except MemoryStoreError as exc:
+                    if not self._recover(exc):
+                        return
