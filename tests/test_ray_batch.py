@@ -17,7 +17,7 @@ if not Path("/proc").is_dir():  # pragma: no cover
 from synthesist.api import open_library_index  # noqa: E402
 from synthesist.batch import research_many, result_path  # noqa: E402
 from synthesist.composition import Seams, embedder_for, open_shared  # noqa: E402
-from synthesist.memory.library_index import library_text  # noqa: E402
+from synthesist.memory.documents import head_text  # noqa: E402
 from synthesist.ray_cluster import embed_on_ray, start_local_cluster  # noqa: E402
 from synthesist.testing import FixtureServer, Reply  # noqa: E402
 
@@ -147,7 +147,7 @@ async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(
 
 def test_library_chunks_are_embedded_by_ray_workers_as_the_local_model_would(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     settings = run_settings(tmp_path / "data")
-    texts = [library_text(item) for item in LIBRARY_ITEMS] * 3
+    texts = [head_text(item) for item in LIBRARY_ITEMS] * 3
     chunks = list(embed_on_ray(texts, settings=settings, address=None, chunk=4))
     assert sorted(start for start, _ in chunks) == list(range(0, len(texts), 4))  # every chunk, once
     vectors = np.zeros((len(texts), 384), dtype=np.float32)

@@ -38,12 +38,13 @@ from .memory.embeddings import VectorCache
 from .memory.library_index import BulkEncoder, library_name
 from .orchestrator.loop import Team
 from .orchestrator.runner import ImageStep
+from .reading import load_shipped_models
 from .run_store import RunOptions
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
 from .tools.europepmc import EuropePMCSource
 from .tools.fulltext import FullTextClient, FullTextSource
-from .tools.http import Fetcher
+from .tools.http import Fetcher, tls_context
 from .tools.library import LibraryLoad, load_library
 from .tools.openi import OpenISource
 from .tools.pubmed import PubMedSource
@@ -138,7 +139,7 @@ def open_store(settings: Settings) -> ClientAPI:
 def open_shared(settings: Settings, client: ClientAPI | None = None) -> Shared:
     """The client of ``settings``' store (``client``, or opened now), its embedding cache and the embedder."""
     if client is None:
-        with loading_model(settings):
+        with loading_models(settings):
             client = open_store(settings)
     cache = ChromaVectorCache.open(client, embedder_for(settings).model_id)
     notes = (cache.repaired,) if cache.repaired else ()
@@ -146,25 +147,34 @@ def open_shared(settings: Settings, client: ClientAPI | None = None) -> Shared:
 
 
 @contextlib.contextmanager
-def loading_model(settings: Settings) -> Iterator[None]:
-    """The embedding model loads (about 0.5 s) in a thread while the block runs: the store opening, which waits on
-    another process (2 s for a server started anew) and imports chromadb. Only an ONNX model already exported: a
-    first export (about 10 s, once per machine) waits for a first text to embed, so a run that finds none (every
-    source unreachable) never pays for it; and only such a load leaves the process's environment alone while the
-    block starts a process (:func:`~.memory.embeddings.load_model`). A failure to load is left for the model's first
-    use to raise."""
+def loading_models(settings: Settings) -> Iterator[None]:
+    """The models a run uses load in threads while the block runs: the store opening, which waits on another process
+    (2 s for a server started anew) and imports chromadb. The embedding model (about 0.5 s) only when an ONNX export
+    is already on disk: a first export (about 10 s, once per machine) waits for a first text to embed, so a run that
+    finds none (every source unreachable) never pays for it; and only such a load leaves the process's environment
+    alone while the block starts a process (:func:`~.memory.embeddings.load_model`). Beside it, the reading core's
+    fitted models and the TLS context (about 0.25 s, which a run's first model call and first reading waited for).
+    A failure to load is left for the model's first use to raise."""
     embedder = embedder_for(settings)
 
-    def load() -> None:
+    def load_embedder() -> None:
         if embedder.backend != "torch" and not embedder.export_pending():
             embedder.preload()
 
-    thread = threading.Thread(target=load, name="synthesist-model-load", daemon=True)
-    thread.start()
+    def load_rest() -> None:
+        with contextlib.suppress(Exception):  # raised again, and reported, where the run first uses it
+            load_shipped_models()
+            tls_context()
+
+    threads = [threading.Thread(target=target, name=f"synthesist-{name}", daemon=True)
+               for name, target in (("model-load", load_embedder), ("reader-load", load_rest))]
+    for thread in threads:
+        thread.start()
     try:
         yield
     finally:
-        thread.join()
+        for thread in threads:
+            thread.join()
 
 
 def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Embedder:

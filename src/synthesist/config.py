@@ -113,7 +113,8 @@ class MemorySettings(Section):
     )
     chroma_host: str = "localhost"
     chroma_port: int = Field(8000, ge=1, le=65535)
-    embedding_batch_size: int = Field(32, ge=1, le=1024)
+    embedding_batch_size: int = Field(32, ge=1, le=1024, description="Texts per call of the torch backend (the "
+                                      "ONNX backends run one text at a time).")
     owner_linger: float = Field(30.0, ge=0, le=86_400, description="persistent mode: seconds the data directory's "
                                 "Chroma server stays up after its last process has gone, so that the next CLI run "
                                 "within that time finds it running instead of starting it (about 1.5 s).")

@@ -46,7 +46,7 @@ from .composition import (
     build_team,
     index_library,
     load_usable_library,
-    loading_model,
+    loading_models,
     open_models,
     open_shared,
     open_store,
@@ -165,7 +165,7 @@ class Session:
             if self.seams.shared is not None:
                 return self.seams.shared
             if self._shared is None:  # the first use: the embedding model loads while the store opens
-                with loading_model(self.settings):
+                with loading_models(self.settings):
                     client = open_store(self.settings)
             else:
                 client = open_store(self.settings)  # the held client while its server lives (a heartbeat, no more)

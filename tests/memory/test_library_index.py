@@ -8,7 +8,8 @@ from memory_samples import COLORECTAL_VERSIONS, OTHER_FINDINGS, RELATED, UNRELAT
 
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
-from synthesist.memory.library_index import library_name, library_text, library_texts
+from synthesist.memory.documents import head_text
+from synthesist.memory.library_index import library_name, library_texts
 from synthesist.memory.store import collection_name, open_collection
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
@@ -89,9 +90,9 @@ def test_records_of_one_work_are_merged_and_empty_inputs_are_fine(embedder: Embe
     assert empty.search("anything") == [] and empty.search_many([]) == []
 
 
-def test_library_text_is_title_and_head_of_abstract() -> None:
+def test_head_text_is_title_and_head_of_abstract() -> None:
     record = make_evidence("word " * 500, title="A title", source="library", pmid="3")
-    text = library_text(record)
+    text = head_text(record)
     assert text.startswith("A title. word word") and len(text.split()) == 80
 
 
@@ -154,7 +155,7 @@ def test_a_full_text_is_found_by_what_its_results_say_and_a_removed_one_never(sh
     records = list(load_library([shared_dir / "fixtures" / "fulltext"]).evidence)
     index = LibraryIndex.build(records, embedder=embedder)
     heads = [library_texts(record)[0] for record in records]
-    assert heads == [library_text(record) for record in records]  # the head first, as for any record
+    assert heads == [head_text(record) for record in records]  # the head first, as for any record
     assert len(index._vectors) > 10 * len(records)  # noqa: SLF001 — passages have vectors of their own
     asked = [(record.id, sentence) for record in records for sentence in _result_sentences(record)[:2]]
     assert len(asked) >= 12

@@ -18,8 +18,8 @@ from memory_samples import COLORECTAL_VERSIONS, PREPRINT, PUBLISHED, RELATED, UN
 from synthesist.composition import open_shared
 from synthesist.config import MemorySettings, default_onnx_dir, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
+from synthesist.memory.documents import head_text
 from synthesist.memory.embeddings import default_model_path
-from synthesist.memory.library_index import library_text
 from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path, open_export
 from synthesist.models import Evidence
 
@@ -46,7 +46,16 @@ def torch_embedder() -> Embedder:
 @pytest.fixture(scope="module")
 def abstracts(library_records: list[Evidence]) -> list[str]:
     """What the library index embeds for 96 real records (every 17th of the shared library)."""
-    return [library_text(record) for record in library_records[::17][:96]]
+    return [head_text(record) for record in library_records[::17][:96]]
+
+
+def test_a_texts_int8_vector_does_not_depend_on_the_texts_beside_it(export_dir: Path, abstracts: list[str]) -> None:
+    """The int8 graph scales its activations per run: in a batch, a text's vector moved with its company (and the
+    vector cached by its content hash was whichever company it first came in). Each text runs alone."""
+    alone = np.stack([Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync([text])[0]
+                      for text in [*TEXTS, *abstracts[:4]]])
+    together = Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync([*TEXTS, *abstracts[:4]])
+    assert np.array_equal(alone, together)
 
 
 @pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
@@ -225,3 +234,28 @@ def test_loading_an_export_on_disk_leaves_the_environment_alone(export_dir: Path
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_the_models_a_run_uses_load_while_the_store_opens(export_dir: Path) -> None:
+    """A process's first store open (``composition.loading_models``) also reads the reading core's fitted models, so
+    a run's first question and first reading do not wait for them (a fresh process: this one has them loaded)."""
+    Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the export is on disk
+    code = (
+        "from synthesist.composition import loading_models\n"
+        "from synthesist.config import load_settings\n"
+        "from synthesist.memory import embeddings\n"
+        "from synthesist.reading.conclusion import load_model\n"
+        "from synthesist.reading.question_parts import question_tagger\n"
+        "from synthesist.reading.roles import role_model\n"
+        "from synthesist.reading.study_reader import study_reader\n"
+        "settings = load_settings()\n"
+        "with loading_models(settings):\n"
+        "    pass\n"
+        "print([f.cache_info().currsize for f in (question_tagger, study_reader, role_model, load_model)],\n"
+        "      len(embeddings._MODELS))\n"
+    )
+    env = {**os.environ, "SYNTHESIST_MEMORY__ONNX_DIR": str(export_dir)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[1, 1, 1, 1] 1"

@@ -30,7 +30,7 @@ from ..models import Citation, Evidence, Passage
 from ..reading.text import tokenize
 from .bibliography import format_bibliography
 from .bm25 import BM25Index
-from .documents import PASSAGE_ROLES, conclusion_of, evidence_text, passage_text
+from .documents import PASSAGE_ROLES, conclusion_of, evidence_text, head_text, passage_text
 from .embeddings import Embedder
 from .pool import AddResult, EvidencePool
 from .retrieval import maximal_marginal_relevance, ranking, reciprocal_rank_fusion
@@ -75,7 +75,7 @@ class EvidenceStore:
         stored = await self.collection.stored_vectors(items)
         missing = [item for item in items if item.id not in stored]
         if missing:
-            fresh = await self.embedder.embed([evidence_text(item) for item in missing])
+            fresh = await self.embedder.embed([head_text(item) for item in missing])
             stored.update(zip((item.id for item in missing), fresh, strict=True))
         for item, keys in entries:
             self.pool.load(item, keys)
@@ -101,7 +101,7 @@ class EvidenceStore:
             if self.collection is self._run_collection and not self._dropped:
                 try:
                     moved = RunCollection.scratch(self.embedder.model_id)
-                    texts = [evidence_text(item) for item in self.pool.items]
+                    texts = [head_text(item) for item in self.pool.items]
                     vectors = await self.embedder.embed(texts) if texts else np.zeros((0, 0), dtype=np.float32)
                     await moved.replace(self.pool, {item.id: v for item, v in zip(self.pool.items, vectors,
                                                                                   strict=True)})
@@ -138,10 +138,10 @@ class EvidenceStore:
         failure is raised: an item a search returned is never lost with the store."""
         if not evidence:
             return AddResult()
-        vectors = await self.embedder.embed([evidence_text(item) for item in evidence])
+        vectors = await self.embedder.embed([head_text(item) for item in evidence])
         # The conclusions, which the question's relevance reads, go in a call of their own: a batch is padded to its
-        # longest text: an abstract (256 tokens) beside one-line conclusions cost a quarter more (15 items: 1.66 s
-        # against 1.21 s on 2 cores).
+        # longest text (measured with whole abstracts, 256 tokens, beside one-line conclusions: a quarter more,
+        # 15 items in 1.66 s against 1.21 s on 2 cores).
         await self.embedder.embed([conclusion_of(item) for item in evidence])
         async with self._lock:
             try:
@@ -158,7 +158,7 @@ class EvidenceStore:
         neighbours = await self.collection.neighbours(vectors, self.pool.threshold, len(self.pool))
         outcome = self.pool.add_batch(evidence, vectors, neighbours)
         if outcome.stale:
-            fresh = await self.embedder.embed([evidence_text(self.get(i)) for i in outcome.stale])  # type: ignore[arg-type]
+            fresh = await self.embedder.embed([head_text(self.get(i)) for i in outcome.stale])  # type: ignore[arg-type]
             outcome.renew(dict(zip(outcome.stale, fresh, strict=True)))
         await self.collection.persist(self.pool, outcome)
         for gone in [key for key in self._tokens if key not in self]:  # merged away

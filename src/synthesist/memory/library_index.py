@@ -1,13 +1,13 @@
 """A persistent hybrid index over a local library of records (JSONL, MEDLINE XML and JATS full texts, loaded as
 Evidence).
 
-Each record gets one vector for its title and the head of its abstract (:func:`library_text`), and a record with a
-full text one more per passage of its methods, results, discussion and conclusions (:func:`library_texts`: the
-title and the passage's first words), so an article is found by what its results say and not by its abstract alone;
-a record scores its best vector. Vectors are keyed in a Chroma collection by the content hash of their text.
-Reopening an unchanged library therefore embeds nothing; a changed or new record is embedded alone, and records no
-longer in the library are dropped from the collection. BM25 over title and abstract is rebuilt in memory on open (a
-second or two for thousands of records).
+Each record gets one vector for its title and the head of its abstract (:func:`~.documents.head_text`), and a
+record with a full text one more per passage of its methods, results, discussion and conclusions
+(:func:`library_texts`: the title and the passage's first words), so an article is found by what its results say and
+not by its abstract alone; a record scores its best vector. Vectors are keyed in a Chroma collection by the content
+hash of their text. Reopening an unchanged library therefore embeds nothing; a changed or new record is embedded
+alone, and records no longer in the library are dropped from the collection. BM25 over title and abstract is rebuilt
+in memory on open (a second or two for thousands of records).
 
 Search fuses the dense ranking (cosine to the query) and the BM25 ranking by reciprocal rank. The choices (head of
 ~80 words, suffix-stemmed BM25, RRF k) were measured on the 500 PubMedQA dev questions: see docs/benchmarks.md.
@@ -29,7 +29,7 @@ from ..models import Evidence, Frozen
 from ..reading.text import tokenize
 from .bm25 import BM25Index
 from .chroma_errors import is_damage
-from .documents import HEAD_WORDS, evidence_text, passage_texts
+from .documents import HEAD_SCHEME, HEAD_WORDS, evidence_text, head_text, passage_texts
 from .embeddings import Embedder, content_hash
 from .retrieval import ranking, reciprocal_rank_fusion
 from .store import MemoryStoreError, collection_name, drop_collection, open_collection, read_back
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
 log = logging.getLogger(__name__)
-LIBRARY_SCHEME = f"head-{HEAD_WORDS}w"
+LIBRARY_SCHEME = HEAD_SCHEME
 """Recorded on the collection: a different scheme (or model) makes stored vectors incomparable, so they are redone."""
 LIBRARY_RRF_K = 1.0
 FUSION_DEPTH = 1000
@@ -74,15 +74,10 @@ def library_name(paths: Iterable[Path | str]) -> str:
     return hashlib.sha256("\n".join(resolved).encode("utf-8")).hexdigest()[:16]
 
 
-def library_text(evidence: Evidence, words: int = HEAD_WORDS) -> str:
-    """The text embedded for a record: title and the first words of its abstract."""
-    return " ".join(evidence_text(evidence).split()[:words])
-
-
 def library_texts(evidence: Evidence, words: int = HEAD_WORDS) -> list[str]:
-    """Every text embedded for a record: its head (:func:`library_text`) first, then a full text's passages
+    """Every text embedded for a record: its head (:func:`~.documents.head_text`) first, then a full text's passages
     (:func:`~.documents.passage_texts`)."""
-    return [library_text(evidence, words), *passage_texts(evidence, words)]
+    return [head_text(evidence, words), *passage_texts(evidence, words)]
 
 
 BulkEncoder = Callable[[list[str]], Iterable[tuple[int, np.ndarray]]]

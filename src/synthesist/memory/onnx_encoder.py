@@ -205,8 +205,13 @@ def cpu_budget() -> int:
 
 class OnnxEncoder:
     """Encodes texts with an exported graph: tokenised as sentence-transformers does (truncated at the model's
-    maximum sequence length, padded to the longest text of each batch), texts sorted by length so a batch holds
-    texts of similar length, mean-pooled over real tokens, normalised."""
+    maximum sequence length), one text per run of the graph, mean-pooled over its tokens, normalised.
+
+    One text per run, not batches: the int8 graph quantises its activations with one scale per run, so a text's
+    vector moved with the texts beside it (cosine 0.986 at worst), and a vector cached by content hash depended on
+    the company its text first came in. Alone, a text always gets the same vector; and with no padding to a batch's
+    longest text it is also faster on CPU: 300 library heads in 8.1 s against 10.4 s in batches of 32, 300
+    conclusions in 4.0 s against 6.3 s, 300 sentences in 2.0 s against 3.5 s (2 cores, 2026-11-29)."""
 
     def __init__(self, model_file: Path, model_path: Path, *, threads: int | None = None) -> None:
         import onnxruntime as ort
@@ -231,27 +236,19 @@ class OnnxEncoder:
         self.dimension = int(self._session.get_outputs()[0].shape[-1])
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        """Unit float32 rows, one per text, in input order."""
-        encodings = self._tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: -len(encodings[i].ids))
+        """Unit float32 rows, one per text, in input order (``batch_size`` is the torch backend's; here each text
+        runs alone)."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            out[rows] = self._encode_batch([encodings[i].ids for i in rows])
+        for row, encoding in enumerate(self._tokenizer.encode_batch(list(texts))):
+            out[row] = self._encode_one(encoding.ids)
         return out
 
-    def _encode_batch(self, token_ids: list[list[int]]) -> np.ndarray:
-        width = max(len(ids) for ids in token_ids)
-        ids = np.zeros((len(token_ids), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, tokens in enumerate(token_ids):
-            ids[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = 1
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    def _encode_one(self, token_ids: list[int]) -> np.ndarray:
+        ids = np.asarray([token_ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
         hidden = self._session.run(None, {name: value for name, value in feed.items() if name in self._inputs})[0]
-        summed = (hidden * mask[:, :, None]).sum(axis=1)
-        pooled = summed / mask.sum(axis=1, keepdims=True)
-        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+        pooled = hidden[0].mean(axis=0)
+        return (pooled / np.linalg.norm(pooled)).astype(np.float32)
 
 
 def _require_mean_pooling(model_path: Path) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import MemoryStoreError
 from ..models import Evidence
-from .documents import evidence_text
+from .documents import HEAD_SCHEME, evidence_text
 from .pool import AddOutcome, EvidencePool
 from .store import (
     Metadata,
@@ -101,11 +101,13 @@ class RunCollection:
 
     async def stored_vectors(self, items: Sequence[Evidence]) -> dict[str, np.ndarray]:
         """The stored vector of each of ``items`` whose entry holds the same text (id → vector): what a resumed run
-        takes back instead of embedding. An item missing, or stored with other text, is left out."""
+        takes back instead of embedding. An item missing, stored with other text, or with a vector made from other
+        text (another :data:`~.documents.HEAD_SCHEME`, an older version's), is left out."""
         wanted = {item.id: evidence_text(item) for item in items}
         stored = await asyncio.to_thread(self._collection.get, list(wanted))
         return {entry.id: entry.vector for entry in stored
-                if evidence_text(Evidence.model_validate_json(str(entry.metadata["evidence"]))) == wanted[entry.id]}
+                if entry.metadata.get("head") == HEAD_SCHEME
+                and evidence_text(Evidence.model_validate_json(str(entry.metadata["evidence"]))) == wanted[entry.id]}
 
     async def vectors(self, ids: Sequence[str]) -> np.ndarray:
         """The stored vectors of ``ids``, one row each in that order (a row of zeros where none is stored)."""
@@ -189,7 +191,7 @@ def _metadata(pool: EvidencePool, evidence_id: str) -> Metadata:
     position = pool.position(evidence_id)
     assert position is not None, "only held items are written"
     return {"evidence": pool.item_at(position).model_dump_json(), "keys": json.dumps(pool.keys_at(position)),
-            "seq": pool.seq_at(position)}
+            "seq": pool.seq_at(position), "head": HEAD_SCHEME}
 
 
 def _rows(ids: Sequence[str], vectors: Mapping[str, np.ndarray], dimension: int) -> np.ndarray:

@@ -17,4 +17,18 @@ it; it uses none of them. Memory's BM25 index and the JATS parser take their tok
 
 from .study_reader import StudyReader, study_reader
 
-__all__ = ["StudyReader", "study_reader"]
+__all__ = ["StudyReader", "load_shipped_models", "study_reader"]
+
+
+def load_shipped_models() -> None:
+    """Read the fitted models every research run uses (the question tagger, the study reader, the sentence roles,
+    the conclusion model: about 0.2 s of JSON) now, so that a run's first question and first reading do not wait
+    for them; the composition root calls it in a thread while the store opens. Each is read once per process."""
+    from .conclusion import load_model
+    from .question_parts import question_tagger
+    from .roles import role_model
+
+    question_tagger()
+    study_reader()
+    role_model()
+    load_model()

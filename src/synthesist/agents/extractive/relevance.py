@@ -3,8 +3,9 @@
 The memory's retrieval scores (reciprocal-rank fusion) only order items; the judge needs an absolute measure, so it
 takes cosines (with all-MiniLM-L6-v2 on the PubMedQA dev questions, a question and its own abstract score about
 0.76, a random abstract about 0.07). Item texts are embedded as the memory embeds them, so the embedder's cache
-answers. The model reads only an item's first 256 tokens, and an abstract answers in its conclusion, so an item's
-relevance is the larger of the question's cosine with its head and with its conclusion sentences."""
+answers. An item's vector is made from its head (title and first 80 words), and an abstract answers in its
+conclusion, so an item's relevance is the larger of the question's cosine with its head and with its conclusion
+sentences."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...memory import Embedder
-from ...memory.documents import conclusion_of, evidence_text
+from ...memory.documents import conclusion_of, head_text
 from ...models import Evidence
 
 OFF_TOPIC = 0.4
@@ -35,7 +36,7 @@ async def question_relevance(question: str, evidence: Sequence[Evidence], *, emb
 def relevance_texts(question: str, evidence: Sequence[Evidence]) -> list[str]:
     """What :func:`relevance_of` reads, in order: the question, each item's passage, each item's conclusion (its
     passage again when it has no text of its own)."""
-    return [question, *(evidence_text(item) for item in evidence), *(conclusion_of(item) for item in evidence)]
+    return [question, *(head_text(item) for item in evidence), *(conclusion_of(item) for item in evidence)]
 
 
 def relevance_of(vectors: np.ndarray, count: int) -> np.ndarray:
