@@ -75,6 +75,24 @@ async def llm_or_extractive(
     return AgentOutput(finish(reply.output), llm.label, usage=reply.usage)
 
 
+_BEHIND: set[asyncio.Future[object]] = set()
+"""Work done ahead that was left to finish on its own (:func:`left_behind`): held here until it ends."""
+
+
+def left_behind(task: asyncio.Future[object]) -> None:
+    """Let work done ahead finish without waiting for it (its last batch: it stops once its model call returned);
+    a failure is treated as :func:`settled` treats it. Whoever needs its results next waits for the embedder's lock
+    instead, and meanwhile the run goes on."""
+    _BEHIND.add(task)
+
+    def done(finished: asyncio.Future[object]) -> None:
+        _BEHIND.discard(finished)
+        if not finished.cancelled() and finished.exception() is not None:
+            log.debug("work done ahead of its use failed", exc_info=finished.exception())
+
+    task.add_done_callback(done)
+
+
 async def settled(task: asyncio.Future[object]) -> None:
     """Wait for work done ahead while a model was asked; its failure is not the run's: the work is done again where
     it is needed, and a failure there is reported (an embedding model that cannot load fails the claim check, a

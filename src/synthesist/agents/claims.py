@@ -146,7 +146,8 @@ class SupportChecker:
         pairs of sentences), so the check after the report does not wait for them: the report agent calls it while
         the model writes, for the items it will most likely cite (:func:`likely_cited`), and so does a round's team
         call, for the items its briefing shows, with ``until``: then the texts go :data:`AHEAD_BATCH` at a time and
-        the work stops once ``until`` is set (the reply came), so what follows the reply waits for one batch at most.
+        the work stops once ``until`` is set (the reply came): its batch in flight then ends on its own
+        (:func:`~.base.left_behind`), and whatever embeds next waits for that batch at most.
         """
         texts = _passages(items) if items else []
         step = AHEAD_BATCH if until is not None else max(1, len(texts))

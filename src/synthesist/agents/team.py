@@ -36,7 +36,7 @@ from ..models import Alignment, Evidence, Frozen, HypothesisSet, JudgeVerdict, T
 from ..prompts import Boundary, render
 from ..reading.frame import frame_of
 from .answer_gate import aligned
-from .base import ModelAgent, settled
+from .base import ModelAgent, left_behind
 from .cards import RoundCards, round_cards
 from .claims import SupportChecker, likely_cited
 from .extractive.relevance import question_relevance
@@ -213,7 +213,8 @@ async def _team_call(memory: ResearchMemory, settings: Settings, llm: LLM, brief
                     **hypothesis_part(memory))
     for agent in (JUDGE, HYPOTHESIS):
         findings.mark_shown(agent, [card.id for card in cards.new])
-    # While the model reads, the claim check's reading of the items a report would cite now is embedded ahead.
+    # While the model reads, the claim check's reading of the items a report would cite now is embedded ahead; the
+    # batch in flight when the reply comes finishes on its own, while the reply is read.
     replied = asyncio.Event()
     ahead = asyncio.ensure_future(SupportChecker(memory.embedder).prepare(likely_cited(brief.near, brief.alignments),
                                                                           until=replied))
@@ -222,6 +223,6 @@ async def _team_call(memory: ResearchMemory, settings: Settings, llm: LLM, brief
                                prompt=prompt, round=round, tools=TEAM_CALL_TOOLS)
     finally:
         replied.set()
-        await settled(ahead)
+        left_behind(ahead)
     memory.ledger.record(reply.usage)
     return TeamReply(reply.output, reply.usage, frozenset(cards.citable))
