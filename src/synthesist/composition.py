@@ -265,6 +265,7 @@ def build_image_step(options: RunOptions, settings: Settings, vision: VisionAdap
     from .agents.visual.adapter import build_vision_adapter  # noqa: PLC0415  (pydantic-ai: image runs only)
     from .agents.visual.agent import VisualAgent  # noqa: PLC0415
     from .agents.visual.search_tools import ImageSearchTool, LiteratureSearchTool  # noqa: PLC0415
+    from .agents.visual.step import VisualStep  # noqa: PLC0415
 
     adapter = vision if vision is not None and not isinstance(vision, str) else None
     spec = vision if isinstance(vision, str) else settings.visual.model
@@ -274,4 +275,4 @@ def build_image_step(options: RunOptions, settings: Settings, vision: VisionAdap
     searches = [LiteratureSearchTool(literature[0])] if literature else []
     if literature:
         searches.append(ImageSearchTool(OpenISource(fetcher, settings.openi)))
-    return ImageStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)
+    return VisualStep(path=Path(options.image), agent=VisualAgent(searches=searches), adapter=adapter)

@@ -27,6 +27,7 @@ from .models import (
     ResearchResult,
     SourceFailure,
     StopReason,
+    TokenUsage,
     UnsupportedClaim,
 )
 from .titles import design_label, display_title
@@ -267,6 +268,20 @@ class AnalysisCompleteData(Frozen):
     """Said once about the analysis, e.g. that the expert X-ray tools were not offered, and why."""
     new: int | None = Field(None, exclude_if=_unset)
     """How many of the findings (and literature the agent read) were new evidence items."""
+
+
+class ImageReading(Frozen):
+    """What the image step read (``agents/visual/step.py``), from which the run makes ``analysis_complete``: the
+    findings and the literature the agent looked up, as evidence; a line per finding; each turn's summary; what is
+    said once about the analysis; the searches it suggests; and the vision model's priced usage (None for the
+    deterministic protocol)."""
+
+    evidence: tuple[Evidence, ...] = ()
+    findings: tuple[str, ...] = ()
+    turns: tuple[TurnSummary, ...] = ()
+    warnings: tuple[str, ...] = ()
+    suggested_searches: tuple[str, ...] = ()
+    usage: TokenUsage | None = None
 
 
 class AnalysisComplete(EventBase):

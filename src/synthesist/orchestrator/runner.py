@@ -18,16 +18,12 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Protocol
 
 from ..agents.answer_gate import unfinished
-from ..agents.pricing import priced_usage
 from ..agents.report import ReportAgent
-from ..agents.visual.adapter import VisionAdapter
-from ..agents.visual.agent import PROTOCOL_ENGINE, VisualAgent
-from ..agents.visual.report import VisualReport, findings_as_evidence, turn_summary
 from ..config import Settings
-from ..errors import DiskFullError, ModelError, VisualLoopError
+from ..errors import DiskFullError
 from ..events import (
     AnalysisComplete,
     AnalysisCompleteData,
@@ -39,6 +35,7 @@ from ..events import (
     Error,
     ErrorData,
     EventBase,
+    ImageReading,
     PreparationStage,
     Progress,
     ProgressData,
@@ -48,6 +45,7 @@ from ..events import (
     StreamingData,
     Synthesizing,
     SynthesizingData,
+    TurnSummary,
     VisionEngine,
 )
 from ..memory import MemoryStoreError, ResearchMemory, repair_command, use_memory
@@ -103,13 +101,20 @@ class Preparation:
     """The source it readies: if it fails, that source could not be read, and the run says so."""
 
 
-@dataclass(frozen=True)
-class ImageStep:
-    """An image to analyse before the first search round (``--image``)."""
+class ImageStep(Protocol):
+    """An image to read before the first search round (``--image``): the visual agent behind this contract, built by
+    the composition root (:class:`synthesist.agents.visual.step.VisualStep`)."""
 
-    path: Path
-    agent: VisualAgent
-    adapter: VisionAdapter | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def engine(self) -> str:
+        """Who reads the image: a vision model's label, or ``protocol``."""
+
+    def read(self, question: str, settings: Settings) -> AsyncIterator[TurnSummary | ErrorData | ImageReading]:
+        """Each turn's summary as it ends; a vision model's failure (the protocol then reads the image); last, what
+        was read."""
 
 
 @dataclass
@@ -322,55 +327,32 @@ def _internal_error(ctx: RunContext, where: str, exc: BaseException) -> tuple[Er
 
 @step
 async def analyze_image(ctx: RunContext) -> AsyncIterator[EventBase | Done[tuple[str, ...]]]:
-    """Run the VisualAgent; its findings join memory as ``image`` evidence; its outcome is its suggested searches.
-    A vision model that fails is reported and the deterministic viewer protocol measures the image instead."""
-    step_, memory, emitter = ctx.image, ctx.memory, ctx.emitter
-    assert step_ is not None
-    name = step_.path.name
+    """Read the image (the visual agent, :class:`ImageStep`); its findings join memory as ``image`` evidence; its
+    outcome is its suggested searches. A vision model that fails is reported and the deterministic viewer protocol
+    measures the image instead."""
+    image, memory, emitter = ctx.image, ctx.memory, ctx.emitter
+    assert image is not None
     started = emitter.elapsed()
-    yield emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(image=name, detail=VisionEngine(
-                           engine=step_.adapter.label if step_.adapter else PROTOCOL_ENGINE)))
-    try:
-        looking = _visual_report(step_, ctx)
-        async for event in looking:
-            yield event
-        report = looking.outcome
-    except (VisualLoopError, ModelError) as exc:
-        yield emitter.make(Error, round=0, agent="visual",
-                           data=ErrorData(kind="model", detail=str(exc), fallback="protocol"))
-        report = await step_.agent.analyze(step_.path, memory.question, adapter=None, settings=ctx.settings)
-    looked_up = [e for tool in step_.agent.searches for e in getattr(tool, "found", ())]  # literature it read
-    added = await memory.add([*findings_as_evidence(report, step_.path), *looked_up])
-    emitter.span("visual", started, round=0, phase="visual")
-    turns = tuple(turn_summary(t) for t in report.result.turns) if report.result else ()
-    findings = tuple(f"{f.label}: {f.description}".strip(": ") for f in report.findings)
-    yield emitter.make(AnalysisComplete, round=0, agent="visual", data=AnalysisCompleteData(
-        image=name, findings=findings, turns=turns, warnings=report.warnings, new=len(added.new)))
-    yield Done(report.suggested_searches)
-
-
-def _record_vision_usage(ctx: RunContext, step_: ImageStep, report: VisualReport) -> None:
-    """The vision model's tokens and cost join the run's usage under the agent ``visual``."""
-    usage = report.result.usage if report.result is not None else None
-    if step_.adapter is None or usage is None or not usage.requests:
-        return
-    ctx.memory.ledger.record(priced_usage(agent="visual", label=step_.adapter.label, input_tokens=usage.input_tokens,
-                                         output_tokens=usage.output_tokens, requests=usage.requests, round=0))
-
-
-@step
-async def _visual_report(step_: ImageStep, ctx: RunContext) -> AsyncIterator[EventBase | Done[VisualReport]]:
-    report = None
-    async for item in step_.agent.stream(step_.path, ctx.memory.question, adapter=step_.adapter,
-                                         settings=ctx.settings):
-        if isinstance(item, VisualReport):
-            report = item
-            _record_vision_usage(ctx, step_, item)
+    yield emitter.make(Analyzing, round=0, agent="visual",
+                       data=AnalyzingData(image=image.name, detail=VisionEngine(engine=image.engine)))
+    reading: ImageReading | None = None
+    async for item in image.read(memory.question, ctx.settings):
+        if isinstance(item, TurnSummary):
+            yield emitter.make(Analyzing, round=0, agent="visual",
+                               data=AnalyzingData(image=image.name, turn=item.turn, detail=item))
+        elif isinstance(item, ErrorData):
+            yield emitter.make(Error, round=0, agent="visual", data=item)
         else:
-            yield ctx.emitter.make(Analyzing, round=0, agent="visual", data=AnalyzingData(
-                image=step_.path.name, turn=item.index, detail=turn_summary(item)))
-    assert report is not None
-    yield Done(report)
+            reading = item
+    assert reading is not None
+    if reading.usage is not None:  # the vision model's tokens and cost join the run's usage
+        memory.ledger.record(reading.usage)
+    added = await memory.add(list(reading.evidence))
+    emitter.span("visual", started, round=0, phase="visual")
+    yield emitter.make(AnalysisComplete, round=0, agent="visual", data=AnalysisCompleteData(
+        image=image.name, findings=reading.findings, turns=reading.turns, warnings=reading.warnings,
+        new=len(added.new)))
+    yield Done(reading.suggested_searches)
 
 
 async def _stopped(control: RunControl, budget: float) -> None:
