@@ -231,9 +231,15 @@ def test_loading_an_export_on_disk_leaves_the_environment_alone(export_dir: Path
         f"Embedder(backend='onnx-int8', export_dir=Path({str(export_dir)!r})).preload()\n"
         "print(sorted(set(changed)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert _printed_by_a_fresh_process(code) == "[]"
+
+
+def _printed_by_a_fresh_process(code: str, env: dict[str, str] | None = None) -> str:
+    """What ``code`` prints, run by a new interpreter (which must exit 0)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                          env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]"
+    return done.stdout.strip()
 
 
 def test_the_models_a_run_uses_load_while_the_store_opens(export_dir: Path) -> None:
@@ -255,7 +261,4 @@ def test_the_models_a_run_uses_load_while_the_store_opens(export_dir: Path) -> N
         "      len(embeddings._MODELS))\n"
     )
     env = {**os.environ, "SYNTHESIST_MEMORY__ONNX_DIR": str(export_dir)}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
-                          env=env)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[1, 1, 1, 1] 1"
+    assert _printed_by_a_fresh_process(code, env) == "[1, 1, 1, 1] 1"
