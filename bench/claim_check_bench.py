@@ -3,7 +3,7 @@
     python bench/claim_check_bench.py /work/shared/corpus/library.jsonl [N]
 
 Builds the set from the first N library records (default 200) with :func:`synthesist.testing.claim_set.
-build_claim_set` and runs the offline check (:class:`synthesist.agents.claims.SupportChecker`) on every claim.
+build_claim_set` and runs the offline check (:class:`synthesist.appraisal.claims.SupportChecker`) on every claim.
 Prints precision and recall of "unsupported", the recall for each kind of false claim, the false alarms on true
 claims, and a few examples of each error. Nothing is fitted: the thresholds are the module's constants.
 """
@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from synthesist.agents.claims import Claim, SupportChecker
+from synthesist.appraisal.claims import Claim, SupportChecker
 from synthesist.memory import Embedder
 from synthesist.testing.claim_set import build_claim_set
 from synthesist.tools.library import load_library

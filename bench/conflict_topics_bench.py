@@ -9,9 +9,9 @@ library proved to hold almost no disagreement on a dev question (docs/benchmarks
     python bench/conflict_topics_bench.py bench/data/conflict_topics_dev.jsonl [--errors]
 
 reads each topic's records with the detector exactly as a run's report does
-(:func:`synthesist.agents.conflicts.detect_conflicts` over the frame of the question and the items' alignments) and
+(:func:`synthesist.appraisal.conflicts.detect_conflicts` over the frame of the question and the items' alignments) and
 prints pair precision and recall (a found pair is right when the labels call it a conflict; its kind is scored
-apart), and how often each record's finding (:func:`~synthesist.agents.conflicts.side_of`: a clear change, a
+apart), and how often each record's finding (:func:`~synthesist.appraisal.conflicts.side_of`: a clear change, a
 stated null, or none) agrees with the labelled one, and how the evidence table's rows (the study reader's
 reading, :func:`~synthesist.reading.studies.asked.asked_record`) read the records labelled with a direction.
 Through the product instead:
@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synthesist.agents.conflicts import detect_conflicts, side_of
+from synthesist.appraisal.conflicts import detect_conflicts, side_of
 from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of

@@ -1,7 +1,7 @@
 """Conflicts found in real runs, listed for hand-checking: the precision figures in docs/benchmarks.md (2026-11-25).
 
 Reads a batch output folder (``synthesist batch … --out DIR``: one result JSON per question) and, for each run,
-detects conflicts exactly as the ReportAgent does (:func:`synthesist.agents.conflicts.detect_conflicts` over the
+detects conflicts exactly as the ReportAgent does (:func:`synthesist.appraisal.conflicts.detect_conflicts` over the
 run's collected evidence, with the report's frame and alignment), then prints every conflict with both quotes and
 its reasons. A reader marks each one true or false by reading the two quotes and the abstracts
 (bench/data/conflicts_dev_labels.jsonl).
@@ -46,7 +46,7 @@ import sys
 from itertools import combinations
 from pathlib import Path
 
-from synthesist.agents.conflicts import addresses_part, detect_conflicts
+from synthesist.appraisal.conflicts import addresses_part, detect_conflicts
 from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of
@@ -140,7 +140,7 @@ def sweep(items: list[Evidence], questions: list[str], *, cosines: bool = False)
 
 def _cosines(items: list[Evidence]):
     """A function (question, items) → each item's cosine to the question, embedded as a run embeds them
-    (:func:`synthesist.agents.extractive.relevance.question_relevance`: the item's memory text)."""
+    (:func:`synthesist.appraisal.relevance.question_relevance`: the item's memory text)."""
     import numpy as np
 
     from synthesist.memory import Embedder

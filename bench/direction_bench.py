@@ -4,7 +4,7 @@
     python bench/direction_bench.py --held-out [--errors]
 
 Reads each prompt's article from ``../shared/corpus/rct_fulltext/articles`` and answers it with
-:func:`synthesist.agents.studies.answer_query` (the extractive reader). The labels (bench/data/
+:func:`synthesist.reading.studies.learned.answer_query` (the extractive reader). The labels (bench/data/
 direction_dev_labels.jsonl, how they were checked: bench/data/direction_dev_labels.md) were written by hand by
 reading the articles; rows marked ``article_missing`` (an empty file) are left out. Nothing in the reader is fitted
 (its cue lists and weights are module constants), so there is no fold to report; but the rules were written while

@@ -36,11 +36,11 @@ from pathlib import Path
 from _shared import require
 
 from synthesist import api
-from synthesist.agents.llm import build_model
-from synthesist.agents.model_spec import parse_model_spec
 from synthesist.batch import research_many
 from synthesist.composition import Seams, open_shared
 from synthesist.config import load_settings
+from synthesist.llm.core import build_model
+from synthesist.llm.model_spec import parse_model_spec
 from synthesist.orchestrator.emitter import critical_path
 from synthesist.testing import FixtureServer, Reply
 from synthesist.testing.models import named_tool

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 from synthesist import api
-from synthesist.agents.llm import build_model
-from synthesist.agents.model_spec import parse_model_spec
 from synthesist.composition import Seams, open_shared
 from synthesist.config import load_settings
+from synthesist.llm.core import build_model
+from synthesist.llm.model_spec import parse_model_spec
 from synthesist.orchestrator.emitter import critical_path
 
 

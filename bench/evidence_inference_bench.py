@@ -5,7 +5,7 @@
 Reads ``../shared/corpus/evidence_inference`` (its README gives the files): 822 full-text trials (JATS, read from
 ``articles.tar.gz`` without unpacking), their (intervention, comparator, outcome) prompts and the clinicians'
 answers. A prompt's label is the majority of its valid answers (ties and "invalid prompt" left out). Each prompt is
-answered by :func:`synthesist.agents.studies.answer_query` (the learned reader) on the parsed article, as
+answered by :func:`synthesist.reading.studies.learned.answer_query` (the learned reader) on the parsed article, as
 ``synthesist study ARTICLE --queries`` answers it. Printed: accuracy and macro-F1 over the three directions
 (``not_reported`` counts as wrong), the share of answers whose quote is a statement a clinician marked as the
 evidence, how often the clinician's own evidence text is read right (the direction model and the rule reader

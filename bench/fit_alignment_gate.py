@@ -40,8 +40,8 @@ from pathlib import Path
 import numpy as np
 from fit_answer_model import K_FOLDS, fold_of
 
-from synthesist.agents.extractive.relevance import relevance_of, relevance_texts
 from synthesist.api import open_library_index
+from synthesist.appraisal.relevance import relevance_of, relevance_texts
 from synthesist.reading.alignment import Gate, align, flags_of, with_cover
 from synthesist.reading.frame import frame_of
 from synthesist.tools.library import load_library
@@ -54,7 +54,7 @@ COVERS = (0.34, 0.5, 0.67)
 WEIGHTS = (0.3, 0.5)
 FLOORS = (0.45,)
 """Not fitted: below a cosine of 0.45 an item is not about the question's subject (a question's own abstract scores
-below it 2.4% of the time on the dev set, the fifth-best other abstract about 0.42; see agents/extractive/relevance.py).
+below it 2.4% of the time on the dev set, the fifth-best other abstract about 0.42; see appraisal/relevance.py).
 Fitting it too traded a point of answerable questions for a point of controls, within the folds' noise."""
 CLOSENESS = tuple(round(float(x), 3) for x in np.arange(0.50, 1.001, 0.025))
 CONTROLS_FLOOR = 0.85
@@ -111,7 +111,7 @@ def _retrieve(questions: Path, library: Path) -> list[dict]:
 
 def _cosines(rows: list[dict], questions: Path, library: Path) -> list[dict]:
     """Each row with its items' relevance to the question, computed as a run computes it
-    (:func:`~synthesist.agents.extractive.relevance.relevance_of`, by the run's embedder) and marked with
+    (:func:`~synthesist.appraisal.relevance.relevance_of`, by the run's embedder) and marked with
     :data:`RELEVANCE`, so a cache of another relevance is recomputed (the retrieval is kept)."""
     index = open_library_index([library])
     embedder = index._embedder  # noqa: SLF001 — the bench reads cosines exactly as the run's embedder computes them

@@ -4,9 +4,9 @@
 
 Parses the 40 articles of ``corpus/rct_fulltext`` and the 8 of ``fixtures/fulltext`` (``../shared`` or
 $SYNTHESIST_SHARED) with :func:`synthesist.tools.jats.read_jats_file`, builds each study record
-(:func:`synthesist.agents.studies.read_study`), and counts the quotes and numbers in the records, how many of them
-the verbatim check found in the article, and how many it dropped. Prints wall-clock seconds for each step (best of
-three), and the passages, tables and figures read.
+(:func:`synthesist.reading.studies.record.read_study`), and counts the quotes and numbers in the records, how
+many of them the verbatim check found in the article, and how many it dropped. Prints wall-clock seconds for each
+step (best of three), and the passages, tables and figures read.
 
 Then a research run over the 39 readable full texts of ``corpus/rct_fulltext`` (the folder as ``--library``)
 against the same run over their abstracts (a JSONL of the same records without passages), ``--runs`` times each
@@ -20,7 +20,7 @@ is encoded in the run, as on a user's first run over an indexed library; ``--col
 passage the run's memory ranks by is encoded too).
 
 ``--cards``: for each of the corpus's 154 clinician prompts (as a question), the card lines of its article chosen by
-the ranker (:mod:`synthesist.agents.passage_rank`) and by term overlap alone; counts the prompts whose lines include
+the ranker (:mod:`synthesist.appraisal.passage_rank`) and by term overlap alone; counts the prompts whose lines include
 one that holds at least half of the outcome's words and a number (a proxy for "reports the outcome", not a label).
 """
 
@@ -42,8 +42,8 @@ import numpy as np
 from _shared import require
 
 from synthesist import api
-from synthesist.agents.cards import full_text_lines
-from synthesist.agents.passage_rank import PassageRanker, card_lines
+from synthesist.appraisal.cards import full_text_lines
+from synthesist.appraisal.passage_rank import PassageRanker, card_lines
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import ModelSettings, Settings, load_settings
 from synthesist.errors import ParseError

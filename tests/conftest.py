@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from browser import chromium
 from chroma_server import CHROMA, ChromaServer
+from extractive_samples import QUESTION, RICH
 
 from synthesist.composition import embedder_for
 from synthesist.config import Settings, load_settings
-from synthesist.memory import Embedder, LibraryIndex, open_chroma
+from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chroma
 from synthesist.memory.library_index import library_name
 from synthesist.memory.store import release_stores
 from synthesist.models import Evidence
@@ -158,3 +159,13 @@ def library_index(library_records: list[Evidence], embedder: Embedder, chroma_se
     client = open_chroma(chroma_server.settings(library_data_dir))
     name = library_name([_shared_dir() / "corpus" / "library.jsonl"])
     return LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)
+
+
+@pytest.fixture
+async def memory(embedder: Embedder) -> ResearchMemory:
+    """A round-1 memory holding the rich on-topic samples (meta-analysis, trials, cohort, mechanism studies): what
+    the agents, the appraisal and the extractive engine are tested on."""
+    memory = ResearchMemory(QUESTION, embedder=embedder)
+    await memory.add(RICH)
+    memory.progress.next_round()
+    return memory

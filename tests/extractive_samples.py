@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from synthesist.agents.citations import MARKER
-from synthesist.agents.extractive.reading import read
+from synthesist.appraisal.citations import MARKER
+from synthesist.appraisal.item_reading import read
 from synthesist.models import PREPRINT_LABEL, Evidence, Identifiers, SourceLink, TrialInfo
 from synthesist.reading.text import strip_terminal
 
@@ -187,7 +187,7 @@ RICH = (*CLINICAL, *MECHANISTIC, PREPRINT)
 
 _LEAD_IN = re.compile(rf"^(?:- )?(?:\*\*{re.escape(PREPRINT_LABEL)}:\*\* )?(?:Indirect evidence only \([^)]*\)\. )?")
 """Code's own labels before a quoted sentence: a preprint's, and an indirect Answer's ("Indirect evidence only (a
-different population than …).", agents/extractive/bottom_line.py)."""
+different population than …).", appraisal/bottom_line.py)."""
 _AFTER_CLAIM = re.compile(r"(?<=\][.!?])\s+")
 _SPACED_MARKER = re.compile(r"\s*" + MARKER.pattern, re.IGNORECASE)
 

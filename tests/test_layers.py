@@ -48,3 +48,31 @@ def test_the_reading_core_stands_below_the_agents_and_imports_only_leaves() -> N
     assert files
     above = {str(path.relative_to(PACKAGE)): sorted(_internal_imports(path) - set(LEAVES)) for path in files}
     assert {name: modules for name, modules in above.items() if modules} == {}
+
+
+FLOORS = {
+    "llm": {"tools"},
+    "appraisal": {"reading", "memory", "tools", "prompts", "llm", "registrations"},
+    "render": {"appraisal", "reading", "memory", "registrations"},
+    "extractive": {"appraisal", "reading", "memory", "tools", "registrations"},
+}
+"""What each package between the reading core and the agents may import besides the leaves: the model layer stands on
+the tools; the appraisal (policy over the readers) on the readers, memory and the model layer; rendering on the
+appraisal; the extractive engine on the appraisal, beside the agents (docs/architecture/overview.md)."""
+
+
+def test_the_model_layer_appraisal_rendering_and_the_engine_stand_on_their_floors() -> None:
+    above = {}
+    for package, allowed in FLOORS.items():
+        files = sorted((PACKAGE / package).rglob("*.py"))
+        assert files, package
+        for path in files:
+            extra = _internal_imports(path) - set(LEAVES) - allowed - {package}
+            if extra:
+                above[str(path.relative_to(PACKAGE))] = sorted(extra)
+    assert above == {}
+
+
+def test_the_agents_room_holds_the_agents_and_no_more() -> None:
+    lines = sum(len(path.read_text(encoding="utf-8").splitlines()) for path in (PACKAGE / "agents").rglob("*.py"))
+    assert lines <= 3_500

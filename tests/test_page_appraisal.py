@@ -10,7 +10,7 @@ from pathlib import Path
 from browser import needs_chromium
 from live_server import LiveServer
 
-sys.path.insert(0, str(Path(__file__).parent / "agents"))
+sys.path.insert(0, str(Path(__file__).parent / "appraisal"))
 from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library  # noqa: E402
 
 from synthesist.composition import Seams, Shared  # noqa: E402

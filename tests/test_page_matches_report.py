@@ -1,6 +1,6 @@
 """The page renders what Python computed: in Debian's Chromium against a real service, the evidence table and the
 links out on the page are report.md's own (one link rule, :func:`synthesist.identity.link_out`; one table,
-:func:`synthesist.agents.studies.table.evidence_rows`), for a full text with a PMCID and a DOI and no PMID."""
+:func:`synthesist.appraisal.evidence_table.evidence_rows`), for a full text with a PMCID and a DOI and no PMID."""
 
 from __future__ import annotations
 

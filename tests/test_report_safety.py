@@ -14,7 +14,7 @@ from extractive_samples import article
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
 from synthesist import api
-from synthesist.agents.claims import claims_in
+from synthesist.appraisal.claims import claims_in
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.testing import ScriptedChatServer, scripted_model

@@ -1,7 +1,7 @@
 """Search plans fit the question's kind: over the real shared library through the CLI (layer 2), the queries a run
 records add no trial or meta-analysis words to a prevalence or mechanism question: the first is searched for
 cross-sectional studies and surveys, the second for its mechanism and pathways. (That an effect question keeps its
-trial words is tested on the judge, tests/agents/test_extractive_judge.py: over this library such questions are
+trial words is tested on the judge, tests/extractive/test_extractive_judge.py: over this library such questions are
 answered in their first round.)"""
 
 from __future__ import annotations

@@ -3,11 +3,11 @@ one design label: the source's publication type or trial record, else the design
 
 from __future__ import annotations
 
-from synthesist.agents.report_format import render_bibtex, render_markdown
 from synthesist.events import ItemBrief
 from synthesist.identity import link_out
 from synthesist.memory.bibliography import citation_text, format_bibliography
 from synthesist.models import Evidence, Identifiers, ResearchReport, TrialInfo
+from synthesist.render.report import render_bibtex, render_markdown
 from synthesist.titles import design_label, display_title, first_words
 
 UNTITLED = Evidence(id="pmid:123", source="library", title=None, year=2013, journal="J Clin Oncol",

@@ -29,9 +29,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .agents.certainty import step_text
-from .agents.model_spec import parse_model_spec, provider_endpoint
-from .agents.report_format import alignment_line, frame_line, render_bibtex, render_markdown
+from .appraisal.certainty import step_text
 from .composition import NO_SEAMS, ModelChoice, Seams, open_store
 from .config import Settings, current_settings, load_settings, with_overrides
 from .errors import BadInputError, SynthesistError
@@ -44,6 +42,7 @@ from .inputs import (
     check_record_count,
     parse_source_names,
 )
+from .llm.model_spec import parse_model_spec, provider_endpoint
 from .lookups import (
     SourceCheck,
     check_sources,
@@ -70,6 +69,7 @@ from .reading.conclusion import LABELS as ANSWER_LABELS
 from .reading.conclusion import AnswerModel, answer_model_from
 from .reading.conclusion import using_models as using_answer_models
 from .redaction import REDACTED, scrub
+from .render.report import alignment_line, frame_line, render_bibtex, render_markdown
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
 from .runs import PruneOutcome, RunInfo, parse_duration, parse_origins
 from .runs import list_runs as _list_runs

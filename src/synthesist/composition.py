@@ -25,14 +25,14 @@ from pydantic import PlainValidator
 from .agents.base import EXTRACTIVE
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
-from .agents.llm import LLM, build_text_model
-from .agents.model_spec import parse_model_spec, spec_for_agent
-from .agents.recorded import RecordedLLM
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
 from .agents.team import TEAM, combined_call
 from .config import Settings
 from .errors import BadInputError
+from .llm.core import LLM, build_text_model
+from .llm.model_spec import parse_model_spec, spec_for_agent
+from .llm.recorded import RecordedLLM
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
 from .memory.embeddings import VectorCache
 from .memory.library_index import BulkEncoder, library_name

@@ -15,22 +15,24 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from .agents.llm import LLM, build_model
-from .agents.model_spec import parse_model_spec
-from .agents.studies.forest import forest_svg, has_forest_plot
-from .agents.studies.llm_reader import llm_study_record
-from .agents.studies.table import EvidenceRow, evidence_csv, evidence_rows, table_rows
+from .appraisal.evidence_table import EvidenceRow, evidence_rows
+from .appraisal.forest_rows import has_forest_plot
+from .appraisal.llm_reader import llm_study_record
 from .composition import NO_SEAMS, Seams, build_network_sources, open_store
 from .config import Settings, current_settings, with_overrides
 from .errors import BadInputError, ParseError
 from .identity import normalize_pmid
 from .inputs import check_library_paths, check_question, check_record_count, parse_source_names
+from .llm.core import LLM, build_model
+from .llm.model_spec import parse_model_spec
 from .memory import LibraryIndex
 from .memory.health import StoreHealth
 from .memory.health import check_store as _check_store
 from .memory.library_index import LibraryHit
 from .models import SOURCE_NAMES, Evidence, ResearchResult, SearchResult
 from .reading.studies import answer_query, read_study, verify_record
+from .render.forest import forest_svg
+from .render.table import evidence_csv, table_rows
 from .session import Session
 from .study import DirectionQuery, OutcomeResult, StudyRecord
 from .tools.fulltext import FullTextClient, article_pmcid
@@ -190,7 +192,7 @@ def evidence_table_csv(result: ResearchResult) -> str:
 
 
 def evidence_table(result: ResearchResult) -> list[dict[str, str | int | None]]:
-    """The run's evidence table as data (:func:`~synthesist.agents.studies.table.table_rows`): the rows report.md
+    """The run's evidence table as data (:func:`~synthesist.render.table.table_rows`): the rows report.md
     shows, in its order, each cell's text as it shows it, for a face that draws the table itself."""
     return table_rows(_table(result))
 
@@ -215,7 +217,7 @@ def study_record(evidence: Evidence, queries: Sequence[DirectionQuery] = ()) -> 
 async def model_study_record(evidence: Evidence, queries: Sequence[DirectionQuery], model: str, *,
                              settings: Settings | None = None) -> StudyRecord:
     """The study record as the model ``model`` (a spec) reads it through the model layer, verified verbatim and
-    checked by the learned study reader (:func:`~.agents.studies.llm_reader.checked`): its answers to ``queries``
+    checked by the learned study reader (:func:`~.appraisal.llm_reader.checked`): its answers to ``queries``
     come first, each saying where the reader reads it otherwise. ``extractive`` reads it without a model. Raises
     BadInputError for a bad spec, ModelError when the call fails."""
     settings = settings or current_settings()

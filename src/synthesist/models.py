@@ -31,6 +31,8 @@ def _current_source_name(value: object) -> object:
     return LEGACY_SOURCE_NAMES.get(value, value) if isinstance(value, str) else value
 
 PREPRINT_LABEL = "Preprint — not peer-reviewed"
+RELATED_HEADING = "Related evidence (does not answer the question directly)"
+"""The report section of items that do not answer the question directly; report.md shows it last."""
 
 
 class Frozen(BaseModel):
@@ -354,7 +356,7 @@ class JudgeAssessment(JudgeVerdict):
     round: int = Field(0, ge=0)
     question_type: Literal["clinical", "mechanism", "open"] = "open"
     required: tuple[Literal["mechanism", "clinical"], ...] = ()
-    """The dimensions this question needs to be sufficient (see ``synthesist.agents.sufficiency``)."""
+    """The dimensions this question needs to be sufficient (see ``synthesist.appraisal.sufficiency``)."""
     rule: str = ""
     answering: tuple[str, ...] | None = None
     """Items in the judged context that answer the question (directly or indirectly; see the alignment gate);
@@ -484,7 +486,7 @@ class ConflictSide(Frozen):
 class Conflict(Frozen):
     """Two items that address the same question part (the frame's exposure and one outcome) and disagree, with
     the likely reasons their study records show (design, size, population, dose, follow-up, outcome definition,
-    setting). Found by code (:mod:`synthesist.agents.conflicts`), never by a model."""
+    setting). Found by code (:mod:`synthesist.appraisal.conflicts`), never by a model."""
 
     kind: ConflictKind
     exposure: str
@@ -611,8 +613,8 @@ class ResearchReport(Frozen):
     fabricated_citations_removed: int = Field(0, ge=0)
     answer: Answer | None = None
     claims_checked: int = Field(0, ge=0)
-    """Sentences checked: the cited ones the claim check read (:mod:`synthesist.agents.claims`), and a model's
-    uncited ones that state a fact (:mod:`synthesist.agents.uncited`)."""
+    """Sentences checked: the cited ones the claim check read (:mod:`synthesist.appraisal.claims`), and a model's
+    uncited ones that state a fact (:mod:`synthesist.appraisal.uncited`)."""
     unsupported_claims: tuple[UnsupportedClaim, ...] = ()
     """Sentences the cited text does not support, or that state a fact and cite nothing: out of the body, listed
     here with the reason."""
@@ -621,7 +623,7 @@ class ResearchReport(Frozen):
     alignment: tuple[Alignment, ...] = ()
     """Per collected item (most relevant first): which parts of the frame it addresses, and its label."""
     studies: tuple[StudyRecord, ...] = ()
-    """The study record of each referenced item (:mod:`synthesist.agents.studies`), every quote and number
+    """The study record of each referenced item (:mod:`synthesist.appraisal.evidence_table`), every quote and number
     checked verbatim against its source: the evidence table."""
     conflicts: tuple[Conflict, ...] = ()
     """Where the evidence disagrees: pairs of answering items with opposite findings on one outcome."""
@@ -671,7 +673,7 @@ StopReason = Literal["sufficient", "insufficient", "max_rounds", "stalled", "tim
 answers the question; ``error``: an internal error (a bug) stopped the rounds, and the report was still written."""
 UNFINISHED_STOPS: frozenset[StopReason] = frozenset({"timeout", "budget", "cancelled", "error"})
 """Stop reasons of a run that did not finish reading what it set out to: its answer claims nothing about evidence
-it never read (:func:`synthesist.agents.answer_gate.unfinished`), and a runs list says how it stopped."""
+it never read (:func:`synthesist.appraisal.answer_gate.unfinished`), and a runs list says how it stopped."""
 
 
 class Span(Frozen):
@@ -779,3 +781,30 @@ def every_source_failed(sources: Sequence[str], failed: Sequence[SourceFailure])
 def failures_text(failures: Iterable[SourceFailure]) -> str:
     """``pubmed (unreachable: cannot reach …), trials (…)``: each failed source with why."""
     return ", ".join(f"{failure.source} ({failure.kind}: {failure.message})" for failure in failures)
+
+
+class QueryPlan(Frozen):
+    """Queries per source name (e.g. ``pubmed``, ``trials``), and why. Blank and repeated queries are dropped."""
+
+    queries: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict, description="Source name -> the queries to run on it this round."
+    )
+    rationale: str = Field("", description="One or two sentences: which gap this plan targets.")
+
+    @field_validator("queries")
+    @classmethod
+    def _clean(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        cleaned: dict[str, tuple[str, ...]] = {}
+        for source, queries in value.items():
+            unique: dict[str, str] = {}
+            for query in queries:
+                text = " ".join(query.split())
+                if text:
+                    unique.setdefault(text.casefold(), text)
+            if unique:
+                cleaned[source.strip().lower()] = tuple(unique.values())
+        return cleaned
+
+    def all_queries(self) -> list[str]:
+        """Every planned query once, in plan order."""
+        return list(dict.fromkeys(q for queries in self.queries.values() for q in queries))

@@ -29,13 +29,9 @@ from agent_framework import BaseChatClient
 from pydantic import ConfigDict
 
 from .agents.base import EXTRACTIVE
-from .agents.chat_client import build_chat_client, on_tape, replay_chat_client
-from .agents.model_spec import default_model_spec
 from .agents.report import ReportAgent
-from .agents.report_format import render_bibtex, render_markdown
 from .agents.search import LibrarySource
-from .agents.studies.forest import draw_forest_plot
-from .agents.studies.table import evidence_csv, evidence_rows
+from .appraisal.evidence_table import evidence_rows
 from .composition import (
     NO_SEAMS,
     ModelChoice,
@@ -56,6 +52,8 @@ from .config import Settings
 from .errors import BadInputError, DiskFullError, writing_into
 from .event_text import event_text
 from .events import Complete, Error, ErrorData, EventBase
+from .llm.chat_client import build_chat_client, on_tape, replay_chat_client
+from .llm.model_spec import default_model_spec
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
 from .memory.library_index import BulkEncoder
 from .memory.research_memory import new_run_id
@@ -69,6 +67,9 @@ from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .redaction import configured_secrets, scrub
+from .render.forest import draw_forest_plot
+from .render.report import render_bibtex, render_markdown
+from .render.table import evidence_csv
 from .run_options import Origin, RunChoices
 from .run_store import EVENTS, FOREST_SVG, REPORT_FILES, Checkpoint, RunFolder, RunOptions, RunStore
 from .tools.cassette import Cassette, content_digest

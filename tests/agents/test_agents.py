@@ -12,14 +12,14 @@ from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION
 from pydantic_ai.exceptions import ModelHTTPError
 
 from synthesist.agents import report as report_module
-from synthesist.agents.answer_gate import CODE_BUILT
-from synthesist.agents.citations import cited_ids
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
-from synthesist.agents.llm import LLM
 from synthesist.agents.report import ReportAgent
 from synthesist.agents.search import LibrarySource, SearchAgent
+from synthesist.appraisal.answer_gate import CODE_BUILT
+from synthesist.appraisal.citations import cited_ids
 from synthesist.config import Settings
+from synthesist.llm.core import LLM
 from synthesist.memory import LibraryIndex, ResearchMemory
 from synthesist.models import HypothesisAssessment, JudgeAssessment, ResearchReport
 from synthesist.testing import scripted_model
@@ -85,7 +85,7 @@ async def test_injected_abstract_stays_inside_the_boundary_of_the_judge_prompt(e
     assert len(tokens) == 1  # one random token per call
     token = tokens.pop()
     inside = re.findall(rf"<<UNTRUSTED-{token}>>(.*?)<<END-UNTRUSTED-{token}>>", prompt, flags=re.S)
-    # The card drops the instruction-like sentence altogether (agents/cards.py reads the item's safe sentences);
+    # The card drops the instruction-like sentence altogether (appraisal/cards.py reads the item's safe sentences);
     # the rest of the item is there, inside the fence.
     assert any(INJECTED_COHORT.id in block for block in inside) and INJECTION not in prompt
     outside = re.sub(rf"<<UNTRUSTED-{token}>>.*?<<END-UNTRUSTED-{token}>>", "", prompt, flags=re.S)

@@ -9,9 +9,9 @@ from extractive_samples import META_ANALYSIS, QUESTION, article
 
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
-from synthesist.agents.llm import LLM
 from synthesist.agents.report import ReportAgent
 from synthesist.config import Settings
+from synthesist.llm.core import LLM
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.testing import scripted_model
 
@@ -107,7 +107,7 @@ async def test_the_judge_and_the_hypothesis_agent_are_shown_only_items_near_the_
 def test_a_model_verdict_that_contradicts_the_cited_trials_table_row_takes_the_rows_reading() -> None:
     """The model says "no" over a trial whose full text the study reader reads as a significant decrease of the
     outcome the question asks to lower: the answer says what its own table row says, and the gate says why."""
-    from synthesist.agents.answer_gate import gate_answer
+    from synthesist.appraisal.answer_gate import gate_answer
     from synthesist.models import Alignment, Answer, FullTextFinding, QuestionFrame
 
     question = "Do hyaluronic acid injections reduce knee pain compared with saline?"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from synthesist.agents.query_plan import QueryPlan
+from synthesist.models import QueryPlan
 
 
 def test_blank_and_repeated_queries_are_dropped_and_sources_normalised() -> None:

@@ -11,9 +11,9 @@ import pytest
 
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
-from synthesist.agents.llm import LLM, build_text_model
 from synthesist.agents.team import combined_call
 from synthesist.config import Settings, load_settings
+from synthesist.llm.core import LLM, build_text_model
 from synthesist.memory import ResearchMemory
 from synthesist.testing.openai_server import ScriptedChatServer
 

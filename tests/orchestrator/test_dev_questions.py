@@ -9,7 +9,7 @@ import pytest
 from run_helpers import assert_valid_order
 
 from synthesist import api
-from synthesist.agents.citations import cited_ids
+from synthesist.appraisal.citations import cited_ids
 from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from pydantic_ai.models.test import TestModel
 
-from synthesist.agents.llm import LLM
 from synthesist.agents.report import ReportAgent
 from synthesist.agents.search import LibrarySource
 from synthesist.composition import Shared, build_team
 from synthesist.config import Settings, load_settings
 from synthesist.events import Complete, EventBase
+from synthesist.llm.core import LLM
 from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chroma, use_memory
 from synthesist.models import Evidence, Identifiers, ResearchResult
 from synthesist.orchestrator.emitter import Emitter
@@ -280,7 +280,7 @@ def test_limits_allow_three_participant_turns_per_round():
 
 async def test_a_recorded_magentic_run_replays_from_the_tape_without_its_chat_client(tmp_path, embedder,
                                                                                      small_library):
-    from synthesist.agents.chat_client import MAGENTIC, on_tape, replay_chat_client
+    from synthesist.llm.chat_client import MAGENTIC, on_tape, replay_chat_client
     from synthesist.tools.cassette import Cassette
 
     settings = _settings(tmp_path, min_confidence=0.99)
@@ -304,7 +304,7 @@ async def test_a_recorded_magentic_run_replays_from_the_tape_without_its_chat_cl
 
 
 async def test_a_replay_missing_a_chat_call_fails_clearly_and_sends_nothing(tmp_path, embedder, small_library):
-    from synthesist.agents.chat_client import on_tape, replay_chat_client
+    from synthesist.llm.chat_client import on_tape, replay_chat_client
     from synthesist.tools.cassette import Cassette
 
     tape = tmp_path / "tape"
@@ -324,7 +324,7 @@ async def test_a_provider_failure_of_the_real_chat_client_is_reported_in_our_ter
                                                                                    small_library):
     """The chat client built by the model layer, over real HTTP: the provider's 401 is translated once, by
     llm.translate_error, and its body (which echoes the key) never reaches the event."""
-    from synthesist.agents.chat_client import build_chat_client
+    from synthesist.llm.chat_client import build_chat_client
     from synthesist.testing import FixtureServer, Reply
 
     key = "compat-key-0123456789abcdef"

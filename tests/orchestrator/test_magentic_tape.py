@@ -10,8 +10,8 @@ from run_helpers import QUESTION, run_settings, write_library
 from test_magentic import _search_then_judge_script
 
 from synthesist import api
-from synthesist.agents.chat_client import MAGENTIC
 from synthesist.composition import Seams, Shared
+from synthesist.llm.chat_client import MAGENTIC
 from synthesist.memory import Embedder, open_chroma
 from synthesist.orchestrator.magentic import JUDGE, MANAGER, SEARCHER
 from synthesist.testing import ScriptedChatClient

@@ -19,7 +19,7 @@ from run_helpers import (
 )
 
 from synthesist import api
-from synthesist.agents.citations import cited_ids
+from synthesist.appraisal.citations import cited_ids
 from synthesist.composition import Seams, Shared, build_team
 from synthesist.config import with_overrides
 from synthesist.errors import BadInputError

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synthesist.agents.sufficiency import is_sufficient, question_type, rule_for
+from synthesist.appraisal.sufficiency import is_sufficient, question_type, rule_for
 from synthesist.config import RunSettings
 from synthesist.models import JudgeAssessment, ScoredAspect
 from synthesist.orchestrator.stop_rules import StopRules

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from synthesist.agents.cards import cards_for
+from synthesist.appraisal.cards import cards_for
 from synthesist.errors import PromptError
 from synthesist.models import Evidence, TrialInfo
 from synthesist.prompts import TRUNCATED_MARK, Boundary, render, template_names, untrusted

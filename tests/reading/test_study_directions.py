@@ -5,7 +5,7 @@ as data (``tests/data/study_directions.jsonl``). Each row: what is read (``artic
 where the reading states them the quote, the section and the effect (null: none); ``guess: false`` reads the
 sentence as a finding does (a significant difference that says no way is not reported); ``why``: why the row is
 there. A misreading adds a row. The learned reader's contracts and held-out figures:
-tests/agents/test_learned_reader.py."""
+tests/reading/test_learned_reader.py."""
 
 from __future__ import annotations
 

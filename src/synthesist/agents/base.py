@@ -10,9 +10,9 @@ from typing import Generic, TypeVar
 
 from ..config import Settings
 from ..errors import ModelError
+from ..llm.core import LLM, LLMReply
 from ..memory import ResearchMemory
 from ..models import TokenUsage
-from .llm import LLM, LLMReply
 
 T = TypeVar("T")
 R = TypeVar("R")

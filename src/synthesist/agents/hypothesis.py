@@ -6,13 +6,13 @@ judge's latest key findings, when any, are given to the LLM as context.
 
 from __future__ import annotations
 
+from ..appraisal.citations import validate_model
+from ..extractive.hypotheses import generate
+from ..llm.core import LLM
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment, HypothesisSet
 from ..prompts import render
 from .base import AgentOutput, llm_or_extractive
-from .citations import validate_model
-from .extractive.hypotheses import generate
-from .llm import LLM
 from .team import HYPOTHESIS, HYPOTHESIS_TOOL, TeamMember, briefing, hypothesis_part
 
 

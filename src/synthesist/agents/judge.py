@@ -16,18 +16,18 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from ..appraisal.citations import validate_model
+from ..appraisal.conflicts import detect_conflicts, resolving_query
+from ..appraisal.gate import gate_assessment
+from ..appraisal.sufficiency import rule_for
+from ..extractive.judge import assess
+from ..llm.core import LLM
 from ..memory import ResearchMemory
 from ..models import Alignment, Conflict, Evidence, JudgeAssessment, JudgeVerdict
 from ..prompts import render
 from ..reading.frame import frame_of
 from ..wording import counted
 from .base import AgentOutput, llm_or_extractive
-from .citations import validate_model
-from .conflicts import detect_conflicts, resolving_query
-from .extractive.gate import gate_assessment
-from .extractive.judge import assess
-from .llm import LLM
-from .sufficiency import rule_for
 from .team import JUDGE, JUDGE_TOOL, TeamMember, briefing, judge_part
 
 

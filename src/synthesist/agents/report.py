@@ -25,7 +25,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..appraisal.answer_gate import CODE_BUILT, align_memory, checked_frame, gate_answer
+from ..appraisal.appraise import CONFLICTS_HEADING, appraised, with_conflicts
+from ..appraisal.cards import EvidenceCard, carried_passages, prompt_cards
+from ..appraisal.citations import MARKER, Resolver, cited_ids, validate_report, validate_text
+from ..appraisal.claims import Claim, SupportChecker, Verdict, claims_in, entailment, likely_cited, remove_sentences
+from ..appraisal.evidence_table import study_records, with_studies
+from ..appraisal.uncited import NO_CITATION, uncited_claims, unsupported_headings
 from ..errors import ModelError
+from ..extractive.report import write_report
+from ..llm.core import LLM
 from ..memory import ResearchMemory, format_bibliography
 from ..models import (
     Alignment,
@@ -40,16 +49,7 @@ from ..models import (
 from ..prompts import Boundary, render
 from ..reading.text import sentence_pieces, terms
 from ..wording import counted
-from .answer_gate import CODE_BUILT, align_memory, checked_frame, gate_answer
-from .appraisal import CONFLICTS_HEADING, appraised, with_conflicts
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive, settled
-from .cards import EvidenceCard, carried_passages, prompt_cards
-from .citations import MARKER, Resolver, cited_ids, validate_report, validate_text
-from .claims import Claim, SupportChecker, Verdict, claims_in, entailment, likely_cited, remove_sentences
-from .extractive.report import write_report
-from .llm import LLM
-from .studies.table import study_records, with_studies
-from .uncited import NO_CITATION, uncited_claims, unsupported_headings
 
 CONTEXT_SIZE = 40
 log = logging.getLogger("synthesist.agents.report")

@@ -20,16 +20,15 @@ from typing import Protocol
 
 from ..config import Settings
 from ..errors import MemoryStoreError, SourceError
+from ..extractive.queries import design_words, plan_queries
+from ..llm.core import LLM
 from ..memory import AddResult, LibraryIndex, ResearchMemory
-from ..models import Evidence, HypothesisAssessment, JudgeAssessment, SearchResult, SourceFailure
+from ..models import Evidence, HypothesisAssessment, JudgeAssessment, QueryPlan, SearchResult, SourceFailure
 from ..prompts import Boundary, render
 from ..reading.frame import frame_of
 from ..tools.search import search_all
 from ..tools.source import Source
 from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
-from .extractive.queries import design_words, plan_queries
-from .llm import LLM
-from .query_plan import QueryPlan
 
 MAX_QUERIES_PER_SOURCE = 3
 

@@ -30,18 +30,18 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
+from ..appraisal.answer_gate import aligned
+from ..appraisal.cards import RoundCards, round_cards
+from ..appraisal.claims import SupportChecker, likely_cited
+from ..appraisal.relevance import question_relevance
 from ..config import Settings
+from ..llm.core import LLM, LLMReply, OutputTools
+from ..llm.model_spec import split_label
 from ..memory import ResearchMemory
 from ..models import Alignment, Evidence, Frozen, HypothesisSet, JudgeVerdict, TokenUsage
 from ..prompts import Boundary, render
 from ..reading.frame import frame_of
-from .answer_gate import aligned
 from .base import ModelAgent, left_behind
-from .cards import RoundCards, round_cards
-from .claims import SupportChecker, likely_cited
-from .extractive.relevance import question_relevance
-from .llm import LLM, LLMReply, OutputTools
-from .model_spec import split_label
 
 JUDGE, HYPOTHESIS, TEAM = "judge", "hypothesis", "team"
 """The two agents' names, and the name a combined call of both is made and its usage recorded under."""

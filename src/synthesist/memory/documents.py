@@ -21,7 +21,7 @@ def evidence_text(evidence: Evidence) -> str:
 def conclusion_of(evidence: Evidence) -> str:
     """The item's conclusion sentences (:func:`~synthesist.reading.answer_features.conclusion_text`), or its head
     when it has no text of its own: what an item's relevance to a question is read from, with its head
-    (:func:`synthesist.agents.extractive.relevance.relevance_texts`). Memory embeds both when the item arrives, so
+    (:func:`synthesist.appraisal.relevance.relevance_texts`). Memory embeds both when the item arrives, so
     the judge's first look at a round's evidence finds their vectors made while other searches were in flight."""
     return conclusion_text(evidence.content) or head_text(evidence)
 

@@ -14,7 +14,6 @@ from typing import Protocol, TypeVar
 from ..agents.base import AgentOutput
 from ..agents.hypothesis import HypothesisAgent
 from ..agents.judge import JudgeAgent
-from ..agents.query_plan import QueryPlan
 from ..agents.report import ReportAgent
 from ..agents.search import SearchAgent, SearchOutcome
 from ..events import (
@@ -37,7 +36,7 @@ from ..events import (
     SearchingData,
 )
 from ..memory import ResearchMemory
-from ..models import Span, StopReason
+from ..models import QueryPlan, Span, StopReason
 from ..run_store import Checkpoint, RunFolder, RunOptions
 from .emitter import Emitter
 from .stop_rules import StopRules

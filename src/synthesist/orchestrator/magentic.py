@@ -39,9 +39,6 @@ from agent_framework import (
 from agent_framework.orchestrations import MagenticBuilder, MagenticOrchestratorEventType
 from pydantic import Field
 
-from ..agents.llm import provider_error_in
-from ..agents.pricing import priced_usage
-from ..agents.query_plan import QueryPlan
 from ..config import RunSettings
 from ..errors import ConfigError
 from ..events import (
@@ -55,7 +52,10 @@ from ..events import (
     Thinking,
     ThinkingData,
 )
+from ..llm.core import provider_error_in
+from ..llm.pricing import priced_usage
 from ..memory import ResearchMemory, current_memory
+from ..models import QueryPlan
 from ..prompts import Boundary, render
 from .loop import Decision, LoopManager, RoundSteps
 from .stream import Done, step

@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..agents.answer_gate import unfinished
 from ..agents.report import ReportAgent
+from ..appraisal.answer_gate import unfinished
 from ..config import Settings
 from ..errors import DiskFullError
 from ..events import (

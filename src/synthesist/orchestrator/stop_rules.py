@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..agents.sufficiency import is_sufficient
+from ..appraisal.sufficiency import is_sufficient
 from ..config import RunSettings
 from ..models import JudgeAssessment, StopReason
 

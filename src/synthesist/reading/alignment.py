@@ -28,7 +28,7 @@ from .text import split_sentences, terms
 
 RELATED_COSINE = 0.4
 """Below this cosine an item that addresses no part is off topic (as
-:data:`synthesist.agents.extractive.relevance.OFF_TOPIC`)."""
+:data:`synthesist.appraisal.relevance.OFF_TOPIC`)."""
 
 
 @dataclass(frozen=True)

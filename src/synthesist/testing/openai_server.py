@@ -6,7 +6,7 @@
 
 It answers ``POST /v1/chat/completions`` by calling the output tool with the arguments scripted for the agent that
 asks: the product names the calling agent on every model request (the ``X-Synthesist-Agent`` header,
-:data:`synthesist.agents.model_spec.AGENT_HEADER`), so the server routes on that and never on a prompt's wording (a
+:data:`synthesist.llm.model_spec.AGENT_HEADER`), so the server routes on that and never on a prompt's wording (a
 request without it is ``unknown``, and gets a 400 unless ``unknown`` is scripted; the judge's and the hypothesis
 agent's combined call, ``team``, unless scripted itself, is answered with both agents' scripts as its two parts, as a
 model doing both tasks would); when a request offers several
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..agents.model_spec import AGENT_HEADER
 from ..agents.team import HYPOTHESIS, JUDGE, TEAM
+from ..llm.model_spec import AGENT_HEADER
 from .http_server import FixtureServer, Reply, Request
 from .models import named_tool
 

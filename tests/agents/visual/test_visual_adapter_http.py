@@ -191,7 +191,7 @@ async def test_the_vision_model_goes_on_the_runs_tape_through_its_http_client(se
 
 async def test_model_calls_retry_as_many_times_as_the_http_settings_say(server: FixtureServer,
                                                                         settings: Settings) -> None:
-    """The one retry policy (agents/providers.py): ``http.max_retries`` bounds a model call's retries too."""
+    """The one retry policy (llm/providers.py): ``http.max_retries`` bounds a model call's retries too."""
     from synthesist.config import with_overrides
 
     server.route(PATH, Reply.html_error(503), Reply.html_error(503), completion({"content": "{}"}, "stop"))

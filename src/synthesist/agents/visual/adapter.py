@@ -2,13 +2,13 @@
 
 :class:`VisionAdapter` is the seam (:class:`synthesist.testing.ScriptedVisionAdapter` implements it for tests).
 :class:`ModelVisionAdapter` carries the loop's turns over a model of the model layer
-(:func:`~synthesist.agents.llm.build_model`): OpenAI, OpenRouter, Ollama, LM Studio, vLLM and llama.cpp servers,
+(:func:`~synthesist.llm.core.build_model`): OpenAI, OpenRouter, Ollama, LM Studio, vLLM and llama.cpp servers,
 through pydantic-ai's OpenAI-compatible model with the spec's base URL. Images travel as ``image_url`` data URLs.
 A request carries tools or a response format, never both: several servers reject, or silently ignore tools under,
 a forced response format.
 
 Transient failures are retried by the SDK client of :mod:`..providers`, as for every model call; every failure becomes a
-:class:`~synthesist.errors.ModelError` (:func:`~synthesist.agents.llm.translate_error`) whose message is scrubbed
+:class:`~synthesist.errors.ModelError` (:func:`~synthesist.llm.core.translate_error`) whose message is scrubbed
 and carries no response body.
 """
 
@@ -24,9 +24,9 @@ import httpx
 
 from ...config import Settings
 from ...errors import ConfigError
+from ...llm.core import build_model, provider_errors, translate_error
+from ...llm.model_spec import OPENAI_STYLE_KINDS, ModelSpec, agent_headers, parse_model_spec
 from ...models import Usage
-from ..llm import build_model, provider_errors, translate_error
-from ..model_spec import OPENAI_STYLE_KINDS, ModelSpec, agent_headers, parse_model_spec
 from .types import ToolCall
 
 if TYPE_CHECKING:

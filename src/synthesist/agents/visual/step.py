@@ -12,8 +12,8 @@ from pathlib import Path
 from ...config import Settings
 from ...errors import ModelError, VisualLoopError
 from ...events import ErrorData, ImageReading, TurnSummary
+from ...llm.pricing import priced_usage
 from ...models import TokenUsage
-from ..pricing import priced_usage
 from .adapter import VisionAdapter
 from .agent import PROTOCOL_ENGINE, VisualAgent
 from .report import VisualReport, findings_as_evidence, turn_summary

@@ -1,6 +1,6 @@
 """The one reading of an item for the question: its study record with the question's comparisons answered first
 (:func:`~.record.read_study` with ``measured_as_asked``), read once per item and question. The evidence table's
-rows and the answer's full-text finding (``agents/answer_gate``) both take it from here, so an answer never rests
+rows and the answer's full-text finding (``appraisal/answer_gate``) both take it from here, so an answer never rests
 on a passage its own table row does not show."""
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ time, the population or a group of people? Code only, read from the clause's wor
 - :func:`listed_together`: two factors of one list ("age, diabetes and hypertension were predictors of …"), which
   says nothing of one on the other.
 
-The conflict detector (:mod:`synthesist.agents.conflicts`) reads findings with these; tests hold the sentences each rule
-was written for, and the common ways trials and cohorts state a comparison.
+The conflict detector (:mod:`synthesist.appraisal.conflicts`) reads findings with these; tests hold the sentences each
+rule was written for, and the common ways trials and cohorts state a comparison.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What one study found on the question's comparison: a clear change, a stated null, or nothing it can be held to.
 
-A conflict (:mod:`synthesist.agents.conflicts`) is two of these that disagree. :func:`finding_of` keeps each of
+A conflict (:mod:`synthesist.appraisal.conflicts`) is two of these that disagree. :func:`finding_of` keeps each of
 the item's best statements of the outcome (:func:`.direction.ranked_answers`) that names the comparison
 (:func:`.naming.names_comparison`), is clear (:func:`clear`: significant by its p or CI, or a null; never a trend or
 a guessed direction) and is the study's own main finding (no subgroup, stratum, secondary, sensitivity, post-hoc or

@@ -166,7 +166,7 @@ function on(event, runId) {
 
 // ---- the evidence: every item, its id a link out, design, year, abstract -----------------------------------------
 // e.link (identity.link_out), e.design (titles.design_label), e.display_title and e.alignment_line
-// (report_format.alignment_line) come from the API
+// (render/report.alignment_line) come from the API
 function aligned(e) {
   if (!e.alignment_line) return "";
   return ` <span class="${e.alignment.label === "answers" ? "flag" : "muted"}" title="${esc(e.alignment.reason)}">${esc(e.alignment_line)}</span>`;
@@ -240,7 +240,7 @@ async function forestPlot(runId) {
 }
 
 // ---- the finished run --------------------------------------------------------------------------------------------
-const frameLine = (line) => line ? `<p class="muted" id="frame">Question: ${esc(line)}</p>` : "";  // report_format.frame_line
+const frameLine = (line) => line ? `<p class="muted" id="frame">Question: ${esc(line)}</p>` : "";  // render/report.frame_line
 function answerBox(report) {
   const answer = report.answer; if (!answer) return;
   $("answer-box").hidden = false;

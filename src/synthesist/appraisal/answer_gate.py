@@ -1,0 +1,209 @@
+"""The same gates for every engine: the question's frame, each item's alignment, and an answer that rests on
+items that answer the question.
+
+:func:`checked_frame` keeps a model's frame only when its parts come from the question (else the extractive
+frame); alignment is always computed in code, and :func:`aligned` adds what full texts show (a trial whose full text
+the study reader finds testing the comparison answers with that passage as its finding; one that answered by its
+closeness alone, and whose full text never tests the comparison, is only related). :func:`gate_answer` holds any
+answer, the model's or the extractive engine's, to the rules of docs/architecture/contracts.md, "The Answer" ("LLM
+engine, same gates"); every change is stated in ``answer.gate``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+from ..memory import ResearchMemory
+from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
+from ..reading.alignment import align_all
+from ..reading.frame import frame_of
+from ..reading.studies.asked import asked_record, question_queries
+from ..reading.studies.learned import answer_query
+from ..reading.text import terms
+from ..reading.verdict import item_verdict
+from ..study import DirectionQuery
+from .bottom_line import write_answer
+from .certainty import LEVELS, answer_certainty, steps_text
+from .citations import cited_ids
+from .gate import missing_statement
+from .item_reading import read
+from .relevance import question_relevance
+
+NOT_YES_NO = frozenset({"mechanism", "prevalence", "descriptive"})
+FULL_TEXTS_READ = 12
+"""Full texts read for the question's comparison per alignment at most (each once per process: the reading is
+cached), the most relevant first."""
+
+
+def checked_frame(question: str, proposed: QuestionFrame | None) -> tuple[QuestionFrame, str]:
+    """The frame to use and a note: the model's when every part it names is mostly the question's own words
+    (at least half its terms, up to stemming), else the extractive frame with the reason."""
+    extractive = frame_of(question)
+    if proposed is None:
+        return extractive, ""
+    asked = terms(question)
+    parts = [p for p in (proposed.population, proposed.exposure, proposed.comparator, *proposed.outcomes) if p]
+    foreign = [p for p in parts if len(terms(p) & asked) * 2 < max(1, len(terms(p)))]
+    if not proposed.exposure or foreign:
+        why = f"names {foreign[0]!r}, which is not in the question" if foreign else "has no exposure or subject"
+        return extractive, f"the model's question frame {why}; the extractive frame is used"
+    yes_no = proposed.yes_no and proposed.kind not in NOT_YES_NO and extractive.yes_no
+    return proposed.model_copy(update={"yes_no": yes_no, "source": "llm"}), ""
+
+
+async def align_memory(frame: QuestionFrame, memory: ResearchMemory) -> list[Alignment]:
+    """Every collected item's alignment to ``frame``, most relevant first (:func:`aligned`)."""
+    items = list(memory.evidence)
+    relevance = await question_relevance(memory.question, items, embedder=memory.embedder)
+    return aligned(frame, items, relevance)
+
+
+def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float]) -> list[Alignment]:
+    """Every item's alignment, most relevant first: from its title and abstract, and for up to
+    :data:`FULL_TEXTS_READ` items with a full text (the most relevant that are not off topic), as the full text
+    shows it (:func:`with_full_text`)."""
+    alignments = align_all(frame, items, relevance)
+    if not frame.exposure or not frame.outcomes:
+        return alignments
+    queries = question_queries(frame)
+    by_id = {item.id: item for item in items}
+    unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and a.label != "off_topic"]
+    read = {i: _full_text_reading(by_id[i], queries) for i in unread[:FULL_TEXTS_READ]}
+    return [a if a.evidence_id not in read else with_full_text(a, *read[a.evidence_id], frame) for a in alignments]
+
+
+def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,
+                   frame: QuestionFrame) -> Alignment:
+    """``alignment`` as the item's full text shows it: with a ``finding`` on the question's comparison the item
+    answers by it; one whose full text never ``tested`` the comparison and that answered by closeness alone is
+    only related."""
+    if finding is not None and alignment.label == "answers":
+        return alignment.model_copy(update={"full_text": finding})
+    if finding is None:
+        if tested or alignment.label != "answers":
+            return alignment
+        against = f" against {frame.comparator}" if frame.comparator else ""
+        return alignment.model_copy(update={
+            "label": "related", "reason": f"{alignment.reason}; its full text never tests {frame.exposure}{against}"})
+    parts = tuple(p if p.addressed or p.part == "population" else
+                  p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
+                  for p in alignment.parts)
+    population = next((p for p in parts if p.part == "population" and not p.addressed), None)
+    reason = (f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
+              + (f"; a different population: it does not name {population.term}" if population else ""))
+    return alignment.model_copy(update={"label": "indirect" if population else "answers", "parts": parts,
+                                        "reason": reason, "full_text": finding})
+
+
+@lru_cache(maxsize=512)
+def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> tuple[bool, FullTextFinding | None]:
+    """Whether the item's full text tests the question's first comparison, and what its evidence-table row for it
+    reads (:func:`~synthesist.reading.studies.asked.asked_record`, the same reading: the study reader's answer,
+    blanked where it does not measure the outcome as asked or an observational study's passage does not name the
+    exposure); no finding when that row reads no direction. An article that does not test the comparison has no
+    quote at all (:func:`synthesist.reading.studies.learned.answer_query`)."""
+    if not queries:
+        return False, None
+    tested = bool(answer_query(item, queries[0]).quote)
+    row = asked_record(item, queries).outcomes[0]
+    if not row.asked or row.direction == "not_reported":
+        return tested, None
+    return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
+                                 confidence=row.confidence)
+
+
+CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "
+              "(the extractive engine's bottom line)")
+
+
+def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequence[Alignment],
+                items: Mapping[str, Evidence], *, question: str) -> Answer:
+    """``answer`` held to the gate (module docstring); unchanged when it already rests on answering items. With no
+    answer (a model reply that omits it), the extractive engine's answer to ``question``, marked :data:`CODE_BUILT`."""
+    if answer is None:
+        readings = {a.evidence_id: read(items[a.evidence_id]) for a in alignments if a.evidence_id in items}
+        return _noted(write_answer(question, frame, alignments, readings, items), [CODE_BUILT])
+    labels = {a.evidence_id: a.label for a in alignments}
+    cited = list(dict.fromkeys([*answer.evidence_ids, *cited_ids(answer.statement)]))
+    direct = [i for i in cited if labels.get(i) == "answers"]
+    indirect = [i for i in cited if labels.get(i) == "indirect"]
+    notes = []
+    verdict = answer.verdict
+    if verdict in ("yes", "no", "mixed") and not frame.yes_no:
+        verdict = None
+        notes.append(f"a {frame.kind} question takes no yes/no verdict")
+    if direct:
+        graded = answer_certainty(frame, [items[i] for i in direct if i in items])
+        capped = _cap(answer.strength, graded.certainty)
+        reason = answer.strength_reason
+        if capped != answer.strength:  # the model's reason argued for the level it gave: the grade's steps replace it
+            reason = f"the certainty of the answering items cited: {steps_text(graded)}"
+            notes.append(f"strength lowered to {capped}: {reason}")
+        verdict = _as_read(verdict, direct, alignments, items, frame, question, notes)
+        return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering",
+                                                "strength_reason": reason}), notes)
+    if indirect:
+        lowered = _cap(answer.strength, "low")
+        notes.append("the answer rests only on items that answer indirectly (another population or a surrogate "
+                     f"outcome): {', '.join(indirect)}; strength at most low")
+        reason = ("the cited items answer only indirectly (another population or a surrogate outcome)"
+                  if lowered != answer.strength else
+                  "; ".join(filter(None, (answer.strength_reason.rstrip(". "), "the cited items answer only "
+                                          "indirectly (another population or a surrogate outcome)"))))
+        return _noted(answer.model_copy(update={"verdict": verdict, "strength": lowered, "basis": "indirect",
+                                                "strength_reason": reason}), notes)
+    if answer.basis == "none" and answer.verdict == "insufficient":
+        return _noted(answer.model_copy(update={"verdict": verdict or "insufficient"}), notes)
+    missing = missing_statement(frame, alignments, items)
+    answering_elsewhere = [a.evidence_id for a in alignments if a.label in ("answers", "indirect")]
+    what = (f"it cites none of the {len(answering_elsewhere)} collected items that answer the question"
+            if len(answering_elsewhere) > 1 else "it does not cite the one collected item that answers the question"
+            if answering_elsewhere else "no collected item answers the question")
+    listed = ", ".join(f"{i} ({labels.get(i, 'not collected')})" for i in cited) or "nothing"
+    notes.append(f"lowered to insufficient: {what} (cited: {listed})")
+    statement = missing if not answering_elsewhere else (
+        f"The answer drafted did not rest on the items that answer the question "
+        f"({', '.join(answering_elsewhere[:3])}); no verdict is given.")
+    return _noted(Answer(verdict="insufficient", statement=statement, strength="very_low",
+                         strength_reason="no cited item answers the question", basis="none", missing=missing), notes)
+
+
+def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Alignment],
+             items: Mapping[str, Evidence], frame: QuestionFrame, question: str, notes: list[str]) -> str | None:
+    """A yes or no as the reader reads the first cited item whose full text reports the comparison (the reading
+    its table row shows: :func:`~synthesist.reading.verdict.item_verdict`), so the answer never contradicts its
+    own row; any other verdict unchanged."""
+    findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
+    lead = next((i for i in direct if i in findings and i in items), None)
+    if verdict not in ("yes", "no") or lead is None:
+        return verdict
+    read = item_verdict(question, frame, items[lead], findings[lead]).label
+    if read != verdict:
+        notes.append(f"verdict {verdict} → {read}: {lead}'s full text reports "
+                     f"{findings[lead].direction.replace('_', ' ')} (its evidence-table row)")
+    return read
+
+
+def _cap(level: str, ceiling: str) -> str:
+    return LEVELS[min(LEVELS.index(level), LEVELS.index(ceiling))]
+
+
+def _noted(answer: Answer, notes: list[str]) -> Answer:
+    if not notes:
+        return answer
+    return answer.model_copy(update={"gate": "; ".join(filter(None, (answer.gate, *notes)))})
+
+
+def unfinished(answer: Answer, why: str) -> Answer:
+    """The answer of a run that stopped before it finished reading (cancelled, timed out, over its budget, an
+    internal error, a source it could not read): an *insufficient* verdict would be a claim about evidence the run
+    never read, so it gives no verdict and says why; any other answer stands on what was read, and says so."""
+    if answer.verdict != "insufficient":
+        if answer.verdict is None:
+            return answer
+        note = f"This answer rests only on what the run read before it stopped ({why.rstrip('.')})."
+        return answer.model_copy(update={"statement": f"{answer.statement.rstrip()} {note}".strip()})
+    statement = (f"No verdict: the run stopped before it finished ({why.rstrip('.')}), and nothing it read so far "
+                 "answers the question.")
+    return _noted(answer.model_copy(update={"verdict": None, "statement": statement}),
+                  ["no verdict: the run stopped before it finished reading"])

@@ -1,0 +1,163 @@
+"""The bottom line without a model, from the items that answer the question and from nothing else.
+
+The answer rests on the items the alignment gate labels *answers*; with none, on the *indirect* ones, downgraded;
+with neither it is ``insufficient``, says what is missing (:func:`.gate.missing_statement`) and quotes the closest
+item. A yes/no verdict is the reader's verdict on the lead item (:func:`~synthesist.reading.verdict.item_verdict`:
+its full text's row on the comparison, else its conclusion); its strength is the certainty of the items it rests on
+(:func:`~synthesist.appraisal.certainty.answer_certainty`, the one grader). Verdicts and strength:
+docs/architecture/contracts.md, "The Answer"."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
+from ..reading import lexicon
+from ..reading.studies.effects import read_effect
+from ..reading.text import Sentence
+from ..reading.verdict import item_verdict
+from .certainty import answer_certainty, steps_text
+from .findings import cite
+from .gate import missing_statement
+from .item_reading import TITLE, Reading
+
+VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
+"""The Answer's verdict for each label an item's reading gives (:class:`~synthesist.reading.verdict.ItemVerdict`)."""
+LEANS = lexicon.pattern("bottom_line", "LEANS")
+"""Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
+"These findings …" name what they refer to and stand alone (``reading/lexicons/bottom_line.toml``)."""
+CONTEXT_STEPS = 2
+"""How far back a leaning sentence may reach for a sentence that stands alone."""
+ANSWER_SENTENCES = 3
+
+
+def leans_on_previous(sentence: str) -> bool:
+    """Whether ``sentence`` cannot be quoted alone: it opens by pointing back to the sentence before it."""
+    return bool(LEANS.match(sentence.strip(" \"'“(")))
+
+
+def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> list[Sentence]:
+    """``chosen`` (sentences of one item, in its order) with the sentences before each one that leans on them
+    brought along, back to one that stands alone (at most :data:`CONTEXT_STEPS` back); a leaning sentence with no
+    such sentence before it (the first, after a title, or a longer chain) is left out."""
+    position = {s.text: i for i, s in enumerate(sentences)}
+    kept: list[Sentence] = []
+    for sentence in chosen:
+        at = position.get(sentence.text, 0)
+        context: list[Sentence] = []
+        while leans_on_previous((context[0] if context else sentence).text):
+            back = at - len(context) - 1
+            if back < 0 or len(context) == CONTEXT_STEPS or sentences[back].section == TITLE:
+                context = [sentence]  # marks "left out"
+                break
+            context.insert(0, sentences[back])
+        if context[-1:] == [sentence]:
+            continue
+        for needed in (*context, sentence):
+            if needed not in kept:
+                kept.append(needed)
+    return kept
+
+
+def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Alignment],
+                 readings: Mapping[str, Reading], items: Mapping[str, Evidence]) -> Answer:
+    """The bottom line (see the module docstring). ``alignments`` come most relevant first; ``readings`` and
+    ``items`` hold at least the aligned items that may be quoted."""
+    def quotable(label: str) -> list[Reading]:
+        return [readings[a.evidence_id] for a in alignments
+                if a.label == label and a.evidence_id in readings and not readings[a.evidence_id].is_trial_record]
+
+    direct, indirect = quotable("answers"), quotable("indirect")
+    basis = direct or indirect
+    if not basis:
+        return _insufficient(frame, alignments, readings, items)
+    chosen = basis[:3]
+    lead = chosen[0]
+    why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
+    full_text = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
+    labels = [_label(question, frame, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
+    if (finding := full_text.get(lead.id)) is not None:  # the passage of its full text that reports the comparison
+        statement = cite(finding.quote, lead.id)
+    else:
+        statement = " ".join(cite(s.text, lead.id) for s in _answer_sentences(frame, lead))
+    if why:
+        statement = f"Indirect evidence only ({why}). {statement}"
+    graded = answer_certainty(frame, [r.evidence for r in chosen], labels, indirect=why)
+    return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=graded.certainty,
+                  strength_reason=steps_text(graded), evidence_ids=(lead.id,),
+                  basis="answering" if direct else "indirect")
+
+
+def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:
+    """What one answering item says to the question (:func:`~synthesist.reading.verdict.item_verdict`: its table
+    row's direction when its full text reports the comparison, else its conclusion): the judge reads it the same."""
+    return item_verdict(question, frame, reading.evidence, finding).label
+
+
+def _indirectness(aligned: Sequence[Alignment]) -> str:
+    population = [p.term for a in aligned for p in a.parts if p.part == "population" and not p.addressed]
+    if population:
+        return f"a different population than {population[0]}"
+    outcome = [p.term for a in aligned for p in a.parts if p.part == "outcome" and p.surrogate]
+    return f"a surrogate or partial outcome for {outcome[0]}" if outcome else "indirect"
+
+
+_PROPORTION = lexicon.pattern("bottom_line", "PROPORTION")
+"""A proportion or a rate as a prevalence is stated: "about 50%", "12.1 per 1000", "1 in 8", "3 of 40"."""
+
+
+def number_asked(frame: QuestionFrame, lead: Reading) -> Sentence | None:
+    """The result sentence that states the number the question asks for: a proportion for a prevalence question,
+    an effect estimate (:func:`~synthesist.reading.studies.effects.read_effect`) for one that asks an effect's size
+    (an effect or association question that is not yes/no: "How much does X lower Y?"); None for other questions."""
+    if frame.kind == "prevalence":
+        return next((s for s in lead.results if _PROPORTION.search(s.text)), None)
+    if frame.kind in ("effect", "association") and not frame.yes_no:
+        return next((s for s in lead.results if read_effect(s.text) is not None), None)
+    return None
+
+
+def _answer_sentences(frame: QuestionFrame, lead: Reading) -> list[Sentence]:
+    """Up to :data:`ANSWER_SENTENCES` sentences of the lead item, each with the one it leans on."""
+    body = [s for s in lead.sentences if s.section != TITLE]
+    if frame.kind == "mechanism" and lead.mechanisms:
+        picked = list(lead.mechanisms[:ANSWER_SENTENCES])
+    else:
+        picked = _conclusion(body)[:ANSWER_SENTENCES]
+    stated = number_asked(frame, lead)
+    if stated is not None:  # the number asked for first, then the conclusion
+        picked = [stated, *(s for s in picked if s is not stated)][:ANSWER_SENTENCES]
+    picked = sorted(picked[:ANSWER_SENTENCES], key=lambda s: body.index(s) if s in body else 0)
+    return with_context(body, picked)[:ANSWER_SENTENCES + 1] or list(body[:1]) or list(lead.sentences[:1])
+
+
+def _insufficient(frame: QuestionFrame, alignments: Sequence[Alignment], readings: Mapping[str, Reading],
+                  items: Mapping[str, Evidence]) -> Answer:
+    missing = missing_statement(frame, alignments, items)
+    closest = next((a for a in alignments if a.label == "related" and a.evidence_id in readings
+                    and not readings[a.evidence_id].is_trial_record), None)
+    statement, ids = missing, ()
+    if closest is not None:
+        reading = readings[closest.evidence_id]
+        quote = _closest_sentence(reading, closest)
+        if quote is not None:
+            statement = f"{missing} Closest: {cite(quote.text, reading.id)}"
+            ids = (reading.id,)
+    return Answer(verdict="insufficient", statement=statement, strength="very_low",
+                  strength_reason="no collected item answers the question", evidence_ids=ids, basis="none",
+                  missing=missing)
+
+
+def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None:
+    """The closest item's conclusion opening (a self-standing one), else the sentence that shows its exposure."""
+    body = [s for s in reading.sentences if s.section != TITLE]
+    spans = {p.span for p in alignment.parts if p.addressed}
+    for sentence in [*_conclusion(body), *(s for s in body if s.text in spans)]:
+        if not leans_on_previous(sentence.text):
+            return sentence
+    return None
+
+
+def _conclusion(body: Sequence[Sentence]) -> list[Sentence]:
+    """The conclusion sentences (the CONCLUSIONS section, else the last two), as the evidence cards show them."""
+    return [s for s in body if s.is_conclusion] or list(body[-2:])

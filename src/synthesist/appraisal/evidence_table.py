@@ -1,0 +1,170 @@
+"""The evidence table's rows: one per study outcome (drawn as Markdown and CSV by :mod:`synthesist.render.table`).
+
+Rows come from the report's verified study records: a study's finding on the question's own comparison first, then
+up to :data:`OUTCOMES_PER_STUDY` results it states on its own, or one row with its design and size when it states
+none; every number in a row is the verbatim text of its quote (docs/architecture/study-record.md, "The evidence table").
+The records are read here too (:func:`with_studies`), by rule or for up to :data:`MODEL_RECORDS` full texts by the
+model; a record read ahead is kept, not read again."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from ..errors import ModelError
+from ..identity import link_out
+from ..llm.core import LLM
+from ..memory import ResearchMemory
+from ..models import Conflict, Evidence, QuestionFrame, ResearchReport
+from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, question_queries
+from ..reading.studies.effects import read_effect
+from ..study import OutcomeResult, StudyRecord
+from ..titles import display_title
+from .llm_reader import llm_study_record
+
+log = logging.getLogger(__name__)
+
+__all__ = ["COLUMNS", "MODEL_RECORDS", "EvidenceRow", "as_in_conflicts", "evidence_rows", "study_records",
+           "with_studies"]
+
+COLUMNS = {"study": "Study", "design": "Design", "n": "N", "comparison": "Comparison", "outcome": "Outcome",
+           "effect": "Effect (95% CI)", "direction": "Direction"}
+"""The table's columns: the key of each cell and its heading."""
+_DIRECTION_WORDS = {"increased": "increased", "decreased": "decreased", "no_difference": "no significant difference",
+                    "not_reported": "not reported"}
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One row of the table: a study and one of its outcome results (or none)."""
+
+    record: StudyRecord
+    evidence: Evidence | None
+    outcome: OutcomeResult | None
+    reference: int | None
+
+    @property
+    def study(self) -> str:
+        item = self.evidence
+        if item is None:
+            return self.record.evidence_id
+        first = item.authors[0].split()[0] if item.authors else ""
+        if first and item.year:
+            return f"{first} {item.year}"
+        title = display_title(item)
+        return title if len(title) <= 60 else title[:57].rstrip() + "…"
+
+    @property
+    def comparison(self) -> str:
+        arms = self.outcome if self.outcome and self.outcome.intervention else None
+        intervention = arms.intervention if arms else next(
+            (a.label for a in self.record.arms if a.role == "intervention"), "")
+        comparator = arms.comparator if arms else next(
+            (a.label for a in self.record.arms if a.role == "comparator"), "")
+        return f"{intervention} vs {comparator}" if intervention and comparator else intervention
+
+    @property
+    def size(self) -> str:
+        counts = [c for c in (self.record.randomised, self.record.analysed) if c]
+        return str(counts[0].value) if counts else ""
+
+    @property
+    def link(self) -> str:
+        item = self.evidence
+        if item is None:
+            return ""
+        return link_out(item, full_text_first=True) or ""
+
+    def cells(self) -> dict[str, str]:
+        """The row's cells as the table shows them, by column (:data:`COLUMNS`): the same text in report.md and
+        on the page (report.md adds the reference number and the link to the study's name)."""
+        outcome = self.outcome
+        return {"study": self.study, "design": self.record.design, "n": self.size, "comparison": self.comparison,
+                "outcome": outcome.outcome if outcome else "",
+                "effect": outcome.effect.shown() if outcome and outcome.effect else "",
+                "direction": "; ".join(filter(None, (_DIRECTION_WORDS[outcome.direction], outcome.check)))
+                if outcome else ""}
+
+
+def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = None) -> tuple[StudyRecord, ...]:
+    """The verified study record of every item, in the order given. With the question's ``frame``, each record
+    answers the question's own comparison first (its exposure against its comparator on each of its outcomes), so
+    the table's first row for a study is what it found on what was asked."""
+    queries = question_queries(frame)
+    return tuple(asked_record(item, queries) for item in evidence)
+
+
+def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
+                  reference: Callable[[str], int | None] = lambda _id: None) -> list[EvidenceRow]:
+    rows = []
+    for record in studies:
+        item = evidence.get(record.evidence_id)
+        found = [o for o in record.outcomes if o.direction != "not_reported" or o.effect]
+        stated = sorted((o for o in found if not o.asked),
+                        key=lambda o: (not (o.effect and o.effect.ci_low), o.direction == "not_reported"))
+        asked = [o for o in found if o.asked]
+        chosen: list[OutcomeResult | None] = [*asked, *stated[:OUTCOMES_PER_STUDY]] or [None]
+        rows += [EvidenceRow(record, item, outcome, reference(record.evidence_id)) for outcome in chosen]
+    return rows
+
+
+MODEL_RECORDS = 6
+"""Referenced full texts whose study record a model reads, at most, per report (one call each, concurrently); the
+other items are read by rule. An abstract is read by rule: the rules do well on its one results paragraph, and a
+call per reference would cost more than the whole rest of the run."""
+
+
+async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM | None = None, *,
+                       boundary_cap: int = 8_000) -> tuple[ResearchReport, list[str], list[str]]:
+    """The report with the verified study record of each referenced item, the ids of the items whose record a bug
+    kept from being read (the report never fails for one), and notes for the run; with ``llm``, up to
+    :data:`MODEL_RECORDS` full texts read by the model (a failed call falls back to the rules and is noted)."""
+    items = [item for citation in report.references if (item := memory.get(citation.evidence_id)) is not None]
+    by_model = [item for item in items if item.passages][:MODEL_RECORDS] if llm is not None else []
+    queries = question_queries(report.frame)
+    notes: list[str] = []
+
+    async def model_record(item: Evidence) -> StudyRecord | None:
+        try:
+            record, usage = await llm_study_record(llm, item, queries, round=memory.round,
+                                                   boundary_cap=boundary_cap)
+        except ModelError as exc:
+            notes.append(f"the model's study record of {item.id} failed ({exc}); it was read by rule")
+            return None
+        memory.ledger.record(usage)
+        return record
+
+    read = dict(zip([item.id for item in by_model], await asyncio.gather(*map(model_record, by_model)), strict=True))
+    records, unread = [], []
+    for item in items:
+        if (record := read.get(item.id)) is not None:
+            records.append(record)
+            continue
+        try:
+            records.extend(study_records([item], report.frame))
+        except Exception:  # a bug in the reader must not cost the run its report
+            log.exception("study record of %s failed", item.id)
+            unread.append(item.id)
+    records = [as_in_conflicts(record, report.conflicts) for record in records]
+    return report.model_copy(update={"studies": tuple(records)}), unread, notes
+
+
+def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> StudyRecord:
+    """``record`` with the question's comparison as the conflict reader found it in this study, where it is a
+    side of a conflict: the table row, the conflicts section and the Answer then read one finding, not two
+    readers' (the conflict's quote is the study's own sentence, its numbers read from it)."""
+    outcomes = list(record.outcomes)
+    for conflict in conflicts:
+        for side in (c for c in (conflict.first, conflict.second) if c.evidence_id == record.evidence_id):
+            at = next((i for i, o in enumerate(outcomes) if o.asked and o.outcome == conflict.outcome), None)
+            found = OutcomeResult(outcome=conflict.outcome, intervention=conflict.exposure, asked=True,
+                                  direction=side.direction, effect=read_effect(side.quote), quote=side.quote,
+                                  section=side.section)
+            if at is None:
+                outcomes.insert(0, found)
+            else:
+                outcomes[at] = found.model_copy(update={"intervention": outcomes[at].intervention,
+                                                        "comparator": outcomes[at].comparator})
+    return record.model_copy(update={"outcomes": tuple(outcomes)})
