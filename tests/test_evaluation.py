@@ -13,9 +13,10 @@ from extractive_samples import META_ANALYSIS, QUESTION
 from synthesist.cli import main
 from synthesist.errors import BadInputError
 from synthesist.evaluation import MAPPED, Scored, load_folds, load_questions, macro_f1, summary_lines
-from synthesist.reading.alignment import fitted_gate, using_gate
+from synthesist.reading.alignment import fitted_gate
 from synthesist.reading.answer_features import features
-from synthesist.reading.conclusion import conclusion_verdict, load_model, using_models
+from synthesist.reading.conclusion import conclusion_verdict, load_model
+from synthesist.reading.readers import reading_with
 
 
 def _scored(gold: str, predicted: str, *, cited: bool = True, rounds: int = 2) -> Scored:
@@ -107,7 +108,7 @@ def test_a_training_row_is_read_by_the_fold_model_that_did_not_see_it() -> None:
     item = META_ANALYSIS.model_copy(update={"id": f"pmid:{pmid}"})
     x = features(QUESTION, item.content)
     assert conclusion_verdict(QUESTION, item) == load_model().verdict(x)  # a user's run: the shipped model
-    with using_models(folds.answer_models_by_item()):
+    with reading_with(folds.readers(fold)):
         assert conclusion_verdict(QUESTION, item) == folds.answer_models[fold].verdict(x)
         assert conclusion_verdict(QUESTION, META_ANALYSIS) == load_model().verdict(x)  # not a training row
 
@@ -115,8 +116,12 @@ def test_a_training_row_is_read_by_the_fold_model_that_did_not_see_it() -> None:
 def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> None:
     raw = json.loads(resources.files("synthesist").joinpath("evaluation_folds/alignment_gate.json").read_text())
     folds = load_folds()
+    shipped_gate = fitted_gate()  # outside a run: the shipped fit
     assert [g.answers for g in folds.gates] == [g["answers"] for g in raw["fold_gates"]]
-    with using_gate(folds.gates[4]):
+    assert folds.gates[4] != shipped_gate
+    with reading_with(folds.readers(4)):
         assert fitted_gate() == folds.gates[4]
+    with reading_with(folds.readers(None)):  # a question that trained neither: the shipped gate
+        assert fitted_gate() == shipped_gate
     shipped = resources.files("synthesist.reading").joinpath("alignment_gate.json").read_text()
     assert "fold" not in shipped

@@ -64,10 +64,10 @@ from .models import Evidence, ResearchResult
 from .orchestrator.runner import RunControl
 from .reading.alignment import Gate as AlignmentGate
 from .reading.alignment import gate_from as alignment_gate_from
-from .reading.alignment import using_gate as using_alignment_gate
 from .reading.conclusion import LABELS as ANSWER_LABELS
 from .reading.conclusion import AnswerModel, answer_model_from
-from .reading.conclusion import using_models as using_answer_models
+from .reading.readers import SHIPPED as SHIPPED_READERS
+from .reading.readers import Readers
 from .redaction import REDACTED, scrub
 from .render.report import alignment_line, frame_line, render_bibtex, render_markdown
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
@@ -85,9 +85,11 @@ __all__ = [
     "AlignmentGate",
     "AnswerModel",
     "NO_SEAMS",
+    "SHIPPED_READERS",
     "LibraryLoad",
     "RunControl",
     "RunFolder",
+    "Readers",
     "RunStore",
     "Seams",
     "Session",
@@ -137,8 +139,6 @@ __all__ = [
     "stream",
     "study_answer",
     "study_record",
-    "using_alignment_gate",
-    "using_answer_models",
     "watch_changes",
     "write_outputs",
 ]
@@ -182,10 +182,12 @@ def run_settings(settings: Settings | None = None, *, model: Any = None, manager
     return with_overrides(base, overrides) if overrides else base
 
 
-def open_session(settings: Settings | None = None, *, seams: Seams = NO_SEAMS) -> Session:
+def open_session(settings: Settings | None = None, *, seams: Seams = NO_SEAMS,
+                 readers: Readers = SHIPPED_READERS) -> Session:
     """A session for many runs (a batch, a service, an MCP server): one Chroma client, one embedder and one index
-    per library for all of them, opened on first use."""
-    return Session(settings or current_settings(), seams)
+    per library for all of them, opened on first use. ``readers``: the fitted readers its runs read with (the
+    shipped ones; an evaluation passes its fold models)."""
+    return Session(settings or current_settings(), seams, readers=readers)
 
 
 async def stream(question: str, options: StreamOptions | None = None, *, settings: Settings | None = None,

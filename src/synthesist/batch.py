@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import api
-from .api import NO_SEAMS, Seams, Session, StreamOptions
+from .api import NO_SEAMS, SHIPPED_READERS, Readers, Seams, Session, StreamOptions
 from .config import Settings
 from .errors import BadInputError
 from .models import ResearchResult
@@ -60,6 +60,7 @@ async def research_many(
     options: StreamOptions | None = None,
     settings: Settings | None = None,
     seams: Seams | None = None,
+    readers: Readers = SHIPPED_READERS,
     **keywords: Any,
 ) -> list[BatchItem]:
     """Research every question (at most ``concurrency`` at once); one result file per question under
@@ -69,7 +70,8 @@ async def research_many(
     ``libraries``, ``model``, ``manager``…) go to every run; the runs share one session (store, embedder).
     ``backend="ray"`` runs each question as a Ray task (``address``: None starts a local cluster, ``"auto"`` joins
     the running one, ``"ray://host:10001"`` a remote one; see :mod:`synthesist.ray_backend`). ``exclude`` (local
-    backend only): per question, the library record ids or PMIDs its run must never retrieve (negative controls)."""
+    backend only): per question, the library record ids or PMIDs its run must never retrieve (negative controls).
+    ``readers`` (local backend only): the fitted readers the runs read with (an evaluation's fold models)."""
     if concurrency < 1:
         raise BadInputError("concurrency must be at least 1")
     if backend not in ("local", "ray"):
@@ -83,8 +85,11 @@ async def research_many(
     if exclude is not None and (backend != "local" or len(exclude) != len(questions)):
         raise BadInputError("exclude needs the local backend and one entry per question")
     if backend == "ray":
+        if readers is not SHIPPED_READERS:
+            raise BadInputError("readers are in-process objects: the ray backend reads with the shipped ones")
         return await _on_ray(questions, directory, settings, asked, seams, address, on_item)
-    session = api.open_session(settings, seams=seams or NO_SEAMS)  # one store and embedder for the whole batch
+    # one store and embedder for the whole batch
+    session = api.open_session(settings, seams=seams or NO_SEAMS, readers=readers)
     await asyncio.to_thread(session.shared)
     gate = asyncio.Semaphore(concurrency)
     items: list[BatchItem | None] = [None] * len(questions)

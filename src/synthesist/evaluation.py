@@ -27,21 +27,13 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from .api import ANSWER_LABELS as LABELS
-from .api import (
-    AlignmentGate,
-    AnswerModel,
-    alignment_gate_from,
-    answer_model_from,
-    using_alignment_gate,
-    using_answer_models,
-)
+from .api import AlignmentGate, AnswerModel, Readers, alignment_gate_from, answer_model_from
 from .batch import BatchItem, research_many
 from .errors import BadInputError
 from .wording import counted
@@ -61,6 +53,13 @@ class Folds:
     def answer_models_by_item(self) -> dict[str, AnswerModel]:
         """Each training row's evidence id and the answer model that did not see it."""
         return {f"pmid:{pmid}": self.answer_models[fold] for pmid, fold in self.training.items()}
+
+    def readers(self, fold: int | None) -> Readers:
+        """What the questions held out in ``fold`` read with: every training row by the answer model that did not
+        see it, and their items aligned under the gate fitted without the fold (the shipped gate for a question
+        that trained neither, ``fold`` None)."""
+        return Readers(conclusion_models=self.answer_models_by_item(),
+                       gate=self.gates[fold] if fold is not None else None)
 
 
 @cache
@@ -181,17 +180,14 @@ async def evaluate(rows: Sequence[Question], *, library: Path, out_dir: Path, co
 
     if progress is not None:
         progress(0, len(rows))
-    with using_answer_models(folds.answer_models_by_item()):  # a training row is read by the model without it
-        for fold, picked in _by_fold(rows, folds.training).items():
-            # a dev question's items are aligned under the gate fitted without its fold
-            with using_alignment_gate(folds.gates[fold]) if fold is not None else nullcontext():
-                done = await research_many(
-                    [rows[i].question for i in picked],
-                    out_dir=runs / (f"fold{fold}" if fold is not None else "other"),
-                    concurrency=concurrency, sources="library", libraries=[library], model="extractive",
-                    exclude=[frozenset({rows[i].pmid, f"pmid:{rows[i].pmid}"}) for i in picked] if negative_control
-                    else None, origin="eval", on_item=one_done)
-            items.update(zip(picked, done, strict=True))
+    for fold, picked in _by_fold(rows, folds.training).items():
+        done = await research_many(
+            [rows[i].question for i in picked],
+            out_dir=runs / (f"fold{fold}" if fold is not None else "other"),
+            concurrency=concurrency, sources="library", libraries=[library], model="extractive",
+            exclude=[frozenset({rows[i].pmid, f"pmid:{rows[i].pmid}"}) for i in picked] if negative_control
+            else None, origin="eval", on_item=one_done, readers=folds.readers(fold))
+        items.update(zip(picked, done, strict=True))
     scored = [_scored(row, items[i], negative_control) for i, row in enumerate(rows)]
     name = "eval-nc.jsonl" if negative_control else "eval.jsonl"
     with (out_dir / name).open("w", encoding="utf-8") as handle:

@@ -66,6 +66,7 @@ from .orchestrator.loop import LoopManager, Manager, RoundSteps
 from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
+from .reading.readers import SHIPPED, Readers
 from .redaction import configured_secrets, scrub
 from .render.forest import draw_forest_plot
 from .render.report import render_bibtex, render_markdown
@@ -141,13 +142,15 @@ class Session:
     as is, otherwise the Chroma client and embedder are opened on first use. ``report_notes``: each run reports
     what opening them repaired (a session made for one run; a session many runs share leaves that to its owner).
     ``http``: the pooled clients its runs share (a session made by :meth:`excluding` shares its parent's);
-    ``limits``: the per-host rate limiters (the process's: two sessions of one process share NCBI's budget too)."""
+    ``limits``: the per-host rate limiters (the process's: two sessions of one process share NCBI's budget too).
+    ``readers``: the fitted readers its runs read with (the shipped ones; an evaluation builds one per fold)."""
 
     def __init__(self, settings: Settings, seams: Seams = NO_SEAMS, *, report_notes: bool = False,
                  indexes: dict[tuple[str, ...], tuple[Shared, LibraryIndex]] | None = None,
                  http: ClientPool | None = None,
-                 limits: RateLimitRegistry = RATE_LIMITS):
+                 limits: RateLimitRegistry = RATE_LIMITS, readers: Readers = SHIPPED):
         self.settings = settings
+        self.readers = readers
         self.seams = seams
         self.http = http or ClientPool(settings)
         self.limits = limits
@@ -186,7 +189,8 @@ class Session:
         """This session for a run whose library source must never return ``ids`` (record ids or PMIDs: an
         eval's negative controls), sharing its store, embedder and indexes."""
         return Session(self.settings, replace(self.seams, shared=self.shared(), library_exclude=ids),
-                       report_notes=self._report_notes, indexes=self._indexes, http=self.http, limits=self.limits)
+                       report_notes=self._report_notes, indexes=self._indexes, http=self.http, limits=self.limits,
+                       readers=self.readers)
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop (a loop that ends closes its own; see :class:`ClientPool`).
@@ -276,7 +280,7 @@ class Session:
                          notice=_engine_notice(plan.model, settings, exporting=exporting),
                          warnings=(*(shared.notes if self._report_notes else ()), *warnings),
                          preparations=tuple(preparations),
-                         decided=checkpoint.decided if checkpoint else None)
+                         decided=checkpoint.decided if checkpoint else None, readers=self.readers)
         return ctx, folder
 
     async def _client(self, settings: Settings, cassette: Cassette | None, stack: AsyncExitStack

@@ -19,9 +19,10 @@ from synthesist.appraisal.item_reading import read
 from synthesist.models import Answer, ResearchReport
 from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.answer_features import FEATURES, features
-from synthesist.reading.conclusion import answer_model_from, conclusion_verdict, load_model, using_models
+from synthesist.reading.conclusion import answer_model_from, conclusion_verdict, load_model
 from synthesist.reading.frame import frame_of
 from synthesist.reading.question import is_yes_no
+from synthesist.reading.readers import Readers, reading_with
 from synthesist.render.report import render_markdown
 
 
@@ -81,7 +82,7 @@ def test_an_item_is_read_by_the_model_put_in_place_for_it_and_by_the_shipped_one
     question, reading, other = QUESTION, META_ANALYSIS, NULL_TRIAL
     shipped = load_model().verdict(features(question, META_ANALYSIS.content))
     assert conclusion_verdict(question, reading) == shipped and shipped.label == "yes"
-    with using_models({META_ANALYSIS.id: _always("no")}):
+    with reading_with(Readers(conclusion_models={META_ANALYSIS.id: _always("no")})):
         assert conclusion_verdict(question, reading).label == "no"
         assert conclusion_verdict(question, other) == load_model().verdict(features(question, NULL_TRIAL.content))
     assert conclusion_verdict(question, reading) == shipped

@@ -9,8 +9,9 @@ import pytest
 
 from synthesist.appraisal.bottom_line import leans_on_previous, with_context
 from synthesist.models import Evidence
-from synthesist.reading.alignment import Gate, align, fitted_gate, using_gate
+from synthesist.reading.alignment import Gate, align, fitted_gate
 from synthesist.reading.frame import frame_of
+from synthesist.reading.readers import Readers, reading_with
 from synthesist.reading.text import split_sentences
 
 
@@ -130,7 +131,7 @@ def test_the_shipped_gate_is_in_force_unless_another_is_put_in_place() -> None:
     assert set(shipped) == {"cover", "weight", "answers", "strong", "floor", "depth"}
     assert fitted_gate() == Gate(**{k: shipped[k] for k in ("cover", "weight", "answers", "strong", "floor")})
     other = Gate(cover=0.9, answers=0.99)
-    with using_gate(other):
+    with reading_with(Readers(gate=other)):
         assert fitted_gate() == other
     assert fitted_gate().answers == shipped["answers"]
 

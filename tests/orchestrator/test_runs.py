@@ -72,6 +72,18 @@ async def test_extractive_library_run_reports_with_valid_events_and_citations(sh
     assert streamed == [s.heading for s in result.report.sections if s.body.strip()]  # no empty section streamed
 
 
+async def test_a_run_reads_with_its_sessions_readers(shared, library, tmp_path) -> None:
+    """The fitted readers a session is built with are the ones its runs read with (an evaluation's fold models):
+    under a gate no item can pass, the question the shipped gate answers from the meta-analysis is insufficient."""
+    asked = {"sources": "library", "libraries": [library], "model": "extractive",
+             "settings": run_settings(tmp_path / "data")}
+    shipped = await api.research(QUESTION, **asked, session=api.open_session(seams=Seams(shared=shared)))
+    closed = api.open_session(seams=Seams(shared=shared), readers=api.Readers(gate=api.AlignmentGate(floor=1.01)))
+    gated = await api.research(QUESTION, **asked, session=closed)
+    assert shipped.report.answer.verdict == "yes" and "pmid:31000001" in shipped.report.answer.evidence_ids
+    assert gated.report.answer.verdict == "insufficient" and gated.report.answer.basis == "none"
+
+
 @pytest.mark.parametrize(
     ("judge", "run", "expected_reason", "expected_rounds"),
     [

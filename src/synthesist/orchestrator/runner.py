@@ -60,6 +60,7 @@ from ..models import (
     failed_sources,
     failures_text,
 )
+from ..reading.readers import SHIPPED, Readers, reading_with
 from ..redaction import scrub
 from ..run_store import RunOptions
 from .emitter import Emitter
@@ -140,6 +141,8 @@ class RunContext:
     """Sources whose preparation failed (a library index the store could not read), with the reason."""
     decided: tuple[str, str] | None = None
     """The stop decision a resumed run's checkpoint holds (it was killed writing its report): no more rounds."""
+    readers: Readers = SHIPPED
+    """The fitted readers the run reads with (the session's)."""
 
 
 async def run_stream(ctx: RunContext) -> AsyncIterator[EventBase]:
@@ -162,7 +165,8 @@ async def _noted(ctx: RunContext, events: AsyncIterator[EventBase]) -> AsyncIter
 
 
 async def _run(ctx: RunContext) -> AsyncIterator[EventBase]:
-    with use_memory(ctx.memory):  # inside the run's task: current_memory() is this run's there only
+    # inside the run's task: current_memory() and current_readers() are this run's there only
+    with use_memory(ctx.memory), reading_with(ctx.readers):
         async for event in _phases(ctx):
             yield event
 

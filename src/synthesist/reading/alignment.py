@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -21,6 +19,7 @@ from importlib import resources
 from ..models import Alignment, Evidence, PartMatch, QuestionFrame
 from . import lexicon
 from .abbreviations import abbreviation_definitions
+from .readers import current_readers
 from .studies.arms import fold
 from .study_reader import study_reader
 from .synonyms import lay_synonyms, measure_names
@@ -50,23 +49,10 @@ class Gate:
         return relevance + self.weight * coverage if relevance >= self.floor else 0.0
 
 
-_GATE: ContextVar[Gate | None] = ContextVar("alignment_gate", default=None)
-
-
 def fitted_gate() -> Gate:
-    """The gate in force: one a caller put in place with :func:`using_gate`, else the shipped
+    """The gate in force: the run's (:class:`~synthesist.reading.readers.Readers`), else the shipped
     ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
-    return _GATE.get() or _shipped_gate()
-
-
-@contextmanager
-def using_gate(gate: Gate) -> Iterator[None]:
-    """Within the block (and the tasks started in it), align under ``gate`` instead of the shipped one."""
-    token = _GATE.set(gate)
-    try:
-        yield
-    finally:
-        _GATE.reset(token)
+    return current_readers().gate or _shipped_gate()
 
 
 @cache

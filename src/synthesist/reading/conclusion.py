@@ -3,16 +3,15 @@
 
 A small logistic regression (yes or no, balanced class weights) over the cue counts of
 :func:`~synthesist.reading.answer_features.features` reads the conclusion sentences; its weights are fitted on the
-PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``conclusion_model.json``; a caller may read some
-items with other fitted models for a while (:func:`using_models`). Each verdict carries P(it is right), calibrated
-on cross-validated predictions (:func:`calibration_features`): docs/architecture/contracts.md, "The Answer"."""
+PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``conclusion_model.json``; a run may read some
+items with other fitted models (:class:`synthesist.reading.readers.Readers`). Each verdict carries P(it is right),
+calibrated on cross-validated predictions (:func:`calibration_features`): docs/architecture/contracts.md, "The
+Answer"."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -22,6 +21,7 @@ import numpy as np
 
 from ..models import Evidence
 from .answer_features import features
+from .readers import current_readers
 
 LABELS = ("yes", "no", "maybe")
 """PubMedQA's answers; the model says a subset of them (its ``labels``)."""
@@ -104,24 +104,10 @@ def load_model() -> AnswerModel:
     return answer_model_from(json.loads(resources.files(__package__).joinpath("conclusion_model.json").read_text()))
 
 
-_BY_ITEM: ContextVar[Mapping[str, AnswerModel] | None] = ContextVar("answer_models_by_item", default=None)
-
-
-@contextmanager
-def using_models(by_item: Mapping[str, AnswerModel]) -> Iterator[None]:
-    """Within the block (and the tasks started in it), read the item of each evidence id in ``by_item`` with its
-    model instead of the shipped one; every other item with the shipped one."""
-    token = _BY_ITEM.set(by_item)
-    try:
-        yield
-    finally:
-        _BY_ITEM.reset(token)
-
-
 def conclusion_verdict(question: str, item: Evidence) -> ConclusionVerdict:
-    """What ``item``'s conclusion sentences say to ``question``."""
-    by_item = _BY_ITEM.get()
-    model = by_item.get(item.id) if by_item else None
+    """What ``item``'s conclusion sentences say to ``question``, read with the run's model for it (the shipped one
+    unless the run's :class:`~synthesist.reading.readers.Readers` name another)."""
+    model = current_readers().conclusion_model(item.id)
     return (model or load_model()).verdict(_features(question, item.content))
 
 
