@@ -9,7 +9,7 @@ QUERY ?= Does metformin lower cancer incidence in type 2 diabetes?
 ARGS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench clean browser train-reader train-tagger train-roles
+.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles
 
 install: $(STAMP)
 
@@ -58,6 +58,12 @@ train-roles: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/memory_bench.py
 	$(BIN)/python bench/e2e_bench.py
+
+# PubMedQA's 500 dev questions over ../shared's library, out of fold (bench/evaluation.py; about 20 minutes).
+SHARED ?= ../shared
+eval: $(STAMP)
+	$(BIN)/python bench/evaluation.py $(SHARED)/corpus/questions_dev.jsonl --library $(SHARED)/corpus/library.jsonl \
+	  --concurrency 2 --out eval-out $(ARGS)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -25,8 +25,8 @@ all (the run will say ``insufficient``). The chosen gate passes the most sources
 sha1(pmid) % 5, the answer model's folds: ``fit_answer_model.fold_of``) and scored on the held-out fold, and the
 table prints both. The gate fitted on all rows, the one the product aligns under, is written to
 src/synthesist/reading/alignment_gate.json (or OUT); each fold's gate to
-src/synthesist/evaluation_folds/alignment_gate.json (or EVAL_OUT), which only the dev-set evaluation reads: it runs a
-fold's questions under the gate fitted without them (``synthesist eval pubmedqa``), so its end-to-end figures are
+bench/data/folds/alignment_gate.json (or EVAL_OUT), which only the dev-set evaluation reads: it runs a
+fold's questions under the gate fitted without them (``python bench/evaluation.py``), so its end-to-end figures are
 cross-validated too."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from synthesist.tools.library import load_library
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
 OUT = SRC / "reading/alignment_gate.json"
-EVAL_OUT = SRC / "evaluation_folds/alignment_gate.json"
+EVAL_OUT = Path(__file__).parent / "data" / "folds" / "alignment_gate.json"
 DEPTH = 20
 COVERS = (0.34, 0.5, 0.67)
 WEIGHTS = (0.3, 0.5)

@@ -11,8 +11,8 @@ included, is scored and calibrated. Writes two files:
 
 - src/synthesist/reading/conclusion_model.json (or OUT), what the product reads with: the model fitted on all
   rows and the calibration of its confidence (P(right), fitted on the out-of-fold probabilities);
-- src/synthesist/evaluation_folds/answer_model.json (or EVAL_OUT), what only the dev-set evaluation reads with
-  (``synthesist eval pubmedqa``): one model and calibration per fold (fold = sha1(pmid) % k, each fitted without its
+- bench/data/folds/answer_model.json (or EVAL_OUT), what only the dev-set evaluation reads with
+  (``python bench/evaluation.py``): one model and calibration per fold (fold = sha1(pmid) % k, each fitted without its
   fold's rows) and the fold of every training pmid, so a dev question's items are read by a model that did not see
   them.
 
@@ -37,7 +37,7 @@ from synthesist.reading.conclusion import LABELS, calibration_features
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
 OUT = SRC / "reading/conclusion_model.json"
-EVAL_OUT = SRC / "evaluation_folds/answer_model.json"
+EVAL_OUT = Path(__file__).parent / "data" / "folds" / "answer_model.json"
 K_FOLDS = 5
 TOLERANCE = 1e-4
 C = 0.05

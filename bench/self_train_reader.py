@@ -40,10 +40,10 @@ from pathlib import Path
 import numpy as np
 from _shared import macro_f1, require
 from evidence_inference_bench import DATA, DIRECTIONS, articles, prompts
+from fitting import fit_softmax
 from train_study_reader import DIRECTION_C
 
 from synthesist.errors import ParseError
-from synthesist.reading.fitting import fit_softmax
 from synthesist.reading.linear import TextVectorizer
 from synthesist.reading.studies.arms import ArmTerms, abbreviations
 from synthesist.reading.studies.learned import direction_rows, read_question, shipped_reader

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 from _shared import REPO, confusion_lines, macro_f1, require
+from fitting import fit_softmax
 
 from synthesist.errors import ParseError
-from synthesist.reading.fitting import fit_softmax
 from synthesist.reading.linear import Softmax, TextVectorizer
 from synthesist.reading.roles import FEATURES, ROLES, RoleModel, dense, title_role, tokens
 from synthesist.reading.studies.passages import UNIT_ROLES, abstract_sentences

@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 from _shared import macro_f1, require
 from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
+from fitting import fit_listwise, fit_softmax
 
 from synthesist.models import Evidence
-from synthesist.reading.fitting import fit_listwise, fit_softmax
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.studies.arms import ArmTerms, abbreviations, terms
 from synthesist.reading.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units

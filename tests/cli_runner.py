@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
@@ -27,15 +27,17 @@ class CliResult:
     stderr: str
 
 
-def run_cli(*args: str, env: Mapping[str, str] | None = None) -> CliResult:
-    """``synthesist ARGS`` with ``env`` added to the environment for the command's duration."""
+def run_cli(*args: str, env: Mapping[str, str] | None = None,
+            entry: Callable[[list[str]], int] = main) -> CliResult:
+    """``synthesist ARGS`` (or another command line's ``entry``: a lab script's ``main``) with ``env`` added to the
+    environment for the command's duration."""
     saved = dict(os.environ)
     os.environ.update(env or {})
     out, err = io.StringIO(), io.StringIO()
     try:
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                code = main(list(args))
+                code = entry(list(args))
             except SystemExit as exit_:  # argparse's own refusals and --help
                 code = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
     finally:

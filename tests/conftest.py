@@ -24,6 +24,7 @@ from synthesist.tools.library import load_library
 from synthesist.tools.ratelimit import RATE_LIMITS
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.append(str(REPO / "bench"))  # the lab outside the package: the evaluation harness, the fitting code
 
 
 def _shared_dir() -> Path:

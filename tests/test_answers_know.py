@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import evaluation
 from cli_runner import run_cli
-
-from synthesist.evaluation import load_folds
 
 
 def _research(question: str, library: Path, data_dir: Path, out: Path) -> dict:
@@ -48,14 +47,14 @@ def test_a_mechanism_question_gets_no_yes_no_verdict(library_index, library_data
 def test_a_negative_control_leaves_the_source_out_and_says_insufficient(library_index, library_data_dir: Path,
                                                                        shared_dir: Path, tmp_path: Path) -> None:
     corpus = shared_dir / "corpus"
-    done = run_cli("eval", "pubmedqa", str(corpus / "questions_dev.jsonl"), "--library", str(corpus / "library.jsonl"),
-                   "--limit", "1", "--negative-control", "--out", str(tmp_path / "eval"),
-                   env={"SYNTHESIST_DATA_DIR": str(library_data_dir)})
+    done = run_cli(str(corpus / "questions_dev.jsonl"), "--library", str(corpus / "library.jsonl"), "--limit", "1",
+                   "--negative-control", "--out", str(tmp_path / "eval"),
+                   env={"SYNTHESIST_DATA_DIR": str(library_data_dir)}, entry=evaluation.main)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "source abstract retrieved 0" in done.stdout and "insufficient 100.0%" in done.stdout
     row = json.loads((tmp_path / "eval" / "eval-nc.jsonl").read_text())
     assert row["negative_control"] and row["verdict"] == "insufficient" and not row["source_retrieved"]
-    fold = load_folds().training[row["pmid"]]  # a dev question runs under the gate fitted without it
+    fold = evaluation.load_folds().training[row["pmid"]]  # a dev question runs under the gate fitted without it
     run = json.loads(next((tmp_path / "eval" / "runs-nc" / f"fold{fold}").glob("*.json")).read_text())
     source = f"pmid:{row['pmid']}"
     assert all(item["id"] != source for item in run["evidence"])  # excluded from retrieval, not merely uncited

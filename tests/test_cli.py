@@ -78,7 +78,7 @@ def test_a_typo_gets_the_nearest_option_or_command(args: list[str], hint: str) -
 
 
 @pytest.mark.parametrize("command", [["research"], ["batch"], ["watch", "add"], ["serve"], ["mcp"],
-                                     ["eval", "pubmedqa"], ["library", "validate"], ["library", "index"],
+                                     ["library", "validate"], ["library", "index"],
                                      ["library", "search"]])
 def test_every_library_option_says_what_a_library_can_be(command: list[str]) -> None:
     done = run_cli(*command, "--help")

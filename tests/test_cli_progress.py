@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import evaluation
 from cli_runner import run_cli
 from rich.console import Console
 from run_helpers import LIBRARY_ITEMS, write_library
@@ -55,8 +56,8 @@ def test_a_piped_eval_counts_its_questions_up_to_done(tmp_path: Path) -> None:
     asked = ("Does metformin reduce breast cancer risk?", "Does metformin lower breast cancer incidence in women?",
              "Is metformin associated with less breast cancer in type 2 diabetes?")
     questions.write_text("".join(json.dumps({"pmid": pmid, "question": q, "answer": "yes"}) + "\n" for q in asked))
-    scored = run_cli("eval", "pubmedqa", str(questions), "--library", str(library), "--out", str(tmp_path / "out"),
-                     "--concurrency", "1", env=FAST)
+    scored = run_cli(str(questions), "--library", str(library), "--out", str(tmp_path / "out"), "--concurrency", "1",
+                     env=FAST, entry=evaluation.main)
     assert scored.returncode == 0, scored.stderr
     _assert_steady(scored.stderr, "eval", "questions", 3)
     assert len({done for done, _ in _counts(scored.stderr, "eval", "questions")}) == 4  # 0, 1, 2, 3

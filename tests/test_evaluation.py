@@ -8,11 +8,10 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from evaluation import FOLDS, MAPPED, Scored, load_folds, load_questions, macro_f1, main, summary_lines
 from extractive_samples import META_ANALYSIS, QUESTION
 
-from synthesist.cli import main
 from synthesist.errors import BadInputError
-from synthesist.evaluation import MAPPED, Scored, load_folds, load_questions, macro_f1, summary_lines
 from synthesist.reading.alignment import fitted_gate
 from synthesist.reading.answer_features import features
 from synthesist.reading.conclusion import conclusion_verdict, load_model
@@ -60,13 +59,13 @@ def test_summary_prints_accuracy_confusion_cited_rate_and_out_of_fold() -> None:
 
 
 def test_eval_rejects_a_missing_questions_file_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", "pubmedqa", str(tmp_path / "none.jsonl"), "--library", str(tmp_path)])
+    code = main([str(tmp_path / "none.jsonl"), "--library", str(tmp_path)])
     assert code == 2
     assert "cannot read questions file" in capsys.readouterr().err
 
 
 def test_eval_rejects_a_non_positive_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["eval", "pubmedqa", str(tmp_path / "q.jsonl"), "--library", str(tmp_path), "--limit", "0"])
+    code = main([str(tmp_path / "q.jsonl"), "--library", str(tmp_path), "--limit", "0"])
     assert code == 2
     assert "--limit" in capsys.readouterr().err
 
@@ -114,7 +113,7 @@ def test_a_training_row_is_read_by_the_fold_model_that_did_not_see_it() -> None:
 
 
 def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> None:
-    raw = json.loads(resources.files("synthesist").joinpath("evaluation_folds/alignment_gate.json").read_text())
+    raw = json.loads((FOLDS / "alignment_gate.json").read_text())
     folds = load_folds()
     shipped_gate = fitted_gate()  # outside a run: the shipped fit
     assert [g.answers for g in folds.gates] == [g["answers"] for g in raw["fold_gates"]]

@@ -1,4 +1,4 @@
-"""The faces (cli, service, mcp, batch, Ray, evaluation) import only `synthesist.api`, leaf modules and each other:
+"""The faces (cli, service, mcp, batch, Ray) import only `synthesist.api`, leaf modules and each other:
 nothing below the API (docs/architecture/overview.md)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "src" / "synthesist"
 FACES = ("cli", "cli_commands", "cli_parser", "cli_progress", "cli_serve", "cli_study", "cli_watch", "service",
-         "mcp_server", "mcp_stdio", "batch", "ray_backend", "evaluation")
+         "mcp_server", "mcp_stdio", "batch", "ray_backend")
 LEAVES = ("models", "events", "event_text", "errors", "config", "identity", "inputs", "titles", "wording", "study",
           "redaction", "run_options", "run_limits")
 ALLOWED = {"api", "__version__", *LEAVES, *FACES}

@@ -102,7 +102,7 @@ def _command(args: argparse.Namespace) -> int:
     from . import api  # noqa: PLC0415 — deferred so that --help never pays for httpx/chromadb/torch
 
     handler = {"research": _research, "resume": _resume, "batch": _batch, "sources": _sources,
-               "library": _library, "runs": _runs, "eval": _eval, "doctor": _doctor}[args.command]
+               "library": _library, "runs": _runs, "doctor": _doctor}[args.command]
     return handler(api, args)
 
 
@@ -486,21 +486,3 @@ def printable(text: str) -> str:
 def _say(text: str, *, err: bool = False) -> None:
     """The one way plain lines reach the terminal."""
     print(printable(text), file=sys.stderr if err else sys.stdout)
-
-
-def _eval(api, args: argparse.Namespace) -> int:
-    from .evaluation import evaluate, load_questions, summary_lines  # noqa: PLC0415 — deferred like api
-
-    if args.limit is not None and args.limit < 1:
-        raise BadInputError("--limit must be at least 1")
-    rows = load_questions(args.questions_file, args.limit)
-    if not rows:
-        raise BadInputError(f"no questions in {args.questions_file}")
-    api.check_library_paths([args.library])
-    with Meter("eval", "questions") as meter:
-        scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out, concurrency=args.concurrency,
-                                      negative_control=args.negative_control, progress=meter.update))
-    for line in summary_lines(scored):
-        print(line)
-    print(f"per-question results in {args.out / ('eval-nc.jsonl' if args.negative_control else 'eval.jsonl')}")
-    return EXIT_OK

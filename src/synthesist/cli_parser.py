@@ -136,7 +136,6 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=10, help="how many records (default 10)")
     search.add_argument("--json", action="store_true", help="JSON output")
     search.add_argument("--queries", type=Path, metavar="FILE", help="one query per line; one JSON line each")
-    _eval_parser(commands)
     _watch_parser(commands)
     serve = commands.add_parser("serve", help="the HTTP service: start runs, follow their events, read reports")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -183,22 +182,6 @@ def _run_options(parser: argparse.ArgumentParser, *, out_required: bool = False)
 
 def _set_help(parser: argparse.ArgumentParser, option: str, text: str) -> None:
     next(action for action in parser._actions if option in action.option_strings).help = text
-
-
-def _eval_parser(commands) -> None:  # noqa: ANN001 - argparse's private subparsers type
-    evaluation = commands.add_parser("eval", help="score the extractive engine on a labelled question set")
-    datasets = evaluation.add_subparsers(dest="dataset", required=True, metavar="DATASET")
-    pubmedqa = datasets.add_parser("pubmedqa", help="PubMedQA rows (pmid, question, answer yes/no/maybe)")
-    pubmedqa.add_argument("questions_file", type=Path, metavar="QUESTIONS.jsonl")
-    pubmedqa.add_argument("--library", type=Path, required=True, metavar="PATH",
-                          help=f"the library to search, {LIBRARY_FORMS}")
-    pubmedqa.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
-    pubmedqa.add_argument("--concurrency", type=int, default=4)
-    pubmedqa.add_argument("--out", type=Path, default=Path("eval-out"), metavar="DIR",
-                          help="runs and eval.jsonl (per question) go here (default eval-out)")
-    pubmedqa.add_argument("--negative-control", action="store_true",
-                          help="ask each question of the library without its source abstract: the right outcome is "
-                               "insufficient (writes eval-nc.jsonl)")
 
 
 def _watch_parser(commands) -> None:  # noqa: ANN001 - argparse's private subparsers type

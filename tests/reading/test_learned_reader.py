@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fitting import fit_listwise, fit_softmax
 
 from synthesist.errors import SynthesistError
 from synthesist.models import Evidence
-from synthesist.reading.fitting import fit_listwise, fit_softmax
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.studies import answer_query
 from synthesist.reading.studies.direction import read_direction

@@ -6,8 +6,8 @@
   :mod:`.vocabulary`, :mod:`.designs`, :mod:`.answer_features`, :mod:`.alignment` (with ``alignment_gate.json``);
 - a study's full text: :mod:`.studies` (the study record, and what it found for an (intervention, comparator,
   outcome));
-- learned models: :mod:`.linear` (a TF-IDF vectoriser, softmax and listwise models scored with numpy),
-  :mod:`.fitting` (fitting them with scipy, for training code only), :mod:`.study_reader` (the study reader's
+- learned models: :mod:`.linear` (a TF-IDF vectoriser, softmax and listwise models scored with numpy;
+  ``bench/fitting.py`` fits them, outside the package), :mod:`.study_reader` (the study reader's
   weights, ``study_reader.json``).
 
 Imports only the leaves (models, study, errors) and numpy: agents, claims, conflicts, certainty and the report use

@@ -1,9 +1,9 @@
 """Linear models as the reading core ships and runs them: a TF-IDF text vectoriser, a softmax (multinomial
 logistic) classifier and a listwise scorer, saved as plain JSON and scored with numpy alone.
 
-Fitting them (:mod:`.fitting`, scipy's L-BFGS) is for training code; a run only loads and scores. A model's input
-is a dense row of named features and, optionally, a text as :class:`TextRow` (the vectoriser's sparse row): the
-logits are ``text · text_weights + standardised(dense) · weights + bias``.
+Fitting them (``bench/fitting.py``, scipy's L-BFGS) is training code outside the package; a run only loads and
+scores. A model's input is a dense row of named features and, optionally, a text as :class:`TextRow` (the
+vectoriser's sparse row): the logits are ``text · text_weights + standardised(dense) · weights + bias``.
 """
 
 from __future__ import annotations

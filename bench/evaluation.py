@@ -1,5 +1,10 @@
 """The PubMedQA harness: full extractive runs over a question file, scored against the dataset's answers.
 
+    python bench/evaluation.py QUESTIONS.jsonl --library LIBRARY.jsonl [--limit N] [--concurrency N] [--out DIR]
+                               [--negative-control]
+
+(``make eval`` runs it on ../shared's 500 dev questions.) It lives outside the package, beside the fits it reads.
+
 Each question runs end to end (:func:`synthesist.batch.research_many`, extractive engine, library source only);
 the report's verdict maps yes→yes, no→no, mixed/insufficient→maybe. Scored: accuracy, macro-F1, the confusion
 matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations,
@@ -7,7 +12,7 @@ stop reasons and median rounds. Runs already in ``out_dir`` are not run again: a
 where it stopped.
 
 The answer model and the alignment gate the product ships were fitted on this dev set, so the evaluation does not
-read with them: ``evaluation_folds/`` (written beside the shipped files by ``bench/fit_answer_model.py`` and
+read with them: ``bench/data/folds/`` (written with the shipped files by ``bench/fit_answer_model.py`` and
 ``bench/fit_alignment_gate.py``, read by nothing but this module) holds one answer model and one gate per fold, each
 fitted without the fold's rows, and the fold of every training pmid (:class:`Folds`). An item whose pmid trained the
 answer model is read by the fold model that did not see it, and the questions run fold by fold, each fold's items
@@ -23,20 +28,26 @@ verdict is never right: nothing the run could read answers it; its ``insufficien
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
 import statistics
+import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
-from .api import ANSWER_LABELS as LABELS
-from .api import AlignmentGate, AnswerModel, Readers, alignment_gate_from, answer_model_from
-from .batch import BatchItem, research_many
-from .errors import BadInputError
-from .wording import counted
+from synthesist import api
+from synthesist.api import ANSWER_LABELS as LABELS
+from synthesist.api import AlignmentGate, AnswerModel, Readers, alignment_gate_from, answer_model_from
+from synthesist.batch import BatchItem, research_many
+from synthesist.cli_progress import Meter
+from synthesist.errors import BadInputError
+from synthesist.wording import counted
+
+FOLDS = Path(__file__).parent / "data" / "folds"
 
 MAPPED = {"yes": "yes", "no": "no", "mixed": "maybe", "insufficient": "maybe", None: "maybe"}
 
@@ -64,10 +75,9 @@ class Folds:
 
 @cache
 def load_folds() -> Folds:
-    """``evaluation_folds/answer_model.json`` and ``evaluation_folds/alignment_gate.json`` (package data)."""
-    folder = resources.files(__package__).joinpath("evaluation_folds")
-    answer = json.loads(folder.joinpath("answer_model.json").read_text())
-    gate = json.loads(folder.joinpath("alignment_gate.json").read_text())
+    """``bench/data/folds/answer_model.json`` and ``alignment_gate.json``."""
+    answer = json.loads((FOLDS / "answer_model.json").read_text(encoding="utf-8"))
+    gate = json.loads((FOLDS / "alignment_gate.json").read_text(encoding="utf-8"))
     return Folds(answer_models=tuple(answer_model_from(fold) for fold in answer["folds"]),
                  gates=tuple(alignment_gate_from(fold) for fold in gate["fold_gates"]),
                  training=answer["training_folds"])
@@ -276,3 +286,42 @@ def negative_control_lines(scored: Sequence[Scored]) -> list[str]:
 def _failures(scored: Sequence[Scored]) -> list[str]:
     failed = [s for s in scored if s.error]
     return [f"{counted(len(failed), 'question')} failed: {failed[0].error}"] if failed else []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Score the extractive engine on PubMedQA rows; the figures go to stdout, progress to stderr. Bad input: a
+    message and exit 2."""
+    parser = argparse.ArgumentParser(prog="bench/evaluation.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("questions_file", type=Path, metavar="QUESTIONS.jsonl",
+                        help="PubMedQA rows (pmid, question, answer yes/no/maybe)")
+    parser.add_argument("--library", type=Path, required=True, metavar="PATH", help="the library to search")
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--out", type=Path, default=Path("eval-out"), metavar="DIR",
+                        help="runs and eval.jsonl (per question) go here (default eval-out)")
+    parser.add_argument("--negative-control", action="store_true",
+                        help="ask each question of the library without its source abstract: the right outcome is "
+                             "insufficient (writes eval-nc.jsonl)")
+    args = parser.parse_args(argv)
+    try:
+        if args.limit is not None and args.limit < 1:
+            raise BadInputError("--limit must be at least 1")
+        rows = load_questions(args.questions_file, args.limit)
+        if not rows:
+            raise BadInputError(f"no questions in {args.questions_file}")
+        api.check_library_paths([args.library])
+        with Meter("eval", "questions") as meter:
+            scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out,
+                                          concurrency=args.concurrency, negative_control=args.negative_control,
+                                          progress=meter.update))
+    except BadInputError as exc:
+        print(f"evaluation: error: {exc}", file=sys.stderr)
+        return 2
+    for line in summary_lines(scored):
+        print(line)
+    print(f"per-question results in {args.out / ('eval-nc.jsonl' if args.negative_control else 'eval.jsonl')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

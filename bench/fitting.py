@@ -1,5 +1,6 @@
-"""Fitting the reading core's linear models (:mod:`.linear`): convex losses minimised with scipy's L-BFGS from zero
-weights, so the same rows give the same model on any machine. Training code only: a run never imports this.
+"""Fitting the reading core's linear models (:mod:`synthesist.reading.linear`): convex losses minimised with
+scipy's L-BFGS from zero weights, so the same rows give the same model on any machine. Training code only, outside
+the package: the trainers here import it as ``fitting`` (this folder is on their ``sys.path``); a run never does.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import optimize, sparse
 
-from .linear import ListwiseScorer, Softmax, TextRow, TextVectorizer
+from synthesist.reading.linear import ListwiseScorer, Softmax, TextRow, TextVectorizer
 
 
 def text_matrix(rows: Sequence[TextRow], width: int) -> sparse.csr_matrix:
