@@ -44,7 +44,7 @@ browser:
 	  fi; \
 	fi
 
-# The study reader's models (src/synthesist/reading/study_reader.json) from Evidence Inference 2.0 in ../shared:
+# The study reader's models (src/synthesist/reading/fitted/study_reader/model.json) from Evidence Inference 2.0 in ../shared:
 # about six minutes on two cores, the same file every time.
 train-reader: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_study_reader.py

@@ -4,7 +4,7 @@
         [OUT [EVAL_OUT]] [--check]
 
 With ``--check`` nothing is written: the script exits 1 when the shipped gate or the evaluation's fold gates (or OUT,
-EVAL_OUT) are not what the fit makes from today's code (a change to relevance, alignment or the frame moves it; no
+EVAL_OUT) are not what the fit makes from the code as it is (a change to relevance, alignment or the frame moves it; no
 test refits, the fit takes minutes).
 
 Set ``FIT_CACHE=path.json`` to keep the retrieval between runs (the slow part, ~20 min here); the frames, part
@@ -24,7 +24,7 @@ all (the run will say ``insufficient``). The chosen gate passes the most sources
 :data:`CONTROLS_FLOOR` of the controls clean (else the best controls' share); it is chosen on k-1 folds (fold =
 sha1(pmid) % 5, the answer model's folds: ``fit_answer_model.fold_of``) and scored on the held-out fold, and the
 table prints both. The gate fitted on all rows, the one the product aligns under, is written to
-src/synthesist/reading/alignment_gate.json (or OUT); each fold's gate to
+src/synthesist/reading/fitted/alignment_gate/model.json (or OUT); each fold's gate to
 bench/data/folds/alignment_gate.json (or EVAL_OUT), which only the dev-set evaluation reads: it runs a
 fold's questions under the gate fitted without them (``python bench/evaluation.py``), so its end-to-end figures are
 cross-validated too."""
@@ -47,7 +47,7 @@ from synthesist.reading.frame import frame_of
 from synthesist.tools.library import load_library
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
-OUT = SRC / "reading/alignment_gate.json"
+OUT = SRC / "reading/fitted/alignment_gate/model.json"
 EVAL_OUT = Path(__file__).parent / "data" / "folds" / "alignment_gate.json"
 DEPTH = 20
 COVERS = (0.34, 0.5, 0.67)
@@ -203,7 +203,7 @@ def _write(*targets: tuple[Path, dict[str, object]], check: bool) -> None:
     if check:
         stale = [str(path) for path, fitted in targets if json.loads(path.read_text()) != fitted]
         if stale:
-            print(f"not what this fit makes from today's code: {', '.join(stale)}; refit and look at "
+            print(f"not what this fit makes from the code as it is: {', '.join(stale)}; refit and look at "
                   "docs/benchmarks.md")
             raise SystemExit(1)
         print("the shipped gate and the evaluation's fold gates are what this fit makes")

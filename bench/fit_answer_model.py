@@ -9,7 +9,7 @@ regression with balanced class weights, fitted on the *yes* and *no* rows: the *
 ones, and a reader that may say *maybe* gets fewer questions right (see docs/benchmarks.md). Every row, *maybe*
 included, is scored and calibrated. Writes two files:
 
-- src/synthesist/reading/conclusion_model.json (or OUT), what the product reads with: the model fitted on all
+- src/synthesist/reading/fitted/conclusion/model.json (or OUT), what the product reads with: the model fitted on all
   rows and the calibration of its confidence (P(right), fitted on the out-of-fold probabilities);
 - bench/data/folds/answer_model.json (or EVAL_OUT), what only the dev-set evaluation reads with
   (``python bench/evaluation.py``): one model and calibration per fold (fold = sha1(pmid) % k, each fitted without its
@@ -17,7 +17,7 @@ included, is scored and calibrated. Writes two files:
   them.
 
 With ``--check`` nothing is written: the script exits 1 when either shipped file (or OUT, EVAL_OUT) is not what the
-fit makes from today's code (weights compared to 1e-4, as a refit on another machine's BLAS may differ).
+fit makes from the code as it is (weights compared to 1e-4, as a refit on another machine's BLAS may differ).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from synthesist.reading.answer_features import features
 from synthesist.reading.conclusion import LABELS, calibration_features
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
-OUT = SRC / "reading/conclusion_model.json"
+OUT = SRC / "reading/fitted/conclusion/model.json"
 EVAL_OUT = Path(__file__).parent / "data" / "folds" / "answer_model.json"
 K_FOLDS = 5
 TOLERANCE = 1e-4
@@ -137,7 +137,7 @@ def _write(*targets: tuple[Path, dict[str, Any]], check: bool) -> None:
     if check:
         stale = [str(path) for path, fitted in targets if not _same(json.loads(path.read_text()), fitted)]
         if stale:
-            print(f"not what this fit makes from today's code: {', '.join(stale)}; refit and look at "
+            print(f"not what this fit makes from the code as it is: {', '.join(stale)}; refit and look at "
                   "docs/benchmarks.md")
             raise SystemExit(1)
         print("the shipped model and the evaluation's fold models are what this fit makes")

@@ -1,5 +1,5 @@
 """Train the question tagger (:mod:`synthesist.reading.question_parts`) and write
-``src/synthesist/reading/question_tagger.json``.
+``src/synthesist/reading/fitted/question_tagger/model.json``.
 
     OPENBLAS_NUM_THREADS=1 python bench/train_question_tagger.py [--out PATH]       (make train-tagger)
 
@@ -54,7 +54,7 @@ from synthesist.reading.question_parts import PARTS, QuestionTagger, spans, toke
 from synthesist.reading.text import STOP_WORDS
 
 CORPUS = "corpus/evidence_inference"
-OUT = REPO / "src/synthesist/reading/question_tagger.json"
+OUT = REPO / "src/synthesist/reading/fitted/question_tagger/model.json"
 SEED = 13
 PER_PROMPT = 3
 MIN_COUNT = 3

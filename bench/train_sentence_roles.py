@@ -1,4 +1,5 @@
-"""Train the sentence-role model (:mod:`synthesist.reading.roles`) and write ``reading/sentence_roles.json``.
+"""Train the sentence-role model (:mod:`synthesist.reading.roles`) and write
+``reading/fitted/sentence_roles/model.json``.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_sentence_roles.py [--out PATH]   (make train-roles)
 
@@ -47,7 +48,7 @@ from synthesist.tools.jats import parse_jats
 
 DATA = "corpus/evidence_inference"
 LIBRARY = "corpus/library.jsonl"
-OUT = REPO / "src" / "synthesist" / "reading" / "sentence_roles.json"
+OUT = REPO / "src" / "synthesist" / "reading" / "fitted" / "sentence_roles" / "model.json"
 MIN_DF = 3
 VOCABULARY = 12_000
 """At most this many grams: the shipped file stays under a megabyte."""

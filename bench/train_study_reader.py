@@ -1,4 +1,5 @@
-"""Train the study reader's models on Evidence Inference 2.0 and write ``src/synthesist/reading/study_reader.json``.
+"""Train the study reader's models on Evidence Inference 2.0 and write
+``src/synthesist/reading/fitted/study_reader/model.json``.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_study_reader.py [--out PATH] [--limit N]
                                                                       (make train-reader)
@@ -63,7 +64,7 @@ from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import StudyReader
 from synthesist.study import DirectionQuery
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "study_reader.json"
+OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "model.json"
 RANKER_C = 1.0
 RANKER_MIN_DF = 5
 DIRECTION_C = 3.0

@@ -122,5 +122,5 @@ def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> N
         assert fitted_gate() == folds.gates[4]
     with reading_with(folds.readers(None)):  # a question that trained neither: the shipped gate
         assert fitted_gate() == shipped_gate
-    shipped = resources.files("synthesist.reading").joinpath("alignment_gate.json").read_text()
+    shipped = resources.files("synthesist.reading").joinpath("fitted", "alignment_gate", "model.json").read_text()
     assert "fold" not in shipped

@@ -88,7 +88,7 @@ def test_every_kind_and_stage_the_code_emits_is_in_the_vocabulary_and_every_one_
 
 
 def test_an_old_line_is_worded_from_its_payload_or_as_it_was_logged() -> None:
-    """A payload that says it all is worded by today's function (the source failure); one that lacks a fact the
+    """A payload that says it all is worded by the current function (the source failure); one that lacks a fact the
     wording needs (the round's progress before ``after``, the image summary before ``new``) keeps its message."""
     texts = [event_text(EVENT_ADAPTER.validate_json(line)) for line in OLD_LINES]
     assert texts == ["q", "indexing the library: 5 of 10", "analysing x.png", "turn 2", "1 findings",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+from synthesist.reading.shipped import MODELS, fitted_model
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,10 +27,24 @@ def test_the_wheel_ships_the_fitted_models_and_none_of_the_lab(tmp_path: Path) -
     with zipfile.ZipFile(next((tmp_path / "wheel").glob("synthesist-*.whl"))) as wheel:
         names = wheel.namelist()
         data = [wheel.read(name) for name in names if name.endswith(".json")]
-    models = {"conclusion_model.json", "study_reader.json", "question_tagger.json", "sentence_roles.json",
-              "alignment_gate.json"}
-    assert models <= {Path(name).name for name in names}
+    assert {f"synthesist/reading/fitted/{name}/{part}" for name in MODELS for part in ("model.json", "CARD.md")} <= set(
+        names)
     assert "synthesist/api.py" in names and "synthesist/llm/core.py" in names
     lab = [name for name in names if any(word in name for word in ("fitting", "evaluation", "folds", "bench/"))]
     assert lab == []
     assert not any(b"training_folds" in raw or b"fold_gates" in raw for raw in data)  # no dev pmid, no fold fit
+
+
+def test_every_fitted_model_has_one_folder_with_its_card() -> None:
+    """Each shipped model is ``reading/fitted/NAME/``: its weights and a data card that names its data, the command that
+    trains it (a script in bench/) and its held-out figure."""
+    fitted = REPO / "src" / "synthesist" / "reading" / "fitted"
+    assert tuple(sorted(path.name for path in fitted.iterdir() if path.is_dir())) == MODELS
+    for name in MODELS:
+        card = (fitted / name / "CARD.md").read_text(encoding="utf-8")
+        assert (fitted / name / "model.json").stat().st_size > 0
+        fields = set(re.findall(r"\*\*\w+(?: \w+)?\*\*", card))
+        assert {"**Data**", "**Trainer**", "**Held out**", "**Fitted**"} <= fields, name
+        scripts = re.findall(r"bench/[\w/]+\.py", card.split("**Trainer**")[1].split("\n- ")[0])
+        assert scripts and all((REPO / script).is_file() for script in scripts), name
+        assert fitted_model(name)  # the loader reads it

@@ -91,7 +91,7 @@ def test_a_structured_abstract_s_objective_is_an_introduction_and_the_body_keeps
 
 
 def test_the_shipped_model_is_small_and_states_its_held_out_figures() -> None:
-    shipped = resources.files(roles.__package__) / roles.RESOURCE
+    shipped = resources.files(roles.__package__).joinpath("fitted", roles.RESOURCE, "model.json")
     raw = json.loads(shipped.read_text(encoding="utf-8"))
 
     assert len(shipped.read_bytes()) < 1_000_000

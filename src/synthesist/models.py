@@ -24,7 +24,7 @@ ManagerName = Literal["loop", "magentic"]
 """Who runs a research run's rounds: the loop manager (stop rules in code) or the Magentic-One workflow."""
 """The sources a user can select."""
 LEGACY_SOURCE_NAMES = {"clinicaltrials": "trials", "preprint": "preprints"}
-"""Spellings written by earlier versions (checkpoints, stored runs), read as today's."""
+"""Spellings written by earlier versions (checkpoints, stored runs), read as the current ones."""
 
 
 def _current_source_name(value: object) -> object:

@@ -195,7 +195,7 @@ class RunFolder:
             raise BadInputError(f"no checkpoint for run {self.run_id!r} under {self.directory.parent}")
         try:
             return Checkpoint.model_validate_json(self.checkpoint_path.read_bytes())
-        except ValidationError as exc:  # torn, or a value out of today's bounds (a run option's words say which)
+        except ValidationError as exc:  # torn, or a value out of the current bounds (a run option's words say which)
             raise BadInputError(f"checkpoint of run {self.run_id!r} is unreadable: {error_line(exc)}") from exc
         except OSError as exc:
             raise BadInputError(f"checkpoint of run {self.run_id!r} is unreadable: {exc.strerror or exc}") from exc

@@ -96,7 +96,7 @@ def test_shipped_artefact_is_small_and_matches_the_feature_code() -> None:
 
 
 def test_the_shipped_artefact_is_one_model_and_names_no_training_row(shared_dir) -> None:  # type: ignore[no-untyped-def]
-    text = resources.files("synthesist.reading").joinpath("conclusion_model.json").read_text()
+    text = resources.files("synthesist.reading").joinpath("fitted", "conclusion", "model.json").read_text()
     assert set(json.loads(text)) == {"model", "calibration"}
     rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
     assert not any(r["pmid"] in text for r in rows)

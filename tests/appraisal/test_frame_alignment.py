@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-
 import pytest
 
 from synthesist.appraisal.bottom_line import leans_on_previous, with_context
@@ -12,6 +9,7 @@ from synthesist.models import Evidence
 from synthesist.reading.alignment import Gate, align, fitted_gate
 from synthesist.reading.frame import frame_of
 from synthesist.reading.readers import Readers, reading_with
+from synthesist.reading.shipped import fitted_model
 from synthesist.reading.text import split_sentences
 
 
@@ -127,7 +125,7 @@ def test_a_sentence_that_leans_on_the_one_before_brings_it_along() -> None:
 
 
 def test_the_shipped_gate_is_in_force_unless_another_is_put_in_place() -> None:
-    shipped = json.loads(resources.files("synthesist.reading").joinpath("alignment_gate.json").read_text())
+    shipped = fitted_model("alignment_gate")
     assert set(shipped) == {"cover", "weight", "answers", "strong", "floor", "depth"}
     assert fitted_gate() == Gate(**{k: shipped[k] for k in ("cover", "weight", "answers", "strong", "floor")})
     other = Gate(cover=0.9, answers=0.99)

@@ -3,12 +3,12 @@
 - text primitives: :mod:`.text` (sentences, terms and the tokenizer retrieval shares, section roles),
   :mod:`.abbreviations` (the Schwartz–Hearst detector), :mod:`.lexicon` (the vocabularies in ``lexicons/*.toml``);
 - the question and an abstract: :mod:`.question`, :mod:`.frame`, :mod:`.entities`, :mod:`.synonyms`,
-  :mod:`.vocabulary`, :mod:`.designs`, :mod:`.answer_features`, :mod:`.alignment` (with ``alignment_gate.json``);
+  :mod:`.vocabulary`, :mod:`.designs`, :mod:`.answer_features`, :mod:`.alignment` (with ``fitted/alignment_gate/``);
 - a study's full text: :mod:`.studies` (the study record, and what it found for an (intervention, comparator,
   outcome));
 - learned models: :mod:`.linear` (a TF-IDF vectoriser, softmax and listwise models scored with numpy;
   ``bench/fitting.py`` fits them, outside the package), :mod:`.study_reader` (the study reader's
-  weights, ``study_reader.json``).
+  weights, ``fitted/study_reader/``).
 
 Imports only the leaves (models, study, errors) and numpy: agents, claims, conflicts, certainty and the report use
 it; it uses none of them. Memory's BM25 index and the JATS parser take their tokenizer and section roles from

@@ -4,22 +4,21 @@ A part (exposure, outcome, population, comparator) is *addressed* when the item'
 hold enough of its content terms (:attr:`Gate.cover`), under its own words or a lay/MeSH synonym; the span is the
 sentence that holds most of them. From the parts an item *answers*, is *indirect*, *related* or
 *off_topic*: the labels and the thresholds (fitted by ``bench/fit_alignment_gate.py``, shipped as
-``alignment_gate.json``) are in docs/architecture/contracts.md, "The question frame and the alignment gate"."""
+``fitted/alignment_gate/``) are in docs/architecture/contracts.md, "The question frame and the alignment gate"."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from ..models import Alignment, Evidence, PartMatch, QuestionFrame
 from . import lexicon
 from .abbreviations import abbreviation_definitions
 from .readers import current_readers
+from .shipped import fitted_model
 from .studies.arms import fold
 from .study_reader import study_reader
 from .synonyms import lay_synonyms, measure_names
@@ -51,14 +50,13 @@ class Gate:
 
 def fitted_gate() -> Gate:
     """The gate in force: the run's (:class:`~synthesist.reading.readers.Readers`), else the shipped
-    ``alignment_gate.json`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
+    ``fitted/alignment_gate/`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
     return current_readers().gate or _shipped_gate()
 
 
 @cache
 def _shipped_gate() -> Gate:
-    resource = resources.files(__package__).joinpath("alignment_gate.json")
-    return gate_from(json.loads(resource.read_text())) if resource.is_file() else Gate()
+    return gate_from(fitted_model("alignment_gate"))
 
 
 def gate_from(raw: Mapping[str, float]) -> Gate:

@@ -3,18 +3,16 @@
 
 A small logistic regression (yes or no, balanced class weights) over the cue counts of
 :func:`~synthesist.reading.answer_features.features` reads the conclusion sentences; its weights are fitted on the
-PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``conclusion_model.json``; a run may read some
+PubMedQA dev set by ``bench/fit_answer_model.py`` and shipped as ``fitted/conclusion/model.json``; a run may read some
 items with other fitted models (:class:`synthesist.reading.readers.Readers`). Each verdict carries P(it is right),
 calibrated on cross-validated predictions (:func:`calibration_features`): docs/architecture/contracts.md, "The
 Answer"."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
@@ -22,6 +20,7 @@ import numpy as np
 from ..models import Evidence
 from .answer_features import features
 from .readers import current_readers
+from .shipped import fitted_model
 
 LABELS = ("yes", "no", "maybe")
 """PubMedQA's answers; the model says a subset of them (its ``labels``)."""
@@ -100,8 +99,8 @@ def answer_model_from(raw: Mapping[str, Any]) -> AnswerModel:
 
 @cache
 def load_model() -> AnswerModel:
-    """The shipped ``conclusion_model.json``."""
-    return answer_model_from(json.loads(resources.files(__package__).joinpath("conclusion_model.json").read_text()))
+    """The shipped ``fitted/conclusion/model.json``."""
+    return answer_model_from(fitted_model("conclusion"))
 
 
 def conclusion_verdict(question: str, item: Evidence) -> ConclusionVerdict:

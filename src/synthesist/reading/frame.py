@@ -71,7 +71,7 @@ def frame_of(question: str) -> QuestionFrame:
 def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
     """``frame`` with population, exposure, comparator and outcome from the question tagger
     (:mod:`.question_parts`), or ``None`` when it does not find both an intervention and an outcome at its threshold
-    (chosen on held-out generated questions, ``question_tagger.json``)."""
+    (chosen on held-out generated questions, ``fitted/question_tagger/model.json``)."""
     parts, threshold = question_parts(text), question_tagger().threshold
     exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
     if not exposure or not outcome or min(parts.intervention.confidence, parts.outcome.confidence) < threshold:

@@ -7,7 +7,7 @@ list of relation verbs has to know "preserve" for the tagger to see it. Each tok
 ``POP``/``INT``/``COMP``/``OUT`` (or ``O``) from a linear softmax over the features :func:`token_features` lists,
 and the tags of the question are the best path through the token probabilities and the tag transitions (Viterbi).
 
-The model (``question_tagger.json``) is written by ``bench/train_question_tagger.py`` from questions generated out
+The model (``fitted/question_tagger/``) is written by ``bench/train_question_tagger.py`` from questions generated out
 of the Evidence Inference clinicians' prompts (intervention, comparator, outcome) and populations from its articles'
 titles, phrased by a few dozen templates; its figures on held-out templates and articles are in that script's
 docstring. The function words and cue words the features use are stored with the weights, so the code and the model
@@ -16,16 +16,17 @@ cannot drift apart.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
-RESOURCE = "question_tagger.json"
+from .shipped import fitted_model
+
+RESOURCE = "question_tagger"
+"""Its folder under ``fitted/``."""
 PARTS = ("POP", "INT", "COMP", "OUT")
 _TOKEN = re.compile(r"[^\W_]+(?:[-'\u2019./+][^\W_]+)*|\S")
 _EDGE = 2
@@ -213,8 +214,7 @@ def spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
 @cache
 def question_tagger() -> QuestionTagger:
     """The shipped model (read from the package once)."""
-    raw = json.loads(resources.files(__package__).joinpath(RESOURCE).read_text(encoding="utf-8"))
-    return QuestionTagger.from_dict(raw)
+    return QuestionTagger.from_dict(fitted_model(RESOURCE))
 
 
 def question_parts(question: str) -> Parts:

@@ -29,7 +29,7 @@ class Readers:
     conclusion_models: Mapping[str, AnswerModel] = field(default_factory=lambda: MappingProxyType({}))
     """Per evidence id, the conclusion model that reads that item (an evaluation's fold model); others: shipped."""
     gate: Gate | None = None
-    """The alignment gate; None: the shipped ``alignment_gate.json``."""
+    """The alignment gate; None: the shipped ``fitted/alignment_gate/model.json``."""
 
     def conclusion_model(self, evidence_id: str) -> AnswerModel | None:
         """The model that reads ``evidence_id``'s conclusion, None for the shipped one."""

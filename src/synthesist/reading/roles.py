@@ -2,7 +2,7 @@
 read by a linear model learned from structured abstracts' own section labels, so an aim or a background is known
 as one without its title (an unstructured abstract, an "OBJECTIVE" no word list knew).
 
-The model (``sentence_roles.json``, written by ``bench/train_sentence_roles.py``; loaded on first use and scored
+The model (``fitted/sentence_roles/``, written by ``bench/train_sentence_roles.py``; loaded on first use and scored
 with numpy) is a softmax over two kinds of features a reader can list in a minute:
 
 - the sentence's words, as :func:`split_sentences` cuts it and without its section title: lowercased uni- and
@@ -19,20 +19,20 @@ role (``lexicons/roles.toml`` TITLE_ROLES) decides over the model: :func:`abstra
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
 from ..errors import SynthesistError
 from . import lexicon
 from .linear import Softmax, TextVectorizer
+from .shipped import fitted_model
 
-RESOURCE = "sentence_roles.json"
+RESOURCE = "sentence_roles"
+"""Its folder under ``fitted/``."""
 ROLES = ("background", "objective", "methods", "results", "conclusions")
 POSITION_BINS = 5
 POSITIONED = 4
@@ -97,7 +97,7 @@ class RoleModel:
 @cache
 def role_model() -> RoleModel:
     """The shipped model (read from the package once), checked against the features this module computes."""
-    model = RoleModel.from_dict(json.loads(resources.files(__package__).joinpath(RESOURCE).read_text(encoding="utf-8")))
+    model = RoleModel.from_dict(fitted_model(RESOURCE))
     if model.features != FEATURES:
         raise SynthesistError(f"{RESOURCE} was trained on other features than roles.py computes: retrain it with "
                               "bench/train_sentence_roles.py")

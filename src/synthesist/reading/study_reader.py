@@ -1,4 +1,4 @@
-"""The study reader's models as shipped in ``study_reader.json``: the passage ranker, the direction model, and the
+"""The study reader's models as shipped in ``fitted/study_reader/``: the passage ranker, the direction model, and the
 model of whether an article tests a comparison at all.
 
 Written by ``bench/train_study_reader.py`` (Evidence Inference 2.0's train split; figures on its validation split
@@ -8,19 +8,19 @@ the code that computes its features cannot drift apart unnoticed (:meth:`StudyRe
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import numpy as np
 
 from ..errors import SynthesistError
 from .linear import ListwiseScorer, Softmax, TextVectorizer
+from .shipped import fitted_model
 
-RESOURCE = "study_reader.json"
+RESOURCE = "study_reader"
+"""Its folder under ``fitted/``."""
 
 
 @dataclass(frozen=True)
@@ -96,5 +96,4 @@ class StudyReader:
 @cache
 def study_reader() -> StudyReader:
     """The shipped models (read from the package once)."""
-    raw = json.loads(resources.files(__package__).joinpath(RESOURCE).read_text(encoding="utf-8"))
-    return StudyReader.from_dict(raw)
+    return StudyReader.from_dict(fitted_model(RESOURCE))
