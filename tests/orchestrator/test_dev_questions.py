@@ -9,7 +9,7 @@ import pytest
 from run_helpers import assert_valid_order
 
 from synthesist import api
-from synthesist.appraisal.citations import cited_ids
+from synthesist.appraisal.citations import CLAIM_FIELDS, cited_ids
 from synthesist.composition import Seams, Shared
 from synthesist.config import load_settings
 from synthesist.memory import Embedder, open_chroma
@@ -31,11 +31,19 @@ async def test_a_library_run_cites_the_questions_source_abstract(position: int, 
     result = events[-1].data
     assert result.stop_reason in STOP_REASONS
     report = result.report
-    text = " ".join([report.answer.statement if report.answer else "", report.executive_summary,
-                     *(s.body for s in report.sections), report.conclusion])
-    cited = set(cited_ids(text))
+    cited = set(cited_ids(" ".join(_claim_texts(report.model_dump()))))  # every field a claim may cite from
     library_ids = {record.id for record in library_index.records}
     assert cited and cited <= library_ids
     assert {c.evidence_id for c in report.references} == cited
     assert f"pmid:{question['pmid']}" in cited
     assert result.fabricated_citations == 0
+
+
+def _claim_texts(value: object, field: str = "") -> list[str]:
+    """The texts of every claim field in a dumped report (the answer's statement, the summary, sections' bodies,
+    the conclusion, limitations, the hypotheses tested), however deep."""
+    if isinstance(value, dict):
+        return [text for key, inner in value.items() for text in _claim_texts(inner, key)]
+    if isinstance(value, list | tuple):
+        return [text for inner in value for text in _claim_texts(inner, field)]
+    return [value] if isinstance(value, str) and field in CLAIM_FIELDS else []

@@ -40,10 +40,11 @@ import json
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 
@@ -66,12 +67,15 @@ without an icon of its own a browser asks for /favicon.ico and logs a 404)."""
 _RUN_ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 
+
+
 def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | str] = (), token: str | None = None,
                max_runs: int = 4, seams: Seams = NO_SEAMS, host: str | None = None,
                allow_hosts: Sequence[str] = (), max_body: int = MAX_BODY_BYTES) -> FastAPI:
     """The service's FastAPI app (``uvicorn.run(create_app(...))``). ``host``: the address it is served on (a
     request's Host must name it, a loopback name or one of ``allow_hosts``; any when it is 0.0.0.0 and
-    ``allow_hosts`` is empty); bodies over ``max_body`` bytes get 413."""
+    ``allow_hosts`` is empty); bodies over ``max_body`` bytes get 413. The routes are this module's functions;
+    each reaches the app's :class:`~.core.Service` through :func:`_service`."""
     service = Service(settings or current_settings(), check_library_paths(libraries) if libraries else (),
                       token=token, max_runs=max_runs, seams=seams)
 
@@ -85,228 +89,283 @@ def create_app(settings: Settings | None = None, *, libraries: Sequence[Path | s
     app = FastAPI(title="Synthesist", version=__version__, lifespan=lifespan)
     app.state.service = service
     app.add_middleware(RequestGuard, hosts=allowed_hosts(host, allow_hosts), max_body=max_body)
-
-    async def authorised(authorization: Annotated[str | None, Header()] = None) -> None:
-        if service.token is None:
-            return
-        given = (authorization or "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), service.token.encode()):
-            raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
-
-    guarded = [Depends(authorised)]
-
-    @app.exception_handler(BadInputError)
-    async def bad_input(_: Request, exc: BadInputError) -> JSONResponse:
-        return JSONResponse({"detail": for_client(exc)}, status_code=422)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        """What was wrong and where, never the input itself (it may be megabytes, or not even encodable)."""
-        problems = [{"loc": [excerpt(part, 40) for part in error.get("loc", ())], "msg": excerpt(error.get("msg"), 200),
-                     "type": excerpt(error.get("type"), 40)} for error in exc.errors()[:10]]
-        return JSONResponse({"detail": problems}, status_code=422)
-
-    @app.exception_handler(Conflict)
-    async def conflict(_: Request, exc: Conflict) -> JSONResponse:
-        return JSONResponse({"detail": for_client(exc)}, status_code=409)
-
-    @app.exception_handler(StoreUnreachableError)
-    async def store_unreachable(_: Request, exc: StoreUnreachableError) -> JSONResponse:
-        return JSONResponse({"detail": for_client(exc)}, status_code=503)
-
-    @app.exception_handler(Busy)
-    async def busy(_: Request, exc: Busy) -> JSONResponse:
-        return JSONResponse({"detail": f"{service.runs.limit} runs are already running; retry later"},
-                            status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
-
-    page = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
-    files = {name: ((Path(__file__).parent / "static" / name).read_text(encoding="utf-8"), kind)
-             for name, kind in STATIC_FILES.items()}
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> HTMLResponse:
-        return HTMLResponse(page)  # the page itself holds no data: every call it makes goes through /api
-
-    @app.get("/api/health", dependencies=guarded)
-    async def health() -> dict[str, Any]:
-        """Status, version, the store, and what a client may offer: whether there is a library, and the sources to
-        tick first (the library alone when there is one: it needs no network). A store that cannot be reached
-        makes the status ``degraded`` with the reason (its next use starts it again, and the status says ok)."""
-        problem = await asyncio.to_thread(service.session.store_problem)
-        return {"status": "ok" if problem is None else "degraded", "version": __version__,
-                "store": {"ok": problem is None, "detail": problem and for_client(problem)},
-                "library": bool(service.libraries),
-                "default_sources": service.default_sources()}
-
-    @app.get("/api/sources/check", dependencies=guarded)
-    async def sources_check(names: Annotated[str, Query(max_length=200)] = ",".join(PROBED)) -> list[dict[str, Any]]:
-        """Whether each network source answers this service now (one tiny query each, kept for a few minutes)."""
-        return await service.reachable(names)
-
-    @app.post("/api/runs", status_code=202, dependencies=guarded)
-    async def start_run(ask: RunRequest) -> dict[str, str]:
-        return {"run_id": service.start(ask)}
-
-    @app.get("/api/runs", dependencies=guarded)
-    async def list_runs() -> list[dict[str, Any]]:
-        live = [summary(run) for run in service.runs.all()]
-        held = {run["run_id"] for run in live}
-        kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
-        rows = live + [kept_summary(info) for info in kept if info.run_id not in held]
-        return sorted(rows, key=lambda row: row["changed"], reverse=True)  # newest first
-
-    def _run(run_id: str):  # type: ignore[no-untyped-def]
-        run = service.runs.get(run_id)
-        if run is None:
-            raise HTTPException(404, "no such run on this service")
-        return run
-
-    def _folder(run_id: str) -> RunFolder | None:
-        """A run's folder under DATA_DIR, by its id only (letters, digits, ``-``, ``_``): never a client's path."""
-        return service.store.folder(run_id) if _RUN_ID.fullmatch(run_id) else None
-
-    def _stored(run_id: str) -> ResearchResult | None:
-        """A finished run's result, from its report.json (this service's runs once complete, an earlier service's,
-        the CLI's)."""
-        folder = _folder(run_id)
-        return None if folder is None else folder.read_result()
-
-    def _result(run_id: str) -> ResearchResult:
-        run = service.runs.get(run_id)
-        if run is not None and not run.completed:
-            raise HTTPException(409, "the run has not finished yet" if not run.done else
-                                f"the run ended without a result: {for_client(run.failure)}")
-        stored = _stored(run_id)
-        if stored is None:
-            raise HTTPException(404, "no such run on this service" if run is None else
-                                "the run's report.json is gone from its folder")
-        return stored
-
-    @app.get("/api/runs/{run_id}/events", dependencies=guarded)
-    async def events(run_id: str, last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
-        run = service.runs.get(run_id)
-        folder = _folder(run_id)
-        if run is None and (folder is None or not folder.events_log.is_file()):
-            raise HTTPException(404, "no such run on this service")
-        after = int(last_event_id) if last_event_id and last_event_id.isdigit() and len(last_event_id) < 19 else 0
-
-        async def kept() -> AsyncIterator[Line]:  # a run this service no longer holds: its log on disk
-            assert folder is not None
-            for line in await asyncio.to_thread(lambda: list(read_log(folder.events_log))):
-                if line.seq > after:
-                    yield line
-
-        async def sse() -> AsyncIterator[bytes]:
-            async for line in run.follow(after) if run is not None else kept():
-                yield f"id: {line.seq}\nevent: {line.type}\ndata: {line.json}\n\n".encode()
-            if run is not None and run.failure:
-                yield f"event: failure\ndata: {json.dumps({'detail': for_client(run.failure)})}\n\n".encode()
-
-        return StreamingResponse(sse(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-    @app.get("/api/runs/{run_id}", dependencies=guarded)
-    async def result(run_id: str) -> Response:
-        body = await asyncio.to_thread(result_view, _result(run_id))
-        return Response(json.dumps(body), media_type="application/json")
-
-    @app.get("/api/runs/{run_id}/evidence", dependencies=guarded)
-    async def run_evidence(run_id: str) -> list[dict[str, Any]]:
-        """The evidence so far: the last checkpoint's while the run goes (it is written after every round), the
-        result's once it is done (each design the study records read included)."""
-        run, folder = service.runs.get(run_id), _folder(run_id)
-        if run is None and (folder is None or not folder.directory.is_dir()):
-            raise HTTPException(404, "no such run on this service")
-        stored = _stored(run_id) if run is None or run.completed else None
-        if stored is not None:
-            return evidence_views(stored.evidence, read_designs(stored))
-        return evidence_views(await asyncio.to_thread(api.run_evidence, run_id, settings=service.settings))
-
-    @app.get("/api/runs/{run_id}/report.md", dependencies=guarded)
-    async def report_md(run_id: str) -> PlainTextResponse:
-        done = _result(run_id)
-        return PlainTextResponse(api.report_markdown(done), media_type="text/markdown")
-
-    @app.get("/api/runs/{run_id}/references.bib", dependencies=guarded)
-    async def references(run_id: str) -> PlainTextResponse:
-        done = _result(run_id)
-        return PlainTextResponse(api.report_bibtex(done), media_type="application/x-bibtex")
-
-    @app.get("/api/runs/{run_id}/evidence.csv", dependencies=guarded)
-    async def evidence_csv(run_id: str) -> PlainTextResponse:
-        return PlainTextResponse(api.evidence_table_csv(_result(run_id)), media_type="text/csv")
-
-    @app.get("/api/runs/{run_id}/forest.svg", dependencies=guarded)
-    async def forest_svg(run_id: str) -> Response:
-        svg = await asyncio.to_thread(api.forest_plot_svg, _result(run_id))
-        if svg is None:
-            raise HTTPException(404, "no outcome has a ratio with a CI from two or more studies")
-        return Response(svg, media_type="image/svg+xml")
-
-    @app.post("/api/runs/{run_id}/resume", status_code=202, dependencies=guarded)
-    async def resume(run_id: str) -> dict[str, str]:
-        """Continue a cancelled or interrupted run (``state`` ``cancelled`` or ``interrupted`` in the runs list)."""
-        folder = _folder(run_id)
-        if folder is None or not folder.checkpoint_path.is_file():
-            raise HTTPException(404, "no such run on this service" if folder is None or not folder.directory.is_dir()
-                                else "the run saved no checkpoint: there is nothing to resume")
-        return {"run_id": service.resume(run_id)}
-
-    @app.delete("/api/runs/{run_id}", status_code=202, dependencies=guarded)
-    async def cancel(run_id: str) -> dict[str, Any]:
-        run = _run(run_id)
-        run.control.cancel()
-        return {"run_id": run_id, "cancelled": not run.done}
-
-    @app.get("/api/library/search", dependencies=guarded)
-    async def library_search(q: Annotated[str, Query(min_length=1, max_length=2000)],
-                             k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[dict[str, Any]]:
-        return [hit_view(hit) for hit in await service.search_library(q, k)]
-
-    @app.get("/static/{name}", include_in_schema=False)
-    async def static(name: str) -> Response:
-        if name not in files:
-            raise HTTPException(404, "no such file")
-        return Response(files[name][0], media_type=files[name][1])
-
-    def _watch_row(row: Any) -> dict[str, Any]:
-        watch, last = row.watch, row.last
-        return {"id": row.id, "question": watch.question if watch else None, "error": row.error,
-                "options": watch.options.model_dump() if watch else None,
-                "last_run": last.model_dump(mode="json") if last else None, "running": row.id in service.watching,
-                "last_outcome": service.watch_outcomes.get(row.id)}
-
-    @app.post("/api/watches", status_code=201, dependencies=guarded)
-    async def add_watch(ask: WatchRequest) -> dict[str, Any]:
-        watch, added = await asyncio.to_thread(service.add_watch, ask)
-        return {"id": watch.id, "question": watch.question, "added": added}
-
-    @app.get("/api/watches", dependencies=guarded)
-    async def watches() -> list[dict[str, Any]]:
-        return [_watch_row(row) for row in await asyncio.to_thread(api.list_watches, settings=service.settings)]
-
-    @app.get("/api/watches/{watch_id}/changes", dependencies=guarded)
-    async def watch_changes(watch_id: str) -> Response:
-        """The last finished run's changes.json (404 before a first run)."""
-        last = await asyncio.to_thread(api.watch_changes, watch_id, settings=service.settings)
-        if last is None:
-            raise HTTPException(404, "this watch has not run yet")
-        return Response(last.model_dump_json(), media_type="application/json")
-
-    @app.post("/api/watches/{watch_id}/runs", status_code=202, dependencies=guarded)
-    async def run_watch(watch_id: str) -> dict[str, Any]:
-        await asyncio.to_thread(api.get_watch, watch_id, settings=service.settings)  # unknown: 422, nothing runs
-        service.run_watch(watch_id)
-        return {"id": watch_id, "running": True}
-
-    @app.delete("/api/watches/{watch_id}", dependencies=guarded)
-    async def remove_watch(watch_id: str) -> dict[str, Any]:
-        if watch_id in service.watching:
-            raise Conflict(f"watch {watch_id} is running; remove it once the run ends")
-        await asyncio.to_thread(api.remove_watch, watch_id, settings=service.settings)
-        return {"id": watch_id, "removed": True}
-
+    for error, handler in ERROR_HANDLERS.items():
+        app.add_exception_handler(error, handler)
+    app.include_router(pages)
+    app.include_router(api_routes)
     return app
+
+
+def _service(request: Request) -> Service:
+    """The app's service: what every route works on."""
+    return request.app.state.service
+
+
+Served = Annotated[Service, Depends(_service)]
+
+
+async def _authorised(service: Served, authorization: Annotated[str | None, Header()] = None) -> None:
+    """With a token, every ``/api`` call must bear it (compared in constant time)."""
+    if service.token is None:
+        return
+    given = (authorization or "").removeprefix("Bearer ").strip()
+    if not hmac.compare_digest(given.encode(), service.token.encode()):
+        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+
+pages = APIRouter(include_in_schema=False)
+"""The page and its files: no data, no token (every call the page makes goes through ``/api``)."""
+api_routes = APIRouter(prefix="/api", dependencies=[Depends(_authorised)])
+"""Every ``/api`` route, behind the token when there is one."""
+
+
+async def _bad_input(_: Request, exc: BadInputError) -> JSONResponse:
+    return JSONResponse({"detail": for_client(exc)}, status_code=422)
+
+
+async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """What was wrong and where, never the input itself (it may be megabytes, or not even encodable)."""
+    problems = [{"loc": [excerpt(part, 40) for part in error.get("loc", ())], "msg": excerpt(error.get("msg"), 200),
+                 "type": excerpt(error.get("type"), 40)} for error in exc.errors()[:10]]
+    return JSONResponse({"detail": problems}, status_code=422)
+
+
+async def _conflict(_: Request, exc: Conflict) -> JSONResponse:
+    return JSONResponse({"detail": for_client(exc)}, status_code=409)
+
+
+async def _store_unreachable(_: Request, exc: StoreUnreachableError) -> JSONResponse:
+    return JSONResponse({"detail": for_client(exc)}, status_code=503)
+
+
+async def _busy(request: Request, _exc: Busy) -> JSONResponse:
+    return JSONResponse({"detail": f"{_service(request).runs.limit} runs are already running; retry later"},
+                        status_code=429, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
+ERROR_HANDLERS = {BadInputError: _bad_input, RequestValidationError: _invalid, Conflict: _conflict,
+                  StoreUnreachableError: _store_unreachable, Busy: _busy}
+"""What each error a route raises becomes: its status and a short reason, never the input."""
+
+
+@cache
+def _static() -> dict[str, tuple[str, str]]:
+    """The page (``index.html``) and its files by name, with their media types (read once)."""
+    folder = Path(__file__).parent / "static"
+    return {name: ((folder / name).read_text(encoding="utf-8"), kind)
+            for name, kind in {"index.html": "text/html", **STATIC_FILES}.items()}
+
+
+@pages.get("/", include_in_schema=False)
+async def index() -> HTMLResponse:
+    return HTMLResponse(_static()["index.html"][0])  # the page holds no data: every call it makes goes through /api
+
+
+@api_routes.get("/health")
+async def health(service: Served) -> dict[str, Any]:
+    """Status, version, the store, and what a client may offer: whether there is a library, and the sources to
+    tick first (the library alone when there is one: it needs no network). A store that cannot be reached
+    makes the status ``degraded`` with the reason (its next use starts it again, and the status says ok)."""
+    problem = await asyncio.to_thread(service.session.store_problem)
+    return {"status": "ok" if problem is None else "degraded", "version": __version__,
+            "store": {"ok": problem is None, "detail": problem and for_client(problem)},
+            "library": bool(service.libraries),
+            "default_sources": service.default_sources()}
+
+
+@api_routes.get("/sources/check")
+async def sources_check(service: Served,
+                        names: Annotated[str, Query(max_length=200)] = ",".join(PROBED)) -> list[dict[str, Any]]:
+    """Whether each network source answers this service now (one tiny query each, kept for a few minutes)."""
+    return await service.reachable(names)
+
+
+@api_routes.post("/runs", status_code=202)
+async def start_run(service: Served, ask: RunRequest) -> dict[str, str]:
+    return {"run_id": service.start(ask)}
+
+
+@api_routes.get("/runs")
+async def list_runs(service: Served) -> list[dict[str, Any]]:
+    live = [summary(run) for run in service.runs.all()]
+    held = {run["run_id"] for run in live}
+    kept = await asyncio.to_thread(api.list_runs, settings=service.settings)  # earlier runs, on disk
+    rows = live + [kept_summary(info) for info in kept if info.run_id not in held]
+    return sorted(rows, key=lambda row: row["changed"], reverse=True)  # newest first
+
+
+def _run(service: Service, run_id: str):  # type: ignore[no-untyped-def]
+    run = service.runs.get(run_id)
+    if run is None:
+        raise HTTPException(404, "no such run on this service")
+    return run
+
+
+def _folder(service: Service, run_id: str) -> RunFolder | None:
+    """A run's folder under DATA_DIR, by its id only (letters, digits, ``-``, ``_``): never a client's path."""
+    return service.store.folder(run_id) if _RUN_ID.fullmatch(run_id) else None
+
+
+def _stored(service: Service, run_id: str) -> ResearchResult | None:
+    """A finished run's result, from its report.json (this service's runs once complete, an earlier service's,
+    the CLI's)."""
+    folder = _folder(service, run_id)
+    return None if folder is None else folder.read_result()
+
+
+def _result(service: Service, run_id: str) -> ResearchResult:
+    run = service.runs.get(run_id)
+    if run is not None and not run.completed:
+        raise HTTPException(409, "the run has not finished yet" if not run.done else
+                            f"the run ended without a result: {for_client(run.failure)}")
+    stored = _stored(service, run_id)
+    if stored is None:
+        raise HTTPException(404, "no such run on this service" if run is None else
+                            "the run's report.json is gone from its folder")
+    return stored
+
+
+@api_routes.get("/runs/{run_id}/events")
+async def events(service: Served, run_id: str,
+                 last_event_id: Annotated[str | None, Header()] = None) -> StreamingResponse:
+    run = service.runs.get(run_id)
+    folder = _folder(service, run_id)
+    if run is None and (folder is None or not folder.events_log.is_file()):
+        raise HTTPException(404, "no such run on this service")
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() and len(last_event_id) < 19 else 0
+
+    async def kept() -> AsyncIterator[Line]:  # a run this service no longer holds: its log on disk
+        assert folder is not None
+        for line in await asyncio.to_thread(lambda: list(read_log(folder.events_log))):
+            if line.seq > after:
+                yield line
+
+    async def sse() -> AsyncIterator[bytes]:
+        async for line in run.follow(after) if run is not None else kept():
+            yield f"id: {line.seq}\nevent: {line.type}\ndata: {line.json}\n\n".encode()
+        if run is not None and run.failure:
+            yield f"event: failure\ndata: {json.dumps({'detail': for_client(run.failure)})}\n\n".encode()
+
+    return StreamingResponse(sse(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@api_routes.get("/runs/{run_id}")
+async def result(service: Served, run_id: str) -> Response:
+    body = await asyncio.to_thread(result_view, _result(service, run_id))
+    return Response(json.dumps(body), media_type="application/json")
+
+
+@api_routes.get("/runs/{run_id}/evidence")
+async def run_evidence(service: Served, run_id: str) -> list[dict[str, Any]]:
+    """The evidence so far: the last checkpoint's while the run goes (it is written after every round), the
+    result's once it is done (each design the study records read included)."""
+    run, folder = service.runs.get(run_id), _folder(service, run_id)
+    if run is None and (folder is None or not folder.directory.is_dir()):
+        raise HTTPException(404, "no such run on this service")
+    stored = _stored(service, run_id) if run is None or run.completed else None
+    if stored is not None:
+        return evidence_views(stored.evidence, read_designs(stored))
+    return evidence_views(await asyncio.to_thread(api.run_evidence, run_id, settings=service.settings))
+
+
+@api_routes.get("/runs/{run_id}/report.md")
+async def report_md(service: Served, run_id: str) -> PlainTextResponse:
+    done = _result(service, run_id)
+    return PlainTextResponse(api.report_markdown(done), media_type="text/markdown")
+
+
+@api_routes.get("/runs/{run_id}/references.bib")
+async def references(service: Served, run_id: str) -> PlainTextResponse:
+    done = _result(service, run_id)
+    return PlainTextResponse(api.report_bibtex(done), media_type="application/x-bibtex")
+
+
+@api_routes.get("/runs/{run_id}/evidence.csv")
+async def evidence_csv(service: Served, run_id: str) -> PlainTextResponse:
+    return PlainTextResponse(api.evidence_table_csv(_result(service, run_id)), media_type="text/csv")
+
+
+@api_routes.get("/runs/{run_id}/forest.svg")
+async def forest_svg(service: Served, run_id: str) -> Response:
+    svg = await asyncio.to_thread(api.forest_plot_svg, _result(service, run_id))
+    if svg is None:
+        raise HTTPException(404, "no outcome has a ratio with a CI from two or more studies")
+    return Response(svg, media_type="image/svg+xml")
+
+
+@api_routes.post("/runs/{run_id}/resume", status_code=202)
+async def resume(service: Served, run_id: str) -> dict[str, str]:
+    """Continue a cancelled or interrupted run (``state`` ``cancelled`` or ``interrupted`` in the runs list)."""
+    folder = _folder(service, run_id)
+    if folder is None or not folder.checkpoint_path.is_file():
+        raise HTTPException(404, "no such run on this service" if folder is None or not folder.directory.is_dir()
+                            else "the run saved no checkpoint: there is nothing to resume")
+    return {"run_id": service.resume(run_id)}
+
+
+@api_routes.delete("/runs/{run_id}", status_code=202)
+async def cancel(service: Served, run_id: str) -> dict[str, Any]:
+    run = _run(service, run_id)
+    run.control.cancel()
+    return {"run_id": run_id, "cancelled": not run.done}
+
+
+@api_routes.get("/library/search")
+async def library_search(service: Served, q: Annotated[str, Query(min_length=1, max_length=2000)],
+                         k: Annotated[int, Query(ge=1, le=100)] = 10) -> list[dict[str, Any]]:
+    return [hit_view(hit) for hit in await service.search_library(q, k)]
+
+
+@pages.get("/static/{name}", include_in_schema=False)
+async def static(name: str) -> Response:
+    files = _static()
+    if name not in STATIC_FILES:
+        raise HTTPException(404, "no such file")
+    return Response(files[name][0], media_type=files[name][1])
+
+
+def _watch_row(service: Service, row: Any) -> dict[str, Any]:
+    watch, last = row.watch, row.last
+    return {"id": row.id, "question": watch.question if watch else None, "error": row.error,
+            "options": watch.options.model_dump() if watch else None,
+            "last_run": last.model_dump(mode="json") if last else None, "running": row.id in service.watching,
+            "last_outcome": service.watch_outcomes.get(row.id)}
+
+
+@api_routes.post("/watches", status_code=201)
+async def add_watch(service: Served, ask: WatchRequest) -> dict[str, Any]:
+    watch, added = await asyncio.to_thread(service.add_watch, ask)
+    return {"id": watch.id, "question": watch.question, "added": added}
+
+
+@api_routes.get("/watches")
+async def watches(service: Served) -> list[dict[str, Any]]:
+    return [_watch_row(service, row) for row in await asyncio.to_thread(api.list_watches, settings=service.settings)]
+
+
+@api_routes.get("/watches/{watch_id}/changes")
+async def watch_changes(service: Served, watch_id: str) -> Response:
+    """The last finished run's changes.json (404 before a first run)."""
+    last = await asyncio.to_thread(api.watch_changes, watch_id, settings=service.settings)
+    if last is None:
+        raise HTTPException(404, "this watch has not run yet")
+    return Response(last.model_dump_json(), media_type="application/json")
+
+
+@api_routes.post("/watches/{watch_id}/runs", status_code=202)
+async def run_watch(service: Served, watch_id: str) -> dict[str, Any]:
+    await asyncio.to_thread(api.get_watch, watch_id, settings=service.settings)  # unknown: 422, nothing runs
+    service.run_watch(watch_id)
+    return {"id": watch_id, "running": True}
+
+
+@api_routes.delete("/watches/{watch_id}")
+async def remove_watch(service: Served, watch_id: str) -> dict[str, Any]:
+    if watch_id in service.watching:
+        raise Conflict(f"watch {watch_id} is running; remove it once the run ends")
+    await asyncio.to_thread(api.remove_watch, watch_id, settings=service.settings)
+    return {"id": watch_id, "removed": True}
 
 
 __all__ = ["RunRequest", "WatchRequest", "create_app"]
