@@ -28,8 +28,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
+# Two workers (pytest-xdist): many tests wait on servers, processes and timeouts, and the other worker works
+# meanwhile; each worker has its own Chroma server, user cache and library index (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=25
 
 # The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
 # otherwise those tests skip and say why.
