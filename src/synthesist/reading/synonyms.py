@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache, lru_cache
 
 from ..models import Evidence
 from . import lexicon
@@ -24,6 +25,7 @@ MEASURE_NAMES = lexicon.phrase_groups("synonyms", "MEASURE_NAMES")
 """Each measure's names in the spellings trials use, defined or not ("HbA1c", "A1C", "glycated haemoglobin")."""
 
 
+@lru_cache(maxsize=4096)  # asked of each question part for every item aligned
 def lay_synonyms(phrase: str) -> tuple[str, ...]:
     """MeSH-style names for a lay ``phrase``: the table, then organ cancers ("breast cancer" → "breast
     neoplasms")."""
@@ -37,6 +39,7 @@ def lay_synonyms(phrase: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in found if s != lower))
 
 
+@lru_cache(maxsize=4096)  # asked of each question part for every item aligned
 def measure_names(phrase: str) -> tuple[str, ...]:
     """``phrase`` with a measure it names written each other way trials write it (:data:`MEASURE_NAMES`): "HbA1c
     at 12 months" → "A1C at 12 months", "glycated haemoglobin at 12 months", …"""
@@ -48,6 +51,7 @@ def measure_names(phrase: str) -> tuple[str, ...]:
     return ()
 
 
+@cache
 def _phrase(name: str) -> re.Pattern[str]:
     """``name`` as a whole phrase in any case: "LDL" is not in "LDL-C", "A1c" is in "(A1c)"."""
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
