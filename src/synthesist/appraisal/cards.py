@@ -3,7 +3,7 @@
 A card keeps what the agents need and drops the rest of an abstract: the id and its provenance (source, year,
 design, preprint flag), the title, the conclusion sentences (the CONCLUSIONS section, else the last two
 sentences: the ones the answer quotes, with the result that states the number a question asks for first — a
-proportion, an effect's estimate: :func:`.extractive.bottom_line.number_asked`), the item's most answer-bearing
+proportion, an effect's estimate: :func:`.bottom_line.number_asked`), the item's most answer-bearing
 other result sentence for the question (the effect sizes usually sit there), and a trial record's registry facts.
 ``models.card_chars`` caps a card: the conclusion sentences are kept whole (the answer may cite them; only a single
 sentence longer than the cap is cut, visibly), the result sentence and the registry facts give way first.

@@ -2,8 +2,8 @@
 
 :func:`~.queries.plan_queries`, :func:`~.judge.assess`, :func:`~.hypotheses.generate` and
 :func:`~.report.write_report` (docs/architecture/contracts.md, "The extractive engine"). Text that addresses a model
-("ignore previous instructions …") is dropped when an item is read (:mod:`.reading`), so it is never quoted and
-never moves a score."""
+("ignore previous instructions …") is dropped when an item is read (:mod:`synthesist.appraisal.item_reading`), so
+it is never quoted and never moves a score."""
 
 from ..appraisal.relevance import question_relevance
 from .hypotheses import generate

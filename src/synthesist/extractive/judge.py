@@ -1,7 +1,7 @@
 """The evidence judge without a model: scores from signals that can be counted and checked.
 
-Each item counts by its topical weight (0 when off-topic, 1 when squarely on the question; :mod:`.relevance`), so
-a large off-topic context scores as little as an empty one.
+Each item counts by its topical weight (0 when off-topic, 1 when squarely on the question;
+:mod:`synthesist.appraisal.relevance`), so a large off-topic context scores as little as an empty one.
 
 - clinical (0–10): :data:`DESIGN_POINTS` and the other points below of on-topic items, halved for preprints and
   for items that report no result, plus a yes/no question's *direct answer* (:data:`ANSWER_POINTS`; the rule:
@@ -11,9 +11,9 @@ a large off-topic context scores as little as an empty one.
 - confidence (0–1): the larger of the evidence-volume confidence (:func:`_volume_confidence`) and the direct
   answer's calibrated P(its verdict is right).
 
-Sufficient iff some item in the context *answers* the question (:mod:`.gate`) and the dimensions the question
-requires clear the configured thresholds (:mod:`synthesist.appraisal.sufficiency`). With nothing that answers, the next
-queries aim at the missing part first."""
+Sufficient iff some item in the context *answers* the question (:mod:`synthesist.appraisal.gate`) and the dimensions the
+question requires clear the configured thresholds (:mod:`synthesist.appraisal.sufficiency`). With nothing that answers,
+the next queries aim at the missing part first."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ DESIGN_POINTS: dict[DesignName, float] = {
 TRIAL_WITH_RESULTS, TRIAL_REGISTERED, OTHER_HUMAN, PRECLINICAL = 2.0, 0.75, 0.5, 0.1
 DIRECT = 0.55
 """Cosine from which an item squarely addresses the question: the 5th percentile of a PubMedQA dev question's
-similarity to its own abstract (see :mod:`.relevance`)."""
+similarity to its own abstract (see :mod:`synthesist.appraisal.relevance`)."""
 ANSWER_POINTS = 8.0
 """Clinical points of a direct answer: alone, 10·(1 − e^(−8/8)) = 6.3, the default sufficiency threshold."""
 

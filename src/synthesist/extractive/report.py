@@ -1,11 +1,11 @@
 """The report writer without a model: an extractive report in which every claim is a quoted, cited sentence.
 
-Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker
-``[<evidence id>]``; trial entries are built from registry fields only (:mod:`.trials`); sentences are chosen by MMR
+Each finding is a sentence copied unchanged from an evidence item and ends with that item's marker ``[<evidence id>]``;
+trial entries are built from registry fields only (:mod:`synthesist.appraisal.trials`); sentences are chosen by MMR
 (:mod:`.selection`). What each part quotes (answering items only; related ones once, with what they lack; each study
-once) is docs/architecture/contracts.md, "The Answer" ("Report body"). Methodology and limitations state counts,
-never claims about the literature. The references are exactly the items cited, numbered by first citation, and the
-citation validator runs before the report is returned."""
+once) is docs/architecture/contracts.md, "The Answer" ("Report body"). Methodology and limitations state counts, never
+claims about the literature. The references are exactly the items cited, numbered by first citation, and the citation
+validator runs before the report is returned."""
 
 from __future__ import annotations
 

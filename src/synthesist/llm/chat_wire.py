@@ -15,8 +15,8 @@ any OpenAI-compatible server) is a :class:`ChatWire`, and :meth:`~.llm.LLM.call`
 
 Why a wire of our own: pydantic-ai and the OpenAI SDK take about 2 s of CPU to import, and a cold run paid them
 between its start and its first model call (docs/benchmarks.md, the peer row). This module imports nothing the
-process does not already hold. The image loop (:mod:`.visual`), Anthropic, local and Hugging Face models, and the
-test models (``FunctionModel``) stay on pydantic-ai (:func:`.llm.build_model`).
+process does not already hold. The image loop (:mod:`synthesist.agents.visual`), Anthropic, local and Hugging Face
+models, and the test models (``FunctionModel``) stay on pydantic-ai (:func:`.core.build_model`).
 """
 
 from __future__ import annotations
