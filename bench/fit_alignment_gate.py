@@ -42,8 +42,9 @@ from fit_answer_model import K_FOLDS, fold_of
 
 from synthesist.api import open_library_index
 from synthesist.appraisal.relevance import relevance_of, relevance_texts
-from synthesist.reading.alignment import Gate, align, flags_of, with_cover
+from synthesist.reading.alignment import align, flags_of, with_cover
 from synthesist.reading.frame import frame_of
+from synthesist.reading.gate import Gate
 from synthesist.tools.library import load_library
 
 SRC = Path(__file__).parent.parent / "src/synthesist"

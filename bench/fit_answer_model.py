@@ -33,7 +33,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from synthesist.reading.answer_features import features
-from synthesist.reading.conclusion import LABELS, calibration_features
+from synthesist.reading.answer_model import LABELS, calibration_features
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
 OUT = SRC / "reading/fitted/conclusion/model.json"

@@ -62,10 +62,10 @@ from .lookups import (
 )
 from .models import Evidence, ResearchResult
 from .orchestrator.runner import RunControl
-from .reading.alignment import Gate as AlignmentGate
-from .reading.alignment import gate_from as alignment_gate_from
-from .reading.conclusion import LABELS as ANSWER_LABELS
-from .reading.conclusion import AnswerModel, answer_model_from
+from .reading.answer_model import LABELS as ANSWER_LABELS
+from .reading.answer_model import AnswerModel, answer_model_from
+from .reading.gate import Gate as AlignmentGate
+from .reading.gate import gate_from as alignment_gate_from
 from .reading.readers import SHIPPED as SHIPPED_READERS
 from .reading.readers import Readers
 from .redaction import REDACTED, scrub

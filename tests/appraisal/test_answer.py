@@ -19,7 +19,8 @@ from synthesist.appraisal.item_reading import read
 from synthesist.models import Answer, ResearchReport
 from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.answer_features import FEATURES, features
-from synthesist.reading.conclusion import answer_model_from, conclusion_verdict, load_model
+from synthesist.reading.answer_model import answer_model_from
+from synthesist.reading.conclusion import conclusion_verdict, load_model
 from synthesist.reading.frame import frame_of
 from synthesist.reading.question import is_yes_no
 from synthesist.reading.readers import Readers, reading_with

@@ -6,8 +6,9 @@ import pytest
 
 from synthesist.appraisal.bottom_line import leans_on_previous, with_context
 from synthesist.models import Evidence
-from synthesist.reading.alignment import Gate, align, fitted_gate
+from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.frame import frame_of
+from synthesist.reading.gate import Gate
 from synthesist.reading.readers import Readers, reading_with
 from synthesist.reading.shipped import fitted_model
 from synthesist.reading.text import split_sentences

@@ -8,7 +8,9 @@
   outcome));
 - learned models: :mod:`.linear` (a TF-IDF vectoriser, softmax and listwise models scored with numpy;
   ``bench/fitting.py`` fits them, outside the package), :mod:`.study_reader` (the study reader's
-  weights, ``fitted/study_reader/``).
+  weights, ``fitted/study_reader/``), :mod:`.answer_model` and :mod:`.gate` (the conclusion model's and the
+  alignment gate's fitted forms), :mod:`.shipped` (each fitted model's folder, ``fitted/NAME/``: weights and data
+  card) and :mod:`.readers` (the fits a run reads with, the shipped ones unless its session carries others).
 
 Imports only the leaves (models, study, errors) and numpy: agents, claims, conflicts, certainty and the report use
 it; it uses none of them. Memory's BM25 index and the JATS parser take their tokenizer and section roles from

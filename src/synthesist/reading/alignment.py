@@ -17,6 +17,7 @@ from functools import cache
 from ..models import Alignment, Evidence, PartMatch, QuestionFrame
 from . import lexicon
 from .abbreviations import abbreviation_definitions
+from .gate import Gate, gate_from
 from .readers import current_readers
 from .shipped import fitted_model
 from .studies.arms import fold
@@ -29,25 +30,6 @@ RELATED_COSINE = 0.4
 :data:`synthesist.appraisal.relevance.OFF_TOPIC`)."""
 
 
-@dataclass(frozen=True)
-class Gate:
-    """The fitted thresholds. ``cover``: the share of a part's terms an item must hold for the part to count.
-    An item's *closeness* to the question is its cosine plus ``weight`` × the share of all the frame's terms it
-    holds (:attr:`Alignment.coverage`): the cosine alone lets a paper on the same disease through, the terms alone a
-    paper that names both parts in passing. An item addressing exposure and outcome answers from closeness
-    ``answers``; one addressing only one of them (the other worded otherwise) from ``strong``."""
-
-    cover: float = 0.5
-    weight: float = 0.3
-    answers: float = 0.7
-    strong: float = 0.85
-    floor: float = 0.0
-    """The question cosine below which no item answers, however many of the question's words it holds."""
-
-    def closeness(self, relevance: float, coverage: float) -> float:
-        return relevance + self.weight * coverage if relevance >= self.floor else 0.0
-
-
 def fitted_gate() -> Gate:
     """The gate in force: the run's (:class:`~synthesist.reading.readers.Readers`), else the shipped
     ``fitted/alignment_gate/`` (written by ``bench/fit_alignment_gate.py``), else the defaults."""
@@ -57,13 +39,6 @@ def fitted_gate() -> Gate:
 @cache
 def _shipped_gate() -> Gate:
     return gate_from(fitted_model("alignment_gate"))
-
-
-def gate_from(raw: Mapping[str, float]) -> Gate:
-    """A :class:`Gate` from its JSON form (``cover``, ``weight``, ``answers``, ``strong``, ``floor``; other keys
-    ignored), as ``bench/fit_alignment_gate.py`` writes it."""
-    return Gate(cover=float(raw["cover"]), weight=float(raw["weight"]), answers=float(raw["answers"]),
-                strong=float(raw["strong"]), floor=float(raw.get("floor", 0.0)))
 
 
 ASPECT_WORDS = lexicon.pairs("alignment", "ASPECT_WORDS")

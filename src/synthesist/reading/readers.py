@@ -16,8 +16,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .alignment import Gate
-    from .conclusion import AnswerModel
+    from .answer_model import AnswerModel
+    from .gate import Gate
 
 __all__ = ["SHIPPED", "Readers", "current_readers", "reading_with"]
 
