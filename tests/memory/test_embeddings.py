@@ -79,6 +79,7 @@ def test_persistent_cache_serves_another_embedder(tmp_path: Path) -> None:
     first = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
     vectors = first.embed_sync([ABSTRACT, "short text"])
     assert first.encoded_count == 2
+    first.flush()  # the cache writes behind; another process's embedder sees what was written
     second = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))
     again = second.embed_sync(["short text", ABSTRACT])
     assert second.encoded_count == 0
@@ -147,3 +148,28 @@ def test_loading_the_model_leaves_the_users_environment_as_it_was(tmp_path) -> N
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_embedding_call_does_not_wait_for_the_cache_write(tmp_path: Path) -> None:
+    """The store's round trip is the writer thread's: the call returns while the write is held open, the cache
+    answers from what it keeps meanwhile, and ``flush`` waits for the write."""
+    cache = ChromaVectorCache.open(open_chroma(load_settings(data_dir=tmp_path / "data")), Embedder().model_id)
+    release, written = threading.Event(), threading.Event()
+    real_write = cache._write
+
+    def held_write(vectors):  # noqa: ANN001, ANN202
+        assert release.wait(60)
+        real_write(vectors)
+        written.set()
+
+    cache._write = held_write  # type: ignore[method-assign]
+    embedder = Embedder(cache=cache)
+    vector = embedder.embed_sync(["short text"])[0]
+    assert not written.is_set()
+    key = content_hash("short text")
+    assert np.allclose(cache.get([key])[key], vector)  # kept until written
+    release.set()
+    embedder.flush()
+    assert written.is_set() and cache._pending == {}
+    fresh = ChromaVectorCache.open(open_chroma(load_settings(data_dir=tmp_path / "data")), Embedder().model_id)
+    assert np.allclose(fresh.get([key])[key], vector)

@@ -45,6 +45,9 @@ class VectorCache(Protocol):
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None: ...
 
+    def flush(self) -> None:
+        """Wait until every vector put so far is stored (a cache may write behind)."""
+
 
 def content_hash(text: str) -> str:
     """The sha256 hex digest of ``text`` (UTF-8): the key of its vector everywhere."""
@@ -99,16 +102,18 @@ _OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_
 
 @contextmanager
 def _offline_environment() -> Iterator[None]:
-    """Set the loader's variables for the load only (under the models' lock), then restore the user's own."""
-    saved = {name: os.environ.get(name) for name in _OFFLINE}
+    """Set the loader's variables for the load only (under the models' lock), then restore the user's own: the
+    whole environment as it was, since a first load's ONNX export runs torch, which sets variables of its own
+    (``TORCHINDUCTOR_CACHE_DIR``)."""
+    saved = dict(os.environ)
     os.environ.update(_OFFLINE)
     try:
         yield
     finally:
+        for name in [name for name in os.environ if name not in saved]:
+            del os.environ[name]
         for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
+            if os.environ.get(name) != value:
                 os.environ[name] = value
 
 
@@ -221,6 +226,12 @@ class Embedder:
             self._loaded()
         except (EmbeddingModelError, DiskFullError):
             pass
+
+    def flush(self) -> None:
+        """Wait until every vector this embedder made is in its persistent cache (the cache writes behind; its
+        writer also finishes before the process exits)."""
+        if self._cache is not None:
+            self._cache.flush()
 
     @property
     def encoded_count(self) -> int:

@@ -139,19 +139,25 @@ class EvidenceStore:
         if not evidence:
             return AddResult()
         vectors = await self.embedder.embed([head_text(item) for item in evidence])
-        # The conclusions, which the question's relevance reads, go in a call of their own: a batch is padded to its
-        # longest text (measured with whole abstracts, 256 tokens, beside one-line conclusions: a quarter more,
-        # 15 items in 1.66 s against 1.21 s on 2 cores).
-        await self.embedder.embed([conclusion_of(item) for item in evidence])
-        async with self._lock:
-            try:
-                async with self._failover():
-                    return await self._add_held(evidence, vectors)
-            except MemoryStoreError:
-                moved = self.collection is not self._run_collection
-                if moved and any(item.id not in self for item in evidence):  # it failed before the pool took it
-                    await self._add_held(evidence, vectors)
-                raise
+        # The conclusions, which the question's relevance reads, are encoded while the collection is asked and
+        # written (two round trips to the store's server), not before: the add is done when both are.
+        conclusions = asyncio.ensure_future(self.embedder.embed([conclusion_of(item) for item in evidence]))
+        try:
+            async with self._lock:
+                try:
+                    async with self._failover():
+                        added = await self._add_held(evidence, vectors)
+                except MemoryStoreError:
+                    moved = self.collection is not self._run_collection
+                    if moved and any(item.id not in self for item in evidence):  # it failed before the pool took it
+                        await self._add_held(evidence, vectors)
+                    raise
+        except BaseException:
+            conclusions.cancel()
+            await asyncio.wait([conclusions])  # the add's own failure is the one raised
+            raise
+        await conclusions
+        return added
 
     async def _add_held(self, evidence: Sequence[Evidence], vectors: np.ndarray) -> AddResult:
         """:meth:`add`'s work, under the lock."""

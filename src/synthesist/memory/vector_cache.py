@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +38,9 @@ class ChromaVectorCache:
         """The failure that turned the cache off (its store out of reach), None while it works."""
         self._lock = threading.Lock()
         """One read, write or repair at a time (the embedder calls from several threads)."""
+        self._pending: dict[str, np.ndarray] = {}
+        self._pending_lock = threading.Lock()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-cache-writer")
         self._collection = self._open()
 
     @classmethod
@@ -74,23 +78,56 @@ class ChromaVectorCache:
         return True
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        with self._pending_lock:
+            found = {key: self._pending[key] for key in keys if key in self._pending}
+        asked = [key for key in keys if key not in found]
+        if not asked:
+            return found
         with self._lock:
             if self.lost is not None:
-                return {}
+                return found
             try:
-                return {entry.id: entry.vector for entry in self._collection.get(keys)}
+                return found | {entry.id: entry.vector for entry in self._collection.get(asked)}
             except MemoryStoreError as exc:
                 self._recover(exc)
-                return {}
+                return found
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None:
-        with self._lock:
-            if not vectors or self.lost is not None:
-                return
-            for _attempt in range(2):
-                try:
-                    self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
+        """Keep ``vectors`` and write them in the background (class docstring)."""
+        if not vectors or self.lost is not None:
+            return
+        vectors = dict(vectors)
+        with self._pending_lock:
+            self._pending.update(vectors)
+        self._writer.submit(self._write, vectors).add_done_callback(self._written)
+
+    def flush(self) -> None:
+        """Wait until every vector put so far is written (or the cache is off)."""
+        self._writer.submit(lambda: None).result()
+
+    def _write(self, vectors: dict[str, np.ndarray]) -> None:
+        try:
+            with self._lock:
+                if self.lost is not None:
                     return
-                except MemoryStoreError as exc:
-                    if not self._recover(exc):
+                for _attempt in range(2):
+                    try:
+                        self._collection.upsert(list(vectors), np.stack(list(vectors.values())))
                         return
+                    except MemoryStoreError as exc:
+                        if not self._recover(exc):
+                            return
+        finally:
+            with self._pending_lock:
+                for key in vectors:
+                    self._pending.pop(key, None)
+
+    def _written(self, done: Future[None]) -> None:
+        """A write that failed other than by the store (whose failures :meth:`_recover` handles) turns the cache
+        off, said in the log: the embedder goes on without it."""
+        failure = done.exception()
+        if failure is not None:
+            lost = MemoryStoreError("write", self.name)
+            lost.__cause__ = failure
+            self.lost = lost
+            log.warning("the embedding cache is off for this process: %s", failure, exc_info=failure)
