@@ -186,3 +186,27 @@ def test_a_part_is_addressed_by_its_telling_words_not_its_common_ones(content: s
     item = Evidence(id="pmid:1", source="library", title=None, url=None, content=content)
     parts = {p.part: p.addressed for p in align(frame, item, 0.6).parts}
     assert (parts["exposure"], parts["outcome"]) == (exposure, outcome)
+
+
+@pytest.mark.parametrize(("question", "content", "addressed"), [
+    pytest.param("Does fenofibrate reduce cardiovascular events?",
+                 "Other variables included total apnoeas, hypopnoeas and oxygen desaturations, and non-cortical "
+                 "micro-awakenings related to respiratory events per hour.", False,
+                 id="respiratory events are no report of cardiovascular events"),
+    pytest.param("Does metformin lower cancer incidence?",
+                 "The incidence of hypoglycaemia did not differ between groups.", False,
+                 id="the incidence of something else"),
+    pytest.param("Does fenofibrate reduce cardiovascular events?",
+                 "Fenofibrate did not reduce the rate of cardiovascular events.", True, id="the outcome itself"),
+    pytest.param("Does aspirin lower the event rate?",
+                 "The event rate was 4% with aspirin and 5% with placebo.", True,
+                 id="an outcome made only of counting words is matched as usual"),
+])
+def test_an_item_holding_only_how_an_outcome_is_counted_does_not_report_it(question: str, content: str,
+                                                                           addressed: bool) -> None:
+    """``lexicons/alignment.toml`` COUNTING: "events", "risk", "incidence" say how an outcome is counted; an item
+    holding only them reports some other outcome (bench/data/library_questions_dev.jsonl)."""
+    frame = frame_of(question)
+    item = Evidence(id="pmid:1", source="library", title=None, url=None, content=content)
+    outcome = next(p for p in align(frame, item, 0.7).parts if p.part == "outcome")
+    assert outcome.addressed is addressed and not outcome.surrogate

@@ -43,6 +43,8 @@ def _shipped_gate() -> Gate:
 
 ASPECT_WORDS = lexicon.pairs("alignment", "ASPECT_WORDS")
 """An aspect a question may ask about and the words that show a sentence speaks to it."""
+COUNTING = terms(" ".join(lexicon.words("alignment", "COUNTING")))
+"""Words of an outcome's name that say how it is counted, not what it is (``lexicons/alignment.toml``)."""
 
 
 def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | None = None) -> Alignment:
@@ -104,7 +106,7 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
     options += [(wanted - long) | {short} for short, long in expansions.items() if long and long <= wanted]
     best, best_share = wanted, 0.0
     for option in options:
-        share = _weighted_share(option, vocabulary)
+        share = _weighted_share(option, vocabulary, COUNTING if part == "outcome" else frozenset())
         if share > best_share:
             best, best_share = option, share
     addressed = best_share >= cover - 1e-9 and best_share > 0
@@ -116,11 +118,15 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
                      surrogate=surrogate)
 
 
-def _weighted_share(wanted: frozenset[str], vocabulary: frozenset[str]) -> float:
+def _weighted_share(wanted: frozenset[str], vocabulary: frozenset[str], counting: frozenset[str] = frozenset()
+                    ) -> float:
     """The share of ``wanted`` that ``vocabulary`` holds, each term weighted by its rarity in the study reader's
     training articles: "coffee consumption" is hardly held by an item on alcohol consumption, and "risk of
-    Parkinson's disease" mostly by one that names Parkinson's (a word's weight: :meth:`StudyReader.rarity`)."""
+    Parkinson's disease" mostly by one that names Parkinson's (a word's weight: :meth:`StudyReader.rarity`). None
+    when what is held is only ``counting`` words and ``wanted`` has others (:data:`COUNTING`, for an outcome)."""
     held = wanted & vocabulary
+    if held <= counting and not wanted <= counting:
+        return 0.0
     if not held or held == wanted:  # none or all: no weights to read (the study reader loads on first use)
         return float(bool(held))
     weights = {word: study_reader().rarity(fold(word)) for word in wanted}
