@@ -27,7 +27,14 @@ class ChromaVectorCache:
     afresh and refilled as texts are embedded; ``repaired`` says what happened (the run reports it). A store that
     stops answering (its server gone) turns the cache off for good (``lost``): the embedder goes on with its
     in-process cache and the model, so a run whose store died can still move its vectors in process and write its
-    report; whoever opens the store next gets a new cache on the new server."""
+    report; whoever opens the store next gets a new cache on the new server.
+
+    Writes go behind: :meth:`put` keeps the vectors and hands them to one writer thread, so an embedding call (a
+    run waiting for its evidence to enter memory) never waits for the store's round trip. Until a write is done,
+    :meth:`get` answers from what is kept; :meth:`flush` waits for every write, and the writer finishes its queue
+    before the process exits. A write that fails other than by the store's absence (a full disk) is raised to the
+    next caller of :meth:`get`, :meth:`put` or :meth:`flush`, in its own thread, as the write itself would have
+    been: the run that embeds next stops with it."""
 
     def __init__(self, client: ClientAPI, model_id: str) -> None:
         self._client = client
@@ -40,6 +47,8 @@ class ChromaVectorCache:
         """One read, write or repair at a time (the embedder calls from several threads)."""
         self._pending: dict[str, np.ndarray] = {}
         self._pending_lock = threading.Lock()
+        self._failure: BaseException | None = None
+        """A background write's failure, not raised to a caller yet."""
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-cache-writer")
         self._collection = self._open()
 
@@ -78,6 +87,7 @@ class ChromaVectorCache:
         return True
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        self._raise_failure()
         with self._pending_lock:
             found = {key: self._pending[key] for key in keys if key in self._pending}
         asked = [key for key in keys if key not in found]
@@ -94,6 +104,7 @@ class ChromaVectorCache:
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Keep ``vectors`` and write them in the background (class docstring)."""
+        self._raise_failure()
         if not vectors or self.lost is not None:
             return
         vectors = dict(vectors)
@@ -102,8 +113,15 @@ class ChromaVectorCache:
         self._writer.submit(self._write, vectors).add_done_callback(self._written)
 
     def flush(self) -> None:
-        """Wait until every vector put so far is written (or the cache is off)."""
+        """Wait until every vector put so far is written (or the cache is off); raise what a write failed with."""
         self._writer.submit(lambda: None).result()
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        with self._pending_lock:
+            failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
 
     def _write(self, vectors: dict[str, np.ndarray]) -> None:
         try:
@@ -123,11 +141,9 @@ class ChromaVectorCache:
                     self._pending.pop(key, None)
 
     def _written(self, done: Future[None]) -> None:
-        """A write that failed other than by the store (whose failures :meth:`_recover` handles) turns the cache
-        off, said in the log: the embedder goes on without it."""
+        """Keep a write's failure other than the store's absence (which :meth:`_recover` turns into ``lost``) for
+        the next caller to raise (class docstring)."""
         failure = done.exception()
         if failure is not None:
-            lost = MemoryStoreError("write", self.name)
-            lost.__cause__ = failure
-            self.lost = lost
-            log.warning("the embedding cache is off for this process: %s", failure, exc_info=failure)
+            with self._pending_lock:
+                self._failure = self._failure or failure

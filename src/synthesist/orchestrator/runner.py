@@ -241,6 +241,8 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
     for section in (section for section in report.sections if section.body.strip()):  # report.md shows no empty one
         yield emitter.make(Streaming, round=memory.round, agent="report",
                            data=StreamingData(section=section.heading, text=section.body))
+    # The embedding cache writes behind; a write that failed (a full disk) stops the run here, not unseen
+    await asyncio.to_thread(memory.embedder.flush)
     result = _result(ctx, report, reason, engines)
     yield emitter.make(Complete, round=memory.round, agent=None, data=result)
     ctx.manager.steps.checkpoint(memory, stop_reason=reason)
