@@ -52,8 +52,8 @@ def _user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
-    """One real Chroma server for the whole test run (``memory.chroma_mode = http``, as a user runs one), which
-    every test shares unless what it tests is a data directory's own store (:func:`own_store`)."""
+    """A real ``chroma run`` (``memory.chroma_mode = http``, as a user who runs their own server configures it),
+    for the tests of that mode; started for the first test that asks."""
     if not CHROMA.exists():
         pytest.fail(f"the chroma command is not installed next to {sys.executable}")
     server = ChromaServer(tmp_path_factory.mktemp("chroma") / "store")
@@ -61,37 +61,50 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def _store_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The suite's store: the product's default (``persistent``: the store home's own Chroma server, started by the
+    first process that needs it, shared by every process, stopping 30 s after the last has gone), in one store home
+    per test process (``memory.store_home``) that every test's data directory names, so its server starts once."""
+    return tmp_path_factory.mktemp("store-home")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chroma_server: ChromaServer) -> None:
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _store_home: Path) -> None:
     """No test reads the developer's settings or data dir, and every test starts with fresh rate limiters. The
-    store is the suite's Chroma server; the embedding backend is the product's default."""
+    store is the product's default, at the suite's store home; the embedding backend is the product's default."""
     for name in list(os.environ):
         if name.startswith("SYNTHESIST_") and name != "SYNTHESIST_SHARED":
             monkeypatch.delenv(name)
     monkeypatch.setenv("SYNTHESIST_DATA_DIR", str(tmp_path / "data"))
-    for name, value in chroma_server.variables().items():
-        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SYNTHESIST_MEMORY__STORE_HOME", str(_store_home))
     monkeypatch.chdir(tmp_path)  # no stray .env
     RATE_LIMITS.clear()
 
 
 @pytest.fixture
 def own_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The product's default store for this test: ``DATA_DIR/chroma`` served by the data directory's own Chroma
-    server (memory.owner), for tests of that store itself (its owner, damage, doctor, prune, several processes).
-    Its server stops 2 s after its last process has gone, not the default 30 s (memory.owner_linger), so these
-    tests' servers do not pile up (tests/test_shared_store.py checks the default's reuse)."""
-    for name in ChromaServer.VARIABLES:
-        monkeypatch.delenv(name)
+    """The data directory's own store for this test (``DATA_DIR/chroma``, the store home left at its default), for
+    tests of that store itself (its owner, damage, doctor, prune, several processes). Its server stops 2 s after its
+    last process has gone, not the default 30 s (memory.owner_linger), so these tests' servers do not pile up
+    (tests/test_shared_store.py checks the default's reuse)."""
+    monkeypatch.delenv("SYNTHESIST_MEMORY__STORE_HOME")
     monkeypatch.setenv("SYNTHESIST_MEMORY__OWNER_LINGER", "2")
 
 
 @pytest.fixture(autouse=True)
-def _release_stores() -> Iterator[None]:
+def _release_stores(_store_home: Path) -> Iterator[None]:
     """A test that opened a data directory's store stops using it when it ends, so that directory's Chroma
-    server stops by itself (none outlives the session, and they do not pile up while it runs)."""
+    server stops by itself (none outlives the session, and they do not pile up while it runs). The suite's store
+    stays in use, as a long-lived process (``synthesist serve``) keeps its store: its server stops 30 s after the
+    test process has gone."""
     yield
-    release_stores()
+    release_stores(keep=_store_home)
+
+
+def _suite_store(store_home: Path) -> Settings:
+    """Settings that open the suite's store (any data directory names it)."""
+    return load_settings(data_dir=store_home / "data", memory={"store_home": store_home})
 
 
 @pytest.fixture
@@ -153,11 +166,11 @@ def library_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def library_index(library_records: list[Evidence], embedder: Embedder, chroma_server: ChromaServer,
+def library_index(library_records: list[Evidence], embedder: Embedder, _store_home: Path,
                   library_data_dir: Path) -> LibraryIndex:
-    """The whole shared library indexed once per test run on the suite's Chroma server, in the collection the CLI
-    and the API open for it: a run or search over the shared library in any test embeds none of its records."""
-    client = open_chroma(chroma_server.settings(library_data_dir))
+    """The whole shared library indexed once per test run in the suite's store, in the collection the CLI and the
+    API open for it: a run or search over the shared library in any test embeds none of its records."""
+    client = open_chroma(_suite_store(_store_home))
     name = library_name([_shared_dir() / "corpus" / "library.jsonl"])
     return LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)
 

@@ -124,6 +124,11 @@ class MemorySettings(Section):
         "made from the packaged weights at first use, once per machine (onnx_dir). Vectors of different backends "
         "are kept apart.",
     )
+    store_home: Path | None = Field(None, description="persistent and embedded modes: the folder that holds the "
+                                    "store (its chroma folder, and its server's owner files); default: the data "
+                                    "directory. Data directories that name one store home share one store and "
+                                    "one server: each run has its own collection, and libraries and embeddings "
+                                    "are kept by content.")
     onnx_dir: Path | None = Field(None, description="Where the ONNX exports of the embedding model are kept, "
                                   "shared by every data directory; default: $XDG_CACHE_HOME/synthesist/onnx "
                                   "(~/.cache/synthesist/onnx).")
@@ -233,6 +238,11 @@ class Settings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return self.http.cache_dir or self.data_dir / "http-cache"
+
+    @property
+    def store_home(self) -> Path:
+        """The folder of the persistent or embedded store: ``memory.store_home``, else the data directory."""
+        return self.memory.store_home or self.data_dir
 
 
 def _default_data_dir() -> Path:

@@ -164,12 +164,14 @@ def test_an_embedding_call_does_not_wait_for_the_cache_write(tmp_path: Path) -> 
 
     cache._write = held_write  # type: ignore[method-assign]
     embedder = Embedder(cache=cache)
-    vector = embedder.embed_sync(["short text"])[0]
-    assert not written.is_set()
-    key = content_hash("short text")
+    text = f"a text no other test embeds {uuid.uuid4()}"  # the suite's store keeps every test's vectors
+    vector = embedder.embed_sync([text])[0]
+    assert embedder.encoded_count == 1 and not written.is_set()
+    key = content_hash(text)
     assert np.allclose(cache.get([key])[key], vector)  # kept until written
     release.set()
     embedder.flush()
     assert written.is_set() and cache._pending == {}
     fresh = ChromaVectorCache.open(open_chroma(load_settings(data_dir=tmp_path / "data")), Embedder().model_id)
     assert np.allclose(fresh.get([key])[key], vector)
+

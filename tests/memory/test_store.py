@@ -29,6 +29,17 @@ def test_persistent_client_lives_under_the_data_dir_and_is_shared(tmp_path: Path
     assert "run-abc" not in [c.name for c in other.list_collections()]
 
 
+def test_data_directories_that_name_one_store_home_share_its_store_and_server(tmp_path: Path, own_store: None
+                                                                               ) -> None:
+    home = tmp_path / "store"
+    first = open_chroma(load_settings(data_dir=tmp_path / "a", memory={"store_home": home}))
+    open_collection(first, "run-in-a").upsert(["a"], np.ones((1, 4), dtype=np.float32))
+    second = open_chroma(load_settings(data_dir=tmp_path / "b", memory={"store_home": home}))
+    assert second is first and "run-in-a" in [c.name for c in second.list_collections()]
+    assert (home / "chroma").is_dir() and not (tmp_path / "a" / "chroma").exists()
+    assert "run-in-a" not in [c.name for c in open_chroma(load_settings(data_dir=tmp_path / "a")).list_collections()]
+
+
 def test_ephemeral_mode_writes_nothing_to_disk(tmp_path: Path) -> None:
     client = open_chroma(load_settings(data_dir=tmp_path / "data", memory={"chroma_mode": "ephemeral"}))
     open_collection(client, "run-ephemeral-test").upsert(["a"], np.ones((1, 4), dtype=np.float32))

@@ -57,7 +57,7 @@ def check_store(settings: Settings, open_store: Callable[[Settings], ClientAPI],
                 ) -> StoreHealth:
     """Open ``settings``' store with ``open_store`` (the composition root's) and read every collection back; with
     ``repair``, set aside what does not read, or the whole store when it cannot be opened (then open it again)."""
-    data_dir = settings.data_dir.expanduser().resolve()
+    data_dir = settings.store_home.expanduser().resolve()
     moved_to = None
     try:
         client = open_store(settings)

@@ -145,13 +145,14 @@ def attach(data_dir: Path, linger: float = chroma_owner.LINGER) -> int:
         return _start_owner(files, linger)
 
 
-def detach_all() -> None:
+def detach_all(keep: Path | None = None) -> None:
     """Stop counting this process as a user of any data directory's server (each stops once its last user
-    has gone). For a long-lived process that is done with its stores, such as a test session between tests."""
+    has gone), except ``keep``'s (a store home it goes on using). For a long-lived process that is done with its
+    stores, such as a test session between tests."""
+    kept = files_for(keep).folder if keep is not None else None
     with _USERS_LOCK:
-        for handle in _USERS.values():
-            handle.close()
-        _USERS.clear()
+        for folder in [folder for folder in _USERS if folder != kept]:
+            _USERS.pop(folder).close()
 
 
 def _start_owner(files: OwnerFiles, linger: float) -> int:

@@ -23,7 +23,7 @@ from ..config import Settings
 def _store(settings: Settings) -> Path | None:
     if settings.memory.chroma_mode != "persistent":
         return None
-    path = (settings.data_dir / "chroma").resolve()
+    path = (settings.store_home / "chroma").resolve()
     return path if (path / "chroma.sqlite3").is_file() else None
 
 

@@ -18,6 +18,7 @@ import shutil
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +66,7 @@ def open_chroma(settings: Settings) -> ClientAPI:
     memory = settings.memory
     if memory.chroma_mode == "ephemeral":
         return ephemeral_client()
-    path = (settings.data_dir / "chroma").resolve()
+    path = (settings.store_home / "chroma").resolve()
     with _CLIENTS_LOCK:
         if memory.chroma_mode == "persistent":
             # chromadb is imported while the server starts (a fresh directory's start waits ~0.8 s on another
@@ -74,7 +75,7 @@ def open_chroma(settings: Settings) -> ClientAPI:
             importing.start()
             try:
                 # a server started anew (the old one gone) gets a new client
-                port = attach(settings.data_dir, memory.owner_linger)
+                port = attach(settings.store_home, memory.owner_linger)
             finally:
                 importing.join()
             key: tuple[str, ...] = ("persistent", str(path), str(port))
@@ -97,7 +98,7 @@ def open_chroma(settings: Settings) -> ClientAPI:
                 client = chromadb.HttpClient(host=HOST, port=int(key[2]), settings=chroma_settings)
             elif memory.chroma_mode == "embedded":
                 if str(path) not in _EMBEDDED_LOCKS:
-                    _EMBEDDED_LOCKS[str(path)] = lock_embedded(settings.data_dir)
+                    _EMBEDDED_LOCKS[str(path)] = lock_embedded(settings.store_home)
                 path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
             else:
@@ -130,7 +131,7 @@ def unreachable(settings: Settings) -> str | None:
     published it, answers its heartbeat; ``http``: the configured server does; in-process stores always can."""
     memory = settings.memory
     if memory.chroma_mode == "persistent":
-        files = files_for(settings.data_dir)
+        files = files_for(settings.store_home)
         space = shutil.disk_usage(files.data_dir).free
         if space < START_SPACE:
             return (f"the disk holding {files.data_dir} is full ({space // 1024} KiB free): runs cannot store what "
@@ -172,13 +173,15 @@ def _loopback_direct() -> None:
             os.environ[name] = ",".join([*entries, HOST])
 
 
-def release_stores() -> None:
+def release_stores(keep: Path | None = None) -> None:
     """Forget this process's clients of data-directory servers and stop counting as their user (the servers stop
-    once no process uses them); the next :func:`open_chroma` attaches again."""
+    once no process uses them); the next :func:`open_chroma` attaches again. ``keep``: a store home whose client
+    and server this process goes on using."""
+    kept = str((keep / "chroma").resolve()) if keep is not None else None
     with _CLIENTS_LOCK:
-        for key in [key for key in _CLIENTS if key[0] == "persistent"]:
+        for key in [key for key in _CLIENTS if key[0] == "persistent" and key[1] != kept]:
             del _CLIENTS[key]
-        detach_all()
+        detach_all(keep)
 
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
