@@ -76,3 +76,12 @@ def test_the_model_layer_appraisal_rendering_and_the_engine_stand_on_their_floor
 def test_the_agents_room_holds_the_agents_and_no_more() -> None:
     lines = sum(len(path.read_text(encoding="utf-8").splitlines()) for path in (PACKAGE / "agents").rglob("*.py"))
     assert lines <= 3_500
+
+
+def test_only_the_engine_selector_imports_the_extractive_engine() -> None:
+    """The extractive engine stands beside the LLM agents behind the same contracts (``agents/base.Engine``): the
+    composition root selects it (``composition.extractive_engine``); no agent, step of the orchestrator or face
+    imports it."""
+    outside = [path for path in PACKAGE.rglob("*.py") if path.relative_to(PACKAGE).parts[0] != "extractive"]
+    importers = sorted(str(path.relative_to(PACKAGE)) for path in outside if "extractive" in _internal_imports(path))
+    assert importers == ["composition.py"]

@@ -22,7 +22,7 @@ import httpx
 from agent_framework import BaseChatClient
 from pydantic import PlainValidator
 
-from .agents.base import EXTRACTIVE
+from .agents.base import EXTRACTIVE, Engine
 from .agents.hypothesis import HypothesisAgent
 from .agents.judge import JudgeAgent
 from .agents.report import ReportAgent
@@ -30,6 +30,10 @@ from .agents.search import SearchAgent
 from .agents.team import TEAM, combined_call
 from .config import Settings
 from .errors import BadInputError
+from .extractive.hypotheses import generate
+from .extractive.judge import assess
+from .extractive.queries import plan_queries
+from .extractive.report import write_report
 from .llm.core import LLM, build_text_model
 from .llm.model_spec import parse_model_spec, spec_for_agent
 from .llm.recorded import RecordedLLM
@@ -239,6 +243,12 @@ def recorded_models(models: Mapping[str, LLM | None], cassette: Cassette) -> dic
     return {agent: tapes.get(engines.get(agent, EXTRACTIVE)) for agent in AGENT_NAMES}  # type: ignore[misc]
 
 
+def extractive_engine() -> Engine:
+    """The engine selector: the extractive engine (:mod:`synthesist.extractive`), which answers for every agent
+    that has no model or whose model failed; the agents reach it only through this :class:`~.agents.base.Engine`."""
+    return Engine(plan_queries=plan_queries, assess=assess, generate=generate, write_report=write_report)
+
+
 def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], settings: Settings, *,
                cassette: Cassette | None = None) -> Team:
     """The four research agents over the run's sources and models; a recorded or replayed run's search agent
@@ -248,11 +258,12 @@ def build_team(sources: Sequence[Source], models: Mapping[str, LLM | None], sett
         combined = TEAM in cassette.model_labels
     else:
         combined = combined_call(settings, models["judge"], models["hypothesis"])
+    engine = extractive_engine()
     return Team(
-        search=SearchAgent(sources, settings, llm=models["search"], order=cassette),
-        judge=JudgeAgent(settings, llm=models["judge"], combined=combined),
-        hypothesis=HypothesisAgent(settings, llm=models["hypothesis"], combined=combined),
-        report=ReportAgent(settings, llm=models["report"]),
+        search=SearchAgent(sources, settings, engine=engine, llm=models["search"], order=cassette),
+        judge=JudgeAgent(settings, engine=engine, llm=models["judge"], combined=combined),
+        hypothesis=HypothesisAgent(settings, engine=engine, llm=models["hypothesis"], combined=combined),
+        report=ReportAgent(settings, engine=engine, llm=models["report"]),
     )
 
 

@@ -18,6 +18,7 @@ from synthesist.agents.report import ReportAgent
 from synthesist.agents.search import LibrarySource, SearchAgent
 from synthesist.appraisal.answer_gate import CODE_BUILT
 from synthesist.appraisal.citations import cited_ids
+from synthesist.composition import extractive_engine
 from synthesist.config import Settings
 from synthesist.llm.core import LLM
 from synthesist.memory import LibraryIndex, ResearchMemory
@@ -37,14 +38,17 @@ JUDGEMENT = {
     "cited_evidence_ids": ["pmid:31000001", "pmid:99999999"],
 }
 
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
+
 
 def llm(settings: Settings, *replies, latency: float = 0.0) -> LLM:
     return LLM(scripted_model(*replies, latency=latency), settings, label="scripted")
 
 
 async def test_extractive_judge_and_hypotheses_fill_their_contracts(memory: ResearchMemory, settings) -> None:
-    judged = await JudgeAgent(settings).run(memory)
-    hypothesised = await HypothesisAgent(settings).run(memory)
+    judged = await JudgeAgent(settings, engine=ENGINE).run(memory)
+    hypothesised = await HypothesisAgent(settings, engine=ENGINE).run(memory)
     assert judged.engine == "extractive" and judged.fallback_reason is None
     assessment = judged.value
     assert isinstance(assessment, JudgeAssessment) and assessment.round == 1
@@ -59,7 +63,7 @@ async def test_extractive_judge_and_hypotheses_fill_their_contracts(memory: Rese
 
 
 async def test_scripted_judge_loses_invented_ids_and_records_usage(memory: ResearchMemory, settings) -> None:
-    output = await JudgeAgent(settings, llm=llm(settings, JUDGEMENT)).run(memory)
+    output = await JudgeAgent(settings, engine=ENGINE, llm=llm(settings, JUDGEMENT)).run(memory)
     assessment = output.value
     assert output.engine == "scripted" and output.usage is not None
     assert assessment.cited_evidence_ids == ("pmid:31000001",)
@@ -69,7 +73,7 @@ async def test_scripted_judge_loses_invented_ids_and_records_usage(memory: Resea
 
 async def test_a_failing_model_falls_back_to_the_extractive_engine(memory: ResearchMemory, settings) -> None:
     failure = ModelHTTPError(status_code=503, model_name="scripted", body={"error": "overloaded"})
-    output = await JudgeAgent(settings, llm=llm(settings, failure)).run(memory)
+    output = await JudgeAgent(settings, engine=ENGINE, llm=llm(settings, failure)).run(memory)
     assert output.engine == "extractive"
     assert output.fallback_reason and "judge" in output.fallback_reason and "HTTP 503" in output.fallback_reason
     assert isinstance(output.value, JudgeAssessment)
@@ -79,7 +83,7 @@ async def test_injected_abstract_stays_inside_the_boundary_of_the_judge_prompt(e
     memory = ResearchMemory(QUESTION, embedder=embedder)
     await memory.add([INJECTED_COHORT])
     model = scripted_model(JUDGEMENT)
-    await JudgeAgent(settings, llm=LLM(model, settings)).run(memory)
+    await JudgeAgent(settings, engine=ENGINE, llm=LLM(model, settings)).run(memory)
     prompt = model.function.prompts[0]
     tokens = set(re.findall(r"<<UNTRUSTED-([0-9a-f]+)>>", prompt))
     assert len(tokens) == 1  # one random token per call
@@ -102,7 +106,7 @@ async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory
         "conclusion": "Probably protective [pmid:31000001].",
     }
     no_objection = {"judgements": []}  # the claim check's model call finds nothing more
-    output = await ReportAgent(settings, llm=llm(settings, draft, no_objection)).run(memory,
+    output = await ReportAgent(settings, engine=ENGINE, llm=llm(settings, draft, no_objection)).run(memory,
                                                                                        partial_reason="max rounds")
     report = output.value
     assert isinstance(report, ResearchReport)
@@ -122,7 +126,7 @@ async def test_scripted_report_loses_fabricated_citations(memory: ResearchMemory
 
 
 async def test_extractive_report_cites_only_memory_and_numbers_by_first_citation(memory, settings) -> None:
-    report = (await ReportAgent(settings).run(memory)).value
+    report = (await ReportAgent(settings, engine=ENGINE).run(memory)).value
     answer = report.answer.statement if report.answer else ""
     text = " ".join([answer, report.executive_summary, *(s.body for s in report.sections), report.conclusion])
     cited = cited_ids(text)
@@ -136,7 +140,7 @@ async def test_a_bug_in_the_appraisal_costs_the_report_only_its_appraisal(memory
         raise ZeroDivisionError
 
     monkeypatch.setattr(report_module, "appraised", broken)
-    output = await ReportAgent(settings).run(memory)
+    output = await ReportAgent(settings, engine=ENGINE).run(memory)
 
     assert output.value.references and output.value.certainty == ()
     assert any("the appraisal" in warning and "could not be made" in warning for warning in output.warnings)
@@ -144,7 +148,7 @@ async def test_a_bug_in_the_appraisal_costs_the_report_only_its_appraisal(memory
 
 async def test_search_agent_never_repeats_a_query(library_index: LibraryIndex, embedder, settings) -> None:
     memory = ResearchMemory("Does metformin lower cancer incidence in type 2 diabetes?", embedder=embedder)
-    agent = SearchAgent([LibrarySource(library_index)], settings)
+    agent = SearchAgent([LibrarySource(library_index)], settings, engine=ENGINE)
     memory.progress.next_round()
     planned = await agent.plan(memory)
     first = await agent.execute(memory, planned.value)
@@ -160,7 +164,7 @@ async def test_scripted_planner_queries_are_run_on_round_one_only(library_index,
     memory = ResearchMemory("metformin and cancer", embedder=embedder)
     plan = {"queries": {"library": ["metformin colorectal cancer", "metformin AMPK"]}, "rationale": "two angles"}
     model = scripted_model(plan)
-    agent = SearchAgent([LibrarySource(library_index)], settings, llm=LLM(model, settings))
+    agent = SearchAgent([LibrarySource(library_index)], settings, engine=ENGINE, llm=LLM(model, settings))
     outcome, _ = await _plan_and_run(agent, memory)
     assert outcome.ran == (("library", "metformin colorectal cancer"), ("library", "metformin AMPK"))
     await _plan_and_run(agent, memory)
@@ -183,7 +187,7 @@ async def test_round_two_sends_only_the_new_cards_and_earlier_ids_stay_citable(e
     cites_earlier = {**JUDGEMENT, "key_findings": [f"Metformin users had fewer cancers [{META_ANALYSIS.id}]."],
                      "cited_evidence_ids": [META_ANALYSIS.id, NULL_TRIAL.id]}
     model = scripted_model(JUDGEMENT, cites_earlier)
-    judge = JudgeAgent(settings, llm=LLM(model, settings))
+    judge = JudgeAgent(settings, engine=ENGINE, llm=LLM(model, settings))
     await judge.run(memory)
     await memory.add([NULL_TRIAL])
     memory.progress.next_round()

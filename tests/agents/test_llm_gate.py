@@ -10,6 +10,7 @@ from extractive_samples import META_ANALYSIS, QUESTION, article
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
 from synthesist.agents.report import ReportAgent
+from synthesist.composition import extractive_engine
 from synthesist.config import Settings
 from synthesist.llm.core import LLM
 from synthesist.memory import Embedder, ResearchMemory
@@ -27,6 +28,9 @@ SUFFICIENT = {
     "confidence": 0.95, "sufficient": True, "recommendation": "synthesize", "next_search_queries": [],
     "cited_evidence_ids": ["pmid:32000001"],
 }
+
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
 
 
 def _llm(settings: Settings, *replies) -> LLM:  # type: ignore[no-untyped-def]
@@ -53,7 +57,7 @@ async def test_a_model_answer_resting_on_an_off_topic_item_is_lowered_to_insuffi
                   "population": "women with type 2 diabetes"},
     }
     model = scripted_model(draft, {"judgements": []})
-    output = await ReportAgent(settings, llm=LLM(model, settings, label="scripted")).run(memory)
+    output = await ReportAgent(settings, engine=ENGINE, llm=LLM(model, settings, label="scripted")).run(memory)
     report = output.value
     # the model is not shown an item far from the question (the extractive frame's: knee pain is no breast
     # cancer), only told it was left out; an answer that cites it anyway is held to the gate
@@ -73,7 +77,7 @@ async def test_a_model_frame_that_invents_a_part_is_replaced_by_the_extractive_f
     memory = await _memory(embedder, KNEE)
     draft = {"title": "T", "executive_summary": "S", "methodology": "M",
              "frame": {"kind": "effect", "yes_no": True, "exposure": "metformin", "outcomes": ["knee pain"]}}
-    output = await ReportAgent(settings, llm=_llm(settings, draft, {"judgements": []})).run(memory)
+    output = await ReportAgent(settings, engine=ENGINE, llm=_llm(settings, draft, {"judgements": []})).run(memory)
     assert output.value.frame is not None and output.value.frame.source == "extractive"
     assert output.value.frame.outcomes == ("risk of breast cancer",)
     assert any("'knee pain', which is not in the question" in w for w in output.warnings)
@@ -81,7 +85,7 @@ async def test_a_model_frame_that_invents_a_part_is_replaced_by_the_extractive_f
 
 async def test_a_model_judge_may_not_call_related_evidence_sufficient(embedder: Embedder, settings: Settings) -> None:
     memory = await _memory(embedder, KNEE)
-    output = await JudgeAgent(settings, llm=_llm(settings, SUFFICIENT)).run(memory)
+    output = await JudgeAgent(settings, engine=ENGINE, llm=_llm(settings, SUFFICIENT)).run(memory)
     assessment = output.value
     assert output.engine == "scripted"
     assert assessment.answering == () and not assessment.sufficient and assessment.recommendation == "continue"
@@ -95,8 +99,9 @@ async def test_the_judge_and_the_hypothesis_agent_are_shown_only_items_near_the_
     hypotheses = {"hypotheses": [{"intervention": "metformin", "target": "AMPK", "pathway": "mTOR",
                                   "effect": "less proliferation", "confidence": 0.5}], "primary": 0}
     judge_model, hypothesis_model = scripted_model(SUFFICIENT), scripted_model(hypotheses)
-    await asyncio.gather(JudgeAgent(settings, llm=LLM(judge_model, settings, label="scripted")).run(memory),
-                         HypothesisAgent(settings, llm=LLM(hypothesis_model, settings, label="scripted")).run(memory))
+    judge = JudgeAgent(settings, engine=ENGINE, llm=LLM(judge_model, settings, label="scripted"))
+    hypothesis = HypothesisAgent(settings, engine=ENGINE, llm=LLM(hypothesis_model, settings, label="scripted"))
+    await asyncio.gather(judge.run(memory), hypothesis.run(memory))
     for prompt in (judge_model.function.prompts[0], hypothesis_model.function.prompts[0]):
         assert f"[{META_ANALYSIS.id}]" in prompt  # it answers the question
         assert f"[{KNEE.id}]" not in prompt  # knee pain after injections: nothing of metformin or breast cancer

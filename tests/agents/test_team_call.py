@@ -12,6 +12,7 @@ import pytest
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
 from synthesist.agents.team import combined_call
+from synthesist.composition import extractive_engine
 from synthesist.config import Settings, load_settings
 from synthesist.llm.core import LLM, build_text_model
 from synthesist.memory import ResearchMemory
@@ -20,6 +21,9 @@ from synthesist.testing.openai_server import ScriptedChatServer
 INVENTED = "pmid:99999999"
 _CARDS = re.compile(r"^\[([a-z]+:[^\]\s]+)\] ", re.MULTILINE)
 """A card's first line: ``[pmid:31000001] pubmed | 2019 | meta-analysis``."""
+
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
 
 
 def team_settings(settings: Settings, mode: str) -> Settings:
@@ -46,8 +50,8 @@ def team_reply(body: dict) -> dict:
 
 
 async def run_team(settings: Settings, llm: LLM, memory: ResearchMemory, *, combined: bool):
-    return await asyncio.gather(JudgeAgent(settings, llm=llm, combined=combined).run(memory),
-                                HypothesisAgent(settings, llm=llm, combined=combined).run(memory))
+    return await asyncio.gather(JudgeAgent(settings, engine=ENGINE, llm=llm, combined=combined).run(memory),
+                                HypothesisAgent(settings, engine=ENGINE, llm=llm, combined=combined).run(memory))
 
 
 async def test_combined_round_makes_one_request_with_the_briefing_once_and_both_agents_take_their_part(

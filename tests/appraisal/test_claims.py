@@ -9,6 +9,7 @@ from extractive_samples import META_ANALYSIS, NULL_TRIAL
 
 from synthesist.agents.report import ReportAgent
 from synthesist.appraisal.claims import AHEAD_BATCH, Claim, SupportChecker, claims_in, remove_sentences
+from synthesist.composition import extractive_engine
 from synthesist.llm.core import LLM
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Evidence
@@ -46,6 +47,9 @@ HANDWRITTEN = [  # (pmid, supported, sentence): paraphrases as a model writes th
     ("8245806", False, "The residency training sites provide far fewer patient care opportunities than found in a "
                        "national survey of family practitioners."),
 ]
+
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
 
 
 def _check(embedder: Embedder, claims: list[tuple[str, Evidence]]) -> list[bool]:
@@ -120,7 +124,7 @@ async def test_a_real_citation_of_a_claim_its_source_never_makes_leaves_the_repo
         "answer": {"verdict": "yes", "statement": "Metformin use was associated with a lower risk of breast cancer "
                    "[pmid:31000001].", "strength": "low", "evidence_ids": ["pmid:31000001"]},
     }
-    agent = ReportAgent(settings, llm=_llm(settings, draft, {"judgements": []}))
+    agent = ReportAgent(settings, engine=ENGINE, llm=_llm(settings, draft, {"judgements": []}))
     output = await agent.run(memory)
     report = output.value
     assert FABRICATED_CURE not in report.executive_summary and "45%" not in report.sections[0].body
@@ -148,7 +152,7 @@ async def test_the_models_nli_verdict_removes_what_the_offline_check_let_through
         seen.append(prompt)
         return {"judgements": [{"index": 0, "supported": False, "reason": "the risk fell by 17%, not half"}]}
 
-    report = (await ReportAgent(settings, llm=_llm(settings, draft, judge)).run(memory)).value
+    report = (await ReportAgent(settings, engine=ENGINE, llm=_llm(settings, draft, judge)).run(memory)).value
     assert len(seen) == 1 and "Sentence 0:" in seen[0] and "halves the risk" in seen[0]
     assert "Sentence 1:" not in seen[0]  # a word-for-word quotation is not put to the model
     assert [(c.text, c.reason) for c in report.unsupported_claims] == [
@@ -160,14 +164,14 @@ async def test_a_failing_model_check_leaves_the_offline_verdict_and_says_so(
         memory: ResearchMemory, settings) -> None:  # type: ignore[no-untyped-def]
     draft = {"title": "t", "methodology": "m", "executive_summary": f"Metformin did not improve invasive "
              f"disease-free survival in early breast cancer [pmid:31000002]. {FABRICATED_CURE}"}
-    output = await ReportAgent(settings, llm=_llm(settings, draft, "not json at all")).run(memory)
+    output = await ReportAgent(settings, engine=ENGINE, llm=_llm(settings, draft, "not json at all")).run(memory)
     assert [c.text for c in output.value.unsupported_claims] == [FABRICATED_CURE]
     assert [w for w in output.warnings if "claim check" in w] == [
         w for w in output.warnings if "the offline check stands" in w] != []
 
 
 async def test_extractive_reports_quote_verbatim_and_pass_the_check(memory: ResearchMemory, settings) -> None:  # type: ignore[no-untyped-def]
-    report = (await ReportAgent(settings).run(memory)).value
+    report = (await ReportAgent(settings, engine=ENGINE).run(memory)).value
     assert report.claims_checked > 3 and report.unsupported_claims == ()
     assert {META_ANALYSIS.id, NULL_TRIAL.id} <= {c.evidence_id for c in report.references}
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from synthesist.agents.hypothesis import HypothesisAgent
 from synthesist.agents.judge import JudgeAgent
+from synthesist.composition import extractive_engine
 from synthesist.config import Settings
 from synthesist.errors import ModelError
 from synthesist.llm.core import LLM, build_text_model
@@ -26,6 +27,9 @@ from synthesist.testing.openai_server import ScriptedChatServer
 OPENAI_KEY = "sk-test-openai-5e4d3c2b1a09876543210"
 PLAN = {"queries": {"pubmed": ["metformin AMPK colorectal"], "trials": ["metformin colorectal cancer"]},
         "rationale": "mechanism and trials"}
+
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
 
 
 @pytest.fixture
@@ -128,8 +132,8 @@ async def test_judge_and_hypothesis_requests_of_a_round_share_tools_system_and_b
 ) -> None:
     with ScriptedChatServer({"judge": JUDGEMENT, "hypothesis": HYPOTHESES}) as models:
         async with team_llm(models.base_url.removesuffix("/v1"), settings) as llm:
-            judged, hypothesised = await asyncio.gather(JudgeAgent(settings, llm=llm).run(memory),
-                                                        HypothesisAgent(settings, llm=llm).run(memory))
+            judged, hypothesised = await asyncio.gather(JudgeAgent(settings, engine=ENGINE, llm=llm).run(memory),
+                                                        HypothesisAgent(settings, engine=ENGINE, llm=llm).run(memory))
     assert isinstance(judged.value, JudgeAssessment) and judged.value.round == 1 and judged.value.rule
     assert isinstance(hypothesised.value, HypothesisAssessment) and hypothesised.value.round == 1
     assert hypothesised.value.hypotheses[0].target == "AMPK"
@@ -151,7 +155,7 @@ async def test_a_reply_through_the_other_roles_tool_is_sent_back_for_repair(
     server.route("/v1/chat/completions", chat_completion(HYPOTHESES, tool="hypothesis_assessment"),
                  chat_completion(JUDGEMENT, tool="judge_assessment"))
     async with team_llm(server.url, settings) as llm:
-        judged = await JudgeAgent(settings, llm=llm).run(memory)
+        judged = await JudgeAgent(settings, engine=ENGINE, llm=llm).run(memory)
     assert judged.engine != "extractive" and judged.value.clinical.score == 7 and judged.usage.requests == 2
     first, second = server.requests_to("/v1/chat/completions")
     retry = second.json()["messages"][-1]

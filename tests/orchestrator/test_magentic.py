@@ -12,7 +12,11 @@ from pydantic_ai.models.test import TestModel
 
 from synthesist.agents.report import ReportAgent
 from synthesist.agents.search import LibrarySource
-from synthesist.composition import Shared, build_team
+from synthesist.composition import (
+    Shared,
+    build_team,
+    extractive_engine,  # noqa: E402, I001
+)
 from synthesist.config import Settings, load_settings
 from synthesist.events import Complete, EventBase
 from synthesist.llm.core import LLM
@@ -54,6 +58,9 @@ ABSTRACTS = {
                  "Statin use was not associated with colorectal cancer incidence in a large cohort."),
 }
 
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
+
 
 def _library() -> list[Evidence]:
     return [Evidence(id=f"pmid:{pmid}", source="library", title=title, content=abstract, year=2020,
@@ -87,7 +94,7 @@ async def _context(tmp_path: Path, settings: Settings, embedder: Embedder, index
     steps = RoundSteps(team, emitter, StopRules(settings.run), options=options, checkpoint_dir=directory)
     manager = MagenticManager(steps, chat_client=client, model="scripted:test", chat_options={"temperature": 0.1})
     return RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
-                      fallback_report=ReportAgent(settings))
+                      fallback_report=ReportAgent(settings, engine=ENGINE))
 
 
 async def _run(ctx: RunContext) -> tuple[list[EventBase], ResearchResult]:

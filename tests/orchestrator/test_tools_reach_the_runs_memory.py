@@ -9,7 +9,11 @@ from pathlib import Path
 
 from synthesist.agents.report import ReportAgent
 from synthesist.agents.search import LibrarySource
-from synthesist.composition import Shared, build_team
+from synthesist.composition import (
+    Shared,
+    build_team,
+    extractive_engine,  # noqa: E402, I001
+)
 from synthesist.config import Settings, load_settings
 from synthesist.events import Complete
 from synthesist.memory import (
@@ -46,6 +50,9 @@ LIBRARIES = {
                      "Simvastatin did not reduce adenoma recurrence after polypectomy compared with placebo."),
     },
 }
+
+ENGINE = extractive_engine()
+"""The engine that answers without a model, as the composition root selects it."""
 
 
 class MeetingSource:
@@ -99,7 +106,7 @@ async def _context(question: str, tmp_path: Path, settings: Settings, shared: Sh
     steps = RoundSteps(team, emitter, StopRules(settings.run), options=options, checkpoint_dir=directory)
     manager = MagenticManager(steps, chat_client=client, model="scripted:test", chat_options={})
     return RunContext(memory=memory, manager=manager, settings=settings, options=options, emitter=emitter,
-                      fallback_report=ReportAgent(settings))
+                      fallback_report=ReportAgent(settings, engine=ENGINE))
 
 
 async def test_concurrent_runs_tools_each_reach_only_their_own_memory(tmp_path: Path, embedder: Embedder,

@@ -1,4 +1,5 @@
-"""What every agent returns, and the one rule for degrading from an LLM to the extractive engine."""
+"""What every agent returns, the engine that answers without a model, and the one rule for degrading from an LLM
+to it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..config import Settings
 from ..errors import ModelError
 from ..llm.core import LLM, LLMReply
 from ..memory import ResearchMemory
-from ..models import TokenUsage
+from ..models import HypothesisAssessment, JudgeAssessment, QueryPlan, ResearchReport, TokenUsage
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,13 +22,28 @@ log = logging.getLogger("synthesist.agents")
 EXTRACTIVE = "extractive"
 
 
+@dataclass(frozen=True)
+class Engine:
+    """What answers for an agent with no model, or whose model failed, behind the same contracts: one function per
+    agent (the search plan, the judge's assessment, the hypotheses, the report). The engine selector
+    (:func:`synthesist.composition.extractive_engine`) fills it with the extractive engine's; no agent imports an
+    engine."""
+
+    plan_queries: Callable[..., QueryPlan]
+    assess: Callable[..., JudgeAssessment]
+    generate: Callable[..., HypothesisAssessment]
+    write_report: Callable[..., Awaitable[ResearchReport]]
+
+
 class ModelAgent:
-    """What the research agents share: the settings, an optional LLM, and which engine answers."""
+    """What the research agents share: the settings, an optional LLM, the engine that answers without it, and
+    which of the two answers."""
 
     name: str
 
-    def __init__(self, settings: Settings, *, llm: LLM | None = None):
+    def __init__(self, settings: Settings, *, engine: Engine, llm: LLM | None = None):
         self._settings = settings
+        self._engine = engine
         self._llm = llm
 
     @property

@@ -7,7 +7,6 @@ judge's latest key findings, when any, are given to the LLM as context.
 from __future__ import annotations
 
 from ..appraisal.citations import validate_model
-from ..extractive.hypotheses import generate
 from ..llm.core import LLM
 from ..memory import ResearchMemory
 from ..models import HypothesisAssessment, HypothesisSet
@@ -26,7 +25,7 @@ class HypothesisAgent(TeamMember):
         cited: set[str] = set()  # what the model saw, this round or before: all it may cite
 
         async def extract() -> HypothesisAssessment:
-            return generate(memory.question, context, round=round)
+            return self._engine.generate(memory.question, context, round=round)
 
         async def ask(llm: LLM):
             return await self.asked(memory, llm, brief, cited, lambda cards, boundary: render(

@@ -20,7 +20,6 @@ from ..appraisal.citations import validate_model
 from ..appraisal.conflicts import detect_conflicts, resolving_query
 from ..appraisal.gate import gate_assessment
 from ..appraisal.sufficiency import rule_for
-from ..extractive.judge import assess
 from ..llm.core import LLM
 from ..memory import ResearchMemory
 from ..models import Alignment, Conflict, Evidence, JudgeAssessment, JudgeVerdict
@@ -47,7 +46,7 @@ class JudgeAgent(TeamMember):
         cited: set[str] = set()  # what the model saw, this round or before: all it may cite
 
         async def extract() -> JudgeAssessment:
-            return assess(memory.question, context, brief.relevance, round=round, rules=self._settings.run,
+            return self._engine.assess(memory.question, context, brief.relevance, round=round, rules=self._settings.run,
                           previous=memory.findings.latest_assessment, alignments=alignments)
 
         async def ask(llm: LLM):

@@ -33,7 +33,6 @@ from ..appraisal.claims import Claim, SupportChecker, Verdict, claims_in, entail
 from ..appraisal.evidence_table import study_records, with_studies
 from ..appraisal.uncited import NO_CITATION, uncited_claims, unsupported_headings
 from ..errors import ModelError
-from ..extractive.report import write_report
 from ..llm.core import LLM
 from ..memory import ResearchMemory, format_bibliography
 from ..models import (
@@ -72,7 +71,7 @@ class ReportAgent(ModelAgent):
         alignments = await align_memory(frame, memory)
 
         async def extract() -> ReportDraft:
-            report = await write_report(
+            report = await self._engine.write_report(
                 memory.question, memory, embedder=memory.embedder, partial_reason=partial_reason, stopped=stopped,
                 hypotheses=memory.findings.hypotheses,
                 queries=memory.progress.queries_run,

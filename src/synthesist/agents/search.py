@@ -20,15 +20,15 @@ from typing import Protocol
 
 from ..config import Settings
 from ..errors import MemoryStoreError, SourceError
-from ..extractive.queries import design_words, plan_queries
 from ..llm.core import LLM
 from ..memory import AddResult, LibraryIndex, ResearchMemory
 from ..models import Evidence, HypothesisAssessment, JudgeAssessment, QueryPlan, SearchResult, SourceFailure
 from ..prompts import Boundary, render
+from ..reading.designs import design_words
 from ..reading.frame import frame_of
 from ..tools.search import search_all
 from ..tools.source import Source
-from .base import EXTRACTIVE, AgentOutput, ModelAgent, llm_or_extractive
+from .base import EXTRACTIVE, AgentOutput, Engine, ModelAgent, llm_or_extractive
 
 MAX_QUERIES_PER_SOURCE = 3
 
@@ -81,9 +81,9 @@ class SearchOutcome:
 class SearchAgent(ModelAgent):
     name = "search"
 
-    def __init__(self, sources: Sequence[Source], settings: Settings, *, llm: LLM | None = None,
+    def __init__(self, sources: Sequence[Source], settings: Settings, *, engine: Engine, llm: LLM | None = None,
                  order: AddOrder | None = None):
-        super().__init__(settings, llm=llm)
+        super().__init__(settings, engine=engine, llm=llm)
         self._sources = {source.name: source for source in sources}
         self._order = order
 
@@ -108,7 +108,7 @@ class SearchAgent(ModelAgent):
         kind = frame_of(memory.question).kind
 
         async def extract() -> QueryPlan:
-            return plan_queries(
+            return self._engine.plan_queries(
                 memory.question, sources=self.source_names, judge_queries=judge_queries,
                 hypothesis_suggestions=suggestions, evidence=memory.evidence,
                 already_run=frozenset(memory.progress.queries_run),

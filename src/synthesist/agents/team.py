@@ -41,7 +41,7 @@ from ..memory import ResearchMemory
 from ..models import Alignment, Evidence, Frozen, HypothesisSet, JudgeVerdict, TokenUsage
 from ..prompts import Boundary, render
 from ..reading.frame import frame_of
-from .base import ModelAgent, left_behind
+from .base import Engine, ModelAgent, left_behind
 
 JUDGE, HYPOTHESIS, TEAM = "judge", "hypothesis", "team"
 """The two agents' names, and the name a combined call of both is made and its usage recorded under."""
@@ -158,8 +158,8 @@ class TeamMember(ModelAgent):
     """The judge or the hypothesis agent: reads the round's briefing and asks the model on it, in a call of its own
     or, ``combined`` (:func:`combined_call`), through the round's one call for both."""
 
-    def __init__(self, settings: Settings, *, llm: LLM | None = None, combined: bool = False):
-        super().__init__(settings, llm=llm)
+    def __init__(self, settings: Settings, *, engine: Engine, llm: LLM | None = None, combined: bool = False):
+        super().__init__(settings, engine=engine, llm=llm)
         self.combined = combined
 
     async def asked(self, memory: ResearchMemory, llm: LLM, brief: Briefing, cited: set[str],

@@ -30,6 +30,7 @@ from ..appraisal.sufficiency import clears, rule_for
 from ..config import RunSettings
 from ..models import Alignment, Evidence, FullTextFinding, JudgeAssessment, QuestionFrame, QuestionKind, ScoredAspect
 from ..reading.alignment import align_all
+from ..reading.designs import design_words
 from ..reading.entities import is_drug_like, targets_in
 from ..reading.frame import frame_of
 from ..reading.question import QuestionTerms, is_yes_no, question_terms
@@ -37,7 +38,6 @@ from ..reading.text import terms
 from ..reading.verdict import ItemVerdict, item_verdict
 from ..study import DesignName
 from ..wording import counted
-from .queries import design_words
 
 CLINICAL_SCALE = 8.0
 MECHANISM_SCALE = 7.0
@@ -316,8 +316,8 @@ def _next_queries(
     previous: JudgeAssessment | None,
 ) -> list[str]:
     """Queries aimed at the weaker aspect first, with the study designs that fit the question's ``kind``
-    (:func:`~.queries.design_words`), no mechanism follow-ups for a question that does not ask what something does;
-    none the previous round already proposed, unless nothing else."""
+    (:func:`~synthesist.reading.designs.design_words`), no mechanism follow-ups for a question that does not ask
+    what something does; none the previous round already proposed, unless nothing else."""
     subject = question.interventions[0] if question.interventions else question.core_query(4)
     condition = next((c for c in question.conditions[:1] if c.casefold() not in subject.casefold()), "")
     base = " ".join(filter(None, (subject, condition)))

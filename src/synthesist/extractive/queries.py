@@ -4,30 +4,22 @@ Round 1 runs the question's keywords and its short "intervention condition" form
 rounds the judge's and the hypotheses' requests first, then round-1 queries a source has not run, then synonym
 expansions (:mod:`synthesist.reading.synonyms`). ClinicalTrials.gov gets every query in its short form (the registry
 matches conditions and interventions, not design words); design words fit the question's kind
-(:func:`design_words`). A query that already ran on a source (``already_run``, case- and space-insensitive) is never
-planned for it again."""
+(:func:`synthesist.reading.designs.design_words`). A query that already ran on a source (``already_run``, case- and
+space-insensitive) is never planned for it again."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Sequence
 
-from ..models import Evidence, QueryPlan, QuestionKind
-from ..reading import lexicon
+from ..models import Evidence, QueryPlan
 from ..reading.question import QuestionTerms, question_terms
 from ..reading.synonyms import as_query_text, lay_synonyms, mesh_synonyms
 
 TRIAL_SOURCES = frozenset({"trials"})
 """Source names of ClinicalTrials.gov (the search source is ``trials``; its evidence says ``clinicaltrials``)."""
 MAX_PER_SOURCE = 3
-DESIGN_WORDS: dict[str, tuple[str, ...]] = lexicon.pairs("queries", "DESIGN_WORDS")
-"""The study designs that answer each kind of question, as query words, best first (``lexicons/queries.toml``)."""
 FIRST_ROUND_PER_SOURCE = 2
-
-
-def design_words(kind: QuestionKind) -> tuple[str, ...]:
-    """The study-design words that fit a question of ``kind`` (:data:`DESIGN_WORDS`)."""
-    return DESIGN_WORDS.get(kind, ())
 
 
 def normalise_query(query: str) -> str:

@@ -58,3 +58,13 @@ def is_human(designs: frozenset[DesignName], evidence: Evidence) -> bool:
 
 def is_preclinical_only(designs: frozenset[DesignName], evidence: Evidence) -> bool:
     return PRECLINICAL in designs and not is_human(designs, evidence)
+
+
+DESIGN_WORDS: dict[str, tuple[str, ...]] = lexicon.pairs("queries", "DESIGN_WORDS")
+"""The study designs that answer each kind of question, as query words, best first (``lexicons/queries.toml``): what
+a search adds to find them, whichever engine plans it."""
+
+
+def design_words(kind: str) -> tuple[str, ...]:
+    """The study-design words that fit a question of ``kind`` (:data:`DESIGN_WORDS`)."""
+    return DESIGN_WORDS.get(kind, ())
