@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import httpx
-from agent_framework import BaseChatClient
 from pydantic import PlainValidator
 
 from .agents.base import EXTRACTIVE, Engine
@@ -56,6 +55,7 @@ from .tools.source import Source
 from .tools.web import WebSearchClient, WebSource
 
 if TYPE_CHECKING:
+    from agent_framework import BaseChatClient
     from chromadb.api import ClientAPI
     from pydantic_ai.models import Model
 

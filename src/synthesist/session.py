@@ -22,10 +22,9 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
-from agent_framework import BaseChatClient
 from pydantic import ConfigDict
 
 from .agents.base import EXTRACTIVE
@@ -53,7 +52,6 @@ from .config import Settings
 from .errors import BadInputError, DiskFullError, writing_into
 from .event_text import event_text
 from .events import Complete, Error, ErrorData, EventBase
-from .llm.chat_client import build_chat_client, on_tape, replay_chat_client
 from .llm.model_spec import default_model_spec
 from .memory import LibraryIndex, MemoryStoreError, ResearchMemory
 from .memory.library_index import BulkEncoder
@@ -64,7 +62,6 @@ from .memory.store import unreachable as store_unreachable
 from .models import ResearchResult
 from .orchestrator.emitter import Emitter, rewind_log
 from .orchestrator.loop import LoopManager, Manager, RoundSteps
-from .orchestrator.magentic import MagenticManager
 from .orchestrator.runner import Preparation, RunContext, RunControl, run_stream
 from .orchestrator.stop_rules import StopRules
 from .reading.readers import SHIPPED, Readers
@@ -77,6 +74,9 @@ from .run_store import EVENTS, FOREST_SVG, REPORT_FILES, Checkpoint, RunFolder, 
 from .tools.cassette import Cassette, content_digest
 from .tools.http import ClientPool, Fetcher, open_client
 from .tools.ratelimit import RATE_LIMITS, RateLimitRegistry
+
+if TYPE_CHECKING:
+    from agent_framework import BaseChatClient
 
 log = logging.getLogger("synthesist.session")
 
@@ -254,6 +254,7 @@ class Session:
             stack.push_async_callback(_settle, asyncio.create_task(shared.embedder.warm()))
         sources, warnings, preparations = await _library(options, settings, shared, paths, seams)
         if cassette is not None and settings.run.manager == "magentic":
+            from .llm.chat_client import on_tape, replay_chat_client  # noqa: PLC0415 — agent-framework: Magentic only
             magentic = replay_chat_client(cassette) if replaying else (on_tape(*magentic, cassette), magentic[1])
         http = await self._client(settings, cassette, stack)
         fetcher = Fetcher(http, settings, limits=self.limits)
@@ -420,6 +421,7 @@ async def _magentic_client(settings: Settings, chat_client: BaseChatClient | Non
     spec = default_model_spec(settings)[0]
     if spec == "extractive":
         raise BadInputError("the magentic manager needs an LLM: pass --model (e.g. openai:gpt-4o) or set a key")
+    from .llm.chat_client import build_chat_client  # noqa: PLC0415 — agent-framework is loaded for Magentic only
     client, label = build_chat_client(spec, settings)
     stack.push_async_callback(client.client.close)
     return client, label
@@ -430,6 +432,8 @@ def _manager(team, emitter, rules, options, directory, settings: Settings,  # no
     steps = RoundSteps(team, emitter, rules, options=options, checkpoint_dir=directory)
     if magentic is None:
         return LoopManager(steps)
+    from .orchestrator.magentic import MagenticManager  # noqa: PLC0415 — agent-framework: Magentic only
+
     client, label = magentic
     return MagenticManager(steps, chat_client=client,
                            model=label, chat_options={"temperature": settings.models.temperature,
