@@ -38,6 +38,7 @@ class StoreHealth:
     """A data directory's store: whether it opened, each collection, what was set aside, and the fix."""
 
     data_dir: Path
+    """The store's home: the data directory, unless ``memory.store_home`` names another folder."""
     collections: tuple[CollectionHealth, ...] = ()
     unopened: str | None = None
     """Why the store could not be opened at all (None when it opened)."""
