@@ -133,8 +133,8 @@ async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(
                 if pid is None:
                     killed.append(None)
                     return
-                before = len(server.requests)
-                while len(server.requests) == before:  # wait for this attempt's search to be in flight
+                before, deadline = len(server.requests), time.monotonic() + 120
+                while len(server.requests) == before and time.monotonic() < deadline:  # this attempt's search
                     time.sleep(0.05)
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)

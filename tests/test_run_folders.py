@@ -56,6 +56,24 @@ def test_prune_removes_old_runs_their_collections_and_orphans(persistent, tmp_pa
     assert [run.run_id for run in api.list_runs(settings=persistent)] == ["fresh-killed"]
 
 
+def test_prune_in_a_shared_store_leaves_the_other_data_directories_runs(tmp_path: Path, own_store: None) -> None:
+    """Two data directories name one store home (``memory.store_home``): a prune in one removes its own old runs and
+    never takes the other's run collections for orphans, a live run's included."""
+    home = tmp_path / "store"
+    mine, theirs = (load_settings(data_dir=tmp_path / name, memory={"store_home": home}) for name in ("a", "b"))
+    client = open_chroma(mine)
+    old = mine.data_dir / "runs" / "old-finished"
+    old.mkdir(parents=True)
+    (old / "checkpoint.json").write_text('{"round": 1, "finished": true, "options": {}}')
+    os.utime(old / "checkpoint.json", (0, 0))
+    open_collection(client, run_collection_name("old-finished"))
+    open_collection(open_chroma(theirs), run_collection_name("theirs-running"))
+
+    outcome = api.prune_runs("7d", settings=mine)
+    assert outcome.removed_runs == ("old-finished",)
+    assert set(run_collections(client)) == {"theirs-running"}
+
+
 @pytest.mark.parametrize(("text", "seconds"), [("30s", 30), ("15m", 900), ("12h", 43200), ("7d", 604800),
                                                ("2w", 1209600), ("1.5h", 5400)])
 def test_durations(text: str, seconds: float) -> None:

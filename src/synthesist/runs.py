@@ -120,7 +120,9 @@ def list_runs(settings: Settings) -> list[RunInfo]:
 def prune_runs(settings: Settings, client: ClientAPI, older_than: float, *, now: float | None = None
                ) -> PruneOutcome:
     """Remove runs not changed for ``older_than`` seconds (folder and collection, in ``client``'s store), and
-    orphan collections; a live run is never touched, whatever its age."""
+    orphan collections; a live run is never touched, whatever its age. A store other data directories share
+    (``memory.store_home``) holds their runs' collections too: there a collection is an orphan only when it is one
+    of this data directory's runs."""
     now = time.time() if now is None else now
     cutoff = now - older_than
     store = RunStore(settings.data_dir)
@@ -148,10 +150,13 @@ def prune_runs(settings: Settings, client: ClientAPI, older_than: float, *, now:
             shutil.rmtree(folder.directory, ignore_errors=True)
             removed.append(run)
     kept = {run.run_id: run for run in list_runs(settings)}
+    shared = settings.store_home.expanduser().resolve() != settings.data_dir.expanduser().resolve()
     for run_id in run_collections(client):  # orphans: no folder left, or a finished run's leftover
         run = kept.get(run_id)
         if run is not None and (run.live or not run.finished):
             continue  # running, or resumable
+        if run is None and shared:
+            continue  # another data directory's run, in the store they share
         if run is None and store.folder(run_id).directory.exists():
             continue  # a folder that appeared meanwhile: a run starting
         drop(run_id)

@@ -45,8 +45,9 @@ class VectorCache(Protocol):
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None: ...
 
-    def flush(self) -> None:
-        """Wait until every vector put so far is stored (a cache may write behind)."""
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait, ``timeout`` seconds at most, until every vector put so far is stored (a cache may write behind);
+        whether that happened in time."""
 
 
 def content_hash(text: str) -> str:
@@ -102,18 +103,22 @@ _OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_
 
 @contextmanager
 def _offline_environment() -> Iterator[None]:
-    """Set the loader's variables for the load only (under the models' lock), then restore the user's own: the
-    whole environment as it was, since a first load's ONNX export runs torch, which sets variables of its own
-    (``TORCHINDUCTOR_CACHE_DIR``)."""
-    saved = dict(os.environ)
+    """Set the loader's variables for the load only (under the models' lock), then restore the user's own, and take
+    away the variables torch set meanwhile (a first load's ONNX export runs torch, which sets
+    ``TORCHINDUCTOR_CACHE_DIR``). Other variables are left as they are: another thread may set its own during the
+    load (a store client's ``NO_PROXY`` for loopback)."""
+    saved = {name: os.environ.get(name) for name in _OFFLINE}
+    before = set(os.environ)
     os.environ.update(_OFFLINE)
     try:
         yield
     finally:
-        for name in [name for name in os.environ if name not in saved]:
+        for name in [name for name in os.environ if name not in before and name.startswith("TORCH")]:
             del os.environ[name]
         for name, value in saved.items():
-            if os.environ.get(name) != value:
+            if value is None:
+                os.environ.pop(name, None)
+            else:
                 os.environ[name] = value
 
 
@@ -227,11 +232,10 @@ class Embedder:
         except (EmbeddingModelError, DiskFullError):
             pass
 
-    def flush(self) -> None:
-        """Wait until every vector this embedder made is in its persistent cache (the cache writes behind; its
-        writer also finishes before the process exits)."""
-        if self._cache is not None:
-            self._cache.flush()
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait, ``timeout`` seconds at most, until every vector this embedder made is in its persistent cache (the
+        cache writes behind; its writer also finishes before the process exits); whether that happened in time."""
+        return self._cache.flush(timeout) if self._cache is not None else True
 
     @property
     def encoded_count(self) -> int:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import MemoryStoreError
+from ..errors import DiskFullError, MemoryStoreError
 from .chroma_errors import is_damage, is_not_found
 from .store import VectorCollection, collection_name, drop_collection, open_collection, read_back
 
@@ -32,9 +32,11 @@ class ChromaVectorCache:
     Writes go behind: :meth:`put` keeps the vectors and hands them to one writer thread, so an embedding call (a
     run waiting for its evidence to enter memory) never waits for the store's round trip. Until a write is done,
     :meth:`get` answers from what is kept; :meth:`flush` waits for every write, and the writer finishes its queue
-    before the process exits. A write that fails other than by the store's absence (a full disk) is raised to the
-    next caller of :meth:`get`, :meth:`put` or :meth:`flush`, in its own thread, as the write itself would have
-    been: the run that embeds next stops with it."""
+    before the process exits (each store request is bounded: :mod:`.chroma_http`). A write that fails costs only
+    what it would have saved (its texts are encoded again when asked), so it is said in the log and the run goes
+    on: a store out of reach turns the cache off (``lost``), damage is repaired, a full disk is left to the run's
+    own next write to the store, which stops the run with the one full-disk line; the cache raises nothing into a
+    run, whose process other runs may share."""
 
     def __init__(self, client: ClientAPI, model_id: str) -> None:
         self._client = client
@@ -47,8 +49,6 @@ class ChromaVectorCache:
         """One read, write or repair at a time (the embedder calls from several threads)."""
         self._pending: dict[str, np.ndarray] = {}
         self._pending_lock = threading.Lock()
-        self._failure: BaseException | None = None
-        """A background write's failure, not raised to a caller yet."""
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-cache-writer")
         self._collection = self._open()
 
@@ -87,7 +87,6 @@ class ChromaVectorCache:
         return True
 
     def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        self._raise_failure()
         with self._pending_lock:
             found = {key: self._pending[key] for key in keys if key in self._pending}
         asked = [key for key in keys if key not in found]
@@ -104,26 +103,24 @@ class ChromaVectorCache:
 
     def put(self, vectors: Mapping[str, np.ndarray]) -> None:
         """Keep ``vectors`` and write them in the background (class docstring)."""
-        self._raise_failure()
         if not vectors or self.lost is not None:
             return
         vectors = dict(vectors)
         with self._pending_lock:
             self._pending.update(vectors)
-        self._writer.submit(self._write, vectors).add_done_callback(self._written)
+        self._writer.submit(self._write, vectors)
 
-    def flush(self) -> None:
-        """Wait until every vector put so far is written (or the cache is off); raise what a write failed with."""
-        self._writer.submit(lambda: None).result()
-        self._raise_failure()
-
-    def _raise_failure(self) -> None:
-        with self._pending_lock:
-            failure, self._failure = self._failure, None
-        if failure is not None:
-            raise failure
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait, ``timeout`` seconds at most, until every vector put so far is written or its write has failed;
+        whether that happened in time."""
+        try:
+            self._writer.submit(lambda: None).result(timeout)
+        except TimeoutError:
+            return False
+        return True
 
     def _write(self, vectors: dict[str, np.ndarray]) -> None:
+        """The writer thread's work: one write, its failure said in the log (class docstring), never raised."""
         try:
             with self._lock:
                 if self.lost is not None:
@@ -135,15 +132,12 @@ class ChromaVectorCache:
                     except MemoryStoreError as exc:
                         if not self._recover(exc):
                             return
+        except DiskFullError as exc:  # the run's own next write to the store says it, in one line
+            log.info("%d vectors not kept in the embedding cache: %s", len(vectors), exc)
+        except Exception as exc:  # noqa: BLE001 — the cache saves work; losing a write loses none
+            log.warning("%d vectors not kept in the embedding cache (%s: %s); they are encoded again when asked",
+                        len(vectors), type(exc).__name__, exc)
         finally:
             with self._pending_lock:
                 for key in vectors:
                     self._pending.pop(key, None)
-
-    def _written(self, done: Future[None]) -> None:
-        """Keep a write's failure other than the store's absence (which :meth:`_recover` turns into ``lost``) for
-        the next caller to raise (class docstring)."""
-        failure = done.exception()
-        if failure is not None:
-            with self._pending_lock:
-                self._failure = self._failure or failure

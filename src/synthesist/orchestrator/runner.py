@@ -241,8 +241,6 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
     for section in (section for section in report.sections if section.body.strip()):  # report.md shows no empty one
         yield emitter.make(Streaming, round=memory.round, agent="report",
                            data=StreamingData(section=section.heading, text=section.body))
-    # The embedding cache writes behind; a write that failed (a full disk) stops the run here, not unseen
-    await asyncio.to_thread(memory.embedder.flush)
     result = _result(ctx, report, reason, engines)
     yield emitter.make(Complete, round=memory.round, agent=None, data=result)
     ctx.manager.steps.checkpoint(memory, stop_reason=reason)
@@ -251,7 +249,7 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
 def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[StopReason, str]:
     """A source that could not be read is not a source that had nothing: the report says so, and a run left with
     no readable source stops with ``error``, never ``sufficient``/``insufficient``."""
-    fix = repair_command(ctx.settings.data_dir.expanduser().resolve())
+    fix = repair_command(ctx.settings.store_home.expanduser().resolve())
     lost = "; ".join(f"the {name} could not be read ({detail}): run `{fix}`"
                      for name, detail in ctx.unreadable.items())
     if set(ctx.options.sources) <= set(ctx.unreadable):
