@@ -16,7 +16,8 @@ from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library  # no
 from synthesist.composition import Seams, Shared  # noqa: E402
 from synthesist.config import load_settings  # noqa: E402
 from synthesist.memory import Embedder, open_chroma  # noqa: E402
-from synthesist.models import CertaintyStep, OutcomeCertainty, ResearchReport, TrialLink  # noqa: E402
+from synthesist.models import Alignment, CertaintyStep, OutcomeCertainty, ResearchReport, TrialLink  # noqa: E402
+from synthesist.render.appraisal import appraisal_lines  # noqa: E402
 from synthesist.service import create_app  # noqa: E402
 from synthesist.service.views import report_view  # noqa: E402
 
@@ -60,3 +61,12 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
         assert page.text_content("#certainty .trial") == (
             "NCT03934567, one study: registry record [nct:NCT03934567]; reported by [pmid:93000001] (NCT number), "
             "[pmid:93000002] (title and sponsor)")
+        assert "Trial registrations checked" in page.text_content("#certainty")  # report.md's heading
+
+        # a run whose reports of the trial only relate to the question: report.md lists no registration, nor does
+        # the page (it once showed every registration under the certainty heading)
+        related = Alignment(evidence_id="pmid:93000001", label="related", relevance=0.3)
+        other = report.model_copy(update={"conflicts": (), "certainty": (), "alignment": (related,)})
+        assert "Trial registrations checked" not in "\n".join(appraisal_lines(other, lambda _: None))
+        page.evaluate(f"appraisal({json.dumps(report_view(other))})")
+        assert page.locator("#certainty-box").is_hidden() and page.locator("#certainty .trial").count() == 0

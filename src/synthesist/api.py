@@ -69,6 +69,7 @@ from .reading.gate import gate_from as alignment_gate_from
 from .reading.readers import SHIPPED as SHIPPED_READERS
 from .reading.readers import Readers
 from .redaction import REDACTED, scrub
+from .render.appraisal import registrations_shown
 from .render.report import alignment_line, frame_line, render_bibtex, render_markdown
 from .run_store import CHANGES_JSON, RunFolder, RunOptions, RunStore
 from .runs import PruneOutcome, RunInfo, parse_duration, parse_origins
@@ -123,6 +124,7 @@ __all__ = [
     "prune_runs",
     "model_study_record",
     "read_article",
+    "registrations_shown",
     "remove_watch",
     "report_bibtex",
     "report_markdown",

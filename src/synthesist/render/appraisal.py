@@ -9,7 +9,7 @@ from ..appraisal.certainty import step_text
 from ..models import OutcomeCertainty, PooledEstimate, RegistrationFlag, ResearchReport, TrialLink
 from .markdown import inert
 
-__all__ = ["appraisal_lines"]
+__all__ = ["appraisal_lines", "registrations_shown"]
 
 _FLAG_NAMES = {"unpublished": "completed, unpublished", "outcome_switch": "possible outcome switching",
                "papers_disagree": "papers of one trial disagree"}
@@ -25,12 +25,18 @@ def appraisal_lines(report: ResearchReport, cite: Callable[[str], int | None]) -
         for graded in report.certainty:
             lines += _certainty_lines(graded, cite)
         lines.append("")
-    matched = [link for link in report.trials if link.paper_ids and _on_question(link.paper_ids, report)]
-    flags = [flag for flag in report.registration_flags if _on_question(flag.evidence_ids, report)]
+    matched, flags = registrations_shown(report)
     if flags or matched:
         lines += ["## Trial registrations checked", "", *(_trial_line(link, cite) for link in matched),
                   *(_flag_line(f, cite) for f in flags), ""]
     return lines
+
+
+def registrations_shown(report: ResearchReport) -> tuple[list[TrialLink], list[RegistrationFlag]]:
+    """The trial registrations a reader is shown, report.md and the page alike: each registered trial a paper of the
+    run reports, and each flag, when it concerns the question (:func:`_on_question`)."""
+    matched = [link for link in report.trials if link.paper_ids and _on_question(link.paper_ids, report)]
+    return matched, [flag for flag in report.registration_flags if _on_question(flag.evidence_ids, report)]
 
 
 def _on_question(evidence_ids: Sequence[str], report: ResearchReport) -> bool:

@@ -6,9 +6,10 @@ references.bib and MCP show), its ``link`` :func:`synthesist.identity.link_out` 
 ``design`` :func:`synthesist.titles.design_label`, its ``alignment_line`` the marks report.md gives each part of
 the question (:func:`synthesist.api.alignment_line`); a finished run's ``evidence_table`` is report.md's table as data
 (:func:`synthesist.api.evidence_table`) and its ``forest_plot`` whether it has a forest plot, each reference carries
-its ``link``, the report its ``frame_line`` and each outcome's certainty its ``steps_text`` (report.md's words for
-each step). A run kept on disk whose process is gone before it finished is ``interrupted``, and one its caller
-stopped ``cancelled``, each with the command that resumes it (``POST /api/runs/{id}/resume`` does it here).
+its ``link``, the report its ``frame_line`` and ``registrations`` (those report.md lists) and each outcome's
+certainty its ``steps_text`` (report.md's words for each step). A run kept on disk whose process is gone before it
+finished is ``interrupted``, and one its caller stopped ``cancelled``, each with the command that resumes it
+(``POST /api/runs/{id}/resume`` does it here).
 
 Every text of ours a client reads (an error's detail, a failure, the store's health) is :func:`for_client`: short,
 and no absolute path of the server in it.
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..api import alignment_line, evidence_table, frame_line, has_forest, step_text
+from ..api import alignment_line, evidence_table, frame_line, has_forest, registrations_shown, step_text
 from ..errors import excerpt
 from ..identity import link_out, web_url
 from ..models import Citation, Evidence, ResearchReport, ResearchResult
@@ -64,10 +65,14 @@ def result_view(result: ResearchResult) -> dict[str, Any]:
 
 
 def report_view(report: ResearchReport) -> dict[str, Any]:
-    """The report's JSON with its ``frame_line``, and each outcome's certainty with its ``steps_text``: report.md's
-    words for each step, each once."""
+    """The report's JSON with its ``frame_line``, each outcome's certainty with its ``steps_text`` (report.md's
+    words for each step, each once), and ``registrations``: the trial registrations report.md lists (those that
+    concern the question: :func:`synthesist.api.registrations_shown`)."""
     body = report.model_dump(mode="json")
     body["frame_line"] = frame_line(report.frame) if report.frame else None
+    trials, flags = registrations_shown(report)
+    body["registrations"] = {"trials": [trial.model_dump(mode="json") for trial in trials],
+                             "flags": [flag.model_dump(mode="json") for flag in flags]}
     for graded, shown in zip(report.certainty, body["certainty"], strict=True):
         shown["steps_text"] = list(dict.fromkeys(step_text(step) for step in graded.steps))
     return body

@@ -216,12 +216,16 @@ function appraisal(report) {  // report.conflicts and report.certainty: found an
     `<strong>${esc(g.certainty.replace("_", " "))}</strong></p><ul>` +
     (g.steps_text || []).map((text) => `<li>${esc(text)}</li>`).join("") + "</ul>").join("") +
     (pooled ? `<p>Pooled (exploratory): ${esc(pooled.measure)} ${esc(pooled.value)} (${esc(pooled.ci_low)} to ${esc(pooled.ci_high)}), I² ${Math.round(pooled.i2 * 100)}% — ${esc((pooled.caveats || []).join("; "))}</p>` : "") +
-    (report.trials || []).filter((t) => (t.paper_ids || []).length).map((t) => `<p class="trial">${esc(t.nct)}, one study: ` +
+    registered(report.registrations || {trials: [], flags: []});
+  $("certainty-box").hidden = $("certainty").innerHTML === "";
+}
+function registered(shown) {  // the registrations report.md lists under the same heading (those on the question)
+  if (!shown.trials.length && !shown.flags.length) return "";
+  return "<h3>Trial registrations checked</h3>" +
+    shown.trials.map((t) => `<p class="trial">${esc(t.nct)}, one study: ` +
       `${t.registry_id ? "registry record " + cite(`[${t.registry_id}]`) : "registry record not collected"}; reported by ` +
       t.paper_ids.map((id, i) => `${cite(`[${id}]`)} (${esc(t.matched_by[i] || "")})`).join(", ") + "</p>").join("") +
-    (report.registration_flags || []).map((f) => `<p class="flag">${esc(f.nct)}: ${esc(f.detail)}</p>`).join("");
-  $("certainty-box").hidden = graded.length === 0 && !(report.registration_flags || []).length &&
-    !(report.trials || []).some((t) => (t.paper_ids || []).length);
+    shown.flags.map((f) => `<p class="flag">${esc(f.nct)}: ${esc(f.detail)}</p>`).join("");
 }
 document.addEventListener("click", (event) => {
   const th = event.target.closest("#studies th"); if (!th) return;
