@@ -30,7 +30,7 @@ def listeners(root: int) -> list[Listener]:
     """The listening sockets of process ``root`` and of every process below it."""
     bound = _bound_sockets()
     found = []
-    for pid in _family(root):
+    for pid in family(root):
         try:
             name = (PROC / str(pid) / "comm").read_text().strip()
             inodes = _socket_inodes(PROC / str(pid) / "fd")
@@ -52,7 +52,8 @@ def _socket_inodes(fds: Path) -> set[str]:
     return inodes
 
 
-def _family(root: int) -> list[int]:
+def family(root: int) -> list[int]:
+    """Process ``root`` and every process below it (read once from /proc)."""
     children: dict[int, list[int]] = {}
     for entry in PROC.iterdir():
         if entry.name.isdigit():
@@ -62,12 +63,12 @@ def _family(root: int) -> list[int]:
                 continue
             parent = int(stat.rsplit(")", 1)[1].split()[1])  # the name, in parentheses, may hold spaces
             children.setdefault(parent, []).append(int(entry.name))
-    family, waiting = [], [root]
+    found, waiting = [], [root]
     while waiting:
         pid = waiting.pop()
-        family.append(pid)
+        found.append(pid)
         waiting += children.get(pid, [])
-    return family
+    return found
 
 
 def _bound_sockets() -> dict[str, tuple[str, str, int]]:

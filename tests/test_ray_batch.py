@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from listening import listeners
+from listening import family, listeners
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
 ray = pytest.importorskip("ray")
@@ -96,19 +96,21 @@ def test_the_cli_runs_a_batch_on_ray(tmp_path: Path) -> None:
 
 
 def _task_worker(deadline: float, skip: set[int]) -> int | None:
-    """The pid of a worker process running a research task (Ray titles it ray::_research_task), none in ``skip``."""
+    """The pid of a worker of this process's cluster running a research task (Ray titles it
+    ray::_research_task), none in ``skip``. Only this process's descendants: the other pytest worker may be running
+    a batch on its own cluster meanwhile, and its workers carry the same title."""
     import time  # noqa: PLC0415
 
     while time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) in skip:
+        for pid in family(os.getpid()):
+            if pid in skip:
                 continue
             try:
-                cmdline = (entry / "cmdline").read_bytes()
+                cmdline = (Path("/proc") / str(pid) / "cmdline").read_bytes()
             except OSError:
                 continue
             if b"_research_task" in cmdline:
-                return int(entry.name)
+                return pid
         time.sleep(0.05)
     return None
 
