@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .run_limits import LIBRARY_FORMS, MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS
+from .run_limits import LIBRARY_FORMS, MODEL_HELP, ORIGINS, ROUNDS_HELP, TIMEOUT_HELP
 
 SOURCES_HELP = "comma list: pubmed, trials, europepmc, preprints, web, library"
-ROUNDS_HELP = f"search rounds at most, 1-{MAX_ROUNDS} (default: the settings')"
-TIMEOUT_HELP = f"finite, above 0, at most {MAX_RUN_SECONDS:g}"
 LIBRARY_HELP = f"a library: {LIBRARY_FORMS}"
 
 
@@ -166,7 +164,7 @@ def _run_choices(parser: argparse.ArgumentParser, *, timeout: str = "seconds for
     parser.add_argument("--sources", help=SOURCES_HELP)
     parser.add_argument("--library", action="append", type=Path, default=[], metavar="PATH",
                         help=f"{LIBRARY_HELP}; repeatable")
-    parser.add_argument("--model", help="e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: auto)")
+    parser.add_argument("--model", help=MODEL_HELP)
     parser.add_argument("--manager", choices=("loop", "magentic"))
     parser.add_argument("--max-rounds", type=int, help=ROUNDS_HELP)
     parser.add_argument("--timeout", type=float, help=f"{timeout} ({TIMEOUT_HELP})")

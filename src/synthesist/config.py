@@ -24,6 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
 from .models import ManagerName
+from .run_limits import DEFAULT_ROUNDS, DEFAULT_RUN_SECONDS
 from .run_options import LIBRARY_FORMS, MaxRounds, RunTimeout
 
 
@@ -196,10 +197,10 @@ class RunSettings(Section):
     :mod:`synthesist.run_options`'."""
 
     manager: ManagerName = "loop"
-    max_rounds: MaxRounds = 5
+    max_rounds: MaxRounds = DEFAULT_ROUNDS
     stall_rounds: int = Field(3, ge=1, description="Rounds in a row with no better assessment (new off-topic items "
                                                    "are no progress) before stopping.")
-    timeout: RunTimeout = Field(600.0, description="Seconds for the whole run, report included.")
+    timeout: RunTimeout = Field(DEFAULT_RUN_SECONDS, description="Seconds for the whole run, report included.")
     report_reserve: float = Field(
         30.0, ge=0, description="Seconds of the timeout kept for the fallback report when the rounds run long."
     )

@@ -46,7 +46,7 @@ from .inputs import check_library_paths, check_question, no_library, parse_sourc
 from .mcp_stdio import capped_stdio
 from .models import Evidence, failures_text
 from .redaction import without_paths
-from .run_options import LIBRARY_FORMS, MAX_ROUNDS, MaxRounds, SourceChoice, error_line
+from .run_options import LIBRARY_FORMS, ChosenRounds, ServedSources, SourceChoice, error_line
 from .titles import display_title
 
 MAX_K = 100
@@ -55,12 +55,6 @@ Count = Annotated[int, Field(ge=1, le=MAX_K, description=f"how many items, 1-{MA
 Sources = Annotated[SourceChoice | None, Field(description="source names, a list or a comma string, e.g. "
                                               "[\"pubmed\", \"trials\"] or \"pubmed,trials\": pubmed, trials, "
                                               "europepmc, preprints, web")]
-ResearchSources = Annotated[SourceChoice | None, Field(description="source names, a list or a comma string: "
-                                                      "pubmed, trials, europepmc, preprints, web, library (the "
-                                                      "libraries this server was started with, each "
-                                                      f"{LIBRARY_FORMS}); none: the server's libraries when it has "
-                                                      "some, else the settings' sources")]
-Rounds = Annotated[MaxRounds | None, Field(description=f"search rounds at most, 1-{MAX_ROUNDS}")]
 EvidenceId = Annotated[str, Field(min_length=1, max_length=200, description="an id such as pmid:12345678")]
 RunId = Annotated[str, Field(pattern=r"^[A-Za-z0-9]{1,64}$", description="a run id, as research returns it")]
 WatchId = Annotated[str | None, Field(None, pattern=r"^[A-Za-z0-9]{1,40}$", description="a watch id such as "
@@ -135,8 +129,8 @@ def build_server(settings: Settings | None = None, *, libraries: Sequence[Path |
         except BadInputError as exc:
             raise _refused(str(exc)) from None
 
-    async def research(question: Text, ctx: Context, sources: ResearchSources = None,
-                       max_rounds: Rounds = None) -> dict[str, Any]:
+    async def research(question: Text, ctx: Context, sources: ServedSources = None,
+                       max_rounds: ChosenRounds = None) -> dict[str, Any]:
         """Research a question: search, judge, hypothesise and report. Returns the Answer (verdict, statement,
         strength), the report as Markdown (every citation is evidence the run collected) and the references.
         Without sources it searches the server's libraries when it has some (no network), else the settings'."""

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+DEFAULT_ROUNDS = 5
+"""The settings' ``run.max_rounds`` out of the box, and a checkpoint's when it has none."""
+DEFAULT_RUN_SECONDS = 600.0
+"""The settings' ``run.timeout`` out of the box, and a checkpoint's when it has none."""
+
 MAX_ROUNDS = 20
 """The most rounds a run may be given (from 1). Four times the default (5): the stop rules end nearly every run long
 before (three rounds without progress stop it; the median run of the 500-question PubMedQA benchmark takes one
@@ -17,6 +22,11 @@ MAX_RUN_SECONDS = 3600.0
 for a slow local model over the default five rounds (each model call is capped at ``models.timeout``, 120 s, so
 five rounds of plan, judge and hypotheses and the report take about 32 minutes at worst), and short enough that one
 run never holds a service's slot (``--max-runs``) longer. Before, the service had this bound and the CLI none."""
+
+ROUNDS_HELP = f"search rounds at most, 1-{MAX_ROUNDS} (default: the settings')"
+TIMEOUT_HELP = f"finite, above 0, at most {MAX_RUN_SECONDS:g}"
+MODEL_HELP = ("e.g. openai:gpt-4o, ollama:llama3.1, extractive (default: the settings' model; none set: an LLM when a "
+              "provider key is in the environment, else extractive)")
 
 LIBRARY_FORMS = ("a JSONL file (.jsonl or .jsonl.gz, one record a line: pmid or doi, title, abstract, year, journal, "
                  "mesh), a MEDLINE XML file (.xml or .xml.gz), a JATS full text (.nxml), or a folder of them (read "

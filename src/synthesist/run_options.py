@@ -22,7 +22,16 @@ from pydantic_core import PydanticCustomError
 
 from .errors import BadInputError
 from .models import Frozen, ManagerName
-from .run_limits import LIBRARY_FORMS, MAX_ROUNDS, MAX_RUN_SECONDS, ORIGINS, Origin  # noqa: F401 — re-exported
+from .run_limits import (  # noqa: F401 — re-exported
+    LIBRARY_FORMS,
+    MAX_ROUNDS,
+    MAX_RUN_SECONDS,
+    MODEL_HELP,
+    ORIGINS,
+    ROUNDS_HELP,
+    TIMEOUT_HELP,
+    Origin,
+)
 
 RUN_OPTION = "run_option"
 """The error type of a value out of a run option's bounds; its message names the option and says the bound."""
@@ -56,6 +65,16 @@ SourceText = Annotated[str, Field(max_length=300)]
 SourceChoice = SourceNames | SourceText
 """``sources`` as the service's request and the MCP tools take it: a list of names or a comma string, each bound
 checked on its own form (the names themselves by :func:`synthesist.inputs.parse_source_names`)."""
+ServedSources = Annotated[SourceChoice | None, Field(description=(
+    "source names, a list or a comma string: pubmed, trials, europepmc, preprints, web, library (the libraries the "
+    f"server was started with: each {LIBRARY_FORMS}); none: the server's libraries alone when it has some, else the "
+    "settings' sources"))]
+"""A run's ``sources`` as a server takes them (the service's request, the MCP ``research`` tool); what none means
+is :func:`synthesist.inputs.served_sources`."""
+ChosenModel = Annotated[str | None, Field(max_length=200, description=MODEL_HELP)]
+ChosenRounds = Annotated[MaxRounds | None, Field(description=ROUNDS_HELP)]
+ChosenTimeout = Annotated[RunTimeout | None, Field(description=f"seconds for the whole run ({TIMEOUT_HELP}; "
+                                                               "default: the settings')")]
 
 
 def error_line(exc: ValidationError, limit: int = 1) -> str:
@@ -68,7 +87,22 @@ def error_line(exc: ValidationError, limit: int = 1) -> str:
     return "; ".join(problems)
 
 
-class RunChoices(Frozen):
+class RunLimits(Frozen):
+    """The run options every face takes as they are, declared once: the model, the rounds, the time; ``None``: the
+    settings' value."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use: `synthesist --help` never pays for it
+
+    model: ChosenModel = None
+    max_rounds: ChosenRounds = None
+    timeout: ChosenTimeout = None
+
+    def limits(self) -> dict[str, Any]:
+        """These options as keywords (for :class:`RunChoices` and the API's calls)."""
+        return {name: getattr(self, name) for name in RunLimits.model_fields}
+
+
+class RunChoices(RunLimits):
     """What a caller may choose for one run; ``None`` (and no sources or libraries): the settings' value.
 
     However it is built — from a face's input, by :meth:`replace`, or read back from a file, alone or inside
@@ -77,14 +111,9 @@ class RunChoices(Frozen):
     ``ValidationError``. ``sources`` are source names, ``libraries`` paths (a watch keeps them absolute), ``model``
     a model spec."""
 
-    model_config = ConfigDict(defer_build=True)  # built on first use: `synthesist --help` never pays for it
-
     sources: tuple[str, ...] = ()
     libraries: tuple[str, ...] = ()
-    model: str | None = None
     manager: ManagerName | None = None
-    max_rounds: MaxRounds | None = None
-    timeout: RunTimeout | None = None
 
     def __init__(self, /, **values: Any) -> None:
         try:

@@ -36,6 +36,7 @@ from .models import (
     MemorySnapshot,
     ResearchResult,
 )
+from .run_limits import DEFAULT_ROUNDS, DEFAULT_RUN_SECONDS
 from .run_options import MaxRounds, RunTimeout, error_line
 
 CHECKPOINT_VERSION = 1
@@ -65,8 +66,8 @@ class RunOptions(Frozen):
     libraries: tuple[str, ...] = ()
     model: str | None = None
     manager: ManagerName = "loop"
-    max_rounds: MaxRounds = 5
-    timeout: RunTimeout = 600.0
+    max_rounds: MaxRounds = DEFAULT_ROUNDS
+    timeout: RunTimeout = DEFAULT_RUN_SECONDS
     image: str | None = None
     origin: str | None = None
     """Which face started the run (:data:`~synthesist.run_options.Origin`: cli, api, batch, eval, service, mcp,

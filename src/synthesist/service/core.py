@@ -9,14 +9,14 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from .. import api
 from ..api import RunControl, Seams
 from ..config import Settings
 from ..errors import BadInputError
 from ..inputs import check_question, no_library, parse_source_names, served_sources
-from ..run_options import LIBRARY_FORMS, MaxRounds, RunTimeout, SourceChoice
+from ..run_options import RunLimits, ServedSources
 from .runs import RunRegistry, read_log
 from .views import for_client
 
@@ -26,21 +26,16 @@ PROBE_SECONDS = 300.0
 SERVE = "synthesist serve"
 
 
-class RunRequest(BaseModel):
-    """What a client may ask for: never a server path, never a model URL; any other field is refused.
-    ``max_rounds`` and ``timeout`` have every face's bounds and words (:mod:`synthesist.run_options`): 422 with them.
-    Without ``sources``, a service with a library searches it alone (:func:`synthesist.inputs.served_sources`)."""
+class RunRequest(RunLimits):
+    """What a client may ask for: never a server path, never a model URL; any other field is refused. The model,
+    ``max_rounds`` and ``timeout`` are every face's, with their bounds and words (:class:`~synthesist.run_options.
+    RunLimits`): 422 with them. Without ``sources``, a service with a library searches it alone
+    (:func:`synthesist.inputs.served_sources`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=False)  # FastAPI reads its schema at once (deferred, pydantic warns)
 
     question: str = Field(min_length=1, max_length=2000)
-    sources: SourceChoice | None = Field(None, description="source names, a list or a comma string: pubmed, trials, "
-                                         "europepmc, preprints, web, library (the libraries the service was started "
-                                         f"with: each {LIBRARY_FORMS}); none: the library alone when the service "
-                                         "has one, else the settings' sources")
-    model: str | None = Field(None, max_length=200)
-    max_rounds: MaxRounds | None = None
-    timeout: RunTimeout | None = None
+    sources: ServedSources = None
 
 
 class WatchRequest(RunRequest):
@@ -104,8 +99,7 @@ class Service:
 
     def add_watch(self, ask: WatchRequest) -> tuple[Any, bool]:
         question, names, libraries = self.checked(ask)
-        return api.add_watch(question, sources=names, libraries=libraries, model=ask.model,
-                             max_rounds=ask.max_rounds, timeout=ask.timeout, settings=self.settings)
+        return api.add_watch(question, sources=names, libraries=libraries, settings=self.settings, **ask.limits())
 
     @property
     def active(self) -> int:
@@ -146,8 +140,7 @@ class Service:
     def start(self, ask: RunRequest) -> str:
         question, names, libraries = self.checked(ask)
         self._room()
-        options = api.StreamOptions(sources=names, libraries=libraries, model=ask.model, max_rounds=ask.max_rounds,
-                                    timeout=ask.timeout, origin="service")
+        options = api.StreamOptions(sources=names, libraries=libraries, origin="service", **ask.limits())
 
         def stream(run_id: str, control: RunControl) -> AsyncIterator[Any]:
             return api.stream(question, options.replace(run_id=run_id), settings=self.settings, control=control,
