@@ -46,6 +46,8 @@ POPULATION = re.compile(r"\b(?:in|among|for)\s+(?=(?P<rest>[^,;:?]+))", _I)
 PEOPLE = lexicon.pattern("frame", "PEOPLE")
 ASPECTS = lexicon.pairs("frame", "ASPECTS")
 _LEADING = lexicon.pattern("frame", "LEADING")
+NEGATIONS = lexicon.words("frame", "NEGATIONS")
+"""Words kept at the start of a part, where function words are trimmed: they negate it ("no exercise")."""
 
 
 SIZE = lexicon.pattern("frame", "SIZE")
@@ -84,7 +86,7 @@ def _trimmed(part: Part | None) -> str:
     """A tagged part's words without the function words and punctuation at either end ("the risk of falls," →
     "risk of falls")."""
     words = part.text.split() if part is not None else []
-    while words and (words[0].lower().strip(",.;:'\"()") or "the") in STOP_WORDS:
+    while words and (words[0].lower().strip(",.;:'\"()") or "the") in STOP_WORDS - NEGATIONS:
         words.pop(0)
     while words and (words[-1].lower().strip(",.;:'\"()") or "the") in STOP_WORDS:
         words.pop()
@@ -160,7 +162,9 @@ def _main_clause(text: str) -> tuple[str, str, bool]:
     acupuncture: does the number of needles matter?"), and whether the asking part points back to the topic with a
     pronoun ("… : is it feasible?"); the topic is the frame's fallback then, or when the asking part names nothing
     specific."""
-    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", text.rstrip("?. ")) if p.strip()]
+    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", _inner_colons(text.rstrip("?. ")))
+             if p.strip()]
+    parts = [p.replace(_COLON, ":") for p in parts]
     asking = [p for p in parts if _ASKING.match(p)]
     clause = asking[-1] if asking else parts[-1] if parts else text
     topic = " ".join(p for p in parts if p != clause and not _ASKING.match(p)) if len(parts) > 1 else ""
@@ -169,6 +173,19 @@ def _main_clause(text: str) -> tuple[str, str, bool]:
 
 
 _ASKING = lexicon.pattern("frame", "ASKING")
+_COLON = "\u0000"
+
+
+def _inner_colons(text: str) -> str:
+    """``text`` with the colons inside its asking part held (as :data:`_COLON`): a question that starts asking
+    ("Does Group A: two lag screws change …?", "Does Active Schools: Skelmersdale affect …?") has no title-style
+    topic before it, so a colon after its first words is part of a name; only a question mark or a full stop ends
+    it there."""
+    if not _ASKING.match(text):
+        return text
+    end = re.search(r"\?\s+|\.\s+", text)
+    head = text[:end.start()] if end else text
+    return head.replace(":", _COLON) + (text[end.start():] if end else "")
 
 
 GENERIC = lexicon.words("frame", "GENERIC")
@@ -297,7 +314,7 @@ def _phrase(text: str) -> str:
     """``text`` as a frame term, in the question's own words: function words, question words and generic verbs
     trimmed from both ends ("the risk of stroke" → "risk of stroke"); empty when no content word is left."""
     tokens = text.replace("?", " ").split()
-    while tokens and _dropped(tokens[0]):
+    while tokens and _dropped(tokens[0]) and not (tokens[0].lower() in NEGATIONS and len(tokens) > 1):
         tokens.pop(0)
     while tokens and _dropped(tokens[-1]):
         tokens.pop()
