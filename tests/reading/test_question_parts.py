@@ -1,4 +1,4 @@
-"""The question tagger against research questions written by hand (``tests/data/question_parts.jsonl``: 50
+"""The question tagger against research questions written by hand (``tests/data/question_parts.jsonl``: 51
 questions, not shaped by the tagger's training templates, each with its population, intervention, comparator and
 outcome as the question words them). The rule parse (:func:`synthesist.reading.frame.frame_by_rule`) and the frame
 the extractive engine uses (:func:`~synthesist.reading.frame.frame_of`: the tagger's parts when it is sure, else the
@@ -7,8 +7,8 @@ reaches, so it can only go up, and the frame may not read the set worse than the
 
 A part is right when, lowercased and with function words trimmed from both ends (a leading negation kept: "no
 exercise" is not "exercise"), it is the expected one (a part the question does not name is right when none is found).
-The last five rows are misreadings found over trials end to end (2026-11-29): a negated comparator read as the
-exposure itself, and a colon inside an arm's name read as a title's.
+The last six rows are misreadings found over trials end to end (2026-11-29): a negated comparator read as the
+exposure itself, and a colon or a dash inside an arm's name read as a title's.
 """
 
 from __future__ import annotations

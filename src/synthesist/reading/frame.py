@@ -162,9 +162,9 @@ def _main_clause(text: str) -> tuple[str, str, bool]:
     acupuncture: does the number of needles matter?"), and whether the asking part points back to the topic with a
     pronoun ("… : is it feasible?"); the topic is the frame's fallback then, or when the asking part names nothing
     specific."""
-    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", _inner_colons(text.rstrip("?. ")))
+    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", _held_separators(text.rstrip("?. ")))
              if p.strip()]
-    parts = [p.replace(_COLON, ":") for p in parts]
+    parts = [p.replace(_COLON, ":").replace(_DASH, "-") for p in parts]
     asking = [p for p in parts if _ASKING.match(p)]
     clause = asking[-1] if asking else parts[-1] if parts else text
     topic = " ".join(p for p in parts if p != clause and not _ASKING.match(p)) if len(parts) > 1 else ""
@@ -173,19 +173,20 @@ def _main_clause(text: str) -> tuple[str, str, bool]:
 
 
 _ASKING = lexicon.pattern("frame", "ASKING")
-_COLON = "\u0000"
+_COLON, _DASH = "\u0000", "\u0001"
 
 
-def _inner_colons(text: str) -> str:
-    """``text`` with the colons inside its asking part held (as :data:`_COLON`): a question that starts asking
-    ("Does Group A: two lag screws change …?", "Does Active Schools: Skelmersdale affect …?") has no title-style
-    topic before it, so a colon after its first words is part of a name; only a question mark or a full stop ends
-    it there."""
+def _held_separators(text: str) -> str:
+    """``text`` with the colons and dashes inside its asking part held (as :data:`_COLON` and :data:`_DASH`): a
+    question that starts asking ("Does Group A: two lag screws change …?", "Does intravenous cyclophosphamide -
+    Group 1 affect …?") has no title-style topic before it, so a colon or dash after its first words is part of a
+    name; only a question mark or a full stop ends it there."""
     if not _ASKING.match(text):
         return text
     end = re.search(r"\?\s+|\.\s+", text)
     head = text[:end.start()] if end else text
-    return head.replace(":", _COLON) + (text[end.start():] if end else "")
+    head = re.sub(r"\s+(-{1,2})\s*", lambda dash: dash.group(0).replace("-", _DASH), head.replace(":", _COLON))
+    return head + (text[end.start():] if end else "")
 
 
 GENERIC = lexicon.words("frame", "GENERIC")
