@@ -50,12 +50,15 @@ ADDRESS_FEATURES = (
     "best_rank_score", "log_candidates", "outcome_share", "intervention_in_article", "comparator_in_article",
     "intervention_near_outcome", "comparator_near_outcome", "confidence", "no_comparator_words",
     "intervention_rare_in_article", "comparator_rare_in_article", "shared_rare_in_article", "arms_information",
+    "intervention_rarest_in_article", "comparator_rarest_in_article",
 )
 """What tells a study that tested the question's comparison from one that only mentions its outcome: how well its
 best passage ranks, and how much of each arm's name the article holds, counted by word and weighted by each word's
 rarity in the training articles, and as much of what both arms name (the drug of "istradefylline 20 mg" against
 "istradefylline 40 mg", which :class:`ArmTerms` leaves out of each arm: an article holding "20 mg" and "40 mg" but
-not "istradefylline" holds little of the comparison). (The abstract's share of each arm's name
+not "istradefylline" holds little of the comparison), and whether it holds each arm's rarest word (a trial of
+"physiotherapist-prescribed exercise" that never names the physiotherapist: the arm's one telling word is the one a
+trial of another exercise lacks). (The abstract's share of each arm's name
 made the model lean on it: on the validation split it let through more of other articles' questions for the same
 share of their own, and it refused a subgroup's or an exposure's contrast, which abstracts seldom name.)"""
 RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule_not_reported", "effect",
@@ -213,6 +216,9 @@ def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], de
         weight = math.fsum(rarity(word) for word in words)  # fsum: the same sum in any set order (hash seed)
         return math.fsum(rarity(word) for word in words & article) / weight if weight else 1.0
 
+    def rarest_held(words: frozenset[str]) -> bool:
+        return not words or max(sorted(words), key=rarity) in article
+
     names = RANK_FEATURES.index
     return np.array([
         scores.max(), math.log1p(candidates), dense[:, names("outcome_share")].max(),
@@ -220,6 +226,7 @@ def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], de
         dense[:, names("names_intervention")].max(), dense[:, names("names_comparator")].max(),
         confidence, not arms.comparator, rare_share(arms.intervention), rare_share(arms.comparator),
         rare_share(shared), math.log1p(math.fsum(rarity(word) for word in arms.intervention | arms.comparator)),
+        rarest_held(arms.intervention), rarest_held(arms.comparator),
     ], dtype=float)
 
 
