@@ -221,6 +221,10 @@ async def test_an_empty_or_off_topic_memory_quotes_nothing_it_cannot_support(emb
     report = await write_report(QUESTION, memory, embedder=embedder)
     assert "0 of 3 items were on the question's topic" in report.limitations
     assert report.fabricated_citations_removed == 0
+    # every item set aside is either off topic or named as related for a part it names: the two counts agree
+    counts = re.search(r"(\d+) (?:is|are) related without answering \(naming a part of the question or on its "
+                       r"topic\) and (\d+) (?:is|are) off topic \(neither\)", report.limitations)
+    assert counts is not None and sum(map(int, counts.groups())) == 3, report.limitations
 
 
 async def test_sentences_are_embedded_with_the_given_embedder_and_chosen_by_mmr() -> None:

@@ -325,15 +325,16 @@ def _limitations(
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
         f"of {total} items, {_read_as(memory.evidence, no_abstract)}.",
-        f"{len(on_topic)} of {total} items were on the question's topic; the other {total - len(on_topic)} were set "
-        "aside and are not quoted in the answer or summary.",
+        f"{len(on_topic)} of {total} items were on the question's topic (close to it in meaning); the other "
+        f"{total - len(on_topic)} were set aside and are not quoted in the answer or summary.",
     ]
     counts = Counter(a.label for a in alignments)
     answering, related, off = counts["answers"], counts["related"], counts["off_topic"]
     lines.append(f"{counted(answering, 'item')} {verb(answering, 'answers', 'answer')} the question, "
                  f"{counts['indirect']} only indirectly (another population or a surrogate outcome), "
-                 f"{related} {verb(related, 'is', 'are')} related without answering and "
-                 f"{off} {verb(off, 'is', 'are')} off topic. The answer, the summary and the findings quote only items "
+                 f"{related} {verb(related, 'is', 'are')} related without answering (naming a part of the question "
+                 f"or on its topic) and {off} {verb(off, 'is', 'are')} off topic (neither). The answer, the summary "
+                 "and the findings quote only items "
                  "that answer; related items are quoted only under related evidence, with what they lack.")
     if preprints:
         lines.append(f"{counted(preprints, 'item')} {verb(preprints, 'is a preprint', 'are preprints')}, "
