@@ -81,6 +81,7 @@ async def test_a_resumed_run_ranks_an_items_passages_without_encoding_them_again
     ranked = await PassageRanker(first).rank([item], question)
     # the shortlisted units, the question and its outcome, in one batch
     assert len(candidates(item)) > SHORTLIST and first.encoded_count == SHORTLIST + 2
+    first.flush()  # the cache writes behind; a run's process finishes its writes before it exits
     resumed = Embedder(cache=ChromaVectorCache.open(client, Embedder().model_id))  # a new process's embedder
     again = await PassageRanker(resumed).rank([item], question)
     # the same units in the same order; a vector read back from the store may differ in its last float32 bit
