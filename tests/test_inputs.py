@@ -14,6 +14,7 @@ import pytest
 from cli_runner import run_cli
 from live_server import LiveServer
 from mcp import Client
+from pydantic import ValidationError
 from run_helpers import QUESTION, run_settings, write_library
 
 from synthesist.composition import Seams, Shared
@@ -22,6 +23,7 @@ from synthesist.inputs import check_question, strip_controls
 from synthesist.mcp_server import build_server
 from synthesist.memory import Embedder, open_chroma
 from synthesist.service import create_app
+from synthesist.study import DirectionQuery
 
 HOSTILE = ("\x1b]0;owned\x07\x1b[2J\x1b[31mDoes metformin\x1b[0m reduce the risk of \u202ebreast cancer\u202c in "
            "women\x08 with type 2 diabetes?\x1b[?25l\x9b1m")
@@ -40,6 +42,21 @@ def test_escapes_and_controls_are_taken_out_and_the_text_kept() -> None:
     assert strip_controls("5 µg\tof Métformine — \x1bPq#0;2;0;0;0\x1b\\ok\r\n") == "5 µg\tof Métformine — ok\r\n"
     with pytest.raises(BadInputError, match="the question is empty"):
         check_question("\x1b[2J\x1b[H\x07")
+
+
+def test_character_references_are_read_as_the_characters_they_stand_for() -> None:
+    """A question copied from a web page's source (the Evidence Inference prompts hold "6&nbsp;months"): each
+    reference closed by ";" is its character, except one that stands for a control or format character."""
+    assert check_question("Does HbA1c &lt; 7&nbsp;% differ with A&amp;B vs R&D?") == (
+        "Does HbA1c < 7 % differ with A&B vs R&D?")
+    assert check_question("salt&pepper &not &#x3b1;-blockers") == "salt&pepper &not α-blockers"
+    assert check_question("a&#27;[2J b &#8238;c &#0;") == "a&#27;[2J b &#8238;c \ufffd"  # as a browser reads it
+    with pytest.raises(BadInputError, match="the question is empty"):
+        check_question("&nbsp; &#160;")
+    query = DirectionQuery(intervention="ITNs from age 6&nbsp;months", comparator=" placebo ", outcome="HbA1c &gt; 7%")
+    assert (query.intervention, query.comparator, query.outcome) == ("ITNs from age 6 months", "placebo", "HbA1c > 7%")
+    with pytest.raises(ValidationError):
+        DirectionQuery(intervention="&nbsp;", outcome="mortality")
 
 
 def test_the_cli_writes_the_question_without_its_escapes(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from .config import Settings
 from .errors import BadInputError, ImageError
 from .models import SOURCE_NAMES
+from .study import plain
 from .tools.imaging import load_image
 
 
@@ -68,16 +69,17 @@ def strip_controls(text: str) -> str:
 
 
 def check_question(question: str, *, where: str = "the question") -> str:
-    """A question (or query) with terminal escapes and control characters taken out (:func:`strip_controls`) and
-    its whitespace folded; empty, over-long, NUL-bearing or not-UTF-8 text refused. Every face (CLI, batch file,
-    HTTP service, MCP, Python API, watches) checks what it is asked with this."""
+    """A question (or query) read :func:`~synthesist.study.plain` (HTML character references decoded, whitespace
+    folded) with terminal escapes and control characters taken out (:func:`strip_controls`); empty, over-long,
+    NUL-bearing or not-UTF-8 text refused. Every face (CLI, batch file, HTTP service, MCP, Python API, watches)
+    checks what it is asked with this."""
     if "\x00" in (question or ""):
         raise BadInputError(f"{where} holds a NUL byte")
     try:
         (question or "").encode("utf-8")
     except UnicodeEncodeError:
         raise BadInputError(f"{where} is not valid UTF-8 text") from None
-    question = " ".join(strip_controls(question or "").split())
+    question = " ".join(strip_controls(plain(question or "")).split())
     if not question:
         raise BadInputError(f"{where} is empty" if where != "the question" else "the question is empty")
     if len(question) > 2000:

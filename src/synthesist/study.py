@@ -7,9 +7,12 @@ check can find each one verbatim in the quote, and the quote verbatim in the art
 
 from __future__ import annotations
 
+import html
+import re
+import unicodedata
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Direction = Literal["increased", "decreased", "no_difference", "not_reported"]
 """How an outcome differed in the intervention arm relative to the comparator; ``no_difference`` when the
@@ -138,9 +141,32 @@ class StudyRecord(StudyDraft):
     engine: Literal["extractive", "llm", "registry"] = "extractive"
 
 
+_REFERENCE = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def plain(text: str) -> str:
+    """``text`` as a reader reads it: HTML character references decoded ("6&nbsp;months", "HbA1c &lt; 7%": text
+    copied from a web page's source, as the Evidence Inference prompts are) and whitespace folded. Only a reference
+    closed by ";" is one ("R&D" and "salt&pepper" stay as written), and one that stands for a control or format
+    character ("&#27;", an escape; "&#8238;", a right-to-left override) stays as written too."""
+    return " ".join(_REFERENCE.sub(_decoded, text).split())
+
+
+def _decoded(found: re.Match[str]) -> str:
+    character = html.unescape(found.group())
+    kept = character and not any(unicodedata.category(c) in ("Cc", "Cf") for c in character)
+    return character if kept else found.group()
+
+
 class DirectionQuery(_Frozen):
-    """One question to a study: how did ``outcome`` differ with ``intervention`` versus ``comparator``?"""
+    """One question to a study: how did ``outcome`` differ with ``intervention`` versus ``comparator``? Each part is
+    read :func:`plain`."""
 
     intervention: str = Field(min_length=1)
     comparator: str = ""
     outcome: str = Field(min_length=1)
+
+    @field_validator("intervention", "comparator", "outcome", mode="before")
+    @classmethod
+    def _plain(cls, value: object) -> object:
+        return plain(value) if isinstance(value, str) else value
