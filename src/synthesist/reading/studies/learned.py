@@ -27,12 +27,14 @@ from .direction import (
     _NO_DIFFERENCE,
     _STATISTIC,
     _UP,
+    SIGNALS,
     Scored,
     _outcome_clause,
     _pairs,
     query_outcome,
     read_direction,
     scored_units,
+    signals,
     with_figures,
 )
 from .effects import ratio_side, read_effect
@@ -62,8 +64,9 @@ trial of another exercise lacks). (The abstract's share of each arm's name
 made the model lean on it: on the validation split it let through more of other articles' questions for the same
 share of their own, and it refused a subgroup's or an exposure's contrast, which abstracts seldom name.)"""
 RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule_not_reported", "effect",
-                 "effect_above", "effect_below")
-"""The rule reader's verdict on a unit and the side of its effect estimate, as inputs to the direction model."""
+                 "effect_above", "effect_below", *SIGNALS)
+"""The rule reader's verdict on a unit, the side of its effect estimate and each of its steps on its own
+(:data:`.direction.SIGNALS`), as inputs to the direction model."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?|[<>=≤≥%]")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
@@ -164,7 +167,8 @@ def rule_features(unit: Unit, query: DirectionQuery, arms: ArmTerms) -> list[flo
                                                                               measure_hint=unit.measure_hint)
     side = ratio_side(effect) if effect is not None else None
     return [direction == "increased", direction == "decreased", direction == "no_difference",
-            direction == "not_reported", effect is not None, side == "above", side == "below"]
+            direction == "not_reported", effect is not None, side == "above", side == "below",
+            *signals(unit.text, query, hint=unit.measure_hint, arms=arms)]
 
 
 def direction_rows(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> tuple[list[str], np.ndarray]:
