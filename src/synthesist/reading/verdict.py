@@ -26,7 +26,8 @@ from .conclusion import conclusion_verdict
 
 Change = Literal["decrease", "increase", "improve", "worsen", "change"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
-          ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")))
+          ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")),
+          ("change", lexicon.pattern("verdict", "CHANGE")))
 _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 
@@ -34,7 +35,8 @@ _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 def asked_change(question: str, exposure: str | None = None, others: Sequence[str] = ()) -> Change:
     """The change ``question`` asks about: its first verb of change outside the names of what it compares (its
     ``exposure`` and ``others``, the outcomes and the comparator: "increasing exercise" asks about no increase, and
-    "all-cause mortality" holds no "cause"); ``change`` when it names none ("Does X affect Y?")."""
+    "all-cause mortality" holds no "cause"): ``change`` when that verb names no direction ("Does X affect Y?") or
+    when it names none."""
     text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
