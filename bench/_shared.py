@@ -24,6 +24,22 @@ def require(*relative: str) -> Path:
     return SHARED
 
 
+def write_fitted(path: Path, text: str, *, check: bool, started: float) -> None:
+    """Write a trainer's fitted file, or with ``check`` (a trainer's ``--check``) write nothing and exit 1 when the
+    file at ``path`` is not, byte for byte, what this fit made: a shipped model must be what its trainer makes from
+    the code as it is."""
+    import time
+
+    if check:
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            print(f"{path} is not what this fit makes from the code as it is: refit it and look at its CARD.md")
+            raise SystemExit(1)
+        print(f"{path} is what this fit makes ({time.perf_counter() - started:.0f} s)")
+        return
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - started:.0f} s")
+
+
 def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:
     """The mean over ``classes`` of each one's F1 on (gold, predicted) ``pairs`` (0 for a class never right)."""
     scores = []

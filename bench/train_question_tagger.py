@@ -1,7 +1,7 @@
 """Train the question tagger (:mod:`synthesist.reading.question_parts`) and write
 ``src/synthesist/reading/fitted/question_tagger/model.json``.
 
-    OPENBLAS_NUM_THREADS=1 python bench/train_question_tagger.py [--out PATH]       (make train-tagger)
+    OPENBLAS_NUM_THREADS=1 python bench/train_question_tagger.py [--out PATH] [--check]   (make train-tagger)
 
 Data: the clinicians' (intervention, comparator, outcome) prompts of Evidence Inference 2.0
 (``../shared/corpus/evidence_inference``: ``prompts.csv`` rows of train-split articles and
@@ -46,7 +46,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, require
+from _shared import REPO, require, write_fitted
 from scipy import optimize, sparse
 
 from synthesist.reading.frame import frame_by_rule
@@ -400,6 +400,8 @@ def confidence_table(trusted: list[tuple[float, bool, bool]]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
     args = parser.parse_args()
     started = time.perf_counter()
     shared = require(CORPUS)
@@ -427,8 +429,8 @@ def main() -> None:
     for words, _ in held[:: max(1, len(held) // 12)]:
         parts = tagger.parts(" ".join(words))
         print("  ", " ".join(words), "→", {name: part.text for name, part in parts.__dict__.items() if part})
-    args.out.write_text(json.dumps(tagger.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - started:.0f} s")
+    write_fitted(args.out, json.dumps(tagger.to_dict(), separators=(",", ":")) + "\n", check=args.check,
+                 started=started)
 
 
 if __name__ == "__main__":

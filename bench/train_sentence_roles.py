@@ -1,7 +1,8 @@
 """Train the sentence-role model (:mod:`synthesist.reading.roles`) and write
 ``reading/fitted/sentence_roles/model.json``.
 
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_sentence_roles.py [--out PATH]   (make train-roles)
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_sentence_roles.py [--out PATH] [--check]
+                                                                                          (make train-roles)
 
 Data: the section labels of structured abstracts, each title mapped to one of the five roles by
 ``lexicons/roles.toml`` TITLE_ROLES (a title that maps to none or to two is left out; its sentences still count in
@@ -36,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, confusion_lines, macro_f1, require
+from _shared import REPO, confusion_lines, macro_f1, require, write_fitted
 from fitting import fit_softmax
 
 from synthesist.errors import ParseError
@@ -159,6 +160,8 @@ def _rounded(value: object) -> object:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
     args = parser.parse_args()
     shared = require(f"{DATA}/split.csv", f"{DATA}/unlabelled/articles_unlabelled.tar.gz", LIBRARY)
     started = time.perf_counter()
@@ -196,8 +199,8 @@ def main() -> None:
           f"{figures['alone']['macro_f1']:.3f}, as unit roles {figures['alone']['unit_role_accuracy']:.3f}")
 
     written = {**model.to_dict(), "c": best, "validation": figures}
-    args.out.write_text(json.dumps(_rounded(written), separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - started:.0f} s")
+    write_fitted(args.out, json.dumps(_rounded(written), separators=(",", ":")) + "\n", check=args.check,
+                 started=started)
 
 
 if __name__ == "__main__":

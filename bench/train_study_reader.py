@@ -2,7 +2,8 @@
 ``src/synthesist/reading/fitted/study_reader/model.json``.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_study_reader.py [--out PATH] [--limit N]
-                                                                      [--cross-validate] (make train-reader)
+                                                                      [--cross-validate] [--check]
+                                                                      (make train-reader)
 
 Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials; validation: 90), read as
 :mod:`evidence_inference_bench` reads it. Deterministic: the same data gives the same file under any
@@ -44,7 +45,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import macro_f1, require
+from _shared import macro_f1, require, write_fitted
 from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
 from fitting import fit_listwise, fit_softmax
 
@@ -233,6 +234,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--limit", type=int, default=0, help="train on the first N train trials only (a smoke run)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
     parser.add_argument("--cross-validate", action="store_true",
                         help=f"also print the {FOLDS}-fold out-of-fold figures over the train split's trials")
     args = parser.parse_args()
@@ -284,8 +287,8 @@ def main() -> None:
                         RULE_FEATURES, ADDRESS_FEATURES, frequency, count)
     pairs = [(p.label, answer_query(evidence[p.pmcid], p.query, final).direction) for p in validation]
     print(f"validation, as shipped: accuracy {_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
-    args.out.write_text(json.dumps(final.to_dict(), separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    write_fitted(args.out, json.dumps(final.to_dict(), separators=(",", ":")) + "\n", check=args.check,
+                 started=started)
 
 
 if __name__ == "__main__":
