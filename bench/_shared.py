@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -28,8 +29,6 @@ def write_fitted(path: Path, text: str, *, check: bool, started: float) -> None:
     """Write a trainer's fitted file, or with ``check`` (a trainer's ``--check``) write nothing and exit 1 when the
     file at ``path`` is not, byte for byte, what this fit made: a shipped model must be what its trainer makes from
     the code as it is."""
-    import time
-
     if check:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             print(f"{path} is not what this fit makes from the code as it is: refit it and look at its CARD.md")

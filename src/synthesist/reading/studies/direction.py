@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...models import Evidence
-from ...study import Direction, DirectionQuery, MeasureName, OutcomeResult
+from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResult
 from .. import lexicon
 from ..text import split_clauses, top_level
 from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases, terms
-from .effects import ratio_side, read_effect, significance
+from .effects import Significance, ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
 from .verify import source_text
 
@@ -200,11 +200,7 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
     the commoner case in the dev labels; ``guess=False`` reads it as ``not_reported`` (a conflict never rests on a
     guess)."""
     arms = arms or ArmTerms.of(query)
-    clause = _outcome_clause(text, terms(query.outcome), arms)
-    effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)
-    sig = significance(clause, effect)
-    if sig == "unknown" and clause != text:
-        sig = significance(text, read_effect(text, measure_hint=hint))
+    clause, effect, sig = _clause_significance(text, terms(query.outcome), arms, hint)
     if _NO_DIFFERENCE.search(clause) and not _significant_change(clause) or sig == "not_significant":
         return "no_difference", clause
     if _TREND.search(clause) and sig != "significant":
@@ -240,17 +236,25 @@ def signals(text: str, query: DirectionQuery, *, hint: MeasureName | None = None
     """One value per :data:`SIGNALS` for ``text``."""
     arms = arms or ArmTerms.of(query)
     outcome = terms(query.outcome)
-    clause = _outcome_clause(text, outcome, arms)
-    effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)
-    sig = significance(clause, effect)
-    if sig == "unknown" and clause != text:
-        sig = significance(text, read_effect(text, measure_hint=hint))
+    clause, _, sig = _clause_significance(text, outcome, arms, hint)
     change, per_arm = _change(clause, arms, outcome), _by_arms(clause, arms)
     numbers, sign = _by_numbers(clause, arms), _by_sign(clause)
     return (sig == "significant", sig == "not_significant", change == "increased", change == "decreased",
             per_arm == "increased", per_arm == "decreased", numbers == "increased", numbers == "decreased",
             sign == "increased", sign == "decreased", bool(_NO_DIFFERENCE.search(clause)),
             bool(_TREND.search(clause)), _significant_change(clause), clause != text)
+
+
+def _clause_significance(text: str, outcome: frozenset[str], arms: ArmTerms,
+                         hint: MeasureName | None) -> tuple[str, Effect | None, Significance]:
+    """The clause of ``text`` about the outcome, its effect estimate (the whole text's when it states none), and
+    whether it reports a significant difference (from the clause's p value or CI, else from the whole text's)."""
+    clause = _outcome_clause(text, outcome, arms)
+    effect = read_effect(clause, measure_hint=hint) or read_effect(text, measure_hint=hint)
+    sig = significance(clause, effect)
+    if sig == "unknown" and clause != text:
+        sig = significance(text, read_effect(text, measure_hint=hint))
+    return clause, effect, sig
 
 
 def _significant_change(clause: str) -> bool:
