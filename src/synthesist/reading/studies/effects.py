@@ -26,8 +26,13 @@ _MEASURES: tuple[tuple[MeasureName, str], ...] = (
 """Abbreviations are matched in capitals only ("or" is a word); names in any case."""
 _MEASURE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MEASURES))
 _AFTER_MEASURE = re.compile(rf"^[^\d\-−.;]{{0,40}}?(?P<value>{_NUMBER})")
-_RANGE = re.compile(rf"(?P<low>{_NUMBER})\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NUMBER})", re.IGNORECASE)
+_UNIT = r"(?:\s?%|\s?[A-Za-zµμ][\w/µμ]{0,6})?"
+"""A unit printed after a bound ("−56.5 cm2 to −6.3 cm2", "0.2% to 16.7%")."""
+_RANGE = re.compile(rf"(?P<low>{_NUMBER}){_UNIT}\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NUMBER})", re.IGNORECASE)
 _CI_CUE = re.compile(r"(?:95|99|90)\s?%|\bCI\b|confidence interval", re.IGNORECASE)
+_CI_LEAD = re.compile(r"(?:\s*(?:[\[(]\s*CI\s*[\])]|\bCI\b|confidence intervals?|[,:=]))*", re.IGNORECASE)
+"""What may stand between the first CI cue and the bounds: "95% confidence interval [CI], 0.057–0.194",
+"95% confidence interval (CI) = 0.438, 0.894"."""
 _P = re.compile(r"\b[pP]\s*(?:-?\s*values?)?\s*(?P<op>[<=>≤≥]|&lt;|&gt;)\s*"
                 r"(?P<num>\d?[.·]?\d+(?:\s*[x×]\s*10\s*[-−]?\d+)?)")
 
@@ -68,12 +73,26 @@ def read_effect(text: str, *, measure_hint: MeasureName | None = None) -> Effect
     return None
 
 
+def clause_effect(text: str, clause: str, *, measure_hint: MeasureName | None = None) -> Effect | None:
+    """The estimate of ``clause``, the clause of ``text`` about one outcome; the text's only estimate when the
+    clause states none ("Survival at 1, 5 and 10 years was 97.6%, 87.2% and 76.6% vs. 98%, … (P=0.642)"). A text
+    with an estimate per outcome ("… functional outcome (OR 1.03; P=0.39), whereas … mortality (OR 1.19;
+    P=0.00003)") gives each outcome its own clause's, never the first of the text."""
+    effect = read_effect(clause, measure_hint=measure_hint)
+    if effect is not None or clause == text:
+        return effect
+    whole = read_effect(text, measure_hint=measure_hint)
+    if whole is None or read_effect(text.replace(whole.text, " ", 1), measure_hint=measure_hint):
+        return None
+    return whole
+
+
 def _ci(rest: str) -> re.Match[str] | None:
     """The CI right after an estimate: a range after a CI cue, or in the bracket that follows it."""
     window = rest[:80]
     cue = _CI_CUE.search(window)
     if cue and cue.start() < 25:
-        start = cue.end()
+        start = _CI_LEAD.match(window, cue.end()).end()
     elif window.lstrip()[:1] in "([":
         start = window.index(window.lstrip()[:1]) + 1
     else:

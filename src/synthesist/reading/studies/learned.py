@@ -37,7 +37,7 @@ from .direction import (
     signals,
     with_figures,
 )
-from .effects import ratio_side, read_effect
+from .effects import clause_effect, ratio_side, read_effect
 from .naming import article_name, article_outcome
 from .passages import Unit
 from .verify import source_text
@@ -283,7 +283,6 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,
             arms: ArmTerms) -> OutcomeResult:
     clause = _outcome_clause(unit.text, terms(query.outcome), arms)
-    effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
-                                                                              measure_hint=unit.measure_hint)
+    effect = clause_effect(unit.text, clause, measure_hint=unit.measure_hint)
     return blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
                                     "section": unit.section})

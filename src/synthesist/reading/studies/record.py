@@ -26,7 +26,7 @@ from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..text import terms
 from .direction import read_direction
-from .effects import ratio_side, read_effect, significance
+from .effects import clause_effect, ratio_side, read_effect, significance
 from .learned import answer_query
 from .naming import distinctive, exposure_names, spelled_out
 from .passages import Unit, units
@@ -326,14 +326,16 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
     for order, unit in enumerate(read):
         if unit.role not in ("abstract", "results") or unit.kind == "figure":
             continue
-        effect = read_effect(unit.text, measure_hint=unit.measure_hint)
-        if effect is None or significance(unit.text, effect) == "unknown" and not effect.ci_low:
+        if read_effect(unit.text, measure_hint=unit.measure_hint) is None:
             continue
         name = _outcome_name(unit)
         if not name or any(_names_the_exposure(name, treatment) for treatment in treatments):
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
-        direction, _ = read_direction(unit.text, query, hint=unit.measure_hint)
+        direction, clause = read_direction(unit.text, query, hint=unit.measure_hint)
+        effect = clause_effect(unit.text, clause, measure_hint=unit.measure_hint)
+        if effect is None or significance(clause, effect) == "unknown" and not effect.ci_low:
+            continue
         rank = (0 if unit.role == "abstract" else 1) - 0.5 * bool(effect.ci_low) + order / 10_000
         found.append((rank, OutcomeResult(outcome=name, intervention=intervention, comparator=comparator,
                                           direction=direction, effect=effect, quote=unit.text,
