@@ -29,7 +29,9 @@ over a set of words use ``math.fsum``, whose result does not depend on the set's
    features); its threshold keeps :data:`ADDRESS_RECALL` of the validation articles' own questions.
 
 Printed: with ``--cross-validate``, the out-of-fold accuracy and macro-F1 over train trials (the estimate that
-decides); the ranker's top-1 hit rate and the answers' accuracy and macro-F1 on validation (development data: its
+decides), and beside them the verdict's share right (a difference or not), for the prompts whose first-ranked unit a
+clinician marked and for the rest, and with an oracle that ranks every marked candidate first (the ceiling of
+better ranking); the ranker's top-1 hit rate and the answers' accuracy and macro-F1 on validation (development data: its
 errors were read) and on train (the rows it was fitted on: for comparison only); how many own and other questions
 the address model lets through on validation; and the shipped reader's validation figures.
 """
@@ -57,6 +59,7 @@ from synthesist.reading.studies.learned import (
     ADDRESS_FEATURES,
     RANK_FEATURES,
     RULE_FEATURES,
+    Reading,
     answer_query,
     decide,
     direction_rows,
@@ -206,20 +209,43 @@ def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evide
     return pairs
 
 
-def cross_validate(groups: list, evidence: dict[str, Evidence]) -> list[tuple[str, str]]:
+def cross_validate(groups: list, evidence: dict[str, Evidence]) -> dict[str, list[tuple[str, str]]]:
     """Out-of-fold (gold, answer) pairs over the train split: the ranker and the direction model fitted on
     :data:`FOLDS` − 1 folds of its trials and read on the last, as :func:`readings` and :func:`decide` read (no
-    threshold, no address model). A fold is a trial's PMCID hashed (CRC-32): the same folds in every process."""
-    pairs = []
+    threshold, no address model). A fold is a trial's PMCID hashed (CRC-32): the same folds in every process.
+
+    Keys: ``all``; ``first marked`` and ``first unmarked``, the prompts whose first-ranked unit is (or is not) a
+    text a clinician marked; and ``oracle``, the same reading with every marked candidate ranked above the rest
+    (how far better ranking alone could take the answer)."""
+    pairs: dict[str, list[tuple[str, str]]] = {"all": [], "first marked": [], "first unmarked": [], "oracle": []}
     for fold in range(FOLDS):
         held = [g for g in groups if _fold(g[0].pmcid) == fold]
         kept = [g for g in groups if _fold(g[0].pmcid) != fold]
         vectorizer, direction = fit_direction(kept)
         neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
-        reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES,
-                             RULE_FEATURES, ADDRESS_FEATURES, {}, 1)
-        pairs += [(g[0].label, decide(readings(evidence[g[0].pmcid], g[0].query, reader), 0.0)[0]) for g in held]
+        reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, ALL_CANDIDATES, neutral, 0.0,
+                             RANK_FEATURES, RULE_FEATURES, ADDRESS_FEATURES, {}, 1)
+        for prompt, *_ in held:
+            found = readings(evidence[prompt.pmcid], prompt.query, reader)
+            answer = (prompt.label, decide(found[:READ], 0.0)[0])
+            pairs["all"].append(answer)
+            if found:
+                first = marked(found[0].unit.text, prompt.evidence)
+                pairs["first marked" if first else "first unmarked"].append(answer)
+            boosted = sorted((Reading(r.unit, r.rank_score + 100.0 * marked(r.unit.text, prompt.evidence),
+                                      r.probabilities) for r in found), key=lambda r: -r.rank_score)
+            pairs["oracle"].append((prompt.label, decide(boosted[:READ], 0.0)[0]))
     return pairs
+
+
+ALL_CANDIDATES = 10_000
+"""Units the cross-validation's reader reads per question: every candidate, so that an oracle can rank them."""
+VERDICT = {"increased": "yes", "decreased": "yes", "no_difference": "no"}
+"""The end-to-end verdict a direction gives: a significant difference either way, or none."""
+
+
+def _verdicts(pairs: list[tuple[str, str]]) -> float:
+    return sum(VERDICT[g] == VERDICT.get(p) for g, p in pairs) / len(pairs)
 
 
 def _fold(pmcid: str) -> int:
@@ -252,9 +278,13 @@ def main() -> None:
           f"{time.perf_counter() - started:.0f} s")
     groups = _groups(train, evidence)
     if args.cross_validate:
-        pairs = cross_validate(groups, evidence)
+        folds = cross_validate(groups, evidence)
+        pairs = folds["all"]
         print(f"{FOLDS}-fold cross-validation over train trials ({len(pairs)} prompts with a unit to read): accuracy "
               f"{_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
+        for name, these in folds.items():
+            print(f"  {name}: {len(these)} prompts, accuracy {_accuracy(these):.3f}, macro-F1 "
+                  f"{macro_f1(these, DIRECTIONS):.3f}, a difference or not (the verdict) {_verdicts(these):.3f}")
     ranker = fit_ranker(groups)
     vectorizer, direction = fit_direction(groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
