@@ -10,7 +10,7 @@ from synthesist.config import load_settings
 from synthesist.memory import Embedder, LibraryIndex, open_chroma
 from synthesist.memory.documents import head_text
 from synthesist.memory.library_index import library_name, library_texts
-from synthesist.memory.store import collection_name, open_collection
+from synthesist.memory.store import collection_name, drop_collection, open_collection
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
 
@@ -165,3 +165,29 @@ def test_a_full_text_is_found_by_what_its_results_say_and_a_removed_one_never(sh
     without = index.without({gone.id})
     for _, sentence in [q for q in asked if q[0] == gone.id]:
         assert gone.id not in [hit.id for hit in without.search(sentence, k=len(records))]
+
+
+def test_a_build_whose_collection_another_process_sets_aside_midway_stores_every_vector_in_the_new_one(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Two processes may build one library's index at once; one that finds the collection damaged drops it (sets it
+    aside) while the other is writing. The writer opens the collection again, writes what it had written and goes
+    on; the refusal is logged, not hidden."""
+    records = [make_evidence(f"Trial {i}: drug {i} lowered marker {i} in {10 + i} adults with condition {i % 7}.",
+                             source="library", pmid=str(1000 + i)) for i in range(100)]
+    other = _client(tmp_path)  # another process's client on the same store
+    name = collection_name("library", "set-aside")  # its own: a worker's tests may share one Chroma server
+    dropped = []
+
+    def progress(done: int, total: int) -> None:
+        if 0 < done < total and not dropped:  # the first chunk is stored; the other process sets the collection aside
+            dropped.append(drop_collection(other, name))
+
+    with caplog.at_level("WARNING", logger="synthesist.memory.library_index"):
+        index = LibraryIndex.build(records, embedder=Embedder(), client=_client(tmp_path), name="set-aside",
+                                   progress=progress)
+
+    assert dropped == [True]
+    assert (index.stats.embedded, index.stats.total) == (100, 100)
+    assert open_collection(_client(tmp_path), name).count() == 100
+    assert any("refused a write" in message and "does not exist" in message for message in caplog.messages)
+    assert index.search("drug 42 lowered marker 42", k=1)[0].pmid == "1042"

@@ -18,21 +18,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import StoreUnreachableError
 from ..identity import merge_all
 from ..models import Evidence, Frozen
 from ..reading.text import tokenize
 from .bm25 import BM25Index
-from .chroma_errors import is_damage
+from .chroma_errors import is_damage, is_not_found
 from .documents import HEAD_SCHEME, HEAD_WORDS, evidence_text, head_text, passage_texts
 from .embeddings import Embedder, content_hash
 from .retrieval import ranking, reciprocal_rank_fusion
-from .store import MemoryStoreError, collection_name, drop_collection, open_collection, read_back
+from .store import MemoryStoreError, VectorCollection, collection_name, drop_collection, open_collection, read_back
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -213,20 +215,59 @@ def _set_aside(client: ClientAPI, stored: str, damage: MemoryStoreError) -> str:
 def _build_stored(client: ClientAPI, stored: str, embedder: Embedder, chunks: BulkEncoder, texts: list[str],
                   keys: list[str], progress: Progress | None) -> tuple[np.ndarray, IndexStats]:
     """The vectors of ``texts`` from the collection ``stored``, embedding (and storing) only what it lacks."""
-    collection = open_collection(client, stored, {"model": embedder.model_id, "scheme": LIBRARY_SCHEME})
+    metadata = {"model": embedder.model_id, "scheme": LIBRARY_SCHEME}
+    collection = open_collection(client, stored, metadata)
     stored_ids = {entry.id for entry in collection.get(vectors=False)}
     wanted = dict.fromkeys(keys)
     found = {entry.id: entry.vector for entry in collection.get([k for k in wanted if k in stored_ids])}
     missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
+    write = _SharedWriter(lambda: open_collection(client, stored, metadata), collection)
     if missing:
-        fresh = _embed_in_chunks(chunks, embedder, list(missing.values()), progress, collection.upsert,
-                                 list(missing))
+        fresh = _embed_in_chunks(chunks, embedder, list(missing.values()), progress, write, list(missing))
         found.update(zip(missing, fresh, strict=True))
     removed = [key for key in stored_ids if key not in wanted]
-    collection.delete(removed)
+    write.collection.delete(removed)
     vectors = np.stack([found[key] for key in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
     return vectors, IndexStats(embedded=len(missing), reused=len(wanted) - len(missing), removed=len(removed),
                                total=len(keys))
+
+
+WRITE_TRIES = 4
+"""Tries of one chunk's write to a library collection. Several processes may build one library's index on one
+Chroma server at once (a `serve` and a CLI run started together): the server may refuse a write that meets another
+(chroma-core/chroma#4494: its log's unique constraint, for the client to retry), and a process that found the
+collection damaged sets it aside under the others. A chunk's write is an upsert of vectors its texts give again, so it
+is tried again, after 0.1, 0.2 and 0.4 s, in the collection as it now is."""
+
+
+class _SharedWriter:
+    """``upsert`` into a library collection other processes may write at the same time (:data:`WRITE_TRIES`): a
+    refusal is logged before each retry; a collection set aside meanwhile is opened again and given every chunk
+    written so far; the last refusal, or a server out of reach, is raised. :attr:`collection` is the collection as
+    it now is."""
+
+    def __init__(self, reopen: Callable[[], VectorCollection], collection: VectorCollection) -> None:
+        self._reopen = reopen
+        self.collection = collection
+        self._written: list[tuple[list[str], np.ndarray]] = []
+
+    def __call__(self, keys: list[str], vectors: np.ndarray) -> None:
+        pending = [(keys, vectors)]
+        for attempt in range(WRITE_TRIES):
+            try:
+                for chunk_keys, chunk_vectors in pending:
+                    self.collection.upsert(chunk_keys, chunk_vectors)
+                self._written.append((keys, vectors))
+                return
+            except MemoryStoreError as exc:
+                if attempt + 1 == WRITE_TRIES or isinstance(exc, StoreUnreachableError):
+                    raise
+                log.warning("the library index %s refused a write of %d vectors (%s); trying again",
+                            self.collection.name, len(keys), exc.__cause__)
+                time.sleep(0.1 * 2 ** attempt)
+                if is_not_found(exc.__cause__):  # set aside by another process: write into the one it rebuilds
+                    self.collection = self._reopen()
+                    pending = [*self._written, (keys, vectors)]
 
 
 Progress = Callable[[int, int], None]
