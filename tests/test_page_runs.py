@@ -119,3 +119,36 @@ def test_a_cancelled_run_offers_resume_and_the_page_follows_it_to_its_report(
         wait_until(page, "document.querySelector('#runs li .run-state') && "
                          "document.querySelector('#runs li .run-state').textContent !== 'cancelled, not finished'")
         assert page.locator("#runs li button.resume-run").count() == 0  # finished now: nothing to resume
+
+
+def test_a_listing_of_past_runs_that_fails_is_said_and_asked_again(browser, tmp_path: Path,
+                                                                   embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
+    """The list of past runs is never left blank when the service does not answer: the page says so in the list and
+    asks again; the first answer that comes fills it. (The connection is cut by the browser, as a dropped one is.)"""
+    settings = run_settings(tmp_path / "data", max_rounds=2)
+    store = RunStore(settings.data_dir)
+    for run_id, question, origin, days in KEPT:
+        _keep(store, run_id, question, origin, days)
+    library = write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS)
+    with _served(settings, library, embedder) as server:
+        cut = browser.new_page(viewport={"width": 1280, "height": 700})
+        cut.route("**/api/runs", lambda route: route.abort())  # never answered
+        cut.goto(server.url + "/")
+        cut.wait_for_selector("body[data-ready='1']", timeout=30_000)
+        assert cut.locator("#runs li").all_text_contents() == [
+            "Past runs could not be listed: the service did not answer"]
+        cut.close()
+
+        asked = []
+
+        def once(route) -> None:  # type: ignore[no-untyped-def]
+            asked.append(route.request.url)
+            route.abort() if len(asked) == 1 else route.continue_()
+
+        page = browser.new_page(viewport={"width": 1280, "height": 700})
+        page.route("**/api/runs", once)
+        page.goto(server.url + "/")
+        page.wait_for_selector("body[data-ready='1']")
+        assert len(asked) == 2
+        assert [q.text_content() for q in page.locator("#runs li a[data-run]").all()] == [q for _, q, _, _ in
+                                                                                          reversed(KEPT)]

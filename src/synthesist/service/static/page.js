@@ -312,6 +312,7 @@ $("ask").addEventListener("submit", async (event) => {
   follow(body.run_id);
   pastRuns();
 });
-$("token").addEventListener("change", () => service().then(() => pastRuns()));  // a token typed in: ask again with it
+const unanswered = (error) => { $("status").textContent = `The service did not answer (${error.message}); reload the page to ask again.`; };
+$("token").addEventListener("change", () => service().catch(unanswered).then(() => pastRuns()));  // a token typed in: ask again with it
 $("sources").addEventListener("change", () => { state.sourcesTouched = true; });
-service().then(() => pastRuns()).finally(() => { document.body.dataset.ready = "1"; });  // pastRuns: runs.js
+service().catch(unanswered).then(() => pastRuns()).finally(() => { document.body.dataset.ready = "1"; });  // pastRuns: runs.js

@@ -43,11 +43,24 @@
     }
     $("runs-count").textContent = rows.length ? (words.length ? `${shown} of ${rows.length}` : `${rows.length}`) : "";
   }
+  const LIST_TRIES = 3;  // a listing that fails is said in the list and asked again (after 1 s, then 2 s)
   async function pastRuns() {
-    const response = await fetch("/api/runs", {headers: headers()}); if (!response.ok) return;
-    const runs = await response.json();  // newest first (the service sorts them)
-    list.innerHTML = runs.map(row).join("") || '<li class="muted">none</li>';
-    show();
+    for (let attempt = 1; ; attempt += 1) {
+      let response = null;
+      try { response = await fetch("/api/runs", {headers: headers()}); } catch (error) { response = null; }
+      if (response && response.ok) {
+        const runs = await response.json();  // newest first (the service sorts them)
+        list.innerHTML = runs.map(row).join("") || '<li class="muted">none</li>';
+        show();
+        return;
+      }
+      const why = !response ? "the service did not answer"
+        : response.status === 401 ? "this service needs an access token" : `the service answered ${response.status}`;
+      const last = attempt >= LIST_TRIES || (response && response.status === 401);
+      list.innerHTML = `<li class="muted runs-failed">Past runs could not be listed: ${esc(why)}${last ? "" : "; asking again"}</li>`;
+      if (last) return;
+      await new Promise((done) => setTimeout(done, 1000 * attempt));
+    }
   }
   filter.addEventListener("input", show);
   list.addEventListener("click", async (event) => {
