@@ -41,6 +41,15 @@ def _served(settings, library: Path, embedder: Embedder) -> LiveServer:  # type:
                                  seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder))))
 
 
+def _served_with_kept(tmp_path: Path, embedder: Embedder) -> LiveServer:
+    """A service over a fresh data directory holding the :data:`KEPT` runs, with the shared library items."""
+    settings = run_settings(tmp_path / "data", max_rounds=2)
+    store = RunStore(settings.data_dir)
+    for run_id, question, origin, days in KEPT:
+        _keep(store, run_id, question, origin, days)
+    return _served(settings, write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS), embedder)
+
+
 def _opened(browser, server: LiveServer):  # type: ignore[no-untyped-def]
     page = browser.new_page(viewport={"width": 1280, "height": 700})
     page.goto(server.url + "/")
@@ -50,12 +59,7 @@ def _opened(browser, server: LiveServer):  # type: ignore[no-untyped-def]
 
 def test_past_runs_show_date_origin_and_answer_filter_by_question_and_open_at_the_answer(
         browser, tmp_path: Path, embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
-    settings = run_settings(tmp_path / "data", max_rounds=2)
-    store = RunStore(settings.data_dir)
-    for run_id, question, origin, days in KEPT:
-        _keep(store, run_id, question, origin, days)
-    library = write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS)
-    with _served(settings, library, embedder) as server:
+    with _served_with_kept(tmp_path, embedder) as server:
         page = _opened(browser, server)
         page.fill("#question", QUESTION)
         page.click("#go")
@@ -125,12 +129,7 @@ def test_a_listing_of_past_runs_that_fails_is_said_and_asked_again(browser, tmp_
                                                                    embedder: Embedder) -> None:  # type: ignore[no-untyped-def]
     """The list of past runs is never left blank when the service does not answer: the page says so in the list and
     asks again; the first answer that comes fills it. (The connection is cut by the browser, as a dropped one is.)"""
-    settings = run_settings(tmp_path / "data", max_rounds=2)
-    store = RunStore(settings.data_dir)
-    for run_id, question, origin, days in KEPT:
-        _keep(store, run_id, question, origin, days)
-    library = write_library(tmp_path / "papers.jsonl", LIBRARY_ITEMS)
-    with _served(settings, library, embedder) as server:
+    with _served_with_kept(tmp_path, embedder) as server:
         cut = browser.new_page(viewport={"width": 1280, "height": 700})
         cut.route("**/api/runs", lambda route: route.abort())  # never answered
         cut.goto(server.url + "/")
