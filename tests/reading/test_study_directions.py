@@ -1,7 +1,8 @@
 """The direction the study reader reads for a query (reading/studies: ``answer_query``, the learned reader, on a
 small article; ``read_direction``, the rule reader that is one of its features, on one sentence) against a golden set
 as data (``tests/data/study_directions.jsonl``). Each row: what is read (``article``: a full-text fixture under
-``tests/``, or ``text``: an abstract), the query's intervention, comparator and outcome, the direction expected, and
+``tests/``, or ``text``: an abstract; ``read: asked``: the evidence table's row for a researcher's question, which
+is blanked when its quote does not measure the outcome as asked), the query's intervention, comparator and outcome, the direction expected, and
 where the reading states them the quote, the section and the effect (null: none); ``guess: false`` reads the
 sentence as a finding does (a significant difference that says no way is not reported); ``why``: why the row is
 there. A misreading adds a row. The learned reader's contracts and held-out figures:
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from synthesist.models import Evidence
 from synthesist.reading.studies import answer_query
+from synthesist.reading.studies.asked import asked_record
 from synthesist.reading.studies.direction import read_direction
 from synthesist.study import DirectionQuery, OutcomeResult
 from synthesist.tools.jats import article_evidence, parse_jats
@@ -43,6 +45,8 @@ def query(row: dict) -> DirectionQuery:
 
 
 def answer(row: dict) -> OutcomeResult:
+    if row["read"] == "asked":
+        return asked_record(evidence(row), (query(row),)).outcomes[0]
     return answer_query(evidence(row), query(row))
 
 

@@ -38,7 +38,7 @@ from .direction import (
     with_figures,
 )
 from .effects import clause_effect, ratio_side, read_effect
-from .naming import article_name, article_outcome
+from .naming import article_name, article_outcome, measured_as_asked
 from .passages import Unit
 from .verify import source_text
 
@@ -276,6 +276,8 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     direction, probability = decide(list(found.readings), reader.threshold)
     arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
+    # a quote that measures the outcome as it is asked: "fewer relapsed", not "fewer symptoms", for relapse
+    agreeing = [unit for unit in agreeing if measured_as_asked(query.outcome, unit.text, text)] or agreeing
     result = with_figures([_result(blank, unit, direction, query, arms) for unit in agreeing])
     return result.model_copy(update={"confidence": round(probability, 3)})
 

@@ -32,7 +32,7 @@ from .arms import terms as folded
 from .compared import compared, listed_together, only_a_group
 
 __all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
-           "article_name", "article_outcome", "class_members", "distinctive", "exposure_names",
+           "article_name", "article_outcome", "class_members", "distinctive", "exposure_names", "measured_as_asked",
            "names_comparison", "names_exposure", "outcome_names", "outcome_words", "part_core", "same_word",
            "spelled_out", "with_synonyms"]
 
@@ -257,6 +257,22 @@ def spelled_out(text: str) -> Callable[[str], str]:
                          re.IGNORECASE)
     return lambda quote: pattern.sub(
         lambda m: m.group(0) if m.group(1).islower() else f"{m.group(0)} {defined[m.group(1).lower()]}", quote)
+
+
+_MEASURES = tuple(lexicon.pattern("record", f"MEASURE_{kind}") for kind in ("RISK", "DEATH", "RECURRENCE"))
+"""Ways of measuring an outcome that are not one another: a trial of breast-cancer survival reports nothing on the
+risk of breast cancer, though it names breast cancer throughout."""
+
+
+def measured_as_asked(outcome: str, quote: str, text: str) -> bool:
+    """Whether ``quote`` measures ``outcome`` the way it is named (its risk, death or survival, recurrence:
+    :data:`_MEASURES`), read with the short forms ``text`` defines written out: "Median OS was 41.9 months"
+    measures overall survival."""
+    asked = [measure for measure in _MEASURES if measure.search(outcome)]
+    if not asked:
+        return True
+    said = spelled_out(text)(quote)
+    return any(measure.search(said) for measure in asked)
 
 
 def outcome_names(outcome: str, text: str) -> list[tuple[frozenset[str], frozenset[str]]]:

@@ -28,7 +28,7 @@ from ..text import terms
 from .direction import read_direction
 from .effects import clause_effect, ratio_side, read_effect, significance
 from .learned import answer_query
-from .naming import distinctive, exposure_names, spelled_out
+from .naming import distinctive, exposure_names, measured_as_asked, spelled_out
 from .passages import Unit, units
 from .verify import posted_line, registry_text, source_text, verify_record
 
@@ -163,11 +163,6 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     return verify_record(record, evidence)
 
 
-_MEASURES = tuple(lexicon.pattern("record", f"MEASURE_{kind}") for kind in ("RISK", "DEATH", "RECURRENCE"))
-"""Ways of measuring an outcome that are not one another: a trial of breast-cancer survival reports nothing on the
-risk of breast cancer, though it names breast cancer throughout."""
-
-
 _OBSERVATIONAL = ("cohort", "case-control", "cross-sectional")
 
 
@@ -175,13 +170,13 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName) -> O
     """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
     measure the outcome as asked (study-record.md), or when the study is observational and its quote does not name
     the exposure: a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms."""
-    asked = [m for m in _MEASURES if m.search(result.outcome)]
     blank = OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
                           asked=result.asked)
-    if result.quote and asked and not any(m.search(result.quote) for m in asked):
+    text = source_text(evidence)
+    if result.quote and not measured_as_asked(result.outcome, result.quote, text):
         return blank
     if result.quote and result.intervention and design in _OBSERVATIONAL and not _names_exposure(
-            result.quote, result.intervention, source_text(evidence)):
+            result.quote, result.intervention, text):
         return blank
     return result
 
