@@ -2,11 +2,11 @@
 small article; ``read_direction``, the rule reader that is one of its features, on one sentence) against a golden set
 as data (``tests/data/study_directions.jsonl``). Each row: what is read (``article``: a full-text fixture under
 ``tests/``, or ``text``: an abstract; ``read: asked``: the evidence table's row for a researcher's question, which
-is blanked when its quote does not measure the outcome as asked), the query's intervention, comparator and outcome, the direction expected, and
-where the reading states them the quote, the section and the effect (null: none); ``guess: false`` reads the
-sentence as a finding does (a significant difference that says no way is not reported); ``why``: why the row is
-there. A misreading adds a row. The learned reader's contracts and held-out figures:
-tests/reading/test_learned_reader.py."""
+is blanked when its quote does not measure the outcome as asked), the query's intervention, comparator and
+outcome, the direction expected, and where the reading states them the quote, the section and the effect (null:
+none); ``guess: false`` reads the sentence as a finding does (a significant difference that says no way is not
+reported); ``why``: why the row is there. A misreading adds a row. The learned reader's contracts and held-out
+figures: tests/reading/test_learned_reader.py."""
 
 from __future__ import annotations
 
