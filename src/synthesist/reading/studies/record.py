@@ -164,6 +164,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
 
 
 _OBSERVATIONAL = ("cohort", "case-control", "cross-sectional")
+_REVIEW: DesignName = "systematic review/meta-analysis"
 
 
 def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName) -> OutcomeResult:
@@ -192,6 +193,9 @@ def _names_exposure(quote: str, exposure: str, text: str) -> bool:
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
     own = [unit.text for unit in read if unit.role in ("abstract", "methods")]
     found = study_designs(evidence, own)
+    if _REVIEW in found and _REVIEW not in study_designs(evidence, [evidence.title or "", *(
+            unit.text for unit in read if unit.section.startswith("Abstract"))]):
+        found -= {_REVIEW}  # a review names itself in its title or abstract; a trial's methods cite reviews
     human = found - {PRECLINICAL, REGISTRY}
     # animals randomised and no people named: rat pups allocated to a probiotic are no randomised trial
     animal = PRECLINICAL in found and not any(_HUMAN_SUBJECTS.search(text) for text in own)
