@@ -30,6 +30,17 @@ def test_sentences_keep_section_labels_and_survive_abbreviations_decimals_and_p_
     assert sentences[-1].is_conclusion and not sentences[0].is_conclusion
 
 
+def test_a_full_texts_reference_numbers_end_the_sentence_they_follow() -> None:
+    """PMC full texts print superscript references flattened after the full stop ("… with MI.9 In another study"):
+    the sentence ends after them, so a discussion paragraph is not quoted whole; a decimal never ends one."""
+    text = ("Telephone calls improved adherence in patients with MI.9 In another study, calls helped.29,30 A third "
+            "found less.12–14 The mean fell by 2.5 In total, five stopped.")
+
+    assert [s.text for s in split_sentences(text)] == [
+        "Telephone calls improved adherence in patients with MI.9", "In another study, calls helped.29,30",
+        "A third found less.12–14", "The mean fell by 2.5 In total, five stopped."]
+
+
 def test_an_abstract_flattened_to_one_paragraph_keeps_its_sections() -> None:
     """A user's library or a web page may hold a structured abstract on one line: its labels still start sections,
     but a ratio's name ("HR: 0.8") or "CI:" never does."""

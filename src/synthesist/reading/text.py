@@ -136,7 +136,10 @@ def split_clauses(text: str, boundary: re.Pattern[str], cuts: Iterable[tuple[int
     return [*pieces, text[start:]]
 
 
-_PIECE_END = re.compile(r"[.!?][\"'”’)\]]*(\s+)(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])|(\n+)")
+_PIECE_END = re.compile(r"[.!?](?:(?<=[^\W\d_)\]][.!?])\d{1,3}(?:[,–-]\d{1,3})*(?=\s+[A-Z]))?[\"'”’)\]]*(\s+)"
+                        r"(?=[A-Z0-9(\[\"“‘Α-Ωα-ω])|(\n+)")
+"""A sentence's end: its mark, the reference numbers a full text prints after it ("in patients with MI.9 In another
+study": superscripts flattened, after a word, before a capital), closing quotes or brackets, and the space after."""
 
 
 def sentence_pieces(text: str) -> list[str]:
