@@ -269,9 +269,9 @@ def measured_as_asked(outcome: str, quote: str, text: str) -> bool:
     :data:`_MEASURES`), read with the short forms ``text`` defines written out: "Median OS was 41.9 months"
     measures overall survival."""
     asked = [measure for measure in _MEASURES if measure.search(outcome)]
-    if not asked:
+    if not asked or any(measure.search(quote) for measure in asked):
         return True
-    said = spelled_out(text)(quote)
+    said = spelled_out(text)(quote)  # only when the quote's own words do not say it: this compiles a pattern
     return any(measure.search(said) for measure in asked)
 
 
