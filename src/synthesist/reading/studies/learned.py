@@ -258,28 +258,50 @@ def decide(found: list[Reading], threshold: float) -> tuple[Direction, float]:
     return label, float(pooled[best])  # type: ignore[return-value]
 
 
-def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader | None = None) -> OutcomeResult:
+def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader | None = None, *,
+                 prefer: Callable[[str], bool] | None = None) -> OutcomeResult:
     """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence`` as the learned reader (the
     shipped one unless ``reader`` is given) decides it, with its verbatim quote: the best-ranked unit that reads
     that direction itself, or the first such unit that states its figures when that one states none
     (:func:`.direction.with_figures`); the best unit when none reads it, or when the answer is unclear.
     An article that does not test the comparison (:meth:`StudyReader.addresses` below its threshold) gets no
-    answer at all: ``not_reported`` with no quote."""
-    reader = reader or shipped_reader()
+    answer at all: ``not_reported`` with no quote. ``prefer``: what a quote should also do where one of the units that
+    read the direction does it (an observational study's quote names the exposure: ``record.as_asked``)."""
+    found = supporting(evidence, query) if reader is None else _supporting(evidence, query, reader)
+    if not found:
+        return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    # a quote that measures the outcome as it is asked: "fewer relapsed", not "fewer symptoms", for relapse
+    text = source_text(evidence)
+    outcome = article_outcome(query.outcome, text)
+    agreeing = [r for r in found if measured_as_asked(outcome, r.quote, text)] or list(found)
+    agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
+    return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence})
+
+
+@lru_cache(maxsize=512)
+def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult, ...]:
+    """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
+    each unit that reads the decided direction itself (the best unit alone when none does), with the direction, its
+    probability as the confidence, and the effect its clause states; none when the article does not test the
+    comparison (:func:`answer_query` quotes one of them; a conflict, :mod:`.finding`, the first that states its
+    finding clearly). Cached: evidence and queries are immutable, and one item is read for the table, the gate over
+    the answer and the conflicts."""
+    return _supporting(evidence, query, shipped_reader())
+
+
+def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> tuple[OutcomeResult, ...]:
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     text = source_text(evidence)
     query = query.model_copy(update={"intervention": article_name(query.intervention, text),
                                      "outcome": article_outcome(query.outcome, text)})
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
-        return blank
+        return ()
     direction, probability = decide(list(found.readings), reader.threshold)
-    arms = ArmTerms.of(query, abbreviations(source_text(evidence)))
+    arms = ArmTerms.of(query, abbreviations(text))
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
-    # a quote that measures the outcome as it is asked: "fewer relapsed", not "fewer symptoms", for relapse
-    agreeing = [unit for unit in agreeing if measured_as_asked(query.outcome, unit.text, text)] or agreeing
-    result = with_figures([_result(blank, unit, direction, query, arms) for unit in agreeing])
-    return result.model_copy(update={"confidence": round(probability, 3)})
+    return tuple(_result(blank, unit, direction, query, arms).model_copy(update={"confidence": round(probability, 3)})
+                 for unit in agreeing)
 
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,

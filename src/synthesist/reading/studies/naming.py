@@ -262,6 +262,8 @@ def spelled_out(text: str) -> Callable[[str], str]:
 _MEASURES = tuple(lexicon.pattern("record", f"MEASURE_{kind}") for kind in ("RISK", "DEATH", "RECURRENCE"))
 """Ways of measuring an outcome that are not one another: a trial of breast-cancer survival reports nothing on the
 risk of breast cancer, though it names breast cancer throughout."""
+_RISK_STATED = lexicon.pattern("record", "MEASURE_RISK_STATED")
+"""How a passage alone states a risk: a rate, a proportion, events occurring in the arms."""
 
 
 def measured_as_asked(outcome: str, quote: str, text: str) -> bool:
@@ -269,10 +271,11 @@ def measured_as_asked(outcome: str, quote: str, text: str) -> bool:
     :data:`_MEASURES`), read with the short forms ``text`` defines written out: "Median OS was 41.9 months"
     measures overall survival."""
     asked = [measure for measure in _MEASURES if measure.search(outcome)]
-    if not asked or any(measure.search(quote) for measure in asked):
+    stated = [*asked, *(_RISK_STATED,) * (_MEASURES[0] in asked)]
+    if not asked or any(measure.search(quote) for measure in stated):
         return True
     said = spelled_out(text)(quote)  # only when the quote's own words do not say it: this compiles a pattern
-    return any(measure.search(said) for measure in asked)
+    return any(measure.search(said) for measure in stated)
 
 
 def outcome_names(outcome: str, text: str) -> list[tuple[frozenset[str], frozenset[str]]]:

@@ -7,7 +7,7 @@ fields: docs/architecture/study-record.md, "The study record"; the cues: ``readi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ...models import Evidence, PostedResult
 from ...study import (
@@ -145,7 +145,16 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     design, design_quote = _design(evidence, read)
     arms = _arms(read)
     queries = tuple(queries)
-    asked = [answer_query(evidence, query).model_copy(update={"asked": True}) for query in queries]
+    text = source_text(evidence)
+
+    def naming(query: DirectionQuery) -> Callable[[str], bool] | None:
+        """An observational study's quote names the exposure where one of its agreeing passages does."""
+        if not measured_as_asked or design not in _OBSERVATIONAL or not query.intervention:
+            return None
+        return lambda quote: _names_exposure(quote, query.intervention, text)
+
+    asked = [answer_query(evidence, query, prefer=naming(query)).model_copy(update={"asked": True})
+             for query in queries]
     if measured_as_asked:
         asked = [as_asked(result, evidence, design) for result in asked]
     answered = {(r.effect.value, r.effect.ci_low, r.effect.ci_high) for r in asked if r.effect and r.effect.value}
