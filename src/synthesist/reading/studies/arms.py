@@ -53,6 +53,8 @@ _GENERIC = terms("group groups arm arms patient patients treatment treated subje
 _BASELINE = terms("baseline start before pre initial preoperative pretreatment")
 _CONTROL = terms("placebo control controls sham")
 """A placebo arm is often called "the control group", and a control arm often received placebo."""
+SAME_ARM = (_CONTROL, _BASELINE)
+"""Words an arm is given together (:func:`_arm_terms`), of which an article names one: one word, not several."""
 THAN = lexicon.pattern("arms", "THAN")
 """What introduces the other side of a comparison ("when compared normal lysis conditions" drops its "with"; "the
 120 patients compared" introduces nothing)."""

@@ -19,7 +19,7 @@ import numpy as np
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, OutcomeResult
 from .. import StudyReader, study_reader
-from .arms import ArmTerms, abbreviations, terms
+from .arms import SAME_ARM, ArmTerms, abbreviations, terms
 from .direction import (
     _AIM,
     _CITING,
@@ -211,7 +211,16 @@ def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader
 
 def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], dense: np.ndarray, scores: np.ndarray,
              candidates: int, confidence: float, rarity: Callable[[str], float]) -> np.ndarray:
-    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit; ``shared``: what both arms name."""
+    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit; ``shared``: what both arms name.
+    The words an arm is given together (:data:`.arms.SAME_ARM`: placebo, control, sham) count as one, their
+    commonest: a placebo trial that never says "sham" holds all of its comparator."""
+
+    groups = {word: min(sorted(group), key=rarity) for group in SAME_ARM for word in group}  # sorted: any hash seed
+
+    def one(words: frozenset[str]) -> frozenset[str]:
+        return frozenset(groups.get(word, word) for word in words)
+
+    article, shared, arms = one(article), one(shared), ArmTerms(one(arms.intervention), one(arms.comparator))
 
     def share(words: frozenset[str]) -> float:
         return len(words & article) / len(words) if words else 1.0
