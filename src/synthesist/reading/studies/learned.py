@@ -18,7 +18,7 @@ import numpy as np
 
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, OutcomeResult
-from .. import StudyReader, study_reader
+from .. import StudyReader, lexicon, study_reader
 from .arms import SAME_ARM, ArmTerms, abbreviations, terms
 from .direction import (
     _AIM,
@@ -72,6 +72,8 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
                  "participant participants")
 _TAGS = ("INTV", "COMP", "OUTC", "NUM")
+_CITED = lexicon.pattern("direction", "CITED")
+"""A sentence reporting another study's finding (``lexicons/direction.toml``)."""
 
 
 @dataclass(frozen=True)
@@ -290,9 +292,10 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
 @lru_cache(maxsize=512)
 def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult, ...]:
     """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
-    each unit that reads the decided direction itself (the best unit alone when none does), with the direction, its
-    probability as the confidence, and the effect its clause states; none when the article does not test the
-    comparison (:func:`answer_query` quotes one of them; a conflict, :mod:`.finding`, the first that states its
+    each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
+    finding, not another's (:data:`_CITED`), with the direction, its probability as the confidence, and the effect
+    its clause states; none when the article does not test the comparison, or when only sentences on other studies
+    support the answer (:func:`answer_query` quotes one of them; a conflict, :mod:`.finding`, the first that states its
     finding clearly). Cached: evidence and queries are immutable, and one item is read for the table, the gate over
     the answer and the conflicts."""
     return _supporting(evidence, query, shipped_reader())
@@ -309,6 +312,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) 
     direction, probability = decide(list(found.readings), reader.threshold)
     arms = ArmTerms.of(query, abbreviations(text))
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
+    agreeing = [unit for unit in agreeing if not _CITED.search(unit.text)]  # another study's finding is no reading
     return tuple(_result(blank, unit, direction, query, arms).model_copy(update={"confidence": round(probability, 3)})
                  for unit in agreeing)
 
