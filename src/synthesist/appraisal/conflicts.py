@@ -89,10 +89,13 @@ def _comparable(exposure: str, outcome: str) -> bool:
     endpoint, a method or only how something is given ("survival" → "survival", "follow-up" → function, "odds
     ratio" → pain, "treatment" → survival rate: every study's treatment is another), and its outcome is something an
     exposure can change, not a measure word, a method or a fixed attribute (obesity → "prevalence", age →
-    "multivariate analysis", age → "sex")."""
+    "multivariate analysis", age → "sex"). An exposure named by an endpoint ("disease-free survival", its last word
+    one) is an outcome too: "Does Disease-Free Survival affect Survival Analysis?" read a tumour grade's hazard ratio
+    for survival as one side."""
     exposure_words, outcome_words = terms(part_core(exposure)), terms(part_core(outcome, outcome=True))
+    head = terms(part_core(exposure).split()[-1]) if part_core(exposure).split() else frozenset()
     return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS | HOW_GIVEN
-                or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED)
+                or head and head <= _ENDPOINTS or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED)
 
 
 def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure: str | None = None) -> bool:
