@@ -126,41 +126,62 @@ def test_male_gender_worse_survival_against_no_gender_difference_is_a_conflict(s
     assert "male gender" in conflict.first.quote and "no significant gender difference" in conflict.second.quote
 
 
-def test_a_significant_change_against_a_stated_null_makes_the_answer_mixed(shared_dir: Path):
-    """An answer "no" resting on the oesophageal study's null becomes mixed when the GIST study, which also answers
-    the question, found a significant gain; the statement cites both."""
-    items = library(shared_dir, GIST, ESOPHAGUS)
-    frame = frame_of(SURGERY)
+def test_a_significant_ratio_under_the_outcome_s_measured_name_against_a_stated_null_makes_the_answer_mixed(
+        shared_dir: Path):
+    """pmid 23283159 names asthma only in words ("obesity … is associated with asthma symptom persistence") and
+    states its ratio for wheezing (RR 1.53; 95% CI 1.14-2.05: an increase by computation); pmid 19615731 finds no
+    association between obesity and asthma control. The answer "no" from the null becomes mixed."""
+    items = library(shared_dir, "23283159", "19615731")
+    frame = frame_of("Is obesity associated with worse asthma?")
     alignment = [align(frame, item, 0.8) for item in items.values()]
+
     (conflict,) = detect_conflicts(frame, alignment, items)
-    answer = Answer(verdict="no", statement=f"No [pmid:{ESOPHAGUS}].", strength="low",
-                    evidence_ids=(f"pmid:{ESOPHAGUS}",), basis="answering")
 
+    assert (conflict.kind, conflict.exposure, conflict.outcome) == ("against_null", "obesity", "asthma")
+    assert (conflict.first.evidence_id, conflict.first.direction) == ("pmid:23283159", "increased")
+    assert "(RR 1.53; 95% CI: 1.14-2.05)" in conflict.first.quote and conflict.first.quote in items[
+        "pmid:23283159"].content
+    assert (conflict.second.evidence_id, conflict.second.direction) == ("pmid:19615731", "no_difference")
+    answer = Answer(verdict="no", statement="No [pmid:19615731].", strength="low", evidence_ids=("pmid:19615731",),
+                    basis="answering")
     mixed = mixed_answer(answer, (conflict,), alignment, frame)
-
-    assert mixed is not None and mixed.verdict == "mixed"
-    assert f"[pmid:{GIST}]" in mixed.statement and f"[pmid:{ESOPHAGUS}]" in mixed.statement
+    assert mixed is not None and mixed.verdict == "mixed" and "[pmid:23283159]" in mixed.statement
 
 
-def test_a_conflict_side_is_its_study_s_evidence_table_row(shared_dir: Path):
-    """One reading: each side of a conflict has the direction of its study's row for the question's comparison
-    (:func:`~synthesist.reading.studies.asked.asked_record`, what the table shows before any conflict is known), and
-    the table then quotes the passage the conflict quotes: the oesophageal study's row once quoted "The 2-year
-    survival probability was 39.1 and 36.4 % (p = 0.387) in arm A and B", which never names surgery; the conflict,
-    and with it the row, quotes the conclusion that does."""
-    items = library(shared_dir, GIST, ESOPHAGUS)
-    frame = frame_of(SURGERY)
+def test_a_conflict_side_s_evidence_table_row_reads_the_side_not_another_reader(shared_dir: Path):
+    """The table row of the question's comparison for a study that is a side of a conflict is that side: the
+    direction and verbatim quote the conflicts section shows, with the numbers read from it (pmid 23283159's
+    conclusion "may reduce avoidable healthcare costs" once made its row "decreased" beside a conflict side
+    "increased")."""
+    items = library(shared_dir, "23283159", "19615731")
+    frame = frame_of("Is obesity associated with worse asthma?")
     (conflict,) = detect_conflicts(frame, [align(frame, item, 0.8) for item in items.values()], items)
-    plain = study_records(list(items.values()), frame)
 
-    records = [as_in_conflicts(record, (conflict,)) for record in plain]
+    records = [as_in_conflicts(record, (conflict,)) for record in study_records(list(items.values()), frame)]
 
     for side in (conflict.first, conflict.second):
-        before = next(r for r in plain if r.evidence_id == side.evidence_id).outcomes[0]
-        after = next(r for r in records if r.evidence_id == side.evidence_id).outcomes[0]
-        assert before.asked and before.direction == side.direction
-        assert (after.direction, after.quote) == (side.direction, side.quote)
-    assert "surgery" in conflict.second.quote
+        record = next(r for r in records if r.evidence_id == side.evidence_id)
+        (row,) = [o for o in record.outcomes if o.asked and o.outcome == "asthma"]
+        assert (row.direction, row.quote) == (side.direction, side.quote)
+    increased = next(r for r in records if r.evidence_id == "pmid:23283159")
+    (row,) = [o for o in increased.outcomes if o.asked and o.outcome == "asthma"]
+    assert (row.effect.measure, row.effect.value, row.effect.ci_low) == ("RR", "1.53", "1.14")
+
+
+def test_a_significant_ratio_decides_the_side_unless_its_control_is_the_subject():
+    """"Compared with never smokers, current smokers had less favourable outcomes, with mortality raised by 40%
+    (hazard ratio 1.40 …)": the control is the reference, the ratio the exposure's, whatever "less" says; "patients
+    who did not receive statins had significantly higher mortality (HR 1.52 …)": the ratio is the control's."""
+    items = items_of(**{"1": "Compared with never smokers, current smokers had less favourable outcomes, with "
+                             "mortality raised by 40% (hazard ratio 1.40; 95% CI 1.20-1.60).",
+                        "2": "Patients who did not receive statins had significantly higher mortality (HR 1.52, "
+                             "95% CI 1.20-1.90)."})
+
+    smoking = side_of(items["pmid:1"], DirectionQuery(intervention="smoking", comparator="", outcome="mortality"))
+    statins = side_of(items["pmid:2"], DirectionQuery(intervention="statins", comparator="", outcome="mortality"))
+
+    assert smoking is not None and smoking[0].direction == "increased"
+    assert statins is not None and statins[0].direction == "decreased"
 
 
 def test_the_section_quotes_both_sides_with_their_citations(shared_dir: Path):
@@ -292,17 +313,13 @@ def test_a_trial_s_finding_is_read_from_its_results_and_its_conclusion_and_quote
     assert conflict.second.size == 5110 and "dose: 800 IU vs 500,000 IU" in conflict.reasons
 
 
-def test_an_item_whose_subtype_fell_but_whose_outcome_did_not_takes_the_side_of_its_overall_null():
-    """The study reader weighs both statements and reads the overall null; the side quotes it, not the subtype."""
+def test_an_item_whose_statements_of_the_outcome_disagree_takes_no_side():
     mixed = ("Non-vertebral fractures were fewer in the vitamin D group than in the placebo group (HR 0.71, 95% CI "
              "0.55 to 0.92). Vitamin D supplementation did not reduce fractures overall (HR 0.97, 95% CI 0.85 to "
              "1.10).")
     query = DirectionQuery(intervention="vitamin D supplementation", outcome="fractures")
 
-    side = side_of(items_of(**{"1": mixed})["pmid:1"], query)
-
-    assert side is not None and side[0].direction == "no_difference"
-    assert side[0].quote == "Vitamin D supplementation did not reduce fractures overall (HR 0.97, 95% CI 0.85 to 1.10)."
+    assert side_of(items_of(**{"1": mixed})["pmid:1"], query) is None
     assert side_of(items_of(**{"2": NULL})["pmid:2"], query) is not None
 
 

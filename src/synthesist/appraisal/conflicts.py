@@ -3,8 +3,8 @@
 Two items conflict when both address the question part (:func:`addresses_part`: the frame's exposure and outcome,
 whether or not the alignment gate finds them close enough to the whole question to *answer* it — a study of surgery and
 survival in another cancer still speaks to "does surgery improve survival?"), and what each found on it
-(:func:`synthesist.reading.studies.finding.finding_of`: the item's evidence-table row, the one reading, held to a
-passage of the study's own that states it clearly and names the exposure and the outcome) is either
+(:func:`synthesist.reading.studies.finding.finding_of`: a clear change or a stated null, read from the study's own
+statements that name the exposure and the outcome) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased; only for an exposure with a
   side — "sex" has none, "male sex" raising mortality and "female sex" raising it both read as an increase), or
@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
-from ..reading.studies.asked import question_queries
 from ..reading.studies.finding import finding_of
 from ..reading.studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, distinctive, part_core
 from ..reading.text import terms
@@ -63,7 +62,6 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     if not frame.exposure or not frame.outcomes:
         return ()
     records = records or {}
-    queries = question_queries(frame)  # the table's comparisons: each item is read once for both
     answering = [a for a in alignments
                  if a.evidence_id in items and addresses_part(a, items[a.evidence_id], frame.exposure)][:MAX_ITEMS]
     found: list[Conflict] = []
@@ -71,8 +69,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         if not _comparable(frame.exposure, outcome):
             continue
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
-        sides = [side for a in answering
-                 if (side := side_of(items[a.evidence_id], query, records, queries)) is not None]
+        sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, records)) is not None]
         for first, second in combinations(sides, 2):
             kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _SIDELESS)
             if kind is None:
@@ -116,12 +113,11 @@ def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure:
     return distinctive(exposure) <= terms(" ".join(filter(None, (item.title, item.content))))
 
 
-def side_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord] | None = None,
-            queries: tuple[DirectionQuery, ...] = ()) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
+def side_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord] | None = None
+            ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
     """What ``item`` found for the query as one side of a conflict
-    (:func:`synthesist.reading.studies.finding.finding_of`: its evidence-table row, held to a passage that states
-    it clearly), or None."""
-    found = finding_of(item, query, records, queries)
+    (:func:`synthesist.reading.studies.finding.finding_of`), or None."""
+    found = finding_of(item, query, records)
     if found is None:
         return None
     result, record = found.result, found.record

@@ -152,10 +152,9 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
 
 
 def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> StudyRecord:
-    """``record`` with the question's comparison as the conflict quotes it, where the study is a side of a
-    conflict: the side is the study reader's row itself (:func:`~synthesist.reading.studies.finding.finding_of`),
-    quoted from the passage that states it clearly, its numbers read from it; for a record a model filled, the
-    reading the conflict rests on. The table row, the conflicts section and the Answer then show one finding."""
+    """``record`` with the question's comparison as the conflict reader found it in this study, where it is a
+    side of a conflict: the table row, the conflicts section and the Answer then read one finding, not two
+    readers' (the conflict's quote is the study's own sentence, its numbers read from it)."""
     outcomes = list(record.outcomes)
     for conflict in conflicts:
         for side in (c for c in (conflict.first, conflict.second) if c.evidence_id == record.evidence_id):
