@@ -185,8 +185,8 @@ def _has_object(rest: list[str]) -> bool:
 def only_a_group(clause: str, words: frozenset[str]) -> bool:
     """Every mention of ``words`` in the clause names a group of people, not what was measured in them: "the Hcy
     level was higher in *male patients* than in *female patients*" measures homocysteine, not "female"; "mortality
-    was higher in *patients with pneumonia*" measures mortality. "The number of patients with delirium" measures
-    delirium."""
+    was higher in *patients with pneumonia*" measures mortality, and "scores were lower for *women with a
+    postoperative complication*" measures the scores. "The number of patients with delirium" measures delirium."""
     tokens = tokens_of(clause)
     hits = _hits(tokens, words)
     return bool(hits) and all(_names_group(tokens, i) for i in hits)
@@ -201,8 +201,9 @@ def _names_group(tokens: list[str], i: int) -> bool:
         return True
     if before[-2:] in (["compared", "with"], ["compared", "to"]):  # "in obese patients compared with controls"
         return True
-    if len(before) >= 2 and before[-1] in ("with", "without") and before[-2] in _PEOPLE:
-        return not (len(before) >= 4 and before[-3] == "of" and before[-4] in _MEASURED)
+    for k in (1, 2):  # "patients with pneumonia"; one word between: "women with a postoperative complication"
+        if len(before) > k and before[-k] in ("with", "without") and before[-k - 1] in _PEOPLE:
+            return not (len(before) >= k + 3 and before[-k - 2] == "of" and before[-k - 3] in _MEASURED)
     return False
 
 
