@@ -295,9 +295,8 @@ def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult
     each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
     finding, not another's (:data:`_CITED`), with the direction, its probability as the confidence, and the effect
     its clause states; none when the article does not test the comparison, or when only sentences on other studies
-    support the answer (:func:`answer_query` quotes one of them; a conflict, :mod:`.finding`, the first that states its
-    finding clearly). Cached: evidence and queries are immutable, and one item is read for the table, the gate over
-    the answer and the conflicts."""
+    support the answer (:func:`answer_query` quotes one of them). Cached: evidence and queries are immutable, and one
+    item is read for the table and again by the gate over the answer."""
     return _supporting(evidence, query, shipped_reader())
 
 

@@ -271,7 +271,7 @@ def measured_as_asked(outcome: str, quote: str, text: str) -> bool:
     :data:`_MEASURES`), read with the short forms ``text`` defines written out: "Median OS was 41.9 months"
     measures overall survival."""
     asked = [measure for measure in _MEASURES if measure.search(outcome)]
-    stated = [*asked, *(_RISK_STATED,) * (_MEASURES[0] in asked)]
+    stated = [*asked, _RISK_STATED] if _MEASURES[0] in asked else asked  # a rate states a risk, never asks one
     if not asked or any(measure.search(quote) for measure in stated):
         return True
     said = spelled_out(text)(quote)  # only when the quote's own words do not say it: this compiles a pattern
