@@ -18,16 +18,17 @@ Model: a softmax per token over the features :func:`~synthesist.reading.question
 (features seen in at least :data:`MIN_COUNT` training questions, the :data:`VOCABULARY` most frequent), L2 at
 ``1/(2·C)``; tags decoded by Viterbi with the transitions counted on the training tags (add-one, impossible BIO moves
 barred). The threshold on the lesser of the intervention's and outcome's confidences (``reading/frame.py`` takes the
-tagger's parts at or above it) is the lowest at which both are right, lowercased and trimmed of function words, in
-:data:`TRUSTED` of the held-out yes/no effect or association questions that reach it.
+tagger's parts at or above it, the rules' below) is the lowest at which both are right, lowercased and trimmed of
+function words, in :data:`TRUSTED` of the held-out yes/no effect or association questions that reach it.
 
 Figures, 2026-11-28 (26,622 training questions from 72 templates, 498k tokens, 20,000 features, about 2 min on one
 busy core; 0.88 MB): on the held-out templates × validation prompts (24 templates, 4,440 questions) span exact-match
 F1 POP 0.846, INT 0.694, COMP 0.736, OUT 0.758 (2026-11-30, the tagger reading no "the"; the unseen phrasings are
 the hard part: "Is X as effective as C", "Does switching from C to X", "Can O be V-ed by X"); intervention and
 outcome both right in 0.61 of the yes/no effect questions where both are found (the rules of ``reading/frame.py``:
-0.14), 0.88 above confidence 0.9; threshold 0.47. On the hand-written golden set
-(``tests/data/question_parts.jsonl``, 55 questions) 0.97 of the parts are right (the rules 0.79).
+0.14), 0.86 above confidence 0.9; threshold 0.22 (0.47 at ``TRUSTED`` 0.75, 2026-11-28). On the hand-written golden
+set (``tests/data/question_parts.jsonl``, 55 questions) 0.97 of the parts are right (the rules 0.79), and the frame
+(the tagger's parts from the threshold, the rules' below) 0.98 (0.93 at threshold 0.47).
 """
 
 from __future__ import annotations
@@ -61,7 +62,14 @@ MIN_COUNT = 3
 VOCABULARY = 20000
 ITERATIONS = 200
 C = 1.0
-TRUSTED = 0.75
+TRUSTED = 2 / 3
+"""The share of held-out questions reaching the threshold whose intervention and outcome the tagger must get right.
+The rules get 0.10–0.19 of these right at every confidence, so the tagger is the better reader of such a question
+wherever it finds both parts; the bar stays above a half because the templates are not every phrasing a researcher
+uses ("Is there a causal link between smoking and lung cancer?" is read right by the rules only, and its tagger
+confidence is 0.14). At 0.75 (2026-11-28, threshold 0.47) the rules read "Does receive a weekly 30-minute session
+of hydrotherapy for 6 weeks affect number of patients that feel much better compared with …?" as asking about no
+outcome in the population "6 weeks affect number of patients …", where the tagger (at 0.45) found the outcome."""
 CUES = {"cmp": "compared versus vs than over relative rather instead against between".split(),
         "pop": "in among amongst".split(), "on": "on for to".split(), "by": "by with".split(),
         "aux": "does do did is are was were can could would will should".split()}

@@ -30,6 +30,9 @@ NAMES = ("population", "intervention", "comparator", "outcome")
 FLOOR = 0.96
 """The share of parts the tagger gets right (0.98 when the set was written), rounded down to 0.02 under it: raise it
 when a change lifts the figure."""
+FRAME_FLOOR = 0.96
+"""The same for the frame :func:`frame_of` builds (the tagger's parts from its threshold, the rules' below): 0.98 at
+threshold 0.22 (0.93 at 0.47, 2026-11-28)."""
 
 
 def normal(text: str | None) -> str:
@@ -75,7 +78,7 @@ def test_tagger_reads_the_golden_questions_above_its_floor(capsys):
             f"{name}: tagger {tagger[name]:.2f}, frame_of {framed[name]:.2f}, rules {rules[name]:.2f}"
             for name in (*NAMES, "all")), sep="\n  ")
     assert tagger["all"] >= FLOOR
-    assert framed["all"] >= rules["all"]
+    assert framed["all"] >= FRAME_FLOOR and framed["all"] >= rules["all"]
 
 
 def test_tagger_reads_a_verb_no_rule_lists():
@@ -91,6 +94,22 @@ def test_parts_are_the_questions_own_words_with_their_offsets():
     for part in (parts.intervention, parts.comparator, parts.outcome):
         assert question[part.start:part.end] == part.text
         assert 0.0 <= part.confidence <= 1.0
+
+
+@pytest.mark.parametrize("question, outcome", [
+    ("Does weekly granulocyte/monocyte adsorption (GMA) affect non-relapsing ratio (% avoiding relapse [AR]) over "
+     "week 48 compared with no additional intervention?", "non-relapsing ratio (% avoiding relapse [AR])"),
+    ("Does a (fixed dose of metformin lower HbA1c?", "HbA1c"),
+])
+def test_a_part_never_ends_inside_a_bracket(question, outcome):
+    """A bracket belongs to the name it qualifies: a part the tags end inside one runs to where it closes (the tags
+    of the first question end the outcome at "(%"), and one the question never closes is left out of the part."""
+    parts = question_parts(question)
+    assert parts.outcome is not None and parts.outcome.text.startswith(outcome)
+    for part in (p for p in (parts.population, parts.intervention, parts.comparator, parts.outcome) if p is not None):
+        assert question[part.start:part.end] == part.text
+        for opening, closing in ("()", "[]"):
+            assert part.text.count(opening) == part.text.count(closing), part.text
 
 
 @pytest.mark.parametrize("tags, expected", [

@@ -178,8 +178,8 @@ class QuestionTagger:
                 sure.append(1.0 - float(probabilities[first - 1, inside].sum()))
             if last + 1 < len(words):
                 sure.append(1.0 - float(probabilities[last + 1, self.tags.index(f"I-{part}")]))
-            candidate = Part(question[words[first].start:words[last].end], round(min(sure), 4), words[first].start,
-                             words[last].end)
+            start, end = _closed(question, words[first].start, words[last].end)
+            candidate = Part(question[start:end], round(min(sure), 4), start, end)
             if part not in found or candidate.confidence > found[part].confidence:
                 found[part] = candidate
         return Parts(*(found.get(part) for part in PARTS))
@@ -203,6 +203,32 @@ class QuestionTagger:
         return cls(tuple(raw["tags"]), {name: i for i, name in enumerate(names)}, weights,
                    np.asarray(raw["bias"], dtype=float), transitions, frozenset(raw["function_words"]),
                    {name: frozenset(group) for name, group in raw["cues"].items()}, float(raw["threshold"]))
+
+
+_OPENS = {"(": ")", "[": "]"}
+
+
+def _closed(question: str, start: int, end: int) -> tuple[int, int]:
+    """Where a part that the tags run from ``start`` to ``end`` starts and ends with its brackets closed: a bracket
+    is part of the name it qualifies ("non-relapsing ratio (% avoiding relapse [AR])"), so a span the tags end
+    inside one runs to where it closes; a bracket the question never closes is left out, with what follows it."""
+    depth: list[tuple[str, int]] = []
+    for i in range(start, len(question)):
+        if i >= end and not depth:
+            return start, end
+        char = question[i]
+        if char in _OPENS:
+            depth.append((_OPENS[char], i))
+        elif depth and char == depth[-1][0]:
+            depth.pop()
+            if i >= end and not depth:
+                return start, i + 1
+    if not depth:
+        return start, end
+    if depth[0][1] == start:  # the part opens with it: what follows is the part
+        inner = question[start + 1:end]
+        return end - len(inner.lstrip()), end
+    return start, start + len(question[start:depth[0][1]].rstrip())
 
 
 def spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
