@@ -286,6 +286,10 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     outcome = article_outcome(query.outcome, text)
     agreeing = [r for r in found if measured_as_asked(outcome, r.quote, text)] or list(found)
     agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
+    # another passage's figures stand in for the first's only where it names the outcome as fully: "LDL cholesterol
+    # test rates (55.1%, P = 0.21)" is no figure of "A1C test rates"
+    named = terms(outcome) & terms(agreeing[0].quote)
+    agreeing = [agreeing[0], *(r for r in agreeing[1:] if named <= terms(r.quote))]
     return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence})
 
 
