@@ -31,6 +31,13 @@ from synthesist.reading.text import split_sentences
     ("Is D-dimer a reliable predictor of pulmonary embolism?", "diagnostic", True, "D-dimer", ("pulmonary embolism",),
      None),
     ("Is aspirin an effective adjuvant in septic shock?", "effect", True, "aspirin", ("septic shock",), None),
+    # a word of diagnosis or mechanism inside a name the tagger finds is a name: the verb outside says what is asked
+    ("Does simple DT and moderate DT change visual accuracy compared with complex DT?", "effect", True,
+     "simple DT and moderate DT", ("visual accuracy",), None),
+    ("Is high-sensitivity C-reactive protein associated with carotid atherosclerosis in healthy Koreans?",
+     "association", True, "high-sensitivity C-reactive protein", ("carotid atherosclerosis",), "healthy Koreans"),
+    ("Can magnetic resonance-ultrasound fusion biopsy improve cancer detection in enlarged prostates?", "effect",
+     True, "magnetic resonance-ultrasound fusion biopsy", ("cancer detection",), "enlarged prostates"),
     ("Is minimally invasive esophagectomy feasible?", "effect", True, "minimally invasive esophagectomy", (), None),
     ("Is routine use of chest radiography justified in children with bronchiolitis?", "effect", True,
      "chest radiography", ("bronchiolitis",), "children with bronchiolitis"),

@@ -62,12 +62,35 @@ def frame_of(question: str) -> QuestionFrame:
     """The frame of ``question``: of a one-clause yes/no ``effect`` or ``association`` question, the question
     tagger's parts when it finds an intervention and an outcome both at its threshold (:func:`tagged_frame`), else
     the parse by rule (:func:`frame_by_rule`). A title-style question ("Topic: asking part?") keeps the rules'
-    reading of its topic: the tagger learned from one-clause questions."""
+    reading of its topic: the tagger learned from one-clause questions. A question whose words outside the names
+    the tagger finds (:func:`_unnamed`) hold a verb of effect or association is asked of those names: "Does simple
+    DT change visual accuracy compared with complex DT?" asks about an effect on an outcome named "visual accuracy",
+    not about a test's accuracy; "Is CT accurate for diagnosing appendicitis?" keeps its reading by rule."""
     text = " ".join(question.replace("\u2019", "'").split()).strip()
     frame = frame_by_rule(text)
-    if frame.yes_no and frame.kind in ("effect", "association") and not _main_clause(text)[1]:
+    if _main_clause(text)[1]:
+        return frame
+    if frame.yes_no and frame.kind in ("effect", "association"):
         return tagged_frame(text, frame) or frame
+    if is_yes_no(text) and frame.kind in ("diagnostic", "prognosis", "mechanism"):
+        unnamed = _unnamed(text)
+        kind = question_kind(unnamed)
+        if kind in ("effect", "association") and RELATION.search(unnamed):
+            return tagged_frame(text, frame.model_copy(update={"kind": kind, "yes_no": True})) or frame
     return frame
+
+
+def _unnamed(text: str) -> str:
+    """``text`` with the parts the question tagger finds at its threshold blanked out (the whole question when it
+    does not find both an intervention and an outcome there)."""
+    parts, threshold = question_parts(text), question_tagger().threshold
+    if not (parts.intervention and parts.outcome
+            and min(parts.intervention.confidence, parts.outcome.confidence) >= threshold):
+        return text
+    for part in (parts.population, parts.intervention, parts.comparator, parts.outcome):
+        if part is not None:
+            text = text[:part.start] + " " * (part.end - part.start) + text[part.end:]
+    return text
 
 
 def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
