@@ -31,6 +31,21 @@ from synthesist.reading.text import split_sentences
     ("Is D-dimer a reliable predictor of pulmonary embolism?", "diagnostic", True, "D-dimer", ("pulmonary embolism",),
      None),
     ("Is aspirin an effective adjuvant in septic shock?", "effect", True, "aspirin", ("septic shock",), None),
+    # a phrase that runs across the question's verb is no population ("for depression related to return …")
+    ("Is duration of psychological treatment for depression related to return into treatment?", "association", True,
+     "duration of psychological treatment for depression", ("return into treatment",), None),
+    ("Does nuchal translucency thickness in the first trimester predict GDM onset during pregnancy?", "prognosis",
+     True, "nuchal translucency thickness in the first trimester", ("GDM onset during pregnancy",), None),
+    # a full stop before a word in lower case ends no title-style topic
+    ("Does in addition to routine treatment, received auriculotherapy for 8 sessions during menstrual cycle. affect "
+     "rate of pregnancy compared with routine treatments?", "effect", True,
+     "addition to routine treatment, received auriculotherapy for 8 sessions during menstrual cycle",
+     ("rate of pregnancy",), None),
+    # a noun a search does without still ends a name ("adverse outcome", "substance use": reading/lexicons/frame.toml)
+    ("Doppler examination of uteroplacental circulation in early pregnancy: can it predict adverse outcome?",
+     "prognosis", True, "Doppler examination of uteroplacental circulation", ("adverse outcome",), "early pregnancy"),
+    ("Substance use and HIV-related sexual behaviors among US high school students: are they related?", "effect", True,
+     "Substance use", ("HIV-related sexual behaviors",), "high school students"),
     # a word of diagnosis or mechanism inside a name the tagger finds is a name: the verb outside says what is asked
     ("Does simple DT and moderate DT change visual accuracy compared with complex DT?", "effect", True,
      "simple DT and moderate DT", ("visual accuracy",), None),

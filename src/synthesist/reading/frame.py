@@ -47,6 +47,7 @@ PEOPLE = lexicon.pattern("frame", "PEOPLE")
 ASPECTS = lexicon.pairs("frame", "ASPECTS")
 _LEADING = lexicon.pattern("frame", "LEADING")
 NEGATIONS = lexicon.words("frame", "NEGATIONS")
+NAME_ENDS = lexicon.words("frame", "NAME_ENDS")
 """Words kept at the start of a part, where function words are trimmed: they negate it ("no exercise")."""
 
 
@@ -185,8 +186,8 @@ def _main_clause(text: str) -> tuple[str, str, bool]:
     acupuncture: does the number of needles matter?"), and whether the asking part points back to the topic with a
     pronoun ("… : is it feasible?"); the topic is the frame's fallback then, or when the asking part names nothing
     specific."""
-    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+", _held_separators(text.rstrip("?. ")))
-             if p.strip()]
+    held = _held_separators(text.rstrip("?. "))
+    parts = [p.strip() for p in re.split(r":\s+|\s+-{1,2}\s*|\?\s+|\.\s+(?![a-z])", held) if p.strip()]
     parts = [p.replace(_COLON, ":").replace(_DASH, "-") for p in parts]
     asking = [p for p in parts if _ASKING.match(p)]
     clause = asking[-1] if asking else parts[-1] if parts else text
@@ -206,7 +207,7 @@ def _held_separators(text: str) -> str:
     name; only a question mark or a full stop ends it there."""
     if not _ASKING.match(text):
         return text
-    end = re.search(r"\?\s+|\.\s+", text)
+    end = re.search(r"\?\s+|\.\s+(?![a-z])", text)
     head = text[:end.start()] if end else text
     head = re.sub(r"\s+(-{1,2})\s*", lambda dash: dash.group(0).replace("-", _DASH), head.replace(":", _COLON))
     return head + (text[end.start():] if end else "")
@@ -249,7 +250,8 @@ def _core(phrase: str) -> str:
     version", "Systematic use of X" → "X") and the evaluation after it ("minilaparoscopic repair feasible")."""
     cut = _FRAMING.sub("", phrase)
     tokens = (cut if _content(cut) else phrase).split()
-    while len(tokens) > 1 and (tokens[-1].lower().strip(".,'") in EVALUATIVE or _dropped(tokens[-1])):
+    while len(tokens) > 1 and (tokens[-1].lower().strip(".,'") in EVALUATIVE or _dropped(tokens[-1])
+                               and not _ends_name(tokens)):
         tokens.pop()
     return _phrase(" ".join(tokens))
 
@@ -293,6 +295,8 @@ def _population(clause: str) -> tuple[str, str]:
             continue  # "useful in improving depression": the phrase is the relation, not the people
         cut = COMPARATOR.search(rest)
         rest = rest[: cut.start()] if cut else rest
+        if RELATION.search(rest):  # "for 6 weeks affect number of patients …" runs across the question's verb
+            continue
         words = rest.split()
         if PEOPLE.search(rest) or any(is_condition_word(w.strip(".,")) for w in words):
             if match.start() == 0:
@@ -340,9 +344,16 @@ def _phrase(text: str) -> str:
     tokens = text.replace("?", " ").split()
     while tokens and _dropped(tokens[0]) and not (tokens[0].lower() in NEGATIONS and len(tokens) > 1):
         tokens.pop(0)
-    while tokens and _dropped(tokens[-1]):
+    while tokens and _dropped(tokens[-1]) and not _ends_name(tokens):
         tokens.pop()
     return " ".join(tokens).strip(" -',.;") if _content(" ".join(tokens)) else ""
+
+
+def _ends_name(tokens: list[str]) -> bool:
+    """Whether the last of ``tokens`` is a noun that ends the name before it (:data:`NAME_ENDS`: "emergence
+    time", "antibiotic use"), not a word of the question's phrasing."""
+    return (len(tokens) > 1 and tokens[-1].lower().strip(".,;:'\"()") in NAME_ENDS
+            and not _dropped(tokens[-2]) and tokens[-2].lower().strip(".,;:'\"()") not in STOP_WORDS)
 
 
 def _dropped(token: str) -> bool:
