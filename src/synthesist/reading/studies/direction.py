@@ -1,5 +1,6 @@
 """The rule reader of one outcome's direction, intervention versus comparator: the learned reader's features
-(:mod:`.learned`) and the conflicts' reading of an item's statements (:func:`ranked_answers`).
+(:mod:`.learned`), never a reading of its own; and the rule score that ranks the units a conflict weighs
+(:func:`ranked_units`).
 
 :func:`scored_units` scores each sentence or table row for how well it reports ``outcome`` for the two arms;
 :func:`read_direction` narrows a unit to the clause that names the outcome and reads it (non-significance, then a
@@ -18,10 +19,9 @@ from ...models import Evidence
 from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResult
 from .. import lexicon
 from ..text import split_clauses, top_level
-from .arms import THAN, ArmTerms, abbreviations, flip, outcome_aliases, terms
+from .arms import THAN, ArmTerms, flip, outcome_aliases, terms
 from .effects import Significance, ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
-from .verify import source_text
 
 _I = re.IGNORECASE
 _NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
@@ -83,23 +83,6 @@ def with_figures(answers: list[OutcomeResult]) -> OutcomeResult:
 
 def _figures(result: OutcomeResult) -> bool:
     return bool(result.effect and (result.effect.p or result.effect.ci_low))
-
-
-def ranked_answers(evidence: Evidence, query: DirectionQuery, *, limit: int,
-                   guess: bool = True) -> list[tuple[OutcomeResult, str]]:
-    """What the ``limit`` units that best report the query's outcome each say of it, with the clause the direction
-    was read from, best first: an item's statements of one outcome for the conflict reader to weigh together."""
-    aliases = abbreviations(source_text(evidence))
-    arms = ArmTerms.of(query, aliases)
-    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    answers = []
-    for unit in ranked_units(evidence, query, arms, aliases)[:limit]:
-        direction, clause = read_direction(unit.text, query, hint=unit.measure_hint, arms=arms, guess=guess)
-        effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
-                                                                                   measure_hint=unit.measure_hint)
-        answers.append((blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
-                                                 "section": unit.section}), clause))
-    return answers
 
 
 def ranked_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,

@@ -1,7 +1,8 @@
 """What one study found on the question's comparison: a clear change, a stated null, or nothing it can be held to.
 
 A conflict (:mod:`synthesist.appraisal.conflicts`) is two of these that disagree. :func:`finding_of` keeps each of
-the item's best statements of the outcome (:func:`.direction.ranked_answers`) that names the comparison
+the item's best statements of the outcome (:func:`.learned.statements`: each read by the study reader's direction
+head, as the evidence table's passages are) that names the comparison
 (:func:`.naming.names_comparison`), is clear (:func:`clear`: significant by its p or CI, or a null; never a trend or
 a guessed direction) and is the study's own main finding (no subgroup, stratum, secondary, sensitivity, post-hoc or
 unadjusted result); they must agree. The rules and why: docs/architecture/studies.md, "Where studies disagree".
@@ -19,8 +20,9 @@ from .. import lexicon
 from ..text import terms
 from ..vocabulary import NULL_RESULT
 from .arms import THAN
-from .direction import ranked_answers, with_figures
+from .direction import with_figures
 from .effects import ratio_side, read_effect, significance
+from .learned import statements
 from .naming import (
     BOTH_ARMS,
     DOSE,
@@ -172,7 +174,7 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     seen: set[str] = set()
     worded: set[str] = set()
     for asked in _outcome_queries(reading):
-        for result, clause in ranked_answers(item, asked, limit=READ_UNITS, guess=False):
+        for result, clause in statements(item, asked, limit=READ_UNITS):
             clause = _own_figures(clause, itself)
             result = _by_estimate(result, clause, itself)
             if result.quote in seen or not _kept(result, clause, asked, names, partial, outcomes, spelled):

@@ -32,6 +32,7 @@ from .direction import (
     _outcome_clause,
     _pairs,
     query_outcome,
+    ranked_units,
     read_direction,
     scored_units,
     signals,
@@ -286,10 +287,12 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     outcome = article_outcome(query.outcome, text)
     agreeing = [r for r in found if measured_as_asked(outcome, r.quote, text)] or list(found)
     agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
-    # another passage's figures stand in for the first's only where it names the outcome as fully: "LDL cholesterol
-    # test rates (55.1%, P = 0.21)" is no figure of "A1C test rates"
-    named = terms(outcome) & terms(agreeing[0].quote)
-    agreeing = [agreeing[0], *(r for r in agreeing[1:] if named <= terms(r.quote))]
+    # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
+    # first names: "LDL cholesterol test rates (55.1%, P = 0.21)" is no figure of "A1C test rates"
+    named = sorted(terms(outcome) & terms(agreeing[0].quote))
+    if named:
+        rarest = max(named, key=(reader or shipped_reader()).rarity)
+        agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote))]
     return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence})
 
 
@@ -318,6 +321,44 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) 
     agreeing = [unit for unit in agreeing if not _CITED.search(unit.text)]  # another study's finding is no reading
     return tuple(_result(blank, unit, direction, query, arms).model_copy(update={"confidence": round(probability, 3)})
                  for unit in agreeing)
+
+
+def statements(evidence: Evidence, query: DirectionQuery, *, limit: int) -> list[tuple[OutcomeResult, str]]:
+    """What each of the ``limit`` units that best name the query's outcome for its arms (the rule score,
+    :func:`.direction.ranked_units`) says of it, best first, with the clause about the outcome its figures come
+    from: the direction the reader's direction head reads in that unit alone (``not_reported`` below the reader's
+    threshold, as :func:`decide` leaves an unclear answer), its effect and its quote. A conflict weighs an item's
+    statements of one outcome together (:mod:`.finding`), each read as the evidence table reads a passage."""
+    aliases = abbreviations(source_text(evidence))
+    arms = ArmTerms.of(query, aliases)
+    chosen = ranked_units(evidence, query, arms, aliases)[:limit]
+    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    return [(_result(blank, unit, direction, query, arms), _outcome_clause(unit.text, terms(query.outcome), arms))
+            for unit, (direction, _) in zip(chosen, unit_directions(chosen, query, arms), strict=True)]
+
+
+def statement(unit: Unit, query: DirectionQuery) -> list[tuple[OutcomeResult, str]]:
+    """What ``unit`` says of the query's outcome, as :func:`statements` reads each unit (a study's stated results
+    without a question: the outcome its own words name, :mod:`.record`)."""
+    arms = ArmTerms.of(query, {})
+    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+    (direction, _), = unit_directions([unit], query, arms)
+    return [(_result(blank, unit, direction, query, arms), _outcome_clause(unit.text, terms(query.outcome), arms))]
+
+
+def unit_directions(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> list[tuple[Direction, float]]:
+    """The direction the shipped reader's direction head reads in each of ``units`` on its own, and its
+    probability: ``not_reported`` below the reader's threshold."""
+    if not units:
+        return []
+    reader = shipped_reader()
+    texts, rules = direction_rows(units, query, arms)
+    found = []
+    for row in reader.directions(texts, rules):
+        best = int(np.argmax(row))
+        label = reader.directions_order[best] if row[best] >= reader.threshold else "not_reported"
+        found.append((label, float(row[best])))
+    return found  # type: ignore[return-value]
 
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,

@@ -25,9 +25,8 @@ from ...study import (
 from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..text import terms
-from .direction import read_direction
-from .effects import clause_effect, ratio_side, read_effect, significance
-from .learned import answer_query
+from .effects import ratio_side, read_effect, significance
+from .learned import answer_query, statement
 from .naming import distinctive, exposure_names, measured_as_asked, spelled_out
 from .passages import Unit, units
 from .verify import posted_line, registry_text, source_text, verify_record
@@ -340,8 +339,8 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
         if not name or any(_names_the_exposure(name, treatment) for treatment in treatments):
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
-        direction, clause = read_direction(unit.text, query, hint=unit.measure_hint)
-        effect = clause_effect(unit.text, clause, measure_hint=unit.measure_hint)
+        (result, clause), = statement(unit, query)
+        direction, effect = result.direction, result.effect
         if effect is None or significance(clause, effect) == "unknown" and not effect.ci_low:
             continue
         rank = (0 if unit.role == "abstract" else 1) - 0.5 * bool(effect.ci_low) + order / 10_000
