@@ -22,7 +22,7 @@ from itertools import combinations
 
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..reading.studies.finding import finding_of
-from ..reading.studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, distinctive, part_core
+from ..reading.studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, PEOPLE, distinctive, part_core
 from ..reading.text import terms
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 
@@ -88,11 +88,13 @@ def _comparable(exposure: str, outcome: str) -> bool:
     exposure can change, not a measure word, a method or a fixed attribute (obesity → "prevalence", age →
     "multivariate analysis", age → "sex"). An exposure named by an endpoint ("disease-free survival", its last word
     one) is an outcome too: "Does Disease-Free Survival affect Survival Analysis?" read a tumour grade's hazard ratio
-    for survival as one side."""
+    for survival as one side. A part that names only people ("patients", a MeSH heading) names nothing studied:
+    "Does Liver affect Patients?" set an alcoholic liver disease study's ferritin against a liver surgery's air
+    embolism."""
     exposure_words, outcome_words = terms(part_core(exposure)), terms(part_core(outcome, outcome=True))
     head = terms(part_core(exposure).split()[-1]) if part_core(exposure).split() else frozenset()
-    return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS | HOW_GIVEN
-                or head and head <= _ENDPOINTS or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED)
+    return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS | HOW_GIVEN | PEOPLE
+                or head and head <= _ENDPOINTS or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED | PEOPLE)
 
 
 def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure: str | None = None) -> bool:
