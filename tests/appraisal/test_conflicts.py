@@ -361,6 +361,7 @@ def test_an_exposure_that_is_only_how_something_is_given_finds_no_conflict(share
     ("Does Disease-Free Survival affect Survival Analysis?", ("11759976", "15708048")),  # nor one named by one
     ("Does Liver affect Patients?", ("23657305", "11438275")),  # people are no outcome (a MeSH heading)
     ("Does patients affect survival?", ("25489696", "14697414")),  # nor an exposure
+    ("Does Time Factors affect Survival Rate?", ("16827975", "14631523")),  # nor a time ("more time being gained")
     ("Does symptoms affect complications?", ("24809662", "21398266")),  # "women with a postoperative complication"
     ("Does Depression affect Comorbidity?", ("27643961", "26702177")),  # an attribute is no outcome
     ("Does Biopsy affect Survival Rate?", ("15708048", "17274051")),  # "biopsy versus neck dissection": head to head

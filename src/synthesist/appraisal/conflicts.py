@@ -43,6 +43,10 @@ _METHODS = terms("analysis analyses multivariate multivariable univariate regres
 _SIDELESS = terms("sex gender race ethnicity")
 """Exposures with no side to move towards: "male sex raised mortality" and "female sex raised mortality" both read
 as an increase for "sex"."""
+_WHEN = terms("time times period periods")
+"""When something happens or is measured, never on its own what a study compares or measures: "Time Factors" (a
+MeSH heading) read "chemotherapy … more time being gained" as a finding on time. A part with another word ("time to
+surgery", "door-to-needle time") is more than this."""
 _FIXED = terms("sex gender age race ethnicity male female men women comorbidity comorbidities")
 """Attributes no exposure changes: a frame asking whether age affects sex has no conflicts (they are compared groups
 or covariates in every sentence that names them)."""
@@ -88,13 +92,14 @@ def _comparable(exposure: str, outcome: str) -> bool:
     exposure can change, not a measure word, a method or a fixed attribute (obesity → "prevalence", age →
     "multivariate analysis", age → "sex"). An exposure named by an endpoint ("disease-free survival", its last word
     one) is an outcome too: "Does Disease-Free Survival affect Survival Analysis?" read a tumour grade's hazard ratio
-    for survival as one side. A part that names only people ("patients", a MeSH heading) names nothing studied:
+    for survival as one side. A part that names only people ("patients", a MeSH heading) or a time
+    (:data:`_WHEN`) names nothing studied:
     "Does Liver affect Patients?" set an alcoholic liver disease study's ferritin against a liver surgery's air
     embolism."""
     exposure_words, outcome_words = terms(part_core(exposure)), terms(part_core(outcome, outcome=True))
     head = terms(part_core(exposure).split()[-1]) if part_core(exposure).split() else frozenset()
-    return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS | HOW_GIVEN | PEOPLE
-                or head and head <= _ENDPOINTS or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED | PEOPLE)
+    return not (exposure_words <= outcome_words | MEASURE_WORDS | _ENDPOINTS | _METHODS | HOW_GIVEN | PEOPLE | _WHEN
+                or head and head <= _ENDPOINTS or outcome_words <= MEASURE_WORDS | _METHODS | _FIXED | PEOPLE | _WHEN)
 
 
 def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure: str | None = None) -> bool:
