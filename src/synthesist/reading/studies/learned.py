@@ -331,34 +331,28 @@ def statements(evidence: Evidence, query: DirectionQuery, *, limit: int) -> list
     statements of one outcome together (:mod:`.finding`), each read as the evidence table reads a passage."""
     aliases = abbreviations(source_text(evidence))
     arms = ArmTerms.of(query, aliases)
-    chosen = ranked_units(evidence, query, arms, aliases)[:limit]
-    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    return [(_result(blank, unit, direction, query, arms), _outcome_clause(unit.text, terms(query.outcome), arms))
-            for unit, (direction, _) in zip(chosen, unit_directions(chosen, query, arms), strict=True)]
+    return _statements(ranked_units(evidence, query, arms, aliases)[:limit], query, arms)
 
 
-def statement(unit: Unit, query: DirectionQuery) -> list[tuple[OutcomeResult, str]]:
-    """What ``unit`` says of the query's outcome, as :func:`statements` reads each unit (a study's stated results
-    without a question: the outcome its own words name, :mod:`.record`)."""
-    arms = ArmTerms.of(query, {})
-    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    (direction, _), = unit_directions([unit], query, arms)
-    return [(_result(blank, unit, direction, query, arms), _outcome_clause(unit.text, terms(query.outcome), arms))]
+def statement(unit: Unit, query: DirectionQuery) -> tuple[OutcomeResult, str]:
+    """What ``unit`` says of the query's outcome, read as :func:`statements` reads each unit (a study's stated
+    results without a question: the outcome its own words name, :mod:`.record`)."""
+    return _statements([unit], query, ArmTerms.of(query, {}))[0]
 
 
-def unit_directions(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> list[tuple[Direction, float]]:
-    """The direction the shipped reader's direction head reads in each of ``units`` on its own, and its
-    probability: ``not_reported`` below the reader's threshold."""
+def _statements(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> list[tuple[OutcomeResult, str]]:
     if not units:
         return []
     reader = shipped_reader()
+    blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     texts, rules = direction_rows(units, query, arms)
     found = []
-    for row in reader.directions(texts, rules):
+    for unit, row in zip(units, reader.directions(texts, rules), strict=True):
         best = int(np.argmax(row))
-        label = reader.directions_order[best] if row[best] >= reader.threshold else "not_reported"
-        found.append((label, float(row[best])))
-    return found  # type: ignore[return-value]
+        direction = reader.directions_order[best] if row[best] >= reader.threshold else "not_reported"
+        found.append((_result(blank, unit, direction, query, arms),  # type: ignore[arg-type]
+                      _outcome_clause(unit.text, terms(query.outcome), arms)))
+    return found
 
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,

@@ -339,7 +339,7 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
         if not name or any(_names_the_exposure(name, treatment) for treatment in treatments):
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
-        (result, clause), = statement(unit, query)
+        result, clause = statement(unit, query)
         direction, effect = result.direction, result.effect
         if effect is None or significance(clause, effect) == "unknown" and not effect.ci_low:
             continue
