@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
+from ..reading import lexicon
 from ..reading.studies.finding import finding_of
 from ..reading.studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, PEOPLE, distinctive, part_core
 from ..reading.text import terms
@@ -34,22 +35,17 @@ MIN_EXPOSURE_COVERAGE = 0.99
 it names every distinctive word (:func:`addresses_part`)."""
 MAX_ITEMS = 40
 """Answering items compared at most (most relevant first): 780 pairs, each read once."""
-_ENDPOINTS = terms("survival mortality death deaths prognosis outcome outcomes follow-up recurrence relapse")
-"""What a study measures or when, never what it compares groups by: an exposure made of these words ("survival" →
-"disease", from a frame that read "…: does it impact survival?" with survival as its subject) has no conflicts."""
-_METHODS = terms("analysis analyses multivariate multivariable univariate regression model models study studies "
-                  "ratio ratios variance factor factors statistics confidence interval intervals")
-"""How a study analyses, never what it compares or measures: "Multivariate Analysis" is no outcome."""
-_SIDELESS = terms("sex gender race ethnicity")
-"""Exposures with no side to move towards: "male sex raised mortality" and "female sex raised mortality" both read
-as an increase for "sex"."""
-_WHEN = terms("time times period periods")
-"""When something happens or is measured, never on its own what a study compares or measures: "Time Factors" (a
-MeSH heading) read "chemotherapy … more time being gained" as a finding on time. A part with another word ("time to
-surgery", "door-to-needle time") is more than this."""
-_FIXED = terms("sex gender age race ethnicity male female men women comorbidity comorbidities")
-"""Attributes no exposure changes: a frame asking whether age affects sex has no conflicts (they are compared groups
-or covariates in every sentence that names them)."""
+_ENDPOINTS = terms(" ".join(lexicon.word_list("conflicts", "ENDPOINTS")))
+"""What a study measures or when, never what it compares groups by (``reading/lexicons/conflicts.toml``, as are the
+word sets below, each with its reason)."""
+_METHODS = terms(" ".join(lexicon.word_list("conflicts", "METHODS")))
+"""How a study analyses, never what it compares or measures."""
+_SIDELESS = terms(" ".join(lexicon.word_list("conflicts", "SIDELESS")))
+"""Exposures with no side to move towards ("sex")."""
+_WHEN = terms(" ".join(lexicon.word_list("conflicts", "WHEN")))
+"""When something happens or is measured, never on its own what a study compares or measures."""
+_FIXED = terms(" ".join(lexicon.word_list("conflicts", "FIXED")))
+"""Attributes no exposure changes: a frame asking whether age affects sex has no conflicts."""
 _FOLLOW_UP = re.compile(r"\bfollow(?:ed)?[- ]?up (?:(?:of|for|period|duration|was|at)\s+)*(?:(?:a|an)\s+)?"
                         r"(?:(?:median|mean|average|maximum|minimum)\s+(?:of\s+)?)?\d+(?:\.\d+)?[- ]"
                         r"(?:days?|weeks?|months?|years?)\b|\b\d+(?:\.\d+)?[- ](?:days?|weeks?|months?|years?)"
