@@ -50,10 +50,11 @@ def dump(path: Path) -> None:
     from _shared import require
     from evidence_inference_bench import DATA, DIRECTIONS, articles, marked, prompts
 
-    from synthesist.reading.studies.arms import ArmTerms, abbreviations, terms
+    from synthesist.reading.studies.arms import ArmTerms, abbreviations
     from synthesist.reading.studies.direction import _outcome_clause
     from synthesist.reading.studies.learned import read_question, shipped_reader, tagged
     from synthesist.reading.studies.verify import source_text
+    from synthesist.reading.text import terms
 
     words = ("treatment", "control", "outcome", None)
     folder = require(f"{DATA}/prompts.csv") / DATA
@@ -78,8 +79,8 @@ def dump(path: Path) -> None:
                 "gate": bool(found.readings) and reader.addresses(found.address) >= reader.address_threshold,
                 "marked": [{"w": tagged(t, query, arms, words), "r": t} for t in prompt.evidence],
                 "units": [{"w": tagged(r.unit.text, query, arms, words), "r": r.unit.text, "s": r.rank_score,
-                           "clause": tagged(_outcome_clause(r.unit.text, terms(query.outcome), arms), query, arms,
-                                            words),
+                           "clause": tagged(_outcome_clause(r.unit.text, terms(query.outcome, folded=True), arms),
+                                            query, arms, words),
                            "p": [r.probabilities[d] for d in DIRECTIONS]} for r in found.readings]})
     data["threshold"] = reader.threshold
     path.write_text(json.dumps(data))

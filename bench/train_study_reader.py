@@ -53,7 +53,7 @@ from fitting import fit_listwise, fit_softmax
 
 from synthesist.models import Evidence
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
-from synthesist.reading.studies.arms import ArmTerms, abbreviations, terms
+from synthesist.reading.studies.arms import ArmTerms, abbreviations
 from synthesist.reading.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
 from synthesist.reading.studies.learned import (
     ADDRESS_FEATURES,
@@ -71,6 +71,7 @@ from synthesist.reading.studies.learned import (
 from synthesist.reading.studies.passages import Unit
 from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import StudyReader
+from synthesist.reading.text import terms
 from synthesist.study import DirectionQuery
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "model.json"
@@ -157,7 +158,7 @@ def address_rows(asked: list[Prompt], evidence: dict[str, Evidence],
                     rows.append(found.address)
                     labels.append("yes")
                     bare.append(not query.comparator)
-        words = terms(source_text(evidence[pmcid]))
+        words = terms(source_text(evidence[pmcid]), folded=True)
         others = [p for p in asked if p.pmcid != pmcid and _mentions(words, p.query)]
         taken = 0
         for prompt in draw.sample(others, min(NEGATIVE_DRAWS, len(others))):
@@ -183,7 +184,7 @@ def article_frequency(trials: list[Evidence]) -> tuple[dict[str, int], int]:
     """In how many of ``trials`` each word occurs (kept: words of two articles or more), and how many there are."""
     counts: Counter[str] = Counter()
     for evidence in trials:
-        counts.update(terms(source_text(evidence)))
+        counts.update(terms(source_text(evidence), folded=True))
     return {word: n for word, n in counts.items() if n >= 2}, len(trials)
 
 

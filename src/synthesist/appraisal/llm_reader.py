@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from ..llm.core import LLM
 from ..models import Evidence, TokenUsage
 from ..prompts import Boundary, render
-from ..reading.studies.arms import terms
 from ..reading.studies.learned import answer_query
 from ..reading.studies.verify import verify_record
+from ..reading.text import terms
 from ..study import DirectionQuery, OutcomeResult, StudyDraft, StudyRecord
 
 __all__ = ["CHAR_BUDGET", "checked", "llm_study_record"]
@@ -77,7 +77,7 @@ def checked(record: StudyRecord, evidence: Evidence, queries: Sequence[Direction
 
 
 def _names(stated: str, asked: str) -> bool:
-    mine, wanted = terms(stated), terms(asked)
+    mine, wanted = terms(stated, folded=True), terms(asked, folded=True)
     return bool(wanted) and len(mine & wanted) * 2 >= len(wanted)
 
 

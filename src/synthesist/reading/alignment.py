@@ -20,10 +20,9 @@ from .abbreviations import abbreviation_definitions
 from .gate import Gate, gate_from
 from .readers import current_readers
 from .shipped import fitted_model
-from .studies.arms import fold
 from .study_reader import study_reader
 from .synonyms import lay_synonyms, measure_names
-from .text import split_sentences, terms
+from .text import fold, split_sentences, terms
 
 RELATED_COSINE = 0.4
 """Below this cosine an item that addresses no part is off topic (as

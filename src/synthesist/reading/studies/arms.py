@@ -15,43 +15,16 @@ from functools import lru_cache
 from ...study import Direction, DirectionQuery
 from .. import lexicon
 from ..abbreviations import abbreviation_definitions
-from ..text import stem
-from ..text import terms as _terms
+from ..text import terms
 
 _I = re.IGNORECASE
 
 
-def fold(word: str) -> str:
-    """``word`` stemmed until it stops changing: retrieval's stemmer strips one suffix, so "analgesics" gives
-    "analgesic" and "analgesic" gives "analges"; folded, both give "analg". A hyphenated term stays whole."""
-    while "-" not in word and (shorter := stem(word)) != word:
-        word = shorter
-    return word
-
-
-def terms(text: str) -> frozenset[str]:
-    """The content words of ``text`` as a study is read: retrieval's terms, folded (:func:`fold`), so a plural and
-    its singular meet whatever suffixes they carry. Each sentence is read for every query about its article, so
-    the words of a text of sentence size are worked out once (:data:`CACHED_CHARS`)."""
-    return _cached_terms(text) if len(text) <= CACHED_CHARS else _folded(text)
-
-
-CACHED_CHARS = 2000
-"""Texts up to this long (sentences, table rows, clauses) have their words kept; a longer one is read once."""
-
-
-def _folded(text: str) -> frozenset[str]:
-    return frozenset(fold(word) for word in _terms(text))
-
-
-_cached_terms = lru_cache(maxsize=50_000)(_folded)
-
-
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
-                 "participant participants condition conditions")
+                 "participant participants condition conditions", folded=True)
 """Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them)."""
-_BASELINE = terms("baseline start before pre initial preoperative pretreatment")
-_CONTROL = terms("placebo control controls sham")
+_BASELINE = terms("baseline start before pre initial preoperative pretreatment", folded=True)
+_CONTROL = terms("placebo control controls sham", folded=True)
 """A placebo arm is often called "the control group", and a control arm often received placebo."""
 SAME_ARM = (_CONTROL, _BASELINE)
 """Words an arm is given together (:func:`_arm_terms`), of which an article names one: one word, not several."""
@@ -103,29 +76,30 @@ class ArmTerms:
         before, after = clause[:cue], clause[cue:]
         where = _IN_ARM.search(after[:60])
         if where and not THAN.search(after[:where.end()]):  # "fell significantly in the placebo group"
-            named = terms(where.group("arm"))
+            named = terms(where.group("arm"), folded=True)
             if comp & named and not inter & named:
                 return True
             if inter & named:
                 return False
         than = THAN.search(after)
         if than:
-            tail = terms(after[than.end():than.end() + 80])
-            ahead = inter & terms(before)  # "patients mobilised early had … than those mobilised later"
+            tail = terms(after[than.end():than.end() + 80], folded=True)
+            ahead = inter & terms(before, folded=True)  # "patients mobilised early had … than those mobilised later"
             if (inter & tail and not comp & tail and not _NEGATED.match(after[than.end():than.end() + 80])
                     and not ahead - tail):
                 return True
             if comp & tail:
                 return False
-        head = terms(_COMPARED_PHRASE.sub(" ", before))  # "Compared with placebo, X fell": placebo is no subject
+        # "Compared with placebo, X fell": placebo is no subject
+        head = terms(_COMPARED_PHRASE.sub(" ", before), folded=True)
         if inter & head and _ABSENT_SUBJECT.search(before):  # "patients who did not receive statins had higher …"
             return True
         return bool(comp & head) and not inter & head
 
     def first_is_comparator(self, clause: str, at: int) -> bool:
         """Whether the words before position ``at`` (a first number) name the comparator and not the intervention."""
-        head = terms(clause[max(0, at - 80):at])
-        window = terms(clause[at:at + 60])
+        head = terms(clause[max(0, at - 80):at], folded=True)
+        window = terms(clause[at:at + 60], folded=True)
         if self.comparator & head and not self.intervention & head:
             return True
         return bool(self.comparator & window and not self.intervention & window and not self.intervention & head)
@@ -140,7 +114,7 @@ def with_aliases(words: frozenset[str], aliases: dict[str, str]) -> frozenset[st
     when they name the short one)."""
     found = set(words)
     for short, long in aliases.items():
-        long_terms = terms(long) - _GENERIC
+        long_terms = terms(long, folded=True) - _GENERIC
         if long_terms and all(any(_spelled_alike(t, w) for w in found | {short}) for t in long_terms) or short in found:
             found |= {short} | long_terms
     return frozenset(found)
@@ -162,14 +136,14 @@ def outcome_aliases(outcome: frozenset[str], aliases: dict[str, str]) -> dict[st
     """The article's short forms of (part of) an outcome: ``{"ptt": {"partial", "thromboplastin", "time"}}``."""
     found = {}
     for short, long in aliases.items():
-        long_terms = terms(long) - _GENERIC
+        long_terms = terms(long, folded=True) - _GENERIC
         if len(long_terms) >= 2 and long_terms <= outcome:
             found[short] = long_terms
     return found
 
 
 def _arm_terms(arm: str, aliases: dict[str, str] | None) -> frozenset[str]:
-    found = set(with_aliases(terms(arm) - _GENERIC, aliases or {}))
+    found = set(with_aliases(terms(arm, folded=True) - _GENERIC, aliases or {}))
     if found & _CONTROL:
         found |= _CONTROL
     if found & _BASELINE:

@@ -18,8 +18,8 @@ from functools import lru_cache
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResult
 from .. import lexicon
-from ..text import split_clauses, top_level
-from .arms import THAN, ArmTerms, flip, outcome_aliases, terms
+from ..text import split_clauses, terms, top_level
+from .arms import THAN, ArmTerms, flip, outcome_aliases
 from .effects import Significance, ratio_side, read_effect, significance
 from .passages import SECTION_WEIGHT, Unit, units
 
@@ -52,7 +52,7 @@ _AIM = lexicon.pattern("direction", "AIM")
 nothing."""
 _QUERY_SHORT_FORM = re.compile(r"(?:^|\()\s*([A-Z][A-Z0-9-]{1,8})\s*(?=\(|\)|$)")
 """An outcome the query names twice, short and long ("EAR (early response)", "early response (EAR)")."""
-_GRADES = terms("mild moderate severe")
+_GRADES = terms("mild moderate severe", folded=True)
 """Grades of one outcome: a unit that names other grades than the one asked reports another outcome."""
 _TIME_POINT = lexicon.pattern("direction", "TIME_POINT")
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -106,7 +106,7 @@ def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
     for short in _QUERY_SHORT_FORM.findall(query.outcome):  # "EAR (early response)": the query defines "EAR"
         short_forms.setdefault(short.lower(), outcome)
-    named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word)]
+    named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word, folded=True)]
     for words in (named, [w for w in named if w.lower() not in _MEASURED]):
         initials = "".join(word[0] for word in words).lower()
         if len(initials) >= 2:  # "BUN" names "blood urea nitrogen (levels)" where the article never defines it
@@ -118,7 +118,7 @@ def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
 
 def query_outcome(query: DirectionQuery) -> frozenset[str]:
     """The outcome's content words, its time point left out (the time is matched apart)."""
-    return terms(_TIME_POINT.sub(" ", query.outcome)) or terms(query.outcome)
+    return terms(_TIME_POINT.sub(" ", query.outcome), folded=True) or terms(query.outcome, folded=True)
 
 
 def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
@@ -126,14 +126,14 @@ def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
     has, such as the condition's name, counts less than "severe" or "52 weeks")."""
     frequency = {word: 0 for word in outcome}
     for unit in read:
-        for word in outcome & terms(unit.text):
+        for word in outcome & terms(unit.text, folded=True):
             frequency[word] += 1
     return {word: math.log(1 + len(read) / (1 + count)) for word, count in frequency.items()}
 
 
 def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
            weights: dict[str, float], asked_times: frozenset[float] = frozenset()) -> Scored | None:
-    words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else terms(unit.text)
+    words = terms(f"{unit.context} {unit.text}", folded=True) if unit.kind == "table" else terms(unit.text, folded=True)
     for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
         words = words | short_forms[short]
     if len(outcome & words) / len(outcome) < MIN_OUTCOME_OVERLAP:
@@ -183,15 +183,16 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
     the commoner case in the dev labels; ``guess=False`` reads it as ``not_reported`` (a conflict never rests on a
     guess)."""
     arms = arms or ArmTerms.of(query)
-    clause, effect, sig = _clause_significance(text, terms(query.outcome), arms, hint)
+    clause, effect, sig = _clause_significance(text, terms(query.outcome, folded=True), arms, hint)
     if _NO_DIFFERENCE.search(clause) and not _significant_change(clause) or sig == "not_significant":
         return "no_difference", clause
     if _TREND.search(clause) and sig != "significant":
         return "no_difference", clause
-    change = _change(clause, arms, terms(query.outcome))
+    change = _change(clause, arms, terms(query.outcome, folded=True))
     if change is not None:
         return change, clause
-    per_arm = _by_arms(clause, arms) if sig == "significant" and terms(query.outcome) & terms(clause) else None
+    named = terms(query.outcome, folded=True) & terms(clause, folded=True)
+    per_arm = _by_arms(clause, arms) if sig == "significant" and named else None
     if per_arm is not None:  # "85% in the UFT group and 76% in the surgery-alone group (HR for death 0.64)"
         return per_arm, clause
     side = ratio_side(effect)
@@ -218,7 +219,7 @@ def signals(text: str, query: DirectionQuery, *, hint: MeasureName | None = None
             arms: ArmTerms | None = None) -> tuple[bool, ...]:
     """One value per :data:`SIGNALS` for ``text``."""
     arms = arms or ArmTerms.of(query)
-    outcome = terms(query.outcome)
+    outcome = terms(query.outcome, folded=True)
     clause, _, sig = _clause_significance(text, outcome, arms, hint)
     change, per_arm = _change(clause, arms, outcome), _by_arms(clause, arms)
     numbers, sign = _by_numbers(clause, arms), _by_sign(clause)
@@ -273,7 +274,8 @@ def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms, outcome: frozens
     if re.match(r"\s+than\s+[\d.]", clause[cue.end():]):  # "performance status of less than 2"
         return True
     following = re.match(r"[\s-]*([^\s,;.()]+)", clause[cue.end():])
-    return bool(following and terms(following.group(1)) & ((arms.intervention | arms.comparator) - outcome))
+    return bool(following
+                and terms(following.group(1), folded=True) & ((arms.intervention | arms.comparator) - outcome))
 
 
 def _by_numbers(clause: str, arms: ArmTerms) -> Direction | None:
@@ -304,7 +306,7 @@ def _by_arms(clause: str, arms: ArmTerms) -> Direction | None:
     48.9% in the placebo group (P = 0.03)"): the intervention's figure against the comparator's."""
     values: dict[str, float] = {}
     for match in _PER_ARM.finditer(clause):
-        named = terms(match.group("arm"))
+        named = terms(match.group("arm"), folded=True)
         absent = bool(re.search(r"\b(?:without|no|not|non)\b", match.group("arm"), _I)  # "the group without it"
                       or re.search(r"\balone\b", match.group("arm"), _I) and not arms.intervention & named)
         side = ("comparator" if absent or arms.comparator & named and not arms.intervention & named else
@@ -332,7 +334,7 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
         return text
 
     def weight(piece: str) -> float:
-        words = terms(piece)
+        words = terms(piece, folded=True)
         both = bool(arms.intervention & words) and bool(arms.comparator & words)
         return (len(outcome & words) + 0.75 * bool(arms.intervention & words) + 0.75 * bool(arms.comparator & words)
                 + 0.75 * both + 1.5 * _pairs(piece, arms) - 1.0 * bool(_CONCESSIVE.match(piece))
@@ -352,7 +354,7 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
 def _pairs(piece: str, arms: ArmTerms) -> bool:
     """Whether ``piece`` names the query's two arms as the pair it compares ("between A and B")."""
     for match in _BETWEEN.finditer(piece):
-        first, second = terms(match.group("a")), terms(match.group("b"))
+        first, second = terms(match.group("a"), folded=True), terms(match.group("b"), folded=True)
         if (arms.intervention & first and arms.comparator & second) or (
                 arms.comparator & first and arms.intervention & second):
             return True
@@ -364,10 +366,10 @@ def _third_arm(piece: str, arms: ArmTerms) -> bool:
     that in the RS and C groups"): both arms are named after "than", neither before it, and something (the third
     arm) is. A clause that opens with its comparison ("Compared with placebo, …") is no such clause."""
     for than in THAN.finditer(piece):
-        before = terms(piece[:than.start()])
+        before = terms(piece[:than.start()], folded=True)
         if not before or than.group().lower() == "over":
             continue
-        after = terms(piece[than.end():])
+        after = terms(piece[than.end():], folded=True)
         return bool(arms.intervention & after and arms.comparator & after
                     and not arms.intervention & before and not arms.comparator & before)
     return False

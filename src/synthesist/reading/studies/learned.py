@@ -19,7 +19,8 @@ import numpy as np
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, OutcomeResult
 from .. import StudyReader, lexicon, study_reader
-from .arms import SAME_ARM, ArmTerms, abbreviations, terms
+from ..text import terms
+from .arms import SAME_ARM, ArmTerms, abbreviations
 from .direction import (
     _AIM,
     _CITING,
@@ -71,7 +72,7 @@ RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?|[<>=≤≥%]")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
-                 "participant participants")
+                 "participant participants", folded=True)
 _TAGS = ("INTV", "COMP", "OUTC", "NUM")
 _CITED = lexicon.pattern("direction", "CITED")
 """A sentence reporting another study's finding (``lexicons/direction.toml``)."""
@@ -104,14 +105,14 @@ def rank_features(read: list[Unit], scored: list[Scored | None], query: Directio
                   indices: list[int]) -> np.ndarray:
     """One row of :data:`RANK_FEATURES` for each unit of ``read`` at ``indices``."""
     outcome = query_outcome(query)
-    texts = [terms(unit.text) for unit in read]
+    texts = [terms(unit.text, folded=True) for unit in read]
     weights = {word: math.log(1 + len(read) / (1 + sum(word in words for words in texts))) for word in outcome}
     order = sorted((i for i, s in enumerate(scored) if s is not None), key=lambda i: -scored[i].score)
     rank = {i: r for r, i in enumerate(order)}
     rows = []
     for index in indices:
         unit = read[index]
-        words = terms(f"{unit.context} {unit.text}") if unit.kind == "table" else texts[index]
+        words = terms(f"{unit.context} {unit.text}", folded=True) if unit.kind == "table" else texts[index]
         named = outcome & words
         rule = scored[index]
         statistic, null, change, citing, length, aim = _cues(unit.text)
@@ -157,9 +158,10 @@ def tagged(text: str, query: DirectionQuery, arms: ArmTerms, tags: tuple[str, st
 
 @lru_cache(maxsize=20_000)
 def _tokens(text: str) -> tuple[tuple[str, str, bool], ...]:
-    """Each token of ``text``: lower-cased, folded as :func:`.arms.terms` folds it (the least of its terms, not a
-    set's order: the same in every process), and whether it is a number (worked out once per unit)."""
-    return tuple((word.lower(), min(terms(word), default=word.lower()), bool(_NUMBER.fullmatch(word)))
+    """Each token of ``text``: lower-cased, folded as :func:`~synthesist.reading.text.terms` folds it (the least
+    of its terms, not a set's order: the same in every process), and whether it is a number (worked out once per
+    unit)."""
+    return tuple((word.lower(), min(terms(word, folded=True), default=word.lower()), bool(_NUMBER.fullmatch(word)))
                  for word in _WORD.findall(text))
 
 
@@ -206,8 +208,8 @@ def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader
     probabilities = reader.directions(texts, rules)
     found = tuple(Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
                   for unit, score, row in zip(chosen, scores[order], probabilities, strict=True))
-    article = frozenset().union(*(terms(unit.text) for unit in read))
-    shared = terms(query.intervention) & terms(query.comparator)
+    article = frozenset().union(*(terms(unit.text, folded=True) for unit in read))
+    shared = terms(query.intervention, folded=True) & terms(query.comparator, folded=True)
     return Read(found, _address(article, arms, shared, dense, scores, len(candidates), decide(list(found), 0.0)[1],
                                 reader.rarity))
 
@@ -289,10 +291,10 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
     # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
     # first names: "LDL cholesterol test rates (55.1%, P = 0.21)" is no figure of "A1C test rates"
-    named = sorted(terms(outcome) & terms(agreeing[0].quote))
+    named = sorted(terms(outcome, folded=True) & terms(agreeing[0].quote, folded=True))
     if named:
         rarest = max(named, key=(reader or shipped_reader()).rarity)
-        agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote))]
+        agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote, folded=True))]
     return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence})
 
 
@@ -351,13 +353,13 @@ def _statements(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> lis
         best = int(np.argmax(row))
         direction = reader.directions_order[best] if row[best] >= reader.threshold else "not_reported"
         found.append((_result(blank, unit, direction, query, arms),  # type: ignore[arg-type]
-                      _outcome_clause(unit.text, terms(query.outcome), arms)))
+                      _outcome_clause(unit.text, terms(query.outcome, folded=True), arms)))
     return found
 
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,
             arms: ArmTerms) -> OutcomeResult:
-    clause = _outcome_clause(unit.text, terms(query.outcome), arms)
+    clause = _outcome_clause(unit.text, terms(query.outcome, folded=True), arms)
     effect = clause_effect(unit.text, clause, measure_hint=unit.measure_hint)
     return blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
                                     "section": unit.section})

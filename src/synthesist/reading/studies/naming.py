@@ -28,7 +28,6 @@ from ..entities import DRUG_CLASSES, NOT_DRUGS
 from ..synonyms import LAY_SYNONYMS, lay_synonyms, measure_names
 from ..text import split_clauses, terms
 from .arms import abbreviations
-from .arms import terms as folded
 from .compared import compared, listed_together, only_a_group
 
 __all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
@@ -185,36 +184,37 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
 
 def article_name(exposure: str, text: str) -> str:
     """The question's exposure as the article ``text`` names it, for the study reader, which matches words as its
-    arms do (:func:`.arms.terms`, folded): the exposure itself when the article holds all its words; without the
-    words of how it is given and its modifiers that the article lacks, when it holds the rest ("probiotic" for
-    "probiotic supplementation": the trial speaks of "the probiotic group"; "colchicine" for "low-dose
-    colchicine"); else another name for the whole of it that the article holds: a drug class's member
+    arms do (:func:`~synthesist.reading.text.terms`, folded): the exposure itself when the article holds all its
+    words; without the words of how it is given and its modifiers that the article lacks, when it holds the rest
+    ("probiotic" for "probiotic supplementation": the trial speaks of "the probiotic group"; "colchicine" for
+    "low-dose colchicine"); else another name for the whole of it that the article holds: a drug class's member
     ("hydrocortisone" for corticosteroids), a lay synonym of the whole phrase, a short form the article defines for
     it; else the exposure unchanged. A head noun ("programme", "therapy") is never dropped and a word is never
     renamed alone: "clinical weight loss programme" is not "clinical weight loss", which any weight-loss trial
     holds."""
-    article = folded(text)
-    if folded(exposure) <= article:
+    article = terms(text, folded=True)
+    if terms(exposure, folded=True) <= article:
         return exposure
     kept = " ".join(word for word in exposure.split()
-                    if folded(word) <= article or not terms(word) <= HOW_GIVEN | MODIFIERS)
-    if folded(kept) and folded(kept) <= article:
+                    if terms(word, folded=True) <= article or not terms(word) <= HOW_GIVEN | MODIFIERS)
+    if terms(kept, folded=True) and terms(kept, folded=True) <= article:
         return kept
     phrase = part_core(exposure)
     flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
     whole = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ()),
              *(short for short, long in abbreviations(text).items()
                if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS)]
-    return next((name for name in whole if folded(name) and folded(name) <= article), exposure)
+    return next((name for name in whole if terms(name, folded=True) and terms(name, folded=True) <= article), exposure)
 
 
 def article_outcome(outcome: str, text: str) -> str:
     """The question's outcome as the article ``text`` names it, for the study reader: unchanged when the article
     holds all its words; else with a measure's name written as the article writes it
     (:func:`~synthesist.reading.synonyms.measure_names`: "HbA1c" asked, "A1C" written); else unchanged."""
-    if folded(outcome) <= folded(text):
+    if terms(outcome, folded=True) <= terms(text, folded=True):
         return outcome
-    return next((other for other in measure_names(outcome) if folded(other) <= folded(text)), outcome)
+    held = terms(text, folded=True)
+    return next((other for other in measure_names(outcome) if terms(other, folded=True) <= held), outcome)
 
 
 def class_members(exposure: str, text: str) -> list[str]:
