@@ -67,7 +67,7 @@ class Effect(_Frozen):
     def number(self, field: Literal["value", "ci_low", "ci_high"]) -> float | None:
         raw = getattr(self, field)
         try:
-            return float(raw.replace("·", ".").replace("−", "-")) if raw else None
+            return float(re.sub(r"[£$€\s]", "", raw).replace("·", ".").replace("−", "-")) if raw else None
         except ValueError:
             return None
 

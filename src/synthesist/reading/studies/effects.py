@@ -14,25 +14,36 @@ from typing import Literal
 from ...study import RATIO_MEASURES, Effect, MeasureName
 
 _NUMBER = r"[-−]?\d+(?:[.·]\d+)?"
+_VALUE = r"[-−]?[£$€]?\d+(?:[.·]\d+)?"
+"""An estimate as printed, a currency sign after its minus ("−£133")."""
 _MEASURES: tuple[tuple[MeasureName, str], ...] = (
     ("HR", r"\bHRs?\b|(?i:hazard ratios?)"),
     ("IRR", r"\bIRRs?\b|(?i:incidence rate ratios?)"),
     ("OR", r"\b(?:a|adj)?ORs?\b|(?i:odds ratios?)"),
-    ("RR", r"\bRRs?\b|(?i:relative risks?|risk ratios?|rate ratios?|event ratios?)"),
-    ("SMD", r"\bSMDs?\b|(?i:standardi[sz]ed mean differences?)"),
-    ("MD", r"\bW?MDs?\b|(?i:mean (?:\w+ )?differences?)"),
-    ("RD", r"\bRDs?\b|\bARR\b|(?i:risk differences?|absolute risk (?:reduction|difference))"),
+    ("RR", r"\bRRs?\b|(?i:relative risks?|(?:risk|rate|event|prevalence) ratios?)"),
+    ("SMD", r"\bSMDs?\b|(?i:standardi[sz]ed mean differences?|cohen'?s d\b|hedges'? g\b)"),
+    ("MD", r"\bW?MDs?\b|\bLSM ?D\b|(?i:(?:least[- ]squares? |LS ?)?mean (?:\w+ )?differences?"
+           r"|\bLSM differences?|differences? (?:in|of|between) (?:the )?means)"),
+    ("RD", r"\bRDs?\b|\bARR\b|(?i:(?:risk|rate) differences?|absolute risk (?:reduction|difference))"),
 )
 """Abbreviations are matched in capitals only ("or" is a word); names in any case."""
 _MEASURE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MEASURES))
-_AFTER_MEASURE = re.compile(rf"^[^\d\-−.;]{{0,40}}?(?P<value>{_NUMBER})")
-_UNIT = r"(?:\s?%|\s?[A-Za-zµμ][\w/µμ]{0,6})?"
+_AFTER_MEASURE = re.compile(rf"^(?P<gap>[^\d\-−.;<>≤≥]{{0,40}}?)(?P<value>{_VALUE})")
+_LABELLED = re.compile(r"(?:\b(?:SDs?|SEM?|[pP])\s*[=:]?|±)\s*$")
+"""What makes a number before a CI no estimate: a p value's or a spread's label ("SE = 0.12, 95%CI")."""
+_ESTIMATE = re.compile(rf"(?<![\w.·/-])(?P<value>{_VALUE})")
+_DIFFERENCE = re.compile(r"\b(?:differences?|changes?|changed|beta|coefficients?|slopes?)\b|β", re.IGNORECASE)
+_RATIO = re.compile(r"\bratios?\b", re.IGNORECASE)
+"""Words naming an estimate whose no-effect value is 0 when no measure is named (``other``); a bound at or below 0
+says the same, as a ratio's never is."""
+_UNIT = r"(?:\s?%|\s?(?!to\b)[A-Za-zµμ][\w/µμ]{0,6})?"
 """A unit printed after a bound ("−56.5 cm2 to −6.3 cm2", "0.2% to 16.7%")."""
-_RANGE = re.compile(rf"(?P<low>{_NUMBER}){_UNIT}\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NUMBER})", re.IGNORECASE)
+_RANGE = re.compile(rf"(?P<low>(?:[-−] )?{_NUMBER}){_UNIT}\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NUMBER})", re.IGNORECASE)
 _CI_CUE = re.compile(r"(?:95|99|90)\s?%|\bCI\b|confidence interval", re.IGNORECASE)
-_CI_LEAD = re.compile(r"(?:\s*(?:[\[(]\s*CI\s*[\])]|\bCI\b|confidence intervals?|[,:=]))*", re.IGNORECASE)
+_CI_LEAD = re.compile(r"(?:\s*(?:[\[(]\s*CI\s*[\])]|\bCI\b|confidence intervals?|(?:95|99|90)\s?%|[,:=]))*",
+                      re.IGNORECASE)
 """What may stand between the first CI cue and the bounds: "95% confidence interval [CI], 0.057–0.194",
-"95% confidence interval (CI) = 0.438, 0.894"."""
+"95% confidence interval (CI) = 0.438, 0.894", "CI 95% 0.42 to 1.1"."""
 _P = re.compile(r"\b[pP]\s*(?:-?\s*values?)?\s*(?P<op>[<=>≤≥]|&lt;|&gt;)\s*"
                 r"(?P<num>\d?[.·]?\d+(?:\s*[x×]\s*10\s*[-−]?\d+)?)")
 
@@ -55,22 +66,78 @@ def read_effect(text: str, *, measure_hint: MeasureName | None = None) -> Effect
     if match:
         after = text[match.end():]
         value = _AFTER_MEASURE.match(after)
-        if value:
-            rest = after[value.end():]
-            ci = _ci(rest)
+        if value and not _LABELLED.search(value.group("gap")):
+            ci = _ci(after[value.end():])
             end = match.end() + value.end() + (ci.end() if ci else 0)
             return Effect(measure=match.lastgroup, value=value.group("value"),  # type: ignore[arg-type]
                           ci_low=ci.group("low") if ci else None, ci_high=ci.group("high") if ci else None,
                           p=p_value, text=text[match.start():end].strip())
+        bounded = _bounded(text, match.end(), match.end() + 80)
+        if bounded and not re.search(r"[;.]\s|\|", text[match.end():bounded[0].start()]) and not _MEASURE.search(
+                text, match.end(), bounded[0].start()):
+            return _effect(match.lastgroup, text, bounded, match.start(), p_value)  # type: ignore[arg-type]
     if measure_hint:
         row = re.search(rf"(?P<value>{_NUMBER})\s*[(\[]\s*(?P<low>{_NUMBER})\s*(?:-|–|—|to|,)\s*(?P<high>{_NUMBER})"
                         r"\s*[)\]]", text)
         if row:
             return Effect(measure=measure_hint, value=row.group("value"), ci_low=row.group("low"),
                           ci_high=row.group("high"), p=p_value, text=row.group(0))
+    if (bounded := _bounded(text, 0, len(text))) and _difference(text, bounded):
+        return _effect("other", text, bounded, bounded[0].start(), p_value)
     if p_value:
         return Effect(p=p_value, text=p_value)
     return None
+
+
+def _bounded(text: str, start: int, end: int) -> tuple[re.Match[str], re.Match[str]] | None:
+    """The first estimate from ``start`` (before ``end``) followed by its CI that holds it: "(−0.51, 95% CI
+    −1.09–0.08", "81.3% of dose (76.3–86.3 95% CI)", "| 0.7 (-0.5 to 1.8)" under a "(95% CI)" header; of the
+    numbers before one CI, the last not labelled a spread or a p ("12; difference 9, 95% CI −0.3 to 17.8" is 9). A
+    range in brackets counts as a CI only when a CI is named before it or right after it, never an IQR or a range."""
+    found: list[tuple[int, re.Match[str], re.Match[str]]] = []
+    for value in _ESTIMATE.finditer(text, start):
+        if value.start() >= end or found and value.start() > found[0][0]:
+            break
+        rest = text[value.end():]
+        if re.match(r"\s?%\s*(?:CI|C\.I|confidence)", rest, re.IGNORECASE):
+            continue  # the "95" of "95%CI"
+        cued = bool(_CI_CUE.search(text, 0, value.start())) or bool(
+            re.match(rf"\s*[(\[]\s*{_NUMBER}{_UNIT}\s*(?:-|–|—|to|,|;)\s*{_NUMBER}{_UNIT}\s*,?\s*(?:95|99|90)\s?%",
+                     rest))
+        ci = _ci(rest, cued=cued)
+        if (ci is not None and not _LABELLED.search(text, 0, value.start())
+                and _holds(value.group("value"), ci.group("low"), ci.group("high"))):
+            if found and value.end() + ci.start() != found[0][0]:
+                break
+            found = [(value.end() + ci.start(), value, ci)]
+    return (found[0][1], found[0][2]) if found else None
+
+
+def _difference(text: str, bounded: tuple[re.Match[str], re.Match[str]]) -> bool:
+    """Whether an unnamed estimate is a difference (``other``, no effect at 0): a bound at or below 0, or a word
+    before it naming a difference and none a ratio. Else it may be one arm's value ("87.8% (95% CI 73.8–95.9)"),
+    no estimate of an effect."""
+    value, ci = bounded
+    before = text[max(0, value.start() - 60):value.start()]
+    bounds = (Effect(ci_low=ci.group("low")).number("ci_low"), Effect(ci_high=ci.group("high")).number("ci_high"))
+    return any(bound is not None and bound <= 0 for bound in bounds) or bool(
+        _DIFFERENCE.search(before) and not _RATIO.search(before))
+
+
+def _effect(measure: MeasureName | None, text: str, bounded: tuple[re.Match[str], re.Match[str]], start: int,
+            p_value: str | None) -> Effect:
+    value, ci = bounded
+    return Effect(measure=measure, value=value.group("value"), ci_low=ci.group("low"), ci_high=ci.group("high"),
+                  p=p_value, text=text[start:value.end() + ci.end()].strip())
+
+
+def _holds(value: str, low: str, high: str) -> bool:
+    """Whether the estimate lies within its CI (numbers as printed)."""
+    printed = Effect(value=value, ci_low=low, ci_high=high)
+    point, first, second = (printed.number(field) for field in ("value", "ci_low", "ci_high"))
+    if point is None or first is None or second is None:
+        return False
+    return min(first, second) <= point <= max(first, second)
 
 
 def clause_effect(text: str, clause: str, *, measure_hint: MeasureName | None = None) -> Effect | None:
@@ -87,13 +154,14 @@ def clause_effect(text: str, clause: str, *, measure_hint: MeasureName | None = 
     return whole
 
 
-def _ci(rest: str) -> re.Match[str] | None:
-    """The CI right after an estimate: a range after a CI cue, or in the bracket that follows it."""
+def _ci(rest: str, *, cued: bool = True) -> re.Match[str] | None:
+    """The CI right after an estimate: a range after a CI cue, or in the bracket that follows it (only when
+    ``cued``: a CI is named near it)."""
     window = rest[:80]
     cue = _CI_CUE.search(window)
     if cue and cue.start() < 25:
         start = _CI_LEAD.match(window, cue.end()).end()
-    elif window.lstrip()[:1] in "([":
+    elif cued and window.lstrip()[:1] in "([":
         start = window.index(window.lstrip()[:1]) + 1
     else:
         return None
