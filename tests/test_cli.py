@@ -406,6 +406,17 @@ def test_study_prints_the_record_of_a_jats_file() -> None:
     assert "intervention: drug A" in done.stdout and "Night waking: no difference" in done.stdout
 
 
+def test_study_prints_no_empty_arms_for_a_stated_result_that_names_none() -> None:
+    from synthesist.cli_study import answer_lines
+    from synthesist.study import OutcomeResult
+
+    bare = OutcomeResult(outcome="LAR", direction="decreased", quote="GSK256066 significantly reduced the LAR.")
+    named = bare.model_copy(update={"intervention": "GSK256066"})
+
+    assert answer_lines(bare)[0] == "LAR: decreased"
+    assert answer_lines(named)[0] == "LAR: decreased (GSK256066 vs comparator)"
+
+
 def test_study_answers_one_query_as_json() -> None:
     done = run_cli("study", str(JATS), "--intervention", "drug A", "--comparator", "placebo",
                    "--outcome", "cough frequency", "--json")

@@ -92,8 +92,11 @@ def answer_json(answer: OutcomeResult) -> dict:
 
 
 def answer_lines(answer: OutcomeResult) -> list[str]:
-    lines = [f"{answer.outcome}: {answer.direction.replace('_', ' ')}"
-             f" ({answer.intervention} vs {answer.comparator or 'comparator'})"]
+    """An answer as the CLI prints it; the arms only when the answer names one (a study's stated result read with
+    no query may name neither: "LAR: decreased", not "LAR: decreased ( vs comparator)")."""
+    arms = (f" ({answer.intervention or 'intervention'} vs {answer.comparator or 'comparator'})"
+            if answer.intervention or answer.comparator else "")
+    lines = [f"{answer.outcome}: {answer.direction.replace('_', ' ')}{arms}"]
     if answer.quote:
         lines.append(f'  "{answer.quote}" [{answer.section}]')
     if answer.effect:
