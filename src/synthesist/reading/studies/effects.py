@@ -119,7 +119,8 @@ def _difference(text: str, bounded: tuple[re.Match[str], re.Match[str]]) -> bool
     no estimate of an effect."""
     value, ci = bounded
     before = text[max(0, value.start() - 60):value.start()]
-    bounds = (Effect(ci_low=ci.group("low")).number("ci_low"), Effect(ci_high=ci.group("high")).number("ci_high"))
+    printed = Effect(ci_low=ci.group("low"), ci_high=ci.group("high"))
+    bounds = (printed.number("ci_low"), printed.number("ci_high"))
     return any(bound is not None and bound <= 0 for bound in bounds) or bool(
         _DIFFERENCE.search(before) and not _RATIO.search(before))
 
