@@ -36,7 +36,7 @@ from synthesist.errors import ParseError
 from synthesist.reading.studies import answer_query
 from synthesist.reading.studies.arms import ArmTerms
 from synthesist.reading.studies.direction import read_direction
-from synthesist.reading.studies.learned import direction_rows, shipped_reader
+from synthesist.reading.studies.learned import shipped_reader, unit_directions
 from synthesist.reading.studies.passages import Unit
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
@@ -107,10 +107,11 @@ def marked(quote: str, evidence: tuple[str, ...]) -> bool:
 
 
 def _model_reading(text: str, query: DirectionQuery) -> str:
-    """The direction model's reading of ``text`` alone (the passage given, as a clinician marked it)."""
+    """The direction model's reading of ``text`` alone (the passage given, as a clinician marked it), read both
+    ways round as the reader reads every unit (:func:`~synthesist.reading.studies.learned.unit_directions`)."""
     reader = shipped_reader()
-    texts, rules = direction_rows([Unit(text, "", "results", "paragraph")], query, ArmTerms.of(query))
-    return reader.directions_order[int(reader.directions(texts, rules)[0].argmax())]
+    probabilities = unit_directions([Unit(text, "", "results", "paragraph")], query, ArmTerms.of(query), reader)
+    return reader.directions_order[int(probabilities[0].argmax())]
 
 
 def main() -> None:
