@@ -35,23 +35,16 @@ MIN_EXPOSURE_COVERAGE = 0.99
 it names every distinctive word (:func:`addresses_part`)."""
 MAX_ITEMS = 40
 """Answering items compared at most (most relevant first): 780 pairs, each read once."""
-
-
-def _words(name: str) -> frozenset[str]:
-    """A word set of ``reading/lexicons/conflicts.toml`` as :func:`~synthesist.reading.text.terms` reads a part."""
-    return terms(" ".join(lexicon.word_list("conflicts", name)))
-
-
-_ENDPOINTS = _words("ENDPOINTS")
+_ENDPOINTS = terms(" ".join(lexicon.word_list("conflicts", "ENDPOINTS")))
 """What a study measures or when, never what it compares groups by (``reading/lexicons/conflicts.toml``, as are the
 word sets below, each with its reason)."""
-_METHODS = _words("METHODS")
+_METHODS = terms(" ".join(lexicon.word_list("conflicts", "METHODS")))
 """How a study analyses, never what it compares or measures."""
-_SIDELESS = _words("SIDELESS")
+_SIDELESS = terms(" ".join(lexicon.word_list("conflicts", "SIDELESS")))
 """Exposures with no side to move towards ("sex")."""
-_WHEN = _words("WHEN")
+_WHEN = terms(" ".join(lexicon.word_list("conflicts", "WHEN")))
 """When something happens or is measured, never on its own what a study compares or measures."""
-_FIXED = _words("FIXED")
+_FIXED = terms(" ".join(lexicon.word_list("conflicts", "FIXED")))
 """Attributes no exposure changes: a frame asking whether age affects sex has no conflicts."""
 _FOLLOW_UP = re.compile(r"\bfollow(?:ed)?[- ]?up (?:(?:of|for|period|duration|was|at)\s+)*(?:(?:a|an)\s+)?"
                         r"(?:(?:median|mean|average|maximum|minimum)\s+(?:of\s+)?)?\d+(?:\.\d+)?[- ]"
