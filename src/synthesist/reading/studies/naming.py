@@ -191,19 +191,23 @@ def article_name(exposure: str, text: str) -> str:
     ("hydrocortisone" for corticosteroids), a lay synonym of the whole phrase, a short form the article defines for
     it; else the exposure unchanged. A head noun ("programme", "therapy") is never dropped and a word is never
     renamed alone: "clinical weight loss programme" is not "clinical weight loss", which any weight-loss trial
-    holds."""
+    holds. An article that holds the exposure's words and names its arm by another name as well (a class's member:
+    "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as zoledronic acid; a lay synonym) gets both: its
+    results speak of "the cefazolin group"."""
     article = terms(text, folded=True)
+    phrase = part_core(exposure)
+    others = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ())]
     if terms(exposure, folded=True) <= article:
-        return exposure
+        other = next((name for name in others if (words := terms(name, folded=True)) and words <= article
+                      and not words <= terms(exposure, folded=True)), None)
+        return f"{exposure} {other}" if other else exposure
     kept = " ".join(word for word in exposure.split()
                     if terms(word, folded=True) <= article or not terms(word) <= HOW_GIVEN | MODIFIERS)
     if terms(kept, folded=True) and terms(kept, folded=True) <= article:
         return kept
-    phrase = part_core(exposure)
     flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
-    whole = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ()),
-             *(short for short, long in abbreviations(text).items()
-               if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS)]
+    whole = [*others, *(short for short, long in abbreviations(text).items()
+                        if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS)]
     return next((name for name in whole if terms(name, folded=True) and terms(name, folded=True) <= article), exposure)
 
 
