@@ -206,8 +206,9 @@ def article_name(exposure: str, text: str) -> str:
     if terms(kept, folded=True) and terms(kept, folded=True) <= article:
         return kept
     flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
-    whole = [*others, *(short for short, long in abbreviations(text).items()
-                        if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS)]
+    short_forms = [short for short, long in abbreviations(text).items()
+                   if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS]
+    whole = [*others, *short_forms]
     return next((name for name in whole if terms(name, folded=True) and terms(name, folded=True) <= article), exposure)
 
 
