@@ -153,8 +153,7 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
     core = words - HOW_GIVEN or words
     names = [(phrase, core)]
     bare = " ".join(w for w in phrase.split() if not terms(w) <= HOW_GIVEN) or phrase
-    lay = [term for term, headings in LAY_SYNONYMS.items() if any(terms(h) == core for h in headings)]
-    for synonym in dict.fromkeys([*lay_synonyms(phrase), *lay_synonyms(bare), *lay]):  # fish oil ↔ omega-3
+    for synonym in dict.fromkeys([*lay_synonyms(phrase), *lay_synonyms(bare), *_lay_names(core)]):  # fish oil ↔ omega-3
         if terms(synonym):
             names.append((synonym, terms(synonym)))
     flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
@@ -166,7 +165,7 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
     if "-" in phrase and (split := terms(phrase.replace("-", " ")) - HOW_GIVEN) != core:
         names.append((phrase.replace("-", " "), split))  # "night-shift": night, shift
     for words_of in (phrase.split(), [w for w in phrase.split() if not terms(w) <= MODIFIERS]):
-        initials = "".join(w[0] for w in re.findall(r"[A-Za-z][\w-]*", " ".join(words_of))).lower()
+        initials = _initials(" ".join(words_of)).lower()
         if len(initials) >= 3:  # "PCI" for percutaneous coronary intervention, "HRT" for hormone replacement therapy
             names.append((initials.upper(), frozenset({initials})))
     for word in phrase.split():
@@ -182,21 +181,36 @@ def exposure_names(exposure: str, text: str, *, trial: bool = False, arms: tuple
     return list(dict.fromkeys(names))
 
 
+def _lay_names(core: frozenset[str]) -> list[str]:
+    """The lay terms whose MeSH headings are the exposure's ``core`` words ("fish oil" for omega-3 fatty acids)."""
+    return [term for term, headings in LAY_SYNONYMS.items() if any(terms(h) == core for h in headings)]
+
+
+def _initials(phrase: str) -> str:
+    """The first letters of the words of ``phrase`` ("pci" of percutaneous coronary intervention)."""
+    return "".join(word[0] for word in re.findall(r"[A-Za-z][\w-]*", phrase))
+
+
 def article_name(exposure: str, text: str) -> str:
     """The question's exposure as the article ``text`` names it, for the study reader, which matches words as its
     arms do (:func:`~synthesist.reading.text.terms`, folded): the exposure itself when the article holds all its
     words; without the words of how it is given and its modifiers that the article lacks, when it holds the rest
     ("probiotic" for "probiotic supplementation": the trial speaks of "the probiotic group"; "colchicine" for
     "low-dose colchicine"); else another name for the whole of it that the article holds: a drug class's member
-    ("hydrocortisone" for corticosteroids), a lay synonym of the whole phrase, a short form the article defines for
-    it; else the exposure unchanged. A head noun ("programme", "therapy") is never dropped and a word is never
-    renamed alone: "clinical weight loss programme" is not "clinical weight loss", which any weight-loss trial
-    holds. An article that holds the exposure's words and names its arm by another name as well (a class's member:
-    "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as zoledronic acid; a lay synonym) gets both: its
-    results speak of "the cefazolin group"."""
+    ("hydrocortisone" for corticosteroids), a lay synonym of the whole phrase either way ("fish oil" for omega-3
+    fatty acids), its initials where the article writes them in capitals ("PCI", "MBP": often never defined in an
+    abstract), a short form the article defines for it; else the exposure unchanged. A head noun ("programme",
+    "therapy") is never dropped and a word is never renamed alone: "clinical weight loss programme" is not "clinical
+    weight loss", which any weight-loss trial holds. An article that holds the exposure's words and names its arm by
+    another name as well (a class's member: "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as
+    zoledronic acid; a lay synonym; its initials) gets both: its results speak of "the cefazolin group", "the MBP
+    group"."""
     article = terms(text, folded=True)
     phrase = part_core(exposure)
-    others = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ())]
+    initials = _initials(phrase).upper()
+    others = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ()),
+              *_lay_names(terms(phrase) - HOW_GIVEN or terms(phrase)),
+              *([initials] if len(initials) >= 3 and re.search(rf"\b{initials}\b", text) else [])]
     if terms(exposure, folded=True) <= article:
         other = next((name for name in others if (words := terms(name, folded=True)) and words <= article
                       and not words <= terms(exposure, folded=True)), None)
