@@ -112,6 +112,28 @@ def test_the_answers_strength_is_its_outcomes_certainty_reached_one_way():
     assert raised is not None and raised.strength == "high"  # the body of evidence, not the items one answer cites
     assert raised.strength_reason == ("the certainty of the evidence on mortality: starts high: randomised evidence "
                                       "(pmid:1, pmid:2)")
+    assert raised.gate == lowered.gate == ""  # no gate note to keep true
+
+
+def test_a_gate_note_on_the_strength_says_what_the_strength_became():
+    """The gate lowers an answer citing one trial to low; the appraisal then grades the outcome's whole body (two
+    trials) high. The trace once kept "strength lowered to low" beside a report showing high (a tranexamic acid run
+    over the conflict topic set h01, 2026-11-30)."""
+    gated = Answer(verdict="yes", statement="Yes [pmid:1].", strength="low", strength_reason="one trial",
+                   evidence_ids=("pmid:1",), basis="answering",
+                   gate="strength lowered to low: the certainty of the answering items cited: a single study")
+    body = tuple((record(f"pmid:{i}"), result("0.7", "0.6", "0.8"), item(f"pmid:{i}", BLINDED)) for i in (1, 2))
+    high = grade(OutcomeEvidence("mortality", body, answers_question=True))
+    low = grade(OutcomeEvidence("mortality", body[:1], answers_question=True))
+
+    raised = graded_answer(gated, high)
+    kept = graded_answer(gated, low)
+
+    assert raised is not None and raised.strength == "high"
+    assert raised.gate == ("strength lowered to low: the certainty of the answering items cited: a single study; then "
+                           "strength high, the certainty of the evidence on mortality (graded over every study of it "
+                           "in the report, not only those the answer cites)")
+    assert kept is not None and kept.strength == "low" and kept.gate == gated.gate
 
 
 QUESTION = "Does metformin lower mortality?"

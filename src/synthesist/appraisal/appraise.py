@@ -195,9 +195,15 @@ def _same(pooled: PooledEstimate | None, outcome: str) -> PooledEstimate | None:
 
 def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
     """The answer's strength as its outcome's certainty (module docstring): one level, reached one way, and the
-    text says how — the certainty's steps, each once."""
+    text says how — the certainty's steps, each once. Where the gate had already set a strength and noted it
+    (``answer.gate``: "strength lowered to low", from the items the answer cites), the note says what the strength
+    became, so that the trace never states a level the report does not show."""
     if answer is None or certainty is None:
         return answer
-    return answer.model_copy(update={
-        "strength": certainty.certainty,
-        "strength_reason": f"the certainty of the evidence on {certainty.outcome}: {steps_text(certainty)}"})
+    update = {"strength": certainty.certainty,
+              "strength_reason": f"the certainty of the evidence on {certainty.outcome}: {steps_text(certainty)}"}
+    if answer.gate and certainty.certainty != answer.strength:
+        update["gate"] = (f"{answer.gate}; then strength {certainty.certainty}, the certainty of the evidence on "
+                          f"{certainty.outcome} (graded over every study of it in the report, not only those the "
+                          "answer cites)")
+    return answer.model_copy(update=update)
