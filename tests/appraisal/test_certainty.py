@@ -131,9 +131,11 @@ def test_a_gate_note_on_the_strength_says_what_the_strength_became():
 
     assert raised is not None and raised.strength == "high"
     assert raised.gate == ("strength lowered to low: the certainty of the answering items cited: a single study; then "
-                           "strength high, the certainty of the evidence on mortality (graded over every study of it "
-                           "in the report, not only those the answer cites)")
+                           "strength high: the certainty of the evidence on mortality, graded over the studies of it "
+                           "in the report, not only those the answer cites")
     assert kept is not None and kept.strength == "low" and kept.gate == gated.gate
+    other = gated.model_copy(update={"gate": "verdict yes → no: the cited trial's row reads no difference"})
+    assert graded_answer(other, high).gate == other.gate  # a note on something else gains no strength step
 
 
 QUESTION = "Does metformin lower mortality?"

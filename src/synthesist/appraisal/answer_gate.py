@@ -114,6 +114,15 @@ def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> t
 
 CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "
               "(the extractive engine's bottom line)")
+LOWERED = "strength lowered to"
+"""How the gate's note on a strength it lowered begins (the note on items that answer only indirectly ends with
+:data:`AT_MOST`)."""
+AT_MOST = "strength at most low"
+
+
+def set_strength(gate: str) -> bool:
+    """Whether the gate's note ``gate`` says the gate set the answer's strength (lowered it, or capped it at low)."""
+    return LOWERED in gate or AT_MOST in gate
 
 
 def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequence[Alignment],
@@ -138,14 +147,14 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
         reason = answer.strength_reason
         if capped != answer.strength:  # the model's reason argued for the level it gave: the grade's steps replace it
             reason = f"the certainty of the answering items cited: {steps_text(graded)}"
-            notes.append(f"strength lowered to {capped}: {reason}")
+            notes.append(f"{LOWERED} {capped}: {reason}")
         verdict = _as_read(verdict, direct, alignments, items, frame, question, notes)
         return _noted(answer.model_copy(update={"verdict": verdict, "strength": capped, "basis": "answering",
                                                 "strength_reason": reason}), notes)
     if indirect:
         lowered = _cap(answer.strength, "low")
         notes.append("the answer rests only on items that answer indirectly (another population or a surrogate "
-                     f"outcome): {', '.join(indirect)}; strength at most low")
+                     f"outcome): {', '.join(indirect)}; {AT_MOST}")
         reason = ("the cited items answer only indirectly (another population or a surrogate outcome)"
                   if lowered != answer.strength else
                   "; ".join(filter(None, (answer.strength_reason.rstrip(". "), "the cited items answer only "

@@ -30,6 +30,7 @@ from ..reading.verdict import asked_change, asked_parts, verdict_of
 from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from ..wording import counted
+from .answer_gate import set_strength
 from .certainty import OutcomeEvidence, grade, steps_text
 from .conflicts import detect_conflicts
 from .evidence_table import evidence_rows
@@ -195,15 +196,16 @@ def _same(pooled: PooledEstimate | None, outcome: str) -> PooledEstimate | None:
 
 def graded_answer(answer: Answer | None, certainty: OutcomeCertainty | None) -> Answer | None:
     """The answer's strength as its outcome's certainty (module docstring): one level, reached one way, and the
-    text says how — the certainty's steps, each once. Where the gate had already set a strength and noted it
-    (``answer.gate``: "strength lowered to low", from the items the answer cites), the note says what the strength
-    became, so that the trace never states a level the report does not show."""
+    text says how — the certainty's steps, each once. Where the gate had set the strength and noted it
+    (``answer.gate``: "strength lowered to low", from the items the answer cites; "strength at most low", for items
+    that answer only indirectly: :func:`.answer_gate.set_strength`), the note says what the strength became, so
+    that the trace never states a level the report does not show."""
     if answer is None or certainty is None:
         return answer
     update = {"strength": certainty.certainty,
               "strength_reason": f"the certainty of the evidence on {certainty.outcome}: {steps_text(certainty)}"}
-    if answer.gate and certainty.certainty != answer.strength:
-        update["gate"] = (f"{answer.gate}; then strength {certainty.certainty}, the certainty of the evidence on "
-                          f"{certainty.outcome} (graded over every study of it in the report, not only those the "
-                          "answer cites)")
+    if set_strength(answer.gate) and certainty.certainty != answer.strength:
+        update["gate"] = (f"{answer.gate}; then strength {certainty.certainty}: the certainty of the evidence on "
+                          f"{certainty.outcome}, graded over the studies of it in the report, not only those the "
+                          "answer cites")
     return answer.model_copy(update=update)

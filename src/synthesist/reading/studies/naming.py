@@ -201,10 +201,11 @@ def article_name(exposure: str, text: str) -> str:
     fatty acids), its initials where the article writes them in capitals ("PCI", "MBP": often never defined in an
     abstract), a short form the article defines for it; else the exposure unchanged. A head noun ("programme",
     "therapy") is never dropped and a word is never renamed alone: "clinical weight loss programme" is not "clinical
-    weight loss", which any weight-loss trial holds. An article that holds the exposure's words and names its arm by
-    another name as well (a class's member: "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as
-    zoledronic acid; a lay synonym; its initials) gets both: its results speak of "the cefazolin group", "the MBP
-    group"."""
+    weight loss", which any weight-loss trial holds. An article that holds the exposure's words and one of these other
+    names as well (a class's member: "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as zoledronic
+    acid; a lay synonym; its initials) is read for both, the first such name it holds: its results often speak of
+    "the cefazolin group", "the MBP group". Whether that name is the arm's is not checked here (a drug both arms
+    were given is a class member too); the reader's arms then hold it on both sides."""
     article = terms(text, folded=True)
     phrase = part_core(exposure)
     initials = _initials(phrase).upper()
