@@ -3,8 +3,9 @@ the outcomes' names, against a golden set as data (``tests/data/abstract_records
 (``text``, with ``passages`` when the record reads a methods section, ``source`` and ``title`` when they are not a
 PubMed abstract's "A trial"), the fields expected (``population``; ``randomised``: the count of participants, null
 for none, and ``randomised_text`` its number as written; ``arms`` as [role, label]; ``outcomes``: the names in
-order; ``effects``: [name, estimate as shown] per outcome; ``not_an_outcome``: the start of no outcome's name) and
-why the row is there. A misreading adds a row. The full-text golden records: test_study_records.py."""
+order; ``effects``: [name, estimate as shown] per outcome; ``not_an_outcome``: the start of no outcome's name;
+``asked``: the question's comparisons, when the record is read for a question) and why the row is there. A
+misreading adds a row. The full-text golden records: test_study_records.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from synthesist.models import Evidence, Passage
 from synthesist.reading.studies import read_study
-from synthesist.study import StudyRecord
+from synthesist.study import DirectionQuery, StudyRecord
 
 ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "data" / "abstract_records.jsonl")
         .read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -23,8 +24,10 @@ floor is lowered with the reason."""
 
 
 def record(row: dict) -> StudyRecord:
+    queries = tuple(DirectionQuery(**asked) for asked in row.get("asked", ()))
     return read_study(Evidence(id="pmid:1", source=row.get("source", "pubmed"), title=row.get("title", "A trial"),
-                               content=row["text"], passages=tuple(Passage(**p) for p in row.get("passages", ()))))
+                               content=row["text"], passages=tuple(Passage(**p) for p in row.get("passages", ()))),
+                      queries, measured_as_asked=bool(queries))
 
 
 def fields(read: StudyRecord, row: dict) -> dict:

@@ -25,6 +25,7 @@ from ...study import (
 from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..text import terms
+from .arms import abbreviations
 from .effects import ratio_side, read_effect, significance
 from .learned import answer_query, statement
 from .naming import distinctive, exposure_names, measured_as_asked, spelled_out
@@ -159,7 +160,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     answered = {(r.effect.value, r.effect.ci_low, r.effect.ci_high) for r in asked if r.effect and r.effect.value}
     quoted = {r.quote for r in asked if r.quote and r.direction != "not_reported"}
     # the asked outcome's own estimate, or its sentence, is not stated a second time under the sentence's subject
-    stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries])
+    stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries], abbreviations(text))
               if r.quote not in quoted
               and not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
@@ -322,10 +323,13 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
     return ()
 
 
-def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterable[str] = ()) -> list[OutcomeResult]:
+def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterable[str] = (),
+                     aliases: dict[str, str] | None = None) -> list[OutcomeResult]:
     """Results the item states with a statistic: abstract results and table rows with an estimate first. A sentence
     whose subject is the compared treatment itself (the intervention arm, or an asked intervention in
-    ``exposures``) names no outcome by its subject."""
+    ``exposures``), by its name or by a short form the article defines for it (``aliases``: "TXA reduced the risk
+    of allogeneic transfusion (RR 0.62 …)"), names no outcome by its subject."""
+    aliases = aliases or {}
     intervention = next((arm.label for arm in arms if arm.role == "intervention"), "")
     treatments = [t for t in (intervention, *exposures) if t]
     comparator = next((arm.label for arm in arms if arm.role == "comparator"), "")
@@ -336,7 +340,9 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
         if read_effect(unit.text, measure_hint=unit.measure_hint) is None:
             continue
         name = _outcome_name(unit)
-        if not name or any(_names_the_exposure(name, treatment) for treatment in treatments):
+        spelled = " ".join(aliases.get(word.lower(), word) for word in name.split()) if name else ""
+        if not name or any(_names_the_exposure(called, treatment) for treatment in treatments
+                           for called in (name, spelled)):
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
         result, clause = statement(unit, query)
