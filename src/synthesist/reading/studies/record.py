@@ -101,6 +101,11 @@ def _thing(stops: list[str]) -> str:
 
 _ACTED_ON = re.compile(r"\bsignificantly (?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)"
                        r"(?:e|es|ed|s)?\s+(?:the\s+)?" + _thing(_STOPS), _I)
+_CHANGED = re.compile(r"\b(?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)(?:e|es|ed|s)?"
+                      r"\s+(?:the\s+)?" + _thing(_STOPS), _I)
+"""What a treatment named as a sentence's subject changed: "TXA reduced the risk of allogeneic transfusion (RR …)"."""
+_CONTRAST = re.compile(r",?\s+(?:but|whereas|while|however|although)\b|;", _I)
+"""Where a sentence turns to another finding: an estimate after it is not the one of the thing changed before it."""
 _ASSOCIATED = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)* (?:with|to) (?:an? )?(?:[\d.]+ ?% )?"
                          r"(?:(?:statistically )?significantly )?"
                          r"(?:(?:lower|higher|reduced|increased|decreased|greater|smaller|elevated)\s+)?"
@@ -327,8 +332,9 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
                      aliases: dict[str, str] | None = None) -> list[OutcomeResult]:
     """Results the item states with a statistic: abstract results and table rows with an estimate first. A sentence
     whose subject is the compared treatment itself (the intervention arm, or an asked intervention in
-    ``exposures``), by its name or by a short form the article defines for it (``aliases``: "TXA reduced the risk
-    of allogeneic transfusion (RR 0.62 …)"), names no outcome by its subject."""
+    ``exposures``), by its name or by a short form the article defines for it (``aliases``), names no outcome by
+    its subject: it is named by what the treatment changed ("TXA reduced the risk of allogeneic transfusion (RR
+    0.62 …)": the risk of allogeneic transfusion), with that clause's own estimate only, or not at all."""
     aliases = aliases or {}
     intervention = next((arm.label for arm in arms if arm.role == "intervention"), "")
     treatments = [t for t in (intervention, *exposures) if t]
@@ -341,14 +347,20 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
             continue
         name = _outcome_name(unit)
         spelled = " ".join(aliases.get(word.lower(), word) for word in name.split()) if name else ""
-        if not name or any(_names_the_exposure(called, treatment) for treatment in treatments
-                           for called in (name, spelled)):
+        changed = None
+        if name and any(_names_the_exposure(called, treatment) for treatment in treatments
+                        for called in (name, spelled)):
+            changed = _CHANGED.search(_CONNECTIVE.sub("", unit.text))  # the treatment is the subject: what it changed
+            name = _tidy(changed.group("thing")) if changed else ""
+        if not name:
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
         result, clause = statement(unit, query)
         direction, effect = result.direction, result.effect
         if effect is None or significance(clause, effect) == "unknown" and not effect.ci_low:
             continue
+        if changed and _CONTRAST.search(unit.text, changed.end(), max(changed.end(), unit.text.find(effect.text))):
+            continue  # "PCI reduced ischaemia …, but the exercise time increment did not differ (15.8 …)": not its
         rank = (0 if unit.role == "abstract" else 1) - 0.5 * bool(effect.ci_low) + order / 10_000
         found.append((rank, OutcomeResult(outcome=name, intervention=intervention, comparator=comparator,
                                           direction=direction, effect=effect, quote=unit.text,
