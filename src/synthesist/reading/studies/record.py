@@ -50,7 +50,7 @@ plain digits, or a number word."""
 _LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by we trial study "
                      "enrolled recruited included".split())
 _RANDOMISED = (
-    re.compile(rf"\b{_N}\s+(?:[\w-]+\s+){{0,4}}?{_PEOPLE}\s+(?:[\w-]+\s+){{0,5}}?(?:were\s+)?(?:\w+\s+)?"
+    re.compile(rf"\b(?<!-){_N}\s+(?:[\w-]+\s+){{0,4}}?{_PEOPLE}\s+(?:[\w-]+\s+){{0,9}}?(?:were\s+)?(?:\w+\s+)?"
                rf"(?:randomi[sz]ed|randomly (?:assigned|allocated|divided))", _I),
     re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated))\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
     re.compile(rf"\b(?:a total of|overall,?|in total,?)\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
