@@ -81,6 +81,9 @@ _POPULATION = re.compile(
     r"admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
 _ALLOCATION = lexicon.pattern("record", "ALLOCATION")
 _CONTROL = lexicon.pattern("record", "CONTROL")
+_GROUP_SIZE = re.compile(r"\s*\(\s*n\s*=\s*\d[\d,]*\s*\)$", _I)
+"""An arm's size after its name ("tranexamic acid 15 mg/kg … (n=106)"): the number of its people, not the arm (a
+label stays verbatim: only a size that ends it is left out)."""
 _TRIAL_OF = re.compile(r"\bplacebo-controlled(?:,? [\w-]+){0,3} (?:trial|study) of (?P<tested>[\w -]{3,60}?)"
                        r"(?=\s*[(,;.]|\s+(?:among|in|for|on|at|over|during|with)\b)", _I)
 """A placebo-controlled trial named by what it tested: its arms are that and placebo ("placebo" is verbatim in the
@@ -320,7 +323,7 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
                     Arm(role="comparator", label="placebo", quote=unit.text, section=unit.section))
         match = _ALLOCATION.search(unit.text)
         if match:
-            first, second = match.group("first").strip(" ,"), match.group("second").strip(" ,")
+            first, second = (_GROUP_SIZE.sub("", match.group(name)).strip(" ,") for name in ("first", "second"))
             if _CONTROL.search(first) and not _CONTROL.search(second):
                 first, second = second, first
             return (Arm(role="intervention", label=first, quote=unit.text, section=unit.section),
