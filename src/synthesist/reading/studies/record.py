@@ -102,10 +102,11 @@ def _thing(stops: list[str]) -> str:
     return rf"(?P<thing>[^(\[;,]{{3,80}}?)(?=\s*[(\[;,.]|\s+(?:{'|'.join(stops)})\b)"
 
 
-_ACTED_ON = re.compile(r"\bsignificantly (?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)"
-                       r"(?:e|es|ed|s)?\s+(?:the\s+)?" + _thing(_STOPS), _I)
-_CHANGED = re.compile(r"\b(?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)(?:e|es|ed|s)?"
-                      r"\s+(?:the\s+)?" + _thing(_STOPS), _I)
+_CHANGE_VERB = (r"(?:reduc|increas|decreas|improv|lower|rais|prolong|shorten|attenuat|inhibit)(?:e|es|ed|s)?"
+                r"\s+(?:the\s+)?")
+"""A verb of change and its article, before what changed."""
+_ACTED_ON = re.compile(r"\bsignificantly " + _CHANGE_VERB + _thing(_STOPS), _I)
+_CHANGED = re.compile(r"\b" + _CHANGE_VERB + _thing(_STOPS), _I)
 """What a treatment named as a sentence's subject changed: "TXA reduced the risk of allogeneic transfusion (RR …)"."""
 _CONTRAST = re.compile(r",?\s+(?:but|whereas|while|however|although)\b|;", _I)
 """Where a sentence turns to another finding: an estimate after it is not the one of the thing changed before it."""
