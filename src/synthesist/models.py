@@ -198,14 +198,16 @@ class PartMatch(Frozen):
 
 
 class FullTextFinding(Frozen):
-    """What an item's full text reports on the question's comparison, as the study reader read it: the verbatim
-    passage, its section and the direction of the exposure against the comparator on the question's outcome."""
+    """What an item reports on the question's comparison, as the study reader read it (its evidence-table row): the
+    verbatim passage, its section and the direction of the exposure against the comparator on the question's
+    outcome; read from its full text, or from the abstract of a trial that states it clearly (``read_from``)."""
 
     quote: str
     section: str = ""
     direction: Literal["increased", "decreased", "no_difference"]
     confidence: float | None = None
     """The study reader's probability of ``direction`` (its pooled probability over the passages it read)."""
+    read_from: Literal["full text", "abstract"] = "full text"
 
 
 class Alignment(Frozen):
@@ -222,8 +224,10 @@ class Alignment(Frozen):
     """Share of the frame's content terms (all parts together) the item holds."""
     reason: str = ""
     full_text: FullTextFinding | None = None
-    """Set when the item answers through its full text where its abstract does not name the comparison (a trial
-    whose abstract calls its arms otherwise): what the study reader found there, which the answer quotes."""
+    """What the study reader found on the question's comparison, which the answer quotes and its verdict takes: in
+    the item's full text (which also makes an item answer whose abstract does not name the comparison: a trial whose
+    abstract calls its arms otherwise), or in the abstract of a randomised trial or a review that states it clearly
+    (:func:`synthesist.appraisal.answer_gate.aligned`)."""
 
     @property
     def near(self) -> bool:

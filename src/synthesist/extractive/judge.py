@@ -151,11 +151,14 @@ class DirectAnswer:
     reading: Reading
     relevance: float
     verdict: ItemVerdict
+    source: str = "conclusion"
+    """What the verdict was read from: ``full text`` or ``abstract`` (its row: :class:`FullTextFinding`), or
+    ``conclusion``."""
 
     def describe(self) -> str:
         verdict = self.verdict
         row = verdict.read_from == "row"
-        read = f"its {'full text' if row else 'conclusion'} reads {verdict.label!r}"
+        read = f"its {self.source} reads {verdict.label!r}"
         sure = ("" if verdict.confidence is None else
                 f", {'the study reader' if row else 'calibrated confidence'} {verdict.confidence:.2f}")
         return f"{self.reading.id} answers the question directly (cosine {self.relevance:.2f}; {read}{sure})"
@@ -167,7 +170,8 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     """The most relevant item at cosine ≥ :data:`DIRECT` that reports results and is not cell or animal work
     alone (that answers no clinical question), for a yes/no question; with ``answering`` (the ids the alignment
     gate passed), only one of those. What it says is :func:`~synthesist.reading.verdict.item_verdict`'s reading,
-    the Answer's: from its full text's ``findings`` on the comparison when it has one, else its conclusion."""
+    the Answer's: from its ``findings`` on the comparison (its full text's, or a trial abstract's clear row) when it
+    has one, else its conclusion."""
     if not is_yes_no(question):
         return None
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
@@ -176,8 +180,9 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     if not direct:
         return None
     score, reading = max(direct, key=lambda pair: pair[0])
-    verdict = item_verdict(question, frame or frame_of(question), reading.evidence, (findings or {}).get(reading.id))
-    return DirectAnswer(reading, score, verdict)
+    finding = (findings or {}).get(reading.id)
+    verdict = item_verdict(question, frame or frame_of(question), reading.evidence, finding)
+    return DirectAnswer(reading, score, verdict, finding.read_from if finding else "conclusion")
 
 
 def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,

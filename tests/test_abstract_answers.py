@@ -1,0 +1,88 @@
+"""An abstract's answer is the study reader's row where the reader was trained for it (a randomised trial or a review
+of trials that states its finding clearly), the conclusion head's otherwise: the Answer, its quote, the judge and the
+evidence table then read one item one way (docs/architecture/contracts.md, "The Answer")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from run_helpers import run_settings
+
+from synthesist import api
+from synthesist.composition import Seams, Shared
+from synthesist.memory import Embedder, open_chroma
+from synthesist.models import ResearchResult
+
+QUESTION = "Does tranexamic acid reduce the need for red-cell transfusion in hip fracture surgery?"
+RESULT = ("Transfusion was required in 29 of 106 patients (27.4%) in the tranexamic acid group and 49 of 106 (46.2%) "
+          "in the placebo group (relative risk 0.59, 95% CI 0.41 to 0.86; P = .005).")
+TRIAL = {
+    "pmid": "92000101", "year": 2016, "journal": "Injury",
+    "title": "Intravenous tranexamic acid and allogeneic transfusion after surgery for intertrochanteric hip "
+             "fracture: a double-blind randomised placebo-controlled trial",
+    "abstract": "\n".join((
+        "BACKGROUND: Elderly patients undergoing fixation of extracapsular hip fractures frequently require allogeneic "
+        "blood. We tested whether an antifibrinolytic given at induction lowers transfusion requirements.",
+        "METHODS: In this single-centre, double-blind trial, 212 patients aged 65 years or older undergoing "
+        "intramedullary nailing were randomly assigned to tranexamic acid 15 mg/kg intravenously at induction and "
+        "again 3 hours later (n=106) or to saline placebo (n=106). The primary outcome was the proportion of patients "
+        "receiving at least one unit of red cells within 7 days.",
+        f"RESULTS: {RESULT} Mean calculated blood loss was 1,020 mL versus 1,390 mL (mean difference -370 mL, 95% CI "
+        "-520 to -220).",
+        "CONCLUSIONS: Two doses of intravenous tranexamic acid reduced the proportion of hip fracture patients needing "
+        "transfusion by roughly two fifths without an apparent excess of thrombotic complications."))}
+COHORT = {
+    "pmid": "92000102", "year": 2019, "journal": "Acta Orthop",
+    "title": "Perioperative TXA use and transfusion after hip fracture surgery: a national registry analysis with "
+             "propensity score matching",
+    "abstract": " ".join((
+        "We linked the national hip fracture register with the transfusion database for 2012-2017 and identified "
+        "18,644 patients operated for a femoral neck or trochanteric fracture, of whom 6,210 received TXA "
+        "perioperatively.",
+        "The primary outcome was any red-cell transfusion within 10 days of surgery.",
+        "In the matched cohort, 31.2% of TXA-treated patients and 32.0% of untreated patients were transfused (OR "
+        "0.96, 95% CI 0.89-1.04; p=0.33).",
+        "In this large registry analysis, perioperative TXA was not associated with a reduced rate of red-cell "
+        "transfusion after hip fracture surgery."))}
+
+
+async def _research(tmp_path: Path, embedder: Embedder, *records: dict) -> ResearchResult:
+    library = tmp_path / "library.jsonl"
+    library.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    settings = run_settings(tmp_path / "data", max_rounds=1)
+    return await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
+                              settings=settings, seams=Seams(shared=Shared(client=open_chroma(settings),
+                                                                           embedder=embedder)))
+
+
+async def test_a_trial_abstract_answers_by_its_row_not_by_its_conclusion_s_words(tmp_path: Path,
+                                                                                embedder: Embedder) -> None:
+    """The conclusion's "reduced … without an apparent excess of thrombotic complications" was read as a no beside a
+    table row reading the relative risk 0.59 as a decrease: now the Answer, its quote, the judge and the row agree."""
+    result = await _research(tmp_path, embedder, TRIAL)
+    report = result.report
+    [alignment] = [a for a in report.alignment if a.evidence_id == "pmid:92000101"]
+    [asked] = [o for record in report.studies for o in record.outcomes if o.asked]
+
+    assert (asked.direction, asked.quote) == ("decreased", RESULT)
+    assert alignment.full_text is not None and alignment.full_text.read_from == "abstract"
+    assert (alignment.full_text.direction, alignment.full_text.quote) == ("decreased", RESULT)
+    assert report.answer is not None and report.answer.verdict == "yes"
+    assert report.answer.statement.startswith(RESULT.rstrip("."))
+    [judged] = result.assessments
+    assert "pmid:92000101 answers the question directly" in judged.clinical.reasoning
+    assert "its abstract reads 'yes'" in judged.clinical.reasoning
+
+
+async def test_an_observational_abstract_is_read_by_its_conclusion(tmp_path: Path, embedder: Embedder) -> None:
+    """A registry cohort is not what the study reader was trained on: no row reading stands for it, and the Answer
+    reads its conclusion (not associated: a no)."""
+    result = await _research(tmp_path, embedder, COHORT)
+    report = result.report
+    [alignment] = [a for a in report.alignment if a.evidence_id == "pmid:92000102"]
+
+    assert alignment.label == "answers" and alignment.full_text is None
+    assert report.answer is not None and report.answer.verdict == "no"
+    [judged] = result.assessments
+    assert "its conclusion reads 'no'" in judged.clinical.reasoning
