@@ -149,20 +149,26 @@ def sides(topics: list[Topic], score: Score, errors: bool) -> None:
 
 def table_rows(topics: list[Topic]) -> str:
     """How the evidence table's rows (the study reader's one reading, :func:`asked_record`) read the labelled
-    records: rows given, right and wrong, over the records labelled with a direction."""
-    labelled = given = right = 0
+    records: rows given, right and wrong, over the records labelled with a direction; and rows given where the
+    record is labelled with none (it never tested the question's comparison: "topical versus intravenous tranexamic
+    acid" for "Does tranexamic acid reduce …?")."""
+    labelled = given = right = unlabelled = stray = 0
     for topic in topics:
         queries = question_queries(frame_of(topic.question))
         for record_id, item in topic.items.items():
             label = topic.findings.get(record_id)
-            if not queries or label not in SIDES:
+            if not queries or label not in (*SIDES, "not_reported"):
                 continue
             row = next(o for o in asked_record(item, queries).outcomes if o.asked and o.outcome == queries[0].outcome)
+            if label == "not_reported":
+                unlabelled += 1
+                stray += row.direction != "not_reported"
+                continue
             labelled += 1
             given += row.direction != "not_reported"
             right += row.direction == label
     return (f"evidence-table rows for the question's first outcome: {given} of {labelled} labelled records, "
-            f"{right} right, {given - right} wrong")
+            f"{right} right, {given - right} wrong; {stray} of {unlabelled} records labelled with no finding given one")
 
 
 def main() -> None:
