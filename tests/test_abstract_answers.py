@@ -17,34 +17,36 @@ from synthesist.models import ResearchResult
 QUESTION = "Does tranexamic acid reduce the need for red-cell transfusion in hip fracture surgery?"
 RESULT = ("Transfusion was required in 29 of 106 patients (27.4%) in the tranexamic acid group and 49 of 106 (46.2%) "
           "in the placebo group (relative risk 0.59, 95% CI 0.41 to 0.86; P = .005).")
-TRIAL = {
-    "pmid": "92000101", "year": 2016, "journal": "Injury",
-    "title": "Intravenous tranexamic acid and allogeneic transfusion after surgery for intertrochanteric hip "
-             "fracture: a double-blind randomised placebo-controlled trial",
-    "abstract": "\n".join((
-        "BACKGROUND: Elderly patients undergoing fixation of extracapsular hip fractures frequently require allogeneic "
-        "blood. We tested whether an antifibrinolytic given at induction lowers transfusion requirements.",
-        "METHODS: In this single-centre, double-blind trial, 212 patients aged 65 years or older undergoing "
-        "intramedullary nailing were randomly assigned to tranexamic acid 15 mg/kg intravenously at induction and "
-        "again 3 hours later (n=106) or to saline placebo (n=106). The primary outcome was the proportion of patients "
-        "receiving at least one unit of red cells within 7 days.",
-        f"RESULTS: {RESULT} Mean calculated blood loss was 1,020 mL versus 1,390 mL (mean difference -370 mL, 95% CI "
-        "-520 to -220).",
-        "CONCLUSIONS: Two doses of intravenous tranexamic acid reduced the proportion of hip fracture patients needing "
-        "transfusion by roughly two fifths without an apparent excess of thrombotic complications."))}
-COHORT = {
-    "pmid": "92000102", "year": 2019, "journal": "Acta Orthop",
-    "title": "Perioperative TXA use and transfusion after hip fracture surgery: a national registry analysis with "
-             "propensity score matching",
-    "abstract": " ".join((
-        "We linked the national hip fracture register with the transfusion database for 2012-2017 and identified "
-        "18,644 patients operated for a femoral neck or trochanteric fracture, of whom 6,210 received TXA "
-        "perioperatively.",
-        "The primary outcome was any red-cell transfusion within 10 days of surgery.",
-        "In the matched cohort, 31.2% of TXA-treated patients and 32.0% of untreated patients were transfused (OR "
-        "0.96, 95% CI 0.89-1.04; p=0.33).",
-        "In this large registry analysis, perioperative TXA was not associated with a reduced rate of red-cell "
-        "transfusion after hip fracture surgery."))}
+
+
+def _record(pmid: str, year: int, journal: str, title: str, abstract: str) -> dict:
+    """A library record in the JSONL library's own format."""
+    return {"pmid": pmid, "year": year, "journal": journal, "title": title, "abstract": abstract}
+
+
+TRIAL = _record(
+    "92000101", 2016, "Injury",
+    "Intravenous tranexamic acid and allogeneic transfusion after surgery for intertrochanteric hip fracture: a "
+    "double-blind randomised placebo-controlled trial",
+    "BACKGROUND: Elderly patients undergoing fixation of extracapsular hip fractures frequently require allogeneic "
+    "blood. We tested whether an antifibrinolytic given at induction lowers transfusion requirements.\n"
+    "METHODS: In this single-centre, double-blind trial, 212 patients aged 65 years or older undergoing "
+    "intramedullary nailing were randomly assigned to tranexamic acid 15 mg/kg intravenously at induction and again "
+    "3 hours later (n=106) or to saline placebo (n=106). The primary outcome was the proportion of patients receiving "
+    "at least one unit of red cells within 7 days.\n"
+    f"RESULTS: {RESULT} Mean calculated blood loss was 1,020 mL versus 1,390 mL (mean difference -370 mL, 95% CI -520 "
+    "to -220).\nCONCLUSIONS: Two doses of intravenous tranexamic acid reduced the proportion of hip fracture patients "
+    "needing transfusion by roughly two fifths without an apparent excess of thrombotic complications.")
+COHORT = _record(
+    "92000102", 2019, "Acta Orthop",
+    "Perioperative TXA use and transfusion after hip fracture surgery: a national registry analysis with propensity "
+    "score matching",
+    "We linked the national hip fracture register with the transfusion database for 2012-2017 and identified 18,644 "
+    "patients operated for a femoral neck or trochanteric fracture, of whom 6,210 received TXA perioperatively. The "
+    "primary outcome was any red-cell transfusion within 10 days of surgery. In the matched cohort, 31.2% of "
+    "TXA-treated patients and 32.0% of untreated patients were transfused (OR 0.96, 95% CI 0.89-1.04; p=0.33). In "
+    "this large registry analysis, perioperative TXA was not associated with a reduced rate of red-cell transfusion "
+    "after hip fracture surgery.")
 
 
 async def _research(tmp_path: Path, embedder: Embedder, *records: dict) -> ResearchResult:

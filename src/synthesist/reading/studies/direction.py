@@ -140,12 +140,12 @@ def outcome_weights(outcome: frozenset[str]) -> dict[str, float]:
 def names_outcome(weights: dict[str, float], words: frozenset[str]) -> bool:
     """Whether ``words`` name the outcome whose :func:`outcome_weights` these are: :data:`MIN_OUTCOME_OVERLAP` of
     its words, or :data:`MIN_OUTCOME_WEIGHT` of their weight."""
-    total = math.fsum(weights.values())
-    if not total:
+    if not weights:
         return False
     named = weights.keys() & words
+    total = math.fsum(weights.values())  # 0 only for words every training article holds: the count alone decides
     return (len(named) / len(weights) >= MIN_OUTCOME_OVERLAP
-            or math.fsum(weights[word] for word in sorted(named)) / total >= MIN_OUTCOME_WEIGHT)
+            or bool(total) and math.fsum(weights[word] for word in sorted(named)) / total >= MIN_OUTCOME_WEIGHT)
 
 
 def query_outcome(query: DirectionQuery) -> frozenset[str]:
