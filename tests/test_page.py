@@ -70,10 +70,19 @@ def test_a_broken_run_shows_its_source_errors_and_the_partial_report(browser_pag
                              run={"max_rounds": 1})
     app = create_app(settings, seams=Seams(shared=Shared(client=open_chroma(settings), embedder=embedder)))
     page = browser_page
+    held = []
+    page.route("**/api/health", lambda route: held.append(route))  # the service answers late, as under load
     with LiveServer(app) as server:
         page.goto(server.url + "/")
         page.fill("#question", "Does metformin lower cancer incidence in type 2 diabetes?")
-        page.click("#go")
+        page.click("#go")  # before the service said which sources it ticks by default
+        for _ in range(300):  # Playwright calls the route handler while the page waits
+            if held:
+                break
+            page.wait_for_timeout(100)
+        assert held, "the page never asked the service what it offers"
+        assert page.text_content("#status") != "Tick at least one source."
+        held[0].continue_()
         page.wait_for_selector("#report .partial", timeout=60_000)
         errors = page.locator("#timeline li.error")
         assert errors.count() >= 2 and "pubmed" in " ".join(errors.all_text_contents())

@@ -11,7 +11,7 @@ const rowId = (id) => "ev-" + id.replace(/[^A-Za-z0-9_-]/g, "_");
 const headers = () => { const t = $("token").value.trim(); return t ? {"Authorization": "Bearer " + t} : {}; };
 const SOURCE_NAMES = {pubmed: "PubMed", trials: "ClinicalTrials.gov", europepmc: "Europe PMC", preprints: "Preprints", web: "Web", library: "Library"};
 const state = {scores: [], failures: new Map(), timeline: new Map(), evidence: 0, items: [], service: {library: false, default_sources: []},
-  run: null, finished: false, sourcesTouched: false};
+  run: null, finished: false, sourcesTouched: false, answered: null};  // answered: the service's answer, awaited before a run's sources are read
 
 // ---- the service: what it offers, in the page's words ----------------------------------------------------------
 async function service() {
@@ -42,6 +42,10 @@ function pageWords(text) {  // the run's advice is written for the command line:
     .replace(/\(synthesist serve --library PATH\)/g, "(it has to be started with a library)");
 }
 const selectedSources = () => [...document.querySelectorAll("#sources input:checked")].map((box) => box.value);
+async function chosenSources() {  // a click before the service answered waits for its default ticks, never "Tick at least one source"
+  await state.answered;
+  return selectedSources();
+}
 
 // ---- report text -------------------------------------------------------------------------------------------------
 function cite(text) {
@@ -301,9 +305,10 @@ window.addEventListener("beforeprint", () => document.querySelectorAll("details.
 
 $("ask").addEventListener("submit", async (event) => {
   event.preventDefault();
-  const sources = selectedSources();
+  $("status").textContent = "Starting the run …";  // at once: never the last run's "Done" over a new one
+  const sources = await chosenSources();
   if (!sources.length) { $("status").textContent = "Tick at least one source."; return; }
-  reset(); $("status").textContent = "Starting the run …";  // never the last run's "Done" over a new one
+  reset();
   const response = await fetch("/api/runs", {method: "POST", headers: {"Content-Type": "application/json", ...headers()},
     body: JSON.stringify({question: $("question").value, sources})});
   const body = await response.json();
@@ -313,6 +318,7 @@ $("ask").addEventListener("submit", async (event) => {
   pastRuns();
 });
 const unanswered = (error) => { $("status").textContent = `The service did not answer (${error.message}); reload the page to ask again.`; };
-$("token").addEventListener("change", () => service().catch(unanswered).then(() => pastRuns()));  // a token typed in: ask again with it
+$("token").addEventListener("change", () => { state.answered = service().catch(unanswered); state.answered.then(() => pastRuns()); });  // a token typed in: ask again with it
 $("sources").addEventListener("change", () => { state.sourcesTouched = true; });
-service().catch(unanswered).then(() => pastRuns()).finally(() => { document.body.dataset.ready = "1"; });  // pastRuns: runs.js
+state.answered = service().catch(unanswered);
+state.answered.then(() => pastRuns()).finally(() => { document.body.dataset.ready = "1"; });  // pastRuns: runs.js

@@ -35,7 +35,7 @@
     refresh();
   });
   $("watch-go").addEventListener("click", async () => {
-    const sources = [...document.querySelectorAll("#sources input:checked")].map((box) => box.value);
+    const sources = await chosenSources();  // page.js
     const response = await fetch("/api/watches", {method: "POST", headers: {"Content-Type": "application/json", ...headers()},
       body: JSON.stringify({question: $("question").value, sources})});
     const body = await response.json().catch(() => ({}));
