@@ -51,7 +51,7 @@ from _shared import macro_f1, require, write_fitted
 from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
 from fitting import fit_listwise, fit_softmax
 
-from synthesist.models import Evidence
+from synthesist.models import Evidence, FullTextFinding
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.studies.arms import ArmTerms, abbreviations
 from synthesist.reading.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
@@ -63,6 +63,7 @@ from synthesist.reading.studies.learned import (
     answer_query,
     decide,
     direction_rows,
+    pooled,
     rank_features,
     read_question,
     readings,
@@ -72,6 +73,7 @@ from synthesist.reading.studies.passages import Unit
 from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import StudyReader
 from synthesist.reading.text import terms
+from synthesist.reading.verdict import verdict_of, verdict_probability
 from synthesist.study import DirectionQuery
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "model.json"
@@ -210,15 +212,16 @@ def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evide
     return pairs
 
 
-def cross_validate(groups: list, evidence: dict[str, Evidence]) -> dict[str, list[tuple[str, str]]]:
+def cross_validate(groups: list, evidence: dict[str, Evidence]) -> dict[str, list]:
     """Out-of-fold (gold, answer) pairs over the train split: the ranker and the direction model fitted on
     :data:`FOLDS` − 1 folds of its trials and read on the last, as :func:`readings` and :func:`decide` read (no
     threshold, no address model). A fold is a trial's PMCID hashed (CRC-32): the same folds in every process.
 
     Keys: ``all``; ``first marked`` and ``first unmarked``, the prompts whose first-ranked unit is (or is not) a
     text a clinician marked; and ``oracle``, the same reading with every marked candidate ranked above the rest
-    (how far better ranking alone could take the answer)."""
-    pairs: dict[str, list[tuple[str, str]]] = {"all": [], "first marked": [], "first unmarked": [], "oracle": []}
+    (how far better ranking alone could take the answer); ``pooled``, each prompt's gold label and the pooled
+    probability of each direction (:func:`verdict_calibration`)."""
+    pairs: dict[str, list] = {"all": [], "first marked": [], "first unmarked": [], "oracle": [], "pooled": []}
     for fold in range(FOLDS):
         held = [g for g in groups if _fold(g[0].pmcid) == fold]
         kept = [g for g in groups if _fold(g[0].pmcid) != fold]
@@ -230,6 +233,7 @@ def cross_validate(groups: list, evidence: dict[str, Evidence]) -> dict[str, lis
             found = readings(evidence[prompt.pmcid], prompt.query, reader)
             answer = (prompt.label, decide(found[:READ], 0.0)[0])
             pairs["all"].append(answer)
+            pairs["pooled"].append((prompt.label, pooled(found[:READ])))
             if found:
                 first = marked(found[0].unit.text, prompt.evidence)
                 pairs["first marked" if first else "first unmarked"].append(answer)
@@ -243,6 +247,31 @@ ALL_CANDIDATES = 10_000
 """Units the cross-validation's reader reads per question: every candidate, so that an oracle can rank them."""
 VERDICT = {"increased": "yes", "decreased": "yes", "no_difference": "no"}
 """The end-to-end verdict a direction gives: a significant difference either way, or none."""
+
+
+def verdict_calibration(pooled_pairs: list[tuple[str, dict[str, float]]]) -> list[str]:
+    """How sure the reader should say a verdict is, out of fold: for questions asking about a change, a decrease
+    and an increase, the Brier score of the decided direction's probability (the row's confidence) and of the
+    verdict's own probability (the pooled probability of every direction that gives it:
+    :func:`synthesist.reading.verdict.verdict_probability`) as P(the verdict is right), and their mean against the
+    share right."""
+    lines = []
+    readable = [(gold, found) for gold, found in pooled_pairs if found]
+    for asked in ("change", "decrease", "increase"):
+        rows = []
+        for gold, found in readable:
+            decided = max(found, key=found.__getitem__)
+            label = verdict_of(decided, asked, "")
+            row = FullTextFinding(quote="-", direction=decided, confidence=found[decided],
+                                  probabilities=tuple(found.items()))
+            rows.append((verdict_of(gold, asked, "") == label, found[decided],
+                         verdict_probability(row, asked, "", label)))
+        right = np.array([r for r, _, _ in rows], dtype=float)
+        for name, column in (("the direction's probability", 1), ("the verdict's probability", 2)):
+            sure = np.array([row[column] for row in rows], dtype=float)
+            lines.append(f"  verdict on a question asking '{asked}' ({len(rows)} prompts, {right.mean():.3f} right): "
+                         f"{name}, mean {sure.mean():.3f}, Brier {np.mean((sure - right) ** 2):.3f}")
+    return lines
 
 
 def _verdicts(pairs: list[tuple[str, str]]) -> float:
@@ -283,6 +312,8 @@ def main() -> None:
         pairs = folds["all"]
         print(f"{FOLDS}-fold cross-validation over train trials ({len(pairs)} prompts with a unit to read): accuracy "
               f"{_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
+        for line in verdict_calibration(folds.pop("pooled")):
+            print(line)
         for name, these in folds.items():
             print(f"  {name}: {len(these)} prompts, accuracy {_accuracy(these):.3f}, macro-F1 "
                   f"{macro_f1(these, DIRECTIONS):.3f}, a difference or not (the verdict) {_verdicts(these):.3f}")

@@ -207,6 +207,8 @@ class FullTextFinding(Frozen):
     direction: Literal["increased", "decreased", "no_difference"]
     confidence: float | None = None
     """The study reader's probability of ``direction`` (its pooled probability over the passages it read)."""
+    probabilities: tuple[tuple[Literal["increased", "decreased", "no_difference"], float], ...] = ()
+    """Its pooled probability of each direction (the row's :attr:`~synthesist.study.OutcomeResult.probabilities`)."""
     read_from: Literal["full text", "abstract"] = "full text"
 
 

@@ -88,6 +88,10 @@ class OutcomeResult(_Frozen):
     confidence: float | None = None
     """The study reader's pooled probability of ``direction`` (:func:`~synthesist.reading.studies.learned.decide`);
     None where the reader did not decide it (a rule, a model, a registry record)."""
+    probabilities: tuple[tuple[Direction, float], ...] = ()
+    """The study reader's pooled probability of each direction it reads (increased, decreased, no difference), of
+    which ``confidence`` is the largest: a verdict's probability is the sum of those that give it
+    (:func:`~synthesist.reading.verdict.item_verdict`). Empty where the reader did not decide it."""
     check: str = ""
     """Set when a model read this result and the study reader, checking it, reads it otherwise: what the reader
     found (the table shows it beside the model's direction)."""

@@ -33,7 +33,8 @@ async def test_the_models_record_is_checked_and_what_it_invented_is_dropped(sett
              "quote": "Quality of life improved markedly with drug A (p < 0.001)."},  # not in the article
             {"outcome": "nausea", "direction": "increased", "section": "Results",
              "quote": "Nausea was more frequent with drug A (12% vs 4%; P = 0.03).",
-             "effect": {"measure": "RR", "value": "3.0", "p": "P = 0.03"}},  # 3.0 is computed, not printed
+             "effect": {"measure": "RR", "value": "3.0", "p": "P = 0.03"},  # 3.0 is computed, not printed
+             "asked": True, "confidence": 0.99, "probabilities": [["increased", 0.99]], "check": "agrees"},
         ],
     }
     model = scripted_model(reply)
@@ -45,6 +46,8 @@ async def test_the_models_record_is_checked_and_what_it_invented_is_dropped(sett
     assert [(o.outcome, o.direction) for o in record.outcomes] == [("cough frequency", "decreased"),
                                                                    ("nausea", "increased")]
     assert record.outcomes[0].effect.value == "0.62" and record.outcomes[1].effect is None
+    nausea = record.outcomes[1]  # what only code sets is never the model's word
+    assert (nausea.asked, nausea.confidence, nausea.probabilities, nausea.check) == (False, None, (), "")
     assert sorted(d.field for d in record.dropped) == ["outcome.effect", "outcome.quote"]
     prompt = model.function.prompts[0]
     assert "outcome: cough frequency; intervention: drug A; comparator: placebo" in prompt

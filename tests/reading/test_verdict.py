@@ -45,3 +45,16 @@ def test_an_item_is_read_from_its_row_when_it_has_one_and_from_its_conclusion_ot
     head = conclusion_verdict(question, META_ANALYSIS)
     assert (from_conclusion.label, from_conclusion.confidence, from_conclusion.read_from) == (
         head.label, head.confidence, "conclusion")
+
+
+def test_a_rows_verdict_is_as_sure_as_every_direction_that_gives_it():
+    row = FullTextFinding(quote="Cancer incidence was 4.1% and 6.0% (P = .04).", direction="decreased", confidence=0.62,
+                          probabilities=(("increased", 0.1), ("decreased", 0.62), ("no_difference", 0.28)))
+    asked = {question: item_verdict(question, frame_of(question), META_ANALYSIS, row) for question in (
+        "Does metformin lower cancer incidence?", "Does metformin change cancer incidence?",
+        "Does metformin raise cancer incidence?")}
+
+    assert [(v.label, v.confidence) for v in asked.values()] == [("yes", 0.62), ("yes", 0.72), ("no", 0.9)]
+    bare = row.model_copy(update={"probabilities": ()})  # a row the reader did not pool: its own probability
+    assert item_verdict("Does metformin raise cancer incidence?", frame_of("Does metformin raise cancer incidence?"),
+                        META_ANALYSIS, bare).confidence == 0.62

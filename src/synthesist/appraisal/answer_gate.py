@@ -115,7 +115,7 @@ def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> t
     if not row.asked or row.direction == "not_reported":
         return tested, None
     return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
-                                 confidence=row.confidence)
+                                 confidence=row.confidence, probabilities=row.probabilities)
 
 
 READ_BY_ROW = frozenset({"randomised trial", "systematic review/meta-analysis"})
@@ -140,7 +140,7 @@ def _abstract_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> Fu
     if record.design not in READ_BY_ROW or not row.asked or row.direction == "not_reported" or not clear(row):
         return None
     return FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
-                           confidence=row.confidence, read_from="abstract")
+                           confidence=row.confidence, probabilities=row.probabilities, read_from="abstract")
 
 
 CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "

@@ -47,11 +47,16 @@ async def llm_study_record(llm: LLM, evidence: Evidence, queries: Sequence[Direc
                     queries=[q.model_dump() for q in queries], boundary=boundary)
     reply = await llm.call(agent="study", output_type=StudyDraft, system=render("study_system", boundary=boundary),
                            prompt=prompt, round=round)
+    draft = reply.output.model_copy(update={"outcomes": tuple(o.model_copy(update=_READERS_OWN)
+                                                              for o in reply.output.outcomes)})
     record = StudyRecord(evidence_id=evidence.id, title=evidence.title, full_text=bool(evidence.passages),
-                         engine="llm", **reply.output.model_dump())
+                         engine="llm", **draft.model_dump())
     return checked(verify_record(record, evidence), evidence, queries), reply.usage
 
 
+_READERS_OWN = {"confidence": None, "probabilities": (), "check": "", "asked": False}
+"""What only code sets on a result (the study reader's probabilities, its check, which result answers a query):
+never the model's word, whatever its reply fills in."""
 _WORDS = {"increased": "an increase", "decreased": "a decrease", "no_difference": "no significant difference"}
 
 

@@ -279,7 +279,7 @@ def _confidence(weighed: Sequence[Weighed], direct: DirectAnswer | None) -> tupl
     if sure is not None and sure > volume:
         volume_basis = basis.removeprefix(f"Confidence {volume:.2f}: ").rstrip(".")
         what = ("the study reader's probability of" if direct.verdict.read_from == "row"
-                else "the calibrated confidence of")
+                else "the calibrated confidence of")  # either: P(the direct answer's verdict is right)
         return sure, (f"Confidence {sure:.2f}: {what} the direct answer (the evidence's volume alone gives "
                       f"{volume:.2f}: {volume_basis}).")
     return volume, basis

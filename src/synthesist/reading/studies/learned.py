@@ -275,23 +275,31 @@ def readings(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> 
     return list(read_question(evidence, query, reader).readings)
 
 
-def decide(found: list[Reading], threshold: float) -> tuple[Direction, float]:
-    """The direction the readings give together, and its probability: each reading's log-probabilities weighted
+def pooled(found: list[Reading]) -> dict[str, float]:
+    """The probability of each direction the readings give together: each reading's log-probabilities weighted
     by the ranker's softmax over the readings, summed and normalised (a product of experts: a confident results
-    sentence outweighs two vague ones); ``not_reported`` when the probability is below ``threshold``."""
+    sentence outweighs two vague ones). Empty for no readings."""
     if not found:
-        return "not_reported", 0.0
+        return {}
     scores = np.array([r.rank_score for r in found])
     weight = np.exp(scores - scores.max())
     weight /= weight.sum()
     labels = tuple(found[0].probabilities)
     log_p = np.log(np.array([[r.probabilities[label] for label in labels] for r in found]) + 1e-9)
-    pooled = weight @ log_p
-    pooled = np.exp(pooled - pooled.max())
-    pooled /= pooled.sum()
-    best = int(np.argmax(pooled))
-    label = labels[best] if pooled[best] >= threshold else "not_reported"
-    return label, float(pooled[best])  # type: ignore[return-value]
+    together = weight @ log_p
+    together = np.exp(together - together.max())
+    together /= together.sum()
+    return dict(zip(labels, together.tolist(), strict=True))
+
+
+def decide(found: list[Reading], threshold: float) -> tuple[Direction, float]:
+    """The direction the readings give together (:func:`pooled`), and its probability; ``not_reported`` when the
+    probability is below ``threshold``."""
+    together = pooled(found)
+    if not together:
+        return "not_reported", 0.0
+    label = max(together, key=together.__getitem__)
+    return (label if together[label] >= threshold else "not_reported"), together[label]  # type: ignore[return-value]
 
 
 def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader | None = None, *,
@@ -317,7 +325,8 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     if named:
         rarest = max(named, key=(reader or shipped_reader()).rarity)
         agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote, folded=True))]
-    return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence})
+    return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence,
+                                                     "probabilities": found[0].probabilities})
 
 
 @lru_cache(maxsize=512)
@@ -340,11 +349,12 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) 
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return ()
     direction, probability = decide(list(found.readings), reader.threshold)
+    together = tuple((label, round(p, 3)) for label, p in pooled(list(found.readings)).items())
     arms = ArmTerms.of(query, abbreviations(text))
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
     agreeing = [unit for unit in agreeing if not _CITED.search(unit.text)]  # another study's finding is no reading
-    return tuple(_result(blank, unit, direction, query, arms).model_copy(update={"confidence": round(probability, 3)})
-                 for unit in agreeing)
+    return tuple(_result(blank, unit, direction, query, arms).model_copy(
+        update={"confidence": round(probability, 3), "probabilities": together}) for unit in agreeing)
 
 
 def statements(evidence: Evidence, query: DirectionQuery, *, limit: int) -> list[tuple[OutcomeResult, str]]:
