@@ -54,6 +54,7 @@ def test_two_hazard_ratios_pool_on_the_log_scale_with_their_limits_stated():
     assert pooled_estimate(studies[:1], evidence) is None
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # nothing printed into the user's terminal on the way
 def test_studies_that_agree_more_than_chance_allows_pool_with_tau2_zero_as_the_fixed_effect():
     """Q < k − 1 (three near-identical log ratios): DerSimonian–Laird's τ² is truncated at 0 and the random-effects
     pool is the inverse-variance fixed-effect pool, computed here by hand."""

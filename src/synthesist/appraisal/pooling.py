@@ -31,10 +31,13 @@ def pool_log_ratios(log_values: Sequence[float],
     random-effects pool is the fixed-effect one, so that is what is returned then."""
     from statsmodels.stats.meta_analysis import combine_effects  # noqa: PLC0415 — 0.9 s; only a pooled run pays
 
-    result = combine_effects(np.asarray(log_values, dtype=float), np.asarray(variances, dtype=float),
-                             method_re="dl", use_t=False)
-    homogeneous = float(result.tau2) <= 0.0
-    low, high = result.conf_int(alpha=0.05)[0 if homogeneous else 1]  # row 0: fixed effect, row 1: random effects
+    # statsmodels also works out the Hartung–Knapp variants, unused here, whose square root of a negative variance
+    # (τ² < 0) printed "invalid value encountered in sqrt" into a user's terminal: that root is nobody's figure
+    with np.errstate(invalid="ignore"):
+        result = combine_effects(np.asarray(log_values, dtype=float), np.asarray(variances, dtype=float),
+                                 method_re="dl", use_t=False)
+        homogeneous = float(result.tau2) <= 0.0
+        low, high = result.conf_int(alpha=0.05)[0 if homogeneous else 1]  # row 0: fixed effect, 1: random effects
     mean = result.mean_effect_fe if homogeneous else result.mean_effect_re
     return float(mean), float(low), float(high), float(max(0.0, result.i2)), max(0.0, float(result.tau2))
 
