@@ -82,3 +82,17 @@ def test_two_papers_of_one_registered_trial_are_pooled_as_one_study():
     assert [(t.nct, t.paper_ids) for t in trials] == [("NCT01234567", ("pmid:1", "pmid:2"))]
     assert pooled is not None and pooled.studies == ("Trial pmid:1", "Trial pmid:3")  # the trial's first paper
     assert len(pooled_estimate(studies, evidence).studies) == 3  # without the links, three studies
+
+
+def test_a_reviews_ratio_is_shown_but_never_pooled_with_the_trials_it_may_already_hold():
+    review = hazard("pmid:3", "0.60", "0.50", "0.72", "systematic review/meta-analysis")
+    trials = [hazard("pmid:1", "0.62", "0.45", "0.86"), hazard("pmid:2", "0.80", "0.64", "1.00")]
+    evidence = {s.evidence_id: Evidence(id=s.evidence_id, source="library", title=f"Study {s.evidence_id}")
+                for s in (*trials, review)}
+
+    with_review = pooled_estimate([trials[0], review, trials[1]], evidence)
+
+    assert with_review is not None and len(with_review.studies) == 2
+    assert with_review.value == pooled_estimate(trials, evidence).value  # the two trials' pool, the review aside
+    assert any(c.startswith("1 systematic review in the plot not pooled") for c in with_review.caveats)
+    assert pooled_estimate([trials[0], review], evidence) is None  # one trial and a review: nothing to pool

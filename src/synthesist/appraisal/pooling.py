@@ -13,10 +13,14 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..models import Evidence, PooledEstimate, TrialLink
-from ..study import StudyRecord
+from ..study import DesignName, StudyRecord
 from .forest_rows import ForestRow, forest_groups
 
 __all__ = ["Z_95", "pool_log_ratios", "pooled_estimate"]
+
+REVIEW: DesignName = "systematic review/meta-analysis"
+"""The design whose ratio is itself a pool: a pool of primary studies leaves it out (it may hold them already), and
+two or more primary studies are needed for one."""
 
 Z_95 = 1.959963984540054
 HIGH_HETEROGENEITY = 0.5
@@ -44,13 +48,17 @@ def pool_log_ratios(log_values: Sequence[float],
 
 def pooled_estimate(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidence],
                     trials: Iterable[TrialLink] = ()) -> PooledEstimate | None:
-    """The pool of the forest plot's outcome group (the largest with two or more ratios), or None; a registered
-    trial reported by two papers counts once (``trials``)."""
+    """The pool of the forest plot's outcome group (the largest with two or more ratios of primary studies: a
+    systematic review's is shown in the plot, never pooled, :data:`REVIEW`), or None; a registered trial reported
+    by two papers counts once (``trials``)."""
     studies = list(studies)
-    groups = [rows for rows in forest_groups(studies, evidence, trials) if len(rows) >= 2]
+    reviews = {r.evidence_id for r in studies if r.design == REVIEW}
+    groups = [(primary, [row for row in rows if row.evidence_id in reviews])
+              for rows in forest_groups(studies, evidence, trials)
+              if len(primary := [row for row in rows if row.evidence_id not in reviews]) >= 2]
     if not groups:
         return None
-    rows = groups[0]
+    rows, left_out = groups[0]
     logs = [math.log(row.value) for row in rows]
     variances = [((math.log(row.high) - math.log(row.low)) / (2 * Z_95)) ** 2 for row in rows]
     if any(v <= 0 for v in variances):
@@ -59,12 +67,17 @@ def pooled_estimate(studies: Iterable[StudyRecord], evidence: Mapping[str, Evide
     return PooledEstimate(outcome=rows[0].outcome, measure=rows[0].measure, studies=tuple(r.label for r in rows),
                           value=round(math.exp(value), 3), ci_low=round(math.exp(low), 3),
                           ci_high=round(math.exp(high), 3), i2=round(i2, 3), tau2=round(tau2, 4),
-                          caveats=_caveats(rows, studies, i2))
+                          caveats=_caveats(rows, studies, i2, left_out))
 
 
-def _caveats(rows: list[ForestRow], studies: list[StudyRecord], i2: float) -> tuple[str, ...]:
+def _caveats(rows: list[ForestRow], studies: list[StudyRecord], i2: float,
+             left_out: list[ForestRow]) -> tuple[str, ...]:
     caveats = ["exploratory: the studies come from this run's search, not a systematic review",
                "outcomes grouped by shared words; definitions and time points may differ"]
+    if left_out:
+        caveats.append(f"{len(left_out)} systematic review{'s' if len(left_out) > 1 else ''} in the plot not pooled "
+                       f"({', '.join(row.label for row in left_out)}): a review's estimate already pools trials, "
+                       "perhaps these, which would then count twice")
     if i2 >= HIGH_HETEROGENEITY:
         caveats.append(f"substantial heterogeneity (I² = {i2:.0%}): the studies disagree more than chance explains")
     ids = {row.evidence_id for row in rows}
