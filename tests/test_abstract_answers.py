@@ -88,3 +88,33 @@ async def test_an_observational_abstract_is_read_by_its_conclusion(tmp_path: Pat
     assert report.answer is not None and report.answer.verdict == "no"
     [judged] = result.assessments
     assert "its conclusion reads 'no'" in judged.clinical.reasoning
+
+
+ROUTES = _record(
+    "92000103", 2018, "J Orthop Trauma",
+    "Topical versus intravenous tranexamic acid in hemiarthroplasty for displaced femoral neck fracture: a randomized "
+    "non-inferiority trial",
+    "OBJECTIVES: To determine whether topical tranexamic acid is non-inferior to intravenous administration for "
+    "limiting blood loss in hemiarthroplasty. DESIGN: Prospective randomized non-inferiority trial. PATIENTS: One "
+    "hundred fifty-four patients aged 60 years or older with displaced femoral neck fractures. INTERVENTION: 1.5 g "
+    "tranexamic acid applied topically into the joint before closure (n=77) or 1 g given intravenously at incision "
+    "(n=77). RESULTS: Mean total blood loss was 842 mL with topical and 815 mL with intravenous administration "
+    "(difference 27 mL, 95% CI -64 to 118 mL). Transfusion rates were 18.2% and 16.9%, respectively (P = .83). "
+    "CONCLUSIONS: Topical tranexamic acid was non-inferior to the intravenous route, and transfusion requirements were "
+    "comparable between the two routes.")
+
+
+async def test_a_trial_of_two_routes_of_the_exposure_gives_no_row_for_the_exposure_against_none(
+        tmp_path: Path, embedder: Embedder) -> None:
+    """Topical against intravenous tranexamic acid never tests tranexamic acid against none: related evidence, with
+    no "no significant difference" row under the question's outcome beside the placebo trial's, and nothing pooled
+    with it."""
+    result = await _research(tmp_path, embedder, TRIAL, ROUTES)
+    report = result.report
+    labels = {a.evidence_id: a.label for a in report.alignment}
+    asked = {record.evidence_id: [o for o in record.outcomes if o.asked] for record in report.studies}
+
+    assert labels["pmid:92000101"] == "answers" and labels["pmid:92000103"] in ("related", "off_topic")
+    assert [o.direction for o in asked["pmid:92000101"]] == ["decreased"]
+    assert asked.get("pmid:92000103", []) == []
+    assert report.answer is not None and report.answer.verdict == "yes"

@@ -147,8 +147,19 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
         except Exception:  # a bug in the reader must not cost the run its report
             log.exception("study record of %s failed", item.id)
             unread.append(item.id)
-    records = [as_in_conflicts(record, report.conflicts) for record in records]
+    aside = {a.evidence_id for a in report.alignment if a.label in ("related", "off_topic")}
+    records = [as_in_conflicts(without_asked(record) if record.evidence_id in aside else record, report.conflicts)
+               for record in records]
     return report.model_copy(update={"studies": tuple(records)}), unread, notes
+
+
+def without_asked(record: StudyRecord) -> StudyRecord:
+    """``record`` without a row for the question's comparison: an item the alignment gate found does not answer
+    the question (related, or off topic) gives none, only its own stated results. A trial of topical against
+    intravenous tranexamic acid, listed as related evidence because it never tests tranexamic acid against none,
+    had a row "tranexamic acid → need for red-cell transfusion: no significant difference" (its two routes'
+    rates) under a report whose related evidence said it does not report that outcome."""
+    return record.model_copy(update={"outcomes": tuple(o for o in record.outcomes if not o.asked)})
 
 
 def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> StudyRecord:
