@@ -94,6 +94,31 @@ def test_an_article_without_a_body_keeps_its_abstract():
     assert not article.has_body and {p.role for p in article.passages} == {"abstract"}
 
 
+def test_a_list_or_a_boxed_statement_inside_a_paragraph_is_read_apart_and_never_run_into_its_text():
+    """JATS lets a paragraph hold a list, or a statement with its own title and paragraphs (207 of the 822 Evidence
+    Inference articles do); read as inline text, "Response to Exercise" ran into "There were no TRT effects …"
+    (PMC3423952's "Response to ExerciseThere", then named as an outcome) and each list item into the next."""
+    data = TRIAL.read_bytes()
+    at = data.index(b"<sec", data.index(b"<body>"))
+    block = (b'<sec><title>Results</title><p>Both trials ran.\n<statement><title>Response to Exercise</title>'
+             b'<p>There were no TRT effects (P &gt; 0.05).</p><p>A main effect of exercise was seen.</p></statement>'
+             b'</p><p>Criteria:<list><list-item><p>age 18 or over</p></list-item><list-item><p>KRAS exon 2'
+             b'</p></list-item></list> were met.</p><table-wrap><label>Table 9</label><table><tr><td>Inclusion:'
+             b'<list><list-item><p>exon 2 (12/13)</p></list-item><list-item><p>exon 3</p></list-item></list></td>'
+             b'</tr></table></table-wrap></sec>')
+    passages = parse_jats(data[:at] + block + data[at:]).passages
+    said = [(p.section, p.text) for p in passages if p.kind == "paragraph" and p.section.startswith("Results")][:6]
+    (table,) = [p.text for p in passages if p.kind == "table" and p.text.startswith("Table 9")]
+
+    assert said == [("Results", "Both trials ran."),
+                    ("Results › Response to Exercise", "There were no TRT effects (P > 0.05)."),
+                    ("Results › Response to Exercise", "A main effect of exercise was seen."),
+                    ("Results", "Criteria: were met."),
+                    ("Results", "age 18 or over"),
+                    ("Results", "KRAS exon 2")]
+    assert "Inclusion: exon 2 (12/13) exon 3" in table
+
+
 @pytest.mark.parametrize(("body", "reason"), [
     (b"", "empty document"),
     (b"<article><front><article-meta/></front></article>", "article without an abstract or a body"),
