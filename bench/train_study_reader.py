@@ -71,7 +71,7 @@ from synthesist.reading.studies.learned import (
 )
 from synthesist.reading.studies.passages import Unit
 from synthesist.reading.studies.verify import source_text
-from synthesist.reading.study_reader import StudyReader
+from synthesist.reading.study_reader import StudyReader, counting
 from synthesist.reading.text import terms
 from synthesist.reading.verdict import verdict_of, verdict_probability
 from synthesist.study import DirectionQuery
@@ -306,6 +306,15 @@ def main() -> None:
     validation = [p for p in validation if p.pmcid in evidence]
     print(f"{len(train)} train prompts, {len(validation)} validation prompts, {len(evidence)} trials parsed in "
           f"{time.perf_counter() - started:.0f} s")
+    # the words' rarities first, from the train articles: the rule steps read them (whether a unit names the
+    # outcome), so the features never come from the file this fit replaces
+    frequency, count = article_frequency([evidence[pmcid] for pmcid in sorted({p.pmcid for p in train})])
+    with counting(frequency, count):
+        _fit(args, train, validation, evidence, frequency, count, started)
+
+
+def _fit(args: argparse.Namespace, train: list[Prompt], validation: list[Prompt], evidence: dict[str, Evidence],
+         frequency: dict[str, int], count: int, started: float) -> None:
     groups = _groups(train, evidence)
     if args.cross_validate:
         folds = cross_validate(groups, evidence)
@@ -320,7 +329,6 @@ def main() -> None:
     ranker = fit_ranker(groups)
     vectorizer, direction = fit_direction(groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
-    frequency, count = article_frequency([evidence[pmcid] for pmcid in sorted({p.pmcid for p in train})])
     neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
     reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES, RULE_FEATURES,
                          ADDRESS_FEATURES, frequency, count)

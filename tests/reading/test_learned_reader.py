@@ -5,6 +5,7 @@ for a query on the fixture and on small articles is golden data (tests/data/stud
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from synthesist.reading.studies.learned import (
     readings,
     shipped_reader,
 )
-from synthesist.reading.study_reader import StudyReader
+from synthesist.reading.study_reader import StudyReader, counting, word_rarity
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -184,3 +185,34 @@ def test_training_is_reproducible_from_the_shared_data(shared_dir: Path, bench_m
     first, second = fitted(), fitted()
     assert first == second
     assert len(first["vectorizer"]["grams"]) > 100
+
+
+@pytest.mark.shared
+def test_a_fit_reads_its_own_articles_word_counts_never_the_file_it_replaces(shared_dir: Path, bench_modules,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    """The rule steps weigh an outcome's words by their rarity in the training articles; a fit counts them in its
+    own articles first (``counting``), so its features never come from the shipped file it is about to replace
+    (which made a first refit after a parser change differ from a second). A smoke-sized fit with the shipped
+    reader out of reach computes every feature."""
+    bench, train, _ = bench_modules
+    folder = shared_dir / bench.DATA
+    asked = bench.prompts(folder, "train")
+    kept = sorted({p.pmcid for p in asked})[:6]
+    asked = [p for p in asked if p.pmcid in kept]
+    evidence = bench.articles(folder, set(kept))
+    frequency, count = train.article_frequency([evidence[pmcid] for pmcid in kept if pmcid in evidence])
+
+    def out_of_reach(name: str) -> dict:
+        raise AssertionError(f"the fit read the shipped {name}")
+
+    loaded = importlib.import_module("synthesist.reading.study_reader")
+    loaded.study_reader.cache_clear()  # every name it goes by calls this one cached loader
+    monkeypatch.setattr(loaded, "fitted_model", out_of_reach)
+    with counting(frequency, count):
+        groups = train._groups(asked, evidence)
+        counted = word_rarity("placebo")
+
+    assert groups
+    assert counted == pytest.approx(np.log((count + 1) / (frequency.get("placebo", 0) + 1)))
+    monkeypatch.undo()
+    assert word_rarity("placebo") == shipped_reader().rarity("placebo")  # the shipped counts outside a fit

@@ -20,7 +20,7 @@ from .abbreviations import abbreviation_definitions
 from .gate import Gate, gate_from
 from .readers import current_readers
 from .shipped import fitted_model
-from .study_reader import study_reader
+from .study_reader import word_rarity
 from .synonyms import lay_synonyms, measure_names
 from .text import fold, split_sentences, terms
 
@@ -128,7 +128,7 @@ def _weighted_share(wanted: frozenset[str], vocabulary: frozenset[str], counting
         return 0.0
     if not held or held == wanted:  # none or all: no weights to read (the study reader loads on first use)
         return float(bool(held))
-    weights = {word: study_reader().rarity(fold(word)) for word in wanted}
+    weights = {word: word_rarity(fold(word)) for word in wanted}
     total = math.fsum(weights.values())  # fsum: the same sum in any set order (hash seed)
     return math.fsum(weights[word] for word in held) / total if total else len(held) / len(wanted)
 

@@ -9,7 +9,9 @@ the code that computes its features cannot drift apart unnoticed (:meth:`StudyRe
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 
@@ -50,7 +52,7 @@ class StudyReader:
 
     def rarity(self, word: str) -> float:
         """The word's inverse document frequency over the training articles (unseen words the rarest)."""
-        return math.log((self.articles + 1) / (self.article_frequency.get(word, 0) + 1))
+        return _inverse_frequency(word, self.article_frequency, self.articles)
 
     def rank(self, features: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         """Each unit's score (comparable within one article and question only)."""
@@ -97,3 +99,28 @@ class StudyReader:
 def study_reader() -> StudyReader:
     """The shipped models (read from the package once)."""
     return StudyReader.from_dict(fitted_model(RESOURCE))
+
+
+_COUNTED: ContextVar[tuple[Mapping[str, int], int] | None] = ContextVar("counted_articles", default=None)
+
+
+def word_rarity(word: str) -> float:
+    """How rare ``word`` is in the study reader's training articles (:meth:`StudyReader.rarity`): in those a fit
+    in progress counted (:func:`counting`), else in the shipped reader's."""
+    counted = _COUNTED.get()
+    return study_reader().rarity(word) if counted is None else _inverse_frequency(word, *counted)
+
+
+@contextmanager
+def counting(article_frequency: Mapping[str, int], articles: int) -> Iterator[None]:
+    """Within this block, :func:`word_rarity` reads these counts (what a fit computes from its own training articles
+    before it computes any feature), not the shipped reader's: a fit never reads the file it is about to write."""
+    token = _COUNTED.set((article_frequency, articles))
+    try:
+        yield
+    finally:
+        _COUNTED.reset(token)
+
+
+def _inverse_frequency(word: str, article_frequency: Mapping[str, int], articles: int) -> float:
+    return math.log((articles + 1) / (article_frequency.get(word, 0) + 1))

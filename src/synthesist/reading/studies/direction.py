@@ -18,7 +18,7 @@ from functools import lru_cache
 from ...models import Evidence
 from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResult
 from .. import lexicon
-from ..study_reader import study_reader
+from ..study_reader import word_rarity
 from ..text import split_clauses, terms, top_level
 from .arms import THAN, ArmTerms, flip, outcome_aliases
 from .effects import Significance, ratio_side, read_effect, significance
@@ -132,9 +132,8 @@ def outcome_weights(outcome: frozenset[str]) -> dict[str, float]:
     articles (:meth:`~synthesist.reading.study_reader.StudyReader.rarity`: "transfusion" tells more than "need" or
     "red", "nausea" more than "number of patients"), a hyphenated word whose parts are its words not at all (a unit
     that holds "red-cell" holds "red" and "cell"; "red cells" names it as well)."""
-    rarity = study_reader().rarity
     parts = {word for word in outcome if "-" in word and set(word.split("-")) <= outcome}
-    return {word: rarity(word) for word in sorted(outcome - parts)}
+    return {word: word_rarity(word) for word in sorted(outcome - parts)}
 
 
 def names_outcome(weights: dict[str, float], words: frozenset[str]) -> bool:
