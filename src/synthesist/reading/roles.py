@@ -12,8 +12,8 @@ with numpy) is a softmax over two kinds of features a reader can list in a minut
   (``lexicons/roles.toml`` STATISTIC) or a percentage.
 
 Trained on the section labels of the Evidence Inference train-split and unlabelled trials' abstracts and of the
-library's structured abstracts; on the 79 validation-split trials' abstracts (never trained on) it reads 0.883 of
-894 sentences right (the file's ``validation``; per role in docs/architecture/studies.md). A title that names one
+library's structured abstracts; on the 79 validation-split trials' abstracts (never trained on) it reads 0.885 of
+894 sentences right (the file's ``validation``; per role in ``fitted/sentence_roles/CARD.md``). A title that names one
 role (``lexicons/roles.toml`` TITLE_ROLES) decides over the model: :func:`abstract_roles`.
 """
 

@@ -5,7 +5,8 @@ the item's best statements of the outcome (:func:`.learned.statements`: each rea
 head, as the evidence table's passages are) that names the comparison
 (:func:`.naming.names_comparison`), is clear (:func:`clear`: significant by its p or CI, or a null; never a trend or
 a guessed direction) and is the study's own main finding (no subgroup, stratum, secondary, sensitivity, post-hoc or
-unadjusted result); they must agree. The rules and why: docs/architecture/studies.md, "Where studies disagree".
+unadjusted result); they must agree. The rules and why: docs/architecture/studies.md, step 5, and contracts.md,
+"Conflicts".
 """
 
 from __future__ import annotations
