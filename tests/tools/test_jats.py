@@ -119,6 +119,41 @@ def test_a_list_or_a_boxed_statement_inside_a_paragraph_is_read_apart_and_never_
     assert "Inclusion: exon 2 (12/13) exon 3" in table
 
 
+def test_paragraphs_before_the_first_section_are_the_untitled_introduction():
+    """Many journals print the introduction as paragraphs outside any section, before "Methods": read as "other",
+    its sentences on earlier studies ("water may increase the skin surface pH from 5.5 to 7.5 (Tsai & Maibach,
+    1999)") were ranked as a trial's own results. Before an "Introduction" such paragraphs stay "other"."""
+    data = TRIAL.read_bytes()
+    at = data.index(b"<body>") + len(b"<body>")
+    loose = b"<p>Water may raise the skin surface pH (Tsai &amp; Maibach, 1999).</p>"
+    before_methods = parse_jats(data[:at] + loose + b"<sec><title>Methods</title><p>How.</p></sec>"
+                                + data[at:]).passages
+    before_introduction = parse_jats(data[:at] + loose + data[at:]).passages  # the fixture's first: Introduction
+
+    (read,) = [p for p in before_methods if p.text.startswith("Water may raise")]
+    (kept,) = [p for p in before_introduction if p.text.startswith("Water may raise")]
+    assert (read.section, read.role) == ("Body", "introduction")
+    assert (kept.section, kept.role) == ("Body", "other")
+
+
+def test_a_table_outside_any_section_belongs_to_the_section_that_first_cites_it():
+    """Where the file puts a table is the publisher's layout (a ``<floats-group>`` at the end: 414 of the 2,405
+    tables of the Evidence Inference train and validation trials), where the text first cites it is the article's:
+    a results table read as "other" was ranked as no result. A table no paragraph cites stays in the body."""
+    data = TRIAL.read_bytes()
+    results = data.index(b"<p>", data.index(b"<title>Results</title>", data.index(b"<body>")))
+    cite = b'<p>Rates are in <xref ref-type="table" rid="t7">Table 7</xref>.</p>'
+    floats = (b'<floats-group><table-wrap id="t7"><label>Table 7</label><table><tr><td>Nausea</td><td>4</td></tr>'
+              b'</table></table-wrap><table-wrap id="t8"><label>Table 8</label><table><tr><td>Age</td><td>61</td>'
+              b'</tr></table></table-wrap></floats-group>')
+    end = data.index(b"</body>") + len(b"</body>")
+    passages = parse_jats(data[:results] + cite + data[results:end] + floats + data[end:]).passages
+
+    tables = {p.label: (p.section, p.role) for p in passages if p.kind == "table"}
+    assert tables["Table 7"][1] == "results" and tables["Table 7"][0].startswith("Results")
+    assert tables["Table 8"] == ("Body", "other")
+
+
 @pytest.mark.parametrize(("body", "reason"), [
     (b"", "empty document"),
     (b"<article><front><article-meta/></front></article>", "article without an abstract or a body"),
