@@ -164,11 +164,7 @@ def test_on_trials_it_never_saw_the_reader_beats_the_rules_it_learned_from(share
 def test_training_is_reproducible_from_the_shared_data(shared_dir: Path, bench_modules, tmp_path: Path):
     """Two trainings on the same trials give the same models (a smoke-sized run: the first 12 train trials)."""
     bench, train, _ = bench_modules
-    folder = shared_dir / bench.DATA
-    asked = bench.prompts(folder, "train")
-    kept = sorted({p.pmcid for p in asked})[:12]
-    asked = [p for p in asked if p.pmcid in kept]
-    evidence = bench.articles(folder, set(kept))
+    asked, evidence, kept = _first_train_trials(shared_dir, bench, 12)
 
     def fitted() -> dict:
         groups = train._groups(asked, evidence)
@@ -195,11 +191,7 @@ def test_a_fit_reads_its_own_articles_word_counts_never_the_file_it_replaces(sha
     (which made a first refit after a parser change differ from a second). A smoke-sized fit with the shipped
     reader out of reach computes every feature."""
     bench, train, _ = bench_modules
-    folder = shared_dir / bench.DATA
-    asked = bench.prompts(folder, "train")
-    kept = sorted({p.pmcid for p in asked})[:6]
-    asked = [p for p in asked if p.pmcid in kept]
-    evidence = bench.articles(folder, set(kept))
+    asked, evidence, kept = _first_train_trials(shared_dir, bench, 6)
     frequency, count = train.article_frequency([evidence[pmcid] for pmcid in kept if pmcid in evidence])
 
     def out_of_reach(name: str) -> dict:
@@ -216,3 +208,10 @@ def test_a_fit_reads_its_own_articles_word_counts_never_the_file_it_replaces(sha
     assert counted == pytest.approx(np.log((count + 1) / (frequency.get("placebo", 0) + 1)))
     monkeypatch.undo()
     assert word_rarity("placebo") == shipped_reader().rarity("placebo")  # the shipped counts outside a fit
+
+
+def _first_train_trials(shared_dir: Path, bench, count: int) -> tuple[list, dict, list[str]]:  # noqa: ANN001
+    """The train prompts of the first ``count`` train trials (by PMCID), those trials parsed, and their PMCIDs."""
+    folder = shared_dir / bench.DATA
+    kept = sorted({p.pmcid for p in bench.prompts(folder, "train")})[:count]
+    return [p for p in bench.prompts(folder, "train") if p.pmcid in kept], bench.articles(folder, set(kept)), kept
