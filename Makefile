@@ -30,10 +30,11 @@ run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
 # Two workers (pytest-xdist): many tests wait on servers, processes and timeouts, and the other worker works
-# meanwhile; each worker has its own Chroma server, user cache and library index (tests/conftest.py).
+# meanwhile; each worker has its own Chroma server, user cache and library index (tests/conftest.py). A module's
+# tests stay on one worker (--dist loadscope), so a module's fixture (test_report_shape's research runs) runs once.
 TEST_WORKERS ?= 2
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=25
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
 
 # The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
 # otherwise those tests skip and say why.
