@@ -1,24 +1,28 @@
 """How a study's finding names the question's parts (reading/studies/naming.py) and finds its comparator
-(reading/studies/finding.py), against golden sets as data: a part's core (``tests/data/part_cores.jsonl``) and a
-trial's comparator for the question (``tests/data/comparators.jsonl``: another active treatment's label, '' for a
-control, null where the exposure is not the trial's intervention), each row with why it is there; a misreading adds
-a row. What one study found on the question's comparison, sentence by sentence, is golden data too
-(tests/data/findings.jsonl, scored by tests/reading/test_findings.py), and so are the sentences read as a finding
-reads them (``guess=False``, in tests/data/study_directions.jsonl)."""
+(reading/studies/finding.py), against golden sets as data: a part's core (``tests/data/part_cores.jsonl``), a trial's
+comparator for the question (``tests/data/comparators.jsonl``: another active treatment's label, '' for a control,
+null where the exposure is not the trial's intervention) and a trial's two arms that are both the exposure
+(``tests/data/compared_forms.jsonl``: two routes, doses or timings of it, from its title), each row with why it is
+there; a misreading adds a row. What one study found on the question's comparison, sentence by sentence, is golden
+data too (tests/data/findings.jsonl, scored by tests/reading/test_findings.py), and so are the sentences read as a
+finding reads them (``guess=False``, in tests/data/study_directions.jsonl)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from synthesist.models import Evidence
 from synthesist.reading.studies.finding import comparator_of
 from synthesist.reading.studies.naming import class_members, distinctive, exposure_names, part_core
+from synthesist.reading.studies.record import forms_compared
 from synthesist.study import Arm, StudyRecord
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CORES = [json.loads(line) for line in (DATA / "part_cores.jsonl").read_text(encoding="utf-8").splitlines() if line]
 COMPARATORS = [json.loads(line) for line in (DATA / "comparators.jsonl").read_text(encoding="utf-8").splitlines()
                if line]
+FORMS = [json.loads(line) for line in (DATA / "compared_forms.jsonl").read_text(encoding="utf-8").splitlines() if line]
 FLOOR = 1.0
 """The share of each set's rows read right (every row when the sets were made): a row that fails is a misreading to
 fix, or the floor is lowered with the reason."""
@@ -45,6 +49,18 @@ def test_every_golden_trial_has_the_comparator_a_researcher_reads():
     assert len(COMPARATORS) >= 11 and {row["expected"] is None for row in COMPARATORS} == {True, False}
     assert sum(row["expected"] == "" for row in COMPARATORS) >= 3
     assert 1 - len(wrong) / len(COMPARATORS) >= FLOOR, "\n".join(wrong)
+
+
+def test_every_golden_trial_of_two_forms_of_the_exposure_is_read_from_its_title():
+    def forms(row: dict) -> list[str] | None:
+        found = forms_compared(Evidence(id="pmid:1", source="library", title=row["title"], content=""), row["exposure"])
+        return list(found) if found else None
+
+    wrong = [f"{row['title']!r} for {row['exposure']!r} → {found!r} (expected {row['expected']!r}): {row['why']}"
+             for row in FORMS if (found := forms(row)) != row["expected"]]
+
+    assert len(FORMS) >= 10 and {row["expected"] is None for row in FORMS} == {True, False}
+    assert 1 - len(wrong) / len(FORMS) >= FLOOR, "\n".join(wrong)
 
 
 def test_an_exposure_is_named_by_a_distinctive_word_its_class_members_and_its_initials():

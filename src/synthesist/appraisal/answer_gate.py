@@ -20,6 +20,7 @@ from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.finding import clear
 from ..reading.studies.learned import answer_query
+from ..reading.studies.record import forms_compared
 from ..reading.text import terms
 from ..reading.verdict import item_verdict
 from ..study import DirectionQuery
@@ -68,6 +69,7 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
         return alignments
     queries = question_queries(frame)
     by_id = {item.id: item for item in items}
+    alignments = [of_two_forms(a, by_id[a.evidence_id], frame, queries) for a in alignments]
     unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and a.label != "off_topic"]
     read = {i: _full_text_reading(by_id[i], queries) for i in unread[:FULL_TEXTS_READ]}
     abstracts = {a.evidence_id: finding for a in alignments
@@ -76,6 +78,21 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
     return [with_full_text(a, *read[a.evidence_id], frame) if a.evidence_id in read
             else a.model_copy(update={"full_text": abstracts[a.evidence_id]}) if a.evidence_id in abstracts
             else a for a in alignments]
+
+
+def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, queries: tuple[DirectionQuery, ...]
+                 ) -> Alignment:
+    """``alignment``, related where the gate let through a trial whose two arms are both the exposure
+    (:func:`~synthesist.reading.studies.record.forms_compared`: topical against intravenous tranexamic acid) for a
+    question that names no comparator, which asks about the exposure against none; its table row is blanked by the
+    same reading (``record.as_asked``)."""
+    if frame.comparator or not queries or alignment.label not in ("answers", "indirect"):
+        return alignment
+    arms = forms_compared(item, frame.exposure or "", asked_record(item, queries).arms)
+    if arms is None:
+        return alignment
+    return alignment.model_copy(update={
+        "label": "related", "reason": f"it compares {arms[0]} with {arms[1]}, never {frame.exposure} against none"})
 
 
 def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,

@@ -162,7 +162,7 @@ def _asked(item: Evidence, frame: QuestionFrame, query: DirectionQuery, record: 
         row = asked_record(item, queries).outcomes[:1]
         return row[0] if row and row[0].asked else OutcomeResult(outcome=query.outcome, intervention=query.intervention,
                                                                   comparator=query.comparator)
-    return as_asked(answer_query(item, query), item, record.design)
+    return as_asked(answer_query(item, query), item, record.design, record.arms)
 
 
 def _table_outcomes(report: ResearchReport, items: Mapping[str, Evidence]

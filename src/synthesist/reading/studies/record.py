@@ -28,11 +28,11 @@ from ..text import terms
 from .arms import abbreviations
 from .effects import ratio_side, read_effect, significance
 from .learned import answer_query, statement
-from .naming import distinctive, exposure_names, measured_as_asked, spelled_out
+from .naming import HOW_GIVEN, distinctive, exposure_names, measured_as_asked, part_core, spelled_out
 from .passages import Unit, units
 from .verify import posted_line, registry_text, source_text, verify_record
 
-__all__ = ["as_asked", "read_study", "registry_record"]
+__all__ = ["as_asked", "forms_compared", "read_study", "registry_record"]
 
 _I = re.IGNORECASE
 _PEOPLE = r"(?:patients|participants|subjects|women|men|children|adults|individuals|volunteers|infants|" \
@@ -81,6 +81,7 @@ _POPULATION = re.compile(
     r"admitted (?:to|with))\s+[^.;()\[\]]{3,110}", _I)
 _ALLOCATION = lexicon.pattern("record", "ALLOCATION")
 _CONTROL = lexicon.pattern("record", "CONTROL")
+_TITLE_VERSUS = lexicon.pattern("record", "TITLE_VERSUS")
 _GROUP_SIZE = re.compile(r"\s*\(\s*n\s*=\s*\d[\d,]*\s*\)$", _I)
 """An arm's size after its name ("tranexamic acid 15 mg/kg … (n=106)"): the number of its people, not the arm (a
 label stays verbatim: only a size that ends it is left out)."""
@@ -165,7 +166,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     asked = [answer_query(evidence, query, prefer=naming(query)).model_copy(update={"asked": True})
              for query in queries]
     if measured_as_asked:
-        asked = [as_asked(result, evidence, design) for result in asked]
+        asked = [as_asked(result, evidence, design, arms) for result in asked]
     answered = {(r.effect.value, r.effect.ci_low, r.effect.ci_high) for r in asked if r.effect and r.effect.value}
     quoted = {r.quote for r in asked if r.quote and r.direction != "not_reported"}
     # the asked outcome's own estimate, or its sentence, is not stated a second time under the sentence's subject
@@ -185,12 +186,18 @@ _OBSERVATIONAL = ("cohort", "case-control", "cross-sectional")
 _REVIEW: DesignName = "systematic review/meta-analysis"
 
 
-def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName) -> OutcomeResult:
+def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms: tuple[Arm, ...] = ()
+             ) -> OutcomeResult:
     """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
-    measure the outcome as asked (study-record.md), or when the study is observational and its quote does not name
-    the exposure: a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms."""
+    measure the outcome as asked (study-record.md), when the study is observational and its quote does not name
+    the exposure (a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms), or
+    when a question that names no comparator (the exposure against none) meets a trial whose two arms are both the
+    exposure (:func:`forms_compared`, from its ``arms`` or its title)."""
     blank = OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
                           asked=result.asked)
+    if result.quote and result.intervention and not result.comparator and forms_compared(
+            evidence, result.intervention, arms):
+        return blank
     text = source_text(evidence)
     if result.quote and not measured_as_asked(result.outcome, result.quote, text):
         return blank
@@ -198,6 +205,42 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName) -> O
             result.quote, result.intervention, text):
         return blank
     return result
+
+
+def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] = ()) -> tuple[str, str] | None:
+    """The two arms of a trial that are both ``exposure``, given two ways (two routes, doses or timings of it:
+    "Topical versus intravenous tranexamic acid …", "aspirin 75 mg" against "aspirin 150 mg"): such a trial never
+    tests the exposure against its absence, which a question naming no comparator asks. Its ``arms`` as read, else
+    those its title names (:func:`title_arms`); None when either arm lacks the exposure's distinctive name (placebo,
+    another treatment), when only one arm holds the whole of it (a question on "early laparoscopic cholecystectomy"
+    asks what the early arm of an early-against-delayed trial did), or when no arms are read."""
+    named, whole = distinctive(exposure), terms(part_core(exposure)) - HOW_GIVEN
+    arms = arms or title_arms(evidence.title, exposure)
+    words = [terms(arm.label) for arm in arms]
+    if len(arms) != 2 or not named or not all(named <= each for each in words) or sum(
+            whole <= each for each in words) == 1:
+        return None
+    return arms[0].label, arms[1].label
+
+
+def title_arms(title: str | None, exposure: str = "") -> tuple[Arm, ...]:
+    """The two arms a title sets apart ("Topical versus intravenous tranexamic acid in hemiarthroplasty …"), a control
+    second. A first side of one word that does not name ``exposure``, before a second that names it after its own
+    first word, shares that name ("Topical" is "Topical tranexamic acid"; "Early versus delayed laparoscopic
+    cholecystectomy"). None when the title names no comparison."""
+    title = " ".join((title or "").split())
+    match = _TITLE_VERSUS.search(title)
+    if not match:
+        return ()
+    first, second = match.group("first"), match.group("second")
+    shared = " ".join(second.split()[1:])
+    core = terms(part_core(exposure)) - HOW_GIVEN if exposure else frozenset()
+    if len(first.split()) == 1 and core and not core <= terms(first) and core <= terms(shared):
+        first = f"{first} {shared}"
+    if _CONTROL.search(first) and not _CONTROL.search(second):
+        first, second = second, first
+    return (Arm(role="intervention", label=first, quote=title, section="Title"),
+            Arm(role="comparator", label=second, quote=title, section="Title"))
 
 
 def _names_exposure(quote: str, exposure: str, text: str) -> bool:
