@@ -30,8 +30,9 @@ run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
 # Two workers (pytest-xdist): many tests wait on servers, processes and timeouts, and the other worker works
-# meanwhile; each worker has its own Chroma server, user cache and library index (tests/conftest.py). A module's
-# tests stay on one worker (--dist loadscope), so a module's fixture (test_report_shape's research runs) runs once.
+# meanwhile; each worker has its own Chroma server and library index (the library's vectors embedded once per run)
+# and both share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
+# module's fixture (test_report_shape's research runs) runs once.
 TEST_WORKERS ?= 2
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25

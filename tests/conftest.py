@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from browser import chromium
 from chroma_server import CHROMA, ChromaServer
@@ -16,7 +18,8 @@ from extractive_samples import QUESTION, RICH
 from synthesist.composition import embedder_for
 from synthesist.config import Settings, load_settings
 from synthesist.memory import Embedder, LibraryIndex, ResearchMemory, open_chroma
-from synthesist.memory.library_index import library_name
+from synthesist.memory.embeddings import content_hash
+from synthesist.memory.library_index import BulkEncoder, library_name
 from synthesist.memory.store import release_stores
 from synthesist.models import Evidence
 from synthesist.testing import FixtureServer
@@ -40,11 +43,20 @@ def shared_dir() -> Path:
     return path
 
 
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder every process of this test run shares: the base temp folder, or with pytest-xdist the one that
+    holds each worker's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The suite's user cache folder (``XDG_CACHE_HOME``), shared by every test and every process a test starts, as
-    one machine's is: the embedding model's ONNX export, the product's default backend, is made once per test run."""
-    cache = tmp_path_factory.mktemp("user-cache")
+    """The suite's user cache folder (``XDG_CACHE_HOME``), shared by every test, every worker and every process a
+    test starts, as one machine's is: the embedding model's ONNX export, the product's default backend, is made once
+    per test run (the first process exports under the export's lock; the others wait, then load it)."""
+    cache = _run_folder(tmp_path_factory) / "user-cache"
+    cache.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(cache))
         yield cache
@@ -167,12 +179,32 @@ def library_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def library_index(library_records: list[Evidence], embedder: Embedder, _store_home: Path,
-                  library_data_dir: Path) -> LibraryIndex:
-    """The whole shared library indexed once per test run in the suite's store, in the collection the CLI and the
-    API open for it: a run or search over the shared library in any test embeds none of its records."""
+                  library_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> LibraryIndex:
+    """The whole shared library indexed once per test process in the suite's store, in the collection the CLI and
+    the API open for it: a run or search over the shared library in any test embeds none of its records. Its vectors
+    are embedded once per test run (:func:`_embedded_once`)."""
     client = open_chroma(_suite_store(_store_home))
     name = library_name([_shared_dir() / "corpus" / "library.jsonl"])
-    return LibraryIndex.build(library_records, embedder=embedder, client=client, name=name)
+    vectors = _run_folder(tmp_path_factory) / "library-vectors.npz"
+    return LibraryIndex.build(library_records, embedder=embedder, client=client, name=name,
+                              encode=_embedded_once(embedder, vectors))
+
+
+def _embedded_once(embedder: Embedder, path: Path) -> BulkEncoder:
+    """The library's vectors as the real model embeds them, embedded once per test run: each worker builds the index
+    in its own store through the product's bulk-encoder seam (as a Ray cluster's workers embed for it), the first
+    embeds and keeps the vectors at ``path``, and the others, waiting on its lock, read them."""
+    def encode(texts: list[str]) -> Iterator[tuple[int, np.ndarray]]:
+        with open(f"{path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            kept = dict(np.load(path)) if path.exists() else {}
+            missing = [text for text in dict.fromkeys(texts) if content_hash(text) not in kept]
+            if missing:
+                kept.update(zip(map(content_hash, missing), embedder.embed_sync(missing), strict=True))
+                np.savez(path, **kept)
+        yield 0, np.stack([kept[content_hash(text)] for text in texts])
+
+    return encode
 
 
 @pytest.fixture
