@@ -33,11 +33,13 @@ when a change lifts the figure. 0.96 since 2026-11-30, when a question asked ove
 added: "Do telephone calls from a midwife reduce the proportion of women with a small-for-gestational-age baby
 compared with usual care?" reads "small-for-gestational-age baby" as the intervention (a name after "with a" and
 before "compared with" looks like "treated with X compared with Y") and "proportion of women with" as the outcome."""
-FRAME_FLOOR = 0.95
+FRAME_FLOOR = 0.96
 """The same for the frame :func:`frame_of` builds (the tagger's parts from its threshold, the rules' below): 0.98 at
-threshold 0.22 (0.93 at 0.47, 2026-11-28). 0.95 since 2026-12-01, when a question asked over the shared library by
-hand was added: "Does zolpidem cure chronic tinnitus in astronauts?" is framed with the exposure "zolpidem cure
-chronic tinnitus in astronauts" ("cure" is a verb of effect none of the tagger's templates uses)."""
+threshold 0.22 (0.93 at 0.47, 2026-11-28). 0.96 since 2026-12-01, when a question asked over the shared library by
+hand was added: "Does zolpidem cure chronic tinnitus in astronauts?" The tagger reads "zolpidem" (0.999) but its
+outcome at 0.03 ("astronauts" is no population its training titles gave it), so the rules read it; they had no
+"cure" and took the whole clause as the exposure (0.95 then). With the verbs of a cure or relief in
+``lexicons/frame.toml`` the exposure is right; "in astronauts" is still read into the outcome."""
 
 
 def normal(text: str | None) -> str:
