@@ -32,10 +32,11 @@ run: $(STAMP)
 # Two workers (pytest-xdist): many tests wait on servers, processes and timeouts, and the other worker works
 # meanwhile; each worker has its own Chroma server and library index (the library's vectors embedded once per run)
 # and both share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
-# module's fixture (test_report_shape's research runs) runs once.
+# module's fixture (test_report_shape's research runs) runs once; modules go out in collection order
+# (--no-loadscope-reorder), which starts the longest first (tests/conftest.py, LONGEST_FIRST).
 TEST_WORKERS ?= 2
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
 
 # The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
 # otherwise those tests skip and say why.

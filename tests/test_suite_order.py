@@ -1,0 +1,11 @@
+"""The suite's own scheduling: the modules it starts first exist (a renamed one would silently lose its place)."""
+
+from __future__ import annotations
+
+from conftest import LONGEST_FIRST, REPO
+
+
+def test_every_module_started_first_exists():
+    missing = [module for module in LONGEST_FIRST if not (REPO / module).is_file()]
+
+    assert len(LONGEST_FIRST) >= 10 and not missing, missing
