@@ -33,7 +33,7 @@ run: $(STAMP)
 # meanwhile; each worker has its own Chroma server and library index (the library's vectors embedded once per run)
 # and both share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
 # module's fixture (test_report_shape's research runs) runs once; modules go out in collection order
-# (--no-loadscope-reorder), which starts the longest first (tests/conftest.py, LONGEST_FIRST).
+# (--no-loadscope-reorder), which starts the longest first (tests/suite_order.py).
 TEST_WORKERS ?= 2
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25

@@ -14,6 +14,7 @@ import pytest
 from browser import chromium
 from chroma_server import CHROMA, ChromaServer
 from extractive_samples import QUESTION, RICH
+from suite_order import LONGEST_FIRST
 
 from synthesist.composition import embedder_for
 from synthesist.config import Settings, load_settings
@@ -28,18 +29,6 @@ from synthesist.tools.ratelimit import RATE_LIMITS
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.append(str(REPO / "bench"))  # the lab outside the package: the evaluation harness, the fitting code
-
-
-LONGEST_FIRST = (
-    "tests/test_report_shape.py", "tests/test_cli.py", "tests/test_ray_batch.py", "tests/test_shared_store.py",
-    "tests/test_store_stuck.py", "tests/memory/test_store_damage.py", "tests/agents/visual/test_cxr_tools.py",
-    "tests/test_watch.py", "tests/memory/test_owner.py", "tests/reading/test_learned_reader.py",
-    "tests/memory/test_onnx_backend.py", "tests/test_full_disk.py", "tests/test_store_heals.py",
-)
-"""The modules that take longest (each 20 s to 3 min of a worker with one core busy: ``make test``'s durations), in
-that order, ahead of every other module: with ``--no-loadscope-reorder`` the workers take modules in collection
-order, and a long module left to the end (test_report_shape's research runs) kept one worker busy for minutes while
-the other had nothing left to run."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import LONGEST_FIRST, REPO
+from pathlib import Path
+
+from suite_order import LONGEST_FIRST
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_every_module_started_first_exists():
