@@ -88,7 +88,7 @@ def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, que
     same reading (``record.as_asked``)."""
     if frame.comparator or not queries or alignment.label not in ("answers", "indirect"):
         return alignment
-    arms = forms_compared(item, frame.exposure or "", asked_record(item, queries).arms)
+    arms = forms_compared(item, frame.exposure or "")
     if arms is None:
         return alignment
     return alignment.model_copy(update={
