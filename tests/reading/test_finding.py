@@ -2,10 +2,10 @@
 (reading/studies/finding.py), against golden sets as data: a part's core (``tests/data/part_cores.jsonl``), a trial's
 comparator for the question (``tests/data/comparators.jsonl``: another active treatment's label, '' for a control,
 null where the exposure is not the trial's intervention) and a trial's two arms that are both the exposure
-(``tests/data/compared_forms.jsonl``: two routes, doses or timings of it, from its title), each row with why it is
-there; a misreading adds a row. What one study found on the question's comparison, sentence by sentence, is golden
-data too (tests/data/findings.jsonl, scored by tests/reading/test_findings.py), and so are the sentences read as a
-finding reads them (``guess=False``, in tests/data/study_directions.jsonl)."""
+(``tests/data/compared_forms.jsonl``: two routes, doses or timings of it, from its arms as read or its title),
+each row with why it is there; a misreading adds a row. What one study found on the question's comparison, sentence
+by sentence, is golden data too (tests/data/findings.jsonl, scored by tests/reading/test_findings.py), and so are the
+sentences read as a finding reads them (``guess=False``, in tests/data/study_directions.jsonl)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,10 @@ def test_every_golden_trial_has_the_comparator_a_researcher_reads():
 
 def test_every_golden_trial_of_two_forms_of_the_exposure_is_read_from_its_title():
     def forms(row: dict) -> list[str] | None:
-        found = forms_compared(Evidence(id="pmid:1", source="library", title=row["title"], content=""), row["exposure"])
+        arms = tuple(Arm(role=role, label=label) for role, label in zip(("intervention", "comparator"),
+                                                                         row.get("arms", ()), strict=False))
+        found = forms_compared(Evidence(id="pmid:1", source="library", title=row["title"], content=""),
+                               row["exposure"], arms)
         return list(found) if found else None
 
     wrong = [f"{row['title']!r} for {row['exposure']!r} → {found!r} (expected {row['expected']!r}): {row['why']}"

@@ -212,14 +212,15 @@ def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] = ()
     "Topical versus intravenous tranexamic acid …", "aspirin 75 mg" against "aspirin 150 mg"): such a trial never
     tests the exposure against its absence, which a question naming no comparator asks. Its ``arms`` as read (read
     here when not given), else those its title names (:func:`title_arms`); None when either arm lacks the exposure's
-    distinctive name (placebo, another treatment), when only one arm holds the whole of it (a question on "early
-    laparoscopic cholecystectomy" asks what the early arm of an early-against-delayed trial did), or when no arms
-    are read."""
+    distinctive name (placebo, another treatment), when either names a control (a three-arm trial read as two:
+    "istradefylline 40 mg/day" against "placebo (n = 126), istradefylline 20 mg/day"), when only one arm holds the
+    whole of it (a question on "early laparoscopic cholecystectomy" asks what the early arm of an early-against-delayed
+    trial did), or when no arms are read."""
     named, whole = distinctive(exposure), terms(part_core(exposure)) - HOW_GIVEN
     arms = arms or _arms(list(units(evidence))) or title_arms(evidence.title, exposure)
     words = [terms(arm.label) for arm in arms]
     if len(arms) != 2 or not named or not all(named <= each for each in words) or sum(
-            whole <= each for each in words) == 1:
+            whole <= each for each in words) == 1 or any(_CONTROL.search(arm.label) for arm in arms):
         return None
     return arms[0].label, arms[1].label
 
