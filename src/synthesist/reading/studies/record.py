@@ -186,7 +186,7 @@ _OBSERVATIONAL = ("cohort", "case-control", "cross-sectional")
 _REVIEW: DesignName = "systematic review/meta-analysis"
 
 
-def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms: tuple[Arm, ...] = ()
+def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms: tuple[Arm, ...] | None = None
              ) -> OutcomeResult:
     """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
     measure the outcome as asked (study-record.md), when the study is observational and its quote does not name
@@ -207,17 +207,17 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     return result
 
 
-def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] = ()) -> tuple[str, str] | None:
+def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | None = None) -> tuple[str, str] | None:
     """The two arms of a trial that are both ``exposure``, given two ways (two routes, doses or timings of it:
     "Topical versus intravenous tranexamic acid …", "aspirin 75 mg" against "aspirin 150 mg"): such a trial never
     tests the exposure against its absence, which a question naming no comparator asks. Its ``arms`` as read (read
-    here when not given), else those its title names (:func:`title_arms`); None when either arm lacks the exposure's
+    here when None), else those its title names (:func:`title_arms`); None when either arm lacks the exposure's
     distinctive name (placebo, another treatment), when either names a control (a three-arm trial read as two:
     "istradefylline 40 mg/day" against "placebo (n = 126), istradefylline 20 mg/day"), when only one arm holds the
     whole of it (a question on "early laparoscopic cholecystectomy" asks what the early arm of an early-against-delayed
     trial did), or when no arms are read."""
     named, whole = distinctive(exposure), terms(part_core(exposure)) - HOW_GIVEN
-    arms = arms or _arms(list(units(evidence))) or title_arms(evidence.title, exposure)
+    arms = (_arms(list(units(evidence))) if arms is None else arms) or title_arms(evidence.title, exposure)
     words = [terms(arm.label) for arm in arms]
     if len(arms) != 2 or not named or not all(named <= each for each in words) or sum(
             whole <= each for each in words) == 1 or any(_CONTROL.search(arm.label) for arm in arms):
