@@ -22,7 +22,9 @@ Through the product instead:
     python bench/conflict_topics_bench.py TOPICS --runs out/topics/runs [--errors]
 
 scores the conflicts in each run's ``report.conflicts`` (every topic's records in one library, so a run also meets
-the other topics' records) and counts the runs whose answer became ``mixed``.
+the other topics' records) and counts the runs whose answer became ``mixed`` and those whose yes or no is not what a
+cited item's evidence-table row reads (:func:`~synthesist.appraisal.evidence_table.rows_against_answer`: a conflict
+side replaces its item's row, so here the table and the Answer can part).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from synthesist.appraisal.conflicts import detect_conflicts, side_of
+from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of
@@ -191,7 +194,7 @@ def main() -> None:
     score = Score()
     if args.runs:
         by_question = {t.question: t for t in topics}
-        runs = mixed = 0
+        runs = mixed = against = 0
         for path in sorted(args.runs.glob("*.json")):
             result = ResearchResult.model_validate_json(path.read_text())
             topic = by_question.get(result.question)
@@ -199,8 +202,9 @@ def main() -> None:
                 continue
             runs += 1
             mixed += bool(result.report.answer and result.report.answer.verdict == "mixed")
+            against += bool(rows_against_answer(result.question, result.report))
             score.add(topic, result.report.conflicts, {item.id for item in result.evidence})
-        print(f"{len(topics)} topics, {runs} runs, {mixed} answers mixed")
+        print(f"{len(topics)} topics, {runs} runs, {mixed} answers mixed, {against} answers against their own table")
         print(score.line("through the product (pairs of records each run collected)"))
     else:
         for topic in topics:

@@ -13,7 +13,8 @@ OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synt
   **its direction** is the clinicians' label;
 - **the answer rests on its own trial**: the Answer cites the prompt's own trial;
 - **against its own table**: a "yes" or "no" that cites an item whose row for the comparison says otherwise (a
-  significant change under a "no", no difference under a "yes"): a report contradicting itself;
+  significant change under a "no", no difference under a "yes": the product's own check,
+  :func:`synthesist.appraisal.evidence_table.rows_against_answer`): a report contradicting itself;
 - **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's (a
   trial that never tested it, unless it tests the same arms; listed for reading with ``--foreign``).
 
@@ -37,6 +38,7 @@ from _shared import require
 from evidence_inference_bench import DATA, Prompt, prompts
 
 from synthesist import api
+from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
 from synthesist.memory import open_chroma
@@ -96,13 +98,11 @@ async def main() -> None:
             report = result.report
             pmcid = {item.id: (item.identifiers.pmcid or "").upper() for item in result.evidence}
             cited = set(report.answer.evidence_ids) if report.answer else set()
-            rows, cited_rows = [], []
+            rows = []
             for record in report.studies:
                 for o in record.outcomes:
                     if o.asked and o.direction != "not_reported":
                         rows.append((pmcid.get(record.evidence_id, ""), o))
-                        if record.evidence_id in cited:
-                            cited_rows.append(o)
             mine = [o for source, o in rows if source == own]
             others = [(source, o) for source, o in rows if source != own]
             verdict = report.answer.verdict if report.answer else None
@@ -112,8 +112,7 @@ async def main() -> None:
             counts["answer rests on own trial"] += any(pmcid.get(i) == own for i in cited)
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
-            counts["answer against a cited row"] += verdict in ("yes", "no") and any(
-                VERDICT[o.direction] != verdict for o in cited_rows if o.direction in VERDICT)
+            counts["answer against a cited row"] += bool(rows_against_answer(text, report))
             counts["runs with another trial row"] += bool(others)
             counts["rows from other trials"] += len(others)
             foreign.extend(f"{prompt.prompt_id} {text} -> {source}: {o.quote[:140]}" for source, o in others)

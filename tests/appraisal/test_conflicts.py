@@ -17,12 +17,13 @@ import pytest
 from synthesist.agents.judge import inconsistent
 from synthesist.appraisal.appraise import CONFLICTS_HEADING, conflicts_section, mixed_answer
 from synthesist.appraisal.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
-from synthesist.appraisal.evidence_table import as_in_conflicts, study_records
+from synthesist.appraisal.evidence_table import as_in_conflicts, rows_against_answer, study_records
 from synthesist.memory import Embedder, ResearchMemory
-from synthesist.models import Answer, Evidence, JudgeAssessment, ScoredAspect
+from synthesist.models import Answer, Evidence, JudgeAssessment, ResearchReport, ScoredAspect
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.naming import names_comparison
+from synthesist.reading.verdict import asked_change, asked_parts, verdict_of
 from synthesist.study import DirectionQuery
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -179,6 +180,36 @@ def test_a_conflict_side_s_evidence_table_row_reads_the_side_not_another_reader(
     increased = next(r for r in records if r.evidence_id == "pmid:23283159")
     (row,) = [o for o in increased.outcomes if o.asked and o.outcome == "asthma"]
     assert (row.effect.measure, row.effect.value, row.effect.ci_low) == ("RR", "1.53", "1.14")
+
+
+def test_an_answer_that_its_own_table_row_reads_otherwise_is_found(shared_dir: Path):
+    """A conflict side replaces its study's row (above), so the table and an Answer read from the row before it can
+    part: pmid 23283159's row reads "decreased" before the conflicts and the side's "increased" after.
+    :func:`rows_against_answer` finds an Answer that gives the question what the row before gave (the report agent
+    then warns), and none where the Answer is what the cited item's table row reads."""
+    question = "Is obesity associated with worse asthma?"
+    items = library(shared_dir, "23283159", "19615731")
+    frame = frame_of(question)
+    (conflict,) = detect_conflicts(frame, [align(frame, item, 0.8) for item in items.values()], items)
+    before = study_records(list(items.values()), frame)
+    records = tuple(as_in_conflicts(record, (conflict,)) for record in before)
+    asked = asked_change(question, frame.exposure, asked_parts(frame))
+
+    def read(studies) -> str:  # type: ignore[no-untyped-def]
+        (row,) = [o for r in studies if r.evidence_id == "pmid:23283159" for o in r.outcomes if o.asked]
+        return verdict_of(row.direction, asked, row.outcome)
+
+    def report(verdict: str, cited: str) -> ResearchReport:
+        answer = Answer(verdict=verdict, statement="…", strength="low", evidence_ids=(cited,))
+        return ResearchReport(title="t", executive_summary="", methodology="", answer=answer, frame=frame,
+                              studies=records)
+
+    assert read(before) != read(records)
+    ((evidence_id, row),) = rows_against_answer(question, report(read(before), "pmid:23283159"))
+    assert (evidence_id, row.outcome, row.direction) == ("pmid:23283159", "asthma", "increased")
+    assert rows_against_answer(question, report(read(records), "pmid:23283159")) == ()
+    assert rows_against_answer(question, report("no", "pmid:19615731")) == ()  # its row: no significant difference
+    assert [i for i, _ in rows_against_answer(question, report("yes", "pmid:19615731"))] == ["pmid:19615731"]
 
 
 def test_the_section_quotes_both_sides_with_their_citations(shared_dir: Path):

@@ -96,8 +96,12 @@ def test_null_results_are_told_from_sentences_that_merely_say_not() -> None:
     assert is_null_result("Mortality was not associated with metformin use.")
     assert is_null_result("There was no significant difference between groups.")
     assert not is_null_result("Women who did not receive metformin had higher mortality (HR 1.3).")
-    assert read(NULL_TRIAL).direction == "null"
-    assert read(META_ANALYSIS).direction == "effect"
+    assert [s.text for s in read(NULL_TRIAL).null_results] == [
+        "Among 3,649 patients, metformin did not significantly improve invasive disease-free survival compared "
+        "with placebo (hazard ratio 1.01, 95% CI 0.84-1.21; P = .93).",
+        "Adding metformin to standard therapy did not improve invasive disease-free survival in patients with "
+        "high-risk operable breast cancer without diabetes."]
+    assert read(META_ANALYSIS).null_results == ()
 
 
 def test_mechanism_statements_need_a_mechanism_verb_and_mechanism_words() -> None:

@@ -27,9 +27,12 @@ from extractive_samples import (
 
 from synthesist.config import RunSettings
 from synthesist.extractive import assess, question_relevance
-from synthesist.extractive.judge import DIRECT
+from synthesist.extractive.judge import DIRECT, answering_readings
 from synthesist.memory import Embedder
 from synthesist.models import Evidence
+from synthesist.reading.alignment import align_all
+from synthesist.reading.frame import frame_of
+from synthesist.reading.verdict import item_verdict
 
 ON_TOPIC = 0.8
 
@@ -195,3 +198,19 @@ def test_the_extractive_judge_reads_the_configured_thresholds() -> None:
     demanding = assess(QUESTION, items, on_topic(*items), round=1, rules=strict)
     assert relaxed.sufficient and not demanding.sufficient
     assert relaxed.required == ("clinical",) and "clinical ≥ 0.5" in relaxed.rule
+
+
+def test_the_judge_counts_agreement_as_the_answer_reads_each_answering_item(real_relevance: dict[str, float]) -> None:
+    """The items' agreement in the judge's confidence is the one reader's: each answering item's verdict as the
+    Answer would read it (its row, else its conclusion), never a count of effect and null words; a registry record
+    and cell or animal work alone are not read."""
+    items = (META_ANALYSIS, NULL_TRIAL, COHORT, TRIAL_RECORD, CELL_STUDY)
+    frame = frame_of(QUESTION)
+    alignments = align_all(frame, list(items), on_topic(*items))
+    said = answering_readings(QUESTION, frame, alignments, {item.id: item for item in items})
+
+    assert said == {META_ANALYSIS.id: "yes", NULL_TRIAL.id: "no", COHORT.id: "yes"}
+    assert said == {i: item_verdict(QUESTION, frame, item).label for item in items if (i := item.id) in said}
+    reasoning = judge(*items).clinical.reasoning
+    assert "2 of 3 answering items read 'yes'" in reasoning
+    assert "agree in direction" not in reasoning

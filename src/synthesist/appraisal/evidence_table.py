@@ -20,14 +20,15 @@ from ..memory import ResearchMemory
 from ..models import Conflict, Evidence, QuestionFrame, ResearchReport
 from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, question_queries
 from ..reading.studies.effects import read_effect
+from ..reading.verdict import asked_change, asked_parts, verdict_of
 from ..study import OutcomeResult, StudyRecord
 from ..titles import display_title
 from .llm_reader import llm_study_record
 
 log = logging.getLogger(__name__)
 
-__all__ = ["COLUMNS", "MODEL_RECORDS", "EvidenceRow", "as_in_conflicts", "evidence_rows", "study_records",
-           "with_studies"]
+__all__ = ["COLUMNS", "MODEL_RECORDS", "EvidenceRow", "as_in_conflicts", "evidence_rows", "rows_against_answer",
+           "study_records", "with_studies"]
 
 COLUMNS = {"study": "Study", "design": "Design", "n": "N", "comparison": "Comparison", "outcome": "Outcome",
            "effect": "Effect (95% CI)", "direction": "Direction"}
@@ -179,3 +180,19 @@ def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> Study
                 outcomes[at] = found.model_copy(update={"intervention": outcomes[at].intervention,
                                                         "comparator": outcomes[at].comparator})
     return record.model_copy(update={"outcomes": tuple(outcomes)})
+
+
+def rows_against_answer(question: str, report: ResearchReport) -> tuple[tuple[str, OutcomeResult], ...]:
+    """Each item the Answer cites whose evidence-table row on the question's first comparison gives ``question``
+    another yes or no than the Answer's (:func:`~synthesist.reading.verdict.verdict_of`): a report contradicting its
+    own table. None by design (the Answer's verdict is the lead item's row, ``answer_gate``); a row the conflicts
+    replaced (:func:`as_in_conflicts`) is read by another reader, so the run says so when they part."""
+    answer, frame = report.answer, report.frame
+    if answer is None or answer.verdict not in ("yes", "no") or frame is None or not frame.outcomes:
+        return ()
+    asked = asked_change(question, frame.exposure, asked_parts(frame))
+    cited = set(answer.evidence_ids)
+    return tuple((record.evidence_id, row) for record in report.studies if record.evidence_id in cited
+                 for row in record.outcomes
+                 if row.asked and row.outcome == frame.outcomes[0] and row.direction != "not_reported"
+                 and verdict_of(row.direction, asked, row.outcome) != answer.verdict)

@@ -110,18 +110,6 @@ class Reading:
     def mechanisms(self) -> tuple[Sentence, ...]:
         return tuple(s for s in self.claims if states_mechanism(s.text))
 
-    @cached_property
-    def direction(self) -> str | None:
-        """``"effect"`` when the item reports effects and no null result, ``"null"`` when its null results
-        outnumber its other results, else None (no results, or mixed)."""
-        nulls = len(self.null_results)
-        effects = len([s for s in self.results if not is_null_result(s.text)])
-        if nulls == 0 and effects:
-            return "effect"
-        if nulls and nulls >= effects:
-            return "null"
-        return None
-
 
 @lru_cache(maxsize=8192)
 def read(evidence: Evidence) -> Reading:

@@ -8,7 +8,8 @@ Each item counts by its topical weight (0 when off-topic, 1 when squarely on the
   docs/architecture/contracts.md, "The extractive judge's direct answer"); ``10·(1 − e^(−points/8))``.
 - mechanism (0–10): mechanistic sentences ("metformin activates AMPK"), up to 3 per item, plus mechanism-vocabulary
   density and 0.5 per distinct molecular target named (up to 3); ``10·(1 − e^(−points/7))``.
-- confidence (0–1): the larger of the evidence-volume confidence (:func:`_volume_confidence`) and the direct
+- confidence (0–1): the larger of the evidence-volume confidence (:func:`_volume_confidence`: amount, sources, and
+  whether the answering items agree as the one reader reads each, :func:`answering_readings`) and the direct
   answer's calibrated P(its verdict is right).
 
 Sufficient iff some item in the context *answers* the question (:mod:`synthesist.appraisal.gate`) and the dimensions the
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..appraisal.findings import candidate_interventions, key_findings
-from ..appraisal.gate import answering_ids, gate_assessment
+from ..appraisal.gate import ANSWERING, answering_ids, gate_assessment
 from ..appraisal.item_reading import Reading, read
 from ..appraisal.relevance import topical_weight
 from ..appraisal.sufficiency import clears, rule_for
@@ -80,17 +81,18 @@ def assess(
     weighed = [(read(item), topical_weight(relevance.get(item.id, 0.0))) for item in unique.values()]
     frame = frame_of(question)
     alignments = list(alignments) if alignments is not None else align_all(frame, list(unique.values()), relevance)
+    findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
     direct = direct_answer(question, [reading for reading, _ in weighed], relevance,
-                           answering=frozenset(answering_ids(alignments)), frame=frame,
-                           findings={a.evidence_id: a.full_text for a in alignments if a.full_text is not None})
+                           answering=frozenset(answering_ids(alignments)), frame=frame, findings=findings)
     clinical, clinical_ids = _clinical(weighed, previous, direct)
     mechanism, mechanism_ids = _mechanism(weighed, previous)
-    confidence, basis = _confidence(weighed, direct)
+    said = answering_readings(question, frame, alignments, unique)
+    confidence, basis = _confidence(weighed, direct, said)
     clinical = clinical.model_copy(update={"reasoning": f"{clinical.reasoning} {basis}"})
     kind, required, rule = rule_for(question, rules)
     sufficient = clears(mechanism.score, clinical.score, _rounded(confidence, 2), required, rules)
-    findings = key_findings(weighed, terms(question))
-    cited = dict.fromkeys([*(i for i, _ in findings), *clinical_ids, *mechanism_ids])
+    quoted = key_findings(weighed, terms(question))
+    cited = dict.fromkeys([*(i for i, _ in quoted), *clinical_ids, *mechanism_ids])
     assessment = JudgeAssessment(
         mechanism=mechanism,
         clinical=clinical,
@@ -100,7 +102,7 @@ def assess(
         next_search_queries=()
         if sufficient
         else tuple(_next_queries(terms_of, frame.kind, weighed, clinical, mechanism, previous)),
-        key_findings=tuple(text for _, text in findings),
+        key_findings=tuple(text for _, text in quoted),
         candidates=tuple(candidate_interventions(terms_of, weighed)),
         cited_evidence_ids=tuple(cited),
         round=round,
@@ -272,9 +274,32 @@ def _mechanism(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> 
     return ScoredAspect(score=score, reasoning=reasoning), top
 
 
-def _confidence(weighed: Sequence[Weighed], direct: DirectAnswer | None) -> tuple[float, str]:
+def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence[Alignment],
+                       items: Mapping[str, Evidence]) -> dict[str, str]:
+    """What each item that answers the question (or answers it indirectly) says to it, as the Answer reads it (a
+    registry record, or cell or animal work alone, which answers no clinical question, is not read): for a yes/no
+    question its verdict (:func:`~synthesist.reading.verdict.item_verdict`: its row on the question's
+    comparison, else its conclusion); for another question, whether its row reads a difference (an item with no row
+    is not read). The items' agreement is one term of the judge's confidence: the one reader's, so the judge never
+    counts an item as agreeing that its table row or the Answer reads otherwise."""
+    said = {}
+    for alignment in alignments:
+        item = items.get(alignment.evidence_id)
+        if (item is None or alignment.label not in ANSWERING or read(item).is_trial_record
+                or read(item).preclinical_only):
+            continue
+        if frame.yes_no:
+            said[item.id] = item_verdict(question, frame, item, alignment.full_text).label
+        elif alignment.full_text is not None:
+            said[item.id] = ("no difference" if alignment.full_text.direction == "no_difference"
+                             else "a difference")
+    return said
+
+
+def _confidence(weighed: Sequence[Weighed], direct: DirectAnswer | None,
+                said: Mapping[str, str]) -> tuple[float, str]:
     """Confidence in the verdict, and a sentence saying what it rests on."""
-    volume, basis = _volume_confidence(weighed)
+    volume, basis = _volume_confidence(weighed, said)
     sure = direct.verdict.confidence if direct is not None else None
     if sure is not None and sure > volume:
         volume_basis = basis.removeprefix(f"Confidence {volume:.2f}: ").rstrip(".")
@@ -285,14 +310,15 @@ def _confidence(weighed: Sequence[Weighed], direct: DirectAnswer | None) -> tupl
     return volume, basis
 
 
-def _volume_confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
-    """Confidence from the amount, sources and agreement of the on-topic evidence."""
+def _volume_confidence(weighed: Sequence[Weighed], said: Mapping[str, str]) -> tuple[float, str]:
+    """Confidence from the amount and sources of the on-topic evidence and the agreement of the on-topic items that
+    answer (``said``: :func:`answering_readings`)."""
     on_topic = [(reading, weight) for reading, weight in weighed if weight > 0]
     if not on_topic:
         return 0.0, "Confidence 0: no on-topic item."
     amount = sum(weight for _, weight in on_topic)
     sources = {source for reading, _ in on_topic for source in reading.evidence.sources}
-    directions = Counter(reading.direction for reading, _ in on_topic if reading.direction)
+    directions = Counter(said[reading.id] for reading, _ in on_topic if reading.id in said)
     total = sum(directions.values())
     agreement = max(directions.values()) / total if total >= 2 else 0.5
     confidence = min(
@@ -302,10 +328,10 @@ def _volume_confidence(weighed: Sequence[Weighed]) -> tuple[float, str]:
         + 0.25 * agreement
         + 0.15 * amount / len(weighed),
     )
+    top = directions.most_common(1)[0] if total else None
     agreeing = (
-        f"{max(directions.values())} of {total} items with results agree in direction"
-        if total
-        else "no item states a direction of effect"
+        f"{top[1]} of {counted(total, 'answering item')} read {top[0]!r}" if top
+        else "no answering item is read for what it says to the question"
     )
     basis = (f"Confidence {confidence:.2f}: {amount:.1f} on-topic items from {counted(len(sources), 'source')}; "
              f"{agreeing}.")
