@@ -10,6 +10,8 @@ from pathlib import Path
 from run_helpers import run_settings
 
 from synthesist import api
+from synthesist.api import report_markdown
+from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import ResearchResult
@@ -49,11 +51,11 @@ COHORT = _record(
     "after hip fracture surgery.")
 
 
-async def _research(tmp_path: Path, embedder: Embedder, *records: dict) -> ResearchResult:
+async def _research(tmp_path: Path, embedder: Embedder, *records: dict, question: str = QUESTION) -> ResearchResult:
     library = tmp_path / "library.jsonl"
     library.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     settings = run_settings(tmp_path / "data", max_rounds=1)
-    return await api.research(QUESTION, sources="library", libraries=[library], model="extractive",
+    return await api.research(question, sources="library", libraries=[library], model="extractive",
                               settings=settings, seams=Seams(shared=Shared(client=open_chroma(settings),
                                                                            embedder=embedder)))
 
@@ -118,3 +120,41 @@ async def test_a_trial_of_two_routes_of_the_exposure_gives_no_row_for_the_exposu
     assert [o.direction for o in asked["pmid:92000101"]] == ["decreased"]
     assert asked.get("pmid:92000103", []) == []
     assert report.answer is not None and report.answer.verdict == "yes"
+
+
+PCI = "Does percutaneous coronary intervention reduce mortality in patients with stable coronary artery disease?"
+REGISTRY = _record(
+    "91002302", 2017, "Heart",
+    "Long-term survival after percutaneous coronary intervention versus medical therapy in stable coronary disease: "
+    "a propensity-matched registry study",
+    "Randomised trials of percutaneous coronary intervention (PCI) in stable coronary disease have enrolled selected "
+    "patients, and their results may not apply to routine practice. We used a regional registry of all patients "
+    "undergoing coronary angiography for stable angina between 2006 and 2014 to compare long-term survival after PCI "
+    "with that after initial medical therapy alone. Among 14,308 patients with obstructive coronary disease not "
+    "undergoing bypass surgery, 6,712 received PCI within 60 days of angiography. Propensity-score matching on 41 "
+    "clinical, angiographic and socioeconomic variables yielded 4,905 matched pairs. Over a median follow-up of 5.2 "
+    "years, all-cause mortality was 11.9% in the PCI group and 15.8% in the medical therapy group. PCI was associated "
+    "with significantly lower all-cause mortality (hazard ratio 0.74; 95% CI 0.66-0.83; P < 0.001), and the "
+    "association was consistent across subgroups defined by age, diabetes and extent of disease. Falsification end "
+    "points, including hip fracture and cancer death, showed no association with PCI. In routine clinical practice, "
+    "PCI for stable coronary artery disease was associated with improved long-term survival compared with medical "
+    "therapy alone, although residual confounding cannot be excluded.")
+"""A registry study from the conflict topic sets (bench/data/conflict_topics_dev.jsonl, t23): the conclusion head
+reads its closing sentences ("Falsification end points … showed no association with PCI") as a no, the study reader
+its result (hazard ratio 0.74) as a decrease."""
+
+
+async def test_a_row_the_answer_reads_otherwise_says_so_in_the_table(tmp_path: Path, embedder: Embedder) -> None:
+    """An observational abstract's Answer is its conclusion's; where its table row on the question's comparison
+    gives the question the other answer, the row says so in its check, and only such a row (of the 70 conflict
+    topic runs, 5 parted so on 2026-12-01). Should the two readings come to agree, this record no longer shows it:
+    take another from those runs."""
+    result = await _research(tmp_path, embedder, REGISTRY, question=PCI)
+    report = result.report
+    against = rows_against_answer(PCI, report)
+    asked = [o for record in report.studies for o in record.outcomes if o.asked]
+
+    assert report.answer is not None and report.answer.verdict in ("yes", "no")
+    assert [(i, o.direction) for i, o in against] == [("pmid:91002302", "decreased")]
+    assert [o.check for o in asked] == [f"its conclusion, which the Answer reads, says {report.answer.verdict}"]
+    assert "its conclusion, which the Answer reads" in report_markdown(result)

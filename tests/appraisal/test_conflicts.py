@@ -17,7 +17,12 @@ import pytest
 from synthesist.agents.judge import inconsistent
 from synthesist.appraisal.appraise import CONFLICTS_HEADING, conflicts_section, mixed_answer
 from synthesist.appraisal.conflicts import addresses_part, detect_conflicts, resolving_query, side_of
-from synthesist.appraisal.evidence_table import as_in_conflicts, rows_against_answer, study_records
+from synthesist.appraisal.evidence_table import (
+    as_in_conflicts,
+    rows_against_answer,
+    study_records,
+    with_answer_checks,
+)
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import Answer, Evidence, JudgeAssessment, ResearchReport, ScoredAspect
 from synthesist.reading.alignment import align
@@ -185,8 +190,8 @@ def test_a_conflict_side_s_evidence_table_row_reads_the_side_not_another_reader(
 def test_an_answer_that_its_own_table_row_reads_otherwise_is_found(shared_dir: Path):
     """A conflict side replaces its study's row (above), so the table and an Answer read from the row before it can
     part: pmid 23283159's row reads "decreased" before the conflicts and the side's "increased" after.
-    :func:`rows_against_answer` finds an Answer that gives the question what the row before gave (the report agent
-    then warns), and none where the Answer is what the cited item's table row reads."""
+    :func:`rows_against_answer` finds an Answer that gives the question what the row before gave, and none where the
+    Answer is what the cited item's table row reads; :func:`with_answer_checks` marks such a row in its check."""
     question = "Is obesity associated with worse asthma?"
     items = library(shared_dir, "23283159", "19615731")
     frame = frame_of(question)
@@ -210,6 +215,10 @@ def test_an_answer_that_its_own_table_row_reads_otherwise_is_found(shared_dir: P
     assert rows_against_answer(question, report(read(records), "pmid:23283159")) == ()
     assert rows_against_answer(question, report("no", "pmid:19615731")) == ()  # its row: no significant difference
     assert [i for i, _ in rows_against_answer(question, report("yes", "pmid:19615731"))] == ["pmid:19615731"]
+    checked = with_answer_checks(question, report("yes", "pmid:19615731"))
+    (row,) = [o for r in checked.studies if r.evidence_id == "pmid:19615731" for o in r.outcomes if o.asked]
+    assert row.check == "its conclusion, which the Answer reads, says yes"
+    assert all(not o.check for r in checked.studies if r.evidence_id != "pmid:19615731" for o in r.outcomes)
 
 
 def test_the_section_quotes_both_sides_with_their_citations(shared_dir: Path):

@@ -30,7 +30,7 @@ from ..appraisal.appraise import CONFLICTS_HEADING, appraised, with_conflicts
 from ..appraisal.cards import EvidenceCard, carried_passages, prompt_cards
 from ..appraisal.citations import MARKER, Resolver, cited_ids, validate_report, validate_text
 from ..appraisal.claims import Claim, SupportChecker, Verdict, claims_in, entailment, likely_cited, remove_sentences
-from ..appraisal.evidence_table import rows_against_answer, study_records, with_studies
+from ..appraisal.evidence_table import study_records, with_answer_checks, with_studies
 from ..appraisal.uncited import NO_CITATION, uncited_claims, unsupported_headings
 from ..errors import ModelError
 from ..llm.core import LLM
@@ -113,7 +113,8 @@ class ReportAgent(ModelAgent):
         report = with_references(said_once(with_conflicts(said_once(report), memory)), memory)
         report, unread, study_notes = await with_studies(report, memory, self._llm,
                                                          boundary_cap=self._settings.models.evidence_char_cap)
-        note = "; ".join(filter(None, [note, *study_notes, _against_table(memory.question, report)])) or None
+        report = with_answer_checks(memory.question, report)
+        note = "; ".join(filter(None, [note, *study_notes])) or None
         try:
             report = appraised(report, memory)
         except Exception:  # a bug in the appraisal must not cost the run its report
@@ -382,13 +383,3 @@ def _held_id(memory: ResearchMemory) -> Resolver:
         return item.id if item is not None else None
 
     return resolve
-
-
-def _against_table(question: str, report: ResearchReport) -> str:
-    """A run warning when the Answer's yes or no is not what a cited item's evidence-table row reads
-    (:func:`~synthesist.appraisal.evidence_table.rows_against_answer`), or ''."""
-    against = rows_against_answer(question, report)
-    if not against or report.answer is None:
-        return ""
-    shown = "; ".join(f"{evidence_id}: {row.outcome} {row.direction.replace('_', ' ')}" for evidence_id, row in against)
-    return f"the Answer's {report.answer.verdict!r} is not what its own evidence table reads ({shown})"

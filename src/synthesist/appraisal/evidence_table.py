@@ -28,7 +28,7 @@ from .llm_reader import llm_study_record
 log = logging.getLogger(__name__)
 
 __all__ = ["COLUMNS", "MODEL_RECORDS", "EvidenceRow", "as_in_conflicts", "evidence_rows", "rows_against_answer",
-           "study_records", "with_studies"]
+           "study_records", "with_answer_checks", "with_studies"]
 
 COLUMNS = {"study": "Study", "design": "Design", "n": "N", "comparison": "Comparison", "outcome": "Outcome",
            "effect": "Effect (95% CI)", "direction": "Direction"}
@@ -182,11 +182,29 @@ def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> Study
     return record.model_copy(update={"outcomes": tuple(outcomes)})
 
 
+def with_answer_checks(question: str, report: ResearchReport) -> ResearchReport:
+    """``report`` with each evidence-table row that the Answer reads otherwise (:func:`rows_against_answer`) saying
+    so in its ``check``: the Answer's verdict on an abstract that is no randomised trial or review, or whose row is
+    not clear, is its conclusion's (``answer_gate``), and where the study's result on the outcome reads otherwise
+    the table shows both ("no significant difference; its conclusion, which the Answer reads, says yes") rather than
+    contradict the Answer unremarked. On the conflict topic sets 5 of 70 runs (2026-12-01); which of the two readings
+    to trust differs by kind of question (studies-measured.md)."""
+    against = {(evidence_id, id(row)) for evidence_id, row in rows_against_answer(question, report)}
+    if not against or report.answer is None:
+        return report
+    said = f"its conclusion, which the Answer reads, says {report.answer.verdict}"
+    studies = tuple(record.model_copy(update={"outcomes": tuple(
+        row.model_copy(update={"check": row.check or said}) if (record.evidence_id, id(row)) in against else row
+        for row in record.outcomes)}) for record in report.studies)
+    return report.model_copy(update={"studies": studies})
+
+
 def rows_against_answer(question: str, report: ResearchReport) -> tuple[tuple[str, OutcomeResult], ...]:
     """Each item the Answer cites whose evidence-table row on the question's first comparison gives ``question``
     another yes or no than the Answer's (:func:`~synthesist.reading.verdict.verdict_of`): a report contradicting its
-    own table. None by design (the Answer's verdict is the lead item's row, ``answer_gate``); a row the conflicts
-    replaced (:func:`as_in_conflicts`) is read by another reader, so the run says so when they part."""
+    own table: the Answer's verdict on an item is its row's where the row is clear on a randomised trial or review,
+    else its conclusion's (``answer_gate``), and a conflict side replaces its item's row (:func:`as_in_conflicts`).
+    :func:`with_answer_checks` marks each such row; the benches count them."""
     answer, frame = report.answer, report.frame
     if answer is None or answer.verdict not in ("yes", "no") or frame is None or not frame.outcomes:
         return ()
