@@ -13,8 +13,9 @@ folder of its 40 articles (the extractive engine, one round, the library source 
   that article tests the same arms: listed for reading);
 - rows with an effect (estimate, CI or p), rows whose quote is not verbatim in their article, and rows whose effect
   numbers are not in their quote;
-- runs whose answer rests on the prompt's own article; runs whose answer cites an article whose asked row reads
-  another direction than the answer's verdict implies (a table row that contradicts the answer above it).
+- runs whose answer rests on the prompt's own article; runs whose answer cites an article whose asked row gives the
+  question another yes or no than the answer (a table row that contradicts the answer above it: the product's own
+  check, :func:`synthesist.appraisal.evidence_table.rows_against_answer`).
 
 The prompts were written by clinicians about these articles (Evidence Inference); no reader was fitted on them.
 Nothing leaves this machine.
@@ -34,6 +35,7 @@ from pathlib import Path
 from _shared import require
 
 from synthesist import api
+from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
 from synthesist.memory import open_chroma
@@ -92,11 +94,7 @@ async def main() -> None:
             cited = set(answer.evidence_ids) if answer else set()
             counts["answer rests on own article"] += any(pmcid.get(i, "").upper() == own for i in cited)
             counts["answer insufficient"] += bool(answer and answer.verdict == "insufficient")
-            directions = {o.direction for record, o in asked if record.evidence_id in cited}
-            if answer and answer.verdict == "no" and directions and "no_difference" not in directions:
-                counts["answer 'no' over a cited significant row"] += 1
-            if answer and answer.verdict == "yes" and directions == {"no_difference"}:
-                counts["answer 'yes' over a cited null row"] += 1
+            counts["answer against a cited row"] += bool(rows_against_answer(question(row), report))
             if out:
                 out.write(json.dumps({"prompt": row["PromptID"], "question": question(row),
                                       "verdict": answer.verdict if answer else None, "cited": sorted(cited),
