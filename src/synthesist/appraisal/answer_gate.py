@@ -18,7 +18,7 @@ from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading.alignment import align_all
 from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
-from ..reading.studies.finding import clear
+from ..reading.studies.clarity import clear
 from ..reading.studies.learned import answer_query
 from ..reading.studies.record import forms_compared
 from ..reading.text import terms
@@ -145,7 +145,7 @@ conclusion head's 170)."""
 @lru_cache(maxsize=512)
 def _abstract_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> FullTextFinding | None:
     """The evidence-table row of an abstract on the question's first comparison, when the item is of
-    :data:`READ_BY_ROW` and the row states its finding clearly (:func:`~synthesist.reading.studies.finding.clear`:
+    :data:`READ_BY_ROW` and the row states its finding clearly (:func:`~synthesist.reading.studies.clarity.clear`:
     significant by its p value or CI, or a null it states): the one reading the answer's verdict, its quote and the
     table then share ("Transfusion was required in 29 of 106 … (relative risk 0.59, 95% CI 0.41 to 0.86; P = .005)",
     where the conclusion head read "reduced … by roughly two fifths without an apparent excess of thrombotic

@@ -3,10 +3,10 @@
 A conflict (:mod:`synthesist.appraisal.conflicts`) is two of these that disagree. :func:`finding_of` keeps each of
 the item's best statements of the outcome (:func:`.learned.statements`: each read by the study reader's direction
 head, as the evidence table's passages are) that names the comparison
-(:func:`.naming.names_comparison`), is clear (:func:`clear`: significant by its p or CI, or a null; never a trend or
-a guessed direction) and is the study's own main finding (no subgroup, stratum, secondary, sensitivity, post-hoc or
-unadjusted result); they must agree. The rules and why: docs/architecture/studies.md, step 5, and contracts.md,
-"Conflicts".
+(:func:`.naming.names_comparison`), is clear (:func:`.clarity.clear`: significant by its p or CI, or a null; never a
+trend or a guessed direction) and is the study's own main finding (no subgroup, stratum, secondary, sensitivity,
+post-hoc or unadjusted result); they must agree. The rules and why: docs/architecture/studies.md, step 5, and
+contracts.md, "Conflicts".
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from ...models import Evidence
 from ...study import DirectionQuery, OutcomeResult, StudyRecord
 from .. import lexicon
 from ..text import terms
-from ..vocabulary import NULL_RESULT
 from .arms import THAN
+from .clarity import clear
 from .direction import with_figures
 from .effects import ratio_side, read_effect, significance
 from .learned import statements
@@ -48,7 +48,7 @@ from .passages import units
 from .record import read_study
 from .verify import source_text
 
-__all__ = ["READ_UNITS", "Finding", "clear", "comparator_of", "finding_of"]
+__all__ = ["READ_UNITS", "Finding", "comparator_of", "finding_of"]
 
 READ_UNITS = 6
 """An item's statements of an outcome read for its finding (its results sentences, its conclusion)."""
@@ -56,12 +56,6 @@ READ_UNITS = 6
 NOT_READ = frozenset({"trial registration", "animal/in vitro"})
 """Designs whose findings a question on people does not weigh: a registry record (its posted results are the
 registry's), an animal or in-vitro study (a finding in mice never contradicts one in patients)."""
-
-_NULL_WORDS = re.compile(
-    r"\bno (?:statistically )?significant\b|\bnot (?:statistically )?significant(?:ly)?\b|\bnon-?significant\b|"
-    r"\bno (?:\w+ )?(?:effect|benefit|association|reduction|increase|change|improvement)s?\b|"
-    r"\bdid not (?:differ|change|significantly)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b|"
-    r"\bnot associated\b|\bno (?:\w+ )?association\b", re.IGNORECASE)
 
 IMPLIED_COMPARATOR = "placebo control controls sham untreated nonusers non-users unexposed"
 """What an exposure is set against when neither the question nor the study names a comparator: the words of a
@@ -78,20 +72,9 @@ _BRACKETED = re.compile(r"\((?=[^()]*\d)[^()]{4,120}\)")
 _VERSUS = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to))\s+(?:those|patients|participants|subjects|people|women|"
                      r"men)?\s*(?:who (?:had|received|underwent|were given)\s+)?(?P<other>[a-z][\w -]{2,40}?)"
                      r"(?=\s*[,;.()]|\s+(?:in|at|for|among|was|were|and)\b|$)", re.I)
-_HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|possibl\w*|probabl\w*)\b", re.I)
-
-_TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
-
 _SUBGROUP = lexicon.pattern("finding", "SUBGROUP")
 """A change in one subgroup, post hoc, exploratory or in a secondary analysis is not the study's finding
 (``reading/lexicons/finding.toml``)."""
-
-_SIGNIFICANT_CHANGE = re.compile(
-    r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower|"
-    r"greater|less|more|fewer|shorter|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
-    re.IGNORECASE)
-
-_COPULAS = frozenset("was were is are been be".split())
 
 _LESS = terms("delayed late later deferred conventional standard usual routine reduced low lower less minimal no "
               "without placebo sham after")
@@ -288,36 +271,3 @@ def _kept(result: OutcomeResult, clause: str, query: DirectionQuery, names: Sequ
 def _not_its_own(text: str) -> bool:
     """A diagnostic figure, a subgroup's, a secondary or an unadjusted analysis's result: not the study's finding."""
     return any(pattern.search(text) for pattern in (_DIAGNOSTIC, _SUBGROUP, _UNADJUSTED))
-
-
-def clear(result: OutcomeResult, clause: str = "") -> bool:
-    """A change the ``clause`` the direction was read from shows significant (its p value or CI; or "significantly
-    lower" said of the outcome: "a significant improvement of symptoms" says nothing of mortality), or a null it
-    states in words or by its p value or CI — not a trend ("tended to", "a non-significant trend"), nor a CI the
-    authors read as a possible effect ("may slightly reduce … (RR 0.93, 95% CI 0.84 to 1.03)"). The clause, not the
-    whole quote: in "falls were more frequent with vitamin D (rate ratio 1.15; 95% CI 1.02-1.30), and the excess of
-    both falls and fractures was concentrated in …" the figures are the falls'. (No clause given: the quote.)"""
-    text = clause or result.quote
-    stated = significance(text, read_effect(text))
-    if result.direction == "no_difference":
-        if _TREND.search(text):
-            return False
-        if _NULL_WORDS.search(text) or NULL_RESULT.search(text):
-            return True
-        return stated == "not_significant" and not _HEDGED.search(text)  # "may slightly reduce"
-    return stated == "significant" or stated == "unknown" and _significant_on(text, terms(result.outcome))
-
-
-def _significant_on(clause: str, outcome: frozenset[str]) -> bool:
-    """The clause calls a change in the outcome significant in words: "significantly improved event-free survival",
-    "fractures were significantly fewer", "a significant reduction in fractures" — the outcome's words right after
-    the change (six words at most) or as the subject of "was/were significantly …"; not negated ("no significant
-    reduction")."""
-    for match in _SIGNIFICANT_CHANGE.finditer(clause):
-        after = clause[match.end():].split()[:6]
-        before = clause[:match.start()].split()[-4:]
-        if outcome & terms(" ".join(after)):
-            return True
-        if before and before[-1].lower() in _COPULAS and outcome & terms(" ".join(before[:-1])):
-            return True
-    return False

@@ -26,6 +26,7 @@ from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..text import terms
 from .arms import abbreviations
+from .clarity import states_null
 from .effects import ratio_side, read_effect, significance
 from .learned import answer_query, statement
 from .naming import HOW_GIVEN, distinctive, exposure_names, measured_as_asked, part_core, spelled_out
@@ -190,11 +191,20 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
              ) -> OutcomeResult:
     """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
     measure the outcome as asked (study-record.md), when the study is observational and its quote does not name
-    the exposure (a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms), or
-    when a question that names no comparator (the exposure against none) meets a trial whose two arms are both the
-    exposure (:func:`forms_compared`, from its ``arms`` or its title)."""
+    the exposure (a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms), when
+    a question that names no comparator (the exposure against none) meets a trial whose two arms are both the
+    exposure (:func:`forms_compared`, from its ``arms`` or its title), or when an abstract's "no significant
+    difference" states no null (:func:`.clarity.states_null`: no null in words, no p value or CI shown not
+    significant), as in "Length of stay and cost differed significantly between teaching and community hospitals"
+    or "Serum ferritin predicted mortality": the reader, trained on trials' results, reads no change where such a
+    sentence states an association in words. Over the PubMedQA dev abstracts, 98 such rows stood for questions
+    answered yes 54 times and no 29; over the conflict topic sets the rule took out two wrong rows and one stray, no
+    right one (2026-12-01); a full text's rows are kept (its tables state a null by figures alone: 10 of 15 such own
+    rows on the e2e bench's validation trials are right)."""
     blank = OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
                           asked=result.asked)
+    if result.direction == "no_difference" and not evidence.passages and not states_null(result.quote):
+        return blank
     if result.quote and result.intervention and not result.comparator and forms_compared(
             evidence, result.intervention, arms):
         return blank

@@ -1,0 +1,78 @@
+"""Whether a statement of a study's result is clear: a change its figures or words show significant, or a null it
+states. A conflict's side (:mod:`.finding`) and an abstract's row that answers the question (``answer_gate``) must be
+clear; an abstract's "no significant difference" row must at least state a null (:func:`states_null`,
+``record.as_asked``)."""
+
+from __future__ import annotations
+
+import re
+
+from ...study import OutcomeResult
+from .. import lexicon
+from ..text import terms
+from ..vocabulary import NULL_RESULT
+from .effects import read_effect, significance
+
+__all__ = ["clear", "states_null"]
+
+_NULL_WORDS = re.compile(
+    r"\bno (?:statistically )?significant\b|\bnot (?:statistically )?significant(?:ly)?\b|\bnon-?significant\b|"
+    r"\bno (?:\w+ )?(?:effect|benefit|association|reduction|increase|change|improvement)s?\b|"
+    r"\bdid not (?:differ|change|significantly)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b|"
+    r"\bnot associated\b|\bno (?:\w+ )?association\b", re.IGNORECASE)
+
+_HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|possibl\w*|probabl\w*)\b", re.I)
+
+_TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
+
+
+_SIGNIFICANT_CHANGE = re.compile(
+    r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower|"
+    r"greater|less|more|fewer|shorter|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
+    re.IGNORECASE)
+
+_COPULAS = frozenset("was were is are been be".split())
+
+_NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
+
+
+def states_null(text: str) -> bool:
+    """``text`` says there was no difference: in the words the study reader reads as one (``lexicons/direction.toml``
+    NO_DIFFERENCE: "did not differ", "was likewise similar", "comparable", "failed to") or in
+    :data:`~synthesist.reading.vocabulary.NULL_RESULT`, or by a p value or CI it shows not significant, trend or
+    hedge or not ("tended to fall less often (11 vs 18 falls; p=0.11)")."""
+    return bool(_NO_DIFFERENCE.search(text) or NULL_RESULT.search(text)) or significance(
+        text, read_effect(text)) == "not_significant"
+
+
+def clear(result: OutcomeResult, clause: str = "") -> bool:
+    """A change the ``clause`` the direction was read from shows significant (its p value or CI; or "significantly
+    lower" said of the outcome: "a significant improvement of symptoms" says nothing of mortality), or a null it
+    states in words or by its p value or CI — not a trend ("tended to", "a non-significant trend"), nor a CI the
+    authors read as a possible effect ("may slightly reduce … (RR 0.93, 95% CI 0.84 to 1.03)"). The clause, not the
+    whole quote: in "falls were more frequent with vitamin D (rate ratio 1.15; 95% CI 1.02-1.30), and the excess of
+    both falls and fractures was concentrated in …" the figures are the falls'. (No clause given: the quote.)"""
+    text = clause or result.quote
+    stated = significance(text, read_effect(text))
+    if result.direction == "no_difference":
+        if _TREND.search(text):
+            return False
+        if _NULL_WORDS.search(text) or NULL_RESULT.search(text):
+            return True
+        return stated == "not_significant" and not _HEDGED.search(text)  # "may slightly reduce"
+    return stated == "significant" or stated == "unknown" and _significant_on(text, terms(result.outcome))
+
+
+def _significant_on(clause: str, outcome: frozenset[str]) -> bool:
+    """The clause calls a change in the outcome significant in words: "significantly improved event-free survival",
+    "fractures were significantly fewer", "a significant reduction in fractures" — the outcome's words right after
+    the change (six words at most) or as the subject of "was/were significantly …"; not negated ("no significant
+    reduction")."""
+    for match in _SIGNIFICANT_CHANGE.finditer(clause):
+        after = clause[match.end():].split()[:6]
+        before = clause[:match.start()].split()[-4:]
+        if outcome & terms(" ".join(after)):
+            return True
+        if before and before[-1].lower() in _COPULAS and outcome & terms(" ".join(before[:-1])):
+            return True
+    return False
