@@ -94,8 +94,8 @@ class OutcomeResult(_Frozen):
     (:func:`~synthesist.reading.verdict.item_verdict`). Empty where the reader did not decide it."""
     check: str = ""
     """Set when a model read this result and the study reader, checking it, reads it otherwise: what the reader
-    found (the table shows it beside the model's direction); or when the report's Answer reads the item otherwise
-    (its conclusion: :func:`synthesist.appraisal.evidence_table.with_answer_checks`)."""
+    found (the table shows it beside the model's direction); or when the report's Answer gives the question another
+    answer than this row (:func:`synthesist.appraisal.evidence_table.with_answer_checks`)."""
 
 
 class Arm(_Frozen):

@@ -29,10 +29,9 @@ from synthesist.config import RunSettings
 from synthesist.extractive import assess, question_relevance
 from synthesist.extractive.judge import DIRECT, answering_readings
 from synthesist.memory import Embedder
-from synthesist.models import Evidence
+from synthesist.models import Evidence, FullTextFinding
 from synthesist.reading.alignment import align_all
 from synthesist.reading.frame import frame_of
-from synthesist.reading.verdict import item_verdict
 
 ON_TOPIC = 0.8
 
@@ -200,17 +199,23 @@ def test_the_extractive_judge_reads_the_configured_thresholds() -> None:
     assert relaxed.required == ("clinical",) and "clinical ≥ 0.5" in relaxed.rule
 
 
-def test_the_judge_counts_agreement_as_the_answer_reads_each_answering_item(real_relevance: dict[str, float]) -> None:
+def test_the_judge_counts_agreement_as_the_answer_reads_each_answering_item() -> None:
     """The items' agreement in the judge's confidence is the one reader's: each answering item's verdict as the
-    Answer would read it (its row, else its conclusion), never a count of effect and null words; a registry record
-    and cell or animal work alone are not read."""
+    Answer would read it (its row on the question's comparison where it has one, else its conclusion), never a count
+    of effect and null words; a registry record and cell or animal work alone are not read."""
     items = (META_ANALYSIS, NULL_TRIAL, COHORT, TRIAL_RECORD, CELL_STUDY)
     frame = frame_of(QUESTION)
     alignments = align_all(frame, list(items), on_topic(*items))
-    said = answering_readings(QUESTION, frame, alignments, {item.id: item for item in items})
+    by_id = {item.id: item for item in items}
 
-    assert said == {META_ANALYSIS.id: "yes", NULL_TRIAL.id: "no", COHORT.id: "yes"}
-    assert said == {i: item_verdict(QUESTION, frame, item).label for item in items if (i := item.id) in said}
+    assert answering_readings(QUESTION, frame, alignments, by_id) == {
+        META_ANALYSIS.id: "yes", NULL_TRIAL.id: "no", COHORT.id: "yes"}
+    # a row on the comparison is read before the conclusion: a significant decrease answers "reduce" yes
+    row = FullTextFinding(quote="Breast cancer was less frequent with metformin (HR 0.80, 95% CI 0.70-0.92).",
+                          section="Results", direction="decreased", confidence=0.9)
+    read_by_row = [a.model_copy(update={"full_text": row}) if a.evidence_id == NULL_TRIAL.id else a
+                   for a in alignments]
+    assert answering_readings(QUESTION, frame, read_by_row, by_id)[NULL_TRIAL.id] == "yes"
     reasoning = judge(*items).clinical.reasoning
     assert "2 of 3 answering items read 'yes'" in reasoning
     assert "agree in direction" not in reasoning

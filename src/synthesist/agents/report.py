@@ -113,7 +113,7 @@ class ReportAgent(ModelAgent):
         report = with_references(said_once(with_conflicts(said_once(report), memory)), memory)
         report, unread, study_notes = await with_studies(report, memory, self._llm,
                                                          boundary_cap=self._settings.models.evidence_char_cap)
-        report = with_answer_checks(memory.question, report)
+        report = with_answer_checks(memory.question, report, {item.id: item for item in memory.evidence})
         note = "; ".join(filter(None, [note, *study_notes])) or None
         try:
             report = appraised(report, memory)

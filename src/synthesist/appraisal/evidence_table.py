@@ -20,7 +20,7 @@ from ..memory import ResearchMemory
 from ..models import Conflict, Evidence, QuestionFrame, ResearchReport
 from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, question_queries
 from ..reading.studies.effects import read_effect
-from ..reading.verdict import asked_change, asked_parts, verdict_of
+from ..reading.verdict import asked_change, asked_parts, item_verdict, verdict_of
 from ..study import OutcomeResult, StudyRecord
 from ..titles import display_title
 from .llm_reader import llm_study_record
@@ -182,19 +182,29 @@ def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> Study
     return record.model_copy(update={"outcomes": tuple(outcomes)})
 
 
-def with_answer_checks(question: str, report: ResearchReport) -> ResearchReport:
+def with_answer_checks(question: str, report: ResearchReport, items: Mapping[str, Evidence]) -> ResearchReport:
     """``report`` with each evidence-table row that the Answer reads otherwise (:func:`rows_against_answer`) saying
-    so in its ``check``: the Answer's verdict on an abstract that is no randomised trial or review, or whose row is
-    not clear, is its conclusion's (``answer_gate``), and where the study's result on the outcome reads otherwise
-    the table shows both ("no significant difference; its conclusion, which the Answer reads, says yes") rather than
-    contradict the Answer unremarked. On the conflict topic sets 5 of 70 runs (2026-12-01); which of the two readings
-    to trust differs by kind of question (studies-measured.md)."""
-    against = {(evidence_id, id(row)) for evidence_id, row in rows_against_answer(question, report)}
-    if not against or report.answer is None:
+    so in its ``check``, so that the table never contradicts the Answer unremarked. The Answer's verdict on an
+    abstract that is no randomised trial or review, or whose row is not clear, is its conclusion's (``answer_gate``):
+    where its result on the outcome reads otherwise, the row says "its conclusion, which the Answer reads, says yes";
+    where the Answer's verdict is not what the item's conclusion says (a conflict side replaced the row the Answer
+    read; a model's verdict), "the Answer says yes". On the conflict topic sets 5 of 70 runs (2026-12-01); which of
+    an abstract's two readings to trust differs by kind of question (studies-measured.md)."""
+    against = rows_against_answer(question, report)
+    answer, frame = report.answer, report.frame
+    if not against or answer is None or frame is None:
         return report
-    said = f"its conclusion, which the Answer reads, says {report.answer.verdict}"
+
+    def said(evidence_id: str) -> str:
+        item = items.get(evidence_id)
+        if item is not None and item_verdict(question, frame, item).label == answer.verdict:
+            return f"its conclusion, which the Answer reads, says {answer.verdict}"
+        return f"the Answer says {answer.verdict}"
+
+    marked = {(evidence_id, id(row)): said(evidence_id) for evidence_id, row in against}
     studies = tuple(record.model_copy(update={"outcomes": tuple(
-        row.model_copy(update={"check": row.check or said}) if (record.evidence_id, id(row)) in against else row
+        row.model_copy(update={"check": "; ".join(filter(None, (row.check, marked[(record.evidence_id, id(row))])))})
+        if (record.evidence_id, id(row)) in marked else row
         for row in record.outcomes)}) for record in report.studies)
     return report.model_copy(update={"studies": studies})
 
@@ -204,13 +214,18 @@ def rows_against_answer(question: str, report: ResearchReport) -> tuple[tuple[st
     another yes or no than the Answer's (:func:`~synthesist.reading.verdict.verdict_of`): a report contradicting its
     own table: the Answer's verdict on an item is its row's where the row is clear on a randomised trial or review,
     else its conclusion's (``answer_gate``), and a conflict side replaces its item's row (:func:`as_in_conflicts`).
-    :func:`with_answer_checks` marks each such row; the benches count them."""
+    The row is the record's asked row on the frame's first outcome, else its first asked row (a model's record names
+    the outcome its own way). :func:`with_answer_checks` marks each such row; the benches count them."""
     answer, frame = report.answer, report.frame
     if answer is None or answer.verdict not in ("yes", "no") or frame is None or not frame.outcomes:
         return ()
     asked = asked_change(question, frame.exposure, asked_parts(frame))
     cited = set(answer.evidence_ids)
-    return tuple((record.evidence_id, row) for record in report.studies if record.evidence_id in cited
-                 for row in record.outcomes
-                 if row.asked and row.outcome == frame.outcomes[0] and row.direction != "not_reported"
-                 and verdict_of(row.direction, asked, row.outcome) != answer.verdict)
+    found = []
+    for record in report.studies:
+        rows = [row for row in record.outcomes if row.asked]
+        row = next((r for r in rows if r.outcome == frame.outcomes[0]), rows[0] if rows else None)
+        if (record.evidence_id in cited and row is not None and row.direction != "not_reported"
+                and verdict_of(row.direction, asked, row.outcome) != answer.verdict):
+            found.append((record.evidence_id, row))
+    return tuple(found)

@@ -278,10 +278,10 @@ def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence
                        items: Mapping[str, Evidence]) -> dict[str, str]:
     """What each item that answers the question (or answers it indirectly) says to it, as the Answer reads it (a
     registry record, or cell or animal work alone, which answers no clinical question, is not read): for a yes/no
-    question its verdict (:func:`~synthesist.reading.verdict.item_verdict`: its row on the question's
-    comparison, else its conclusion); for another question, whether its row reads a difference (an item with no row
-    is not read). The items' agreement is one term of the judge's confidence: the one reader's, so the judge never
-    counts an item as agreeing that its table row or the Answer reads otherwise."""
+    question its verdict (:func:`~synthesist.reading.verdict.item_verdict`: its row on the question's comparison,
+    else its conclusion: yes or no); for another question, its row's direction (an increase and a decrease do not
+    agree; an item with no row is not read). The items' agreement is one term of the judge's confidence: the one
+    reader's, so the judge never counts an item as agreeing that its table row or the Answer reads otherwise."""
     said = {}
     for alignment in alignments:
         item = items.get(alignment.evidence_id)
@@ -291,8 +291,7 @@ def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence
         if frame.yes_no:
             said[item.id] = item_verdict(question, frame, item, alignment.full_text).label
         elif alignment.full_text is not None:
-            said[item.id] = ("no difference" if alignment.full_text.direction == "no_difference"
-                             else "a difference")
+            said[item.id] = alignment.full_text.direction.replace("_", " ")
     return said
 
 

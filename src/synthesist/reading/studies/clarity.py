@@ -37,7 +37,8 @@ _NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
 
 
 def states_null(text: str) -> bool:
-    """``text`` says there was no difference: in the words the study reader reads as one (``lexicons/direction.toml``
+    """``text`` holds a statement of no difference (anywhere in it, not only in the outcome's clause: it keeps a
+    row, never makes one): in the words the study reader reads as one (``lexicons/direction.toml``
     NO_DIFFERENCE: "did not differ", "was likewise similar", "comparable", "failed to") or in
     :data:`~synthesist.reading.vocabulary.NULL_RESULT`, or by a p value or CI it shows not significant, trend or
     hedge or not ("tended to fall less often (11 vs 18 falls; p=0.11)")."""
