@@ -190,23 +190,23 @@ def with_answer_checks(question: str, report: ResearchReport, items: Mapping[str
     where the Answer's verdict is not what the item's conclusion says (a conflict side replaced the row the Answer
     read; a model's verdict), "the Answer says yes". On the conflict topic sets 5 of 70 runs (2026-12-01); which of
     an abstract's two readings to trust differs by kind of question (studies-measured.md)."""
-    against = rows_against_answer(question, report)
     answer, frame = report.answer, report.frame
-    if not against or answer is None or frame is None:
+    if answer is None or frame is None:
         return report
 
-    def said(evidence_id: str) -> str:
-        item = items.get(evidence_id)
-        if item is not None and item_verdict(question, frame, item).label == answer.verdict:
-            return f"its conclusion, which the Answer reads, says {answer.verdict}"
-        return f"the Answer says {answer.verdict}"
+    def checked(record: StudyRecord) -> StudyRecord:
+        against = _row_against(question, report, record)
+        if against is None:
+            return record
+        item = items.get(record.evidence_id)
+        said = (f"its conclusion, which the Answer reads, says {answer.verdict}"
+                if item is not None and item_verdict(question, frame, item).label == answer.verdict
+                else f"the Answer says {answer.verdict}")
+        return record.model_copy(update={"outcomes": tuple(
+            row.model_copy(update={"check": "; ".join(filter(None, (row.check, said)))}) if row is against else row
+            for row in record.outcomes)})
 
-    marked = {(evidence_id, id(row)): said(evidence_id) for evidence_id, row in against}
-    studies = tuple(record.model_copy(update={"outcomes": tuple(
-        row.model_copy(update={"check": "; ".join(filter(None, (row.check, marked[(record.evidence_id, id(row))])))})
-        if (record.evidence_id, id(row)) in marked else row
-        for row in record.outcomes)}) for record in report.studies)
-    return report.model_copy(update={"studies": studies})
+    return report.model_copy(update={"studies": tuple(map(checked, report.studies))})
 
 
 def rows_against_answer(question: str, report: ResearchReport) -> tuple[tuple[str, OutcomeResult], ...]:
@@ -216,16 +216,20 @@ def rows_against_answer(question: str, report: ResearchReport) -> tuple[tuple[st
     else its conclusion's (``answer_gate``), and a conflict side replaces its item's row (:func:`as_in_conflicts`).
     The row is the record's asked row on the frame's first outcome, else its first asked row (a model's record names
     the outcome its own way). :func:`with_answer_checks` marks each such row; the benches count them."""
+    return tuple((record.evidence_id, row) for record in report.studies
+                 if (row := _row_against(question, report, record)) is not None)
+
+
+def _row_against(question: str, report: ResearchReport, record: StudyRecord) -> OutcomeResult | None:
+    """``record``'s row that gives ``question`` another yes or no than the report's Answer, when the Answer cites it
+    (:func:`rows_against_answer`), else None."""
     answer, frame = report.answer, report.frame
-    if answer is None or answer.verdict not in ("yes", "no") or frame is None or not frame.outcomes:
-        return ()
-    asked = asked_change(question, frame.exposure, asked_parts(frame))
-    cited = set(answer.evidence_ids)
-    found = []
-    for record in report.studies:
-        rows = [row for row in record.outcomes if row.asked]
-        row = next((r for r in rows if r.outcome == frame.outcomes[0]), rows[0] if rows else None)
-        if (record.evidence_id in cited and row is not None and row.direction != "not_reported"
-                and verdict_of(row.direction, asked, row.outcome) != answer.verdict):
-            found.append((record.evidence_id, row))
-    return tuple(found)
+    if (answer is None or answer.verdict not in ("yes", "no") or frame is None or not frame.outcomes
+            or record.evidence_id not in answer.evidence_ids):
+        return None
+    rows = [row for row in record.outcomes if row.asked]
+    row = next((r for r in rows if r.outcome == frame.outcomes[0]), rows[0] if rows else None)
+    if row is None or row.direction == "not_reported" or verdict_of(
+            row.direction, asked_change(question, frame.exposure, asked_parts(frame)), row.outcome) == answer.verdict:
+        return None
+    return row
