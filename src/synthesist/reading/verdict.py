@@ -4,7 +4,8 @@ against the change the question asks about.
 "Do plant sterols lower LDL cholesterol?" is answered *yes* by a significant decrease, *no* by no significant
 difference or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Does X improve
 Y?" by a significant change in the direction a patient wants for Y (higher for healing, survival or function:
-``HIGHER_IS_BETTER``; lower for mortality, pain or HbA1c: ``LOWER_IS_BETTER``; higher for anything else). The verbs
+``HIGHER_IS_BETTER``; lower for mortality, pain, HbA1c or a disease named as the outcome, "worse asthma":
+``LOWER_IS_BETTER``; higher for anything else). The verbs
 and outcomes are data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from
 the same reading as the evidence table's row, so an answer never contradicts its own row.
 
