@@ -11,10 +11,15 @@ from run_helpers import run_settings
 
 from synthesist import api
 from synthesist.api import report_markdown
+from synthesist.appraisal.bottom_line import write_answer
 from synthesist.appraisal.evidence_table import rows_against_answer
+from synthesist.appraisal.item_reading import read
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
-from synthesist.models import ResearchResult
+from synthesist.models import Evidence, FullTextFinding, ResearchResult
+from synthesist.reading.alignment import align
+from synthesist.reading.frame import frame_of
+from synthesist.reading.studies.asked import asked_record, question_queries
 
 QUESTION = "Does tranexamic acid reduce the need for red-cell transfusion in hip fracture surgery?"
 RESULT = ("Transfusion was required in 29 of 106 patients (27.4%) in the tranexamic acid group and 49 of 106 (46.2%) "
@@ -90,6 +95,28 @@ async def test_an_observational_abstract_is_read_by_its_conclusion(tmp_path: Pat
     assert report.answer is not None and report.answer.verdict == "no"
     [judged] = result.assessments
     assert "its conclusion reads 'no'" in judged.clinical.reasoning
+
+
+def test_a_trial_that_reports_the_comparison_leads_the_answer_before_a_more_relevant_cohort() -> None:
+    """The Answer rests first on the strongest design among the answering items whose row reports the comparison
+    (a randomised trial's relative risk 0.59), not on the most relevant one (a registry cohort read by its
+    conclusion, "not associated with a reduced rate": a no): the certainty of a body of evidence starts from its
+    strongest design. With the cohort alone the Answer is its no."""
+    trial, cohort = (Evidence(id=f"pmid:{r['pmid']}", source="library", title=r["title"], content=r["abstract"])
+                     for r in (TRIAL, COHORT))
+    frame = frame_of(QUESTION)
+    row = asked_record(trial, question_queries(frame)).outcomes[0]
+    found = FullTextFinding(quote=row.quote, direction=row.direction, read_from="abstract")
+    cohort_first = [align(frame, cohort, 0.9), align(frame, trial, 0.8).model_copy(update={"full_text": found})]
+
+    answer = write_answer(QUESTION, frame, cohort_first, {i.id: read(i) for i in (trial, cohort)},
+                          {i.id: i for i in (trial, cohort)})
+    alone = write_answer(QUESTION, frame, cohort_first[:1], {cohort.id: read(cohort)}, {cohort.id: cohort})
+
+    assert [a.label for a in cohort_first] == ["answers", "answers"]
+    assert (answer.verdict, answer.evidence_ids) == ("yes", (trial.id,))
+    assert answer.statement.startswith(RESULT.rstrip("."))
+    assert (alone.verdict, alone.evidence_ids) == ("no", (cohort.id,))
 
 
 ROUTES = _record(

@@ -70,6 +70,31 @@ def test_a_study_answers_the_questions_own_comparison_first(trial: Evidence):
     assert study_records([trial], descriptive)[0].outcomes[0].outcome != "quality of life"
 
 
+def test_a_row_on_a_question_naming_no_comparator_shows_a_head_to_head_trials_other_arm():
+    """"Does PCI reduce mortality?" over a trial of PCI against bypass surgery: its row on the question's comparison
+    says what PCI was set against, not PCI alone (a reader takes a row with no comparator for the exposure against
+    none); a placebo-controlled trial's row shows the exposure alone, as the question asks."""
+    head_to_head = Evidence(id="pmid:91002303", source="pubmed", title="Bypass surgery versus drug-eluting stents",
+                            content="METHODS: 1,872 patients with diabetes and multivessel disease were randomly "
+                                    "assigned to PCI with drug-eluting stents or CABG. RESULTS: Death from any cause "
+                                    "was higher after percutaneous coronary intervention (PCI) (16.0% vs 10.8%; "
+                                    "P = 0.04).")
+    placebo = Evidence(id="pmid:91002304", source="pubmed", title="PCI versus a placebo procedure",
+                       content="METHODS: 198 patients were randomly assigned to percutaneous coronary intervention or "
+                               "placebo. RESULTS: Death from any cause did not differ between the groups (2.0% vs "
+                               "2.1%; P = 0.95).")
+    frame = QuestionFrame(kind="effect", yes_no=True, exposure="percutaneous coronary intervention",
+                          outcomes=("mortality",))
+    items = {item.id: item for item in (head_to_head, placebo)}
+
+    rows = {row.record.evidence_id: row for row in evidence_rows(study_records(items.values(), frame), items)
+            if row.outcome and row.outcome.asked}
+
+    assert rows[head_to_head.id].comparison == "percutaneous coronary intervention vs CABG"
+    assert rows[head_to_head.id].outcome.direction == "increased"
+    assert rows[placebo.id].comparison == "percutaneous coronary intervention"
+
+
 def test_the_tables_data_for_the_page_is_report_mds_rows_in_its_order(trial: Evidence):
     frame = QuestionFrame(kind="effect", yes_no=True, exposure="drug A", comparator="placebo",
                           outcomes=("night waking",))

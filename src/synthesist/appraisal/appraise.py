@@ -22,7 +22,7 @@ from ..models import (
     ReportSection,
     ResearchReport,
 )
-from ..reading.studies.asked import asked_record, question_queries
+from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.learned import answer_query
 from ..reading.studies.record import as_asked, read_study
 from ..reading.text import terms
@@ -156,12 +156,13 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence], rec
 
 def _asked(item: Evidence, frame: QuestionFrame, query: DirectionQuery, record: StudyRecord) -> OutcomeResult:
     """What ``item`` reads for the question's first comparison: its table row (the one reading,
-    :func:`~synthesist.reading.studies.asked.asked_record`), or for a question of another kind the same reader's
-    answer held to the outcome as asked."""
+    :func:`~synthesist.reading.studies.asked.asked_record`; none for a trial of the exposure against another
+    treatment when the question names no comparator, :func:`~synthesist.reading.studies.asked.head_to_head`), or for
+    a question of another kind the same reader's answer held to the outcome as asked."""
     if queries := question_queries(frame):
         row = asked_record(item, queries).outcomes[:1]
-        return row[0] if row and row[0].asked else OutcomeResult(outcome=query.outcome, intervention=query.intervention,
-                                                                  comparator=query.comparator)
+        return row[0] if row and row[0].asked and not head_to_head(record, queries[0], item) else OutcomeResult(
+            outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     return as_asked(answer_query(item, query), item, record.design, record.arms)
 
 

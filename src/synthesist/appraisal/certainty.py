@@ -27,7 +27,7 @@ from ..models import (
     TrialLink,
 )
 from ..reading import lexicon
-from ..reading.studies.asked import asked_record, question_queries
+from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import significance
 from ..registrations import trial_of
 from ..study import OutcomeResult, StudyRecord
@@ -203,7 +203,9 @@ def answer_certainty(frame: QuestionFrame, items: Sequence[Evidence], verdicts: 
     results = []
     for item in items:
         record = asked_record(item, queries)
-        row = next((o for o in record.outcomes if o.asked), None) or OutcomeResult(outcome=outcome)
+        row = next((o for o in record.outcomes if o.asked), None)
+        if row is None or queries and head_to_head(record, queries[0], item):  # another comparison: no result on it
+            row = OutcomeResult(outcome=outcome)
         results.append((record, row, item))
     ids = tuple(item.id for item in items) if indirect else ()
     return grade(OutcomeEvidence(outcome=outcome, results=tuple(results), answers_question=True, indirect_ids=ids,

@@ -18,10 +18,10 @@ from ..identity import link_out
 from ..llm.core import LLM
 from ..memory import ResearchMemory
 from ..models import Conflict, Evidence, QuestionFrame, ResearchReport
-from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, question_queries
+from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
 from ..reading.verdict import asked_change, asked_parts, item_verdict, verdict_of
-from ..study import OutcomeResult, StudyRecord
+from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from ..titles import display_title
 from .llm_reader import llm_study_record
 
@@ -59,11 +59,18 @@ class EvidenceRow:
 
     @property
     def comparison(self) -> str:
+        """The row's arms: the question's exposure and comparator for the row on its comparison (against the trial's
+        own comparator where the question names none and the trial set the exposure against another active
+        treatment: "percutaneous coronary intervention vs CABG": :func:`~.asked.head_to_head`), else the study's
+        arms."""
         arms = self.outcome if self.outcome and self.outcome.intervention else None
         intervention = arms.intervention if arms else next(
             (a.label for a in self.record.arms if a.role == "intervention"), "")
         comparator = arms.comparator if arms else next(
             (a.label for a in self.record.arms if a.role == "comparator"), "")
+        if arms and arms.asked and not comparator:
+            comparator = head_to_head(self.record, DirectionQuery(intervention=intervention, comparator="",
+                                                                  outcome=arms.outcome), self.evidence)
         return f"{intervention} vs {comparator}" if intervention and comparator else intervention
 
     @property

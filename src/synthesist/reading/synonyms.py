@@ -51,6 +51,21 @@ def measure_names(phrase: str) -> tuple[str, ...]:
     return ()
 
 
+def one_word_names(outcome: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Each other one-word name (folded, :func:`~.text.terms`) of a measure whose name the ``outcome``'s folded words
+    hold, with the words it stands for: ``{"death": {"mort"}, "deaths": …}`` for "all-cause mortality", ``{"a1c":
+    {"hba1c"}}`` for "HbA1c" (:data:`MEASURE_NAMES`): a passage that names one names the outcome."""
+    found: dict[str, frozenset[str]] = {}
+    for names in MEASURE_NAMES:
+        held = [words for name in names if (words := terms(name, folded=True)) and words <= outcome]
+        if not held:
+            continue
+        for name in names:
+            if len(words := terms(name, folded=True)) == 1 and not words <= outcome:
+                found.setdefault(next(iter(words)), max(held, key=len))
+    return found
+
+
 @cache
 def _phrase(name: str) -> re.Pattern[str]:
     """``name`` as a whole phrase in any case: "LDL" is not in "LDL-C", "A1c" is in "(A1c)"."""

@@ -9,7 +9,9 @@ from functools import lru_cache
 
 from ...models import Evidence, QuestionFrame
 from ...study import DirectionQuery, StudyRecord
+from .finding import comparator_of
 from .record import read_study
+from .verify import source_text
 
 OUTCOMES_PER_STUDY = 3
 _COMPARATIVE = frozenset({"effect", "association"})
@@ -29,3 +31,13 @@ def asked_record(item: Evidence, queries: tuple[DirectionQuery, ...]) -> StudyRe
     """One item's record for ``queries`` (cached: items and queries are immutable, so a record read ahead of the
     report, while a model checks its claims or the answer is gated, is the one the table uses)."""
     return read_study(item, queries, measured_as_asked=True)
+
+
+def head_to_head(record: StudyRecord, query: DirectionQuery, item: Evidence | None) -> str:
+    """The active treatment a trial set the question's exposure against, when the question names no comparator
+    ("CABG" for "Does PCI reduce mortality?" over a trial of PCI with drug-eluting stents against bypass surgery:
+    :func:`~.finding.comparator_of`): the trial's row on the question's comparison is the exposure against that,
+    not against its absence. '' when the question names a comparator, or the trial's is a control or unread."""
+    if query.comparator or not query.intervention:
+        return ""
+    return comparator_of(record, query.intervention, source_text(item) if item is not None else "") or ""

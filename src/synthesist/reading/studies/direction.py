@@ -19,6 +19,7 @@ from ...models import Evidence
 from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResult
 from .. import lexicon
 from ..study_reader import word_rarity
+from ..synonyms import one_word_names
 from ..text import split_clauses, terms, top_level
 from .arms import THAN, ArmTerms, flip, outcome_aliases
 from .effects import Significance, ratio_side, read_effect, significance
@@ -114,6 +115,8 @@ def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
     if not outcome:
         return read, [None] * len(read)
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
+    for name, words in one_word_names(outcome).items():  # "death" names "all-cause mortality", "A1C" names HbA1c
+        short_forms.setdefault(name, words)
     for short in _QUERY_SHORT_FORM.findall(query.outcome):  # "EAR (early response)": the query defines "EAR"
         short_forms.setdefault(short.lower(), outcome)
     named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word, folded=True)]

@@ -102,20 +102,24 @@ class Finding:
     None when the study names no arms."""
 
 
-def comparator_of(record: StudyRecord, exposure: str) -> str | None:
+def comparator_of(record: StudyRecord, exposure: str, text: str = "") -> str | None:
     """The trial's comparator arm when its intervention arm is the exposure (or, for a drug class, one of its
     members): its label when it is another active treatment, another member of the class or another dose or timing
     of the exposure (a head-to-head: a short name that is no control, as "intravenous meperidine" against epidural
     analgesia, "75 mg" against aspirin 150 mg, "amoxicillin-clavulanate" against cefazolin for antibiotic
     prophylaxis, "delayed" against early epidural analgesia), '' when it is a control or less of
     the exposure itself (placebo, usual care, "delayed mobilisation", "conventional insulin therapy"), None when the
-    record reads no arms or the exposure is not its intervention."""
+    record reads no arms or the exposure is not its intervention (given the article's ``text``, its intervention
+    arm may name the exposure by another of its names: "PCI with drug-eluting stents",
+    :func:`~.naming.exposure_names`)."""
     roles = {arm.role: arm.label for arm in record.arms}
     if "intervention" not in roles or "comparator" not in roles:
         return None
     core = terms(part_core(exposure)) - HOW_GIVEN - MODIFIERS
     members = frozenset().union(*(terms(m) for m in class_members(exposure, " ".join(roles.values()))))
-    if not (core | members) & terms(roles["intervention"]):
+    arm = terms(roles["intervention"])
+    if not (core | members) & arm and not (text and any(
+            words and words <= arm for _, words in exposure_names(exposure, text)[1:])):
         return None
     other = roles["comparator"]
     if CONTROL.search(other):
