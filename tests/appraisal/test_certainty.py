@@ -178,3 +178,23 @@ def test_two_papers_of_one_registered_trial_count_its_participants_once():
     assert [(s.domain, s.reason) for s in once.steps if s.domain == "imprecision"] == [
         ("imprecision", "few participants: 300 in all (fewer than 400)")]
     assert all(s.domain != "imprecision" for s in twice.steps)  # 600, as two trials would be
+
+
+def test_a_trial_against_another_treatment_is_no_result_on_a_question_naming_no_comparator():
+    """"Does PCI reduce mortality?" asks about PCI against its absence: a trial of PCI against bypass surgery found
+    more deaths with PCI, which is no result on that comparison, so it never sets "opposite directions" against a
+    placebo-controlled trial's fewer deaths (its row says "vs CABG" in the table instead)."""
+    frame = frame_of("Does percutaneous coronary intervention reduce mortality?")
+    head_to_head = Evidence(id="pmid:91002303", source="pubmed", title="Bypass surgery versus drug-eluting stents",
+                            content="METHODS: 1,872 patients were randomly assigned to PCI with drug-eluting stents or "
+                                    "CABG. RESULTS: Death from any cause was higher after percutaneous coronary "
+                                    "intervention (PCI) (16.0% vs 10.8%; P = 0.04).")
+    placebo = Evidence(id="pmid:91002306", source="pubmed", title="PCI versus a placebo procedure",
+                       content="METHODS: 1,980 patients were randomly assigned to percutaneous coronary intervention "
+                               "or a placebo procedure. RESULTS: Death from any cause was lower after percutaneous "
+                               "coronary intervention (hazard ratio 0.70, 95% CI 0.55 to 0.89; P = 0.004).")
+    assert read_study(head_to_head).arms[1].label == "CABG"
+
+    graded = answer_certainty(frame, [placebo, head_to_head], ["yes", "yes"])
+
+    assert "opposite directions" not in " ".join(step.reason for step in graded.steps)

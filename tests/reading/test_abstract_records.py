@@ -3,9 +3,10 @@ the outcomes' names, against a golden set as data (``tests/data/abstract_records
 (``text``, with ``passages`` when the record reads a methods section, ``source`` and ``title`` when they are not a
 PubMed abstract's "A trial"), the fields expected (``population``; ``randomised``: the count of participants, null
 for none, and ``randomised_text`` its number as written; ``arms`` as [role, label]; ``outcomes``: the names in
-order; ``effects``: [name, estimate as shown] per outcome; ``not_an_outcome``: the start of no outcome's name;
-``asked``: the question's comparisons, when the record is read for a question) and why the row is there. A
-misreading adds a row. The full-text golden records: test_study_records.py."""
+order; ``effects``: [name, estimate as shown] per outcome; ``directions``: [name, direction] per outcome;
+``not_an_outcome``: the start of no outcome's name; ``asked``: the question's comparisons, when the record is read
+for a question) and why the row is there. A misreading adds a row. The full-text golden records:
+test_study_records.py."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def fields(read: StudyRecord, row: dict) -> dict:
         "arms": lambda: [[arm.role, arm.label] for arm in read.arms],
         "outcomes": lambda: [outcome.outcome for outcome in read.outcomes],
         "effects": lambda: [[o.outcome, o.effect.shown() if o.effect else ""] for o in read.outcomes],
+        "directions": lambda: [[o.outcome, o.direction] for o in read.outcomes],
         "not_an_outcome": lambda: [o.outcome for o in read.outcomes if o.outcome.startswith(row["not_an_outcome"])],
     }
     return {name: value() for name, value in read_as.items() if name in row}
@@ -50,7 +52,7 @@ def expected(row: dict) -> dict:
     wanted = {**row, "not_an_outcome": [],
               "randomised_text": row.get("randomised_text", "").replace("\u2009", "").replace(" ", "")}
     return {name: wanted[name] for name in ("population", "design", "randomised", "randomised_text", "arms", "outcomes",
-                                            "effects", "not_an_outcome") if name in row}
+                                            "effects", "directions", "not_an_outcome") if name in row}
 
 
 def test_the_golden_abstracts_are_read_into_their_records():

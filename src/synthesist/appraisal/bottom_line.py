@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading import lexicon
-from ..reading.studies.asked import asked_record, question_queries
+from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
 from ..reading.text import Sentence
 from ..reading.verdict import item_verdict
@@ -92,21 +92,30 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
 
 def strongest_first(frame: QuestionFrame, chosen: Sequence[Reading], findings: Mapping[str, FullTextFinding]
                     ) -> list[Reading]:
-    """``chosen`` (the most relevant answering items, most relevant first) led by the one of the strongest design
-    (:data:`~synthesist.study.DESIGNS`, its study record's) among those whose row reports the question's comparison
-    (``findings``), when it is stronger than the most relevant item's: a meta-analysis of randomised trials that
-    states "PCI did not reduce all-cause death (risk ratio 0.96 …)" answers before a registry cohort whose
-    conclusion is read, as the certainty of the body of evidence starts from its strongest design. Unchanged when
-    no such item is stronger. On PubMedQA's 500 dev questions it moves no lead (2026-12-01: in 4 of 480 yes/no runs a
-    stronger design is among the three, but none with a row on the comparison)."""
+    """``chosen`` (the most relevant answering items, most relevant first) led by a review or a randomised trial
+    whose row reports the question's comparison (``findings``; not a trial of the exposure against another treatment
+    when the question names no comparator: :func:`~synthesist.reading.studies.asked.head_to_head`), the strongest
+    such (:data:`~synthesist.study.DESIGNS`, its study record's design), when its design is stronger than the most
+    relevant item's: a meta-analysis of randomised trials that states "PCI did not reduce all-cause death (risk ratio
+    0.96 …)" answers before a registry cohort whose conclusion is read, as the certainty of a body of evidence starts
+    from its strongest design. Unchanged otherwise. On PubMedQA's 500 dev questions it moves no lead (2026-12-01: in
+    4 of 480 yes/no runs a stronger design is among the three, none with a row on the comparison)."""
+    if len(chosen) < 2:
+        return list(chosen)
     queries = question_queries(frame)
-    rank = {r.id: DESIGNS.index(asked_record(r.evidence, queries).design) for r in chosen if r.id in findings}
-    if not rank or not chosen:
+    records = {r.id: asked_record(r.evidence, queries) for r in chosen}
+    rank = {r.id: DESIGNS.index(records[r.id].design) for r in chosen}
+    stronger = [r for r in chosen[1:] if r.id in findings and records[r.id].design in LEADING_DESIGNS
+                and rank[r.id] < rank[chosen[0].id]
+                and not (queries and head_to_head(records[r.id], queries[0], r.evidence))]
+    if not stronger:
         return list(chosen)
-    best = min(rank, key=rank.__getitem__)  # the first of the strongest, in relevance order
-    if rank[best] >= rank.get(chosen[0].id, len(DESIGNS)):
-        return list(chosen)
-    return [r for r in chosen if r.id == best] + [r for r in chosen if r.id != best]
+    best = min(stronger, key=lambda r: rank[r.id])  # the first of the strongest, in relevance order
+    return [best, *(r for r in chosen if r.id != best.id)]
+
+
+LEADING_DESIGNS = frozenset({"systematic review/meta-analysis", "randomised trial"})
+"""The designs that may lead the Answer before a more relevant item (:func:`strongest_first`)."""
 
 
 def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:

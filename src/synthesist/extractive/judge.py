@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..appraisal.bottom_line import strongest_first
 from ..appraisal.findings import candidate_interventions, key_findings
 from ..appraisal.gate import ANSWERING, answering_ids, gate_assessment
 from ..appraisal.item_reading import Reading, read
@@ -171,9 +172,11 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
                   findings: Mapping[str, FullTextFinding] | None = None) -> DirectAnswer | None:
     """The most relevant item at cosine ≥ :data:`DIRECT` that reports results and is not cell or animal work
     alone (that answers no clinical question), for a yes/no question; with ``answering`` (the ids the alignment
-    gate passed), only one of those. What it says is :func:`~synthesist.reading.verdict.item_verdict`'s reading,
-    the Answer's: from its ``findings`` on the comparison (its full text's, or a trial abstract's clear row) when it
-    has one, else its conclusion."""
+    gate passed), only one of those; a review or randomised trial among the three most relevant that reports the
+    comparison leads before a weaker design, as the Answer's lead does
+    (:func:`~synthesist.appraisal.bottom_line.strongest_first`). What it says is
+    :func:`~synthesist.reading.verdict.item_verdict`'s reading, the Answer's: from its ``findings`` on the comparison
+    (its full text's, or a trial abstract's clear row) when it has one, else its conclusion."""
     if not is_yes_no(question):
         return None
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
@@ -181,9 +184,12 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
               and (answering is None or r.id in answering)]
     if not direct:
         return None
-    score, reading = max(direct, key=lambda pair: pair[0])
+    frame = frame or frame_of(question)
+    relevant = sorted(direct, key=lambda pair: -pair[0])[:3]  # stable: ties keep the readings' order
+    reading = strongest_first(frame, [r for _, r in relevant], findings or {})[0]  # the Answer's lead, as it picks it
+    score = relevance.get(reading.id, 0.0)
     finding = (findings or {}).get(reading.id)
-    verdict = item_verdict(question, frame or frame_of(question), reading.evidence, finding)
+    verdict = item_verdict(question, frame, reading.evidence, finding)
     return DirectAnswer(reading, score, verdict, finding.read_from if finding else "conclusion")
 
 

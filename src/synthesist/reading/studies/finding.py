@@ -90,6 +90,7 @@ CONTROL = re.compile(r"\b(?:placebo|control|saline|vehicle|dummy|usual|routine|(
 """A comparator that is the exposure's absence (or the care everyone gets), not another active treatment."""
 
 _TRIALS = frozenset({"randomised trial", "non-randomised trial"})
+_ALONE = terms("alone only")
 
 @dataclass(frozen=True)
 class Finding:
@@ -107,8 +108,9 @@ def comparator_of(record: StudyRecord, exposure: str, text: str = "") -> str | N
     members): its label when it is another active treatment, another member of the class or another dose or timing
     of the exposure (a head-to-head: a short name that is no control, as "intravenous meperidine" against epidural
     analgesia, "75 mg" against aspirin 150 mg, "amoxicillin-clavulanate" against cefazolin for antibiotic
-    prophylaxis, "delayed" against early epidural analgesia), '' when it is a control or less of
-    the exposure itself (placebo, usual care, "delayed mobilisation", "conventional insulin therapy"), None when the
+    prophylaxis, "delayed" against early epidural analgesia), '' when it is a control, less of the exposure itself
+    (placebo, usual care, "delayed mobilisation", "conventional insulin therapy") or what the intervention arm also
+    had ("breast milk alone" against "a probiotic … with breast milk"), None when the
     record reads no arms or the exposure is not its intervention (given the article's ``text``, its intervention
     arm may name the exposure by another of its names: "PCI with drug-eluting stents",
     :func:`~.naming.exposure_names`)."""
@@ -122,8 +124,8 @@ def comparator_of(record: StudyRecord, exposure: str, text: str = "") -> str | N
             words and words <= arm for _, words in exposure_names(exposure, text)[1:])):
         return None
     other = roles["comparator"]
-    if CONTROL.search(other):
-        return ""
+    if CONTROL.search(other) or terms(other) - _ALONE <= arm:
+        return ""  # a control, or what the intervention arm also had ("breast milk alone" against "X with breast milk")
     if members & terms(other):
         return other  # two members of the class ("cefazolin" against "amoxicillin-clavulanate")
     if DOSE.search(other) and DOSE.search(roles["intervention"]):
@@ -144,9 +146,9 @@ def finding_of(item: Evidence, query: DirectionQuery, records: Mapping[str, Stud
     record = (records or {}).get(item.id) or read_study(item)
     if record.design in NOT_READ:
         return None
-    comparator = comparator_of(record, query.intervention)
-    arms = next((a.label for a in record.arms if a.role == "comparator"), "") if comparator is not None else ""
     text = source_text(item)
+    comparator = comparator_of(record, query.intervention, text)
+    arms = next((a.label for a in record.arms if a.role == "comparator"), "") if comparator is not None else ""
     labels = (next(a.label for a in record.arms if a.role == "intervention"), arms) if comparator is not None else None
     names = exposure_names(query.intervention, text, trial=record.design in _TRIALS, arms=labels)
     own = " ".join(name for name, _ in names[1:] if name not in TRIAL_ARMS and name not in BOTH_ARMS)

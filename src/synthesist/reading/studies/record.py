@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from ...models import Evidence, PostedResult
 from ...study import (
@@ -93,6 +94,10 @@ quote)."""
 _POPULATION_FIRST = re.compile(rf"^(?:\d|{_WORD_NUMBER}\b|(?:[\w-]+\s+){{0,2}}{_PEOPLE}\b)", _I)
 """What a trial of "600 women with …" or "patients with sepsis" names is its population, not what it tested."""
 _SUBJECT = lexicon.pattern("record", "SUBJECT")
+_STATISTIC_SUBJECT = lexicon.pattern("record", "STATISTIC_SUBJECT")
+_FOR_THING = re.compile(r"\bfor (?P<thing>[^,;()]+?)(?=\s*(?:[,;(]|\b(?:and|whereas|while|but|in|among|with)\b|\.?$))",
+                        re.IGNORECASE)
+"""What an estimate is for: "… 1.24 (1.01-1.54) *for invasive breast cancer*, …"."""
 _CONNECTIVE = lexicon.pattern("record", "CONNECTIVE")
 _THERE = lexicon.pattern("record", "THERE")
 _STOPS = "by in at from compared versus vs than among with".split()
@@ -415,6 +420,8 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
         result, clause = statement(unit, query)
+        if clause.strip(" .") != unit.text.strip(" ."):  # a sentence of several outcomes: this one's clause alone
+            result = statement(replace(unit, text=clause), query)[0]  # "… 1.24 (1.01-1.54) for breast cancer, …"
         direction, effect = result.direction, result.effect
         if effect is None or significance(clause, effect) == "unknown" and not effect.ci_low:
             continue
@@ -462,6 +469,10 @@ def _outcome_name(unit: Unit) -> str:
     if acted:
         return _tidy(acted.group("thing"))
     match = _SUBJECT.match(text)
+    if match and _STATISTIC_SUBJECT.match(match.group("subject").strip(" ,")):
+        # "Hazard ratios were 1.24 (1.01-1.54) for invasive breast cancer, …": named by what its first estimate is for
+        first = _FOR_THING.search(text, match.end())
+        return _tidy(first.group("thing")) if first else ""
     return _tidy(match.group("subject"), subject=True) if match else ""
 
 
