@@ -208,3 +208,11 @@ def is_verbatim_sentence(claim: str, evidence: Evidence) -> bool:
     """True when ``claim`` is one of the item's own sentences (title included), word for word."""
     wanted = strip_terminal(claim)[0]
     return any(strip_terminal(s.text)[0] == wanted for s in read(evidence).sentences)
+
+PCI_AGAINST_CABG = Evidence(
+    id="pmid:91002303", source="pubmed", title="Bypass surgery versus drug-eluting stents",
+    content="METHODS: 1,872 patients with diabetes and multivessel disease were randomly assigned to PCI with "
+            "drug-eluting stents or CABG. RESULTS: Death from any cause was higher after percutaneous coronary "
+            "intervention (PCI) (16.0% vs 10.8%; P = 0.04).")
+"""A trial of the exposure against another active treatment: for "Does PCI reduce mortality?" (no comparator named)
+its row is PCI against CABG, never PCI against its absence."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from extractive_samples import PCI_AGAINST_CABG
 from test_conflicts import ESOPHAGUS, GIST, SURGERY, conflicts_of, library
 
 from synthesist.appraisal.appraise import graded_answer
@@ -185,10 +186,7 @@ def test_a_trial_against_another_treatment_is_no_result_on_a_question_naming_no_
     more deaths with PCI, which is no result on that comparison, so it never sets "opposite directions" against a
     placebo-controlled trial's fewer deaths (its row says "vs CABG" in the table instead)."""
     frame = frame_of("Does percutaneous coronary intervention reduce mortality?")
-    head_to_head = Evidence(id="pmid:91002303", source="pubmed", title="Bypass surgery versus drug-eluting stents",
-                            content="METHODS: 1,872 patients were randomly assigned to PCI with drug-eluting stents or "
-                                    "CABG. RESULTS: Death from any cause was higher after percutaneous coronary "
-                                    "intervention (PCI) (16.0% vs 10.8%; P = 0.04).")
+    head_to_head = PCI_AGAINST_CABG
     placebo = Evidence(id="pmid:91002306", source="pubmed", title="PCI versus a placebo procedure",
                        content="METHODS: 1,980 patients were randomly assigned to percutaneous coronary intervention "
                                "or a placebo procedure. RESULTS: Death from any cause was lower after percutaneous "

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from extractive_samples import PCI_AGAINST_CABG
 
 from synthesist import api
 from synthesist.appraisal import evidence_table as table_module
@@ -74,11 +75,7 @@ def test_a_row_on_a_question_naming_no_comparator_shows_a_head_to_head_trials_ot
     """"Does PCI reduce mortality?" over a trial of PCI against bypass surgery: its row on the question's comparison
     says what PCI was set against, not PCI alone (a reader takes a row with no comparator for the exposure against
     none); a placebo-controlled trial's row shows the exposure alone, as the question asks."""
-    head_to_head = Evidence(id="pmid:91002303", source="pubmed", title="Bypass surgery versus drug-eluting stents",
-                            content="METHODS: 1,872 patients with diabetes and multivessel disease were randomly "
-                                    "assigned to PCI with drug-eluting stents or CABG. RESULTS: Death from any cause "
-                                    "was higher after percutaneous coronary intervention (PCI) (16.0% vs 10.8%; "
-                                    "P = 0.04).")
+    head_to_head = PCI_AGAINST_CABG
     placebo = Evidence(id="pmid:91002304", source="pubmed", title="PCI versus a placebo procedure",
                        content="METHODS: 198 patients were randomly assigned to percutaneous coronary intervention or "
                                "placebo. RESULTS: Death from any cause did not differ between the groups (2.0% vs "
