@@ -8,7 +8,10 @@ Data: the clinicians' (intervention, comparator, outcome) prompts of Evidence In
 ``unlabelled/prompts_unlabelled.csv``), each phrased as a research question by :data:`TEMPLATES` (verbs, comparator
 words and the arms' own words varied: parentheses, dosages and "group" dropped or kept, an abbreviation alone, case),
 with an optional population mined from the articles' titles (the tail after " in " / " among " that names people or
-a condition: "Effects of Tai Chi … in Elderly People: A Randomized …" gives "elderly people").
+a condition: "Effects of Tai Chi … in Elderly People: A Randomized …" gives "elderly people"; or the setting after
+" after " / " following " / " during " that names an operation or a condition, asked with its own word: "… after
+cesarean delivery" gives "after cesarean delivery", so "Does X reduce transfusion after hip fracture surgery?" reads
+hip fracture surgery as who was studied, not as part of the outcome).
 
 Held out for the printed figures only: every fourth template (:func:`held_out`), the validation-split articles'
 prompts and the populations of their titles; each validation prompt is asked through every held-out template.
@@ -24,7 +27,10 @@ function words, in :data:`TRUSTED` of the held-out yes/no effect or association 
 Figures, 2026-11-28 (26,622 training questions from 72 templates, 498k tokens, 20,000 features, about 2 min on one
 busy core; 0.88 MB): on the held-out templates × validation prompts (24 templates, 4,440 questions) span exact-match
 F1 POP 0.846, INT 0.694, COMP 0.736, OUT 0.758 (2026-11-30, the tagger reading no "the"; the unseen phrasings are
-the hard part: "Is X as effective as C", "Does switching from C to X", "Can O be V-ed by X"); intervention and
+the hard part: "Is X as effective as C", "Does switching from C to X", "Can O be V-ed by X"; 2026-12-01, with
+settings asked for a fifth of the populations: 0.831 / 0.696 / 0.735 / 0.744 on held-out questions that now hold
+settings too, where the tagger before scored 0.765 / 0.691 / 0.705 / 0.715; on the held-out questions as before
+0.849 / 0.689 / 0.736 / 0.760, and threshold 0.19); intervention and
 outcome both right in 0.61 of the yes/no effect questions where both are found (the rules of ``reading/frame.py``:
 0.14), 0.86 above confidence 0.9; threshold 0.22 (0.47 at ``TRUSTED`` 0.75, 2026-11-28). On the hand-written golden
 set (``tests/data/question_parts.jsonl``, 55 questions) 0.97 of the parts are right (the rules 0.79), and the frame
@@ -71,7 +77,7 @@ confidence is 0.14). At 0.75 (2026-11-28, threshold 0.47) the rules read "Does r
 of hydrotherapy for 6 weeks affect number of patients that feel much better compared with …?" as asking about no
 outcome in the population "6 weeks affect number of patients …", where the tagger (at 0.45) found the outcome."""
 CUES = {"cmp": "compared versus vs than over relative rather instead against between".split(),
-        "pop": "in among amongst".split(), "on": "on for to".split(), "by": "by with".split(),
+        "pop": "in among amongst after following during".split(), "on": "on for to".split(), "by": "by with".split(),
         "aux": "does do did is are was were can could would will should".split()}
 """Cue words whose place before or after a token is a feature (stored with the model)."""
 
@@ -147,6 +153,14 @@ PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|p
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
                     r"population|veterans|nurses|cases|recipients|youth|teenagers|older|aged)\b", re.I)
+PROCEDURE = re.compile(r"(?:surgery|ectomy|otomy|ostomy|plasty|delivery|section|transplant(?:ation)?|intubation|"
+                       r"an(?:a)?esthesia|operation|repair|replacement|bypass|scopy|biopsy|extraction|resection|"
+                       r"infarction|arrest|trauma|burns?|birth|labou?r|pregnancy|remission)\b", re.I)
+"""What a setting after " after " / " following " / " during " names when it is who was studied (an operation, an
+event, a condition), not a time ("after 1 week of lens wear") or a treatment ("after administration of …")."""
+SETTING_SHARE = 0.2
+"""Of the questions asked with a population, the share asked of a setting ("after cesarean delivery"): settings are
+about one title in forty, too few for the tagger to learn "after" as a population's word at their own rate."""
 CONDITION = re.compile(r"(?:itis|osis|emia|aemia|pathy|cancer|carcinoma|disease|diabetes|syndrome|disorder|failure|"
                        r"infection|injury|asthma|obesity|hypertension|stroke|fracture|pain|depression)\b", re.I)
 
@@ -189,25 +203,38 @@ def title_populations(shared: Path, validation: set[str]) -> tuple[list[str], li
                 pmcid = re.sub(r"\D", "", Path(member.name).stem)
                 if found and (phrase := population_phrase(found.group(1))):
                     (held if pmcid in validation else train).add(phrase)
+                if found and (phrase := population_phrase(found.group(1), SETTING_WORDS)):
+                    (held if pmcid in validation else train).add(phrase)
     return sorted(train - held), sorted(held)
 
 
-def population_phrase(title: str) -> str:
+SETTING_WORDS = ("after", "following", "during")
+
+
+def population_phrase(title: str, words: tuple[str, ...] = ("in", "among")) -> str:
     """The first tail of the title after " in " / " among " that names people or a condition and holds no other
-    such phrase, cut at the title's subtitle or design words; "" when none does."""
+    such phrase, cut at the title's subtitle or design words; "" when none does. With :data:`SETTING_WORDS`, the
+    first tail after one of them that names an operation or a condition, with its word ("after cesarean delivery")."""
     title = " ".join(html.unescape(re.sub(r"<[^>]+>", "", title)).split())
-    for found in re.finditer(r"\s(?:in|among)\s+", title):
+    setting = words == SETTING_WORDS
+    for found in re.finditer(rf"\s({'|'.join(words)})\s+", title):
         tail = re.split(r"\s*(?::|;|,|\.\s|\[|\(|\s[–—-]\s|\s(?:a|an|the)\s+(?:randomi[sz]ed|double|pilot|"
                         r"controlled|prospective|multicent|single)|\s(?:randomi[sz]ed|results|a\s+study|with\s+a)\b)",
                         title[found.end():])[0]
         tail = re.sub(r"^(?:(?:the|a|an)\s+)?(?:(?:clinical\s+)?(?:treatment|management|prevention)\s+of\s+|"
                       r"treating\s+)?(?:(?:the|a|an)\s+)?", "", tail, flags=re.I)
+        if setting:  # its own cut: what was done to it ("… with caudal block", "… via transumbilical port") is not who
+            tail = re.sub(r"[^\w)]+$|\)$", "", re.split(r"\s(?:with|via|by|versus|vs\.?|comparing|using|including|"
+                                                     r"and a)\s|--|\?", tail)[0])
         words = tail.rstrip(". ").split()
-        if (1 <= len(words) <= 10 and (PEOPLE.search(tail) or CONDITION.search(tail))
+        if setting and not (PROCEDURE.search(tail) or CONDITION.search(tail)):
+            continue
+        if (1 <= len(words) <= 10 and (PEOPLE.search(tail) or CONDITION.search(tail) or setting)
                 and not re.search(r"\s(?:in|among|on|of)$|\s(?:in|among|on)\s", tail)
                 and not re.search(r"\b(?:trial|study|model|rats?|mice|vitro|setting|hospital|clinic|practice|"
                                   r"combination|analys[ie]s)\b", tail, re.I)):
-            return " ".join(w.lower() if w[:1].isupper() and not w[1:2].isupper() else w for w in words)
+            phrase = " ".join(w.lower() if w[:1].isupper() and not w[1:2].isupper() else w for w in words)
+            return f"{found.group(1)} {phrase}" if setting else phrase
     return ""
 
 
@@ -256,10 +283,16 @@ def render(template: str, arms: tuple[str, str, str], population: str, draw: ran
                 outcome = draw.choice(("risk of ", "incidence of ", "levels of ", "rates of ")) + outcome
             put(outcome, "OUT")
         elif slot == "P" and population and draw.random() < 0.5:
-            put(f" {draw.choice(PREPOSITIONS)} ")
-            put(population, "POP")
+            word, _, setting = population.partition(" ")
+            if word in SETTING_WORDS:
+                put(f" {word} ")
+                put(setting, "POP")
+            else:
+                put(f" {draw.choice(PREPOSITIONS)} ")
+                put(population, "POP")
         elif slot == "Pop":
-            put(population or "patients", "POP")
+            put(population if population and population.split()[0] not in SETTING_WORDS
+                else f"patients {population}" if population else "patients", "POP")
         elif slot in ("V", "Ving", "Ved"):
             put(verb[("V", "Ving", "Ved").index(slot)])
         elif slot == "Vs":
@@ -289,10 +322,14 @@ def tagged(text: str, parts: list[tuple[str, int, int]]) -> tuple[list[str], lis
 
 def questions(prompts, templates, populations, draw, per_prompt) -> list[tuple[list[str], list[str]]]:
     rows = []
+    settings = [p for p in populations if p.split()[0] in SETTING_WORDS]
+    people = [p for p in populations if p.split()[0] not in SETTING_WORDS]
     for arms in prompts:
         chosen = templates if per_prompt is None else draw.sample(templates, per_prompt)
         for template in chosen:
-            rows.append(tagged(*render(template, arms, draw.choice(populations), draw)))
+            # a setting ("after cesarean delivery") for SETTING_SHARE of the questions, people otherwise
+            population = draw.choice(settings if settings and draw.random() < SETTING_SHARE else people)
+            rows.append(tagged(*render(template, arms, population, draw)))
     return rows
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from run_helpers import run_settings
 
 from synthesist import api
@@ -22,6 +23,7 @@ from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.asked import asked_record, question_queries
 
 QUESTION = "Does tranexamic acid reduce the need for red-cell transfusion in hip fracture surgery?"
+REWORDED = "Does perioperative tranexamic acid reduce red-cell transfusion after hip fracture surgery?"
 RESULT = ("Transfusion was required in 29 of 106 patients (27.4%) in the tranexamic acid group and 49 of 106 (46.2%) "
           "in the placebo group (relative risk 0.59, 95% CI 0.41 to 0.86; P = .005).")
 
@@ -65,11 +67,14 @@ async def _research(tmp_path: Path, embedder: Embedder, *records: dict, question
                                                                            embedder=embedder)))
 
 
-async def test_a_trial_abstract_answers_by_its_row_not_by_its_conclusion_s_words(tmp_path: Path,
-                                                                                embedder: Embedder) -> None:
+@pytest.mark.parametrize("question", [QUESTION, REWORDED])
+async def test_a_trial_abstract_answers_by_its_row_not_by_its_conclusion_s_words(tmp_path: Path, embedder: Embedder,
+                                                                                question: str) -> None:
     """The conclusion's "reduced … without an apparent excess of thrombotic complications" was read as a no beside a
-    table row reading the relative risk 0.59 as a decrease: now the Answer, its quote, the judge and the row agree."""
-    result = await _research(tmp_path, embedder, TRIAL)
+    table row reading the relative risk 0.59 as a decrease: now the Answer, its quote, the judge and the row agree,
+    however the question is worded (asked "… after hip fracture surgery", the setting was read into the outcome, the
+    conclusion ranked first for naming it, and the Answer said No over "reduced … by roughly two fifths")."""
+    result = await _research(tmp_path, embedder, TRIAL, question=question)
     report = result.report
     [alignment] = [a for a in report.alignment if a.evidence_id == "pmid:92000101"]
     [asked] = [o for record in report.studies for o in record.outcomes if o.asked]

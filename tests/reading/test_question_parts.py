@@ -1,4 +1,4 @@
-"""The question tagger against research questions written by hand (``tests/data/question_parts.jsonl``: 55
+"""The question tagger against research questions written by hand (``tests/data/question_parts.jsonl``: 58
 questions, not shaped by the tagger's training templates, each with its population, intervention, comparator and
 outcome as the question words them). The rule parse (:func:`synthesist.reading.frame.frame_by_rule`) and the frame
 the extractive engine uses (:func:`~synthesist.reading.frame.frame_of`: the tagger's parts when it is sure, else the
@@ -39,7 +39,9 @@ threshold 0.22 (0.93 at 0.47, 2026-11-28). 0.96 since 2026-12-01, when a questio
 hand was added: "Does zolpidem cure chronic tinnitus in astronauts?" The tagger reads "zolpidem" (0.999) but its
 outcome at 0.03 ("astronauts" is no population its training titles gave it), so the rules read it; they had no
 "cure" and took the whole clause as the exposure (0.95 then). With the verbs of a cure or relief in
-``lexicons/frame.toml`` the exposure is right; "in astronauts" is still read into the outcome."""
+``lexicons/frame.toml`` the exposure is right; "in astronauts" is still read into the outcome. The last row (2026-12-01): a
+setting after "after" ("… red-cell transfusion after hip fracture surgery") was read into the outcome; the tagger
+now learns settings from its titles (its card), and the frame stays 0.96 with the row."""
 
 
 def normal(text: str | None) -> str:
