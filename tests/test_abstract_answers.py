@@ -102,6 +102,34 @@ async def test_an_observational_abstract_is_read_by_its_conclusion(tmp_path: Pat
     assert "its conclusion reads 'no'" in judged.clinical.reasoning
 
 
+PILOT_RESULT = ("Women in the balance group tended to fall less often than controls (9 vs 15 falls; p=0.14), and timed "
+                "up-and-go improved by 1.4 seconds more than in controls (95% CI 0.4 to 2.4).")
+PILOT = _record(
+    "92000131", 2018, "Age Ageing",
+    "Home-based balance training and falls in older women: a pilot randomised controlled trial",
+    "BACKGROUND: Falls are common in older women living at home. We assessed whether a home-based balance programme "
+    "could be delivered and whether it might reduce falls.\nMETHODS: Sixty women aged 70 years or older were randomly "
+    "assigned to 16 weeks of home-based balance training (n=30) or usual care (n=30). Falls were recorded with monthly "
+    f"calendars for 6 months.\nRESULTS: Adherence was 81%. {PILOT_RESULT}\nCONCLUSIONS: The programme was feasible and "
+    "acceptable; a fully powered trial with falls as the primary outcome is warranted.")
+
+
+async def test_a_trial_whose_row_shows_no_difference_answers_by_it_though_it_only_tended(tmp_path: Path,
+                                                                                      embedder: Embedder) -> None:
+    """A pilot trial's falls "tended to" be fewer (p=0.14): its row reads no significant difference, and the Answer
+    takes it rather than the conclusion head, which read "The programme was feasible and acceptable; a fully powered
+    trial … is warranted" as a yes (the topic sets' tai chi trial: a yes over a row saying no difference)."""
+    question = "Does home-based balance training prevent falls in older women?"
+    result = await _research(tmp_path, embedder, PILOT, question=question)
+    report = result.report
+    [asked] = [o for record in report.studies for o in record.outcomes if o.asked]
+
+    assert (asked.direction, asked.quote) == ("no_difference", PILOT_RESULT)
+    assert report.answer is not None and report.answer.verdict == "no"
+    assert report.answer.statement.startswith(PILOT_RESULT.split(",")[0])
+    assert rows_against_answer(question, report) == ()
+
+
 def test_a_trial_that_reports_the_comparison_leads_the_answer_before_a_more_relevant_cohort() -> None:
     """The Answer rests first on the strongest design among the answering items whose row reports the comparison
     (a randomised trial's relative risk 0.59), not on the most relevant one (a registry cohort read by its

@@ -2,8 +2,9 @@
 against the change the question asks about.
 
 "Do plant sterols lower LDL cholesterol?" is answered *yes* by a significant decrease, *no* by no significant
-difference or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Does X improve
-Y?" by a significant change in the direction a patient wants for Y (higher for healing, survival or function:
+difference or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Is X as
+effective as C?" (non-inferior to it, an alternative to it) by no significant difference or one in X's favour; "Does X
+improve Y?" by a significant change in the direction a patient wants for Y (higher for healing, survival or function:
 ``HIGHER_IS_BETTER``; lower for mortality, pain, HbA1c or a disease named as the outcome, "worse asthma":
 ``LOWER_IS_BETTER``; higher for anything else). The verbs
 and outcomes are data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from
@@ -26,10 +27,10 @@ from ..models import Evidence, FullTextFinding, QuestionFrame
 from . import lexicon
 from .conclusion import conclusion_verdict
 
-Change = Literal["decrease", "increase", "improve", "worsen", "change"]
+Change = Literal["decrease", "increase", "improve", "worsen", "change", "equal"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
           ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")),
-          ("change", lexicon.pattern("verdict", "CHANGE")))
+          ("change", lexicon.pattern("verdict", "CHANGE")), ("equal", lexicon.pattern("verdict", "EQUAL")))
 _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 
@@ -60,13 +61,16 @@ def lower_is_better(outcome: str) -> bool:
 
 def verdict_of(direction: str, asked: Change, outcome: str) -> Literal["yes", "no"]:
     """The yes/no answer that a study finding ``direction`` (``increased``, ``decreased``, ``no_difference``: the
-    exposure against the comparator on ``outcome``) gives to a question asking about ``asked``."""
+    exposure against the comparator on ``outcome``) gives to a question asking about ``asked`` (``equal``: does the
+    exposure do as well, so no difference or a difference in its favour is a yes)."""
+    better = "decreased" if lower_is_better(outcome) else "increased"
+    if asked == "equal":
+        return "yes" if direction in ("no_difference", better) else "no"
     if direction not in ("increased", "decreased"):
         return "no"
     if asked == "change":
         return "yes"
     if asked in ("improve", "worsen"):
-        better = "decreased" if lower_is_better(outcome) else "increased"
         return "yes" if (direction == better) == (asked == "improve") else "no"
     return "yes" if direction == f"{asked}d" else "no"
 
