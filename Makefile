@@ -29,12 +29,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
-# Two workers (pytest-xdist): many tests wait on servers, processes and timeouts, and the other worker works
-# meanwhile; each worker has its own Chroma server and library index (the library's vectors embedded once per run)
-# and both share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
+# Three workers (pytest-xdist) on two cores: many tests wait on servers, processes and timeouts, and the other
+# workers work meanwhile (the suite used 165 % of two cores with three, 9 min 20 s idle on 2026-12-01, where two took
+# 11-14 min); each worker has its own Chroma server and library index (the library's vectors embedded once per run)
+# and all share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
 # module's fixture (test_report_shape's research runs) runs once; modules go out in collection order
 # (--no-loadscope-reorder), which starts the longest first (tests/suite_order.py).
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
 
