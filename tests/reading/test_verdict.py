@@ -4,12 +4,13 @@ data (``tests/data/asked_verdicts.jsonl``, each row with why it is there); a mis
 import json
 from pathlib import Path
 
+import pytest
 from extractive_samples import META_ANALYSIS
 
 from synthesist.models import FullTextFinding
 from synthesist.reading.conclusion import conclusion_verdict
 from synthesist.reading.frame import frame_of
-from synthesist.reading.verdict import asked_change, item_verdict, verdict_of
+from synthesist.reading.verdict import asked_change, asked_parts, item_verdict, verdict_of
 
 ROWS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "asked_verdicts.jsonl")
         .read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -23,6 +24,19 @@ def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
     wrong = [(row["question"], row["direction"], read(row)) for row in ROWS if read(row) != row["verdict"]]
     assert len(ROWS) >= 15
     assert wrong == []
+
+
+@pytest.mark.parametrize("question", [
+    "Is oral amoxicillin as effective as intravenous ampicillin in children with severe pneumonia?",
+    "Is misoprostol as effective as oxytocin for preventing postpartum haemorrhage?",
+    "Is subcutaneous immunoglobulin non-inferior to intravenous immunoglobulin?",
+    "Does metformin work as well as insulin in gestational diabetes?",
+])
+def test_a_question_of_doing_as_well_is_one_whatever_frame_it_is_read_in(question: str) -> None:
+    """Read through the frame as a run reads it: a frame that keeps "as effective as intravenous ampicillin" inside
+    its exposure once lost the question's kind, and a null then answered no (a review's finding)."""
+    frame = frame_of(question)
+    assert asked_change(question, frame.exposure, asked_parts(frame)) == "as_good"
 
 
 def test_the_change_asked_is_a_verb_outside_the_names_of_what_is_compared():

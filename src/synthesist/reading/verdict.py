@@ -1,14 +1,14 @@
 """A yes/no verdict from a study's direction: what the study reader found on the question's comparison, answered
 against the change the question asks about.
 
-"Do plant sterols lower LDL cholesterol?" is answered *yes* by a significant decrease, *no* by no significant
-difference or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Is X as
-effective as C?" (non-inferior to it, an alternative to it) by no significant difference or one in X's favour; "Does X
-improve Y?" by a significant change in the direction a patient wants for Y (higher for healing, survival or function:
-``HIGHER_IS_BETTER``; lower for mortality, pain, HbA1c or a disease named as the outcome, "worse asthma":
-``LOWER_IS_BETTER``; higher for anything else). The verbs
-and outcomes are data (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from
-the same reading as the evidence table's row, so an answer never contradicts its own row.
+"Do plant sterols lower LDL cholesterol?" is answered *yes* by a significant decrease, *no* by no significant difference
+or by an increase; "Does X change (affect, influence) Y?" by any significant difference; "Is X as effective as C?"
+(non-inferior to it, an alternative to it) by no significant difference or one in X's favour, "Are X and C equally
+effective?" by no significant difference; "Does X improve Y?" by a significant change in the direction a patient wants
+for Y (higher for healing, survival or function: ``HIGHER_IS_BETTER``; lower for mortality, pain, HbA1c or a disease
+named as the outcome, "worse asthma": ``LOWER_IS_BETTER``; higher for anything else). The verbs and outcomes are data
+(``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from the same reading as the
+evidence table's row, so an answer never contradicts its own row.
 
 :func:`item_verdict` is the one reading of what an item says to a yes/no question, which the Answer, the judge and
 the gate over a model's answer all take: the item's row when the study reader read the question's comparison in it,
@@ -27,10 +27,13 @@ from ..models import Evidence, FullTextFinding, QuestionFrame
 from . import lexicon
 from .conclusion import conclusion_verdict
 
-Change = Literal["decrease", "increase", "improve", "worsen", "change", "equal"]
+Change = Literal["decrease", "increase", "improve", "worsen", "change", "as_good", "equal"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
           ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")),
-          ("change", lexicon.pattern("verdict", "CHANGE")), ("equal", lexicon.pattern("verdict", "EQUAL")))
+          ("change", lexicon.pattern("verdict", "CHANGE")))
+_LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.pattern("verdict", "EQUAL")))
+"""Questions of doing as well or alike, read in the whole question (their words name no treatment) and first at a
+place another verb also starts ("works as well as", "work")."""
 _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 
@@ -39,13 +42,16 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     """The change ``question`` asks about: its first verb of change outside the names of what it compares (its
     ``exposure`` and ``others``, the outcomes and the comparator: "increasing exercise" asks about no increase, and
     "all-cause mortality" holds no "cause"): ``change`` when that verb names no direction ("Does X affect Y?") or
-    when it names none."""
-    text = " ".join(question.split())
+    when it names none. A question of doing at least as well (``as_good``: "as effective as", "non-inferior", "an
+    alternative to") or alike (``equal``: "equally effective", "equivalent to") is read in the whole question: its
+    words are no part of a name, and a frame may have kept them inside one."""
+    whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
                       flags=re.IGNORECASE)
-    found = [(match.start(), name) for name, pattern in _ASKED if (match := pattern.search(text))]
-    return min(found)[1] if found else "change"  # type: ignore[return-value]
+    found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
+    found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
+    return min(found)[2] if found else "change"  # type: ignore[return-value]
 
 
 def asked_parts(frame: QuestionFrame) -> tuple[str, ...]:
@@ -61,11 +67,12 @@ def lower_is_better(outcome: str) -> bool:
 
 def verdict_of(direction: str, asked: Change, outcome: str) -> Literal["yes", "no"]:
     """The yes/no answer that a study finding ``direction`` (``increased``, ``decreased``, ``no_difference``: the
-    exposure against the comparator on ``outcome``) gives to a question asking about ``asked`` (``equal``: does the
-    exposure do as well, so no difference or a difference in its favour is a yes)."""
+    exposure against the comparator on ``outcome``) gives to a question asking about ``asked`` (``as_good``: does
+    the exposure do at least as well, so no difference or a difference in its favour is a yes; ``equal``: do the two
+    do alike, so only no difference is)."""
     better = "decreased" if lower_is_better(outcome) else "increased"
-    if asked == "equal":
-        return "yes" if direction in ("no_difference", better) else "no"
+    if asked in ("as_good", "equal"):
+        return "yes" if direction == "no_difference" or asked == "as_good" and direction == better else "no"
     if direction not in ("increased", "decreased"):
         return "no"
     if asked == "change":

@@ -1,7 +1,7 @@
 """Whether a statement of a study's result is clear: a change its figures or words show significant, or a null it
-states. A conflict's side (:mod:`.finding`) and an abstract's row that answers the question (``answer_gate``) must be
-clear; an abstract's "no significant difference" row must at least state a null (:func:`states_null`,
-``record.as_asked``)."""
+states. A conflict's side (:mod:`.finding`) must be clear, and so must an abstract's row that answers the question
+with a change (``answer_gate``); an abstract's "no significant difference" row must at least state a null
+(:func:`states_null`, ``record.as_asked``), and then answers, trend or hedge or not."""
 
 from __future__ import annotations
 
