@@ -211,13 +211,13 @@ def title_populations(shared: Path, validation: set[str]) -> tuple[list[str], li
 SETTING_WORDS = ("after", "following", "during")
 
 
-def population_phrase(title: str, words: tuple[str, ...] = ("in", "among")) -> str:
+def population_phrase(title: str, prepositions: tuple[str, ...] = ("in", "among")) -> str:
     """The first tail of the title after " in " / " among " that names people or a condition and holds no other
     such phrase, cut at the title's subtitle or design words; "" when none does. With :data:`SETTING_WORDS`, the
     first tail after one of them that names an operation or a condition, with its word ("after cesarean delivery")."""
     title = " ".join(html.unescape(re.sub(r"<[^>]+>", "", title)).split())
-    setting = words == SETTING_WORDS
-    for found in re.finditer(rf"\s({'|'.join(words)})\s+", title):
+    setting = prepositions == SETTING_WORDS
+    for found in re.finditer(rf"\s({'|'.join(prepositions)})\s+", title):
         tail = re.split(r"\s*(?::|;|,|\.\s|\[|\(|\s[–—-]\s|\s(?:a|an|the)\s+(?:randomi[sz]ed|double|pilot|"
                         r"controlled|prospective|multicent|single)|\s(?:randomi[sz]ed|results|a\s+study|with\s+a)\b)",
                         title[found.end():])[0]
