@@ -35,6 +35,7 @@ _LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.p
 """Questions of doing as well or alike, read in the whole question (their words name no treatment) and first at a
 place another verb also starts ("works as well as", "work")."""
 _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
+_SUCCESS = lexicon.pattern("verdict", "SUCCESS")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 
 
@@ -44,13 +45,16 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     "all-cause mortality" holds no "cause"): ``change`` when that verb names no direction ("Does X affect Y?") or
     when it names none. A question of doing at least as well (``as_good``: "as effective as", "non-inferior", "an
     alternative to") or alike (``equal``: "equally effective", "equivalent to") is read in the whole question: its
-    words are no part of a name, and a frame may have kept them inside one."""
+    words are no part of a name, and a frame may have kept them inside one. With no verb at all, an outcome named as
+    a success (``SUCCESS``: "associated with successful smoking cessation") asks about improvement."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
                       flags=re.IGNORECASE)
     found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
+    if not found and any(_SUCCESS.search(name) for name in others):
+        return "improve"  # "Is X associated with successful smoking cessation?": more success, not any change
     return min(found)[2] if found else "change"  # type: ignore[return-value]
 
 
