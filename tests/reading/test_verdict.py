@@ -10,10 +10,13 @@ from extractive_samples import META_ANALYSIS
 from synthesist.models import FullTextFinding
 from synthesist.reading.conclusion import conclusion_verdict
 from synthesist.reading.frame import frame_of
-from synthesist.reading.verdict import asked_change, asked_parts, item_verdict, verdict_of
+from synthesist.reading.verdict import asked_change, asked_parts, item_verdict, lower_is_better, verdict_of
 
-ROWS = [json.loads(line) for line in (Path(__file__).parent.parent / "data" / "asked_verdicts.jsonl")
-        .read_text(encoding="utf-8").splitlines() if line.strip()]
+DATA = Path(__file__).parent.parent / "data"
+ROWS = [json.loads(line) for line in (DATA / "asked_verdicts.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()]
+SIDES = [json.loads(line) for line in (DATA / "outcome_sides.jsonl").read_text(encoding="utf-8").splitlines()
+         if line.strip()]
 
 
 def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
@@ -23,6 +26,15 @@ def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
 
     wrong = [(row["question"], row["direction"], read(row)) for row in ROWS if read(row) != row["verdict"]]
     assert len(ROWS) >= 15
+    assert wrong == []
+
+
+def test_every_golden_outcome_is_wanted_lower_or_higher_as_a_patient_wants_it():
+    """``tests/data/outcome_sides.jsonl``: which way is better for an outcome decides "improve" and "as good as"
+    questions; a time is read by what it times."""
+    wrong = [(row["outcome"], row["better"]) for row in SIDES
+             if ("lower" if lower_is_better(row["outcome"]) else "higher") != row["better"]]
+    assert len(SIDES) >= 15 and {row["better"] for row in SIDES} == {"lower", "higher"}
     assert wrong == []
 
 

@@ -37,6 +37,10 @@ place another verb also starts ("works as well as", "work")."""
 _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _SUCCESS = lexicon.pattern("verdict", "SUCCESS")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
+_TIME_UNTIL = lexicon.pattern("verdict", "TIME_UNTIL")
+_HARM_AWAITED = lexicon.pattern("verdict", "HARM_AWAITED")
+_DURATION = lexicon.pattern("verdict", "DURATION")
+_WANTED_LONGER = lexicon.pattern("verdict", "WANTED_LONGER")
 
 
 def asked_change(question: str, exposure: str | None = None, others: Sequence[str] = ()) -> Change:
@@ -65,7 +69,20 @@ def asked_parts(frame: QuestionFrame) -> tuple[str, ...]:
 
 def lower_is_better(outcome: str) -> bool:
     """Whether a patient wants ``outcome`` lower (mortality, pain, HbA1c, fibrosis); higher when it names recovery
-    (healing, survival, function: ``HIGHER_IS_BETTER``, read first) or nothing either way."""
+    (healing, survival, function: ``HIGHER_IS_BETTER``, read first) or nothing either way. A time is read by what
+    it times: the time until something (``TIME_UNTIL``) sooner for what a patient wants ("time to recovery",
+    "time to extubation") and later for a harm ("time to relapse", "time to first analgesic request"); how long
+    something lasts (``DURATION``: "length of hospital stay", "operative time") shorter unless it is wanted to last
+    (``WANTED_LONGER``: "duration of analgesia")."""
+    if until := _TIME_UNTIL.search(outcome):
+        awaited = outcome[until.end():]
+        return not (_HARM_AWAITED.search(awaited) or _named_lower(awaited))
+    if _DURATION.search(outcome):
+        return not _WANTED_LONGER.search(outcome)
+    return _named_lower(outcome)
+
+
+def _named_lower(outcome: str) -> bool:
     return not _HIGHER_IS_BETTER.search(outcome) and bool(_LOWER_IS_BETTER.search(outcome))
 
 
