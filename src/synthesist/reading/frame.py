@@ -342,8 +342,9 @@ def _phrase(text: str) -> str:
     """``text`` as a frame term, in the question's own words: function words, question words and generic verbs
     trimmed from both ends ("the risk of stroke" → "risk of stroke"); empty when no content word is left."""
     tokens = text.replace("?", " ").split()
-    while tokens and _dropped(tokens[0]) and not (tokens[0].lower() in NEGATIONS and len(tokens) > 1):
-        tokens.pop(0)
+    while tokens and _dropped(tokens[0]) and not (tokens[0].lower() in NEGATIONS and len(tokens) > 1) and not (
+            len(tokens) > 2 and tokens[0].lower() == "time" and tokens[1].lower() in ("to", "until")):
+        tokens.pop(0)  # "time to relapse" names a time, not relapse (a later relapse is the better)
     while tokens and _dropped(tokens[-1]) and not _ends_name(tokens):
         tokens.pop()
     return " ".join(tokens).strip(" -',.;") if _content(" ".join(tokens)) else ""
