@@ -40,7 +40,7 @@ from .direction import (
     with_figures,
 )
 from .effects import clause_effect, ratio_side, read_effect
-from .naming import article_name, article_outcome, measured_as_asked
+from .naming import article_name, article_outcome, measured_as_asked, with_synonyms
 from .passages import Unit
 from .verify import source_text
 
@@ -320,11 +320,14 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     agreeing = [r for r in found if measured_as_asked(outcome, r.quote, text)] or list(found)
     agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
     # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
-    # first names: "LDL cholesterol test rates (55.1%, P = 0.21)" is no figure of "A1C test rates"
+    # first names, or that word as studies also say it: "LDL cholesterol test rates (55.1%, P = 0.21)" is no figure
+    # of "A1C test rates"; "The relative risk of death … was 0.87 (95% CI, 0.77 to 0.98)" is one of mortality
     named = sorted(terms(outcome, folded=True) & terms(agreeing[0].quote, folded=True))
     if named:
         rarest = max(named, key=(reader or shipped_reader()).rarity)
-        agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote, folded=True))]
+        said = {rarest}.union(*(terms(with_synonyms(word), folded=True) for word in outcome.split()
+                                if rarest in terms(word, folded=True)))
+        agreeing = [agreeing[0], *(r for r in agreeing[1:] if said & terms(r.quote, folded=True))]
     return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence,
                                                      "probabilities": found[0].probabilities})
 

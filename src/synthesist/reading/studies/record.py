@@ -95,6 +95,7 @@ _POPULATION_FIRST = re.compile(rf"^(?:\d|{_WORD_NUMBER}\b|(?:[\w-]+\s+){{0,2}}{_
 """What a trial of "600 women with …" or "patients with sepsis" names is its population, not what it tested."""
 _SUBJECT = lexicon.pattern("record", "SUBJECT")
 _STATISTIC_SUBJECT = lexicon.pattern("record", "STATISTIC_SUBJECT")
+_STATISTIC_OF = lexicon.pattern("record", "STATISTIC_OF")
 _FOR_THING = re.compile(r"\bfor (?P<thing>[^,;()]+?)(?=\s*(?:[,;(]|\b(?:and|whereas|while|but|in|among|with)\b|\.?$))",
                         re.IGNORECASE)
 """What an estimate is for: "… 1.24 (1.01-1.54) *for invasive breast cancer*, …"."""
@@ -473,6 +474,8 @@ def _outcome_name(unit: Unit) -> str:
         # "Hazard ratios were 1.24 (1.01-1.54) for invasive breast cancer, …": named by what its first estimate is for
         first = _FOR_THING.search(text, match.end())
         return _tidy(first.group("thing")) if first else ""
+    if match and (ratio := _STATISTIC_OF.match(match.group("subject").strip(" ,"))):
+        return _tidy(ratio.group("thing"), subject=True)  # "The relative risk of death with X was 0.87": death
     return _tidy(match.group("subject"), subject=True) if match else ""
 
 
