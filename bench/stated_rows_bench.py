@@ -5,14 +5,15 @@ the clinicians gave for the same outcome and arms.
     python bench/stated_rows_bench.py [--split validation|train] [--errors]
 
 For each trial of the split (Evidence Inference 2.0, ``../shared`` or $SYNTHESIST_SHARED), the study record as
-``synthesist study`` reads it without a query; each of its stated rows is matched to the trial's clinician prompts
-whose outcome shares at least half of its words with the row's outcome name (word F1 ≥ 0.5, the best match) and
-whose intervention is the record's intervention arm (more of its words than of the comparator arm's; a prompt set
-the other way round has its label turned). Printed: the rows read, those matched, and how often the matched row's
-direction is the clinicians'; beside it, the same split into a table's rows and sentences that name either arm (a
-word of the arm's label) or neither: a sentence that names neither may state a change over time within one group
-or another factor's effect ("Erythrocyte SOD activity increased from PRE to PEAK", "CHA2DS2-VASc score was also
-significantly associated with stroke"), shown under the arms' comparison.
+``synthesist study`` reads it without a query; each of its stated rows is matched to the trial's clinician prompt
+whose outcome shares the most words with the row's outcome name (word F1 ≥ 0.5; the first of equals), its label
+turned when the prompt's intervention holds more words of the record's comparator arm than of its intervention arm
+(a prompt naming neither arm, another comparison of a multi-arm trial, is scored as it stands). Printed: the rows
+read, those matched, and how often the matched row's direction is the clinicians'; beside it, the same split into a
+table's rows and sentences that name either arm (a word of the arm's label) or neither: a sentence that names
+neither may state a change over time within one group or another factor's effect ("Erythrocyte SOD activity
+increased from PRE to PEAK", "CHA2DS2-VASc score was also significantly associated with stroke"), shown under the
+arms' comparison.
 
 The validation split's errors were read on 2026-11-29 (development data); the train split's rows were read by a
 reader fitted on its marked texts (optimistic). Nothing leaves this machine.

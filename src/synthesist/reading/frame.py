@@ -343,7 +343,7 @@ def _phrase(text: str) -> str:
     trimmed from both ends ("the risk of stroke" → "risk of stroke"); empty when no content word is left."""
     tokens = text.replace("?", " ").split()
     while tokens and _dropped(tokens[0]) and not (tokens[0].lower() in NEGATIONS and len(tokens) > 1) and not (
-            len(tokens) > 2 and tokens[0].lower() == "time" and tokens[1].lower() in ("to", "until")):
+            len(tokens) > 2 and tokens[0].lower() == "time" and tokens[1].lower() in ("to", "until", "till", "before")):
         tokens.pop(0)  # "time to relapse" names a time, not relapse (a later relapse is the better)
     while tokens and _dropped(tokens[-1]) and not _ends_name(tokens):
         tokens.pop()

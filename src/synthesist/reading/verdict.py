@@ -6,7 +6,8 @@ or by an increase; "Does X change (affect, influence) Y?" by any significant dif
 (non-inferior to it, an alternative to it) by no significant difference or one in X's favour, "Are X and C equally
 effective?" by no significant difference; "Does X improve Y?" by a significant change in the direction a patient wants
 for Y (higher for healing, survival or function: ``HIGHER_IS_BETTER``; lower for mortality, pain, HbA1c or a disease
-named as the outcome, "worse asthma": ``LOWER_IS_BETTER``; higher for anything else). The verbs and outcomes are data
+named as the outcome, "worse asthma": ``LOWER_IS_BETTER``; a time by what it times: a shorter stay, a sooner recovery,
+a later relapse; higher for anything else: :func:`lower_is_better`). The verbs and outcomes are data
 (``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from the same reading as the
 evidence table's row, so an answer never contradicts its own row.
 
@@ -38,7 +39,11 @@ _LOWER_IS_BETTER = lexicon.pattern("verdict", "LOWER_IS_BETTER")
 _SUCCESS = lexicon.pattern("verdict", "SUCCESS")
 _HIGHER_IS_BETTER = lexicon.pattern("verdict", "HIGHER_IS_BETTER")
 _TIME_UNTIL = lexicon.pattern("verdict", "TIME_UNTIL")
+_AWAITED_QUALIFIER = lexicon.pattern("verdict", "AWAITED_QUALIFIER")
+_STARTS = lexicon.pattern("verdict", "STARTS")
 _HARM_AWAITED = lexicon.pattern("verdict", "HARM_AWAITED")
+_WANTED_SOONER = lexicon.pattern("verdict", "WANTED_SOONER")
+_TIMED = lexicon.pattern("verdict", "TIMED")
 _DURATION = lexicon.pattern("verdict", "DURATION")
 _WANTED_LONGER = lexicon.pattern("verdict", "WANTED_LONGER")
 
@@ -69,17 +74,35 @@ def asked_parts(frame: QuestionFrame) -> tuple[str, ...]:
 
 def lower_is_better(outcome: str) -> bool:
     """Whether a patient wants ``outcome`` lower (mortality, pain, HbA1c, fibrosis); higher when it names recovery
-    (healing, survival, function: ``HIGHER_IS_BETTER``, read first) or nothing either way. A time is read by what
-    it times: the time until something (``TIME_UNTIL``) sooner for what a patient wants ("time to recovery",
-    "time to extubation") and later for a harm ("time to relapse", "time to first analgesic request"); how long
-    something lasts (``DURATION``: "length of hospital stay", "operative time") shorter unless it is wanted to last
-    (``WANTED_LONGER``: "duration of analgesia")."""
+    (healing, survival, function: ``HIGHER_IS_BETTER``, read before ``LOWER_IS_BETTER``) or nothing either way. A
+    time is read by what it times, first: the time until something (``TIME_UNTIL``: :func:`_sooner_is_better`);
+    a named time of care ("operative time", "recovery time": ``TIMED``) and how long something lasts (``DURATION``:
+    "length of hospital stay", "duration of remission") shorter unless it is wanted to last (``WANTED_LONGER``,
+    and for a duration also ``HIGHER_IS_BETTER``)."""
     if until := _TIME_UNTIL.search(outcome):
-        awaited = outcome[until.end():]
-        return not (_HARM_AWAITED.search(awaited) or _named_lower(awaited))
-    if _DURATION.search(outcome):
+        return _sooner_is_better(outcome[until.end():])
+    if _TIMED.search(outcome):
         return not _WANTED_LONGER.search(outcome)
+    if _DURATION.search(outcome):
+        return not (_WANTED_LONGER.search(outcome) or _HIGHER_IS_BETTER.search(outcome))
     return _named_lower(outcome)
+
+
+def _sooner_is_better(awaited: str) -> bool:
+    """Whether the event ``awaited`` (what a time until something times) is wanted soon: read by its head, the words
+    before a qualifier ("relapse after remission" is a relapse: ``AWAITED_QUALIFIER``) and of "X of Y" the X ("loss
+    of response"), or the Y where X only says when it starts ("onset of sensory block": ``STARTS``). A harm named
+    (``HARM_AWAITED``, then ``LOWER_IS_BETTER``) is wanted later, what a patient wants or what ends care sooner
+    (``WANTED_SOONER``, then ``HIGHER_IS_BETTER``); anything else later, as most time-to-event end points are harms
+    (a first seizure, deterioration, the next treatment)."""
+    head = _AWAITED_QUALIFIER.split(f" {awaited.strip()} ", maxsplit=1)[0].strip()
+    first, _, rest = head.partition(" of ")
+    head = rest if rest and _STARTS.match(first) else first
+    if _HARM_AWAITED.search(head):
+        return False
+    if _WANTED_SOONER.search(head):
+        return True
+    return not _named_lower(head) and bool(_HIGHER_IS_BETTER.search(head))
 
 
 def _named_lower(outcome: str) -> bool:

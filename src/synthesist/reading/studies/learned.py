@@ -320,16 +320,25 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     agreeing = [r for r in found if measured_as_asked(outcome, r.quote, text)] or list(found)
     agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
     # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
-    # first names, or that word as studies also say it: "LDL cholesterol test rates (55.1%, P = 0.21)" is no figure
-    # of "A1C test rates"; "The relative risk of death … was 0.87 (95% CI, 0.77 to 0.98)" is one of mortality
+    # first names, or that word as studies also say it, alone: "LDL cholesterol test rates (55.1%, P = 0.21)" is no
+    # figure of "A1C test rates"; "The relative risk of death … was 0.87 (95% CI, 0.77 to 0.98)" is one of mortality,
+    # "The hazard ratio for death or hospitalization for heart failure …" one of a composite
     named = sorted(terms(outcome, folded=True) & terms(agreeing[0].quote, folded=True))
     if named:
         rarest = max(named, key=(reader or shipped_reader()).rarity)
-        said = {rarest}.union(*(terms(with_synonyms(word), folded=True) for word in outcome.split()
-                                if rarest in terms(word, folded=True)))
-        agreeing = [agreeing[0], *(r for r in agreeing[1:] if said & terms(r.quote, folded=True))]
+        said = [other for word in outcome.split() if rarest in terms(word, folded=True)
+                and (other := with_synonyms(word)) != word]
+        agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote, folded=True)
+                                   or any(_alone(other, r.quote) for other in said))]
     return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence,
                                                      "probabilities": found[0].probabilities})
+
+
+def _alone(word: str, text: str) -> bool:
+    """``text`` names ``word`` as an event of its own, not one of a composite ("death or hospitalization")."""
+    found = re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)
+    return bool(found) and not re.search(rf"\b{re.escape(word)}\s+(?:or|and)\s|\s(?:or|and)\s+{re.escape(word)}\b",
+                                         text, re.IGNORECASE)
 
 
 @lru_cache(maxsize=512)
