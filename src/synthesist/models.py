@@ -195,6 +195,9 @@ class PartMatch(Frozen):
     """The item's sentence that shows the part addressed (or, for an outcome not addressed, what it reports)."""
     surrogate: bool = False
     """The outcome is addressed only through a surrogate or a broader term (an indirect answer)."""
+    other_kind: str = ""
+    """Another kind of the part that the item names in its place, never the one asked ("vitamin c" for vitamin D,
+    "high-dose aspirin" for low-dose aspirin: :mod:`synthesist.reading.kinds`); '' when none."""
 
 
 class FullTextFinding(Frozen):

@@ -128,6 +128,22 @@ def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
                     "them together closely enough to answer the question.")
 
 
+def test_an_item_on_another_kind_of_the_exposure_never_answers_by_closeness() -> None:
+    """An item that addresses the outcome alone answers when it is close enough to the whole question; one that
+    names another kind of the exposure in its place ("vitamin C" for vitamin D) studies something else, and says
+    so."""
+    frame = frame_of("Does vitamin D supplementation reduce fractures in older adults?")
+    item = Evidence(id="pmid:1", source="library", title="Vitamin C supplementation and fractures in older adults",
+                    content="We randomly assigned 2,000 adults aged 70 years or older to vitamin C 500 mg daily or "
+                            "placebo. Vitamin C had no effect on fractures (HR 1.02, 95% CI 0.90-1.15).")
+    closest = Gate(cover=0.34, weight=0.5, answers=0.85, strong=0.5)
+
+    alignment = align(frame, item, relevance=0.95, gate=closest)
+
+    assert alignment.label == "related"
+    assert alignment.reason == "does not study vitamin D supplementation (it names vitamin c instead)"
+
+
 def _part_read_right(row: dict) -> tuple[bool, str]:
     """Whether the row's part is read as the row expects, and what was read. A row with a ``span`` is an outcome
     addressed in full: addressed, no surrogate, coverage 1.0, its term the frame's first outcome, the span holding

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent.parent
 FILES = sorted(path.stem for path in (resources.files(lexicon.__package__) / "lexicons").iterdir()
                if path.name.endswith(".toml"))
 VOCABULARIES = [(file, name) for file in FILES for name in lexicon.vocabularies(file)]
-_READ = r"""lexicon\.(?:pattern|source|words|word_list|phrases|phrase_groups|pairs)\(\s*["'](\w+)["'],\s*"""
+_READ = r"""lexicon\.(?:pattern|source|words|word_list|word_groups|phrases|phrase_groups|pairs)\(\s*["'](\w+)["'],\s*"""
 _USE = re.compile(_READ + r"""["'](\w+)["']\s*\)""")
 _PREFIX_USE = re.compile(_READ + r"""f["'](\w+)\{""")
 """A family of vocabularies read by name: ``lexicon.pattern("designs", f"TEXT_{design.name}")``."""

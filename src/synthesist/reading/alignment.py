@@ -1,8 +1,9 @@
 """Does this item answer the question? Which parts of the question's frame one collected item addresses.
 
 A part (exposure, outcome, population, comparator) is *addressed* when the item's title, abstract or MeSH headings
-hold enough of its content terms (:attr:`Gate.cover`), under its own words or a lay/MeSH synonym; the span is the
-sentence that holds most of them. From the parts an item *answers*, is *indirect*, *related* or
+hold enough of its content terms (:attr:`Gate.cover`), under its own words or a lay/MeSH synonym, and never name
+another kind of it in its place ("vitamin C" for vitamin D, "high-dose" for low-dose aspirin: :mod:`.kinds`); the span
+is the sentence that holds most of them. From the parts an item *answers*, is *indirect*, *related* or
 *off_topic*: the labels and the thresholds (fitted by ``bench/fit_alignment_gate.py``, shipped as
 ``fitted/alignment_gate/``) are in docs/architecture/contracts.md, "The question frame and the alignment gate"."""
 
@@ -18,6 +19,7 @@ from ..models import Alignment, Evidence, PartMatch, QuestionFrame
 from . import lexicon
 from .abbreviations import abbreviation_definitions
 from .gate import Gate, gate_from
+from .kinds import another_kind
 from .readers import current_readers
 from .shipped import fitted_model
 from .study_reader import word_rarity
@@ -108,13 +110,16 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
         share = _weighted_share(option, vocabulary, COUNTING if part == "outcome" else frozenset())
         if share > best_share:
             best, best_share = option, share
+    other = another_kind(phrase, text) if best_share else None
+    if other:  # "vitamin C" for vitamin D: another kind, none of the one asked
+        best_share = 0.0
     addressed = best_share >= cover - 1e-9 and best_share > 0
     scores = [len(best & st) for st in sentence_terms]
     top = max(range(len(sentences)), key=lambda i: scores[i]) if scores else 0
     span = sentences[top] if scores and scores[top] else ""
     surrogate = not addressed and best_share > 0 and part == "outcome"
     return PartMatch(part=part, term=phrase, addressed=addressed, coverage=round(best_share, 3), span=span,
-                     surrogate=surrogate)
+                     surrogate=surrogate, other_kind=other or "")
 
 
 def _weighted_share(wanted: frozenset[str], vocabulary: frozenset[str], counting: frozenset[str] = frozenset()
@@ -157,8 +162,10 @@ def flags_of(parts: Sequence[PartMatch]) -> Flags:
     has_exposure = exposure is not None and exposure.addressed
     has_outcome = not outcomes or any(p.addressed for p in outcomes)
     # One part is enough only if it is the outcome: an item that never reports what is asked does not answer
-    # ("metformin improves glycaemic control" is no answer to "does metformin lower cancer incidence").
-    one = any(p.addressed for p in outcomes) if outcomes else has_exposure
+    # ("metformin improves glycaemic control" is no answer to "does metformin lower cancer incidence"); nor one that
+    # studies another kind of the exposure or the comparator ("vitamin C" for vitamin D), however close it is.
+    one = (any(p.addressed for p in outcomes) if outcomes else has_exposure) and not any(
+        p.other_kind for p in parts if p.part in ("exposure", "comparator"))
     return Flags(core=has_exposure and has_outcome, one=one,
                  partial=has_exposure and any(p.surrogate for p in outcomes))
 
@@ -189,5 +196,6 @@ _LACKS = {"exposure": "does not study {}", "comparator": "does not compare with 
 def lacking(parts: Sequence[PartMatch]) -> str:
     """Why an item is only related, in a reader's words: what it lacks ("does not study metformin; does not report
     cancer incidence"), or, when it names every part, that its findings are about something else."""
-    missing = [_LACKS.get(p.part, "does not address {}").format(p.term) for p in parts if not p.addressed]
+    missing = [_LACKS.get(p.part, "does not address {}").format(p.term)
+               + (f" (it names {p.other_kind} instead)" if p.other_kind else "") for p in parts if not p.addressed]
     return "; ".join(missing) or "names every part of the question, but what it reports is about something else"

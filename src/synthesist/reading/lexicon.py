@@ -24,7 +24,8 @@ from importlib import resources
 from operator import or_
 from typing import Any
 
-__all__ = ["pairs", "pattern", "phrase_groups", "phrases", "source", "vocabularies", "word_list", "words"]
+__all__ = ["pairs", "pattern", "phrase_groups", "phrases", "source", "vocabularies", "word_groups", "word_list",
+           "words"]
 
 REFERENCE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 """``{NAME}`` in a pattern: another vocabulary of the same file."""
@@ -60,6 +61,11 @@ def word_list(lexicon: str, name: str) -> tuple[str, ...]:
 def words(lexicon: str, name: str) -> frozenset[str]:
     """One vocabulary's words."""
     return frozenset(word_list(lexicon, name))
+
+
+def word_groups(lexicon: str, name: str) -> tuple[frozenset[str], ...]:
+    """One vocabulary's words, each group's on its own: a group of ``words`` that stand in each other's place."""
+    return tuple(frozenset(group["words"].split()) for group in vocabularies(lexicon)[name]["groups"])
 
 
 def pairs(lexicon: str, name: str) -> dict[str, tuple[str, ...]]:

@@ -25,6 +25,7 @@ from ...study import (
 )
 from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
+from ..kinds import another_kind
 from ..text import terms
 from .arms import abbreviations
 from .clarity import states_null
@@ -196,8 +197,10 @@ _REVIEW: DesignName = "systematic review/meta-analysis"
 def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms: tuple[Arm, ...] | None = None
              ) -> OutcomeResult:
     """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
-    measure the outcome as asked (study-record.md), when the study is observational and its quote does not name
-    the exposure (a survey that adjusted for BMI reports nothing on obesity; a trial's results are on its arms), when
+    measure the outcome as asked (study-record.md), when the study names only another kind of the exposure or the
+    comparator ("vitamin C" for vitamin D, "high-dose aspirin" for low-dose: :mod:`~synthesist.reading.kinds`), when
+    the study is observational and its quote does not name the exposure (a survey that adjusted for BMI reports
+    nothing on obesity; a trial's results are on its arms), when
     a question that names no comparator (the exposure against none) meets a trial whose two arms are both the
     exposure (:func:`forms_compared`, from its ``arms`` or its title), or when an abstract's "no significant
     difference" states no null (:func:`.clarity.states_null`: no null in words, no p value or CI shown not
@@ -216,6 +219,8 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
         return blank
     text = source_text(evidence)
     if result.quote and not measured_as_asked(result.outcome, result.quote, text):
+        return blank
+    if result.quote and any(another_kind(name, text) for name in (result.intervention, result.comparator) if name):
         return blank
     if result.quote and result.intervention and design in _OBSERVATIONAL and not _names_exposure(
             result.quote, result.intervention, text):
