@@ -151,15 +151,17 @@ def test_next_queries_target_the_weaker_aspect() -> None:
 
 @pytest.mark.parametrize(("question", "expected"), [
     ("What is the prevalence of pain among psychiatric inpatients?",
-     ("prevalence pain psychiatric inpatients cross-sectional study", "prevalence pain psychiatric inpatients survey",
-      "prevalence pain psychiatric inpatients cohort study")),
+     ("prevalence pain psychiatric inpatients cross-sectional study", "prevalence pain psychiatric inpatients survey")),
     ("By what mechanism does metformin inhibit breast cancer growth?", ("metformin mechanism AMPK",)),
     ("What are the causes of chronic cough?", ("chronic cough review", "chronic cough case series")),
 ])
 def test_next_queries_carry_the_study_designs_of_the_questions_kind(question: str, expected: tuple[str, ...]) -> None:
     """Trial and meta-analysis words only for effect and association questions (the test above): a prevalence
     question is searched for cross-sectional studies and surveys, a mechanism question for its mechanism, a
-    descriptive one for reviews and case series; the question's condition is not repeated when its subject names it."""
+    descriptive one for reviews and case series; the question's condition is not repeated when its subject names it.
+    (Where no item answers, a search for the question's parts comes first: under the gate fitted on 2026-12-01 the
+    prevalence question's items about metformin no longer answer it by closeness, and its third design, cohort
+    studies, waits a round.)"""
     verdict = assess(question, CLINICAL, on_topic(*CLINICAL), round=1, rules=RunSettings(min_clinical=10))
     queries = verdict.next_search_queries
     assert queries[:len(expected)] == expected or set(expected) <= set(queries), queries
