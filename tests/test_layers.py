@@ -7,8 +7,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "src" / "synthesist"
-FACES = ("cli", "cli_commands", "cli_parser", "cli_progress", "cli_serve", "cli_study", "cli_watch", "service",
-         "mcp_server", "mcp_stdio", "batch", "ray_backend")
+FACES = ("cli", "cli_commands", "cli_interrupt", "cli_parser", "cli_progress", "cli_serve", "cli_study", "cli_watch",
+         "service", "mcp_server", "mcp_stdio", "batch", "ray_backend")
 LEAVES = ("models", "events", "event_text", "errors", "config", "identity", "inputs", "titles", "wording", "study",
           "redaction", "run_options", "run_limits")
 ALLOWED = {"api", "__version__", *LEAVES, *FACES}

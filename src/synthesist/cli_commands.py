@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from . import cli_interrupt
 from .cli_progress import Meter
 from .errors import BadInputError, DiskFullError, SynthesistError, disk_full
 from .event_text import event_text
@@ -287,7 +288,7 @@ def _batch(api, args: argparse.Namespace) -> int:
             done.append(item)
             meter.update(len(done), len(questions))
 
-        items = asyncio.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
+        items = cli_interrupt.run(research_many(questions, out_dir=args.out, concurrency=args.concurrency,
                                           options=options, on_item=finished, backend=args.backend,
                                           address=args.address))
     failures = {item.index: _batch_failure(item) for item in items}
@@ -320,7 +321,7 @@ def _batch_failure(item) -> str | None:  # noqa: ANN001 — a batch.BatchItem
 
 
 def _sources(api, args: argparse.Namespace) -> int:
-    checks = asyncio.run(api.check_sources(args.sources, settings=api.load_settings()))
+    checks = cli_interrupt.run(api.check_sources(args.sources, settings=api.load_settings()))
     for check in checks:
         mark = "ok  " if check.ok else "FAIL"
         _say(f"{mark} {check.name:<10} {check.detail} ({check.seconds:.1f}s)")

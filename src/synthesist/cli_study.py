@@ -9,14 +9,13 @@ its arguments are in cli_parser.py, and cli.py imports this module only when the
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import api
+from . import api, cli_interrupt
 from .errors import BadInputError
 from .study import DirectionQuery, OutcomeResult, StudyRecord
 
@@ -26,9 +25,9 @@ def command(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     article and the study reader checks its answers (:func:`synthesist.api.model_study_record`)."""
     queries = _queries(args)
     model = api.check_model(args.model) if args.model else None
-    evidence = asyncio.run(api.read_article(args.article))
+    evidence = cli_interrupt.run(api.read_article(args.article))
     if model is not None:
-        record = asyncio.run(api.model_study_record(evidence, queries, model))
+        record = cli_interrupt.run(api.model_study_record(evidence, queries, model))
         answers = list(record.outcomes[:len(queries)])  # one asked result per query, in order
     else:
         record = None if queries else api.study_record(evidence)

@@ -13,11 +13,10 @@ failed has failed: nothing was checked), 2 on bad input.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Callable
 
-from . import api
+from . import api, cli_interrupt
 from .cli_progress import Meter
 from .errors import BadInputError
 
@@ -71,7 +70,7 @@ def _run(args: argparse.Namespace, say: Callable[[str], None]) -> int:
     if args.all and args.watch_ids:
         raise BadInputError("name watches or give --all, not both")
     with Meter("watch run", "watches") as meter:
-        outcomes = asyncio.run(api.run_watches(args.watch_ids, all_watches=args.all, concurrency=args.concurrency,
+        outcomes = cli_interrupt.run(api.run_watches(args.watch_ids, all_watches=args.all, concurrency=args.concurrency,
                                                progress=meter.update))
     if not outcomes:
         say("no watches to run (synthesist watch add QUESTION …)")
