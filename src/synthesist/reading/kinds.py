@@ -24,22 +24,20 @@ KIND_GROUPS = lexicon.word_groups("kinds", "KIND_MODIFIERS")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 _ROMAN = frozenset("i ii iii iv v vi vii viii ix x xi xii xiii".split())
 _LETTERED = re.compile(r"[a-z]\d{0,2}")
+Test = Callable[[str], bool]
+"""Whether a word of the text names a kind (the one asked, or a rival)."""
 
 
 def another_kind(name: str, text: str) -> str | None:
     """The other kind of ``name`` that ``text`` names in its place (module docstring: "vitamin C" for "vitamin D"),
-    or None when the text names the kind asked, names no other, or ``name`` holds no word of its kind."""
-    return _another_kind(" ".join(name.split()).lower(), " ".join(text.split()).lower())
-
-
-@lru_cache(maxsize=4096)
-def _another_kind(name: str, text: str) -> str | None:
-    words, tokens = _TOKEN.findall(name), _TOKEN.findall(text)
-    for i, word in enumerate(words):
-        found = _kind_at(words, i)
-        if found is None:
-            continue
-        head, offset, same, rival = found
+    or None when the text names the kind asked, names no other, or ``name`` holds no word of its kind (most names:
+    the text is then not read)."""
+    words = _TOKEN.findall(name.lower())
+    kinds = [(words[i], found) for i in range(len(words)) if (found := _kind_at(words, i)) is not None]
+    if not kinds:
+        return None
+    tokens = _tokens(text)
+    for word, (head, offset, same, rival) in kinds:
         if _names(word, tokens, offset == -1) or any(same(token) for token in tokens):
             continue  # the text names the kind asked
         for at, token in enumerate(tokens):
@@ -49,7 +47,11 @@ def _another_kind(name: str, text: str) -> str | None:
     return None
 
 
-Test = Callable[[str], bool]
+@lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[str, ...]:
+    """The text's words, lower-cased (cached: an item's text is read for each name of each question asked of it;
+    the key is the item's own string, no copy of it)."""
+    return tuple(_TOKEN.findall(text.lower()))
 
 
 def _kind_at(words: list[str], i: int) -> tuple[str, int, Test, Test] | None:
