@@ -59,6 +59,7 @@ COHORT = _record(
 
 
 async def _research(tmp_path: Path, embedder: Embedder, *records: dict, question: str = QUESTION) -> ResearchResult:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     library = tmp_path / "library.jsonl"
     library.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     settings = run_settings(tmp_path / "data", max_rounds=1)
@@ -218,3 +219,45 @@ async def test_a_row_the_answer_reads_otherwise_says_so_in_the_table(tmp_path: P
     assert [(i, o.direction) for i, o in against] == [("pmid:91002302", "decreased")]
     assert [o.check for o in asked] == [f"its conclusion, which the Answer reads, says {report.answer.verdict}"]
     assert "its conclusion, which the Answer reads" in report_markdown(result)
+
+
+LAPAROSCOPIC = "Does laparoscopic cholecystectomy shorten hospital stay compared with open cholecystectomy?"
+SPECIALISTS = _record(
+    "91003401", 2002, "Surg Endosc",
+    "Acute cholecystitis under laparoscopic specialists and general surgeons",
+    "BACKGROUND: We tested the hypothesis that patients with acute cholecystitis would fare better under the care of "
+    "surgeons with an interest in laparoscopy.\nMETHODS: The records of 170 consecutive patients admitted with acute "
+    "cholecystitis under four laparoscopic specialists or six general surgeons were reviewed. The rates of successful "
+    "laparoscopic cholecystectomy, complications and length of hospital stay were compared.\nRESULTS: Successful "
+    "laparoscopic cholecystectomy was more frequent under the specialists (88% vs 61%; p<0.01). The median "
+    "postoperative hospital stay was shorter under the specialists (3 vs 5 days; p<0.01), and complications did not "
+    "differ (p = 0.6).\nCONCLUSIONS: Patients with acute cholecystitis are more likely to undergo successful "
+    "laparoscopic cholecystectomy, and to go home sooner, if cared for by a surgeon with an interest in laparoscopy.")
+OPEN_TRIAL = _record(
+    "91003402", 2001, "Br J Surg",
+    "Laparoscopic versus open cholecystectomy for symptomatic gallstones: a randomised controlled trial",
+    "BACKGROUND: Whether the laparoscopic operation shortens recovery has been questioned.\nMETHODS: 120 patients "
+    "with symptomatic gallstones were randomly assigned to laparoscopic (n=60) or open (n=60) cholecystectomy.\n"
+    "RESULTS: The median hospital stay was 2 days after laparoscopic and 4 days after open cholecystectomy "
+    "(P < 0.001). Complications did not differ between the groups (P = 0.71).\nCONCLUSIONS: Laparoscopic "
+    "cholecystectomy shortened the hospital stay compared with open cholecystectomy.")
+
+
+async def test_an_item_that_never_names_the_comparator_answers_only_by_a_reading_of_the_comparison(
+        tmp_path: Path, embedder: Embedder) -> None:
+    """A cohort of patients under laparoscopic specialists, whose stay was shorter, says nothing of laparoscopic
+    against open cholecystectomy: read by its conclusion it once answered yes to that question. Without a row on
+    the comparison, an item that never names the question's comparator is related; the trial of the two operations
+    answers."""
+    alone = (await _research(tmp_path / "alone", embedder, SPECIALISTS, question=LAPAROSCOPIC)).report
+    [cohort] = [a for a in alone.alignment if a.evidence_id == "pmid:91003401"]
+
+    assert (cohort.label, cohort.reason) == ("related", "does not compare with open cholecystectomy")
+    assert alone.answer is not None and alone.answer.verdict == "insufficient"
+
+    both = (await _research(tmp_path / "both", embedder, SPECIALISTS, OPEN_TRIAL, question=LAPAROSCOPIC)).report
+    labels = {a.evidence_id: a.label for a in both.alignment}
+
+    assert labels == {"pmid:91003401": "related", "pmid:91003402": "answers"}
+    assert both.answer is not None and both.answer.verdict == "yes"
+    assert both.answer.evidence_ids == ("pmid:91003402",)

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from ..memory import ResearchMemory
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
-from ..reading.alignment import align_all
+from ..reading.alignment import align_all, lacking
 from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.clarity import clear
@@ -75,9 +75,22 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
     abstracts = {a.evidence_id: finding for a in alignments
                  if a.label in ("answers", "indirect") and not by_id[a.evidence_id].passages
                  and (finding := _abstract_reading(by_id[a.evidence_id], queries))}
-    return [with_full_text(a, *read[a.evidence_id], frame) if a.evidence_id in read
-            else a.model_copy(update={"full_text": abstracts[a.evidence_id]}) if a.evidence_id in abstracts
-            else a for a in alignments]
+    return [without_comparison(with_full_text(a, *read[a.evidence_id], frame) if a.evidence_id in read
+                               else a.model_copy(update={"full_text": abstracts[a.evidence_id]})
+                               if a.evidence_id in abstracts else a)
+            for a in alignments]
+
+
+def without_comparison(alignment: Alignment) -> Alignment:
+    """``alignment``, related where the question names a comparator that the item never names and no reading of
+    the item finds the comparison (no row on it from its full text or its abstract, ``full_text``): its conclusion
+    speaks of something else. A cohort of patients under laparoscopic specialists, whose stay was shorter, says
+    nothing of laparoscopic against open surgery; read by its conclusion it once answered yes to that question."""
+    comparator = next((p for p in alignment.parts if p.part == "comparator"), None)
+    if (comparator is None or comparator.addressed or alignment.full_text is not None
+            or alignment.label not in ("answers", "indirect")):
+        return alignment
+    return alignment.model_copy(update={"label": "related", "reason": lacking([comparator])})
 
 
 def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, queries: tuple[DirectionQuery, ...]

@@ -56,7 +56,9 @@ def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | N
     sentence_terms = [terms(s) for s in sentences]
     vocabulary = frozenset().union(*sentence_terms, *(terms(heading) for heading in item.mesh))
     expansions = _expansions(text)
-    parts = tuple(_match(part, phrase, sentences, sentence_terms, vocabulary, expansions, text, gate.cover)
+    both = _both_arms(frame)
+    parts = tuple(_match(part, phrase, sentences, sentence_terms, vocabulary, expansions, text, gate.cover,
+                         both if part in ("exposure", "comparator") else frozenset())
                   for part, phrase in _parts(frame))
     asked = frozenset().union(*(terms(phrase) for _, phrase in _parts(frame) if phrase not in ASPECT_WORDS))
     coverage = round(len(asked & vocabulary) / len(asked), 3) if asked else 1.0
@@ -80,6 +82,14 @@ def _parts(frame: QuestionFrame) -> list[tuple[str, str]]:
     return [(part, phrase) for part, phrase in found if phrase]
 
 
+def _both_arms(frame: QuestionFrame) -> frozenset[str]:
+    """The words the exposure and the comparator share ("cholecystectomy" of laparoscopic against open
+    cholecystectomy): they tell neither arm apart, so an item holds an arm by its other words ("open")."""
+    if not frame.exposure or not frame.comparator:
+        return frozenset()
+    return terms(frame.exposure) & terms(frame.comparator)
+
+
 def _expansions(text: str) -> dict[str, frozenset[str]]:
     """Abbreviations the item defines ("low-density lipoprotein (LDL)"): the short form stands for the long one."""
     found: dict[str, frozenset[str]] = {}
@@ -90,7 +100,7 @@ def _expansions(text: str) -> dict[str, frozenset[str]]:
 
 def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Sequence[frozenset[str]],
            vocabulary: frozenset[str], expansions: Mapping[str, frozenset[str]], text: str,
-           cover: float) -> PartMatch:
+           cover: float, both: frozenset[str] = frozenset()) -> PartMatch:
     if phrase in ASPECT_WORDS:
         lower = text.lower()
         hits = [s for s in sentences if any(cue in s.lower() for cue in ASPECT_WORDS[phrase])]
@@ -105,7 +115,8 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
         options.append(terms(re.sub(r"(?<=[a-z])-(?=[a-z])", "", phrase, flags=re.I)))
     options += [wanted - {short} | long for short, long in expansions.items() if short in wanted]
     options += [(wanted - long) | {short} for short, long in expansions.items() if long and long <= wanted]
-    best, best_share = wanted, 0.0
+    options = [option - both or option for option in options]  # an arm by the words that tell it apart
+    best, best_share = options[0], 0.0
     for option in options:
         share = _weighted_share(option, vocabulary, COUNTING if part == "outcome" else frozenset())
         if share > best_share:
