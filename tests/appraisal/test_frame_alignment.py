@@ -36,8 +36,10 @@ def test_the_golden_questions_are_framed_into_their_parts() -> None:
     wrong = []
     for row in QUESTION_FRAMES:
         frame = frame_of(row["question"])
-        read = (frame.kind, frame.yes_no, frame.exposure, frame.outcomes, frame.population)
-        expected = (row["kind"], row["yes_no"], row["exposure"], tuple(row["outcomes"]), row["population"])
+        read = (frame.kind, frame.yes_no, frame.exposure, frame.outcomes, frame.population,
+                frame.comparator if "comparator" in row else None)
+        expected = (row["kind"], row["yes_no"], row["exposure"], tuple(row["outcomes"]), row["population"],
+                    row.get("comparator"))
         if read != expected:
             wrong.append(f"{row['question']!r} → {read} (expected {expected}): {row['why']}")
 

@@ -42,6 +42,8 @@ RELATION = lexicon.pattern("frame", "RELATION")
 """The relation verb or phrase that splits the exposure (before it) from the outcome (after it): "lower", "predict",
 "associated with", "effective in reducing" (``reading/lexicons/frame.toml``)."""
 COMPARATOR = lexicon.pattern("frame", "COMPARATOR")
+OVER_A_TIME = lexicon.pattern("frame", "OVER_A_TIME")
+"""A time after "over" (``lexicons/frame.toml``): the clause ends there, with no comparator."""
 POPULATION = re.compile(r"\b(?:in|among|for)\s+(?=(?P<rest>[^,;:?]+))", _I)
 PEOPLE = lexicon.pattern("frame", "PEOPLE")
 ASPECTS = lexicon.pairs("frame", "ASPECTS")
@@ -309,6 +311,9 @@ def _comparator(clause: str) -> tuple[str, str]:
     match = COMPARATOR.search(clause)
     if match is None:
         return "", clause
+    if when := OVER_A_TIME.match(clause, match.start()):  # "over fourteen years": when, not what it is compared with
+        later = COMPARATOR.search(clause, when.end())  # "… over 12 weeks compared with placebo"
+        return (_phrase(later.group("rest")) if later else ""), clause[: match.start()]
     return _phrase(match.group("rest")), clause[: match.start()]
 
 
