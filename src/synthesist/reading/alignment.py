@@ -115,10 +115,11 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
         options.append(terms(re.sub(r"(?<=[a-z])-(?=[a-z])", "", phrase, flags=re.I)))
     options += [wanted - {short} | long for short, long in expansions.items() if short in wanted]
     options += [(wanted - long) | {short} for short, long in expansions.items() if long and long <= wanted]
-    options = [option - both or option for option in options]  # an arm by the words that tell it apart
     best, best_share = options[0], 0.0
     for option in options:
         share = _weighted_share(option, vocabulary, COUNTING if part == "outcome" else frozenset())
+        if option - both < option:  # an arm also by the words that tell it apart ("open" of open cholecystectomy)
+            share = min(share, _weighted_share(option - both, vocabulary))
         if share > best_share:
             best, best_share = option, share
     other = another_kind(phrase, text) if best_share else None
