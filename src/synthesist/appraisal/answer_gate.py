@@ -82,10 +82,11 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
 
 
 def without_comparison(alignment: Alignment) -> Alignment:
-    """``alignment``, related where the question names a comparator that the item never names and no reading of
-    the item finds the comparison (no row on it from its full text or its abstract, ``full_text``): its conclusion
-    speaks of something else. A cohort of patients under laparoscopic specialists, whose stay was shorter, says
-    nothing of laparoscopic against open surgery; read by its conclusion it once answered yes to that question."""
+    """``alignment``, related where the question names a comparator that the item never names and no row on the
+    comparison was read from it (``full_text``: from its full text, when it is among the :data:`FULL_TEXTS_READ`
+    read, or from its abstract): its conclusion speaks of something else. A cohort of patients under laparoscopic
+    specialists, whose stay was shorter, says nothing of laparoscopic against open surgery; read by its conclusion it
+    once answered yes to that question."""
     comparator = next((p for p in alignment.parts if p.part == "comparator"), None)
     if (comparator is None or comparator.addressed or alignment.full_text is not None
             or alignment.label not in ("answers", "indirect")):

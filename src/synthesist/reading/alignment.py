@@ -118,8 +118,8 @@ def _match(part: str, phrase: str, sentences: Sequence[str], sentence_terms: Seq
     best, best_share = options[0], 0.0
     for option in options:
         share = _weighted_share(option, vocabulary, COUNTING if part == "outcome" else frozenset())
-        if option - both < option:  # an arm also by the words that tell it apart ("open" of open cholecystectomy)
-            share = min(share, _weighted_share(option - both, vocabulary))
+        if (apart := option - both) and apart < option:  # also by what tells it apart ("open" cholecystectomy)
+            share = min(share, _weighted_share(apart, vocabulary))
         if share > best_share:
             best, best_share = option, share
     other = another_kind(phrase, text) if best_share else None
