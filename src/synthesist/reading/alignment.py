@@ -84,7 +84,8 @@ def _parts(frame: QuestionFrame) -> list[tuple[str, str]]:
 
 def _both_arms(frame: QuestionFrame) -> frozenset[str]:
     """The words the exposure and the comparator share ("cholecystectomy" of laparoscopic against open
-    cholecystectomy): they tell neither arm apart, so an item holds an arm by its other words ("open")."""
+    cholecystectomy): they tell neither arm apart, so an item holds an arm by its other words ("open") as well as
+    by its whole name (:func:`_match`)."""
     if not frame.exposure or not frame.comparator:
         return frozenset()
     return terms(frame.exposure) & terms(frame.comparator)
