@@ -34,7 +34,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from synthesist.appraisal.conflicts import detect_conflicts, side_of
+from synthesist.appraisal.conflicts import conflict_queries, detect_conflicts, side_of
 from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.models import Conflict, Evidence, ResearchResult
 from synthesist.reading.alignment import align
@@ -139,7 +139,7 @@ def sides(topics: list[Topic], score: Score, errors: bool) -> None:
                                outcome=frame.outcomes[0])
         for item_id, item in topic.items.items():
             label = topic.findings.get(item_id, "not_reported")
-            found = side_of(item, query, {})
+            found = side_of(item, query, conflict_queries(frame))
             got = found[0].direction if found else "none"
             want = label if label in SIDES else "none"
             score.sides += 1

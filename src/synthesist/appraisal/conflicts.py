@@ -3,8 +3,8 @@
 Two items conflict when both address the question part (:func:`addresses_part`: the frame's exposure and outcome,
 whether or not the alignment gate finds them close enough to the whole question to *answer* it — a study of surgery and
 survival in another cancer still speaks to "does surgery improve survival?"), and what each found on it
-(:func:`synthesist.reading.studies.finding.finding_of`: a clear change or a stated null, read from the study's own
-statements that name the exposure and the outcome) is either
+(:func:`side_of`: its evidence-table row on the comparison, the study reader's one reading, kept when it is a clear
+change or a stated null and the study's own main finding) is either
 
 - significant in opposite directions (``opposite``: one increased, the other decreased; only for an exposure with a
   side — "sex" has none, "male sex" raising mortality and "female sex" raising it both read as an increase), or
@@ -22,13 +22,28 @@ from itertools import combinations
 
 from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..reading import lexicon
-from ..reading.studies.finding import finding_of
-from ..reading.studies.naming import DOSE, HOW_GIVEN, MEASURE_WORDS, MODIFIERS, PEOPLE, distinctive, part_core
+from ..reading.studies.asked import asked_record, question_queries
+from ..reading.studies.clarity import clear
+from ..reading.studies.finding import NOT_READ, comparator_of, names_the_comparison, not_its_own, stated_comparator
+from ..reading.studies.learned import supporting
+from ..reading.studies.naming import (
+    DOSE,
+    HOW_GIVEN,
+    MEASURE_WORDS,
+    MODIFIERS,
+    PEOPLE,
+    article_outcome,
+    distinctive,
+    exposure_names,
+    measured_as_asked,
+    part_core,
+)
+from ..reading.studies.verify import source_text
 from ..reading.text import terms
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 
-__all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "detect_conflicts", "likely_reasons", "resolving_query",
-           "side_of"]
+__all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "conflict_queries", "detect_conflicts", "likely_reasons",
+           "resolving_query", "side_of"]
 
 MIN_EXPOSURE_COVERAGE = 0.99
 """An item that names every content word of the exposure (under its best synonym) studies it; one that does not, when
@@ -55,13 +70,13 @@ _WIDE = re.compile(r"\bregistr(?:y|ies)\b|\bnationwide\b|\bpopulation-based\b|\b
                    re.IGNORECASE)
 
 
-def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence],
-                     records: Mapping[str, StudyRecord] | None = None) -> tuple[Conflict, ...]:
+def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence]
+                     ) -> tuple[Conflict, ...]:
     """Every disagreement between items that address the question part on one of the frame's outcomes (module
     docstring), each pair once, the plainest (opposite directions) first."""
     if not frame.exposure or not frame.outcomes:
         return ()
-    records = records or {}
+    queries = conflict_queries(frame)
     answering = [a for a in alignments
                  if a.evidence_id in items and addresses_part(a, items[a.evidence_id], frame.exposure)][:MAX_ITEMS]
     found: list[Conflict] = []
@@ -69,7 +84,7 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         if not _comparable(frame.exposure, outcome):
             continue
         query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
-        sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, records)) is not None]
+        sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, queries)) is not None]
         for first, second in combinations(sides, 2):
             kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _SIDELESS)
             if kind is None:
@@ -79,6 +94,14 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
                                   reasons=likely_reasons(a[1], b[1], items[a[0].evidence_id],
                                                          items[b[0].evidence_id], a[2], b[2])))
     return tuple(sorted(found, key=lambda c: c.kind != "opposite"))
+
+
+def conflict_queries(frame: QuestionFrame) -> tuple[DirectionQuery, ...]:
+    """The comparisons the evidence table reads for ``frame`` (so a side is the row the table shows), or for a frame
+    of another kind with an exposure and outcomes, one per outcome."""
+    return question_queries(frame) or tuple(
+        DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
+        for outcome in frame.outcomes if outcome.strip())
 
 
 def _comparable(exposure: str, outcome: str) -> bool:
@@ -116,17 +139,42 @@ def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure:
     return distinctive(exposure) <= terms(" ".join(filter(None, (item.title, item.content))))
 
 
-def side_of(item: Evidence, query: DirectionQuery, records: Mapping[str, StudyRecord] | None = None
+def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQuery] = ()
             ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
-    """What ``item`` found for the query as one side of a conflict
-    (:func:`synthesist.reading.studies.finding.finding_of`), or None."""
-    found = finding_of(item, query, records)
-    if found is None:
+    """What ``item`` found for the query as one side of a conflict: its row on the comparison as the evidence table
+    reads it (:func:`~synthesist.reading.studies.asked.asked_record` over the question's ``queries``, the study
+    reader's one reading), when it is clear (:func:`~synthesist.reading.studies.clarity.clear`: significant by its p or
+    CI, or a stated null; never a trend) and the study's own main finding (no subgroup, secondary, post-hoc,
+    unadjusted or diagnostic result: :func:`~synthesist.reading.studies.finding.not_its_own`) and, unless the item is
+    a trial whose intervention arm is the exposure, its quote names the comparison
+    (:func:`~synthesist.reading.studies.finding.names_the_comparison`: not a covariate, another kind of the exposure
+    or of the outcome, a combination); None for a registry record, an animal or in-vitro study
+    (:data:`~synthesist.reading.studies.finding.NOT_READ`) or no such row. The side's comparator is the study's other
+    arm when it is another active treatment (a head-to-head is set only against a head-to-head:
+    :func:`_same_comparison`)."""
+    if item.source == "trials":
         return None
-    result, record = found.result, found.record
+    record = asked_record(item, tuple(queries) or (query,))
+    if record.design in NOT_READ:
+        return None
+    row = next((row for row in record.outcomes if row.asked and row.outcome == query.outcome), None)
+    if row is None or row.direction not in ("increased", "decreased", "no_difference") or not row.quote:
+        return None
+    text = source_text(item)
+    comparator = comparator_of(record, query.intervention, text)
+    outcome = article_outcome(query.outcome, text)
+    result = next((passage for passage in (row, *supporting(item, query))
+                   if passage.direction == row.direction and passage.quote and not not_its_own(passage.quote)
+                   and clear(passage) and measured_as_asked(outcome, passage.quote, text)
+                   and (comparator is not None or names_the_comparison(item, record, query, passage.quote))), None)
+    if result is None:
+        return None
+    if comparator is None:  # no arms read: a comparison the statement itself names ("biopsy versus neck dissection")
+        factor = frozenset().union(*(words for _, words in exposure_names(query.intervention, text)))
+        comparator = stated_comparator(result.quote, factor)
     side = ConflictSide(evidence_id=item.id, direction=result.direction, quote=result.quote,  # type: ignore[arg-type]
                         section=result.section, design=record.design, size=_size(record),
-                        comparator=found.comparator)
+                        comparator=None if query.comparator else comparator)
     return side, record, result
 
 

@@ -171,13 +171,17 @@ def without_asked(record: StudyRecord) -> StudyRecord:
 
 
 def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> StudyRecord:
-    """``record`` with the question's comparison as the conflict reader found it in this study, where it is a
-    side of a conflict: the table row, the conflicts section and the Answer then read one finding, not two
-    readers' (the conflict's quote is the study's own sentence, its numbers read from it)."""
+    """``record`` with a row for the question's comparison where the study is a side of a conflict: a side is the
+    row the study reader read (``conflicts.side_of``), so a study's own row stays as it is; the side's row comes in
+    where the record has none (an item the alignment gate set aside, whose asked rows :func:`without_asked` drops)
+    or another (a model's record), so that the table, the conflicts section and the Answer read one finding (the
+    quote is the study's own sentence, its numbers read from it)."""
     outcomes = list(record.outcomes)
     for conflict in conflicts:
         for side in (c for c in (conflict.first, conflict.second) if c.evidence_id == record.evidence_id):
             at = next((i for i, o in enumerate(outcomes) if o.asked and o.outcome == conflict.outcome), None)
+            if at is not None and (outcomes[at].direction, outcomes[at].quote) == (side.direction, side.quote):
+                continue
             found = OutcomeResult(outcome=conflict.outcome, intervention=conflict.exposure, asked=True,
                                   direction=side.direction, effect=read_effect(side.quote), quote=side.quote,
                                   section=side.section)
@@ -194,9 +198,9 @@ def with_answer_checks(question: str, report: ResearchReport, items: Mapping[str
     so in its ``check``, so that the table never contradicts the Answer unremarked. The Answer's verdict on an
     abstract that is no randomised trial or review, or whose row is not clear, is its conclusion's (``answer_gate``):
     where its result on the outcome reads otherwise, the row says "its conclusion, which the Answer reads, says yes";
-    where the Answer's verdict is not what the item's conclusion says (a conflict side replaced the row the Answer
-    read; a model's verdict), "the Answer says yes". On the conflict topic sets 5 of 70 runs (2026-12-01); which of
-    an abstract's two readings to trust differs by kind of question (studies-measured.md)."""
+    where the Answer's verdict is not what the item's conclusion says (a model's verdict), "the Answer says yes".
+    On the conflict topic sets 5 of 70 runs (2026-12-01); which of an abstract's two readings to trust differs by
+    kind of question (studies-measured.md)."""
     answer, frame = report.answer, report.frame
     if answer is None or frame is None:
         return report
@@ -220,7 +224,7 @@ def rows_against_answer(question: str, report: ResearchReport) -> tuple[tuple[st
     """Each item the Answer cites whose evidence-table row on the question's first comparison gives ``question``
     another yes or no than the Answer's (:func:`~synthesist.reading.verdict.verdict_of`): a report contradicting its
     own table: the Answer's verdict on an item is its row's where the row is clear on a randomised trial or review,
-    else its conclusion's (``answer_gate``), and a conflict side replaces its item's row (:func:`as_in_conflicts`).
+    else its conclusion's (``answer_gate``); a conflict side is its item's row (:func:`as_in_conflicts`).
     The row is the record's asked row on the frame's first outcome, else its first asked row (a model's record names
     the outcome its own way). :func:`with_answer_checks` marks each such row; the benches count them."""
     return tuple((record.evidence_id, row) for record in report.studies

@@ -26,8 +26,8 @@ _HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|pos
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
 
 _SIGNIFICANT_CHANGE = re.compile(
-    r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower|"
-    r"greater|less|more|fewer|shorter|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
+    r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower(?:ed)?|"
+    r"greater|less|more|fewer|shorter|shortened|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
     re.IGNORECASE)
 
 _COPULAS = frozenset("was were is are been be".split())

@@ -33,7 +33,6 @@ from .direction import (
     _outcome_clause,
     _pairs,
     query_outcome,
-    ranked_units,
     read_direction,
     scored_units,
     signals,
@@ -369,35 +368,19 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) 
         update={"confidence": round(probability, 3), "probabilities": together}) for unit in agreeing)
 
 
-def statements(evidence: Evidence, query: DirectionQuery, *, limit: int) -> list[tuple[OutcomeResult, str]]:
-    """What each of the ``limit`` units that best name the query's outcome for its arms (the rule score,
-    :func:`.direction.ranked_units`) says of it, best first, with the clause about the outcome its figures come
-    from: the direction the reader's direction head reads in that unit alone (``not_reported`` below the reader's
-    threshold, as :func:`decide` leaves an unclear answer), its effect and its quote. A conflict weighs an item's
-    statements of one outcome together (:mod:`.finding`), each read as the evidence table reads a passage."""
-    aliases = abbreviations(source_text(evidence))
-    arms = ArmTerms.of(query, aliases)
-    return _statements(ranked_units(evidence, query, arms, aliases)[:limit], query, arms)
-
-
 def statement(unit: Unit, query: DirectionQuery) -> tuple[OutcomeResult, str]:
-    """What ``unit`` says of the query's outcome, read as :func:`statements` reads each unit (a study's stated
-    results without a question: the outcome its own words name, :mod:`.record`)."""
-    return _statements([unit], query, ArmTerms.of(query, {}))[0]
-
-
-def _statements(units: list[Unit], query: DirectionQuery, arms: ArmTerms) -> list[tuple[OutcomeResult, str]]:
-    if not units:
-        return []
+    """What ``unit`` says of the query's outcome (a study's stated results without a question: the outcome its own
+    words name, :mod:`.record`): the direction the reader's direction head reads in that unit alone
+    (``not_reported`` below the reader's threshold, as :func:`decide` leaves an unclear answer), its effect and its
+    quote, with the clause about the outcome its figures come from."""
     reader = shipped_reader()
+    arms = ArmTerms.of(query, {})
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
-    found = []
-    for unit, row in zip(units, unit_directions(units, query, arms, reader), strict=True):
-        best = int(np.argmax(row))
-        direction = reader.directions_order[best] if row[best] >= reader.threshold else "not_reported"
-        found.append((_result(blank, unit, direction, query, arms),  # type: ignore[arg-type]
-                      _outcome_clause(unit.text, terms(query.outcome, folded=True), arms)))
-    return found
+    (row,) = unit_directions([unit], query, arms, reader)
+    best = int(np.argmax(row))
+    direction = reader.directions_order[best] if row[best] >= reader.threshold else "not_reported"
+    return (_result(blank, unit, direction, query, arms),  # type: ignore[arg-type]
+            _outcome_clause(unit.text, terms(query.outcome, folded=True), arms))
 
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,
