@@ -10,7 +10,7 @@ ARGS ?=
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles check-fitted
+.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles train-arms check-fitted
 
 install: $(STAMP)
 
@@ -63,6 +63,9 @@ train-tagger: $(STAMP)
 train-roles: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_sentence_roles.py
 
+train-arms: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_arm_tagger.py
+
 # Whether each fitted file the package ships is, byte for byte (the answer model: to 1e-4), what its trainer makes from
 # the code and ../shared as they are; writes nothing, fails on the first that is not (about 10 minutes on two cores).
 # Not part of `make test`: a trainer takes up to four minutes. The alignment gate's own check needs a retrieval of
@@ -71,6 +74,7 @@ FIT = SYNTHESIST_SHARED=$(abspath $(SHARED)) OPENBLAS_NUM_THREADS=1 OMP_NUM_THRE
 check-fitted: $(STAMP)
 	$(FIT) bench/fit_answer_model.py $(SHARED)/corpus/questions_dev.jsonl $(SHARED)/corpus/library.jsonl --check
 	$(FIT) bench/train_question_tagger.py --check
+	$(FIT) bench/train_arm_tagger.py --check
 	$(FIT) bench/train_sentence_roles.py --check
 	$(FIT) bench/train_study_reader.py --check
 

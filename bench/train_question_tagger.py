@@ -333,13 +333,15 @@ def questions(prompts, templates, populations, draw, per_prompt) -> list[tuple[l
     return rows
 
 
-def fit(rows, cues) -> QuestionTagger:
+def fit(rows, cues, parts: tuple[str, ...] = PARTS, c: float = C) -> QuestionTagger:
+    """A softmax per token over :func:`token_features` (module docstring), tags O and B-/I- of each of ``parts``,
+    L2 at ``1/(2·c)``; the transitions counted on the rows' tags. The threshold is left at 0."""
     function_words = frozenset(STOP_WORDS)
     feature_rows = [token_features(words, function_words, cues) for words, _ in rows]
     counts = Counter(f for question in feature_rows for f in {f for row in question for f in row})
     kept = sorted((f for f, n in counts.items() if n >= MIN_COUNT), key=lambda f: (-counts[f], f))[:VOCABULARY]
     index = {f: i for i, f in enumerate(sorted(kept))}
-    tag_names = ("O",) + tuple(f"{b}-{p}" for p in PARTS for b in "BI")
+    tag_names = ("O",) + tuple(f"{b}-{p}" for p in parts for b in "BI")
     columns, pointers, labels = [], [0], []
     for question, (_, tags) in zip(feature_rows, rows, strict=True):
         for row, tag in zip(question, tags, strict=True):
@@ -357,8 +359,8 @@ def fit(rows, cues) -> QuestionTagger:
         logits -= logits.max(1, keepdims=True)
         log_p = logits - np.log(np.exp(logits).sum(1, keepdims=True))
         residual = np.exp(log_p) - target
-        value = -(target * log_p).sum() + (w * w).sum() / (2 * C)
-        return float(value), np.concatenate([(np.asarray(x.T @ residual) + w / C).ravel(), residual.sum(0)])
+        value = -(target * log_p).sum() + (w * w).sum() / (2 * c)
+        return float(value), np.concatenate([(np.asarray(x.T @ residual) + w / c).ravel(), residual.sum(0)])
 
     found = optimize.minimize(loss, np.zeros(width * k + k), jac=True, method="L-BFGS-B",
                               options={"maxiter": ITERATIONS})

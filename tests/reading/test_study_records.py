@@ -19,7 +19,7 @@ from synthesist.tools.jats import article_evidence, parse_jats
 pytestmark = pytest.mark.shared
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-FLOORS = {"design": 0.90, "randomised": 0.55, "analysed": 0.30, "arms": 0.30}
+FLOORS = {"design": 0.90, "randomised": 0.55, "analysed": 0.30, "arms": 0.40}
 """What the reader reaches, rounded down to 0.05 (randomised N was 0.42 when the set was labelled, 0.58 once a count
 whose clause says it was screened, needed, completed or one arm's was passed over): raise a floor when a change lifts
 it."""

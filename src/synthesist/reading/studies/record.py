@@ -27,6 +27,7 @@ from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..kinds import another_kind
 from ..text import terms
+from .arm_tagger import tagged_arms
 from .arms import abbreviations
 from .clarity import states_null
 from .effects import ratio_side, read_effect, significance
@@ -395,7 +396,28 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
                 first, second = second, first
             return (Arm(role="intervention", label=first, quote=unit.text, section=unit.section),
                     Arm(role="comparator", label=second, quote=unit.text, section=unit.section))
-    return ()
+    return _tagged_arms(read)
+
+
+def _tagged_arms(read: list[Unit]) -> tuple[Arm, ...]:
+    """The arms the arm tagger reads in the first allocation sentence where it finds two or more
+    (:func:`.arm_tagger.tagged_arms`), for a trial whose arms no allocation pattern above reads: the intervention
+    the first that names no control, the comparator the first control (else the next arm), any others ``arm``."""
+    found = tagged_arms(read)
+    if found is None:
+        return ()
+    names, unit = found
+    active = [name for name in names if not _CONTROL.search(name)]
+    if not active:
+        return ()
+    control = next((name for name in names if _CONTROL.search(name)), None)
+    comparator = control or (active[1] if len(active) > 1 else None)
+    if comparator is None:
+        return ()
+    roles = {active[0]: "intervention", comparator: "comparator"}
+    return tuple(sorted((Arm(role=roles.get(name, "arm"), label=name, quote=unit.text,  # type: ignore[arg-type]
+                             section=unit.section) for name in names),
+                        key=lambda arm: ("intervention", "comparator", "arm").index(arm.role)))
 
 
 def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterable[str] = (),
