@@ -52,3 +52,14 @@ def test_a_trial_whose_arms_no_pattern_reads_takes_the_tagger_s_with_their_roles
 
     assert arms(diets) == [("intervention", "Mediterranean diet"), ("comparator", "low-fat diet")]
     assert arms(probiotic) in ([("intervention", "probiotic supplementation"), ("comparator", "placebo")], [])
+
+
+def test_a_third_arm_the_allocation_pattern_joins_to_another_is_read_apart():
+    """The pattern reads "X or Y" and so joins the first two of three arms ("placebo (n = 104), pregabalin 150 mg/day");
+    where the tagger reads three arms in that sentence its arms are the record's, the control the comparator."""
+    text = ("METHODS: A total of 312 patients were randomized to receive placebo (n = 104), pregabalin 150 mg/day "
+            "(n = 103), or pregabalin 300 mg/day (n = 105). RESULTS: Pain fell more with pregabalin.")
+    record = read_study(Evidence(id="pmid:1", source="library", title="A trial", content=text))
+
+    assert [(arm.role, arm.label) for arm in record.arms] == [
+        ("intervention", "pregabalin 150 mg/day"), ("comparator", "placebo"), ("arm", "pregabalin 300 mg/day")]

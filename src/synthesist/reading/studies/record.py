@@ -379,8 +379,9 @@ def _population(read: list[Unit]) -> str:
 
 
 def _arms(read: list[Unit]) -> tuple[Arm, ...]:
-    """The two arms of the first allocation sentence ("randomly assigned to X or Y"), else of a placebo-controlled
-    trial named by what it tested ("a placebo-controlled trial of beta-carotene (50 mg …) among …")."""
+    """The two arms of the first allocation sentence ("randomly assigned to X or Y"; its arms as the arm tagger reads
+    them where it reads three or more: :func:`_tagged_arms`), else of a placebo-controlled trial named by what it
+    tested ("a placebo-controlled trial of beta-carotene (50 mg …) among …"), else the arm tagger's."""
     for unit in read:
         if unit.role not in ("abstract", "methods") or unit.kind != "paragraph":
             continue
@@ -390,6 +391,8 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
                         section=unit.section),
                     Arm(role="comparator", label="placebo", quote=unit.text, section=unit.section))
         match = _ALLOCATION.search(unit.text)
+        if match and (tagged := _tagged_arms([unit])) and len(tagged) > 2:
+            return tagged  # "placebo (n = 126), istradefylline 20 mg/day (n = 123), or istradefylline 40 mg/day"
         if match:
             first, second = (_GROUP_SIZE.sub("", match.group(name)).strip(" ,") for name in ("first", "second"))
             if _CONTROL.search(first) and not _CONTROL.search(second):
