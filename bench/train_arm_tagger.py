@@ -8,12 +8,15 @@ train split's and the 2,810 unlabelled ones) and their clinicians' prompts, each
 comparator as the clinician wrote them. In each article, a sentence of its abstract or methods that allocates
 (:data:`~synthesist.reading.studies.arm_tagger.ALLOCATING`: "randomly assigned", "allocated", "randomised to") and
 names two or more of the article's prompt arms word for word is a training sentence, those names tagged ``ARM``
-(longest first, not overlapping; "placebo" and "control" too, as arms), every other token ``O``. A sentence names
+(longest first, not overlapping), every other token ``O``; and for each train article :data:`WRITTEN` allocation
+sentences of :data:`TEMPLATES` naming its prompt arms. A sentence names
 an arm the prompts word otherwise ("3 mg intranasal glucagon" for "intranasal glucagon"), so the tags are noisy at
 the edges of an arm; the model reads the words around them.
 
 Held out for the printed figures only: the validation-split articles' sentences, by span exact match and by the
-arms' count per sentence. Deterministic: features counted in a fixed order, L-BFGS from zero on a convex loss.
+arms' count per sentence. Never read: the articles of ``corpus/rct_fulltext`` (the golden study records', labelled
+by hand, and the full-text rows bench's), most of which are Evidence Inference train or unlabelled articles.
+Deterministic: features counted in a fixed order, seeded draws, L-BFGS from zero on a convex loss.
 
 Model: the question tagger's (:func:`train_question_tagger.fit`: a softmax per token over
 :func:`~synthesist.reading.question_parts.token_features`, Viterbi over counted transitions) with the cues of
@@ -41,6 +44,7 @@ from synthesist.reading.studies.passages import units
 from synthesist.tools.jats import ParseError, article_evidence, parse_jats
 
 CORPUS = "corpus/evidence_inference"
+GOLDEN = "corpus/rct_fulltext/articles"
 OUT = REPO / "src/synthesist/reading/fitted/arm_tagger/model.json"
 C = 1.0
 LONGEST = 12
@@ -81,7 +85,7 @@ def tagged(sentence: str, arms: set[str]) -> tuple[list[str], list[str]] | None:
     """The sentence's tokens and tags, its named arms tagged (longest first, not overlapping); None unless it names
     two or more."""
     taken: list[tuple[int, int]] = []
-    for arm in sorted(arms, key=len, reverse=True):
+    for arm in sorted(arms, key=lambda name: (-len(name), name)):
         for match in re.finditer(rf"(?<![\w-]){re.escape(arm)}(?![\w-])", sentence, re.IGNORECASE):
             if not any(match.start() < end and start < match.end() for start, end in taken):
                 taken.append((match.start(), match.end()))
@@ -166,7 +170,9 @@ def main() -> None:
     root = require(f"{CORPUS}/prompts.csv") / CORPUS
     with (root / "split.csv").open(newline="") as handle:
         validation = {r["pmcid"] for r in csv.DictReader(handle) if r["split"] == "validation"}
-    train, held = sentences(root, prompt_arms(root), validation)
+    golden = {path.stem.removeprefix("PMC") for path in (require(GOLDEN) / GOLDEN).glob("*.nxml")}
+    arms = {pmcid: named for pmcid, named in prompt_arms(root).items() if pmcid not in golden}
+    train, held = sentences(root, arms, validation)
     print(f"{len(train):,} training sentences, {len(held):,} held out ({time.perf_counter() - started:.0f} s)",
           flush=True)
     tagger = fit(train, CUES, parts=(PART,), c=C)

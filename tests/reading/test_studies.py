@@ -15,7 +15,7 @@ import pytest
 from synthesist.errors import ParseError
 from synthesist.models import Evidence, TrialInfo, TrialOutcome
 from synthesist.reading.studies import read_study, verify_record
-from synthesist.reading.studies.direction import ranked_units
+from synthesist.reading.studies.direction import scored_units
 from synthesist.reading.studies.record import as_asked
 from synthesist.study import DirectionQuery, Effect, OutcomeResult, StudyRecord
 from synthesist.tools.jats import article_evidence, parse_jats, read_jats_file
@@ -41,7 +41,7 @@ def test_a_plural_and_its_singular_name_one_outcome():
     text = "The consumption of anesthetic and the analgesic requirements were similar between the groups (P = 0.41)."
     query = DirectionQuery(intervention="Ketamine", comparator="Control", outcome="Usage of analgesics")
 
-    assert [unit.text for unit in ranked_units(abstract(text), query)] == [text]
+    assert [s.unit.text for s in scored_units(abstract(text), query)[1] if s is not None] == [text]
 
 
 # --- the record and its check ------------------------------------------------------------------------------------

@@ -24,7 +24,14 @@ from ..models import Alignment, Conflict, ConflictSide, Evidence, QuestionFrame
 from ..reading import lexicon
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.clarity import clear
-from ..reading.studies.finding import NOT_READ, comparator_of, names_the_comparison, not_its_own, stated_comparator
+from ..reading.studies.finding import (
+    NOT_READ,
+    TRIALS,
+    comparator_of,
+    names_the_comparison,
+    not_its_own,
+    stated_comparator,
+)
 from ..reading.studies.learned import supporting
 from ..reading.studies.naming import (
     DOSE,
@@ -72,7 +79,8 @@ _WIDE = re.compile(r"\bregistr(?:y|ies)\b|\bnationwide\b|\bpopulation-based\b|\b
 
 def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence]
                      ) -> tuple[Conflict, ...]:
-    """Every disagreement between items that address the question part on one of the frame's outcomes (module
+    """Every disagreement between items that address the question part on one of the outcomes the evidence table
+    reads (:func:`conflict_queries`: the frame's first three for a question of effect or association; module
     docstring), each pair once, the plainest (opposite directions) first."""
     if not frame.exposure or not frame.outcomes:
         return ()
@@ -80,10 +88,10 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
     answering = [a for a in alignments
                  if a.evidence_id in items and addresses_part(a, items[a.evidence_id], frame.exposure)][:MAX_ITEMS]
     found: list[Conflict] = []
-    for outcome in frame.outcomes:
+    for query in queries:
+        outcome = query.outcome
         if not _comparable(frame.exposure, outcome):
             continue
-        query = DirectionQuery(intervention=frame.exposure, comparator=frame.comparator or "", outcome=outcome)
         sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, queries)) is not None]
         for first, second in combinations(sides, 2):
             kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _SIDELESS)
@@ -154,7 +162,8 @@ def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQu
     :func:`_same_comparison`)."""
     if item.source == "trials":
         return None
-    record = asked_record(item, tuple(queries) or (query,))
+    queries = tuple(queries) if query in queries else (*queries, query)
+    record = asked_record(item, queries)
     if record.design in NOT_READ:
         return None
     row = next((row for row in record.outcomes if row.asked and row.outcome == query.outcome), None)
@@ -162,11 +171,12 @@ def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQu
         return None
     text = source_text(item)
     comparator = comparator_of(record, query.intervention, text)
+    trial = comparator is not None and record.design in TRIALS  # its arms are the comparison
     outcome = article_outcome(query.outcome, text)
     result = next((passage for passage in (row, *supporting(item, query))
                    if passage.direction == row.direction and passage.quote and not not_its_own(passage.quote)
                    and clear(passage) and measured_as_asked(outcome, passage.quote, text)
-                   and (comparator is not None or names_the_comparison(item, record, query, passage.quote))), None)
+                   and (trial or names_the_comparison(item, record, query, passage.quote))), None)
     if result is None:
         return None
     if comparator is None:  # no arms read: a comparison the statement itself names ("biopsy versus neck dissection")

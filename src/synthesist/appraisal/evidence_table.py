@@ -172,10 +172,12 @@ def without_asked(record: StudyRecord) -> StudyRecord:
 
 def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> StudyRecord:
     """``record`` with a row for the question's comparison where the study is a side of a conflict: a side is the
-    row the study reader read (``conflicts.side_of``), so a study's own row stays as it is; the side's row comes in
-    where the record has none (an item the alignment gate set aside, whose asked rows :func:`without_asked` drops)
-    or another (a model's record), so that the table, the conflicts section and the Answer read one finding (the
-    quote is the study's own sentence, its numbers read from it)."""
+    row the study reader read (``conflicts.side_of``), so a row with the side's direction and quote stays as it is;
+    the side's row comes in where the record has none (an item the alignment gate set aside, whose asked rows
+    :func:`without_asked` drops), another (a model's record) or the same direction quoted by another passage (the
+    side quotes the first of the reading's passages that is clear and names the comparison), so that the table, the
+    conflicts section and the Answer read one finding (the quote is the study's own sentence, its numbers read from
+    it)."""
     outcomes = list(record.outcomes)
     for conflict in conflicts:
         for side in (c for c in (conflict.first, conflict.second) if c.evidence_id == record.evidence_id):

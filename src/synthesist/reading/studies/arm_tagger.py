@@ -16,7 +16,6 @@ from functools import cache
 from .. import lexicon
 from ..question_parts import QuestionTagger, spans, tokens
 from ..shipped import fitted_model
-from ..text import STOP_WORDS
 from .passages import Unit
 
 __all__ = ["ALLOCATING", "CUES", "PART", "allocation_units", "arm_tagger", "tagged_arms"]
@@ -27,6 +26,9 @@ ALLOCATING = lexicon.pattern("record", "ALLOCATING")
 CUES = {name: group for name, group in zip(("alloc", "or", "group"), lexicon.word_groups("record", "ARM_CUES"),
                                            strict=True)}
 """The cue groups the tagger's features read (``lexicons/record.toml`` ``ARM_CUES``, each with its reason)."""
+NO_END = frozenset("for to of with at in on during before after from by and or versus vs vs. either both the".split())
+"""Words no arm's name ends on, left out where a span does ("probiotic supplementation for"): prepositions and
+conjunctions, not every function word ("vitamin A", "group I")."""
 LONGEST = 20
 """Words in an arm's name at most: a longer span is a misreading of the sentence."""
 SURE = 0.8
@@ -62,8 +64,10 @@ def tagged_arms(read: Iterable[Unit]) -> tuple[tuple[str, ...], Unit] | None:
         inside = [k for k, tag in enumerate(tagger.tags) if tag != "O"]
         names: list[str] = []
         for _, first, last in spans(tags):
-            while last > first and words[last].text.lower() in STOP_WORDS:  # "probiotic supplementation for"
+            while last >= first and words[last].text.lower() in NO_END:  # "probiotic supplementation for"
                 last -= 1
+            if last < first or not any(w.text[0].isalnum() for w in words[first:last + 1]):
+                continue
             name = unit.text[words[first].start:words[last].end].strip(" ,;:")
             sure = float(probabilities[first:last + 1][:, inside].sum(1).min())
             if (name and last - first < LONGEST and sure >= SURE

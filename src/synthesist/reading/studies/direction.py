@@ -1,6 +1,5 @@
 """The rule reader of one outcome's direction, intervention versus comparator: the learned reader's features
-(:mod:`.learned`), never a reading of its own; and the rule score that ranks the units a conflict weighs
-(:func:`ranked_units`).
+(:mod:`.learned`), never a reading of its own.
 
 :func:`scored_units` scores each sentence or table row for how well it reports ``outcome`` for the two arms;
 :func:`read_direction` narrows a unit to the clause that names the outcome and reads it (non-significance, then a
@@ -94,15 +93,6 @@ def with_figures(answers: list[OutcomeResult]) -> OutcomeResult:
 
 def _figures(result: OutcomeResult) -> bool:
     return bool(result.effect and (result.effect.p or result.effect.ci_low))
-
-
-def ranked_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
-                 aliases: dict[str, str] | None = None) -> list[Unit]:
-    """The units that report the query's outcome for its arms, best first (none when no unit names the outcome).
-    An outcome the article abbreviates ("partial thromboplastin time (PTT)") also answers to its short form."""
-    read, scored = scored_units(evidence, query, arms, aliases)
-    found = [s for s in scored if s is not None]
-    return [s.unit for s in sorted(found, key=lambda s: -s.score)]  # stable: the first of equals first
 
 
 def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,

@@ -31,7 +31,7 @@ from .naming import (
 )
 from .verify import source_text
 
-__all__ = ["CONTROL", "NOT_READ", "comparator_of", "names_the_comparison", "not_its_own", "stated_comparator"]
+__all__ = ["CONTROL", "NOT_READ", "TRIALS", "comparator_of", "names_the_comparison", "not_its_own", "stated_comparator"]
 
 NOT_READ = frozenset({"trial registration", "animal/in vitro"})
 """Designs whose findings a question on people does not weigh: a registry record (its posted results are the
@@ -63,7 +63,8 @@ CONTROL = re.compile(r"\b(?:placebo|control|saline|vehicle|dummy|usual|routine|(
 """A comparator that is the exposure's absence (or the care everyone gets), not another active treatment."""
 
 _ALONE = terms("alone only")
-_TRIALS = frozenset({"randomised trial", "non-randomised trial"})
+TRIALS = frozenset({"randomised trial", "non-randomised trial"})
+"""The designs whose arms are the comparison they test."""
 IMPLIED_COMPARATOR = "placebo control controls sham untreated nonusers non-users unexposed"
 """What an exposure is set against when neither the question nor the study names a comparator: the words of a
 control arm."""
@@ -131,7 +132,7 @@ def names_the_comparison(item: Evidence, record: StudyRecord, query: DirectionQu
     comparator = comparator_of(record, query.intervention, text)
     arms = next((a.label for a in record.arms if a.role == "comparator"), "") if comparator is not None else ""
     labels = (next(a.label for a in record.arms if a.role == "intervention"), arms) if comparator is not None else None
-    names = exposure_names(query.intervention, text, trial=record.design in _TRIALS, arms=labels)
+    names = exposure_names(query.intervention, text, trial=record.design in TRIALS, arms=labels)
     own = " ".join(name for name, _ in names[1:] if name not in TRIAL_ARMS and name not in BOTH_ARMS)
     outcome = outcome_words(query.outcome)
     reading = DirectionQuery(intervention=f"{part_core(query.intervention)} {own}".strip(),

@@ -32,7 +32,7 @@ from .compared import compared, listed_together, only_a_group
 
 __all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS", "PEOPLE", "SYNONYMS", "TRIAL_ARMS",
            "article_name", "article_outcome", "class_members", "distinctive", "exposure_names", "measured_as_asked",
-           "names_comparison", "names_exposure", "outcome_names", "outcome_words", "part_core", "same_word",
+           "names_comparison", "outcome_names", "outcome_words", "part_core", "same_word",
            "spelled_out", "with_synonyms"]
 
 HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
@@ -388,14 +388,6 @@ def _clause_names(clause: str, intervention: str, exposure: frozenset[str], outc
         if not named & linked and listed_together(subject, factor, named):  # two factors of one list
             return False
     return (_subject_of(link, clause, factor) or compared(clause, factor)) and not only_a_group(clause, named)
-
-
-def names_exposure(clause: str, intervention: str, exposure: frozenset[str], *, partial: bool = False,
-                   whole: bool = False) -> bool:
-    """The clause names the exposure itself (not another form, kind or combination of it) where a compared factor
-    stands, whatever outcome it reports: "the prevalence of wheezing was 50% greater among obese individuals"."""
-    factor = _factor(clause, intervention, exposure, partial, whole)
-    return factor is not None and (_subject_of(LINK.search(clause), clause, factor) or compared(clause, factor))
 
 
 def _factor(clause: str, intervention: str, exposure: frozenset[str], partial: bool, whole: bool

@@ -31,6 +31,7 @@ from .arm_tagger import tagged_arms
 from .arms import abbreviations
 from .clarity import states_null
 from .effects import ratio_side, read_effect, significance
+from .finding import CONTROL
 from .learned import answer_query, statement
 from .naming import HOW_GIVEN, distinctive, exposure_names, measured_as_asked, part_core, spelled_out
 from .passages import Unit, units
@@ -405,15 +406,16 @@ def _arms(read: list[Unit]) -> tuple[Arm, ...]:
 def _tagged_arms(read: list[Unit]) -> tuple[Arm, ...]:
     """The arms the arm tagger reads in the first allocation sentence where it finds two or more
     (:func:`.arm_tagger.tagged_arms`), for a trial whose arms no allocation pattern above reads: the intervention
-    the first that names no control, the comparator the first control (else the next arm), any others ``arm``."""
+    the first that names no control (:data:`.finding.CONTROL`: placebo, saline, usual care, "no supplementation"), the
+    comparator the first control (else the next arm), any others ``arm``."""
     found = tagged_arms(read)
     if found is None:
         return ()
     names, unit = found
-    active = [name for name in names if not _CONTROL.search(name)]
+    active = [name for name in names if not CONTROL.search(name)]
     if not active:
         return ()
-    control = next((name for name in names if _CONTROL.search(name)), None)
+    control = next((name for name in names if CONTROL.search(name)), None)
     comparator = control or (active[1] if len(active) > 1 else None)
     if comparator is None:
         return ()
