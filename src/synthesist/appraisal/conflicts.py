@@ -176,7 +176,7 @@ def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQu
     result = next((passage for passage in (row, *supporting(item, query))
                    if passage.direction == row.direction and passage.quote and not not_its_own(passage.quote)
                    and clear(passage) and measured_as_asked(outcome, passage.quote, text)
-                   and (trial or names_the_comparison(item, record, query, passage.quote))), None)
+                   and (trial or names_the_comparison(item, record, query, passage.quote, comparator))), None)
     if result is None:
         return None
     if comparator is None:  # no arms read: a comparison the statement itself names ("biopsy versus neck dissection")

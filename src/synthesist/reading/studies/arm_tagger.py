@@ -26,9 +26,9 @@ ALLOCATING = lexicon.pattern("record", "ALLOCATING")
 CUES = {name: group for name, group in zip(("alloc", "or", "group"), lexicon.word_groups("record", "ARM_CUES"),
                                            strict=True)}
 """The cue groups the tagger's features read (``lexicons/record.toml`` ``ARM_CUES``, each with its reason)."""
-NO_END = frozenset("for to of with at in on during before after from by and or versus vs vs. either both the".split())
+NO_END = lexicon.words("record", "ARM_NO_END")
 """Words no arm's name ends on, left out where a span does ("probiotic supplementation for"): prepositions and
-conjunctions, not every function word ("vitamin A", "group I")."""
+conjunctions, not every function word ("vitamin A", "group I"); ``lexicons/record.toml``, with the reason."""
 LONGEST = 20
 """Words in an arm's name at most: a longer span is a misreading of the sentence."""
 SURE = 0.8

@@ -122,14 +122,15 @@ def not_its_own(text: str) -> bool:
     return any(pattern.search(text) for pattern in (_DIAGNOSTIC, _SUBGROUP, _UNADJUSTED))
 
 
-def names_the_comparison(item: Evidence, record: StudyRecord, query: DirectionQuery, quote: str) -> bool:
+def names_the_comparison(item: Evidence, record: StudyRecord, query: DirectionQuery, quote: str,
+                         comparator: str | None) -> bool:
     """``quote`` names the query's comparison (:func:`~.naming.names_comparison`: the exposure where a compared factor
     stands, not as a covariate, another form or kind of it or a combination, and the outcome's specific words), by any
     of the exposure's names in ``item`` (:func:`~.naming.exposure_names`: its short form, its class's members, the
     trial's arms) and the outcome's (:func:`~.naming.outcome_names`, a word studies use for it: "death" for
-    mortality), the article's short forms spelled out."""
+    mortality), the article's short forms spelled out. ``comparator``: :func:`comparator_of` the record and the
+    exposure, as the caller read it."""
     text = source_text(item)
-    comparator = comparator_of(record, query.intervention, text)
     arms = next((a.label for a in record.arms if a.role == "comparator"), "") if comparator is not None else ""
     labels = (next(a.label for a in record.arms if a.role == "intervention"), arms) if comparator is not None else None
     names = exposure_names(query.intervention, text, trial=record.design in TRIALS, arms=labels)
