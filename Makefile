@@ -52,10 +52,12 @@ browser:
 	  fi; \
 	fi
 
-# The study reader's models (src/synthesist/reading/fitted/study_reader/model.json) from Evidence Inference 2.0 in ../shared:
-# about six minutes on two cores, the same file every time.
+# The study reader's heads (src/synthesist/reading/fitted/study_reader/): the ranker, direction and address models
+# (model.json) from Evidence Inference 2.0 in ../shared, about six minutes on two cores, and the conclusion head
+# (conclusion.json) from PubMedQA's dev questions, seconds; the same files every time.
 train-reader: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_study_reader.py
+	$(FIT) bench/fit_answer_model.py $(SHARED)/corpus/questions_dev.jsonl $(SHARED)/corpus/library.jsonl
 
 train-tagger: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_question_tagger.py

@@ -1,4 +1,4 @@
-"""Fit the extractive answer model on the PubMedQA dev set and print its k-fold cross-validated figures.
+"""Fit the study reader's conclusion head on the PubMedQA dev set and print its k-fold cross-validated figures.
 
     python bench/fit_answer_model.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl \
         [OUT [EVAL_OUT]] [--check]
@@ -9,8 +9,9 @@ regression with balanced class weights, fitted on the *yes* and *no* rows: the *
 ones, and a reader that may say *maybe* gets fewer questions right (see docs/benchmarks.md). Every row, *maybe*
 included, is scored and calibrated. Writes two files:
 
-- src/synthesist/reading/fitted/conclusion/model.json (or OUT), what the product reads with: the model fitted on all
-  rows and the calibration of its confidence (P(right), fitted on the out-of-fold probabilities);
+- src/synthesist/reading/fitted/study_reader/conclusion.json (or OUT), the head the product reads with (beside the
+  reader's other heads, ``model.json``, from ``bench/train_study_reader.py``): the model fitted on all rows and the
+  calibration of its confidence (P(right), fitted on the out-of-fold probabilities);
 - bench/data/folds/answer_model.json (or EVAL_OUT), what only the dev-set evaluation reads with
   (``python bench/evaluation.py``): one model and calibration per fold (fold = sha1(pmid) % k, each fitted without its
   fold's rows) and the fold of every training pmid, so a dev question's items are read by a model that did not see
@@ -36,7 +37,7 @@ from synthesist.reading.answer_features import features
 from synthesist.reading.answer_model import LABELS, calibration_features
 
 SRC = Path(__file__).parent.parent / "src/synthesist"
-OUT = SRC / "reading/fitted/conclusion/model.json"
+OUT = SRC / "reading/fitted/study_reader/conclusion.json"
 EVAL_OUT = Path(__file__).parent / "data" / "folds" / "answer_model.json"
 K_FOLDS = 5
 TOLERANCE = 1e-4

@@ -68,12 +68,13 @@ from synthesist.reading.studies.learned import (
     read_question,
     readings,
     tagged,
+    verdict_probability,
 )
 from synthesist.reading.studies.passages import Unit
 from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import StudyReader, counting
 from synthesist.reading.text import terms
-from synthesist.reading.verdict import verdict_of, verdict_probability
+from synthesist.reading.verdict import verdict_of
 from synthesist.study import DirectionQuery
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "model.json"
@@ -253,8 +254,8 @@ def verdict_calibration(pooled_pairs: list[tuple[str, dict[str, float]]]) -> lis
     """How sure the reader should say a verdict is, out of fold: for questions asking about a change, a decrease
     and an increase, the Brier score of the decided direction's probability (the row's confidence) and of the
     verdict's own probability (the pooled probability of every direction that gives it:
-    :func:`synthesist.reading.verdict.verdict_probability`) as P(the verdict is right), and their mean against the
-    share right."""
+    :func:`synthesist.reading.studies.learned.verdict_probability`) as P(the verdict is right), and their mean against
+    the share right."""
     lines = []
     readable = [(gold, found) for gold, found in pooled_pairs if found]
     for asked in ("change", "decrease", "increase"):

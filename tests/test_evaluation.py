@@ -14,8 +14,9 @@ from extractive_samples import META_ANALYSIS, QUESTION
 from synthesist.errors import BadInputError
 from synthesist.reading.alignment import fitted_gate
 from synthesist.reading.answer_features import features
-from synthesist.reading.conclusion import conclusion_verdict, load_model
 from synthesist.reading.readers import reading_with
+from synthesist.reading.studies.learned import conclusion_verdict
+from synthesist.reading.study_reader import study_reader
 
 
 def _scored(gold: str, predicted: str, *, cited: bool = True, rounds: int = 2) -> Scored:
@@ -106,10 +107,10 @@ def test_a_training_row_is_read_by_the_fold_model_that_did_not_see_it() -> None:
     pmid, fold = next(iter(folds.training.items()))
     item = META_ANALYSIS.model_copy(update={"id": f"pmid:{pmid}"})
     x = features(QUESTION, item.content)
-    assert conclusion_verdict(QUESTION, item) == load_model().verdict(x)  # a user's run: the shipped model
+    assert conclusion_verdict(QUESTION, item) == study_reader().conclusion.verdict(x)  # a user's run: the shipped model
     with reading_with(folds.readers(fold)):
         assert conclusion_verdict(QUESTION, item) == folds.answer_models[fold].verdict(x)
-        assert conclusion_verdict(QUESTION, META_ANALYSIS) == load_model().verdict(x)  # not a training row
+        assert conclusion_verdict(QUESTION, META_ANALYSIS) == study_reader().conclusion.verdict(x)  # not a training row
 
 
 def test_the_fold_gates_are_the_fitted_ones_and_the_shipped_gate_has_none() -> None:

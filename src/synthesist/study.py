@@ -91,7 +91,7 @@ class OutcomeResult(_Frozen):
     probabilities: tuple[tuple[Direction, float], ...] = ()
     """The study reader's pooled probability of each direction it reads (increased, decreased, no difference), of
     which ``confidence`` is the largest: a verdict's probability is the sum of those that give it
-    (:func:`~synthesist.reading.verdict.item_verdict`). Empty where the reader did not decide it."""
+    (:func:`~synthesist.reading.studies.learned.item_verdict`). Empty where the reader did not decide it."""
     check: str = ""
     """Set when a model read this result and the study reader, checking it, reads it otherwise: what the reader
     found (the table shows it beside the model's direction); or when the report's Answer gives the question another

@@ -22,10 +22,11 @@ from synthesist.models import Answer, ResearchReport
 from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.answer_features import FEATURES, features
 from synthesist.reading.answer_model import answer_model_from
-from synthesist.reading.conclusion import conclusion_verdict, load_model
 from synthesist.reading.frame import frame_of
 from synthesist.reading.question import is_yes_no
 from synthesist.reading.readers import Readers, reading_with
+from synthesist.reading.studies.learned import conclusion_verdict
+from synthesist.reading.study_reader import study_reader
 from synthesist.render.report import render_markdown
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -91,23 +92,24 @@ def _always(label: str):  # type: ignore[no-untyped-def]
 
 def test_an_item_is_read_by_the_model_put_in_place_for_it_and_by_the_shipped_one_otherwise() -> None:
     question, reading, other = QUESTION, META_ANALYSIS, NULL_TRIAL
-    shipped = load_model().verdict(features(question, META_ANALYSIS.content))
+    shipped = study_reader().conclusion.verdict(features(question, META_ANALYSIS.content))
     assert conclusion_verdict(question, reading) == shipped and shipped.label == "yes"
     with reading_with(Readers(conclusion_models={META_ANALYSIS.id: _always("no")})):
         assert conclusion_verdict(question, reading).label == "no"
-        assert conclusion_verdict(question, other) == load_model().verdict(features(question, NULL_TRIAL.content))
+        assert conclusion_verdict(question, other) == study_reader().conclusion.verdict(
+            features(question, NULL_TRIAL.content))
     assert conclusion_verdict(question, reading) == shipped
 
 
 def test_shipped_artefact_is_small_and_matches_the_feature_code() -> None:
-    model = load_model().model
+    model = study_reader().conclusion.model
     assert model.labels == ("yes", "no") and model.coef.shape == (2, len(FEATURES))
     assert features(QUESTION, META_ANALYSIS.content).shape == (len(FEATURES),)
     assert np.isfinite(model.scale).all() and (model.scale > 0).all()
 
 
 def test_the_shipped_artefact_is_one_model_and_names_no_training_row(shared_dir) -> None:  # type: ignore[no-untyped-def]
-    text = resources.files("synthesist.reading").joinpath("fitted", "conclusion", "model.json").read_text()
+    text = resources.files("synthesist.reading").joinpath("fitted", "study_reader", "conclusion.json").read_text()
     assert set(json.loads(text)) == {"model", "calibration"}
     rows = [json.loads(line) for line in (shared_dir / "corpus" / "questions_dev.jsonl").open()]
     assert not any(r["pmid"] in text for r in rows)

@@ -250,15 +250,14 @@ def test_the_models_a_run_uses_load_while_the_store_opens(export_dir: Path) -> N
         "from synthesist.composition import loading_models\n"
         "from synthesist.config import load_settings\n"
         "from synthesist.memory import embeddings\n"
-        "from synthesist.reading.conclusion import load_model\n"
         "from synthesist.reading.question_parts import question_tagger\n"
         "from synthesist.reading.roles import role_model\n"
         "from synthesist.reading.study_reader import study_reader\n"
         "settings = load_settings()\n"
         "with loading_models(settings):\n"
         "    pass\n"
-        "print([f.cache_info().currsize for f in (question_tagger, study_reader, role_model, load_model)],\n"
+        "print([f.cache_info().currsize for f in (question_tagger, study_reader, role_model)],\n"
         "      len(embeddings._MODELS))\n"
     )
     env = {**os.environ, "SYNTHESIST_MEMORY__ONNX_DIR": str(export_dir)}
-    assert _printed_by_a_fresh_process(code, env) == "[1, 1, 1, 1] 1"
+    assert _printed_by_a_fresh_process(code, env) == "[1, 1, 1] 1"

@@ -1,8 +1,8 @@
-"""The conclusion head (reading/conclusion.py: what an abstract's conclusion says to a yes/no question, the reading of
-an item with no row on the question's comparison) on the conflict topic sets as data: each record of
-``bench/data/conflict_topics_*.jsonl`` labelled with a direction on its topic's question, that direction answered
-against the change the question asks (:func:`~synthesist.reading.verdict.verdict_of`) is its verdict. The head is
-fitted on PubMedQA's dev questions (its figure: fitted/conclusion/CARD.md), never on these."""
+"""The study reader's conclusion head (``learned.conclusion_verdict``: what an abstract's conclusion says to a yes/no
+question, the reading of an item with no row on the question's comparison) on the conflict topic sets as data: each
+record of ``bench/data/conflict_topics_*.jsonl`` labelled with a direction on its topic's question, that direction
+answered against the change the question asks (:func:`~synthesist.reading.verdict.verdict_of`) is its verdict. The head
+is fitted on PubMedQA's dev questions (its figure: fitted/study_reader/CARD.md), never on these."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from synthesist.models import Evidence
-from synthesist.reading.conclusion import conclusion_verdict
 from synthesist.reading.frame import frame_of
+from synthesist.reading.studies.learned import conclusion_verdict
 from synthesist.reading.verdict import asked_change, asked_parts, verdict_of
 
 TOPICS = sorted((Path(__file__).resolve().parents[2] / "bench" / "data").glob("conflict_topics_*.jsonl"))

@@ -8,9 +8,9 @@ import pytest
 from extractive_samples import META_ANALYSIS
 
 from synthesist.models import FullTextFinding
-from synthesist.reading.conclusion import conclusion_verdict
 from synthesist.reading.frame import frame_of
-from synthesist.reading.verdict import asked_change, asked_parts, item_verdict, lower_is_better, verdict_of
+from synthesist.reading.studies.learned import conclusion_verdict, item_verdict
+from synthesist.reading.verdict import asked_change, asked_parts, lower_is_better, verdict_of
 
 DATA = Path(__file__).parent.parent / "data"
 ROWS = [json.loads(line) for line in (DATA / "asked_verdicts.jsonl").read_text(encoding="utf-8").splitlines()

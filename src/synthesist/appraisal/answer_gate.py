@@ -19,10 +19,9 @@ from ..reading.alignment import align_all, lacking
 from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.clarity import clear
-from ..reading.studies.learned import answer_query
+from ..reading.studies.learned import answer_query, item_verdict
 from ..reading.studies.record import forms_compared
 from ..reading.text import terms
-from ..reading.verdict import item_verdict
 from ..study import DirectionQuery
 from .bottom_line import write_answer
 from .certainty import LEVELS, answer_certainty, steps_text
@@ -248,7 +247,7 @@ def gate_answer(answer: Answer | None, frame: QuestionFrame, alignments: Sequenc
 def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Alignment],
              items: Mapping[str, Evidence], frame: QuestionFrame, question: str, notes: list[str]) -> str | None:
     """A yes or no as the reader reads the first cited item with a reading of the comparison (the reading
-    its table row shows: :func:`~synthesist.reading.verdict.item_verdict`), so the answer never contradicts its
+    its table row shows: :func:`~synthesist.reading.studies.learned.item_verdict`), so the answer never contradicts its
     own row; any other verdict unchanged."""
     findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
     lead = next((i for i in direct if i in findings and i in items), None)

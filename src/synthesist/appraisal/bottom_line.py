@@ -2,10 +2,10 @@
 
 The answer rests on the items the alignment gate labels *answers*; with none, on the *indirect* ones, downgraded;
 with neither it is ``insufficient``, says what is missing (:func:`.gate.missing_statement`) and quotes the closest
-item. A yes/no verdict is the reader's verdict on the lead item (:func:`~synthesist.reading.verdict.item_verdict`:
-its full text's row on the comparison, else its conclusion); its strength is the certainty of the items it rests on
-(:func:`~synthesist.appraisal.certainty.answer_certainty`, the one grader). Verdicts and strength:
-docs/architecture/contracts.md, "The Answer"."""
+item. A yes/no verdict is the reader's verdict on the lead item
+(:func:`~synthesist.reading.studies.learned.item_verdict`: its full text's row on the comparison, else its conclusion);
+its strength is the certainty of the items it rests on (:func:`~synthesist.appraisal.certainty.answer_certainty`, the
+one grader). Verdicts and strength: docs/architecture/contracts.md, "The Answer"."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading import lexicon
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
+from ..reading.studies.learned import item_verdict
 from ..reading.text import Sentence
-from ..reading.verdict import item_verdict
 from ..study import DESIGNS
 from .certainty import answer_certainty, steps_text
 from .findings import cite
@@ -24,7 +24,8 @@ from .gate import missing_statement
 from .item_reading import TITLE, Reading
 
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
-"""The Answer's verdict for each label an item's reading gives (:class:`~synthesist.reading.verdict.ItemVerdict`)."""
+"""The Answer's verdict for each label an item's reading gives
+(:class:`~synthesist.reading.studies.learned.ItemVerdict`)."""
 LEANS = lexicon.pattern("bottom_line", "LEANS")
 """Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
 "These findings …" name what they refer to and stand alone (``reading/lexicons/bottom_line.toml``)."""
@@ -119,7 +120,7 @@ LEADING_DESIGNS = frozenset({"systematic review/meta-analysis", "randomised tria
 
 
 def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:
-    """What one answering item says to the question (:func:`~synthesist.reading.verdict.item_verdict`: its table
+    """What one answering item says to the question (:func:`~synthesist.reading.studies.learned.item_verdict`: its table
     row's direction when its full text reports the comparison, else its conclusion): the judge reads it the same."""
     return item_verdict(question, frame, reading.evidence, finding).label
 

@@ -20,7 +20,8 @@ from ..memory import ResearchMemory
 from ..models import Conflict, Evidence, QuestionFrame, ResearchReport
 from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
-from ..reading.verdict import asked_change, asked_parts, item_verdict, verdict_of
+from ..reading.studies.learned import conclusion_verdict
+from ..reading.verdict import asked_change, asked_parts, verdict_of
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from ..titles import display_title
 from .llm_reader import llm_study_record
@@ -213,7 +214,7 @@ def with_answer_checks(question: str, report: ResearchReport, items: Mapping[str
             return record
         item = items.get(record.evidence_id)
         said = (f"its conclusion, which the Answer reads, says {answer.verdict}"
-                if item is not None and item_verdict(question, frame, item).label == answer.verdict
+                if item is not None and conclusion_verdict(question, item).label == answer.verdict
                 else f"the Answer says {answer.verdict}")
         return record.model_copy(update={"outcomes": tuple(
             row.model_copy(update={"check": "; ".join(filter(None, (row.check, said)))}) if row is against else row

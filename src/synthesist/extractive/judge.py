@@ -36,8 +36,8 @@ from ..reading.designs import design_words
 from ..reading.entities import is_drug_like, targets_in
 from ..reading.frame import frame_of
 from ..reading.question import QuestionTerms, is_yes_no, question_terms
+from ..reading.studies.learned import ItemVerdict, item_verdict
 from ..reading.text import terms
-from ..reading.verdict import ItemVerdict, item_verdict
 from ..study import DesignName
 from ..wording import counted
 
@@ -175,8 +175,8 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     gate passed), only one of those; a review or randomised trial among the three most relevant that reports the
     comparison leads before a weaker design, as the Answer's lead does
     (:func:`~synthesist.appraisal.bottom_line.strongest_first`). What it says is
-    :func:`~synthesist.reading.verdict.item_verdict`'s reading, the Answer's: from its ``findings`` on the comparison
-    (its full text's, or a trial abstract's clear row) when it has one, else its conclusion."""
+    :func:`~synthesist.reading.studies.learned.item_verdict`'s reading, the Answer's: from its ``findings`` on the
+    comparison (its full text's, or a trial abstract's clear row) when it has one, else its conclusion."""
     if not is_yes_no(question):
         return None
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
@@ -284,9 +284,9 @@ def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence
                        items: Mapping[str, Evidence]) -> dict[str, str]:
     """What each item that answers the question (or answers it indirectly) says to it, as the Answer reads it (a
     registry record, or cell or animal work alone, which answers no clinical question, is not read): for a yes/no
-    question its verdict (:func:`~synthesist.reading.verdict.item_verdict`: its row on the question's comparison,
-    else its conclusion: yes or no); for another question, its row's direction (an increase and a decrease do not
-    agree; an item with no row is not read). The items' agreement is one term of the judge's confidence: the one
+    question its verdict (:func:`~synthesist.reading.studies.learned.item_verdict`: its row on the question's
+    comparison, else its conclusion: yes or no); for another question, its row's direction (an increase and a decrease
+    do not agree; an item with no row is not read). The items' agreement is one term of the judge's confidence: the one
     reader's, so the judge never counts an item as agreeing that its table row or the Answer reads otherwise."""
     said = {}
     for alignment in alignments:

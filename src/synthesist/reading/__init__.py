@@ -8,9 +8,10 @@
   outcome));
 - learned models: :mod:`.linear` (a TF-IDF vectoriser, softmax and listwise models scored with numpy;
   ``bench/fitting.py`` fits them, outside the package), :mod:`.study_reader` (the study reader's
-  weights, ``fitted/study_reader/``), :mod:`.answer_model` and :mod:`.gate` (the conclusion model's and the
-  alignment gate's fitted forms), :mod:`.shipped` (each fitted model's folder, ``fitted/NAME/``: weights and data
-  card) and :mod:`.readers` (the fits a run reads with, the shipped ones unless its session carries others).
+  weights, its conclusion head's with them, ``fitted/study_reader/``), :mod:`.answer_model` and :mod:`.gate` (the
+  conclusion head's and the alignment gate's fitted forms), :mod:`.shipped` (each fitted model's folder,
+  ``fitted/NAME/``: weights and data card) and :mod:`.readers` (the fits a run reads with, the shipped ones unless its
+  session carries others).
 
 Imports only the leaves (models, study, errors) and numpy: agents, claims, conflicts, certainty and the report use
 it; it uses none of them. Memory's BM25 index and the JATS parser take their tokenizer and section roles from
@@ -23,14 +24,12 @@ __all__ = ["StudyReader", "load_shipped_models", "study_reader"]
 
 
 def load_shipped_models() -> None:
-    """Read the fitted models every research run uses (the question tagger, the study reader, the sentence roles,
-    the conclusion model: about 0.2 s of JSON) now, so that a run's first question and first reading do not wait
+    """Read the fitted models every research run uses (the question tagger, the study reader with its conclusion
+    head, the sentence roles: about 0.2 s of JSON) now, so that a run's first question and first reading do not wait
     for them; the composition root calls it in a thread while the store opens. Each is read once per process."""
-    from .conclusion import load_model
     from .question_parts import question_tagger
     from .roles import role_model
 
     question_tagger()
     study_reader()
     role_model()
-    load_model()

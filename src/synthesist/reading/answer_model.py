@@ -1,5 +1,6 @@
 """The conclusion head's fitted form: a logistic regression on standardised cue counts and its calibration, as
-``fitted/conclusion/model.json`` holds them (:mod:`.conclusion` reads an item with it; :mod:`.readers` carries
+``fitted/study_reader/conclusion.json`` holds them (:func:`.studies.learned.conclusion_verdict` reads an item with
+it; :mod:`.readers` carries
 another one per item where an evaluation asks)."""
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class ConclusionVerdict:
 
 @dataclass(frozen=True)
 class AnswerModel:
-    """A fitted reader and the calibration of its confidence (the shipped one: :func:`load_model`)."""
+    """A fitted head and the calibration of its confidence (the shipped one:
+    :attr:`.study_reader.StudyReader.conclusion`)."""
 
     model: Model
     calibration: Calibration

@@ -1,6 +1,6 @@
 """The fitted readers a run reads with, as one value: the shipped ones, or those an evaluation puts in place.
 
-:class:`Readers` holds what may differ from the shipped fits: the conclusion model (one per item where an
+:class:`Readers` holds what may differ from the shipped fits: the study reader's conclusion head (one per item where an
 evaluation reads each training row with the fold model that did not see it) and the alignment gate. The composition
 root builds one (the session carries it, ``Readers()`` by default: the shipped fits) and the runner puts the run's in
 force for the run's own task (:func:`reading_with`), as it does the run's memory; the reading core looks it up
@@ -27,7 +27,7 @@ class Readers:
     """The fitted readers of a run; a field left empty reads with the shipped fit."""
 
     conclusion_models: Mapping[str, AnswerModel] = field(default_factory=lambda: MappingProxyType({}))
-    """Per evidence id, the conclusion model that reads that item (an evaluation's fold model); others: shipped."""
+    """Per evidence id, the conclusion head that reads that item (an evaluation's fold model); others: shipped."""
     gate: Gate | None = None
     """The alignment gate; None: the shipped ``fitted/alignment_gate/model.json``."""
 

@@ -1,8 +1,10 @@
-"""The study reader's models as shipped in ``fitted/study_reader/``: the passage ranker, the direction model, and the
-model of whether an article tests a comparison at all.
+"""The study reader's models as shipped in ``fitted/study_reader/``: the passage ranker, the direction model, the model
+of whether an article tests a comparison at all (``model.json``), and the conclusion head (``conclusion.json``): what
+an item's conclusion sentences say to a yes/no question, for an item with no reading of the question's comparison.
 
-Written by ``bench/train_study_reader.py`` (Evidence Inference 2.0's train split; figures on its validation split
-in docs/benchmarks.md); loaded once, on first use. The feature names are stored with the weights, so a model and
+The first three are written by ``bench/train_study_reader.py`` (Evidence Inference 2.0's train split; figures on its
+validation split in docs/benchmarks.md), the head by ``bench/fit_answer_model.py`` (PubMedQA's dev questions); ``make
+train-reader`` fits all four. Loaded once, on first use. The feature names are stored with the weights, so a model and
 the code that computes its features cannot drift apart unnoticed (:meth:`StudyReader.check`).
 """
 
@@ -12,17 +14,20 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
 
 from ..errors import SynthesistError
+from .answer_model import AnswerModel, answer_model_from
 from .linear import ListwiseScorer, Softmax, TextVectorizer
 from .shipped import fitted_model
 
 RESOURCE = "study_reader"
 """Its folder under ``fitted/``."""
+CONCLUSION_HEAD = "conclusion.json"
+"""The conclusion head's file in that folder."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,10 @@ class StudyReader:
     :attr:`articles`: how telling it is that an article holds an arm's word ("istradefylline", not "mg" or
     "group")."""
     articles: int
+    conclusion: AnswerModel | None = None
+    """The conclusion head (a logistic model over cue counts of an item's conclusion sentences, with a calibrated
+    P(right): :mod:`.conclusion`); fitted apart from the others, on other data, and stored in its own file
+    (:data:`CONCLUSION_HEAD`); None in a reader a fit builds before the head is attached."""
 
     def rarity(self, word: str) -> float:
         """The word's inverse document frequency over the training articles (unseen words the rarest)."""
@@ -97,8 +106,9 @@ class StudyReader:
 
 @cache
 def study_reader() -> StudyReader:
-    """The shipped models (read from the package once)."""
-    return StudyReader.from_dict(fitted_model(RESOURCE))
+    """The shipped models, the conclusion head with them (read from the package once)."""
+    return replace(StudyReader.from_dict(fitted_model(RESOURCE)),
+                   conclusion=answer_model_from(fitted_model(RESOURCE, CONCLUSION_HEAD)))
 
 
 _COUNTED: ContextVar[tuple[Mapping[str, int], int] | None] = ContextVar("counted_articles", default=None)

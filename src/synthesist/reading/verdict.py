@@ -8,25 +8,19 @@ effective?" by no significant difference; "Does X improve Y?" by a significant c
 for Y (higher for healing, survival or function: ``HIGHER_IS_BETTER``; lower for mortality, pain, HbA1c or a disease
 named as the outcome, "worse asthma": ``LOWER_IS_BETTER``; a time by what it times: a shorter stay, a sooner recovery,
 a later relapse; higher for anything else: :func:`lower_is_better`). The verbs and outcomes are data
-(``reading/lexicons/verdict.toml``, each group with its reason). The verdict thus comes from the same reading as the
-evidence table's row, so an answer never contradicts its own row.
-
-:func:`item_verdict` is the one reading of what an item says to a yes/no question, which the Answer, the judge and
-the gate over a model's answer all take: the item's row when the study reader read the question's comparison in it,
-else the reader's conclusion head (:mod:`.conclusion`, for an abstract that states its answer in its conclusion).
+(``reading/lexicons/verdict.toml``, each group with its reason). This module reads the question only: what an item
+says to it is the study reader's (:func:`synthesist.reading.studies.learned.item_verdict`, the item's row answered
+here, else the reader's conclusion head), so an answer never contradicts its own row.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
-from ..models import Evidence, FullTextFinding, QuestionFrame
+from ..models import QuestionFrame
 from . import lexicon
-from .conclusion import conclusion_verdict
 
 Change = Literal["decrease", "increase", "improve", "worsen", "change", "as_good", "equal"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
@@ -124,40 +118,3 @@ def verdict_of(direction: str, asked: Change, outcome: str) -> Literal["yes", "n
     if asked in ("improve", "worsen"):
         return "yes" if (direction == better) == (asked == "improve") else "no"
     return "yes" if direction == f"{asked}d" else "no"
-
-
-def verdict_probability(finding: FullTextFinding, asked: Change, outcome: str, label: str) -> float | None:
-    """The study reader's probability of the verdict ``label``: its pooled probability of every direction that
-    gives that verdict (for "Does X change Y?", a *yes* is an increase or a decrease), not of the one direction
-    its row shows. Out of fold over the train trials (``train_study_reader.py --cross-validate``), this is what a
-    verdict's confidence should be: Brier 0.105 for "change", against 0.130 for the direction's probability, which
-    said 0.65 of verdicts right 0.77 of the time. The row's ``confidence`` where it carries no distribution."""
-    if not finding.probabilities:
-        return finding.confidence
-    return round(math.fsum(p for direction, p in finding.probabilities
-                           if verdict_of(direction, asked, outcome) == label), 3)
-
-
-@dataclass(frozen=True)
-class ItemVerdict:
-    """What one item says to a yes/no question: ``yes``, ``no`` or ``maybe``; how sure the reader is; and what it
-    was read from: ``row``, the study reader's reading of the question's comparison (the item's evidence-table row,
-    ``confidence`` its probability of that verdict: :func:`verdict_probability`), or ``conclusion``, the conclusion
-    head (``confidence`` the calibrated chance that it is right): either way, how likely the verdict is right."""
-
-    label: str
-    confidence: float | None
-    read_from: Literal["row", "conclusion"]
-
-
-def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
-                 finding: FullTextFinding | None = None) -> ItemVerdict:
-    """What ``item`` says to ``question`` (module docstring): its ``finding`` on the question's comparison answered
-    against the change asked (:func:`verdict_of`), or without one, what its conclusion says."""
-    if finding is not None:
-        outcome = frame.outcomes[0] if frame.outcomes else ""
-        asked = asked_change(question, frame.exposure, asked_parts(frame))
-        label = verdict_of(finding.direction, asked, outcome)
-        return ItemVerdict(label, verdict_probability(finding, asked, outcome, label), "row")
-    read = conclusion_verdict(question, item)
-    return ItemVerdict(read.label, read.confidence, "conclusion")

@@ -1,9 +1,11 @@
-"""The learned study reader: which passage reports a comparison (a listwise ranker), what it reports (a softmax over
-the passage's tagged words and the rule reader's verdict, pooled over the best units, ``not_reported`` below its
-threshold), and whether the article tests the comparison at all (a logistic model): small linear models trained on
-clinicians' labels (Evidence Inference 2.0's train split), with the rules as their features. The quote is the
-best-ranked unit that reads the decided direction itself, so it never contradicts the direction above it. The
-models, their features, figures and how to retrain them: docs/architecture/studies.md.
+"""The learned study reader, the one reader of what an item says: which passage reports a comparison (a listwise
+ranker), what it reports (a softmax over the passage's tagged words and the rule reader's verdict, pooled over the
+best units, ``not_reported`` below its threshold), and whether the article tests the comparison at all (a logistic
+model): small linear models trained on clinicians' labels (Evidence Inference 2.0's train split), with the rules as
+their features. The quote is the best-ranked unit that reads the decided direction itself, so it never contradicts
+the direction above it (:func:`answer_query`, the evidence table's row). What an item answers to a yes/no question
+is that row's direction against the change asked, or for an item with no row the reader's conclusion head
+(:func:`item_verdict`). The models, their features, figures and how to retrain them: docs/architecture/studies.md.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
-from ...models import Evidence
+from ...models import Evidence, FullTextFinding, QuestionFrame
 from ...study import Direction, DirectionQuery, OutcomeResult
 from .. import StudyReader, lexicon, study_reader
+from ..answer_features import features
+from ..answer_model import ConclusionVerdict
+from ..readers import current_readers
 from ..text import terms
+from ..verdict import Change, asked_change, asked_parts, verdict_of
 from .arms import SAME_ARM, ArmTerms, abbreviations
 from .direction import (
     _AIM,
@@ -389,3 +396,58 @@ def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: Direc
     effect = clause_effect(unit.text, clause, measure_hint=unit.measure_hint)
     return blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
                                     "section": unit.section})
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """What one item says to a yes/no question: ``yes``, ``no`` or ``maybe``; how sure the reader is; and what it
+    was read from: ``row``, the reader's reading of the question's comparison (the item's evidence-table row,
+    ``confidence`` its probability of that verdict: :func:`verdict_probability`), or ``conclusion``, the conclusion
+    head (``confidence`` the calibrated chance that it is right): either way, how likely the verdict is right."""
+
+    label: str
+    confidence: float | None
+    read_from: Literal["row", "conclusion"]
+
+
+def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
+                 finding: FullTextFinding | None = None) -> ItemVerdict:
+    """What ``item`` says to ``question``, the one reading the Answer, the judge and the gate over a model's answer
+    take: its ``finding`` on the question's comparison (its row, :func:`answer_query` as the study record reads it)
+    answered against the change asked (:func:`~synthesist.reading.verdict.verdict_of`), or without one, what its
+    conclusion says (:func:`conclusion_verdict`)."""
+    if finding is not None:
+        outcome = frame.outcomes[0] if frame.outcomes else ""
+        asked = asked_change(question, frame.exposure, asked_parts(frame))
+        label = verdict_of(finding.direction, asked, outcome)
+        return ItemVerdict(label, verdict_probability(finding, asked, outcome, label), "row")
+    read = conclusion_verdict(question, item)
+    return ItemVerdict(read.label, read.confidence, "conclusion")
+
+
+def verdict_probability(finding: FullTextFinding, asked: Change, outcome: str, label: str) -> float | None:
+    """The reader's probability of the verdict ``label``: its pooled probability of every direction that gives that
+    verdict (for "Does X change Y?", a *yes* is an increase or a decrease), not of the one direction its row shows.
+    Out of fold over the train trials (``train_study_reader.py --cross-validate``), this is what a verdict's
+    confidence should be: Brier 0.105 for "change", against 0.130 for the direction's probability, which said 0.65
+    of verdicts right 0.77 of the time. The row's ``confidence`` where it carries no distribution."""
+    if not finding.probabilities:
+        return finding.confidence
+    return round(math.fsum(p for direction, p in finding.probabilities
+                           if verdict_of(direction, asked, outcome) == label), 3)
+
+
+def conclusion_verdict(question: str, item: Evidence) -> ConclusionVerdict:
+    """The reader's conclusion head: what ``item``'s conclusion sentences say to ``question`` (a logistic model over
+    the cue counts of :func:`~synthesist.reading.answer_features.features`, fitted on PubMedQA's dev questions, with
+    a calibrated P(right): :attr:`StudyReader.conclusion`), read with the run's head for that item where its
+    :class:`~synthesist.reading.readers.Readers` name one (an evaluation's fold fit), else the shipped one."""
+    head = current_readers().conclusion_model(item.id) or shipped_reader().conclusion
+    assert head is not None  # the shipped reader always carries its head (study_reader.study_reader)
+    return head.verdict(_conclusion_features(question, item.content))
+
+
+@lru_cache(maxsize=4096)
+def _conclusion_features(question: str, content: str) -> np.ndarray:
+    """The head's features of one (question, item) pair (cached: items are immutable; callers do not write to it)."""
+    return features(question, content)
