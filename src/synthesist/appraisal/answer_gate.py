@@ -105,7 +105,8 @@ def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, que
     if arms is None:
         return alignment
     return alignment.model_copy(update={
-        "label": "related", "reason": f"it compares {arms[0]} with {arms[1]}, never {frame.exposure} against none"})
+        "label": "related", "reason": f"it compares {', '.join(arms[:-1])} with {arms[-1]}, never {frame.exposure} "
+                                       "against none"})
 
 
 def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,

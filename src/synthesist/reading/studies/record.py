@@ -203,7 +203,7 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     comparator ("vitamin C" for vitamin D, "high-dose aspirin" for low-dose: :mod:`~synthesist.reading.kinds`), when
     the study is observational and its quote does not name the exposure (a survey that adjusted for BMI reports
     nothing on obesity; a trial's results are on its arms), when
-    a question that names no comparator (the exposure against none) meets a trial whose two arms are both the
+    a question that names no comparator (the exposure against none) meets a trial whose arms are all the
     exposure (:func:`forms_compared`, from its ``arms`` or its title), or when an abstract's "no significant
     difference" states no null (:func:`.clarity.states_null`: no null in words, no p value or CI shown not
     significant), as in "Length of stay and cost differed significantly between teaching and community hospitals"
@@ -230,22 +230,23 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     return result
 
 
-def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | None = None) -> tuple[str, str] | None:
-    """The two arms of a trial that are both ``exposure``, given two ways (two routes, doses or timings of it:
-    "Topical versus intravenous tranexamic acid …", "aspirin 75 mg" against "aspirin 150 mg"): such a trial never
-    tests the exposure against its absence, which a question naming no comparator asks. Its ``arms`` as read (read
-    here when None), else those its title names (:func:`title_arms`); None when either arm lacks the exposure's
-    distinctive name (placebo, another treatment), when either names a control (a three-arm trial read as two:
+def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | None = None) -> tuple[str, ...] | None:
+    """The arms of a trial that are all ``exposure``, given two ways or more (routes, doses or timings of it:
+    "Topical versus intravenous tranexamic acid …", "aspirin 75 mg" against "aspirin 150 mg", three doses and no
+    placebo): such a trial never tests the exposure against its absence, which a question naming no comparator asks.
+    Its ``arms`` as read (read here when None), else those its title names (:func:`title_arms`); None when any arm
+    lacks the exposure's distinctive name (placebo, another treatment), when any names a control (a three-arm trial
+    read as two:
     "istradefylline 40 mg/day" against "placebo (n = 126), istradefylline 20 mg/day"), when only one arm holds the
     whole of it (a question on "early laparoscopic cholecystectomy" asks what the early arm of an early-against-delayed
     trial did), or when no arms are read."""
     named, whole = distinctive(exposure), terms(part_core(exposure)) - HOW_GIVEN
     arms = (_arms(list(units(evidence))) if arms is None else arms) or title_arms(evidence.title, exposure)
     words = [terms(arm.label) for arm in arms]
-    if len(arms) != 2 or not named or not all(named <= each for each in words) or sum(
+    if len(arms) < 2 or not named or not all(named <= each for each in words) or sum(
             whole <= each for each in words) == 1 or any(_CONTROL.search(arm.label) for arm in arms):
         return None
-    return arms[0].label, arms[1].label
+    return tuple(arm.label for arm in arms)
 
 
 def title_arms(title: str | None, exposure: str = "") -> tuple[Arm, ...]:
