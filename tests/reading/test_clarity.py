@@ -13,11 +13,11 @@ from synthesist.study import OutcomeResult
 
 ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "data" / "clear_statements.jsonl")
         .read_text(encoding="utf-8").splitlines() if line.strip()]
-FLOOR = 0.87
-"""The share of rows read right: 7 of 8 when the set was made (2026-12-02). "The treatment significantly improved
-quality of life but mortality was lower" is read as clear for mortality: the outcome's word comes within the six
-words after "significantly improved" (``clarity._significant_on``), across the clause boundary. A row that fails is a
-misreading to fix, or the floor is lowered with the reason."""
+FLOOR = 1.0
+"""The share of rows read right: 7 of 8 when the set was made (2026-12-02; "The treatment significantly improved
+quality of life but mortality was lower" was read as clear for mortality, the window after "significantly improved"
+crossing the clause boundary), all 10 since ``clarity._significant_on`` reads within the change's own clause. A row
+that fails is a misreading to fix, or the floor is lowered with the reason."""
 
 
 def test_the_golden_statements_are_clear_or_not_as_a_reader_reads_them():

@@ -33,6 +33,8 @@ _SIGNIFICANT_CHANGE = re.compile(
 _COPULAS = frozenset("was were is are been be".split())
 
 _NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
+_CLAUSE = lexicon.pattern("direction", "CLAUSE")
+"""Where a sentence splits into clauses (``lexicons/direction.toml``): "significantly" speaks of its own clause."""
 
 
 def states_null(text: str) -> bool:
@@ -66,11 +68,14 @@ def clear(result: OutcomeResult, clause: str = "") -> bool:
 def _significant_on(clause: str, outcome: frozenset[str]) -> bool:
     """The clause calls a change in the outcome significant in words: "significantly improved event-free survival",
     "fractures were significantly fewer", "a significant reduction in fractures" — the outcome's words right after
-    the change (six words at most) or as the subject of "was/were significantly …"; not negated ("no significant
-    reduction")."""
+    the change (six words at most) or as the subject of "was/were significantly …", within the change's own clause
+    (:data:`_CLAUSE`: "significantly improved quality of life but mortality was lower" says nothing of mortality);
+    not negated ("no significant reduction")."""
     for match in _SIGNIFICANT_CHANGE.finditer(clause):
-        after = clause[match.end():].split()[:6]
-        before = clause[:match.start()].split()[-4:]
+        starts = [bound.end() for bound in _CLAUSE.finditer(clause, 0, match.start())]
+        ends = _CLAUSE.search(clause, match.end())
+        after = clause[match.end():ends.start() if ends else len(clause)].split()[:6]
+        before = clause[starts[-1] if starts else 0:match.start()].split()[-4:]
         if outcome & terms(" ".join(after)):
             return True
         if before and before[-1].lower() in _COPULAS and outcome & terms(" ".join(before[:-1])):
