@@ -29,6 +29,9 @@ def test_the_wheel_ships_the_fitted_models_and_none_of_the_lab(tmp_path: Path) -
         data = [wheel.read(name) for name in names if name.endswith(".json")]
     assert {f"synthesist/reading/fitted/{name}/{part}" for name in MODELS for part in ("model.json", "CARD.md")} <= set(
         names)
+    heads = {name.removeprefix("src/") for name in filter(None, listed.decode().split("\0"))
+             if name.startswith("src/synthesist/reading/fitted/")}
+    assert "synthesist/reading/fitted/study_reader/conclusion.json" in heads and heads <= set(names)  # every head
     assert "synthesist/api.py" in names and "synthesist/llm/core.py" in names
     lab = [name for name in names if any(word in name for word in ("fitting", "evaluation", "folds", "bench/"))]
     assert lab == []

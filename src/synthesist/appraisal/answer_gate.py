@@ -95,7 +95,7 @@ def without_comparison(alignment: Alignment) -> Alignment:
 
 def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, queries: tuple[DirectionQuery, ...]
                  ) -> Alignment:
-    """``alignment``, related where the gate let through a trial whose two arms are both the exposure
+    """``alignment``, related where the gate let through a trial whose arms are all the exposure
     (:func:`~synthesist.reading.studies.record.forms_compared`: topical against intravenous tranexamic acid) for a
     question that names no comparator, which asks about the exposure against none; its table row is blanked by the
     same reading (``record.as_asked``)."""
@@ -105,8 +105,8 @@ def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, que
     if arms is None:
         return alignment
     return alignment.model_copy(update={
-        "label": "related", "reason": f"it compares {', '.join(arms[:-1])} with {arms[-1]}, never {frame.exposure} "
-                                       "against none"})
+        "label": "related", "reason": f"it compares {', '.join(arms[:-1])} {'with' if len(arms) == 2 else 'and'} "
+                                       f"{arms[-1]}, never {frame.exposure} against none"})
 
 
 def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,

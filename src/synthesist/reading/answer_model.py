@@ -1,7 +1,6 @@
 """The conclusion head's fitted form: a logistic regression on standardised cue counts and its calibration, as
 ``fitted/study_reader/conclusion.json`` holds them (:func:`.studies.learned.conclusion_verdict` reads an item with
-it; :mod:`.readers` carries
-another one per item where an evaluation asks)."""
+it; :mod:`.readers` carries another one per item where an evaluation asks)."""
 
 from __future__ import annotations
 

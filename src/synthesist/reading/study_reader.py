@@ -56,8 +56,8 @@ class StudyReader:
     articles: int
     conclusion: AnswerModel | None = None
     """The conclusion head (a logistic model over cue counts of an item's conclusion sentences, with a calibrated
-    P(right): :mod:`.conclusion`); fitted apart from the others, on other data, and stored in its own file
-    (:data:`CONCLUSION_HEAD`); None in a reader a fit builds before the head is attached."""
+    P(right): :func:`.studies.learned.conclusion_verdict`); fitted apart from the others, on other data, and stored
+    in its own file (:data:`CONCLUSION_HEAD`); None in a reader a fit builds before the head is attached."""
 
     def rarity(self, word: str) -> float:
         """The word's inverse document frequency over the training articles (unseen words the rarest)."""

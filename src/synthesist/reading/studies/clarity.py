@@ -9,7 +9,7 @@ import re
 
 from ...study import OutcomeResult
 from .. import lexicon
-from ..text import terms
+from ..text import terms, top_level
 from ..vocabulary import NULL_RESULT
 from .effects import read_effect, significance
 
@@ -34,7 +34,10 @@ _COPULAS = frozenset("was were is are been be".split())
 
 _NO_DIFFERENCE = lexicon.pattern("direction", "NO_DIFFERENCE")
 _CLAUSE = lexicon.pattern("direction", "CLAUSE")
-"""Where a sentence splits into clauses (``lexicons/direction.toml``): "significantly" speaks of its own clause."""
+"""Where a sentence splits into clauses (``lexicons/direction.toml``): "significantly" speaks of its own clause,
+outside brackets, and never past a list's ", and" ("significantly reduced pain, nausea, and vomiting") nor an
+abbreviation's full stop ("e.g. infection"): :data:`_NOT_ITS_END`."""
+_NOT_ITS_END = frozenset({", and ", ". "})
 
 
 def states_null(text: str) -> bool:
@@ -71,11 +74,14 @@ def _significant_on(clause: str, outcome: frozenset[str]) -> bool:
     the change (six words at most) or as the subject of "was/were significantly …", within the change's own clause
     (:data:`_CLAUSE`: "significantly improved quality of life but mortality was lower" says nothing of mortality);
     not negated ("no significant reduction")."""
+    outside = set(top_level(clause))
+    bounds = [bound for bound in _CLAUSE.finditer(clause)
+              if bound.start() in outside and bound.group(0).lower() not in _NOT_ITS_END]
     for match in _SIGNIFICANT_CHANGE.finditer(clause):
-        starts = [bound.end() for bound in _CLAUSE.finditer(clause, 0, match.start())]
-        ends = _CLAUSE.search(clause, match.end())
-        after = clause[match.end():ends.start() if ends else len(clause)].split()[:6]
-        before = clause[starts[-1] if starts else 0:match.start()].split()[-4:]
+        start = max((bound.end() for bound in bounds if bound.end() <= match.start()), default=0)
+        end = min((bound.start() for bound in bounds if bound.start() >= match.end()), default=len(clause))
+        after = clause[match.end():end].split()[:6]
+        before = clause[start:match.start()].split()[-4:]
         if outcome & terms(" ".join(after)):
             return True
         if before and before[-1].lower() in _COPULAS and outcome & terms(" ".join(before[:-1])):
