@@ -64,19 +64,24 @@ library's vocabulary): spelled and stemmed, a word costs a dozen regular express
 
 
 _POSSESSIVE = re.compile(r"(?<=[^\W_])['\u2019]s\b")
-"""A possessive's "'s" ("Crohn's disease", "TEOAE's"): part of its word, never a word "s" of its own (which made a
-name's terms one longer than the same name written without it)."""
+"""A possessive's "'s" ("Crohn's disease", "TEOAE's"): dropped, never a word "s" of its own (which made a name's
+terms one longer than the same name written without it)."""
 _ABBREVIATION_PLURAL = re.compile(r"\b([A-Z][A-Z0-9]*[A-Z])s\b")
 """An abbreviation in capitals with a plural "s" ("SAEs", "TEOAEs", "PROMs", "ICUs"): read as its singular, as the
 words it stands for are ("serious adverse events" and "SAE" meet wherever "SAEs" and "SAE" do; lowercased first,
-"SAEs" was respelled "ses" and "SAE" "se")."""
+"SAEs" was respelled "ses" and "SAE" "se"); never one whose singular is a stop word ("ORs", odds ratios, stays
+"ors")."""
+
+
+def _singular(plural: re.Match[str]) -> str:
+    return plural.group(0) if plural.group(1).lower() in STOP_WORDS else plural.group(1)
 
 
 def tokenize(text: str) -> list[str]:
     """Lowercased content words of ``text``; hyphenated terms yield the whole term and each part; a possessive's "'s"
     is dropped and an abbreviation's plural read as its singular (:data:`_POSSESSIVE`, :data:`_ABBREVIATION_PLURAL`)."""
     tokens: list[str] = []
-    text = _ABBREVIATION_PLURAL.sub(r"\1", _POSSESSIVE.sub("", text))
+    text = _ABBREVIATION_PLURAL.sub(_singular, _POSSESSIVE.sub("", text))
     for match in _TOKEN.finditer(text.lower()):
         term = match.group()
         if "-" in term:
