@@ -76,19 +76,25 @@ def frame_of(question: str) -> QuestionFrame:
     if frame.yes_no and frame.kind in ("effect", "association"):
         return tagged_frame(text, frame) or frame
     if is_yes_no(text) and frame.kind in ("diagnostic", "prognosis", "mechanism"):
-        unnamed = _unnamed(text)
+        unnamed = _unnamed(text, frame)
         kind = question_kind(unnamed)
         if kind in ("effect", "association") and RELATION.search(unnamed):
-            return tagged_frame(text, frame.model_copy(update={"kind": kind, "yes_no": True})) or frame
+            asked = frame.model_copy(update={"kind": kind, "yes_no": True})
+            return tagged_frame(text, asked) or asked
     return frame
 
 
-def _unnamed(text: str) -> str:
-    """``text`` with the parts the question tagger finds at its threshold blanked out (the whole question when it
-    does not find both an intervention and an outcome there)."""
+def _unnamed(text: str, frame: QuestionFrame) -> str:
+    """``text`` with the names in it blanked out: the parts the question tagger finds at its threshold, or where it
+    does not find both an intervention and an outcome there, what the rules read as compared (``frame``'s exposure
+    and comparator): a word of what is given ("systematic assessment", "detection" in an intervention of twenty
+    words the tagger does not read; "invasive diagnosis of nosocomial pneumonia") says nothing of what the question
+    asks, where an outcome's or a population's may ("the prognosis", "prediction of … response" is what is asked)."""
     parts, threshold = question_parts(text), question_tagger().threshold
     if not (parts.intervention and parts.outcome
             and min(parts.intervention.confidence, parts.outcome.confidence) >= threshold):
+        for name in sorted(filter(None, (frame.exposure, frame.comparator)), key=len, reverse=True):
+            text = re.sub(re.escape(name), lambda found: " " * len(found.group(0)), text, flags=re.IGNORECASE)
         return text
     for part in (parts.population, parts.intervention, parts.comparator, parts.outcome):
         if part is not None:
