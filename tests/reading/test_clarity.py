@@ -16,7 +16,7 @@ ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "dat
 FLOOR = 1.0
 """The share of rows read right: 7 of 8 when the set was made (2026-12-02; "The treatment significantly improved
 quality of life but mortality was lower" was read as clear for mortality, the window after "significantly improved"
-crossing the clause boundary), all 12 since ``clarity._significant_on`` reads within the change's own clause. A row
+crossing the clause boundary), all 13 since ``clarity._significant_on`` reads within the change's own clause. A row
 that fails is a misreading to fix, or the floor is lowered with the reason."""
 
 

@@ -26,8 +26,9 @@ _HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|pos
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
 
 _SIGNIFICANT_CHANGE = re.compile(
-    r"(?<!not )(?<!no )\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower(?:ed)?|"
-    r"greater|less|more|fewer|shorter|shortened|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
+    r"(?<!not )(?<!no )(?<!without )(?<!without a )(?<!without any )"
+    r"\b(?:significant(?:ly)?|statistically(?: significant(?:ly)?)?) (?:\w+ )?(?:higher|lower(?:ed)?|greater|less|"
+    r"more|fewer|shorter|shortened|longer|increas\w*|decreas\w*|reduc\w*|improv\w*|prolong\w*|worse\w*)\b",
     re.IGNORECASE)
 
 _COPULAS = frozenset("was were is are been be".split())
@@ -73,7 +74,7 @@ def _significant_on(clause: str, outcome: frozenset[str]) -> bool:
     "fractures were significantly fewer", "a significant reduction in fractures" — the outcome's words right after
     the change (six words at most) or as the subject of "was/were significantly …", within the change's own clause
     (:data:`_CLAUSE`: "significantly improved quality of life but mortality was lower" says nothing of mortality);
-    not negated ("no significant reduction")."""
+    not negated ("no significant reduction", "without a significant increase")."""
     outside = set(top_level(clause))
     bounds = [bound for bound in _CLAUSE.finditer(clause)
               if bound.start() in outside and bound.group(0).lower() not in _NOT_ITS_END]
