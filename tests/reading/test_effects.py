@@ -1,14 +1,15 @@
 """The effect estimate read from a sentence or a table row (reading/studies/effects.py) against a golden set as data
 (``tests/data/effects.jsonl``): each row the text, the measure a table's header names when it has one
-(``measure_hint``), the estimate expected as printed (null: the text states none), whether it is significant, and why
-the row is there. A misreading adds a row."""
+(``measure_hint``), the estimate expected as printed (null: the text states none), whether it is significant, what its
+last figure says read as a table row's p value (``row_p``, where the row gives it), and why the row is there. A
+misreading adds a row."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from synthesist.reading.studies.effects import read_effect, significance
+from synthesist.reading.studies.effects import read_effect, row_p, significance
 
 ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "data" / "effects.jsonl")
         .read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -20,6 +21,8 @@ floor is lowered with the reason."""
 def misreading(row: dict) -> str | None:
     """What is read wrong in the row, or None. The numbers are the printed text's own, never reformatted."""
     effect = read_effect(row["text"], measure_hint=row.get("measure_hint"))
+    if "row_p" in row and row_p(row["text"]) != row["row_p"]:
+        return f"row_p {row_p(row['text'])}"
     if row["effect"] is None or effect is None:
         return None if row["effect"] is effect else f"effect {effect}"
     read = {name: getattr(effect, name) for name in row["effect"]}

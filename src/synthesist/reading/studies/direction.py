@@ -21,7 +21,7 @@ from ..study_reader import word_rarity
 from ..synonyms import one_word_names
 from ..text import split_clauses, terms, top_level
 from .arms import THAN, ArmTerms, flip, outcome_aliases
-from .effects import Significance, ratio_side, read_effect, significance
+from .effects import Significance, ratio_side, read_effect, row_p, significance
 from .passages import SECTION_WEIGHT, Unit, units
 
 _I = re.IGNORECASE
@@ -231,11 +231,12 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
 
 SIGNALS = ("significant", "not_significant", "change_up", "change_down", "arms_up", "arms_down", "numbers_up",
            "numbers_down", "sign_up", "sign_down", "no_difference_words", "trend_words", "significant_change",
-           "narrowed")
+           "narrowed", "row_p_significant", "row_p_not_significant")
 """Each step of :func:`read_direction` on its own, whatever the steps before it decided: the p value's or CI's
 significance, the change word (turned round for the comparator), each arm's figure, the numbers either side of
-"versus", the signs, the words of no difference and of a trend, a significant change beside them, and whether the
-unit was narrowed to one clause. As the learned direction model's inputs they let it weigh what the rules chain (a
+"versus", the signs, the words of no difference and of a trend, a significant change beside them, whether the
+unit was narrowed to one clause, and what its last figure says when read as a table row's p value
+(:func:`~.effects.row_p`). As the learned direction model's inputs they let it weigh what the rules chain (a
 per-arm figure against a change word that says "improvement"): in 5-fold cross-validation over the train split's
 trials, end to end, 0.774 against 0.756 with the verdict alone (2026-11-30; studies.md)."""
 
@@ -251,7 +252,8 @@ def signals(text: str, query: DirectionQuery, *, hint: MeasureName | None = None
     return (sig == "significant", sig == "not_significant", change == "increased", change == "decreased",
             per_arm == "increased", per_arm == "decreased", numbers == "increased", numbers == "decreased",
             sign == "increased", sign == "decreased", bool(_NO_DIFFERENCE.search(clause)),
-            bool(_TREND.search(clause)), _significant_change(clause), clause != text)
+            bool(_TREND.search(clause)), _significant_change(clause), clause != text,
+            *(row_p(text) == value for value in ("significant", "not_significant")))
 
 
 def _clause_significance(text: str, outcome: frozenset[str], arms: ArmTerms,

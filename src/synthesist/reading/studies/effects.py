@@ -47,6 +47,11 @@ _CI_LEAD = re.compile(r"(?:\s*(?:[\[(]\s*CI\s*[\])]|\bCI\b|confidence intervals?
 _P = re.compile(r"\b[pP]\s*(?:-?\s*values?)?\s*(?P<op>[<=>≤≥]|&lt;|&gt;)\s*"
                 r"(?P<num>\d?[.·]?\d+(?:\s*[x×]\s*10\s*[-−]?\d+)?)")
 
+_ROW_P = re.compile(r"(?:^|[\s|])(?P<op>[<>≤≥=]|&lt;|&gt;)?\s*(?P<num>0?[.·]\d+|1(?:[.·]0+)?|0)\s*"
+                    r"[a-z*†‡§¶#]{0,4}\s*$", re.IGNORECASE)
+"""A table row's last figure when it can be a p value (0 to 1, an operator, a footnote's marks): "Total mortality
+98/2006 (4.9%) 132/2027 (6.5%) 0.76 (0.59-0.98) 0.03", "… −4.6 ± 4.9 <0.01", "… <0.05†††"."""
+
 Significance = Literal["significant", "not_significant", "unknown"]
 
 
@@ -173,6 +178,23 @@ def _ci(rest: str, *, cued: bool = True) -> re.Match[str] | None:
 def _p_value(text: str) -> str | None:
     match = _P.search(text)
     return match.group(0).strip() if match else None
+
+
+def row_p(text: str) -> Significance:
+    """What a unit's last figure says of significance, read as a table row's p value (:data:`_ROW_P`; "unknown"
+    when it ends otherwise): a row prints its p value bare, in the last column, so that neither the rule reader's
+    "p = …" nor the direction model's tagged words (every number one token) see it. The direction model weighs it
+    (``direction.SIGNALS``): a bare last figure may be an arm's mean or a ratio (studies.md)."""
+    match = _ROW_P.search(text.strip())
+    if match is None:
+        return "unknown"
+    value = float(match.group("num").replace("·", "."))
+    op = {"&lt;": "<", "&gt;": ">", "≤": "<", "≥": ">"}.get(match.group("op") or "", match.group("op") or "")
+    if op == "<":
+        return "significant" if value <= 0.05 else "unknown"
+    if op == ">":
+        return "not_significant" if value >= 0.05 else "unknown"
+    return "significant" if value < 0.05 else "not_significant"
 
 
 def p_number(effect_p: str | None) -> tuple[str, float] | None:
