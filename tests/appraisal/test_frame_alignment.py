@@ -30,6 +30,11 @@ PART_MATCHES = [json.loads(line) for line in (DATA / "part_matches.jsonl").read_
 FLOOR = 1.0
 """The share of rows read right in each set (every row when the sets were made): a row that fails is a misreading to
 fix, or the floor is lowered with the reason."""
+FRAMES_FLOOR = 0.97
+"""The question frames' floor: 37 of 38 since 2026-12-02, when the question tagger, refitted for the tokenizer of
+a998290, grew surer of "time to relapse in follicular lymphoma" as an outcome (0.21, its threshold 0.16) and took
+the question from the rules, which read the population apart: the tagger learned no setting after an outcome's
+"in" (its card)."""
 
 
 def test_the_golden_questions_are_framed_into_their_parts() -> None:
@@ -45,7 +50,7 @@ def test_the_golden_questions_are_framed_into_their_parts() -> None:
 
     assert len(QUESTION_FRAMES) >= 35
     share = 1 - len(wrong) / len(QUESTION_FRAMES)
-    assert share >= FLOOR, f"{len(wrong)} of {len(QUESTION_FRAMES)} misread:\n" + "\n".join(wrong)
+    assert share >= FRAMES_FLOOR, f"{len(wrong)} of {len(QUESTION_FRAMES)} misread:\n" + "\n".join(wrong)
 
 
 def test_a_comparator_is_its_own_part() -> None:
