@@ -30,11 +30,11 @@ PART_MATCHES = [json.loads(line) for line in (DATA / "part_matches.jsonl").read_
 FLOOR = 1.0
 """The share of rows read right in each set (every row when the sets were made): a row that fails is a misreading to
 fix, or the floor is lowered with the reason."""
-FRAMES_FLOOR = 0.97
-"""The question frames' floor: 37 of 38 since 2026-12-02, when the question tagger, refitted for the tokenizer of
-a998290, grew surer of "time to relapse in follicular lymphoma" as an outcome (0.21, its threshold 0.16) and took
-the question from the rules, which read the population apart: the tagger learned no setting after an outcome's
-"in" (its card)."""
+KNOWN_MISFRAMED = frozenset({"Does maintenance rituximab improve time to relapse in follicular lymphoma?"})
+"""The golden questions read wrong and known (every other row must be read right): since 2026-12-02, when the
+question tagger, refitted for the tokenizer of a998290, grew surer of "time to relapse in follicular lymphoma" as an
+outcome (0.21, its threshold 0.16) and took the question from the rules, which read the population apart (the
+tagger learned no setting after an outcome's "in": its card)."""
 
 
 def test_the_golden_questions_are_framed_into_their_parts() -> None:
@@ -49,8 +49,8 @@ def test_the_golden_questions_are_framed_into_their_parts() -> None:
             wrong.append(f"{row['question']!r} → {read} (expected {expected}): {row['why']}")
 
     assert len(QUESTION_FRAMES) >= 35
-    share = 1 - len(wrong) / len(QUESTION_FRAMES)
-    assert share >= FRAMES_FLOOR, f"{len(wrong)} of {len(QUESTION_FRAMES)} misread:\n" + "\n".join(wrong)
+    unknown = [line for line in wrong if line.split(" → ")[0].strip("'\"") not in KNOWN_MISFRAMED]
+    assert not unknown, f"{len(wrong)} of {len(QUESTION_FRAMES)} misread:\n" + "\n".join(wrong)
 
 
 def test_a_comparator_is_its_own_part() -> None:

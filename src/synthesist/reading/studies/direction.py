@@ -232,7 +232,8 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
 SIGNALS = ("significant", "not_significant", "change_up", "change_down", "arms_up", "arms_down", "numbers_up",
            "numbers_down", "sign_up", "sign_down", "no_difference_words", "trend_words", "significant_change",
            "narrowed", "row_p_significant", "row_p_not_significant")
-"""Each step of :func:`read_direction` on its own, whatever the steps before it decided: the p value's or CI's
+"""Each step of :func:`read_direction` on its own, whatever the steps before it decided, and one that is none of its
+steps (a table row's last figure as its p value): the p value's or CI's
 significance, the change word (turned round for the comparator), each arm's figure, the numbers either side of
 "versus", the signs, the words of no difference and of a trend, a significant change beside them, whether the
 unit was narrowed to one clause, and what its last figure says when read as a table row's p value

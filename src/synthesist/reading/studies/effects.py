@@ -47,10 +47,13 @@ _CI_LEAD = re.compile(r"(?:\s*(?:[\[(]\s*CI\s*[\])]|\bCI\b|confidence intervals?
 _P = re.compile(r"\b[pP]\s*(?:-?\s*values?)?\s*(?P<op>[<=>≤≥]|&lt;|&gt;)\s*"
                 r"(?P<num>\d?[.·]?\d+(?:\s*[x×]\s*10\s*[-−]?\d+)?)")
 
-_ROW_P = re.compile(r"(?:^|[\s|])(?P<op>[<>≤≥=]|&lt;|&gt;)?\s*(?P<num>0?[.·]\d+|1(?:[.·]0+)?|0)\s*"
-                    r"[a-z*†‡§¶#]{0,4}\s*$", re.IGNORECASE)
-"""A table row's last figure when it can be a p value (0 to 1, an operator, a footnote's marks): "Total mortality
-98/2006 (4.9%) 132/2027 (6.5%) 0.76 (0.59-0.98) 0.03", "… −4.6 ± 4.9 <0.01", "… <0.05†††"."""
+_ROW_P = re.compile(r"(?:^|[\s|])(?P<op>[<>≤≥=]|&lt;|&gt;)?\s*(?P<num>0?[.·]\d+)\s*(?:[*†‡§¶#]{1,4}|[a-h]{1,2})?\s*$")
+"""A table row's last figure when it can be a p value (a decimal below 1, an operator, a footnote's marks: symbols or
+one or two small letters): "Total mortality 98/2006 (4.9%) 132/2027 (6.5%) 0.76 (0.59-0.98) 0.03", "… −4.6 ± 4.9
+<0.01", "… <0.05†††", "… 0.12b". Not a whole number (a count, "Table 1" run onto a sentence), 1.00 (a reference
+category's ratio), a unit ("0.5 mg") nor "NS"; and not the upper bound of a range (:data:`_RANGE_END`)."""
+_RANGE_END = re.compile(r"(?:[-–—,]|\bto)\s*$")
+"""What stands before a range's upper bound: "0.2 - 0.5", "0.2 to 0.5", "95% CI 0.59, 0.98"."""
 
 Significance = Literal["significant", "not_significant", "unknown"]
 
@@ -182,11 +185,13 @@ def _p_value(text: str) -> str | None:
 
 def row_p(text: str) -> Significance:
     """What a unit's last figure says of significance, read as a table row's p value (:data:`_ROW_P`; "unknown"
-    when it ends otherwise): a row prints its p value bare, in the last column, so that neither the rule reader's
-    "p = …" nor the direction model's tagged words (every number one token) see it. The direction model weighs it
-    (``direction.SIGNALS``): a bare last figure may be an arm's mean or a ratio (studies.md)."""
-    match = _ROW_P.search(text.strip())
-    if match is None:
+    when it ends otherwise, or when the figure says nothing of 0.05: "<0.1", ">0.01"): a row prints its p value
+    bare, in the last column, so that neither the rule reader's "p = …" nor the direction model's tagged words (every
+    number one token) see it. The direction model weighs it (``direction.SIGNALS``): a bare last figure may be an
+    arm's mean or a ratio (studies.md)."""
+    text = text.strip()
+    match = _ROW_P.search(text)
+    if match is None or _RANGE_END.search(text[:match.start("op") if match.group("op") else match.start("num")]):
         return "unknown"
     value = float(match.group("num").replace("·", "."))
     op = {"&lt;": "<", "&gt;": ">", "≤": "<", "≥": ">"}.get(match.group("op") or "", match.group("op") or "")
@@ -225,7 +230,7 @@ def significance(text: str, effect: Effect | None) -> Significance:
         if op == "<":
             return "significant" if value <= 0.05 else "unknown"
         if op == ">":
-            return "not_significant" if value >= 0.05 else "significant"
+            return "not_significant" if value >= 0.05 else "unknown"  # "p > 0.01" says nothing of 0.05
         return "significant" if value < 0.05 else "not_significant"
     if effect and effect.ci_low and effect.ci_high:
         low, high = effect.number("ci_low"), effect.number("ci_high")
