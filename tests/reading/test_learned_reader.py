@@ -15,17 +15,20 @@ import pytest
 from fitting import fit_listwise, fit_softmax
 
 from synthesist.errors import SynthesistError
-from synthesist.models import Evidence
+from synthesist.models import Evidence, Passage
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.studies import answer_query
-from synthesist.reading.studies.direction import read_direction
+from synthesist.reading.studies.arms import ArmTerms
+from synthesist.reading.studies.direction import read_direction, scored_units
 from synthesist.reading.studies.learned import (
     ADDRESS_FEATURES,
     RANK_FEATURES,
     RULE_FEATURES,
+    follow_on,
     readings,
     shipped_reader,
 )
+from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import StudyReader, counting, word_rarity
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
@@ -87,6 +90,38 @@ def test_a_comparison_the_article_never_tested_still_has_passages_on_its_outcome
     query = DirectionQuery(intervention=intervention, comparator=comparator, outcome=outcome)
 
     assert readings(trial, query, shipped_reader())
+
+
+FOLLOWED = ("At 2 days, mean troponin I increased in both groups (control 3.0 SD 2.0; cells 3.3 SD 1.9). "
+            "The difference between the groups was not statistically significant (p = 0.71).")
+
+
+@pytest.mark.parametrize(("text", "followed"), [
+    (f"RESULTS: {FOLLOWED}", True),
+    # the next sentence is in another part of the abstract (a full text's abstract paragraph holds its labels: the
+    # two do not stand together in it), names the outcome itself, or states no statistic
+    ("RESULTS: At 2 days, mean troponin I increased in both groups (control 3.0 SD 2.0; cells 3.3 SD 1.9). "
+     "CONCLUSIONS: The difference between the groups was not statistically significant (p = 0.71).", False),
+    ("RESULTS: At 2 days, mean troponin I increased in both groups (control 3.0 SD 2.0; cells 3.3 SD 1.9). "
+     "Troponin I did not differ between the groups (p = 0.71).", False),
+    ("RESULTS: At 2 days, mean troponin I increased in both groups (control 3.0 SD 2.0; cells 3.3 SD 1.9). "
+     "Two patients in each group died before discharge.", False),
+])
+@pytest.mark.parametrize("passage", [False, True], ids=["abstract", "full text"])
+def test_a_unit_is_read_with_the_next_sentence_of_its_paragraph_only_where_that_one_states_the_comparison(
+        text: str, followed: bool, passage: bool):
+    query = DirectionQuery(intervention="cells", comparator="control", outcome="troponin I")
+    item = (Evidence(id="pmcid:PMC1", source="europepmc", title="A trial", content="A trial of cells.",
+                     passages=[Passage(section="Abstract", role="abstract", text=text)]) if passage
+            else Evidence(id="pmid:1", source="pubmed", title="A trial", content=text))
+    read, scored = scored_units(item, query, ArmTerms.of(query))
+    first = next(i for i, s in enumerate(scored) if s is not None)
+
+    extended = follow_on(read, scored, first, source_text(item))
+
+    assert (extended is not None) == followed
+    if followed:
+        assert extended.text == FOLLOWED and extended.section == read[first].section
 
 
 def test_a_reading_below_the_threshold_is_unclear_and_keeps_its_passage(trial: Evidence):

@@ -1,7 +1,8 @@
 """The readable units of an evidence item for study reading: sentences of its passages and rows of its tables.
 
-A :class:`Unit` is what a quote may be: one sentence of a paragraph (verbatim, whitespace as the passage has it)
-or one table row line (cells joined by `` | `` exactly as :func:`~synthesist.tools.jats.table_text` wrote it),
+A :class:`Unit` is what a quote may be: one sentence of a paragraph (verbatim, whitespace as the passage has it;
+the study reader's best sentence at times with the next of its paragraph, :func:`.learned.follow_on`) or one table
+row line (cells joined by `` | `` exactly as :func:`~synthesist.tools.jats.table_text` wrote it),
 with the section it sits in. An item without a full text is read from its abstract (``content``).
 
 An abstract's sentences take their role from :func:`~synthesist.reading.roles.abstract_roles` (their section's
@@ -40,6 +41,9 @@ class Unit:
     context: str = ""
     """For a table row: the caption and header lines, which name the outcome and the measure."""
     measure_hint: MeasureName | None = None
+    paragraph: int = -1
+    """Which paragraph of its item the unit is in (consecutive sentences with the same number are one paragraph's;
+    -1 where it is not known)."""
 
 
 def units(evidence: Evidence) -> Iterator[Unit]:
@@ -47,21 +51,24 @@ def units(evidence: Evidence) -> Iterator[Unit]:
     if not evidence.passages:
         sentences = split_sentences(evidence.content)
         roles = abstract_roles([s.text for s in sentences], [s.section for s in sentences])
+        paragraph, section = 0, sentences[0].section if sentences else ""
         for sentence, role in zip(sentences, roles, strict=True):
+            paragraph += sentence.section != section  # an abstract's parts are its paragraphs
+            section = sentence.section
             yield Unit(sentence.text, f"Abstract › {sentence.section.title()}" if sentence.section else "Abstract",
-                       UNIT_ROLES[role], "paragraph")
+                       UNIT_ROLES[role], "paragraph", paragraph=paragraph)
         return
     abstract = _abstract_units(evidence.passages)
     for index, passage in enumerate(evidence.passages):
         if passage.kind == "table":
-            yield from _table_units(passage)
+            yield from _table_units(passage, index)
         elif passage.kind == "figure":
-            yield Unit(passage.text, passage.section, passage.role, "figure")
+            yield Unit(passage.text, passage.section, passage.role, "figure", paragraph=index)
         elif index in abstract:
             yield from abstract[index]
         elif not _NOT_EVIDENCE.search(passage.section):
             for sentence in split_sentences(passage.text):
-                yield Unit(sentence.text, passage.section, passage.role, "paragraph")
+                yield Unit(sentence.text, passage.section, passage.role, "paragraph", paragraph=index)
 
 
 def abstract_sentences(passages: Sequence[Passage]) -> list[tuple[int, Sentence]]:
@@ -81,11 +88,11 @@ def _abstract_units(passages: Sequence[Passage]) -> dict[int, list[Unit]]:
     found: dict[int, list[Unit]] = {}
     for (index, sentence), role in zip(sentences, roles, strict=True):
         found.setdefault(index, []).append(Unit(sentence.text, passages[index].section, UNIT_ROLES[role],
-                                                "paragraph"))
+                                                "paragraph", paragraph=index))
     return found
 
 
-def _table_units(passage: Passage) -> Iterator[Unit]:
+def _table_units(passage: Passage, index: int) -> Iterator[Unit]:
     lines = passage.text.split("\n")
     caption = lines[0] if lines and " | " not in lines[0] else ""
     rows = [line for line in lines if " | " in line]
@@ -97,4 +104,5 @@ def _table_units(passage: Passage) -> Iterator[Unit]:
     for row in rows[1:]:
         first = row.split(" | ", 1)[0].strip()
         label = first or label  # a continuation row (empty first cell) belongs to the row above
-        yield Unit(row, where, passage.role, "table", context=f"{context} {label}", measure_hint=hint)
+        yield Unit(row, where, passage.role, "table", context=f"{context} {label}", measure_hint=hint,
+                   paragraph=index)

@@ -1,6 +1,7 @@
 """The extractive study record: design, participants, population, arms and outcome results, read by rule.
 
-Every field is a verbatim span of one unit of the item with that unit as its quote, checked by
+Every field is a verbatim span of one unit of the item with that unit as its quote (an asked outcome's, at times,
+with the next sentence of its paragraph: :func:`.learned.follow_on`), checked by
 :func:`~.verify.verify_record`; a registry record is read from its structured fields (:func:`registry_record`). The
 fields: docs/architecture/study-record.md, "The study record"; the cues: ``reading/lexicons/record.toml``."""
 
@@ -181,7 +182,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     quoted = {r.quote for r in asked if r.quote and r.direction != "not_reported"}
     # the asked outcome's own estimate, or its sentence, is not stated a second time under the sentence's subject
     stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries], abbreviations(text))
-              if r.quote not in quoted
+              if not (r.quote and any(r.quote in quote for quote in quoted))  # a row may quote the next sentence too
               and not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
