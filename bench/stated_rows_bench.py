@@ -51,26 +51,36 @@ KINDS = ("arms", "baseline", "within", "subgroup", "correlation", "other")
 
 
 def labelled_rows(articles_folder: Path) -> dict[str, list[dict]]:
-    """Each stated row of each full text in ``articles_folder`` (the record read without a question), under its
-    label's verdict: ``kept`` (the randomised arms' comparison, its outcome named, its direction the quote's),
-    ``dropped`` (any other label), ``unlabelled`` (no label of :data:`LABELS` has its article, outcome, direction and
-    quote: a row read otherwise is labelled again)."""
+    """Each stated row of each full text in ``articles_folder`` (the record read without a question; at most
+    ``record.MAX_OUTCOMES`` an article), under its label's verdict: ``kept`` (the randomised arms' comparison, its
+    outcome named, its direction the quote's), ``dropped`` (any other label), ``unlabelled`` (no label of
+    :data:`LABELS` has its article, outcome, direction and quote: a row read otherwise is labelled again); and
+    ``stale``, each label no row has any more (deleted when its row is labelled again), and ``unread``, each article
+    the parser refuses (an empty file is skipped, as a research run skips it)."""
     labels = {(row["article"], row["outcome"], row["direction"], row["quote"]): row
-              for row in map(json.loads, LABELS.read_text(encoding="utf-8").splitlines()) if row}
-    found: dict[str, list[dict]] = {"kept": [], "dropped": [], "unlabelled": []}
+              for row in (json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines()
+                          if line.strip())}
+    found: dict[str, list[dict]] = {"kept": [], "dropped": [], "unlabelled": [], "stale": [], "unread": []}
+    matched = set()
     for path in sorted(articles_folder.glob("*.nxml")):
+        if not path.stat().st_size:
+            continue  # the folder's empty article
         try:
             document = parse_jats(path.read_bytes())
-        except ParseError:
-            continue  # the folder's empty article (a research run skips it as a library problem)
+        except ParseError as error:
+            found["unread"].append({"article": path.stem, "error": str(error)})
+            continue
         for row in read_study(article_evidence(document, "library")).outcomes:
-            label = labels.get((path.stem, row.outcome, row.direction, row.quote))
+            key = (path.stem, row.outcome, row.direction, row.quote)
+            label = labels.get(key)
             shown = {"article": path.stem, "outcome": row.outcome, "direction": row.direction, "quote": row.quote}
             if label is None:
                 found["unlabelled"].append(shown)
-            else:
-                kept = label["kind"] == "arms" and label["name_ok"] and label["direction_ok"]
-                found["kept" if kept else "dropped"].append({**shown, **label})
+                continue
+            matched.add(key)
+            kept = label["kind"] == "arms" and label["name_ok"] and label["direction_ok"]
+            found["kept" if kept else "dropped"].append({**shown, **label})
+    found["stale"] = [label for key, label in labels.items() if key not in matched]
     return found
 
 
@@ -86,6 +96,10 @@ def labelled(errors: bool) -> None:
           f"measure, {sum(bool(row['direction_ok']) for row in arms)} read in the quote's direction")
     for row in found["unlabelled"]:
         print(f"  unlabelled: {row['article']} | {row['outcome']} | {row['direction']} | {row['quote'][:160]}")
+    for row in found["stale"]:
+        print(f"  a label no row has: {row['article']} | {row['outcome']} | {row['direction']} | {row['quote'][:160]}")
+    for row in found["unread"]:
+        print(f"  not read: {row['article']} ({row['error']})")
     if errors:
         for row in found["dropped"]:
             print(f"  {row['kind']}: {row['article']} | {row['outcome']} | {row['direction']} ({row['note']}) | "
