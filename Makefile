@@ -10,7 +10,7 @@ ARGS ?=
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles train-arms check-fitted
+.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles train-arms train-names check-fitted
 
 install: $(STAMP)
 
@@ -68,6 +68,9 @@ train-roles: $(STAMP)
 train-arms: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_arm_tagger.py
 
+train-names: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_outcome_names.py
+
 # Whether each fitted file the package ships is, byte for byte (the answer model: to 1e-4), what its trainer makes from
 # the code and ../shared as they are; writes nothing, fails on the first that is not (about 10 minutes on two cores).
 # Not part of `make test`: a trainer takes up to four minutes. The alignment gate's own check needs a retrieval of
@@ -78,6 +81,7 @@ check-fitted: $(STAMP)
 	$(FIT) bench/train_question_tagger.py --check
 	$(FIT) bench/train_arm_tagger.py --check
 	$(FIT) bench/train_sentence_roles.py --check
+	$(FIT) bench/train_outcome_names.py --check
 	$(FIT) bench/train_study_reader.py --check
 
 bench: $(STAMP)

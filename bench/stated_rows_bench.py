@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import tarfile
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from _shared import REPO, require
@@ -46,64 +48,102 @@ from synthesist.tools.jats import article_evidence, parse_jats
 TURNED = {"increased": "decreased", "decreased": "increased", "no_difference": "no_difference"}
 MIN_F1 = 0.5
 LABELS = REPO / "bench" / "data" / "stated_rows_labels.jsonl"
+FRESH = REPO / "bench" / "data" / "stated_rows_fresh.jsonl"
 FULL_TEXTS = "corpus/rct_fulltext/articles"
+UNLABELLED = f"{DATA}/unlabelled/articles_unlabelled.tar.gz"
 KINDS = ("arms", "baseline", "within", "subgroup", "correlation", "other")
 
 
-def labelled_rows(articles_folder: Path) -> dict[str, list[dict]]:
-    """Each stated row of each full text in ``articles_folder`` (the record read without a question; at most
-    ``record.MAX_OUTCOMES`` an article), under its label's verdict: ``kept`` (the randomised arms' comparison, its
-    outcome named, its direction the quote's), ``dropped`` (any other label), ``unlabelled`` (no label of
-    :data:`LABELS` has its article, outcome, direction and quote: a row read otherwise is labelled again); and
-    ``stale``, each label no row has any more (deleted when its row is labelled again), and ``unread``, each article
-    the parser refuses (an empty file is skipped, as a research run skips it)."""
-    labels = {(row["article"], row["outcome"], row["direction"], row["quote"]): row
-              for row in (json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines()
-                          if line.strip())}
-    found: dict[str, list[dict]] = {"kept": [], "dropped": [], "unlabelled": [], "stale": [], "unread": []}
+def folder_documents(folder: Path) -> Iterator[tuple[str, bytes]]:
+    """Each full text of ``folder``, by its name (an empty file, the folder's one, is skipped as a run skips it)."""
+    for path in sorted(folder.glob("*.nxml")):
+        if path.stat().st_size:
+            yield path.stem, path.read_bytes()
+
+
+def archive_documents(archive_path: Path, names: set[str]) -> Iterator[tuple[str, bytes]]:
+    """The full texts ``names`` of the archive at ``archive_path``, in the archive's order."""
+    with tarfile.open(archive_path) as archive:
+        for member in archive:
+            if member.isfile() and Path(member.name).stem in names:
+                yield Path(member.name).stem, archive.extractfile(member).read()
+
+
+def read_labels(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def is_kept(label: dict) -> bool:
+    """A row a clinician keeps: the randomised arms' comparison, its outcome named, its direction the quote's."""
+    return label["kind"] == "arms" and label["name_ok"] and bool(label["direction_ok"])
+
+
+def labelled_rows(documents: Iterable[tuple[str, bytes]], labels_path: Path = LABELS) -> dict[str, list[dict]]:
+    """Each stated row of each full text of ``documents`` (the record read without a question; at most
+    ``record.MAX_OUTCOMES`` an article) under its label of ``labels_path``'s: ``kept`` (:func:`is_kept`),
+    ``dropped`` (any other label), ``unlabelled`` (no label has its article, outcome, direction and quote: a row
+    read otherwise is labelled again, and the label it replaces deleted); then ``not_stated``, each label whose row
+    the record no longer states (as the outcome-name model leaves out a row named by a fragment), and ``unread``,
+    each article the parser refuses."""
+    labels = {(row["article"], row["outcome"], row["direction"], row["quote"]): row for row in read_labels(labels_path)}
+    found: dict[str, list[dict]] = {"kept": [], "dropped": [], "unlabelled": [], "not_stated": [], "unread": []}
     matched = set()
-    for path in sorted(articles_folder.glob("*.nxml")):
-        if not path.stat().st_size:
-            continue  # the folder's empty article
+    for name, document in documents:
         try:
-            document = parse_jats(path.read_bytes())
+            parsed = parse_jats(document)
         except ParseError as error:
-            found["unread"].append({"article": path.stem, "error": str(error)})
+            found["unread"].append({"article": name, "error": str(error)})
             continue
-        for row in read_study(article_evidence(document, "library")).outcomes:
-            key = (path.stem, row.outcome, row.direction, row.quote)
+        for row in read_study(article_evidence(parsed, "library")).outcomes:
+            key = (name, row.outcome, row.direction, row.quote)
             label = labels.get(key)
-            shown = {"article": path.stem, "outcome": row.outcome, "direction": row.direction, "quote": row.quote}
+            shown = {"article": name, "outcome": row.outcome, "direction": row.direction, "quote": row.quote}
             if label is None:
                 found["unlabelled"].append(shown)
                 continue
             matched.add(key)
-            kept = label["kind"] == "arms" and label["name_ok"] and label["direction_ok"]
-            found["kept" if kept else "dropped"].append({**shown, **label})
-    found["stale"] = [label for key, label in labels.items() if key not in matched]
+            found["kept" if is_kept(label) else "dropped"].append({**shown, **label})
+    found["not_stated"] = [label for key, label in labels.items() if key not in matched]
     return found
 
 
-def labelled(errors: bool) -> None:
-    found = labelled_rows(require(FULL_TEXTS) / FULL_TEXTS)
+def fresh_rows(shared: Path | None = None) -> dict[str, list[dict]]:
+    """:func:`labelled_rows` for the held-out set: the unlabelled Evidence Inference trials of :data:`FRESH`, read
+    from ``shared`` (the shared folder; :data:`~_shared.SHARED` by default)."""
+    names = {label["article"] for label in read_labels(FRESH)}
+    return labelled_rows(archive_documents((shared or require(UNLABELLED)) / UNLABELLED, names), FRESH)
+
+
+def labelled(errors: bool, fresh: bool) -> None:
+    if fresh:
+        found, what = fresh_rows(), f"{len({row['article'] for row in read_labels(FRESH)})} unlabelled EI trials"
+    else:
+        found, what = labelled_rows(folder_documents(require(FULL_TEXTS) / FULL_TEXTS)), "corpus/rct_fulltext"
     read = len(found["kept"]) + len(found["dropped"])
-    print(f"corpus/rct_fulltext: {read + len(found['unlabelled'])} stated rows, {read} labelled: a clinician keeps "
-          f"{len(found['kept'])} ({len(found['kept']) / max(read, 1):.3f})")
+    labels = read + len(found["not_stated"])
+    worth = sum(is_kept(row) for row in found["kept"] + found["not_stated"])
+    print(f"{what}: {read + len(found['unlabelled'])} stated rows, {read} labelled: a clinician keeps "
+          f"{len(found['kept'])} ({len(found['kept']) / max(read, 1):.3f}); of the {labels} labelled rows, "
+          f"{len(found['not_stated'])} no longer stated, {worth - len(found['kept'])} of them of the {worth} kept")
     kinds = Counter(row["kind"] for row in found["kept"] + found["dropped"])
-    print("  by what the quote reports: " + ", ".join(f"{kind} {kinds[kind]}" for kind in KINDS))
+    print("  stated, by what the quote reports: " + ", ".join(f"{kind} {kinds[kind]}" for kind in KINDS))
     arms = [row for row in found["kept"] + found["dropped"] if row["kind"] == "arms"]
     print(f"  the arms' comparisons: {sum(row['name_ok'] for row in arms)} of {len(arms)} named by what they "
           f"measure, {sum(bool(row['direction_ok']) for row in arms)} read in the quote's direction")
+    named = sum(row["name_ok"] for row in found["kept"] + found["dropped"])
+    print(f"  named by what they measure: {named} of {read} stated, "
+          f"{sum(row['name_ok'] for row in found['not_stated'])} of {len(found['not_stated'])} not stated")
     for row in found["unlabelled"]:
         print(f"  unlabelled: {row['article']} | {row['outcome']} | {row['direction']} | {row['quote'][:160]}")
-    for row in found["stale"]:
-        print(f"  a label no row has: {row['article']} | {row['outcome']} | {row['direction']} | {row['quote'][:160]}")
     for row in found["unread"]:
         print(f"  not read: {row['article']} ({row['error']})")
     if errors:
         for row in found["dropped"]:
             print(f"  {row['kind']}: {row['article']} | {row['outcome']} | {row['direction']} ({row['note']}) | "
                   f"{row['quote'][:160]}")
+        for row in found["not_stated"]:
+            print(f"  not stated{' (kept)' if is_kept(row) else ''}: {row['article']} | {row['outcome']} | "
+                  f"{row['kind']} | {row['note']}")
 
 
 def f1(a: frozenset[str], b: frozenset[str]) -> float:
@@ -117,9 +157,11 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="list each matched row read otherwise")
     parser.add_argument("--labelled", action="store_true",
                         help="the full-text trials' stated rows against the rows labelled by hand")
+    parser.add_argument("--fresh", action="store_true",
+                        help="the same on the held-out set: 30 unlabelled Evidence Inference trials")
     args = parser.parse_args()
-    if args.labelled:
-        labelled(args.errors)
+    if args.labelled or args.fresh:
+        labelled(args.errors, args.fresh)
         return
     folder = require(f"{DATA}/prompts.csv") / DATA
     asked = prompts(folder, args.split)

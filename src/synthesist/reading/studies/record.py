@@ -27,6 +27,7 @@ from ...study import (
 from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..kinds import another_kind
+from ..outcome_names import names_an_outcome
 from ..text import terms
 from .arm_tagger import tagged_arms
 from .arms import abbreviations
@@ -451,7 +452,7 @@ def _stated_outcomes(read: list[Unit], arms: tuple[Arm, ...], exposures: Iterabl
                         for called in (name, spelled)):
             changed = _CHANGED.search(_CONNECTIVE.sub("", unit.text))  # the treatment is the subject: what it changed
             name = _tidy(changed.group("thing")) if changed else ""
-        if not name:
+        if not name or not names_an_outcome(name):  # a fragment or a study word the subject gave, learned
             continue
         query = DirectionQuery(intervention=intervention or "intervention", comparator=comparator, outcome=name)
         result, clause = statement(unit, query)
