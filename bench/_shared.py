@@ -6,6 +6,7 @@ The benches run as scripts (``python bench/NAME.py``), so this folder is on ``sy
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -23,6 +24,28 @@ def require(*relative: str) -> Path:
         print(f"{', '.join(missing)} not found in {SHARED} (set SYNTHESIST_SHARED)", file=sys.stderr)
         raise SystemExit(2)
     return SHARED
+
+
+def fit_arguments(doc: str, out: Path) -> argparse.ArgumentParser:
+    """A trainer's command line: its ``--out`` (the shipped file by default) and ``--check`` (see :func:`write_fitted`);
+    the trainer adds its own options."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
+    return parser
+
+
+def rounded(value: object, digits: int = 4) -> object:
+    """``value`` (a fitted model's dict) with every float rounded to ``digits``: what a shipped file holds, so that the
+    figures a trainer prints are those of the model as it ships."""
+    if isinstance(value, float):
+        return round(value, digits)
+    if isinstance(value, list):
+        return [rounded(item, digits) for item in value]
+    if isinstance(value, dict):
+        return {key: rounded(item, digits) for key, item in value.items()}
+    return value
 
 
 def write_fitted(path: Path, text: str, *, check: bool, started: float) -> None:

@@ -27,7 +27,6 @@ weights rounded to four decimals. The same data gives the same file.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import random
@@ -36,7 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, require, write_fitted
+from _shared import REPO, fit_arguments, require, rounded, write_fitted
 from fitting import fit_softmax
 
 from synthesist.errors import ParseError
@@ -57,7 +56,6 @@ MIN_DF = 2
 C_GRID = (0.3, 1.0, 3.0)
 THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(1, 19))
 KEEP = 0.9
-DIGITS = 4
 
 
 def prompt_names(folder: Path, split: dict[str, str]) -> dict[str, dict[str, set[str]]]:
@@ -134,21 +132,9 @@ def development_rows() -> list[tuple[str, bool]]:
             for row in (json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines() if line.strip())]
 
 
-def _rounded(value):
-    if isinstance(value, float):
-        return round(value, DIGITS)
-    if isinstance(value, list):
-        return [_rounded(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _rounded(v) for k, v in value.items()}
-    return value
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
+    parser = fit_arguments(__doc__, OUT)
     args = parser.parse_args()
     shared = require(f"{DATA}/split.csv", f"{DATA}/unlabelled/prompts_unlabelled.csv")
     started = time.perf_counter()
@@ -170,7 +156,7 @@ def main() -> None:
                         np.array([model.probability(n) for n in held_others]))
         print(f"C={c:g}: validation AUC {scores[c]:.3f}")
     best = max(C_GRID, key=lambda c: (scores[c], -c))
-    model = NameModel.from_dict(_rounded(fit(train_outcomes, train_others, best).to_dict()))  # as it ships
+    model = NameModel.from_dict(rounded(fit(train_outcomes, train_others, best).to_dict()))  # as it ships
     held = {"auc": scores[best],
             "outcomes_above_half": float(np.mean([model.probability(n) >= 0.5 for n in held_outcomes])),
             "others_below_half": float(np.mean([model.probability(n) < 0.5 for n in held_others]))}
@@ -187,7 +173,7 @@ def main() -> None:
           f"stated; of the {development['kept']} a clinician keeps, {development['kept_shown']}")
     model = NameModel(model.vectorizer, model.softmax, threshold)
     written = {**model.to_dict(), "c": best, "validation": held, "development": development}
-    write_fitted(args.out, json.dumps(_rounded(written), separators=(",", ":")) + "\n", check=args.check,
+    write_fitted(args.out, json.dumps(rounded(written), separators=(",", ":")) + "\n", check=args.check,
                  started=started)
 
 

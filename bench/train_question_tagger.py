@@ -41,7 +41,6 @@ set (``tests/data/question_parts.jsonl``, 55 questions) 0.97 of the parts are ri
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import html
@@ -55,7 +54,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, require, write_fitted
+from _shared import REPO, fit_arguments, require, write_fitted
 from scipy import optimize, sparse
 
 from synthesist.reading.frame import frame_by_rule
@@ -447,10 +446,7 @@ def confidence_table(trusted: list[tuple[float, bool, bool]]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
+    parser = fit_arguments(__doc__, OUT)
     args = parser.parse_args()
     started = time.perf_counter()
     shared = require(CORPUS)

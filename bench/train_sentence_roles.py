@@ -27,7 +27,6 @@ BLAS thread; weights rounded to four decimals. The same data gives the same file
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import tarfile
@@ -37,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, confusion_lines, macro_f1, require, write_fitted
+from _shared import REPO, confusion_lines, fit_arguments, macro_f1, require, rounded, write_fitted
 from fitting import fit_softmax
 
 from synthesist.errors import ParseError
@@ -57,7 +56,6 @@ ALONE = 3
 """Every third labelled sentence is a row twice: in its abstract, and alone, as a snippet or a lone finding is read
 (:data:`~synthesist.reading.roles.POSITIONED`): without it the model learns position and little of the words."""
 C_GRID = (0.3, 1.0, 3.0, 10.0)
-DIGITS = 4
 
 Abstract = list[Sentence]
 """One abstract's sentences in order, each with its section title ("" for none)."""
@@ -147,21 +145,9 @@ def report(pairs: list[tuple[str, str]]) -> dict:
             "unit_role_accuracy": round(sum(g == p for g, p in units) / len(units), 3)}
 
 
-def _rounded(value: object) -> object:
-    if isinstance(value, float):
-        return round(value, DIGITS)
-    if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    return value
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
+    parser = fit_arguments(__doc__, OUT)
     args = parser.parse_args()
     shared = require(f"{DATA}/split.csv", f"{DATA}/unlabelled/articles_unlabelled.tar.gz", LIBRARY)
     started = time.perf_counter()
@@ -199,7 +185,7 @@ def main() -> None:
           f"{figures['alone']['macro_f1']:.3f}, as unit roles {figures['alone']['unit_role_accuracy']:.3f}")
 
     written = {**model.to_dict(), "c": best, "validation": figures}
-    write_fitted(args.out, json.dumps(_rounded(written), separators=(",", ":")) + "\n", check=args.check,
+    write_fitted(args.out, json.dumps(rounded(written), separators=(",", ":")) + "\n", check=args.check,
                  started=started)
 
 

@@ -47,7 +47,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import macro_f1, require, write_fitted
+from _shared import fit_arguments, macro_f1, require, write_fitted
 from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
 from fitting import fit_listwise, fit_softmax
 
@@ -288,11 +288,8 @@ def _accuracy(pairs: list) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser = fit_arguments(__doc__, OUT)
     parser.add_argument("--limit", type=int, default=0, help="train on the first N train trials only (a smoke run)")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 unless the file at --out is what this fit makes")
     parser.add_argument("--cross-validate", action="store_true",
                         help=f"also print the {FOLDS}-fold out-of-fold figures over the train split's trials")
     args = parser.parse_args()
