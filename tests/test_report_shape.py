@@ -42,15 +42,19 @@ ANSWERING_PARTS = ("Executive summary", "Mechanistic findings", "Clinical findin
 
 
 @pytest.fixture(scope="module")
-def report_folders(library_index, library_data_dir: Path, shared_dir: Path,  # noqa: ANN001 — the session's index
+def report_folders(library_index, library_data_dir: Path, shared_dir: Path, _store_home: Path,  # noqa: ANN001 — the session's index
                    tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each question's run folder. A module's fixture is set up before each test's environment
+    (``_isolated_environment``), so the runs are given the suite's store here: without it, the first run embedded the
+    whole library again in its data directory's own store (27 s) beside the session's index."""
     library, folder = shared_dir / "corpus" / "library.jsonl", shared_dir / "corpus" / "rct_fulltext" / "articles"
     found = {}
     for number, question in enumerate(EVERY):
         out = tmp_path_factory.mktemp(f"report-{number}")
         done = run_cli("research", question, "--sources", "library", "--library",
                        str(folder if question in OF_THE_FOLDER else library), "--model", "extractive", "--quiet",
-                       "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(library_data_dir)})
+                       "--out", str(out), env={"SYNTHESIST_DATA_DIR": str(library_data_dir),
+                            "SYNTHESIST_MEMORY__STORE_HOME": str(_store_home)})
         assert done.returncode == 0, done.stderr[-2000:]
         found[question] = out
     return found
