@@ -75,9 +75,10 @@ def wait_until_stopped(data_dir: Path) -> None:
     wait_for(lambda: state(data_dir) is None and not servers_for(data_dir), f"the server of {data_dir} to stop")
 
 
-def write_big_library(path: Path, records: int = 1500, seed: int = 7) -> Path:
+def write_big_library(path: Path, records: int = 1100, seed: int = 7) -> Path:
     """``records`` distinct short JSONL records (titles and abstracts of topic words): many vectors, each cheap to
-    embed (about 20 tokens), so that the store, not the model, is what a test spends its time on."""
+    embed (about 20 tokens), so that the store, not the model, is what a test spends its time on. The default is
+    just past the 1,000 vectors at which Chroma writes a collection's segments to disk."""
     rng = random.Random(seed)
     lines = []
     for i in range(records):

@@ -47,7 +47,7 @@ def _answers(client: httpx.Client) -> bool:
 
 def test_four_runs_a_service_and_a_ray_batch_share_one_data_directory(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    library = write_big_library(tmp_path / "library.jsonl", records=1100)  # past the size Chroma writes segments
+    library = write_big_library(tmp_path / "library.jsonl")  # past the size Chroma writes segments
     code, _out, err = finish(cli("library", "index", str(library), data_dir=data_dir))  # as a user indexes first
     assert code == 0, err
     port = free_port()
