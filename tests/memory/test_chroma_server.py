@@ -92,7 +92,8 @@ async def test_a_server_that_goes_away_mid_run_costs_the_store_not_the_report(ow
 async def test_a_run_whose_only_source_could_not_be_read_says_so_and_stops_with_error(
         own_server: ChromaServer, tmp_path: Path, embedder: Embedder) -> None:
     settings = own_server.settings(tmp_path / "data")
-    library = write_big_library(tmp_path / "big.jsonl", records=1500)  # its indexing takes long enough to lose the store midway
+    # its indexing takes long enough to lose the store midway
+    library = write_big_library(tmp_path / "big.jsonl", records=1500)
     shared = Shared(client=open_chroma(settings), embedder=embedder)
     events = []
     async for event in api.stream(QUESTION, sources="library", libraries=[library], settings=settings,
