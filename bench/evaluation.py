@@ -7,9 +7,9 @@
 
 Each question runs end to end (:func:`synthesist.batch.research_many`, extractive engine, library source only);
 the report's verdict maps yes→yes, no→no, mixed/insufficient→maybe. Scored: accuracy, macro-F1, the confusion
-matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations,
-stop reasons and median rounds. Runs already in ``out_dir`` are not run again: an interrupted evaluation resumes
-where it stopped.
+matrix, the source-cited rate (the question's own pmid among the report's references), fabricated citations, the
+answers that contradict their own evidence table, stop reasons and median rounds. Runs already in ``out_dir`` are
+not run again: an interrupted evaluation resumes where it stopped.
 
 The answer model and the alignment gate the product ships were fitted on this dev set, so the evaluation does not
 read with them: ``bench/data/folds/`` (written with the shipped files by ``bench/fit_answer_model.py`` and
@@ -42,6 +42,7 @@ from pathlib import Path
 from synthesist import api
 from synthesist.api import ANSWER_LABELS as LABELS
 from synthesist.api import AlignmentGate, AnswerModel, Readers, alignment_gate_from, answer_model_from
+from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.batch import BatchItem, research_many
 from synthesist.cli_progress import Meter
 from synthesist.errors import BadInputError
@@ -110,6 +111,9 @@ class Scored:
     negative_control: bool = False
     source_retrieved: bool = False
     """The question's own abstract was among the run's evidence (for a negative control: a leak)."""
+    against_table: int = 0
+    """Items the Answer cites whose evidence-table row gives the question another yes or no (a report contradicting
+    its own table: :func:`~synthesist.appraisal.evidence_table.rows_against_answer`)."""
 
     @property
     def yes_no(self) -> bool:
@@ -168,6 +172,7 @@ def _scored(row: Question, item: BatchItem, negative_control: bool = False) -> S
         strength=answer.strength if answer else "very_low",
         negative_control=negative_control,
         source_retrieved=any(e.identifiers.pmid == row.pmid for e in result.evidence),
+        against_table=len(rows_against_answer(row.question, result.report)),
     )
 
 
@@ -254,6 +259,8 @@ def summary_lines(scored: Sequence[Scored]) -> list[str]:
         *(f"  {g:<5} " + " ".join(f"{confusion[g, p]:4d}" for p in LABELS) for g in LABELS),
         f"source cited {sum(s.source_cited for s in scored) / n:.1%}",
         f"fabricated citations {sum(s.fabricated for s in scored)}",
+        f"answers against their own table {sum(s.against_table > 0 for s in scored)} "
+        f"(of {sum(s.yes_no for s in scored)} yes or no)",
         "stop reasons " + ", ".join(f"{k} {v}" for k, v in Counter(s.stop_reason for s in scored).most_common()),
         f"median rounds {statistics.median(s.rounds for s in scored):g}; "
         f"median seconds {statistics.median(s.seconds for s in scored):.1f}",
@@ -275,6 +282,8 @@ def negative_control_lines(scored: Sequence[Scored]) -> list[str]:
         "verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()),
         f"source abstract retrieved {sum(s.source_retrieved for s in scored)} (must be 0: a leak otherwise)",
         f"fabricated citations {sum(s.fabricated for s in scored)}",
+        f"answers against their own table {sum(s.against_table > 0 for s in scored)} "
+        f"(of {sum(s.yes_no for s in scored)} yes or no)",
         "stop reasons " + ", ".join(f"{k} {v}" for k, v in Counter(s.stop_reason for s in scored).most_common()),
         f"median rounds {statistics.median(s.rounds for s in scored):g}; "
         f"median seconds {statistics.median(s.seconds for s in scored):.1f}",

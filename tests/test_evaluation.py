@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -57,6 +58,13 @@ def test_summary_prints_accuracy_confusion_cited_rate_and_out_of_fold() -> None:
     assert "source cited 50.0%" in text
     assert "median rounds 3" in text
     assert "  no       1    0    0" in text
+
+
+def test_summary_counts_the_answers_that_contradict_their_own_table() -> None:
+    """A run whose yes or no a cited item's evidence-table row reads otherwise counts once, however many rows."""
+    rows = [_scored("yes", "yes"), _scored("no", "no"), _scored("yes", "maybe")]
+    rows[0] = replace(rows[0], against_table=2)
+    assert "answers against their own table 1 (of 2 yes or no)" in "\n".join(summary_lines(rows))
 
 
 def test_eval_rejects_a_missing_questions_file_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
