@@ -202,8 +202,9 @@ def with_answer_checks(question: str, report: ResearchReport, items: Mapping[str
     abstract that is no randomised trial or review, or whose row is not clear, is its conclusion's (``answer_gate``):
     where its result on the outcome reads otherwise, the row says "its conclusion, which the Answer reads, says yes";
     where the Answer's verdict is not what the item's conclusion says (a model's verdict), "the Answer says yes".
-    On the conflict topic sets 5 of 70 runs (2026-12-01); which of an abstract's two readings to trust differs by
-    kind of question (studies-measured.md)."""
+    Such rows: 1 of 70 conflict-topic runs, 35 of 483 yes-or-no answers on PubMedQA dev (2026-12-03,
+    docs/benchmarks.md); which of an abstract's two readings to trust differs by kind of question
+    (studies-measured.md)."""
     answer, frame = report.answer, report.frame
     if answer is None or frame is None:
         return report
