@@ -36,11 +36,15 @@ class LiveServer:
         self.thread.join(timeout=30)
 
 
-def wait_until(page, expression: str, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
-    """Wait until ``expression`` is truthy in the page, asking every 100 ms. Playwright's ``wait_for_function``
-    evaluates its predicate with ``eval`` inside the page, which the service's Content-Security-Policy forbids (no
+def wait_until(page, expression: str, timeout: float = 30_000, *,  # type: ignore[no-untyped-def]
+               shown: str | None = None) -> None:
+    """Wait until ``expression`` is truthy in the page, asking every 100 ms; on a timeout the failure also says what
+    the expression ``shown`` gives then (what the page showed instead). Playwright's ``wait_for_function`` evaluates
+    its predicate with ``eval`` inside the page, which the service's Content-Security-Policy forbids (no
     'unsafe-eval'); ``page.evaluate`` goes through the DevTools protocol and is not subject to it."""
     deadline = time.monotonic() + timeout / 1000
     while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"still false after {timeout / 1000:.0f} s: {expression}"
+        if time.monotonic() >= deadline:
+            instead = f"; the page shows {page.evaluate(shown)!r}" if shown else ""
+            raise AssertionError(f"still false after {timeout / 1000:.0f} s: {expression}{instead}")
         time.sleep(0.1)

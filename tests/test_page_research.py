@@ -280,6 +280,9 @@ def test_an_offline_service_without_a_library_speaks_the_pages_language_and_list
         wait_until(page, "document.querySelector('#notice').textContent.includes('cannot be reached')")
         assert "PubMed and Trials" in page.text_content("#notice") or "PubMed and ClinicalTrials.gov" in \
             page.text_content("#notice")
+        # the list as the page drew it (seen missing the killed run under load: the failure says what it showed)
+        wait_until(page, "document.querySelector('#runs').textContent.includes('Does aspirin prevent')",
+                   shown="document.querySelector('#runs').textContent")
         killed_row = page.locator("#runs li", has_text="Does aspirin prevent colorectal cancer?")
         assert "interrupted, not finished" in killed_row.text_content()
         assert f"synthesist resume {killed}" in killed_row.locator("button.resume-run").get_attribute("title")
