@@ -243,6 +243,12 @@ def calibration_lines(scored: Sequence[Scored]) -> list[str]:
     return lines
 
 
+def against_line(scored: Sequence[Scored]) -> str:
+    """How many runs' yes or no a cited item's evidence-table row reads otherwise (each run once)."""
+    return (f"answers against their own table {sum(s.against_table > 0 for s in scored)} "
+            f"(of {sum(s.yes_no for s in scored)} yes or no)")
+
+
 def summary_lines(scored: Sequence[Scored]) -> list[str]:
     """The figures of an evaluation as printable lines."""
     if scored and scored[0].negative_control:
@@ -259,8 +265,7 @@ def summary_lines(scored: Sequence[Scored]) -> list[str]:
         *(f"  {g:<5} " + " ".join(f"{confusion[g, p]:4d}" for p in LABELS) for g in LABELS),
         f"source cited {sum(s.source_cited for s in scored) / n:.1%}",
         f"fabricated citations {sum(s.fabricated for s in scored)}",
-        f"answers against their own table {sum(s.against_table > 0 for s in scored)} "
-        f"(of {sum(s.yes_no for s in scored)} yes or no)",
+        against_line(scored),
         "stop reasons " + ", ".join(f"{k} {v}" for k, v in Counter(s.stop_reason for s in scored).most_common()),
         f"median rounds {statistics.median(s.rounds for s in scored):g}; "
         f"median seconds {statistics.median(s.seconds for s in scored):.1f}",
@@ -282,8 +287,7 @@ def negative_control_lines(scored: Sequence[Scored]) -> list[str]:
         "verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()),
         f"source abstract retrieved {sum(s.source_retrieved for s in scored)} (must be 0: a leak otherwise)",
         f"fabricated citations {sum(s.fabricated for s in scored)}",
-        f"answers against their own table {sum(s.against_table > 0 for s in scored)} "
-        f"(of {sum(s.yes_no for s in scored)} yes or no)",
+        against_line(scored),
         "stop reasons " + ", ".join(f"{k} {v}" for k, v in Counter(s.stop_reason for s in scored).most_common()),
         f"median rounds {statistics.median(s.rounds for s in scored):g}; "
         f"median seconds {statistics.median(s.seconds for s in scored):.1f}",
