@@ -34,6 +34,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from synthesist.appraisal.abstract_reading import with_one_reading
 from synthesist.appraisal.conflicts import conflict_queries, detect_conflicts, side_of
 from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.models import Conflict, Evidence, ResearchResult
@@ -83,7 +84,8 @@ def detected(topic: Topic) -> tuple[Conflict, ...]:
     """The topic's conflicts as a report finds them, every record collected and aligned at cosine 0.8 (conflicts
     need items that address the exposure and the outcome, whatever their closeness to the question)."""
     frame = frame_of(topic.question)
-    return detect_conflicts(frame, [align(frame, item, 0.8) for item in topic.items.values()], topic.items)
+    return detect_conflicts(frame, [align(frame, item, 0.8) for item in topic.items.values()], topic.items,
+                            topic.question)
 
 
 @dataclass
@@ -139,7 +141,7 @@ def sides(topics: list[Topic], score: Score, errors: bool) -> None:
                                outcome=frame.outcomes[0])
         for item_id, item in topic.items.items():
             label = topic.findings.get(item_id, "not_reported")
-            found = side_of(item, query, conflict_queries(frame))
+            found = side_of(item, query, conflict_queries(frame), question=topic.question, frame=frame)
             got = found[0].direction if found else "none"
             want = label if label in SIDES else "none"
             score.sides += 1
@@ -157,12 +159,14 @@ def table_rows(topics: list[Topic]) -> str:
     acid" for "Does tranexamic acid reduce …?")."""
     labelled = given = right = unlabelled = stray = 0
     for topic in topics:
-        queries = question_queries(frame_of(topic.question))
+        frame = frame_of(topic.question)
+        queries = question_queries(frame)
         for record_id, item in topic.items.items():
             label = topic.findings.get(record_id)
             if not queries or label not in (*SIDES, "not_reported"):
                 continue
-            row = next(o for o in asked_record(item, queries).outcomes if o.asked and o.outcome == queries[0].outcome)
+            record = with_one_reading(asked_record(item, queries), item, topic.question, frame, queries)
+            row = next(o for o in record.outcomes if o.asked and o.outcome == queries[0].outcome)
             if label == "not_reported":
                 unlabelled += 1
                 stray += row.direction != "not_reported"

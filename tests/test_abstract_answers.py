@@ -205,20 +205,59 @@ reads its closing sentences ("Falsification end points … showed no association
 its result (hazard ratio 0.74) as a decrease."""
 
 
-async def test_a_row_the_answer_reads_otherwise_says_so_in_the_table(tmp_path: Path, embedder: Embedder) -> None:
-    """An observational abstract's Answer is its conclusion's; where its table row on the question's comparison
-    gives the question the other answer, the row says so in its check, and only such a row (of the 70 conflict
-    topic runs, 5 parted so on 2026-12-01). Should the two readings come to agree, this record no longer shows it:
-    take another from those runs."""
+async def test_an_observational_abstract_whose_row_rests_on_a_ratio_with_its_ci_is_read_by_that_row(
+        tmp_path: Path, embedder: Embedder) -> None:
+    """A cohort's adjusted estimate is its answer to the comparison: the registry's row (hazard ratio 0.74, its CI
+    below 1) is the item's one reading, which the Answer, its quote and the table share, though the conclusion head
+    read the closing sentences as a no (until 2026-12-03 the Answer said no beside a row saying decreased)."""
     result = await _research(tmp_path, embedder, REGISTRY, question=PCI)
     report = result.report
-    against = rows_against_answer(PCI, report)
+    [alignment] = [a for a in report.alignment if a.evidence_id == "pmid:91002302"]
     asked = [o for record in report.studies for o in record.outcomes if o.asked]
 
-    assert report.answer is not None and report.answer.verdict in ("yes", "no")
-    assert [(i, o.direction) for i, o in against] == [("pmid:91002302", "decreased")]
-    assert [o.check for o in asked] == [f"its conclusion, which the Answer reads, says {report.answer.verdict}"]
-    assert "its conclusion, which the Answer reads" in report_markdown(result)
+    assert alignment.full_text is not None and alignment.full_text.direction == "decreased"
+    assert "hazard ratio 0.74" in alignment.full_text.quote
+    assert report.answer is not None and report.answer.verdict == "yes"
+    assert [(o.direction, o.check) for o in asked] == [("decreased", "")]
+    assert rows_against_answer(PCI, report) == ()
+
+
+MIGRAINE = "Does migraine increase the risk of restenosis after coronary stenting?"
+RESTENOSIS = _record(
+    "92000141", 2011, "Heart",
+    "Migraine and restenosis after coronary stenting: a prospective observational study",
+    "OBJECTIVE: To evaluate whether a history of migraine predisposes to restenosis after coronary stenting.\n"
+    "DESIGN: Prospective observational study.\nPATIENTS AND SETTING: 212 consecutive patients undergoing elective "
+    "stenting of a single coronary artery at a regional cardiac centre.\nMETHODS: Migraine was ascertained by a "
+    "structured interview before the procedure. Angiography was repeated at nine months.\nRESULTS: Patients with "
+    "migraine were younger than those without (54 v 61 years, p<0.001). Angiographic restenosis occurred in 18 of 64 "
+    "patients with migraine and in 39 of 148 without (28% v 26%, p = 0.87). Stent length and diabetes were predictive "
+    "of restenosis.\nCONCLUSIONS: A history of migraine does not predict an increased risk of restenosis after "
+    "coronary stenting.")
+"""Modelled on a PubMedQA dev abstract (a collateral circulation and restenosis) whose report contradicted its own
+table on 2026-12-03: the study reader, trained on trials' results, reads the conclusion's "does not predict an
+increased risk" as an increase; the conclusion head reads it as the no it is."""
+
+
+async def test_a_row_that_contradicts_the_conclusion_the_answer_reads_states_no_direction(
+        tmp_path: Path, embedder: Embedder) -> None:
+    """An observational abstract is read by its conclusion: where its row on the question's comparison gives the
+    question the other answer, the table shows the row's quote without a direction and says why, and no conflict
+    takes it as a side: one item, one reading (``abstract_reading.with_one_reading``)."""
+    result = await _research(tmp_path, embedder, RESTENOSIS, question=MIGRAINE)
+    report = result.report
+    [alignment] = [a for a in report.alignment if a.evidence_id == "pmid:92000141"]
+    [asked] = [o for record in report.studies for o in record.outcomes if o.asked]
+    queries = question_queries(frame_of(MIGRAINE))
+
+    assert asked_record(Evidence(id="pmid:92000141", source="library", title=RESTENOSIS["title"],
+                                 content=RESTENOSIS["abstract"]), queries).outcomes[0].direction == "increased"
+    assert alignment.label == "answers" and alignment.full_text is None
+    assert report.answer is not None and report.answer.verdict == "no"
+    assert (asked.direction, asked.check) == (
+        "not_reported", "read by its conclusion, which says no; this result is not read as the answer")
+    assert rows_against_answer(MIGRAINE, report) == () and report.conflicts == ()
+    assert "read by its conclusion, which says no" in report_markdown(result)
 
 
 LAPAROSCOPIC = "Does laparoscopic cholecystectomy shorten hospital stay compared with open cholecystectomy?"

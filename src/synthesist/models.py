@@ -203,7 +203,7 @@ class PartMatch(Frozen):
 class FullTextFinding(Frozen):
     """What an item reports on the question's comparison, as the study reader read it (its evidence-table row): the
     verbatim passage, its section and the direction of the exposure against the comparator on the question's
-    outcome; read from its full text, or from the abstract of a trial that states it clearly (``read_from``)."""
+    outcome; read from its full text, or from an abstract whose row is its reading (``read_from``)."""
 
     quote: str
     section: str = ""
@@ -231,8 +231,9 @@ class Alignment(Frozen):
     full_text: FullTextFinding | None = None
     """What the study reader found on the question's comparison, which the answer quotes and its verdict takes: in
     the item's full text (which also makes an item answer whose abstract does not name the comparison: a trial whose
-    abstract calls its arms otherwise), or in the abstract of a randomised trial or a review that states it clearly
-    (:func:`synthesist.appraisal.answer_gate.aligned`)."""
+    abstract calls its arms otherwise), or in the abstract of a randomised trial or a review that states it clearly,
+    or of a study whose row rests on a ratio with its CI (``appraisal.abstract_reading``;
+    :func:`synthesist.appraisal.answer_gate.aligned`)."""
 
     @property
     def near(self) -> bool:

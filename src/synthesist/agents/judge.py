@@ -92,7 +92,7 @@ def context_conflicts(question: str, context: list[Evidence], alignments: list[A
     frame = frame_of(question)
     if not frame.exposure or not frame.outcomes or len(context) < 2:
         return ()
-    return detect_conflicts(frame, alignments, {e.id: e for e in context})
+    return detect_conflicts(frame, alignments, {e.id: e for e in context}, question)
 
 
 def inconsistent(assessment: JudgeAssessment, conflicts: tuple[Conflict, ...],

@@ -18,11 +18,11 @@ from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading.alignment import align_all, lacking
 from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
-from ..reading.studies.clarity import clear
 from ..reading.studies.learned import answer_query, item_verdict
 from ..reading.studies.record import forms_compared
 from ..reading.text import terms
 from ..study import DirectionQuery
+from .abstract_reading import abstract_reading
 from .bottom_line import write_answer
 from .certainty import LEVELS, answer_certainty, steps_text
 from .citations import cited_ids
@@ -73,7 +73,7 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
     read = {i: _full_text_reading(by_id[i], queries) for i in unread[:FULL_TEXTS_READ]}
     abstracts = {a.evidence_id: finding for a in alignments
                  if a.label in ("answers", "indirect") and not by_id[a.evidence_id].passages
-                 and (finding := _abstract_reading(by_id[a.evidence_id], queries))}
+                 and (finding := abstract_reading(by_id[a.evidence_id], queries))}
     return [without_comparison(with_full_text(a, *read[a.evidence_id], frame) if a.evidence_id in read
                                else a.model_copy(update={"full_text": abstracts[a.evidence_id]})
                                if a.evidence_id in abstracts else a)
@@ -147,37 +147,6 @@ def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> t
         return tested, None
     return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
                                  confidence=row.confidence, probabilities=row.probabilities)
-
-
-READ_BY_ROW = frozenset({"randomised trial", "systematic review/meta-analysis"})
-"""The designs whose abstract's evidence-table row on the question's comparison gives the answer's verdict when it is
-clear or reads no difference (:func:`_abstract_reading`): the study reader was trained on randomised trials' reports.
-Other abstracts are read by the conclusion head (on PubMedQA's questions, mostly no comparison of two arms, its row's
-verdict is right 98 times of 212 and the conclusion head's 170)."""
-
-
-@lru_cache(maxsize=512)
-def _abstract_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> FullTextFinding | None:
-    """The evidence-table row of an abstract on the question's first comparison, when the item is of
-    :data:`READ_BY_ROW` and the row states its finding clearly (:func:`~synthesist.reading.studies.clarity.clear`:
-    significant by its p value or CI, or a null it states) or reads no difference (which ``record.as_asked`` keeps
-    for an abstract only where its figures or words show none, :func:`~synthesist.reading.studies.clarity.states_null`:
-    a trend or a hedge included): the one reading the answer's verdict, its quote and the table then share
-    ("Transfusion was required in 29 of 106 … (relative risk 0.59, 95% CI 0.41 to 0.86; P = .005)", where the
-    conclusion head read "reduced … by roughly two fifths without an apparent excess of thrombotic complications"
-    as a no). A trend is no answer of its own: a pilot trial's "tended to fall less often (11 vs 18 falls; p=0.11)"
-    under its conclusion "The programme was feasible and safe; a fully powered trial … is warranted" was answered
-    yes by the conclusion head, quoting the row that says no difference. A hedged null answers no with its hedge in
-    its quote ("may slightly reduce 28-day mortality (risk ratio 0.93, 95% CI 0.84 to 1.03 …)")."""
-    if not queries:
-        return None
-    record = asked_record(item, queries)
-    row = record.outcomes[0]
-    if record.design not in READ_BY_ROW or not row.asked or row.direction == "not_reported" or not (
-            clear(row) or row.direction == "no_difference"):
-        return None
-    return FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
-                           confidence=row.confidence, probabilities=row.probabilities, read_from="abstract")
 
 
 CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "

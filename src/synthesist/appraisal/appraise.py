@@ -51,7 +51,7 @@ def with_conflicts(report: ResearchReport, memory: ResearchMemory) -> ResearchRe
     if report.frame is None:
         return report
     items = {item.id: item for item in memory.evidence}
-    conflicts = detect_conflicts(report.frame, report.alignment, items)
+    conflicts = detect_conflicts(report.frame, report.alignment, items, memory.question)
     memory.findings.set_conflicts(conflicts)
     if not conflicts:
         return report

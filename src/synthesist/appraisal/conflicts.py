@@ -48,6 +48,7 @@ from ..reading.studies.naming import (
 from ..reading.studies.verify import source_text
 from ..reading.text import terms
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
+from .abstract_reading import with_one_reading
 
 __all__ = ["MIN_EXPOSURE_COVERAGE", "addresses_part", "conflict_queries", "detect_conflicts", "likely_reasons",
            "resolving_query", "side_of"]
@@ -77,11 +78,12 @@ _WIDE = re.compile(r"\bregistr(?:y|ies)\b|\bnationwide\b|\bpopulation-based\b|\b
                    re.IGNORECASE)
 
 
-def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence]
-                     ) -> tuple[Conflict, ...]:
+def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], items: Mapping[str, Evidence],
+                     question: str = "") -> tuple[Conflict, ...]:
     """Every disagreement between items that address the question part on one of the outcomes the evidence table
     reads (:func:`conflict_queries`: the frame's first three for a question of effect or association; module
-    docstring), each pair once, the plainest (opposite directions) first."""
+    docstring), each pair once, the plainest (opposite directions) first. With the ``question``, an abstract read by
+    its conclusion is a side only where its row agrees with it (:func:`side_of`)."""
     if not frame.exposure or not frame.outcomes:
         return ()
     queries = conflict_queries(frame)
@@ -92,7 +94,8 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         outcome = query.outcome
         if not _comparable(frame.exposure, outcome):
             continue
-        sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, queries)) is not None]
+        sides = [side for a in answering
+                 if (side := side_of(items[a.evidence_id], query, queries, question=question, frame=frame)) is not None]
         for first, second in combinations(sides, 2):
             kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _SIDELESS)
             if kind is None:
@@ -147,8 +150,8 @@ def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure:
     return distinctive(exposure) <= terms(" ".join(filter(None, (item.title, item.content))))
 
 
-def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQuery] = ()
-            ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
+def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQuery] = (), *, question: str = "",
+            frame: QuestionFrame | None = None) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
     """What ``item`` found for the query as one side of a conflict: its row on the comparison as the evidence table
     reads it (:func:`~synthesist.reading.studies.asked.asked_record` over the question's ``queries``, the study
     reader's one reading), when it is clear (:func:`~synthesist.reading.studies.clarity.clear`: significant by its p or
@@ -159,11 +162,15 @@ def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQu
     or of the outcome, a combination); None for a registry record, an animal or in-vitro study
     (:data:`~synthesist.reading.studies.finding.NOT_READ`) or no such row. The side's comparator is the study's other
     arm when it is another active treatment (a head-to-head is set only against a head-to-head:
-    :func:`_same_comparison`)."""
+    :func:`_same_comparison`). With the ``question`` and its ``frame``, the row is the item's one reading
+    (:func:`~.abstract_reading.with_one_reading`): an abstract read by its conclusion, whose row gives the question
+    the other answer, is no side."""
     if item.source == "trials":
         return None
     queries = tuple(queries) if query in queries else (*queries, query)
     record = asked_record(item, queries)
+    if question and frame is not None:
+        record = with_one_reading(record, item, question, frame, queries)
     if record.design in NOT_READ:
         return None
     row = next((row for row in record.outcomes if row.asked and row.outcome == query.outcome), None)

@@ -24,6 +24,7 @@ from ..reading.studies.learned import conclusion_verdict
 from ..reading.verdict import asked_change, asked_parts, verdict_of
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from ..titles import display_title
+from .abstract_reading import with_one_reading
 from .llm_reader import llm_study_record
 
 log = logging.getLogger(__name__)
@@ -93,8 +94,13 @@ class EvidenceRow:
         return {"study": self.study, "design": self.record.design, "n": self.size, "comparison": self.comparison,
                 "outcome": outcome.outcome if outcome else "",
                 "effect": outcome.effect.shown() if outcome and outcome.effect else "",
-                "direction": "; ".join(filter(None, (_DIRECTION_WORDS[outcome.direction], outcome.check)))
-                if outcome else ""}
+                "direction": "; ".join(filter(None, (_direction_words(outcome), outcome.check))) if outcome else ""}
+
+
+def _direction_words(outcome: OutcomeResult) -> str:
+    """The direction as the table words it; none for a row whose direction is withheld and says why in its check
+    (an abstract read by its conclusion: :func:`~.abstract_reading.with_one_reading`)."""
+    return "" if outcome.direction == "not_reported" and outcome.check else _DIRECTION_WORDS[outcome.direction]
 
 
 def study_records(evidence: Iterable[Evidence], frame: QuestionFrame | None = None) -> tuple[StudyRecord, ...]:
@@ -110,7 +116,7 @@ def evidence_rows(studies: Iterable[StudyRecord], evidence: Mapping[str, Evidenc
     rows = []
     for record in studies:
         item = evidence.get(record.evidence_id)
-        found = [o for o in record.outcomes if o.direction != "not_reported" or o.effect]
+        found = [o for o in record.outcomes if o.direction != "not_reported" or o.effect or o.asked and o.check]
         stated = sorted((o for o in found if not o.asked),
                         key=lambda o: (not (o.effect and o.effect.ci_low), o.direction == "not_reported"))
         asked = [o for o in found if o.asked]
@@ -157,7 +163,11 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
             log.exception("study record of %s failed", item.id)
             unread.append(item.id)
     aside = {a.evidence_id for a in report.alignment if a.label in ("related", "off_topic")}
-    records = [as_in_conflicts(without_asked(record) if record.evidence_id in aside else record, report.conflicts)
+    by_id = {item.id: item for item in items}
+    records = [as_in_conflicts(without_asked(record) if record.evidence_id in aside
+                               else with_one_reading(record, by_id[record.evidence_id], memory.question,
+                                                     report.frame, queries) if report.frame is not None
+                               else record, report.conflicts)
                for record in records]
     return report.model_copy(update={"studies": tuple(records)}), unread, notes
 
@@ -198,13 +208,11 @@ def as_in_conflicts(record: StudyRecord, conflicts: Iterable[Conflict]) -> Study
 
 def with_answer_checks(question: str, report: ResearchReport, items: Mapping[str, Evidence]) -> ResearchReport:
     """``report`` with each evidence-table row that the Answer reads otherwise (:func:`rows_against_answer`) saying
-    so in its ``check``, so that the table never contradicts the Answer unremarked. The Answer's verdict on an
-    abstract that is no randomised trial or review, or whose row is not clear, is its conclusion's (``answer_gate``):
-    where its result on the outcome reads otherwise, the row says "its conclusion, which the Answer reads, says yes";
-    where the Answer's verdict is not what the item's conclusion says (a model's verdict), "the Answer says yes".
-    Such rows: 1 of 70 conflict-topic runs, 35 of 483 yes-or-no answers on PubMedQA dev (2026-12-03,
-    docs/benchmarks.md); which of an abstract's two readings to trust differs by kind of question
-    (studies-measured.md)."""
+    so in its ``check``, so that the table never contradicts the Answer unremarked. An abstract read by its
+    conclusion states no row against it (:func:`~.abstract_reading.with_one_reading`, in :func:`with_studies`); what
+    is left is an Answer whose verdict is not its items' rows' (a model's verdict, or an Answer on several items):
+    the row says "the Answer says yes", or "its conclusion, which the Answer reads, says yes" where the item's
+    conclusion says what the Answer says (docs/benchmarks.md counts such answers)."""
     answer, frame = report.answer, report.frame
     if answer is None or frame is None:
         return report
