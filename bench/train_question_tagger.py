@@ -145,6 +145,19 @@ VERBS = tuple(tuple(v.split("/")) for v in (
     "speed/speeding/sped ease/easing/eased correct/correcting/corrected predict/predicting/predicted").split())
 PHRASAL = ("protect against/protecting against/protected against", "lead to/leading to/led to",
            "result in/resulting in/resulted in", "help with/helping with/helped with")
+MORE_VERBS = tuple(tuple(v.split("/")) for v in (
+    "counteract/counteracting/counteracted", "exacerbate/exacerbating/exacerbated", "aggravate/aggravating/aggravated",
+    "trigger/triggering/triggered", "provoke/provoking/provoked", "hinder/hindering/hindered",
+    "predispose to/predisposing to/predisposed to", "contribute to/contributing to/contributed to",
+    "give rise to/giving rise to/gave rise to", "protect from/protecting from/protected from"))
+"""Verbs of harm and causing that PubMedQA's questions use ("Does a well developed collateral circulation predispose
+to restenosis …?", "… contribute to heart dimensions …?", "Can continuous physical training counteract …?"), added
+on 2026-12-03: a verb the tagger never met was read into the intervention ("migraine predispose to restenosis", and
+"coronary stenting" for the outcome). They take a question's verb at :data:`MORE_SHARE` from their own draw
+(:data:`_MORE`), so that every other question is drawn as before (adding them to :data:`VERBS` redrew every
+question, and the golden parts fell from 0.966 to 0.936)."""
+MORE_SHARE = 0.16
+_MORE = random.Random(20261203)
 ADJECTIVES = ("lower higher fewer more less better worse reduced increased improved greater shorter longer "
               "decreased faster slower").split()
 COMPARATORS = ("compared with", "compared to", "versus", "vs", "vs.", "relative to", "in comparison with",
@@ -262,6 +275,8 @@ def render(template: str, arms: tuple[str, str, str], population: str, draw: ran
     """The question and its parts' (part, start, end) character spans."""
     intervention, comparator, outcome = (varied_arm(a, draw) for a in arms)
     verb = draw.choice(VERBS + tuple(tuple(p.split("/")) for p in PHRASAL))
+    if _MORE.random() < MORE_SHARE:
+        verb = _MORE.choice(MORE_VERBS)
     text, parts = "", []
 
     def put(piece: str, part: str = "") -> None:
