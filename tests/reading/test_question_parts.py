@@ -45,7 +45,10 @@ day's two last rows: a setting after "after" ("… red-cell transfusion after hi
 outcome, and the tagger now learns settings from its titles (its card); after that refit a PubMedQA negative control
 answered instead of saying insufficient: "Are even impaired fasting blood glucose levels preoperatively associated
 with increased mortality after CABG surgery?" gives the intervention "even" (0.98 sure: no training question puts an
-adverb before its intervention), and the frame reads 0.958 of the parts."""
+adverb before its intervention), and the frame reads 0.958 of the parts. 0.95 since 2026-12-03: six rows with the
+verbs of harm and causing PubMedQA's questions use ("predispose to", "contribute to", "give rise to", "counteract",
+"exacerbate", "trigger") were added, read whole into the exposure (12 of their 24 parts right) until the tagger
+learned them (22); the refit moved four other parts below the threshold to the rules ("ketorolac for pain relief")."""
 
 
 def normal(text: str | None) -> str:
