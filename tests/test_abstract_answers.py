@@ -255,9 +255,9 @@ async def test_a_row_that_contradicts_the_conclusion_the_answer_reads_states_no_
     assert alignment.label == "answers" and alignment.full_text is None
     assert report.answer is not None and report.answer.verdict == "no"
     assert (asked.direction, asked.check) == (
-        "not_reported", "read by its conclusion, which says no; this result is not read as the answer")
+        "not_reported", "not read: this study is read by its conclusion, which says no")
     assert rows_against_answer(MIGRAINE, report) == () and report.conflicts == ()
-    assert "read by its conclusion, which says no" in report_markdown(result)
+    assert "not read: this study is read by its conclusion, which says no" in report_markdown(result)
 
 
 LAPAROSCOPIC = "Does laparoscopic cholecystectomy shorten hospital stay compared with open cholecystectomy?"

@@ -6,7 +6,7 @@ An abstract is read either by its evidence-table row on the question's first com
 the Answer's verdict takes it (``answer_gate.aligned`` carries the row as the alignment's finding), and where the item
 is read by its conclusion, a row that gives the question the other answer is not stated beside it
 (:func:`with_one_reading`): the table and the conflicts show the item's one reading, never a second one that
-contradicts the Answer (docs/architecture/studies.md, step 6)."""
+contradicts the Answer (docs/architecture/studies.md, step 4)."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def with_one_reading(record: StudyRecord, item: Evidence, question: str, frame: 
     asked = asked_change(question, frame.exposure, asked_parts(frame))
     if said not in ("yes", "no") or verdict_of(row.direction, asked, row.outcome) == said:
         return record
-    check = f"read by its conclusion, which says {said}; this result is not read as the answer"
+    check = f"not read: this study is read by its conclusion, which says {said}"
     withheld = row.model_copy(update={"direction": "not_reported", "confidence": None, "probabilities": (),
                                       "check": "; ".join(filter(None, (row.check, check)))})
     return record.model_copy(update={"outcomes": (*record.outcomes[:at], withheld, *record.outcomes[at + 1:])})

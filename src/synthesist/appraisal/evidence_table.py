@@ -164,11 +164,17 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
             unread.append(item.id)
     aside = {a.evidence_id for a in report.alignment if a.label in ("related", "off_topic")}
     by_id = {item.id: item for item in items}
-    records = [as_in_conflicts(without_asked(record) if record.evidence_id in aside
-                               else with_one_reading(record, by_id[record.evidence_id], memory.question,
-                                                     report.frame, queries) if report.frame is not None
-                               else record, report.conflicts)
-               for record in records]
+
+    def as_read(record: StudyRecord) -> StudyRecord:
+        """The record's rows as the report reads its item: none on the question's comparison for an item set aside,
+        else the item's one reading of it."""
+        if record.evidence_id in aside:
+            return without_asked(record)
+        if report.frame is None:
+            return record
+        return with_one_reading(record, by_id[record.evidence_id], memory.question, report.frame, queries)
+
+    records = [as_in_conflicts(as_read(record), report.conflicts) for record in records]
     return report.model_copy(update={"studies": tuple(records)}), unread, notes
 
 
