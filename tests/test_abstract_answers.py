@@ -12,12 +12,13 @@ from run_helpers import run_settings
 
 from synthesist import api
 from synthesist.api import report_markdown
+from synthesist.appraisal.abstract_reading import with_one_reading
 from synthesist.appraisal.bottom_line import write_answer
 from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.appraisal.item_reading import read
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
-from synthesist.models import Evidence, FullTextFinding, ResearchResult
+from synthesist.models import Alignment, Evidence, FullTextFinding, Passage, ResearchResult
 from synthesist.reading.alignment import align
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.asked import asked_record, question_queries
@@ -258,6 +259,32 @@ async def test_a_row_that_contradicts_the_conclusion_the_answer_reads_states_no_
         "not_reported", "not read: this study is read by its conclusion, which says no")
     assert rows_against_answer(MIGRAINE, report) == () and report.conflicts == ()
     assert "not read: this study is read by its conclusion, which says no" in report_markdown(result)
+
+
+def test_a_full_text_the_answer_gate_did_not_read_states_no_row_against_its_conclusion() -> None:
+    """A full text beyond the :data:`~synthesist.appraisal.answer_gate.FULL_TEXTS_READ` the answer gate reads has no
+    reading of the comparison on its alignment, so the Answer reads it by its conclusion; its table row, read from its
+    full text, then states no direction where it gives the other answer (here a results section that, unlike the
+    abstract's conclusion, finds a higher risk). A full text the gate read keeps its row."""
+    results = ("At nine months, angiographic restenosis occurred in 29 of 64 patients with migraine and in 39 of 148 "
+               "patients without migraine (45% v 26%; odds ratio 2.31, 95% CI 1.27 to 4.21; p = 0.006).")
+    item = Evidence(id="pmid:92000141", source="library", title=RESTENOSIS["title"], content=RESTENOSIS["abstract"],
+                    passages=(Passage(section="Abstract", role="abstract", text=RESTENOSIS["abstract"]),
+                              Passage(section="Results", role="results", text=results)))
+    frame = frame_of(MIGRAINE)
+    queries = question_queries(frame)
+    record = asked_record(item, queries)
+    unread = Alignment(evidence_id=item.id, label="answers")
+    row = record.outcomes[0]
+    read_in_full = unread.model_copy(update={"full_text": FullTextFinding(
+        quote=row.quote, section=row.section, direction=row.direction)})
+
+    assert row.asked and row.direction == "increased"
+    withheld = with_one_reading(record, item, MIGRAINE, frame, queries, unread).outcomes[0]
+    assert (withheld.direction, withheld.quote) == ("not_reported", row.quote)
+    assert withheld.check.endswith("not read: this study is read by its conclusion, which says no")
+    assert with_one_reading(record, item, MIGRAINE, frame, queries, read_in_full) == record
+    assert with_one_reading(record, item, MIGRAINE, frame, queries) == record
 
 
 LAPAROSCOPIC = "Does laparoscopic cholecystectomy shorten hospital stay compared with open cholecystectomy?"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..models import Evidence, FullTextFinding, QuestionFrame
+from ..models import Alignment, Evidence, FullTextFinding, QuestionFrame
 from ..reading.studies.asked import asked_record
 from ..reading.studies.clarity import clear
 from ..reading.studies.effects import ratio_side, significance
@@ -79,21 +79,29 @@ def _estimated(row: OutcomeResult) -> bool:
     return shown == "significant" and ratio_side(effect) == ("below" if row.direction == "decreased" else "above")
 
 
-def by_conclusion(item: Evidence, queries: tuple[DirectionQuery, ...]) -> bool:
-    """Whether ``item`` is read by its conclusion for the question's comparison: an abstract (no full text read, no
-    registry record) whose row is not its reading (:func:`abstract_reading`)."""
-    return bool(queries) and not item.passages and item.source != "trials" and abstract_reading(item, queries) is None
+def by_conclusion(item: Evidence, queries: tuple[DirectionQuery, ...], alignment: Alignment | None = None) -> bool:
+    """Whether ``item`` is read by its conclusion for the question's comparison: an abstract (no registry record)
+    whose row is not its reading (:func:`abstract_reading`), or, given the item's ``alignment`` by the answer gate
+    (``answer_gate.aligned``), a full text whose comparison the gate did not read (``alignment.full_text`` is None:
+    it reads the :data:`~.answer_gate.FULL_TEXTS_READ` most relevant, and the Answer reads any other by its
+    conclusion, while its table row is read from its full text)."""
+    if not queries or item.source == "trials":
+        return False
+    if item.passages:
+        return alignment is not None and alignment.full_text is None
+    return abstract_reading(item, queries) is None
 
 
 def with_one_reading(record: StudyRecord, item: Evidence, question: str, frame: QuestionFrame,
-                     queries: tuple[DirectionQuery, ...]) -> StudyRecord:
+                     queries: tuple[DirectionQuery, ...], alignment: Alignment | None = None) -> StudyRecord:
     """``record`` with the item's one reading of the question's first comparison: where the item is read by its
     conclusion (:func:`by_conclusion`) and its row there gives ``question`` the other yes or no, the row states no
     direction and says why in its ``check`` (its quote and figures stay, verbatim); a conflict side or a table row
     that says "increased" beside an Answer that reads the same study's "does not predict an increased risk of
     restenosis" as a no would be a second reading of one item. On PubMedQA dev (2026-12-03), 35 answers contradicted
-    their own table so: the gold answer was the conclusion's in 23, the row's in 6."""
-    if not queries or not frame.outcomes or not by_conclusion(item, queries):
+    their own table so: the gold answer was the conclusion's in 23, the row's in 6. A full text is read by its
+    conclusion only where its ``alignment`` says the gate did not read its comparison (:func:`by_conclusion`)."""
+    if not queries or not frame.outcomes or not by_conclusion(item, queries, alignment):
         return record
     at = next((i for i, row in enumerate(record.outcomes) if row.asked and row.outcome == queries[0].outcome), None)
     if at is None or (row := record.outcomes[at]).direction == "not_reported":

@@ -94,8 +94,8 @@ def detect_conflicts(frame: QuestionFrame, alignments: Sequence[Alignment], item
         outcome = query.outcome
         if not _comparable(frame.exposure, outcome):
             continue
-        sides = [side for a in answering
-                 if (side := side_of(items[a.evidence_id], query, queries, question=question, frame=frame)) is not None]
+        sides = [side for a in answering if (side := side_of(items[a.evidence_id], query, queries, question=question,
+                                                             frame=frame, alignment=a)) is not None]
         for first, second in combinations(sides, 2):
             kind = _disagreement(first[0], second[0], two_sided=not terms(frame.exposure) <= _SIDELESS)
             if kind is None:
@@ -151,7 +151,8 @@ def addresses_part(alignment: Alignment, item: Evidence | None = None, exposure:
 
 
 def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQuery] = (), *, question: str = "",
-            frame: QuestionFrame | None = None) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
+            frame: QuestionFrame | None = None, alignment: Alignment | None = None
+            ) -> tuple[ConflictSide, StudyRecord, OutcomeResult] | None:
     """What ``item`` found for the query as one side of a conflict: its row on the comparison as the evidence table
     reads it (:func:`~synthesist.reading.studies.asked.asked_record` over the question's ``queries``, the study
     reader's one reading), when it is clear (:func:`~synthesist.reading.studies.clarity.clear`: significant by its p or
@@ -164,13 +165,13 @@ def side_of(item: Evidence, query: DirectionQuery, queries: Sequence[DirectionQu
     arm when it is another active treatment (a head-to-head is set only against a head-to-head:
     :func:`_same_comparison`). With the ``question`` and its ``frame``, the row is the item's one reading
     (:func:`~.abstract_reading.with_one_reading`): an abstract read by its conclusion, whose row gives the question
-    the other answer, is no side."""
+    the other answer, is no side; so is a full text whose ``alignment`` shows the answer gate did not read it."""
     if item.source == "trials":
         return None
     queries = tuple(queries) if query in queries else (*queries, query)
     record = asked_record(item, queries)
     if question and frame is not None:
-        record = with_one_reading(record, item, question, frame, queries)
+        record = with_one_reading(record, item, question, frame, queries, alignment)
     if record.design in NOT_READ:
         return None
     row = next((row for row in record.outcomes if row.asked and row.outcome == query.outcome), None)

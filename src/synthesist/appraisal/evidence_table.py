@@ -164,6 +164,7 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
             unread.append(item.id)
     aside = {a.evidence_id for a in report.alignment if a.label in ("related", "off_topic")}
     by_id = {item.id: item for item in items}
+    alignments = {a.evidence_id: a for a in report.alignment}
 
     def as_read(record: StudyRecord) -> StudyRecord:
         """The record's rows as the report reads its item: none on the question's comparison for an item set aside,
@@ -172,7 +173,8 @@ async def with_studies(report: ResearchReport, memory: ResearchMemory, llm: LLM 
             return without_asked(record)
         if report.frame is None:
             return record
-        return with_one_reading(record, by_id[record.evidence_id], memory.question, report.frame, queries)
+        return with_one_reading(record, by_id[record.evidence_id], memory.question, report.frame, queries,
+                                alignments.get(record.evidence_id))
 
     records = [as_in_conflicts(as_read(record), report.conflicts) for record in records]
     return report.model_copy(update={"studies": tuple(records)}), unread, notes
