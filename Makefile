@@ -23,7 +23,10 @@ $(STAMP): pyproject.toml
 	else \
 	  $(BIN)/python -m pip install --quiet --extra-index-url $(TORCH_INDEX) "torch==$(TORCH_VERSION)"; \
 	fi
-	$(BIN)/python -m pip install --quiet -e ".[test,cxr]"
+	# The rest through uv (itself from PyPI, in seconds): it downloads and installs in parallel and keeps the torch
+	# above, where pip took about 2.5 minutes for the same 152 packages at the same versions (2026-12-03).
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e ".[test,cxr]"
 	touch $(STAMP)
 
 run: $(STAMP)
