@@ -38,8 +38,10 @@ run: $(STAMP)
 # and all share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
 # module's fixture (test_report_shape's research runs) runs once; modules go out in collection order
 # (--no-loadscope-reorder), which starts the longest first (tests/suite_order.py).
+# The install and Chromium's (apt) go side by side: on a fresh machine each takes under a minute.
 TEST_WORKERS ?= 3
-test: $(STAMP) browser
+test:
+	@$(MAKE) --no-print-directory -j2 $(STAMP) browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
 
 # The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
@@ -47,7 +49,7 @@ test: $(STAMP) browser
 browser:
 	@if ! command -v chromium >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Debian's chromium for the browser tests (about 2 minutes)"; \
+	    echo "installing Debian's chromium for the browser tests (about 30 s)"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	      || echo "chromium could not be installed: the browser tests will skip"; \
 	  else \
