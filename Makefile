@@ -24,9 +24,10 @@ $(STAMP): pyproject.toml
 	  $(BIN)/python -m pip install --quiet --extra-index-url $(TORCH_INDEX) "torch==$(TORCH_VERSION)"; \
 	fi
 	# The rest through uv (itself from PyPI, in seconds): it downloads and installs in parallel and keeps the torch
-	# above, where pip took about 2.5 minutes for the same 152 packages at the same versions (2026-12-03).
+	# above, where pip took about 2.5 minutes for the same 152 packages at the same versions (2026-12-03). Compiled to
+	# bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set, every process would compile each import anew.
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e ".[test,cxr]"
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e ".[test,cxr]"
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -40,8 +41,11 @@ run: $(STAMP)
 # (--no-loadscope-reorder), which starts the longest first (tests/suite_order.py).
 # The install and Chromium's (apt) go side by side: on a fresh machine each takes under a minute.
 TEST_WORKERS ?= 3
+# The package's own modules compiled first: where PYTHONDONTWRITEBYTECODE is set (as here), each of the suite's
+# processes compiled them again, about 70 s of CPU in all (py-spy, 2026-12-03).
 test:
 	@$(MAKE) --no-print-directory -j2 $(STAMP) browser
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
 
 # The page's tests drive Debian's Chromium (never a downloaded browser). Installed when we are root with apt-get;
