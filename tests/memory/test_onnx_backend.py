@@ -5,6 +5,7 @@ the suite's user cache, which these tests share (``export_dir``); the torch back
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from synthesist.config import MemorySettings, default_onnx_dir, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
 from synthesist.memory.documents import head_text
 from synthesist.memory.embeddings import default_model_path
-from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path, open_export
+from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path, model_digest, open_export
 from synthesist.models import Evidence
 
 TEXTS = [
@@ -69,6 +70,27 @@ def test_an_onnx_backend_runs_from_its_export_and_gives_unit_rows_in_order(backe
     exported = export_path(default_model_path(), backend, export_dir)
     assert exported.is_file() and exported.name.endswith(f"-{backend}-{EXPORT_RECIPE}.onnx")
     assert not list(export_dir.glob("*.partial"))  # written aside, renamed into place
+
+
+def test_the_models_digest_is_kept_beside_its_exports_and_made_again_for_a_changed_model(tmp_path: Path) -> None:
+    """Each process that opens the encoder names its export by the model's digest: it is kept in the export folder
+    (``digests.json``) under the files' sizes and times instead of hashing 91 MB each time, and a changed file gives a
+    new digest, so a stale export is never used."""
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "sentence_bert_config.json"):
+        (model / name).symlink_to(default_model_path() / name)
+    exports = tmp_path / "exports"
+    first = export_path(model, "onnx-int8", exports)
+    kept = json.loads((exports / "digests.json").read_text(encoding="utf-8"))
+    assert list(kept.values()) == [model_digest(model)] and first.name.startswith(f"model-{model_digest(model)[:16]}-")
+    assert export_path(model, "onnx-int8", exports) == first and not list(exports.glob("*.digests"))
+
+    (model / "config.json").unlink()
+    (model / "config.json").write_text((default_model_path() / "config.json").read_text() + "\n")
+    changed = export_path(model, "onnx-int8", exports)
+    assert changed != first and changed.name.startswith(f"model-{model_digest(model)[:16]}-")
+    assert len(json.loads((exports / "digests.json").read_text(encoding="utf-8"))) == 2
 
 
 @pytest.mark.torch

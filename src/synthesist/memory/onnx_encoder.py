@@ -15,11 +15,13 @@ a model is loaded.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import logging
 import os
+import shutil
 import tempfile
 import threading
 import warnings
@@ -55,7 +57,39 @@ def model_digest(model_path: Path) -> str:
 
 def export_path(model_path: Path, backend: Backend, export_dir: Path) -> Path:
     """Where the export of ``model_path`` for ``backend`` lives: keyed by the model's digest, backend and recipe."""
-    return export_dir / _export_name(model_path, backend, model_digest(model_path)[:16])
+    return export_dir / _export_name(model_path, backend, _known_digest(model_path, export_dir)[:16])
+
+
+def _known_digest(model_path: Path, export_dir: Path) -> str:
+    """:func:`model_digest`, kept in ``export_dir/digests.json`` under the digested files' paths, sizes and
+    modification times: every process that opens the encoder asks for it, and hashing the 91 MB of weights costs
+    about 0.3 s of CPU each time (a reinstalled model has new times, so a new digest). Not kept where the folder
+    cannot be written: the digest is then only computed."""
+    files = [model_path / name for name in _DIGESTED if (model_path / name).is_file()]
+    key = json.dumps([[str(path), path.stat().st_size, path.stat().st_mtime_ns] for path in files])
+    known_file = export_dir / "digests.json"
+    try:
+        known = json.loads(known_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    if isinstance(digest := known.get(key), str):
+        return digest
+    digest = model_digest(model_path)
+    try:
+        export_dir.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=export_dir, suffix=".digests")
+        os.close(handle)
+        written = Path(name)
+    except OSError:
+        return digest
+    try:
+        written.write_text(json.dumps({**known, key: digest}), encoding="utf-8")
+        os.replace(written, known_file)
+    except OSError:
+        written.unlink(missing_ok=True)
+    return digest
 
 
 def export_on_disk(model_path: Path, backend: Backend, export_dir: Path) -> bool:
@@ -78,6 +112,7 @@ def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
     with _EXPORT_LOCK, _exporting(export_dir):
         if target.is_file():
             return target
+        _room_for(model_path, target)
         partial = [_temporary(export_dir) for _ in range(3)]
         try:
             _export_fp32(model_path, partial[0])
@@ -91,6 +126,20 @@ def ensure_export(model_path: Path, backend: Backend, export_dir: Path) -> Path:
             for path in partial:
                 path.unlink(missing_ok=True)
     return target
+
+
+EXPORT_ROOM = 2.5
+"""The free space an export needs, as a multiple of the model's weights: its fp32 graph and the fused graph (each
+about the weights' size) and the int8 one (a quarter) lie side by side until the last is renamed into place."""
+
+
+def _room_for(model_path: Path, target: Path) -> None:
+    """An ``OSError`` (``ENOSPC``, naming ``target``) where its folder's disk has no room for the export, before its
+    seconds of work: a first run on a full disk says so at once and leaves no partial file behind."""
+    weights = model_path / "model.safetensors"
+    needed = EXPORT_ROOM * (weights.stat().st_size if weights.is_file() else 0)
+    if shutil.disk_usage(target.parent).free < needed:
+        raise OSError(errno.ENOSPC, f"no room for the model's export ({needed / 1e6:.0f} MB)", str(target))
 
 
 @contextmanager
