@@ -16,13 +16,10 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# A CPU wheel already on this machine (pip's find-links) is taken as is; otherwise PyTorch's CPU index.
-	if $(BIN)/python -m pip install --quiet --no-index --no-deps "torch==$(TORCH_VERSION)" 2>/dev/null; then \
-	  $(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"; \
-	else \
-	  $(BIN)/python -m pip install --quiet --extra-index-url $(TORCH_INDEX) "torch==$(TORCH_VERSION)"; \
-	fi
+	# torch first: a CPU wheel already on this machine (pip's find-links) is taken as is, its dependencies left to uv
+	# below; otherwise PyTorch's CPU index, with them.
+	$(BIN)/python -m pip install --quiet --no-index --no-deps "torch==$(TORCH_VERSION)" 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet --extra-index-url $(TORCH_INDEX) "torch==$(TORCH_VERSION)"
 	# The rest through uv (itself from PyPI, in seconds): it downloads and installs in parallel and keeps the torch
 	# above, where pip took about 2.5 minutes for the same 152 packages at the same versions (2026-12-03). Compiled to
 	# bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set, every process would compile each import anew.
