@@ -30,14 +30,15 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/synthesist research "$(QUERY)" $(ARGS)
 
-# Three workers (pytest-xdist) on two cores: many tests wait on servers, processes and timeouts, and the other
-# workers work meanwhile (the suite used 165 % of two cores with three, 9 min 20 s idle on 2026-12-01, where two took
-# 11-14 min); each worker has its own Chroma server and library index (the library's vectors embedded once per run)
-# and all share one user cache (tests/conftest.py). A module's tests stay on one worker (--dist loadscope), so a
-# module's fixture (test_report_shape's research runs) runs once; modules go out in collection order
-# (--no-loadscope-reorder), which starts the longest first (tests/suite_order.py).
-# The install and Chromium's (apt) go side by side: on a fresh machine each takes under a minute.
-TEST_WORKERS ?= 3
+# Four workers (pytest-xdist) on two cores: many tests wait on servers, processes and timeouts, and the other
+# workers work meanwhile (from a fresh clone with one core busy, 9 min 24 s of pytest with four against 10 min 28 s
+# with three, 2026-12-03; two took 11-14 min idle where three took 9 min 20 s); each worker has its own Chroma server
+# and library index (the library's vectors embedded once per run) and all share one user cache (tests/conftest.py).
+# A module's tests stay on one worker (--dist loadscope), so a module's fixture (test_report_shape's research runs)
+# runs once; modules go out in collection order (--no-loadscope-reorder), which starts the longest first
+# (tests/suite_order.py). The install and Chromium's (apt) go side by side: on a fresh machine each takes under a
+# minute.
+TEST_WORKERS ?= 4
 # The package's own modules compiled first: where PYTHONDONTWRITEBYTECODE is set (as here), each of the suite's
 # processes compiled them again, about 70 s of CPU in all (py-spy, 2026-12-03).
 test:
