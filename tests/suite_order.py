@@ -4,10 +4,9 @@ from __future__ import annotations
 
 LONGEST_FIRST = (
     "tests/test_report_shape.py", "tests/test_cli.py", "tests/test_ray_batch.py", "tests/test_shared_store.py",
-    "tests/test_store_stuck.py", "tests/test_ray_cli.py", "tests/memory/test_store_damage.py",
-    "tests/agents/visual/test_cxr_tools.py", "tests/test_watch.py", "tests/memory/test_owner.py",
-    "tests/reading/test_learned_reader.py", "tests/memory/test_onnx_backend.py", "tests/test_full_disk.py",
-    "tests/test_store_heals.py",
+    "tests/test_store_stuck.py", "tests/memory/test_store_damage.py", "tests/agents/visual/test_cxr_tools.py",
+    "tests/test_watch.py", "tests/memory/test_owner.py", "tests/reading/test_learned_reader.py",
+    "tests/memory/test_onnx_backend.py", "tests/test_full_disk.py", "tests/test_store_heals.py",
 )
 """The modules that take longest (each 20 s to 3 min of a worker with one core busy: ``make test``'s durations), in
 that order, ahead of every other module: with ``--no-loadscope-reorder`` the workers take modules in collection

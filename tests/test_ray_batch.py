@@ -79,6 +79,22 @@ async def test_the_rate_budget_holds_across_workers(cluster, tmp_path: Path) -> 
     assert max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals) <= 4
 
 
+def test_the_cli_runs_a_batch_on_ray(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    library = write_library(tmp_path / "papers.jsonl")
+    questions = tmp_path / "questions.txt"
+    questions.write_text(f"{QUESTION}\n")
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
+    done = subprocess.run([sys.executable, "-m", "synthesist.cli", "batch", str(questions), "--out",
+                           str(tmp_path / "out"), "--backend", "ray", "--sources", "library", "--library",
+                           str(library), "--max-rounds", "1", "--json"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"stop_reason"' in done.stdout and result_path(tmp_path / "out", 0, QUESTION).exists()
+
+
 def _task_worker(deadline: float, skip: set[int]) -> int | None:
     """The pid of a worker of this process's cluster running a research task (Ray titles it
     ray::_research_task), none in ``skip``. Only this process's descendants: the other pytest worker may be running
@@ -165,6 +181,20 @@ def test_a_library_index_built_over_ray_matches_a_local_build(cluster, tmp_path:
     assert [round(h.score, 5) for h in ray_hits] == [round(h.score, 5) for h in local_hits]
     again = open_library_index([library], settings=settings, seams=Seams(shared=shared), backend="ray")
     assert again.stats.embedded == 0 and again.stats.reused == len(LIBRARY_ITEMS)  # nothing is embedded twice
+
+
+def test_the_cli_indexes_a_library_on_ray(tmp_path: Path) -> None:
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    library = write_library(tmp_path / "papers.jsonl")
+    env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "synthesist.cli", "library", "index", str(library), "--backend", "ray"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{len(LIBRARY_ITEMS)} records indexed: {len(LIBRARY_ITEMS)} embedded, 0 reused" in done.stdout
+    again = subprocess.run(command[:-2], capture_output=True, text=True, env=env, timeout=300)  # local, same store
+    assert again.returncode == 0 and f"0 embedded, {len(LIBRARY_ITEMS)} reused" in again.stdout
 
 
 async def test_a_batch_on_the_default_persistent_store_leaves_the_library_searchable(cluster, tmp_path: Path,
