@@ -104,7 +104,8 @@ def test_a_library_service_ticks_the_library_streams_the_run_and_links_every_ite
     untitled = page.locator("#ev-pmid_99000001 .untitled")
     assert untitled.text_content().startswith(UNTITLED_SHOWN) and "BACKGROUND" not in untitled.text_content()
     first.locator("summary").click()
-    assert first.locator("details.abstract p").is_visible()
+    # waited for, not read at once: on a loaded machine the opened details took a moment to lay out (2026-12-03)
+    first.locator("details.abstract p").wait_for(state="visible", timeout=10_000)
 
     run_id = page.get_attribute("#runs a[data-run]", "data-run")
     with httpx.Client(base_url=library_service.url, timeout=60) as client:  # the same title through the API
