@@ -12,3 +12,7 @@ LONGEST_FIRST = (
 that order, ahead of every other module: with ``--no-loadscope-reorder`` the workers take modules in collection
 order, and a long module left to the end (test_report_shape's research runs) kept one worker busy for minutes while
 the other had nothing left to run."""
+
+NOT_AT_COLLECTION = ("torch", "transformers", "ray", "anthropic", "openai", "scipy.optimize")
+"""What no test module imports at its top: every pytest worker collects (imports) every module, and these were 8 of
+a worker's 17 s of collection (2026-12-03). The tests that use them import them inside."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 from listening import family, listeners
 from run_helpers import LIBRARY_ITEMS, QUESTION, run_settings, write_library
 
-ray = pytest.importorskip("ray")
+if importlib.util.find_spec("ray") is None:  # pragma: no cover
+    pytest.skip("Ray is not installed", allow_module_level=True)
 if not Path("/proc").is_dir():  # pragma: no cover
     pytest.skip("the worker-kill test reads /proc (Linux)", allow_module_level=True)
 
@@ -18,10 +20,11 @@ from synthesist.api import open_library_index  # noqa: E402
 from synthesist.batch import research_many, result_path  # noqa: E402
 from synthesist.composition import Seams, embedder_for, open_shared  # noqa: E402
 from synthesist.memory.documents import head_text  # noqa: E402
-from synthesist.ray_cluster import embed_on_ray, start_local_cluster  # noqa: E402
 from synthesist.testing import FixtureServer, Reply  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
+# Ray itself (``import ray``, and synthesist.ray_cluster, which imports it) is imported by the tests, not at
+# collection, which every pytest worker does
 
 
 def _pubmed(server: FixtureServer, data: Path, rate: float):  # type: ignore[no-untyped-def]
@@ -36,6 +39,10 @@ def _pubmed(server: FixtureServer, data: Path, rate: float):  # type: ignore[no-
 
 @pytest.fixture(scope="module")
 def cluster():  # type: ignore[no-untyped-def]
+    import ray  # noqa: PLC0415
+
+    from synthesist.ray_cluster import start_local_cluster  # noqa: PLC0415
+
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     start_local_cluster(num_cpus=2)  # as `--backend ray` without `--address` starts one
     yield
@@ -43,6 +50,8 @@ def cluster():  # type: ignore[no-untyped-def]
 
 
 def test_the_local_cluster_listens_on_loopback_only(cluster) -> None:  # type: ignore[no-untyped-def]
+    import ray  # noqa: PLC0415
+
     worker = ray.get(ray.remote(lambda: os.getpid()).remote())  # a worker is up (each listens for its callers)
     found = listeners(os.getpid())  # this process is the driver: the cluster's processes are below it
     listening = {listener.pid for listener in found} | {listener.name for listener in found}
@@ -154,6 +163,8 @@ async def test_a_killed_worker_costs_one_retry_and_two_kills_a_recorded_failure(
 
 
 def test_library_chunks_are_embedded_by_ray_workers_as_the_local_model_would(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from synthesist.ray_cluster import embed_on_ray  # noqa: PLC0415
+
     settings = run_settings(tmp_path / "data")
     texts = [head_text(item) for item in LIBRARY_ITEMS] * 3
     chunks = list(embed_on_ray(texts, settings=settings, address=None, chunk=4))

@@ -8,6 +8,7 @@ answer, and the adapter returns it through the output tool, validated.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -22,9 +23,11 @@ from synthesist.llm.core import LLM, build_model
 from synthesist.llm.hf_model import HFModel, plain_prompt
 from synthesist.models import QueryPlan
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+pytestmark = pytest.mark.skipif(
+    any(importlib.util.find_spec(name) is None for name in ("torch", "transformers", "tokenizers")),
+    reason="the hf: path needs torch, transformers and tokenizers")
+# Each test imports them itself, not this module at collection, which every pytest worker does (torch and
+# transformers are about 2 s of it)
 
 PLAN = {"queries": {"pubmed": ["metformin AMPK"]}, "rationale": "mechanism first"}
 SYSTEM, PROMPT = "Plan.", "Question: X"
@@ -32,6 +35,10 @@ SYSTEM, PROMPT = "Plan.", "Question: X"
 
 def save_tiny_model(directory: Path, corpus: list[str], *, positions: int = 1024) -> tuple[object, object]:
     """A byte-level BPE tokenizer trained on ``corpus`` and a random 2-layer GPT-2, saved as an hf: folder."""
+    import tokenizers  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    import transformers  # noqa: PLC0415
+
     bpe = tokenizers.ByteLevelBPETokenizer()
     bpe.train_from_iterator(corpus, vocab_size=400, min_frequency=1, special_tokens=["<eos>"])
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<eos>",
@@ -52,6 +59,8 @@ def chat() -> list[dict[str, str]]:
 @pytest.fixture(autouse=True)
 def one_thread() -> object:
     """One torch thread: on a shared machine, intra-op threads fighting for cores make a tiny model 10x slower."""
+    import torch  # noqa: PLC0415
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -74,6 +83,8 @@ async def test_random_weights_end_as_a_clear_invalid_output_error(tmp_path: Path
 
 async def test_a_model_that_learnt_the_answer_returns_it_through_the_output_tool(tmp_path: Path,
                                                                                  hf_settings: Settings) -> None:
+    import torch  # noqa: PLC0415
+
     prompt, answer = plain_prompt(chat()), " " + json.dumps(PLAN)
     tokenizer, model = save_tiny_model(tmp_path, [prompt, answer])
     ids = tokenizer(prompt + answer, return_tensors="pt")["input_ids"]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
 
 from synthesist.config import Settings, load_settings
 from synthesist.errors import ConfigError
@@ -127,6 +125,10 @@ def test_per_agent_override_beats_the_key_default(settings: Settings) -> None:
 
 
 def test_build_model_makes_each_provider_without_network(settings: Settings) -> None:
+    # imported here, not at collection, which every pytest worker does: the providers' SDKs are about 2.6 s of it
+    from pydantic_ai.models.anthropic import AnthropicModel  # noqa: PLC0415
+    from pydantic_ai.models.openai import OpenAIChatModel  # noqa: PLC0415
+
     environ = {"OPENAI_API_KEY": "sk-o-aaaaaaaa", "ANTHROPIC_API_KEY": "sk-ant-aaaaaaaa", "OPENROUTER_API_KEY": "k" * 9}
     assert build_model("extractive", settings, environ=environ) is None
     openai = build_model("openai:gpt-4o", settings, environ=environ)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fitting import fit_listwise, fit_softmax
 
 from synthesist.errors import SynthesistError
 from synthesist.models import Evidence, Passage
@@ -148,6 +147,8 @@ def test_the_rule_reader_is_one_input_of_the_learned_reader_not_its_decision():
 
 
 def test_softmax_and_listwise_scorer_learn_and_survive_json():
+    from fitting import fit_listwise, fit_softmax  # noqa: PLC0415 — the trainers' scipy, not at every worker's collection
+
     rng = np.random.default_rng(0)
     x = rng.normal(size=(300, 4))
     labels = np.where(x[:, 0] + 0.5 * x[:, 1] > 0, "up", "down").tolist()
@@ -200,6 +201,7 @@ def test_training_is_reproducible_from_the_shared_data(shared_dir: Path, bench_m
     """Two trainings on the same trials give the same models (a smoke-sized run: the first 12 train trials)."""
     bench, train, _ = bench_modules
     asked, evidence, kept = _first_train_trials(shared_dir, bench, 12)
+    from fitting import fit_softmax  # noqa: PLC0415 — the trainers' scipy, not at every worker's collection
 
     def fitted() -> dict:
         groups = train._groups(asked, evidence)

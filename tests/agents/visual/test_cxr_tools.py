@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
 from PIL import Image
 
 from synthesist.agents.visual import VisualAgent, findings_as_evidence
@@ -31,12 +30,12 @@ from synthesist.tools.imaging.cxr import (
     CxrTools,
     load_cxr_tools,
 )
-from synthesist.tools.imaging.cxr.architectures import DenseNet121, PSPNet
 from synthesist.tools.imaging.cxr.classify import OPERATING_POINTS, operating_point_scores
 from synthesist.tools.imaging.cxr.preprocess import centre_square, network_input
 from synthesist.tools.imaging.cxr.segment import cardiothoracic_ratio, structure_summary
 
-pytestmark = pytest.mark.torch  # the chest X-ray networks are torch modules
+pytestmark = pytest.mark.torch  # the chest X-ray networks are torch modules; torch and the networks are imported
+# by the tests that need them, not at collection, which every pytest worker does (torch is about 1.4 s of it)
 
 HERE = Path(__file__).parent
 SHARED_XRAYS = ("00000001_000.png", "00027426_000.png", "16747_3_1.jpg")
@@ -85,6 +84,8 @@ def chest_like(path: Path, width: int = 300, height: int = 240) -> Path:
 
 
 def test_networks_have_torchxrayvision_state_dict_layout() -> None:
+    from synthesist.tools.imaging.cxr.architectures import DenseNet121, PSPNet  # noqa: PLC0415
+
     layout = json.loads((HERE / "cxr_state_dict_layout.json").read_text())
     for network, name in ((DenseNet121(), "densenet"), (PSPNet(), "pspnet")):
         ours = {key: list(tensor.shape) for key, tensor in network.state_dict().items()}
@@ -141,12 +142,18 @@ def test_a_missing_or_unusable_file_costs_only_its_tool(tmp_path: Path, weights_
     tools = load_cxr_tools(tmp_path)
     assert list(tools.tools) == ["classify_pathologies"]
     assert tools.notice and PSPNET_FILE in tools.notice and "segment_anatomy" in tools.notice
+    import torch  # noqa: PLC0415
+
     torch.save({"not": torch.zeros(1)}, tmp_path / PSPNET_FILE)
     assert "keys differ" in (load_cxr_tools(tmp_path).notice or "")
 
 
 @needs_extra
 def test_a_pickled_model_is_refused_without_running_it(tmp_path: Path) -> None:
+    import torch  # noqa: PLC0415
+
+    from synthesist.tools.imaging.cxr.architectures import DenseNet121  # noqa: PLC0415
+
     torch.save(DenseNet121(), tmp_path / DENSENET_FILE)  # the published file's format: a whole pickled model
     tools = load_cxr_tools(tmp_path)
     assert "classify_pathologies" not in tools.tools
