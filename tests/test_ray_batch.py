@@ -59,6 +59,13 @@ def test_the_local_cluster_listens_on_loopback_only(cluster) -> None:  # type: i
     assert [listener for listener in found if not listener.loopback] == []
 
 
+def test_the_local_clusters_workers_run_at_the_drivers_priority(cluster) -> None:  # type: ignore[no-untyped-def]
+    import ray  # noqa: PLC0415
+
+    # Ray's default niceness (15) starved the workers, which do all of a batch's work, beside any busy process
+    assert ray.get(ray.remote(lambda: os.nice(0)).remote()) == os.nice(0)
+
+
 async def test_a_batch_runs_as_ray_tasks_and_resumes_like_a_local_one(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     library = write_library(tmp_path / "papers.jsonl")
     settings = run_settings(tmp_path / "data", max_rounds=1)

@@ -7,8 +7,9 @@ face over Ray (:mod:`synthesist.ray_backend`) reaches these through the api, nev
   calls take their permits there and report when each request left
   (:meth:`~synthesist.tools.ratelimit.RateLimitRegistry.use_remote`).
 - **A local cluster listens on loopback only** (:func:`start_local_cluster`, what ``--backend ray`` without
-  ``--address`` starts): its GCS, raylet, object manager and workers bind 127.0.0.1, with no dashboard. A cluster
-  joined by address is the caller's, as it is.
+  ``--address`` starts): its GCS, raylet, object manager and workers bind 127.0.0.1, with no dashboard, and its
+  workers run at the driver's priority (Ray's default niceness, 15, left them a few per cent of a core beside any
+  other busy process, and they do all of a batch's work). A cluster joined by address is the caller's, as it is.
 - **A library index built over the cluster** (``synthesist library index PATH --backend ray``): the records not
   embedded before are cut into chunks, each a Ray task embedded by its worker's model (:func:`embed_on_ray`); the
   driver stores the vectors as they come back, so the index is the one a local build makes.
@@ -71,8 +72,10 @@ def connect(address: str | None) -> None:
 
 def start_local_cluster(num_cpus: int | None = None) -> None:
     """Start a Ray cluster on this machine that listens on loopback only, without a dashboard (``num_cpus``: the
-    machine's unless given). Always a new one: ``RAY_ADDRESS`` or a cluster ``ray start`` left on this machine is
-    joined only when asked for (``address="auto"``).
+    machine's unless given), whose workers run at the driver's priority: Ray's default (``worker_niceness`` 15)
+    makes them yield to every other process, and they are the batch's work, not background to it. Always a new
+    one: ``RAY_ADDRESS`` or a cluster ``ray start`` left on this machine is joined only when asked for
+    (``address="auto"``).
 
     Ray binds a node's GCS, raylet, object manager and workers to the node's address, which it takes to be the
     machine's interface address, except where clusters are off (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, the
@@ -82,7 +85,8 @@ def start_local_cluster(num_cpus: int | None = None) -> None:
     clusters = ray_constants.ENABLE_RAY_CLUSTER
     ray_constants.ENABLE_RAY_CLUSTER = False
     try:
-        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+                 _system_config={"worker_niceness": 0})
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = clusters
     node = ray.util.get_node_ip_address()
