@@ -10,7 +10,7 @@ ARGS ?=
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles train-arms train-names check-fitted
+.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles train-arms train-names train-counts check-fitted
 
 install: $(STAMP)
 
@@ -81,6 +81,11 @@ train-arms: $(STAMP)
 train-names: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_outcome_names.py
 
+# The record's count reader (fitted/record_counts/) from the hand-labelled train trials of bench/data/record_counts.jsonl
+# and Evidence Inference's articles in ../shared, seconds.
+train-counts: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_record_counts.py
+
 # Whether each fitted file the package ships is, byte for byte (the answer model: to 1e-4), what its trainer makes from
 # the code and ../shared as they are; writes nothing, fails on the first that is not (about 10 minutes on two cores).
 # Not part of `make test`: a trainer takes up to four minutes. The alignment gate's own check needs a retrieval of
@@ -92,6 +97,7 @@ check-fitted: $(STAMP)
 	$(FIT) bench/train_arm_tagger.py --check
 	$(FIT) bench/train_sentence_roles.py --check
 	$(FIT) bench/train_outcome_names.py --check
+	$(FIT) bench/train_record_counts.py --check
 	$(FIT) bench/train_study_reader.py --check
 
 bench: $(STAMP)

@@ -7,6 +7,8 @@ tests/data/abstract_records.jsonl, scored by test_abstract_records.py."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,12 +21,16 @@ from synthesist.tools.jats import article_evidence, parse_jats
 pytestmark = pytest.mark.shared
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-FLOORS = {"design": 0.90, "randomised": 0.55, "analysed": 0.30, "arms": 0.40}
+FLOORS = {"design": 0.90, "randomised": 0.75, "analysed": 0.30, "arms": 0.40}
 """What the reader reaches, rounded down to 0.05 (randomised N was 0.42 when the set was labelled, 0.58 once a count
-whose clause says it was screened, needed, completed or one arm's was passed over): raise a floor when a change lifts
-it."""
-WRONG = {"randomised": 3, "analysed": 0}
-"""At most this many counts read wrong (a number that is not the label's, where none would not mislead)."""
+whose clause says it was screened, needed, completed or one arm's was passed over, 0.67 once counts in words past a
+hundred were read, 0.75 with the count model of 2026-12-03): raise a floor when a change lifts it."""
+WRONG = {"randomised": 4, "analysed": 0}
+"""At most this many counts read wrong (a number that is not the label's, where none would not mislead). Randomised
+was 3 by the rules; the count model (``fitted/record_counts``) reads 18 right, 4 wrong and 2 missing against the
+rules' 16, 3 and 5 here, and out of fold over its 386 labelled train trials 71 wrong against the rules' 98: its one
+more wrong here ("Of the 204 subjects who were eligible to enter the study, … 85 did" read as 204) is within what 24
+counts can tell apart."""
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +94,14 @@ def test_the_record_reads_no_more_wrong_counts_than_its_ceiling(figures, name: s
 
     assert figure.wrong <= WRONG[name], f"{name} {figure} above its ceiling of {WRONG[name]} wrong; misses:\n" + \
         "\n".join(figure.misses)
+
+
+def test_the_count_model_is_what_its_trainer_makes_from_the_labelled_trials(articles: Path):
+    """``fitted/record_counts`` (the randomised count of a full text) is refitted from the hand-labelled train trials
+    of ``bench/data/record_counts.jsonl`` and compared byte for byte (``--check`` writes nothing)."""
+    done = subprocess.run([sys.executable, str(BENCH / "train_record_counts.py"), "--check"], capture_output=True,
+                          text=True, timeout=600, check=False,
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "is what this fit makes" in done.stdout and "cross-validation by article" in done.stdout

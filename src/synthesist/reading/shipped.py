@@ -10,7 +10,8 @@ from typing import Any
 
 __all__ = ["MODELS", "fitted_model"]
 
-MODELS = ("alignment_gate", "arm_tagger", "outcome_names", "question_tagger", "sentence_roles", "study_reader")
+MODELS = ("alignment_gate", "arm_tagger", "outcome_names", "question_tagger", "record_counts", "sentence_roles",
+          "study_reader")
 """The fitted models the package ships, by folder."""
 
 

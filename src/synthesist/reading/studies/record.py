@@ -32,6 +32,7 @@ from ..text import terms
 from .arm_tagger import tagged_arms
 from .arms import abbreviations
 from .clarity import states_null
+from .counts import ANALYSED, PEOPLE, WORD_NUMBER, N, randomised_count, rule_count
 from .effects import ratio_side, read_effect, significance
 from .finding import CONTROL
 from .learned import answer_query, statement
@@ -42,46 +43,12 @@ from .verify import posted_line, registry_text, source_text, verify_record
 __all__ = ["as_asked", "forms_compared", "read_study", "registry_record"]
 
 _I = re.IGNORECASE
-_PEOPLE = r"(?:patients|participants|subjects|women|men|children|adults|individuals|volunteers|infants|" \
-          r"neonates|students|persons|people|pregnant women|horses|eyes)"
-_UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-          "seventeen eighteen nineteen").split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_HYPHEN = "[-\u2010\u2011 ]"
-_BELOW_100 = rf"(?:(?:{'|'.join(_TENS)})(?:{_HYPHEN}(?:{'|'.join(_UNITS[:9])}))?|{'|'.join(_UNITS)})"
-_WORD_NUMBER = rf"(?:{_BELOW_100}|(?:one )?hundred)"
-"""A number in words: "Thirty-four", also with a typographic hyphen ("Thirty‐nine", not "nine")."""
-_N = rf"(?P<n>\d{{1,3}}(?:[,\u2009\u202f\u00a0 ]\d{{3}})+\b|\d+|{_WORD_NUMBER})"
-"""A count as written: digits with thousands grouped by commas or by spaces ("45,079", "45 079", thin spaces too),
-plain digits, or a number word."""
+_N = N
+_COUNT_WORD = re.compile(rf"\d[\d,]*|{WORD_NUMBER}|hundred|and", re.IGNORECASE)
+_WORD_NUMBER = WORD_NUMBER
+_PEOPLE = PEOPLE
 _LEADING = frozenset("in of and that on for the a an to with done conducted demonstrated among from by we trial study "
                      "enrolled recruited included".split())
-_RANDOMISED = (
-    re.compile(rf"\b(?<!-){_N}\s+(?:[\w-]+\s+){{0,4}}?{_PEOPLE}\s+(?:[\w-]+\s+){{0,9}}?(?:were\s+)?(?:\w+\s+)?"
-               rf"(?:randomi[sz]ed|randomly (?:assigned|allocated|divided))", _I),
-    re.compile(rf"\b(?:randomi[sz]ed|randomly (?:assigned|allocated))\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"\b(?:a total of|overall,?|in total,?)\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"\b{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+(?:were\s+)?(?:enrolled|included|recruited)", _I),
-    re.compile(rf"\b(?:enrolled|included|recruited|followed|studied|surveyed|identified)\s+{_N}\s+"
-               rf"(?:[\w-]+\s+){{0,3}}?{_PEOPLE}", _I),
-    re.compile(rf"\b(?:cohort|sample|population|study|trial) of {_N}\s+(?:(?!and\b|or\b)[a-z][\w-]*\s+){{0,3}}?"
-               rf"{_PEOPLE}", _I),
-    re.compile(rf"\b(?:randomi[sz]ed|trial)\b[^.;]{{0,80}}?,\s+{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\s+"
-               rf"(?:aged\s+[^,;.]{{1,30}}?\s+)?(?:received|were (?:given|treated|assigned|allocated))\b", _I),
-)
-_OPENING = re.compile(rf"^(?:(?:of|among)\s+(?:the\s+)?)?{_N}\s+(?:[\w-]+\s+){{0,3}}?{_PEOPLE}\b", _I)
-_STUDIED = (re.compile(rf"\b(?:in|of|among|on|from)\s+(?:the\s+)?{_N}\s+(?:[^\W\d_][\w-]*\s+){{0,3}}?{_PEOPLE}\b", _I),
-            _OPENING)
-"""How many people a study that randomised no one studied, where its methods say so ("we investigated … in 106
-patients", "Thirty-four subjects …"), or its results open with it ("Of 292 subjects …", :data:`_OPENING`) — when
-no randomised or enrolled count is stated. A later results sentence's "in 12 patients" is a subgroup, not the
-study."""
-_ANALYSED = (
-    re.compile(rf"\b{_N}\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\s+(?:\w+\s+){{0,4}}?(?:were\s+)?(?:included\s+in|available "
-               rf"for|completed)\s+(?:the\s+)?(?:\w+\s+)?(?:analys[ie]s|study|trial|follow-up)", _I),
-    re.compile(rf"\banaly[sz]ed\s+(?:data\s+(?:from|of|for)\s+)?{_N}\s+{_PEOPLE}", _I),
-    re.compile(rf"\b{_N}\s+{_PEOPLE}\s+were\s+analy[sz]ed", _I),
-)
 _POPULATION = re.compile(
     rf"(?<![\w'’])(?:[\w'’-]+\s+){{0,2}}{_PEOPLE}\s+(?:aged\s+[^,;.]{{1,30}}\s+)?"
     r"(?:with|who (?:had|were|underwent)|undergoing|receiving|at (?:high )?risk of|scheduled for|"
@@ -140,6 +107,7 @@ _POPULATION_END = lexicon.pattern("record", "POPULATION_END")
 """Where a "patients with …" phrase stops being the population ("… were recruited", "… were better able to")."""
 _EXCLUDED = lexicon.pattern("record", "EXCLUDED")
 _NOT_A_POPULATION = lexicon.pattern("record", "NOT_A_POPULATION")
+_HUMAN_SUBJECTS = lexicon.pattern("record", "HUMAN_SUBJECTS")
 """A phrase that compares arms ("14 participants receiving infliximab vs ten …") reports a result."""
 _METHODS_SECTION = lexicon.pattern("record", "METHODS_SECTION")
 _NAME_LEAD_IN = lexicon.pattern("record", "NAME_LEAD_IN")
@@ -187,7 +155,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
               and not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
-        randomised=_count(read, _RANDOMISED, of_everyone=True) or _studied(read), analysed=_count(read, _ANALYSED),
+        randomised=randomised_count(read, full_text=bool(evidence.passages)), analysed=rule_count(read, ANALYSED),
         population=_population(read),
         arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=bool(evidence.passages),
     )
@@ -300,64 +268,6 @@ def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
     return "unclear", ""
 
 
-def _count(read: list[Unit], patterns: tuple[re.Pattern[str], ...], *, of_everyone: bool = False) -> Count | None:
-    """The first count of ``patterns`` in ``read``; ``of_everyone`` (the randomised or studied count) passes over a
-    count whose clause says it is not everyone randomised (:func:`_not_randomised`)."""
-    for pattern in patterns:
-        for unit in read:
-            if unit.kind != "paragraph" or unit.role not in ("abstract", "methods", "results"):
-                continue
-            for match in pattern.finditer(unit.text):
-                value = _number(match.group("n"))
-                if 2 <= value <= 10_000_000 and not (of_everyone and _not_randomised(unit.text, match)):
-                    return Count(value=value, text=match.group("n"), quote=unit.text, section=unit.section)
-    return None
-
-
-_NOT_RANDOMISED = lexicon.pattern("record", "NOT_RANDOMISED")
-_HUMAN_SUBJECTS = lexicon.pattern("record", "HUMAN_SUBJECTS")
-_PER_ARM = lexicon.pattern("record", "PER_ARM")
-_ALLOCATING = re.compile(r"\b(?:randomi[sz]ed|randomly|allocated|assigned)\b", _I)
-_CLAUSE_MARK = re.compile(r"[,;:.](?=\s)")
-_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
-
-
-def _not_randomised(text: str, match: re.Match[str]) -> bool:
-    """The count of ``match`` is not everyone randomised: its clause (bracketed asides blanked) says, before the word
-    that allocates, that it was screened, needed by a power calculation, completed, registered … (``NOT_RANDOMISED``:
-    "464 were screened and 120 randomised"), or says it is one arm's (``PER_ARM``)."""
-    masked, previous = text, ""
-    while masked != previous:
-        previous, masked = masked, _ASIDE.sub(lambda aside: " " * len(aside.group(0)), masked)
-    start, end = match.span("n")
-    opening = max((mark.end() for mark in _CLAUSE_MARK.finditer(masked, 0, start)), default=0)
-    closing = next((mark.start() for mark in _CLAUSE_MARK.finditer(masked, end)), len(masked))
-    allocating = _ALLOCATING.search(masked, end, closing)
-    return bool(_NOT_RANDOMISED.search(masked, opening, allocating.start() if allocating else closing)
-                or _PER_ARM.search(masked, opening, closing))
-
-
-def _studied(read: list[Unit]) -> Count | None:
-    """The number of people studied (:data:`_STUDIED`): in the methods, else at the opening of the results."""
-    paragraphs = [u for u in read if u.kind == "paragraph"]
-    methods = [u for u in paragraphs if u.role == "methods" or _METHODS_SECTION.search(u.section.rsplit("›", 1)[-1])]
-    results = [u for u in paragraphs if "result" in u.section.lower()][:1]
-    return _count(methods, _STUDIED, of_everyone=True) or _count(results, (_OPENING,), of_everyone=True)
-
-
-def _number(text: str) -> int:
-    """``1,234`` and ``1 234`` → 1234; ``Sixty`` → 60; ``forty-two`` and ``forty‐two`` → 42."""
-    lowered = re.sub(r"(?<=\d)[,\u2009\u202f\u00a0 ](?=\d{3})", "", text.lower())
-    if lowered.isdigit():
-        return int(lowered)
-    if "hundred" in lowered:
-        return 100
-    total = 0
-    for word in re.split(_HYPHEN, lowered):
-        total += (_TENS.index(word) + 2) * 10 if word in _TENS else _UNITS.index(word) + 1 if word in _UNITS else 0
-    return total
-
-
 def _population(read: list[Unit]) -> str:
     """Who was studied: the first "patients with …" phrase of the methods' sentences (the abstract's methods, then
     the body's), then of the abstract's other sentences; a phrase that compares arms is a result, not a
@@ -375,8 +285,8 @@ def _population(read: list[Unit]) -> str:
                 if _NOT_A_POPULATION.search(phrase):
                     continue
                 words = phrase.split(" ")
-                while words and words[0].lower() in _LEADING:
-                    words.pop(0)
+                while words and (words[0].lower() in _LEADING or _COUNT_WORD.fullmatch(words[0])):
+                    words.pop(0)  # who was studied, not how many ("… hundred twenty-five patients with GIST")
                 if words:
                     return " ".join(words)
     return ""
