@@ -7,8 +7,6 @@ tests/data/abstract_records.jsonl, scored by test_abstract_records.py."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -95,13 +93,3 @@ def test_the_record_reads_no_more_wrong_counts_than_its_ceiling(figures, name: s
     assert figure.wrong <= WRONG[name], f"{name} {figure} above its ceiling of {WRONG[name]} wrong; misses:\n" + \
         "\n".join(figure.misses)
 
-
-def test_the_count_model_is_what_its_trainer_makes_from_the_labelled_trials(articles: Path):
-    """``fitted/record_counts`` (the randomised count of a full text) is refitted from the hand-labelled train trials
-    of ``bench/data/record_counts.jsonl`` and compared byte for byte (``--check`` writes nothing)."""
-    done = subprocess.run([sys.executable, str(BENCH / "train_record_counts.py"), "--check"], capture_output=True,
-                          text=True, timeout=600, check=False,
-                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
-
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert "is what this fit makes" in done.stdout and "cross-validation by article" in done.stdout
