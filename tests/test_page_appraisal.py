@@ -52,7 +52,7 @@ def test_the_page_shows_both_quotes_of_a_conflict_and_every_certainty_step(
         text = page.text_content("#conflicts")
         assert "surgery and survival" in text and "significantly improved event free survival" in text
         assert "no difference in clinical toxicity profiles or survival outcomes" in text
-        assert "Likely reasons: population:" in text
+        assert "Likely reasons: size: 125 vs not stated participants; population:" in text
         assert page.locator("#conflicts a").first.get_attribute("href") == "#" + page.evaluate(
             f"rowId('pmid:{GIST}')")
         steps = page.locator("#certainty li").all_text_contents()
