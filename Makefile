@@ -75,6 +75,8 @@ train-tagger: $(STAMP)
 train-roles: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_sentence_roles.py
 
+# The arm tagger (fitted/arm_tagger/) from the hand-labelled allocation sentences of bench/data/record_arms.jsonl and
+# Evidence Inference's articles in ../shared, about a minute and a half.
 train-arms: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_arm_tagger.py
 

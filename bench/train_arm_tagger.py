@@ -3,162 +3,155 @@
 
     OPENBLAS_NUM_THREADS=1 python bench/train_arm_tagger.py [--out PATH] [--check]   (make train-arms)
 
-Data, by distant supervision: the Evidence Inference 2.0 articles (``../shared/corpus/evidence_inference``: the
-train split's and the 2,810 unlabelled ones) and their clinicians' prompts, each naming an intervention and a
-comparator as the clinician wrote them. In each article, a sentence of its abstract or methods that allocates
-(:data:`~synthesist.reading.studies.arm_tagger.ALLOCATING`: "randomly assigned", "allocated", "randomised to") and
-names two or more of the article's prompt arms word for word is a training sentence, those names tagged ``ARM``
-(longest first, not overlapping), every other token ``O``; and for each train article :data:`WRITTEN` allocation
-sentences of :data:`TEMPLATES` naming its prompt arms. A sentence names
-an arm the prompts word otherwise ("3 mg intranasal glucagon" for "intranasal glucagon"), so the tags are noisy at
-the edges of an arm; the model reads the words around them.
+Data: ``bench/data/record_arms.jsonl``, 480 Evidence Inference train trials (none of ``corpus/rct_fulltext``'s,
+whose golden study records are scored against the tagger) with each one's allocation sentence and its arms as the
+sentence writes them, labelled by hand (``record_arms.md``). The rows: every candidate span
+(:func:`~synthesist.reading.studies.arm_tagger.candidates`) of each labelled sentence, ``arm`` where it is a labelled
+arm exactly, else ``no``; and every span of the article's allocating sentences before it (of all of them where it has
+none) that names none of its arms, ``no`` (a sentence that allocates without naming arms: "A three-arm randomised
+controlled trial was conducted … between February 2004 and January 2007"). The model: logistic, over the span's
+feature words (each counted as often as the span has it) and its two dense features, written out as one weight a
+feature word (:class:`~synthesist.reading.studies.arm_tagger.ArmTagger`).
 
-Held out for the printed figures only: the validation-split articles' sentences, by span exact match and by the
-arms' count per sentence. Never read: the articles of ``corpus/rct_fulltext`` (the golden study records', labelled
-by hand, and the full-text rows bench's), most of which are Evidence Inference train or unlabelled articles.
-Deterministic: features counted in a fixed order, seeded draws, L-BFGS from zero on a convex loss.
-
-Model: the question tagger's (:func:`train_question_tagger.fit`: a softmax per token over
-:func:`~synthesist.reading.question_parts.token_features`, Viterbi over counted transitions) with the cues of
-:data:`~synthesist.reading.studies.arm_tagger.CUES`.
+Printed: 5-fold cross-validation by article, the record's arms as
+:func:`~synthesist.reading.studies.arm_tagger.tagged_arms` reads them from each held-out article's allocating
+sentences (the first in which it finds two or more): right where as many as the label's (none where the label has no
+sentence), wrong, or none, for each ``sure`` of :data:`SURES` and share of it of :data:`LEAST_OF_TWO`; the shipped
+pair is the one with the most right less :data:`WRONG_COST` times wrong. Deterministic: features counted in a fixed
+order, a seeded fold draw, L-BFGS from zero on a convex loss.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
 import re
 import tarfile
 import time
-from collections import defaultdict
+from collections import Counter
+from dataclasses import dataclass, replace
+from itertools import product
 from pathlib import Path
 
+import numpy as np
 from _shared import REPO, require, write_fitted
-from train_question_tagger import fit
+from fitting import fit_softmax
 
-from synthesist.reading.question_parts import spans, tokens
-from synthesist.reading.studies.arm_tagger import CUES, PART, allocation_units
-from synthesist.reading.studies.passages import units
-from synthesist.tools.jats import ParseError, article_evidence, parse_jats
+from synthesist.reading.linear import TextRow, TextVectorizer
+from synthesist.reading.studies.arm_tagger import ArmTagger, Candidate, allocation_units, candidates, tagged_arms
+from synthesist.reading.studies.passages import Unit, units
+from synthesist.tools.jats import article_evidence, parse_jats
 
-CORPUS = "corpus/evidence_inference"
+HAND = REPO / "bench/data/record_arms.jsonl"
+CORPUS = "corpus/evidence_inference/articles.tar.gz"
 GOLDEN = "corpus/rct_fulltext/articles"
 OUT = REPO / "src/synthesist/reading/fitted/arm_tagger/model.json"
-C = 1.0
-LONGEST = 12
-"""Prompt arms of more words than this are left out (a sentence, not a name)."""
-SEED = 17
-WRITTEN = 2
-"""Sentences written per article from :data:`TEMPLATES` (module docstring)."""
-TEMPLATES = (
-    "{n} patients were randomly assigned to {arms}.",
-    "Participants were randomized to receive {arms}.",
-    "Patients were randomised to {arms}.",
-    "We randomly allocated {n} {people} to {arms}.",
-    "{People} were randomly assigned (1:1) to receive either {arms}.",
-    "A total of {n} {people} were randomized to one of {k} groups: {arms}.",
-    "{People} were randomly allocated into {k} groups, {arms}.",
-    "In this double-blind trial, {n} {people} were randomized to {arms} for 12 weeks.",
-    "Eligible subjects were randomised to receive {arms} once daily.",
-    "{People} were assigned at random to {arms}.",
-)
-"""Allocation sentences as trials write them, each filled with one article's prompt arms (module docstring)."""
-PEOPLE = ("patients", "women", "adults", "children", "participants", "subjects", "men", "infants")
+C = 0.3
+"""Chosen by the cross-validation below among 0.1, 0.3, 1, 3 and 10 (2026-12-03: right less twice wrong 113, 122, 111,
+94 and 84 at each one's best pair)."""
+MIN_DF = 2
+SMALLEST = 0.01
+"""Feature weights smaller than this are left out of the shipped file (half of them: a span has some 25 features, so
+what they add is a few hundredths of a logit), which halves its size and its load time."""
+SURES = (0.2, 0.3, 0.4, 0.5)
+LEAST_OF_TWO = (0.1, 0.15, 0.25, 1 / 3)
+WRONG_COST = 2
+"""What an article's arms read wrong cost against one read right when the pair is chosen: a table that names a wrong
+arm ("North Tyneside Local Research Ethics Committee") misleads; one that names none takes the question's words."""
+FOLDS = 5
+SEED = 49
 
 
-def prompt_arms(root: Path) -> dict[str, set[str]]:
-    """Each article's arms as its prompts name them (intervention and comparator)."""
-    arms: dict[str, set[str]] = defaultdict(set)
-    for path in (root / "prompts.csv", root / "unlabelled/prompts_unlabelled.csv"):
-        with path.open(newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                for key in ("Intervention", "Comparator"):
-                    arm = " ".join(row[key].replace("\u2019", "'").split()).strip(" .;,")
-                    if 0 < len(arm.split()) <= LONGEST:
-                        arms[row["PMCID"]].add(arm)
-    return arms
+@dataclass
+class Article:
+    """A labelled article: its allocation sentence and arms (or none), its allocation sentences as the record reads
+    them, and the training rows they give (module docstring)."""
+
+    arms: list[str]
+    allocating: list[str]
+    rows: list[tuple[list[Candidate], set[tuple[int, int]]]]
 
 
-def tagged(sentence: str, arms: set[str]) -> tuple[list[str], list[str]] | None:
-    """The sentence's tokens and tags, its named arms tagged (longest first, not overlapping); None unless it names
-    two or more."""
-    taken: list[tuple[int, int]] = []
-    for arm in sorted(arms, key=lambda name: (-len(name), name)):
-        for match in re.finditer(rf"(?<![\w-]){re.escape(arm)}(?![\w-])", sentence, re.IGNORECASE):
-            if not any(match.start() < end and start < match.end() for start, end in taken):
-                taken.append((match.start(), match.end()))
-    if len({sentence[start:end].lower() for start, end in taken}) < 2:
-        return None
-    words = tokens(sentence)
-    tags = []
-    for word in words:
-        inside = next(((start, end) for start, end in taken if start <= word.start < end), None)
-        tags.append("O" if inside is None else f"{'B' if word.start == inside[0] else 'I'}-{PART}")
-    return [w.text for w in words], tags
+def labelled(path: Path, golden: set[str], archive_path: Path) -> dict[str, Article]:
+    """Each labelled article, read from the Evidence Inference archive."""
+    labels = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        label = json.loads(line)
+        if label["article"] in golden:
+            raise SystemExit(f"{label['article']} is a golden study record's article: it must not be trained on")
+        labels[label["article"]] = label
+    found = {}
+    with tarfile.open(archive_path) as archive:
+        for member in archive:
+            article = Path(member.name).stem
+            if not member.isfile() or article not in labels:
+                continue
+            label = labels[article]
+            evidence = article_evidence(parse_jats(archive.extractfile(member).read()), "library")
+            allocating = [unit.text for unit in allocation_units(units(evidence))]
+            sentence, arms = label["sentence"], label["arms"] or []
+            rows = []
+            if sentence and arms:
+                rows.append((candidates(sentence), {(m.start(), m.end()) for arm in arms
+                                                    for m in re.finditer(re.escape(arm), sentence)}))
+                plain = " ".join(sentence.split())
+                before = next((k for k, text in enumerate(allocating) if " ".join(text.split()) == plain), 0)
+            else:
+                before = len(allocating)
+            for text in allocating[:before]:  # allocating sentences before the labelled one that name no arm of it
+                if not any(arm.lower() in text.lower() for arm in arms):
+                    rows.append((candidates(text), set()))
+            found[article] = Article(arms, allocating, rows)
+    missing = sorted(set(labels) - set(found))
+    if missing:
+        raise SystemExit(f"{len(missing)} labelled articles not in {archive_path}: {missing[:3]}")
+    return found
 
 
-def written(arms: list[str], draw: random.Random) -> tuple[list[str], list[str]]:
-    """An allocation sentence of :data:`TEMPLATES` naming ``arms`` (each perhaps with its group size or a group
-    label after it), tagged."""
-    named = []
-    for arm in arms:
-        tail = draw.choice(("", "", f" (n = {draw.randint(12, 400)})", " group", f" (group {draw.choice('ABC')})"))
-        named.append((arm, tail))
-    joined = [f"{arm}{tail}" for arm, tail in named]
-    listed = (f"{', '.join(joined[:-1])}{',' if len(joined) > 2 else ''} {draw.choice(('or', 'or', 'and', 'versus'))} "
-              f"{joined[-1]}")
-    people = draw.choice(PEOPLE)
-    text = draw.choice(TEMPLATES).format(n=draw.randint(20, 900), people=people, People=people.capitalize(),
-                                         k=("two", "three", "four", "five")[min(len(arms), 5) - 2], arms=listed)
-    row = tagged(text, set(arms))
-    return row if row is not None else ([], [])
+def fit(articles: list[Article], sure: float = 0.5, least_of_two: float = 0.5) -> ArmTagger:
+    """The logistic model of every candidate span of ``articles``' sentences: a weight for each feature word seen in
+    :data:`MIN_DF` spans or more (kept from :data:`SMALLEST`), for the span's length and its place, and a bias."""
+    rows = [row for article in articles for row in article.rows]
+    spans = [c for found, _ in rows for c in found]
+    labels = ["arm" if (c.start, c.end) in named else "no" for found, named in rows for c in found]
+    seen = Counter(word for c in spans for word in set(c.words.split()))
+    vocabulary = {word: k for k, word in enumerate(sorted(w for w, n in seen.items() if n >= MIN_DF))}
+    texts = []
+    for c in spans:
+        counts = Counter(vocabulary[w] for w in c.words.split() if w in vocabulary)
+        texts.append(TextRow(np.array(sorted(counts), dtype=np.int64),
+                             np.array([float(counts[k]) for k in sorted(counts)])))
+    dense = np.array([c.dense for c in spans], dtype=float)
+    width = TextVectorizer(vocabulary, np.ones(len(vocabulary)), 1)
+    model = fit_softmax(dense, labels, c=C, standardise=True, text=texts, vectorizer=width)
+    arm, no = model.classes.index("arm"), model.classes.index("no")
+    assert model.text_weights is not None and model.mean is not None and model.scale is not None
+    text = model.text_weights[:, arm] - model.text_weights[:, no]
+    weights = {word: round(float(text[k]), 4) for word, k in vocabulary.items() if abs(text[k]) >= SMALLEST}
+    dense_weights = (model.weights[:, arm] - model.weights[:, no]) / model.scale
+    bias = float(model.bias[arm] - model.bias[no] - (model.mean * dense_weights).sum())
+    return ArmTagger(weights, round(bias, 6), round(float(dense_weights[0]), 6), round(float(dense_weights[1]), 6),
+                     sure, least_of_two)
 
 
-def sentences(root: Path, arms: dict[str, set[str]], validation: set[str]) -> tuple[list, list]:
-    """The training and held-out tagged sentences (module docstring): the articles' own, and for each training
-    article :data:`WRITTEN` more of :data:`TEMPLATES`."""
-    draw = random.Random(SEED)
-    train, held = [], []
-    for pmcid in sorted(set(arms) - validation):
-        named = sorted(arms[pmcid])
-        if len(named) < 2:
-            continue
-        for _ in range(WRITTEN):
-            chosen = draw.sample(named, min(len(named), draw.choice((2, 2, 2, 3))))
-            row = written(chosen, draw)
-            if row[0]:
-                train.append(row)
-    for archive_name in ("articles.tar.gz", "unlabelled/articles_unlabelled.tar.gz"):
-        with tarfile.open(root / archive_name) as archive:
-            for member in archive:
-                pmcid = Path(member.name).stem.removeprefix("PMC")
-                if not member.isfile() or pmcid not in arms:
-                    continue
-                try:
-                    evidence = article_evidence(parse_jats(archive.extractfile(member).read()), "library")
-                except ParseError:
-                    continue
-                for unit in allocation_units(units(evidence)):
-                    row = tagged(unit.text, arms[pmcid])
-                    if row is not None:
-                        (held if pmcid in validation else train).append(row)
-    return train, held
-
-
-def evaluate(tagger, rows) -> dict[str, float]:
-    """Span exact-match precision, recall and F1, and the share of sentences whose arms are counted right."""
-    found = right = wanted = counted = 0
-    for words, tags in rows:
-        read = tagger.decode(tagger.probabilities(words))
-        mine = {(a, b) for _, a, b in spans(read)}
-        theirs = {(a, b) for _, a, b in spans(tags)}
-        found, wanted, right = found + len(mine), wanted + len(theirs), right + len(mine & theirs)
-        counted += len(mine) == len(theirs)
-    precision, recall = right / max(found, 1), right / max(wanted, 1)
-    return {"precision": precision, "recall": recall, "f1": 2 * precision * recall / max(precision + recall, 1e-9),
-            "count": counted / max(len(rows), 1)}
+def cross_validate(articles: dict[str, Article]) -> Counter:
+    """Out of fold, for each (sure, least of two): how many articles' first allocation sentence with two or more arms
+    gives as many arms as the label (none where the label has no sentence), and how many give other arms or none."""
+    names = sorted(articles)
+    random.Random(SEED).shuffle(names)
+    fold = {name: k % FOLDS for k, name in enumerate(names)}
+    tally: Counter = Counter()
+    for k in range(FOLDS):
+        fitted = fit([articles[a] for a in sorted(articles) if fold[a] != k])
+        for name in sorted(a for a in articles if fold[a] == k):
+            article = articles[name]
+            read = [Unit(text, "Methods", "methods", "paragraph") for text in article.allocating]
+            for sure, least in product(SURES, LEAST_OF_TWO):
+                found = tagged_arms(read, replace(fitted, sure=sure, least_of_two=least))
+                got = len(found[0]) if found else 0
+                tally[sure, least, "right" if got == len(article.arms) else "none" if not got else "wrong"] += 1
+    return tally
 
 
 def main() -> None:
@@ -167,17 +160,21 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="exit 1 unless the shipped model is what this fit makes")
     args = parser.parse_args()
     started = time.perf_counter()
-    root = require(f"{CORPUS}/prompts.csv") / CORPUS
-    with (root / "split.csv").open(newline="") as handle:
-        validation = {r["pmcid"] for r in csv.DictReader(handle) if r["split"] == "validation"}
-    golden = {path.stem.removeprefix("PMC") for path in (require(GOLDEN) / GOLDEN).glob("*.nxml")}
-    arms = {pmcid: named for pmcid, named in prompt_arms(root).items() if pmcid not in golden}
-    train, held = sentences(root, arms, validation)
-    print(f"{len(train):,} training sentences, {len(held):,} held out ({time.perf_counter() - started:.0f} s)",
-          flush=True)
-    tagger = fit(train, CUES, parts=(PART,), c=C)
-    figures = evaluate(tagger, held)
-    print("held out: " + ", ".join(f"{name} {value:.3f}" for name, value in figures.items()))
+    golden = {path.stem for path in (require(GOLDEN, CORPUS) / GOLDEN).glob("*.nxml")}
+    articles = labelled(HAND, golden, require(CORPUS) / CORPUS)
+    rows = [row for article in articles.values() for row in article.rows]
+    print(f"{len(articles)} hand-labelled articles, {len(rows)} sentences "
+          f"({sum(not spans for _, spans in rows)} naming no arm), {sum(len(f) for f, _ in rows):,} candidate spans "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)
+    tally = cross_validate(articles)
+    print(f"out of fold ({FOLDS} folds by article), the record's arm count: right / wrong / none of {len(articles)}")
+    for sure, least in product(SURES, LEAST_OF_TWO):
+        print(f"  sure {sure}, least of two {least:.2f}: {tally[sure, least, 'right']} / "
+              f"{tally[sure, least, 'wrong']} / {tally[sure, least, 'none']}")
+    sure, least = max(product(SURES, LEAST_OF_TWO),
+                      key=lambda key: (tally[(*key, "right")] - WRONG_COST * tally[(*key, "wrong")], key))
+    print(f"shipped: sure {sure}, least of two {least:.2f}", flush=True)
+    tagger = fit([articles[a] for a in sorted(articles)], sure, least)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_fitted(args.out, json.dumps(tagger.to_dict(), separators=(",", ":")) + "\n", check=args.check,
                  started=started)

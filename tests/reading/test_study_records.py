@@ -19,10 +19,11 @@ from synthesist.tools.jats import article_evidence, parse_jats
 pytestmark = pytest.mark.shared
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-FLOORS = {"design": 0.90, "randomised": 0.75, "analysed": 0.30, "arms": 0.40}
+FLOORS = {"design": 0.90, "randomised": 0.75, "analysed": 0.30, "arms": 0.65}
 """What the reader reaches, rounded down to 0.05 (randomised N was 0.42 when the set was labelled, 0.58 once a count
 whose clause says it was screened, needed, completed or one arm's was passed over, 0.67 once counts in words past a
-hundred were read, 0.75 with the count model of 2026-12-03): raise a floor when a change lifts it."""
+hundred were read, 0.75 with the count model of 2026-12-03; the arm count 0.43 with the BIO arm tagger, 0.67 with
+the span classifier of 2026-12-03): raise a floor when a change lifts it."""
 WRONG = {"randomised": 4, "analysed": 0}
 """At most this many counts read wrong (a number that is not the label's, where none would not mislead). Randomised
 was 3 by the rules; the count model (``fitted/record_counts``) reads 18 right, 4 wrong and 2 missing against the
