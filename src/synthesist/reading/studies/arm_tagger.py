@@ -81,16 +81,9 @@ class ArmTagger:
         first_score, last_score, inside = [], [], [0.0]
         marks = {mark: [0] for mark in _MARKS}
         cued = {name: [0] for name in CUES}
-        for i, word in enumerate(words):
-            two, one, after, after2 = padded[i], padded[i + 1], padded[i + 3], padded[i + 4]
-            first_score.append(weight(f"f={lower[i]}", 0.0) + weight(f"p1={one}", 0.0) + weight(f"p2={two}", 0.0)
-                               + weight(f"p12={two}_{one}", 0.0) + weight(f"fs={_shape(word.text)}", 0.0)
-                               + math.fsum(weight(f"{name}_before", 0.0) for name, group in CUES.items()
-                                           if one in group))
-            last_score.append(weight(f"l={lower[i]}", 0.0) + weight(f"n1={after}", 0.0) + weight(f"n2={after2}", 0.0)
-                              + weight(f"n12={after}_{after2}", 0.0) + weight(f"ls={_shape(word.text)}", 0.0)
-                              + math.fsum(weight(f"{name}_after", 0.0) for name, group in CUES.items()
-                                          if after in group))
+        for i in range(len(words)):
+            first_score.append(math.fsum(weight(f, 0.0) for f in _first_features(words, padded, i)))
+            last_score.append(math.fsum(weight(f, 0.0) for f in _last_features(words, padded, i)))
             inside.append(inside[-1] + weight(f"in={lower[i]}", 0.0))
             for mark, counts in marks.items():
                 counts.append(counts[-1] + (lower[i] == mark))
@@ -131,6 +124,20 @@ def _shape(word: str) -> str:
     return word[:4]
 
 
+def _first_features(words: list, padded: list[str], i: int) -> list[str]:
+    """The features of a span that starts at word ``i``: the word, the two before it, its shape, a cue just before."""
+    two, one = padded[i], padded[i + 1]
+    return [f"f={padded[i + _EDGE]}", f"p1={one}", f"p2={two}", f"p12={two}_{one}", f"fs={_shape(words[i].text)}",
+            *(f"{name}_before" for name, group in CUES.items() if one in group)]
+
+
+def _last_features(words: list, padded: list[str], i: int) -> list[str]:
+    """The features of a span that ends at word ``i``: the word, the two after it, its shape, a cue just after."""
+    after, after2 = padded[i + _EDGE + 1], padded[i + _EDGE + 2]
+    return [f"l={padded[i + _EDGE]}", f"n1={after}", f"n2={after2}", f"n12={after}_{after2}",
+            f"ls={_shape(words[i].text)}", *(f"{name}_after" for name, group in CUES.items() if after in group)]
+
+
 def _spans(sentence: str, words: list) -> Iterator[tuple[int, int]]:
     """The first and last word of each candidate span (module docstring)."""
     for first, word in enumerate(words):
@@ -153,17 +160,10 @@ def candidates(sentence: str) -> list[Candidate]:
     found = []
     for first, last in _spans(sentence, words):
         inside = lower[first:last + 1]
-        two, one = padded[first], padded[first + 1]
-        after, after2 = padded[last + 3], padded[last + 4]
-        features = [f"f={lower[first]}", f"p1={one}", f"p2={two}", f"p12={two}_{one}",
-                    f"fs={_shape(words[first].text)}",
-                    f"l={lower[last]}", f"n1={after}", f"n2={after2}", f"n12={after}_{after2}",
-                    f"ls={_shape(words[last].text)}", f"len={min(last - first + 1, 8)}",
-                    *(f"in={w}" for w in inside), *(f"in_{mark}" for mark in _MARKS if mark in inside)]
-        for name, group in CUES.items():
-            features += [f"{name}_{where}" for where, hit in (("in", any(w in group for w in inside)),
-                                                             ("before", one in group),
-                                                             ("after", after in group)) if hit]
+        features = [*_first_features(words, padded, first), *_last_features(words, padded, last),
+                    f"len={min(last - first + 1, 8)}", *(f"in={w}" for w in inside),
+                    *(f"in_{mark}" for mark in _MARKS if mark in inside),
+                    *(f"{name}_in" for name, group in CUES.items() if any(w in group for w in inside))]
         found.append(Candidate(words[first].start, words[last].end, " ".join(features),
                                (float(last - first + 1), first / len(words))))
     return found
