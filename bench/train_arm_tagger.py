@@ -52,8 +52,8 @@ C = 0.3
 94 and 84 at each one's best pair)."""
 MIN_DF = 2
 SMALLEST = 0.01
-"""Feature weights smaller than this are left out of the shipped file (half of them: a span has some 25 features, so
-what they add is a few hundredths of a logit), which halves its size and its load time."""
+"""Feature weights smaller than this are left out of the shipped file: half of them (a span has some 25 features, so
+what they add is a few hundredths of a logit), 1.2 MB to 0.49 MB, with the same cross-validated counts."""
 SURES = (0.2, 0.3, 0.4, 0.5)
 LEAST_OF_TWO = (0.1, 0.15, 0.25, 1 / 3)
 WRONG_COST = 2
