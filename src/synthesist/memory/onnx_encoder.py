@@ -26,6 +26,7 @@ import tempfile
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -260,7 +261,13 @@ class OnnxEncoder:
     vector moved with the texts beside it (cosine 0.986 at worst), and a vector cached by content hash depended on
     the company its text first came in. Alone, a text always gets the same vector; and with no padding to a batch's
     longest text it is also faster on CPU: 300 library heads in 8.1 s against 10.4 s in batches of 32, 300
-    conclusions in 4.0 s against 6.3 s, 300 sentences in 2.0 s against 3.5 s (2 cores, 2026-11-29)."""
+    conclusions in 4.0 s against 6.3 s, 300 sentences in 2.0 s against 3.5 s (2 cores, 2026-11-29).
+
+    The texts of one call run side by side, one per thread (``threads``, default :func:`cpu_budget`), each run on
+    one core: a run of this small graph splits poorly across cores. Two hundred library heads in batches of ten took
+    3.1–3.2 s against 3.7 s with both cores on each text in turn, their conclusions 1.5 s against 1.9 s (2 cores,
+    2026-12-04); a text's vector is the same either way, bit for bit. A call with one text runs on one core: a whole
+    abstract alone in 64 ms against 37 ms on two, a question in 3.3 ms against 2.8 ms."""
 
     def __init__(self, model_file: Path, model_path: Path, *, threads: int | None = None) -> None:
         import onnxruntime as ort
@@ -269,13 +276,10 @@ class OnnxEncoder:
         _require_mean_pooling(model_path)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or cpu_budget()
+        self.lanes = threads or cpu_budget()
+        self._executor: tuple[int, ThreadPoolExecutor] | None = None  # (the process it was made in, the pool)
+        options.intra_op_num_threads = 1  # no worker threads of its own: the lanes are the parallelism
         options.inter_op_num_threads = 1
-        # Its worker threads sleep between calls instead of spinning: the encoder is called often with small batches
-        # beside other work, and a spinning thread takes a core from it. Encoding 400 texts in batches of 8 on 2
-        # cores: quiet, 0.47 s wall / 0.82 CPU-s against 0.42 / 1.34 spinning; with the other core busy, 0.53 /
-        # 0.74 against 1.10 / 1.73 (2026-11-27).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {item.name for item in self._session.get_inputs()}
         self.max_length = _max_length(model_path)
@@ -288,9 +292,19 @@ class OnnxEncoder:
         """Unit float32 rows, one per text, in input order (``batch_size`` is the torch backend's; here each text
         runs alone)."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for row, encoding in enumerate(self._tokenizer.encode_batch(list(texts))):
-            out[row] = self._encode_one(encoding.ids)
+        ids = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        rows = self._pool().map(self._encode_one, ids) if self.lanes > 1 and len(ids) > 1 else map(
+            self._encode_one, ids)
+        for row, vector in enumerate(rows):
+            out[row] = vector
         return out
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """The threads that run a call's texts side by side, made anew in a forked child (whose copy of the
+        parent's pool has no threads)."""
+        if self._executor is None or self._executor[0] != os.getpid():
+            self._executor = (os.getpid(), ThreadPoolExecutor(self.lanes, thread_name_prefix="synthesist-encode"))
+        return self._executor[1]
 
     def _encode_one(self, token_ids: list[int]) -> np.ndarray:
         ids = np.asarray([token_ids], dtype=np.int64)
