@@ -41,13 +41,14 @@ from .memory.embeddings import VectorCache
 from .memory.library_index import BulkEncoder, library_name
 from .orchestrator.loop import Team
 from .orchestrator.runner import ImageStep
+from .prompts import compile_templates
 from .reading import load_shipped_models
 from .run_store import RunOptions
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
 from .tools.europepmc import EuropePMCSource
 from .tools.fulltext import FullTextClient, FullTextSource
-from .tools.http import Fetcher, tls_context
+from .tools.http import Fetcher, load_async_stack, tls_context
 from .tools.library import LibraryLoad, load_library
 from .tools.openi import OpenISource
 from .tools.pubmed import PubMedSource
@@ -157,7 +158,8 @@ def loading_models(settings: Settings) -> Iterator[None]:
     is already on disk: a first export (about 10 s, once per machine) waits for a first text to embed, so a run that
     finds none (every source unreachable) never pays for it; and only such a load leaves the process's environment
     alone while the block starts a process (:func:`~.memory.embeddings.load_model`). Beside it, the reading core's
-    fitted models and the TLS context (about 0.25 s, which a run's first model call and first reading waited for).
+    fitted models, the TLS context, the prompt templates compiled and the async HTTP stack's lazy imports (about
+    0.35 s, which a run's first model call and first reading waited for).
     A failure to load is left for the model's first use to raise."""
     embedder = embedder_for(settings)
 
@@ -169,6 +171,8 @@ def loading_models(settings: Settings) -> Iterator[None]:
         with contextlib.suppress(Exception):  # raised again, and reported, where the run first uses it
             load_shipped_models()
             tls_context()
+            compile_templates()
+            load_async_stack()
 
     threads = [threading.Thread(target=target, name=f"synthesist-{name}", daemon=True)
                for name, target in (("model-load", load_embedder), ("reader-load", load_rest))]

@@ -25,6 +25,7 @@ __all__ = [
     "Boundary",
     "PromptError",
     "closing",
+    "compile_templates",
     "opening",
     "render",
     "template_names",
@@ -43,6 +44,14 @@ def render(name: str, **variables: Any) -> str:
         return template.render(**variables)
     except jinja2.UndefinedError as exc:
         raise PromptError(name, f"missing variable: {exc.message}") from exc
+
+
+def compile_templates() -> None:
+    """Compile every template and partial now (about 40 ms of CPU for the folder, 2026-12-04), not at a run's first
+    prompt: the composition root calls it in a thread while the store opens. Each is compiled once per process."""
+    env = _environment()
+    for path in sorted(TEMPLATE_DIR.glob("*.j2")):
+        env.get_template(path.name)
 
 
 def template_names() -> list[str]:
