@@ -28,7 +28,7 @@ from ..reading.designs import design_words
 from ..reading.frame import frame_of
 from ..tools.search import search_all
 from ..tools.source import Source
-from .base import EXTRACTIVE, AgentOutput, Engine, ModelAgent, llm_or_extractive
+from .base import EXTRACTIVE, AgentOutput, Engine, ModelAgent, left_behind, llm_or_extractive
 
 MAX_QUERIES_PER_SOURCE = 3
 
@@ -123,7 +123,14 @@ class SearchAgent(ModelAgent):
                 kind=kind, designs=list(design_words(kind)),
             )
             system = render("search_system", boundary=boundary)
-            return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt, round=round)
+            # While the model plans, the question's vector is made: each round's briefing asks for it first
+            # (its nearest items), after the searches, when the embedder is busiest.
+            ahead = asyncio.ensure_future(memory.embedder.embed([memory.question]))
+            try:
+                return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt,
+                                      round=round)
+            finally:
+                left_behind(ahead)
 
         llm = self._llm if round <= 1 else None  # later rounds: the judge's and hypotheses' queries, by rule
         planned = await llm_or_extractive(agent=self.name, llm=llm, memory=memory, ask=ask, extract=extract)

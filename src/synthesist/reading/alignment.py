@@ -13,7 +13,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from types import MappingProxyType
 
 from ..models import Alignment, Evidence, PartMatch, QuestionFrame
 from . import lexicon
@@ -51,11 +52,7 @@ COUNTING = terms(" ".join(lexicon.words("alignment", "COUNTING")))
 def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | None = None) -> Alignment:
     """How ``item`` (of question cosine ``relevance``) stands to ``frame``, under ``gate`` (default: fitted)."""
     gate = gate or fitted_gate()
-    text = " ".join(filter(None, (item.title, item.content)))
-    sentences = [s.text for s in split_sentences(text)] or [text]
-    sentence_terms = [terms(s) for s in sentences]
-    vocabulary = frozenset().union(*sentence_terms, *(terms(heading) for heading in item.mesh))
-    expansions = _expansions(text)
+    text, sentences, sentence_terms, vocabulary, expansions = _item_words(item)
     both = _both_arms(frame)
     parts = tuple(_match(part, phrase, sentences, sentence_terms, vocabulary, expansions, text, gate.cover,
                          both if part in ("exposure", "comparator") else frozenset())
@@ -65,6 +62,20 @@ def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | N
     label, reason = label_of(parts, relevance, gate, coverage)
     return Alignment(evidence_id=item.id, label=label, parts=parts, relevance=round(min(1.0, relevance), 3),
                      coverage=coverage, reason=reason)
+
+
+@lru_cache(maxsize=256)
+def _item_words(item: Evidence) -> tuple[str, tuple[str, ...], tuple[frozenset[str], ...], frozenset[str],
+                                         Mapping[str, frozenset[str]]]:
+    """What :func:`align` reads of an item whatever the question: its title and abstract, their sentences and each
+    sentence's terms, its vocabulary (with its MeSH headings) and the abbreviations it defines. Kept for the last
+    256 items: a run aligns its items to the question again each round, and its report once more (items are
+    immutable; a merge makes a new one)."""
+    text = " ".join(filter(None, (item.title, item.content)))
+    sentences = tuple(s.text for s in split_sentences(text)) or (text,)
+    sentence_terms = tuple(terms(s) for s in sentences)
+    vocabulary = frozenset().union(*sentence_terms, *(terms(heading) for heading in item.mesh))
+    return text, sentences, sentence_terms, vocabulary, MappingProxyType(_expansions(text))
 
 
 def align_all(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float],

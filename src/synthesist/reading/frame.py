@@ -20,6 +20,7 @@ of X?") has a subject and the aspect asked about. The LLM fills the same model t
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..models import QuestionFrame
 from . import lexicon
@@ -61,6 +62,7 @@ EFFECT_OF = lexicon.pattern("frame", "EFFECT_OF")
 what has the effect, the outcome what it is on; it asks for the effect, so no yes or no."""
 
 
+@lru_cache(maxsize=1024)
 def frame_of(question: str) -> QuestionFrame:
     """The frame of ``question``: of a one-clause yes/no ``effect`` or ``association`` question, the question
     tagger's parts when it finds an intervention and an outcome both at its threshold (:func:`tagged_frame`), else
@@ -68,7 +70,8 @@ def frame_of(question: str) -> QuestionFrame:
     reading of its topic: the tagger learned from one-clause questions. A question whose words outside the names
     the tagger finds (:func:`_unnamed`) hold a verb of effect or association is asked of those names: "Does simple
     DT change visual accuracy compared with complex DT?" asks about an effect on an outcome named "visual accuracy",
-    not about a test's accuracy; "Is CT accurate for diagnosing appendicitis?" keeps its reading by rule."""
+    not about a test's accuracy; "Is CT accurate for diagnosing appendicitis?" keeps its reading by rule. Kept for
+    the last 1,024 questions: a frame is immutable, and a run's agents ask for it each round."""
     text = " ".join(question.replace("\u2019", "'").split()).strip()
     frame = frame_by_rule(text)
     if _main_clause(text)[1]:

@@ -109,8 +109,22 @@ class Sentence:
         return self.section.startswith(("CONCLUSION", "INTERPRETATION", "IMPLICATION"))
 
 
+SENTENCES_KEPT_UNDER = 20_000
+"""Texts shorter than this (characters) keep their sentences for the process (the last 2,048 of them): a run splits
+an abstract again for its relevance, its alignment, its conclusion and its claim check, each round."""
+
+
 def split_sentences(text: str) -> list[Sentence]:
     """The sentences of ``text`` in order, each whitespace-normalised and carrying its section label."""
+    return list(_kept_sentences(text) if len(text) < SENTENCES_KEPT_UNDER else _sentences(text))
+
+
+@lru_cache(maxsize=2048)
+def _kept_sentences(text: str) -> tuple[Sentence, ...]:
+    return _sentences(text)
+
+
+def _sentences(text: str) -> tuple[Sentence, ...]:
     sentences: list[Sentence] = []
     section = ""
     for paragraph in _INLINE_LABEL.sub("\n", text).splitlines():
@@ -120,7 +134,7 @@ def split_sentences(text: str) -> list[Sentence]:
             paragraph = paragraph[label.end() :]
         for piece in _split_paragraph(paragraph):
             sentences.append(Sentence(piece, section))
-    return sentences
+    return tuple(sentences)
 
 
 def _split_paragraph(paragraph: str) -> list[str]:
