@@ -36,11 +36,15 @@ STOP_WORDS = lexicon.words("text", "STOP_WORDS")
 _SUFFIXES = tuple(sorted(lexicon.word_list("text", "SUFFIXES"), key=len, reverse=True))
 _SPELLING = tuple((re.compile(british), american) for british, (american,) in lexicon.pairs("text", "SPELLING").items())
 """British spellings and their American forms, each over one lowercased word (``lexicons/text.toml``)."""
+_ANY_BRITISH = re.compile("|".join(f"(?:{british.pattern})" for british, _ in _SPELLING))
+"""Whether any of :data:`_SPELLING` applies: most words need none of its substitutions."""
 
 
 def american(word: str) -> str:
     """``word`` (lowercased) spelled the American way: "glycaemic" → "glycemic", "randomised" → "randomized",
     "tumours" → "tumors"; a word of American spelling comes back as it is, or rewritten as its British twin is."""
+    if not _ANY_BRITISH.search(word):
+        return word
     for british, written in _SPELLING:
         word = british.sub(written, word)
     return word
