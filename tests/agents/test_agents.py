@@ -171,6 +171,22 @@ async def test_scripted_planner_queries_are_run_on_round_one_only(library_index,
     assert len(model.function.calls) == 1  # later rounds take the judge's and hypotheses' queries by rule
 
 
+async def test_the_question_is_embedded_while_the_model_plans(library_index, embedder, settings) -> None:
+    """Each round's briefing asks first for the question's vector, after the searches, when the embedder is busiest:
+    it is made while the planner's model call is out (a model that takes a second here)."""
+    question = "Does metformin lower colorectal cancer incidence in adults over seventy with type 2 diabetes?"
+    memory = ResearchMemory(question, embedder=embedder)
+    plan = {"queries": {"library": ["metformin colorectal cancer"]}, "rationale": "one angle"}
+    agent = SearchAgent([LibrarySource(library_index)], settings, engine=ENGINE,
+                        llm=LLM(scripted_model(plan, latency=1.0), settings))
+    before = embedder.encoded_count
+    memory.progress.next_round()
+    await agent.plan(memory)
+    assert embedder.encoded_count == before + 1
+    await embedder.embed([question])  # the briefing's ask finds it made
+    assert embedder.encoded_count == before + 1
+
+
 async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory):
     """One round: the run's next round number, its plan and its searches."""
     memory.progress.next_round()

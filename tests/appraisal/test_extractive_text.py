@@ -7,7 +7,7 @@ from extractive_samples import CELL_STUDY, INJECTED_COHORT, INJECTION, META_ANAL
 from synthesist.appraisal.item_reading import read
 from synthesist.models import TrialInfo
 from synthesist.reading.entities import interventions_in, is_drug_like, targets_in, trial_interventions
-from synthesist.reading.text import sentence_pieces, split_sentences
+from synthesist.reading.text import SENTENCES_KEPT_UNDER, sentence_pieces, split_sentences
 from synthesist.reading.vocabulary import is_instruction, is_null_result, states_mechanism
 
 
@@ -28,6 +28,11 @@ def test_sentences_keep_section_labels_and_survive_abbreviations_decimals_and_p_
     ]
     assert [s.section for s in sentences] == ["BACKGROUND", "RESULTS", "RESULTS", "RESULTS", "CONCLUSIONS"]
     assert sentences[-1].is_conclusion and not sentences[0].is_conclusion
+    sentences.clear()  # the sentences a text keeps for the process are the caller's own copy each time
+    assert len(split_sentences(text)) == 5
+    long_text = " ".join(["Mice received i.v. injections of saline every day."] * (SENTENCES_KEPT_UNDER // 40))
+    assert split_sentences(long_text) == split_sentences(long_text) and split_sentences(long_text)[0].text == (
+        "Mice received i.v. injections of saline every day.")
 
 
 def test_a_full_texts_reference_numbers_end_the_sentence_they_follow() -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +23,7 @@ from synthesist.config import MemorySettings, default_onnx_dir, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
 from synthesist.memory.documents import head_text
 from synthesist.memory.embeddings import default_model_path
-from synthesist.memory.onnx_encoder import EXPORT_RECIPE, export_path, model_digest, open_export
+from synthesist.memory.onnx_encoder import EXPORT_RECIPE, OnnxEncoder, export_path, model_digest, open_export
 from synthesist.models import Evidence
 
 TEXTS = [
@@ -57,6 +59,33 @@ def test_a_texts_int8_vector_does_not_depend_on_the_texts_beside_it(export_dir: 
                       for text in [*TEXTS, *abstracts[:4]]])
     together = Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync([*TEXTS, *abstracts[:4]])
     assert np.array_equal(alone, together)
+
+
+def test_a_calls_texts_run_side_by_side_and_get_the_vectors_they_get_one_by_one(
+        export_dir: Path, abstracts: list[str]) -> None:
+    """The texts of one call run one per thread (``threads``): each text's vector is the one it gets on one thread,
+    bit for bit, in the call's order; and a forked child, whose copy of the pool has no threads, makes its own."""
+    Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the export is on disk
+    graph = export_path(default_model_path(), "onnx-int8", export_dir)
+    texts = [*TEXTS, *abstracts[:5]]
+    one = OnnxEncoder(graph, default_model_path(), threads=1).encode(texts, 8)
+    lanes = OnnxEncoder(graph, default_model_path(), threads=3)
+    assert np.array_equal(lanes.encode(texts, 8), one)
+    assert np.array_equal(lanes.encode(texts[::-1], 8), one[::-1])
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.write(writer, lanes.encode(texts[:4], 8).tobytes())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as pipe:
+        if not select.select([pipe], [], [], 120)[0]:  # a child waiting on its parent's threads never writes
+            os.kill(child, signal.SIGKILL)
+        got = pipe.read()
+    os.waitpid(child, 0)
+    assert np.array_equal(np.frombuffer(got, dtype=np.float32).reshape(4, -1), one[:4])
 
 
 @pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
@@ -265,21 +294,29 @@ def _printed_by_a_fresh_process(code: str, env: dict[str, str] | None = None) ->
 
 
 def test_the_models_a_run_uses_load_while_the_store_opens(export_dir: Path) -> None:
-    """A process's first store open (``composition.loading_models``) also reads the reading core's fitted models, so
-    a run's first question and first reading do not wait for them (a fresh process: this one has them loaded)."""
+    """A process's first store open (``composition.loading_models``) also reads the reading core's fitted models,
+    compiles the prompt templates and imports what httpx's first request on an event loop imports, so a run's first
+    question, first prompt and first request do not wait for them (a fresh process: this one has them loaded)."""
     Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the export is on disk
     code = (
+        "import sys\n"
         "from synthesist.composition import loading_models\n"
         "from synthesist.config import load_settings\n"
         "from synthesist.memory import embeddings\n"
+        "from synthesist.prompts import TEMPLATE_DIR, _environment\n"
+        "from synthesist.reading.alignment import _shipped_gate\n"
+        "from synthesist.reading.outcome_names import name_model\n"
         "from synthesist.reading.question_parts import question_tagger\n"
         "from synthesist.reading.roles import role_model\n"
         "from synthesist.reading.study_reader import study_reader\n"
         "settings = load_settings()\n"
+        "before = 'anyio._backends._asyncio' in sys.modules\n"
         "with loading_models(settings):\n"
         "    pass\n"
-        "print([f.cache_info().currsize for f in (question_tagger, study_reader, role_model)],\n"
-        "      len(embeddings._MODELS))\n"
+        "models = (question_tagger, study_reader, role_model, name_model, _shipped_gate)\n"
+        "print([f.cache_info().currsize for f in models], len(embeddings._MODELS),\n"
+        "      len(_environment().cache) == len(list(TEMPLATE_DIR.glob('*.j2'))),\n"
+        "      before, 'anyio._backends._asyncio' in sys.modules)\n"
     )
     env = {**os.environ, "SYNTHESIST_MEMORY__ONNX_DIR": str(export_dir)}
-    assert _printed_by_a_fresh_process(code, env) == "[1, 1, 1] 1"
+    assert _printed_by_a_fresh_process(code, env) == "[1, 1, 1, 1, 1] 1 True False True"
