@@ -27,8 +27,9 @@ from _shared import SHARED, require
 from tokenizers import Tokenizer
 
 from synthesist.memory import Embedder, LibraryIndex
+from synthesist.memory.documents import head_text
 from synthesist.memory.embeddings import default_model_path
-from synthesist.memory.library_index import IndexStats, library_text
+from synthesist.memory.library_index import IndexStats
 from synthesist.memory.onnx_encoder import ensure_export
 from synthesist.models import Evidence
 from synthesist.tools.library import load_library
@@ -97,7 +98,7 @@ def run(backends: list[str], rounds: int, export_dir: Path) -> None:
             ensure_export(default_model_path(), backend, export_dir)
         Embedder(backend=backend, export_dir=export_dir).embed_sync(["load the model"])
         figure(f"{backend}: export and load", f"{time.perf_counter() - start:.1f} s")
-    library_texts = [library_text(record) for record in records]
+    library_texts = [head_text(record) for record in records]  # the library's records have no full text
     abstracts = [record.content for record in records[-200:]]
     figure("library texts fed to the model", token_counts(library_texts))
     figure("whole abstracts fed to the model", token_counts(abstracts))
