@@ -22,7 +22,7 @@ import ray
 from synthesist.api import open_library_index
 from synthesist.composition import Seams, open_shared
 from synthesist.config import Settings, load_settings
-from synthesist.memory.library_index import library_text
+from synthesist.memory.documents import head_text
 from synthesist.ray_cluster import embed_on_ray, start_local_cluster
 from synthesist.tools.library import load_library
 
@@ -50,7 +50,7 @@ def main(library: Path, records: int) -> None:
         folder = Path(tmp)
         settings = load_settings(data_dir=folder / "data")  # one store and one ONNX export for every build
         copies = [_subset(library, records, folder / f"library-{name}.jsonl") for name in ("local", "ray1", "ray2")]
-        warm_texts = [f"warm-up {i}: " + library_text(e) for i, e in enumerate(load_library(copies[:1]).evidence[:64])]
+        warm_texts = [f"warm-up {i}: " + head_text(e) for i, e in enumerate(load_library(copies[:1]).evidence[:64])]
         print(f"{records} records of {library.name}, backend {settings.memory.embedding_backend}")
         open_shared(settings).embedder.embed_sync(warm_texts)  # this process's model (and the ONNX export, once)
         _timed("local (this process)", copies[0], settings, "local")
