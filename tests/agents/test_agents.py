@@ -6,6 +6,7 @@ fabricated citations removed and counted, fallbacks reported, the untrusted boun
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from extractive_samples import INJECTED_COHORT, INJECTION, QUESTION
@@ -21,7 +22,7 @@ from synthesist.appraisal.citations import cited_ids
 from synthesist.composition import extractive_engine
 from synthesist.config import Settings
 from synthesist.llm.core import LLM
-from synthesist.memory import LibraryIndex, ResearchMemory
+from synthesist.memory import Embedder, LibraryIndex, ResearchMemory
 from synthesist.models import HypothesisAssessment, JudgeAssessment, ResearchReport
 from synthesist.testing import scripted_model
 
@@ -185,6 +186,20 @@ async def test_the_question_is_embedded_while_the_model_plans(library_index, emb
     assert embedder.encoded_count == before + 1
     await embedder.embed([question])  # the briefing's ask finds it made
     assert embedder.encoded_count == before + 1
+
+
+async def test_a_plan_never_starts_the_models_first_export(library_index, settings, tmp_path) -> None:
+    """Where the model has no ONNX export yet (about ten seconds, once per machine), the planner's call does not make
+    one to embed the question: a run that finds nothing to embed never pays for it."""
+    fresh = Embedder(backend="onnx-int8", export_dir=tmp_path)
+    memory = ResearchMemory("Does metformin lower colorectal cancer incidence?", embedder=fresh)
+    plan = {"queries": {"library": ["metformin colorectal cancer"]}, "rationale": "one angle"}
+    agent = SearchAgent([LibrarySource(library_index)], settings, engine=ENGINE,
+                        llm=LLM(scripted_model(plan, latency=0.5), settings))
+    memory.progress.next_round()
+    await agent.plan(memory)
+    await asyncio.sleep(0.5)
+    assert fresh.encoded_count == 0 and not list(tmp_path.iterdir())  # no export begun: no lock, no partial file
 
 
 async def _plan_and_run(agent: SearchAgent, memory: ResearchMemory):

@@ -123,9 +123,7 @@ class SearchAgent(ModelAgent):
                 kind=kind, designs=list(design_words(kind)),
             )
             system = render("search_system", boundary=boundary)
-            # While the model plans, the question's vector is made: each round's briefing asks for it first
-            # (its nearest items), after the searches, when the embedder is busiest.
-            ahead = asyncio.ensure_future(memory.embedder.embed([memory.question]))
+            ahead = asyncio.ensure_future(_question_ahead(memory))
             try:
                 return await llm.call(agent=self.name, output_type=QueryPlan, system=system, prompt=prompt,
                                       round=round)
@@ -199,6 +197,14 @@ class SearchAgent(ModelAgent):
                 if not memory.progress.has_run(name, query) and (name, query) not in pairs:
                     pairs.append((name, query))
         return pairs
+
+
+async def _question_ahead(memory: ResearchMemory) -> None:
+    """The question's vector, made while the model plans: each round's briefing asks for it first (its nearest
+    items), after the searches, when the embedder is busiest. Not where the model waits for its first export (about
+    ten seconds, once per machine): a run that finds nothing to embed never pays for that."""
+    if not await asyncio.to_thread(memory.embedder.export_pending):
+        await memory.embedder.embed([memory.question])
 
 
 class AddOrder(Protocol):
