@@ -63,14 +63,18 @@ def test_a_texts_int8_vector_does_not_depend_on_the_texts_beside_it(export_dir: 
 
 def test_a_calls_texts_run_side_by_side_and_get_the_vectors_they_get_one_by_one(
         export_dir: Path, abstracts: list[str]) -> None:
-    """The texts of one call run one per thread (``threads``): each text's vector is the one it gets on one thread,
-    bit for bit, in the call's order; and a forked child, whose copy of the pool has no threads, makes its own."""
+    """The texts of one call run two side by side (``threads`` shared between them): each text's vector is the one it
+    gets alone on one thread, bit for bit, in the call's order; and a forked child, whose copy of the pool has no
+    threads, makes its own."""
     Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the export is on disk
     graph = export_path(default_model_path(), "onnx-int8", export_dir)
     texts = [*TEXTS, *abstracts[:5]]
     one = OnnxEncoder(graph, default_model_path(), threads=1).encode(texts, 8)
-    lanes = OnnxEncoder(graph, default_model_path(), threads=3)
+    lanes = OnnxEncoder(graph, default_model_path(), threads=2)
     assert np.array_equal(lanes.encode(texts, 8), one)
+    many = OnnxEncoder(graph, default_model_path(), threads=8)  # two lanes of four cores each
+    assert many.lanes == 2 and many._session.get_session_options().intra_op_num_threads == 4
+    assert np.array_equal(many.encode(texts[:4], 8), one[:4])
     assert np.array_equal(lanes.encode(texts[::-1], 8), one[::-1])
     reader, writer = os.pipe()
     child = os.fork()

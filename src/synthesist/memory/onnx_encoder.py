@@ -244,6 +244,10 @@ class _WithoutAdvice(logging.Filter):
         return "pre-processing before quantization" not in record.getMessage()
 
 
+LANES = 2
+"""How many texts of one call run side by side at most (:class:`OnnxEncoder`)."""
+
+
 def cpu_budget() -> int:
     """The threads this process should compute with: ``OMP_NUM_THREADS`` when set (a Ray worker gets its task's
     CPUs there, so two workers on two cores do not run four threads), else the CPUs it may run on."""
@@ -263,11 +267,13 @@ class OnnxEncoder:
     longest text it is also faster on CPU: 300 library heads in 8.1 s against 10.4 s in batches of 32, 300
     conclusions in 4.0 s against 6.3 s, 300 sentences in 2.0 s against 3.5 s (2 cores, 2026-11-29).
 
-    The texts of one call run side by side, one per thread (``threads``, default :func:`cpu_budget`), each run on
-    one core: a run of this small graph splits poorly across cores. Two hundred library heads in batches of ten took
-    3.1–3.2 s against 3.7 s with both cores on each text in turn, their conclusions 1.5 s against 1.9 s (2 cores,
-    2026-12-04); a text's vector is the same either way, bit for bit. A call with one text runs on one core: a whole
-    abstract alone in 64 ms against 37 ms on two, a question in 3.3 ms against 2.8 ms."""
+    The texts of one call run :data:`LANES` side by side, the CPU budget (``threads``, default :func:`cpu_budget`)
+    shared between them: on two cores, one core each, as a run of this small graph splits poorly across cores. Two
+    hundred library heads in batches of ten took 3.1–3.2 s against 3.7 s with both cores on each text in turn, their
+    conclusions 1.5 s against 1.9 s (2 cores, 2026-12-04); a text's vector is the same either way, bit for bit. A call
+    with one text then runs on one lane's share: on two cores a whole abstract alone in 64 ms against 37 ms on both, a
+    question in 3.3 ms against 2.8 ms. Only two lanes, so that on a machine of many cores a call of one or a few texts
+    still has most of them (not measured there: the development machine has two)."""
 
     def __init__(self, model_file: Path, model_path: Path, *, threads: int | None = None) -> None:
         import onnxruntime as ort
@@ -276,10 +282,16 @@ class OnnxEncoder:
         _require_mean_pooling(model_path)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.lanes = threads or cpu_budget()
+        budget = threads or cpu_budget()
+        self.lanes = min(budget, LANES)
         self._executor: tuple[int, ThreadPoolExecutor] | None = None  # (the process it was made in, the pool)
-        options.intra_op_num_threads = 1  # no worker threads of its own: the lanes are the parallelism
+        options.intra_op_num_threads = max(1, budget // self.lanes)
         options.inter_op_num_threads = 1
+        # Where a lane has worker threads (more than two cores), they sleep between calls instead of spinning: the
+        # encoder is called often with small batches beside other work, and a spinning thread takes a core from it.
+        # Encoding 400 texts in batches of 8 on 2 cores: quiet, 0.47 s wall / 0.82 CPU-s against 0.42 / 1.34
+        # spinning; with the other core busy, 0.53 / 0.74 against 1.10 / 1.73 (2026-11-27).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {item.name for item in self._session.get_inputs()}
         self.max_length = _max_length(model_path)
