@@ -113,9 +113,10 @@ class Sentence:
         return self.section.startswith(("CONCLUSION", "INTERPRETATION", "IMPLICATION"))
 
 
-SENTENCES_KEPT_UNDER = 20_000
-"""Texts shorter than this (characters) keep their sentences for the process (the last 2,048 of them): a run splits
-an abstract again for its relevance, its alignment, its conclusion and its claim check, each round."""
+SENTENCES_KEPT_UNDER = 5_000
+"""Texts shorter than this (characters: an abstract, a paragraph) keep their sentences for the process (the last
+2,048 of them, at most about 40 MB): a run splits an abstract again for its relevance, its alignment, its conclusion
+and its claim check, each round."""
 
 
 def split_sentences(text: str) -> list[Sentence]:
