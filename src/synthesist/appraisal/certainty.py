@@ -39,7 +39,8 @@ LEVELS: tuple[Certainty, ...] = ("very_low", "low", "moderate", "high")
 MIN_PARTICIPANTS = 400
 MIN_FOLLOW_UP = 0.8
 _RANDOMISED = frozenset({"randomised trial", "systematic review/meta-analysis"})
-_BLINDED = re.compile(r"\b(?:double|single|triple)[- ]blind\w*|\bblinded\b|\bmasked\b|\bplacebo[- ]controlled\b", re.I)
+_BLINDED = lexicon.pattern("certainty", "BLINDED")
+"""Blinding or masking stated (``lexicons/certainty.toml``)."""
 _CONCEALED = lexicon.pattern("certainty", "CONCEALED")
 _DOSE_RESPONSE = re.compile(r"\bdose[- ](?:response|dependent(?:ly)?)\b|\bgraded (?:association|relationship)\b", re.I)
 

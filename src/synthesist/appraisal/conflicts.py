@@ -69,6 +69,8 @@ _WHEN = terms(" ".join(lexicon.word_list("conflicts", "WHEN")))
 """When something happens or is measured, never on its own what a study compares or measures."""
 _FIXED = terms(" ".join(lexicon.word_list("conflicts", "FIXED")))
 """Attributes no exposure changes: a frame asking whether age affects sex has no conflicts."""
+_DOSE_UNITS = terms(" ".join(lexicon.word_list("conflicts", "DOSE_UNITS")))
+"""Words of a dose two comparators may share: they make no two comparators one kind of thing."""
 _FOLLOW_UP = re.compile(r"\bfollow(?:ed)?[- ]?up (?:(?:of|for|period|duration|was|at)\s+)*(?:(?:a|an)\s+)?"
                         r"(?:(?:median|mean|average|maximum|minimum)\s+(?:of\s+)?)?\d+(?:\.\d+)?[- ]"
                         r"(?:days?|weeks?|months?|years?)\b|\b\d+(?:\.\d+)?[- ](?:days?|weeks?|months?|years?)"
@@ -216,7 +218,7 @@ def _same_comparison(a: str | None, b: str | None) -> bool:
     no arms named), or both are, against comparators sharing what they are ("intravenous meperidine" and
     "meperidine"; not "intravenous meperidine" and "intravenous remifentanil": a route is no drug)."""
     if a and b:
-        return bool((terms(a) & terms(b)) - MODIFIERS - terms("mg g iu ml dose doses daily"))
+        return bool((terms(a) & terms(b)) - MODIFIERS - _DOSE_UNITS)
     return not a and not b
 
 

@@ -35,7 +35,8 @@ but the gain is within the folds' spread, so 6 stays."""
 _PATTERNS = {name: lexicon.pattern("answer_features", f"CUE_{name.upper()}") for name in _CUES}
 _KINDS = {name: lexicon.pattern("answer_features", f"KIND_{name.upper()}") for name in _QUESTION_KINDS}
 _WORDING = {name: lexicon.pattern("answer_features", f"WORDING_{name.upper()}") for name in _CONCLUSION_WORDS}
-_COMPARATIVE = re.compile(r"\b(?:differ\w*|better|more|less|superior|worse|compared|versus|vs)\b", re.I)
+_COMPARATIVE = lexicon.pattern("answer_features", "COMPARATIVE")
+"""A question that compares (``lexicons/answer_features.toml``)."""
 _ANSWERS = (("sameness", "difference"), ("sameness", "sameness"), ("knowledge", "negative_evaluation"),
             ("sceptical", "negative_evaluation"))
 """(question kind, conclusion wording) pairs whose product is a feature."""

@@ -20,12 +20,12 @@ from ..text import terms
 _I = re.IGNORECASE
 
 
-_GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
-                 "participant participants condition conditions", folded=True)
-"""Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them)."""
-_BASELINE = terms("baseline start before pre initial preoperative pretreatment", folded=True)
-_CONTROL = terms("placebo control controls sham", folded=True)
-"""A placebo arm is often called "the control group", and a control arm often received placebo."""
+_GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_list("arms", "GENERIC_CONDITIONS")),
+                 folded=True)
+"""Words every arm's name may have: they tell no arm from another (stemmed as :func:`terms` stems them;
+``lexicons/arms.toml``)."""
+_BASELINE = terms(" ".join(lexicon.word_list("arms", "BASELINE")), folded=True)
+_CONTROL = terms(" ".join(lexicon.word_list("arms", "CONTROL")), folded=True)
 SAME_ARM = (_CONTROL, _BASELINE)
 """Words an arm is given together (:func:`_arm_terms`), of which an article names one: one word, not several."""
 THAN = lexicon.pattern("arms", "THAN")

@@ -21,7 +21,8 @@ _NULL_WORDS = re.compile(
     r"\bdid not (?:differ|change|significantly)|\bno (?:\w+ )?differences?\b|\bnot (?:statistically )?different\b|"
     r"\bnot associated\b|\bno (?:\w+ )?association\b", re.IGNORECASE)
 
-_HEDGED = re.compile(r"\b(?:may|might|could|appears? to|seems? to|suggest\w*|possibl\w*|probabl\w*)\b", re.I)
+_HEDGED = lexicon.pattern("clarity", "HEDGED")
+"""A hedge: "may slightly reduce" (``lexicons/clarity.toml``)."""
 
 _TREND = re.compile(r"\btrend\w*\b|\btended\b|\btendency\b|\bmarginal\w*\b|\bborderline\b", re.IGNORECASE)
 

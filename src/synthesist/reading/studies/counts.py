@@ -124,7 +124,8 @@ def rule_count(read: list[Unit], patterns: tuple[re.Pattern[str], ...], *, of_ev
 
 _NOT_RANDOMISED = lexicon.pattern("record", "NOT_RANDOMISED")
 _PER_ARM = lexicon.pattern("record", "PER_ARM")
-_ALLOCATING = re.compile(r"\b(?:randomi[sz]ed|randomly|allocated|assigned)\b", _I)
+_ALLOCATING = lexicon.pattern("counts", "ALLOCATING")
+"""The word of a count's clause that allocates ("120 randomised"; ``lexicons/counts.toml``)."""
 _CLAUSE_MARK = re.compile(r"[,;:.](?=\s)")
 _ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 

@@ -40,21 +40,25 @@ _BETWEEN = lexicon.pattern("direction", "BETWEEN")
 """A comparison named as a pair ("no difference between the GCV group and the ACV group")."""
 _CONCESSIVE = re.compile(r"^\s*(?:although|though|whilst|while|despite)\b", _I)
 """A clause that concedes ("…, although pain scores were greater") is not the finding the sentence reports."""
-_UP_COMPARATIVE = re.compile(r"\b(?:higher|greater|more|longer|larger|better|superior|faster|stronger)\b", _I)
-_DOWN_COMPARATIVE = re.compile(r"\b(?:lower|less|fewer|shorter|smaller|worse|inferior|slower|weaker)\b", _I)
+_UP_COMPARATIVE = lexicon.pattern("direction", "UP_COMPARATIVE")
+"""A comparative of increase, read before :data:`_UP` (``lexicons/direction.toml``)."""
+_DOWN_COMPARATIVE = lexicon.pattern("direction", "DOWN_COMPARATIVE")
+"""A comparative of decrease, read before :data:`_DOWN` (``lexicons/direction.toml``)."""
 _CHANGE_NOUN = lexicon.pattern("direction", "CHANGE_NOUN")
 _UP_NOUNS = ("increase", "gain", "rise", "improvement")
 _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
-_MEASURED = frozenset({"level", "levels", "concentration", "concentrations", "value", "values", "score", "scores"})
+_MEASURED = lexicon.words("direction", "MEASURED")
+"""Words that say an outcome is measured, not what (``lexicons/direction.toml``)."""
 _CITING = re.compile(r"\bet al\b|\bprevious(?:ly)? (?:studies|study|reported|demonstrated)|\bother studies\b", _I)
 _AIM = lexicon.pattern("direction", "AIM")
 """What a study set out to do ("We evaluated the effects of X on Y") names the outcome and the arms but finds
 nothing."""
 _QUERY_SHORT_FORM = re.compile(r"(?:^|\()\s*([A-Z][A-Z0-9-]{1,8})\s*(?=\(|\)|$)")
 """An outcome the query names twice, short and long ("EAR (early response)", "early response (EAR)")."""
-_GRADES = terms("mild moderate severe", folded=True)
-"""Grades of one outcome: a unit that names other grades than the one asked reports another outcome."""
+_GRADES = terms(" ".join(lexicon.word_list("direction", "GRADES")), folded=True)
+"""Grades of one outcome: a unit that names other grades than the one asked reports another outcome
+(``lexicons/direction.toml``)."""
 _TIME_POINT = lexicon.pattern("direction", "TIME_POINT")
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "twelve": 12}

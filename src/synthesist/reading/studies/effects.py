@@ -12,6 +12,7 @@ import re
 from typing import Literal
 
 from ...study import RATIO_MEASURES, Effect, MeasureName
+from .. import lexicon
 
 _NUMBER = r"[-−]?\d+(?:[.·]\d+)?"
 _VALUE = r"[-−]?[£$€]?\d+(?:[.·]\d+)?"
@@ -32,10 +33,10 @@ _AFTER_MEASURE = re.compile(rf"^(?P<gap>[^\d\-−.;<>≤≥]{{0,40}}?)(?P<value>
 _LABELLED = re.compile(r"(?:\b(?:SDs?|SEM?|[pP])\s*[=:]?|±)\s*$")
 """What makes a number before a CI no estimate: a p value's or a spread's label ("SE = 0.12, 95%CI")."""
 _ESTIMATE = re.compile(rf"(?<![\w.·/-])(?P<value>{_VALUE})")
-_DIFFERENCE = re.compile(r"\b(?:differences?|changes?|changed|beta|coefficients?|slopes?)\b|β", re.IGNORECASE)
+_DIFFERENCE = lexicon.pattern("effects", "DIFFERENCE")
 _RATIO = re.compile(r"\bratios?\b", re.IGNORECASE)
 """Words naming an estimate whose no-effect value is 0 when no measure is named (``other``); a bound at or below 0
-says the same, as a ratio's never is."""
+says the same, as a ratio's never is (the words of a difference: ``lexicons/effects.toml``)."""
 _UNIT = r"(?:\s?%|\s?(?!to\b)[A-Za-zµμ][\w/µμ]{0,6})?"
 """A unit printed after a bound ("−56.5 cm2 to −6.3 cm2", "0.2% to 16.7%")."""
 _RANGE = re.compile(rf"(?P<low>(?:[-−] )?{_NUMBER}){_UNIT}\s*(?:-|–|—|to|,|;)\s*(?P<high>{_NUMBER})", re.IGNORECASE)

@@ -37,35 +37,26 @@ NOT_READ = frozenset({"trial registration", "animal/in vitro"})
 """Designs whose findings a question on people does not weigh: a registry record (its posted results are the
 registry's), an animal or in-vitro study (a finding in mice never contradicts one in patients)."""
 
-_UNADJUSTED = re.compile(r"\b(?:before (?:matching|adjustment)|unadjusted|crude|univariat\w*|univariable|"
-                         r"minimally adjusted|age[- ](?:and sex[- ])?adjusted|adjusted (?:only )?for age and sex)\b",
-                         re.I)
-"""A result before (full) adjustment or matching, which the adjusted one supersedes."""
+_UNADJUSTED = lexicon.pattern("finding", "UNADJUSTED")
+"""A result before (full) adjustment or matching, which the adjusted one supersedes (``lexicons/finding.toml``)."""
 
-_VERSUS = re.compile(r"\b(?:versus|vs\.?|compared (?:with|to))\s+(?:those|patients|participants|subjects|people|women|"
-                     r"men)?\s*(?:who (?:had|received|underwent|were given)\s+)?(?P<other>[a-z][\w -]{2,40}?)"
-                     r"(?=\s*[,;.()]|\s+(?:in|at|for|among|was|were|and)\b|$)", re.I)
+_VERSUS = lexicon.pattern("finding", "VERSUS")
 _SUBGROUP = lexicon.pattern("finding", "SUBGROUP")
 """A change in one subgroup, post hoc, exploratory or in a secondary analysis is not the study's finding
 (``reading/lexicons/finding.toml``)."""
 
-_LESS = terms("delayed late later deferred conventional standard usual routine reduced low lower less minimal no "
-              "without placebo sham after")
+_LESS = terms(" ".join(lexicon.word_list("finding", "LESS")))
 """What makes an arm less of the exposure (its control), not another kind of it."""
-_DIAGNOSTIC = re.compile(r"\bc-statistic|\bAUC\b|\barea under\b|\bsensitivity\b|\bspecificity\b|\baccuracy\b",
-                         re.IGNORECASE)
+_DIAGNOSTIC = lexicon.pattern("finding", "DIAGNOSTIC")
 
-CONTROL = re.compile(r"\b(?:placebo|control|saline|vehicle|dummy|usual|routine|(?:standard|conventional|best "
-                     r"supportive) (?:\w+ )?(?:care|treatment|therapy|management|practice)|sham|no |none|without|"
-                     r"not receiv|did not|observation|untreated|waiting list|wait-list|nothing|neither|never|normal|"
-                     r"lowest|reference|baseline|non-?(?:users?|exposed|treated|smokers?|drinkers?|recipients?|"
-                     r"participants?)|unexposed)", re.IGNORECASE)
-"""A comparator that is the exposure's absence (or the care everyone gets), not another active treatment."""
+CONTROL = lexicon.pattern("finding", "CONTROL")
+"""A comparator that is the exposure's absence (or the care everyone gets), not another active treatment
+(``lexicons/finding.toml``)."""
 
-_ALONE = terms("alone only")
+_ALONE = terms(" ".join(lexicon.word_list("finding", "ALONE")))
 TRIALS = frozenset({"randomised trial", "non-randomised trial"})
 """The designs whose arms are the comparison they test."""
-IMPLIED_COMPARATOR = "placebo control controls sham untreated nonusers non-users unexposed"
+IMPLIED_COMPARATOR = " ".join(lexicon.word_list("finding", "IMPLIED_COMPARATOR"))
 """What an exposure is set against when neither the question nor the study names a comparator: the words of a
 control arm."""
 

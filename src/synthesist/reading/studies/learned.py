@@ -77,8 +77,8 @@ RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule
 (:data:`.direction.SIGNALS`), as inputs to the direction model."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*|\d+(?:\.\d+)?|[<>=≤≥%]")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_GENERIC = terms("group groups arm arms patient patients treatment treated subject subjects received receiving "
-                 "participant participants", folded=True)
+_GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC")), folded=True)
+"""Words every arm's name may have, which the tagger leaves untagged (``lexicons/arms.toml``)."""
 _TAGS = ("INTV", "COMP", "OUTC", "NUM")
 _CITED = lexicon.pattern("direction", "CITED")
 """A sentence reporting another study's finding (``lexicons/direction.toml``)."""

@@ -35,40 +35,35 @@ __all__ = ["BOTH_ARMS", "DOSE", "HOW_GIVEN", "LINK", "MEASURE_WORDS", "MODIFIERS
            "names_comparison", "outcome_names", "outcome_words", "part_core", "same_word",
            "spelled_out", "with_synonyms"]
 
-HOW_GIVEN = terms("supplementation supplements therapy treatment use intake administration consumption exposure "
-                  "regimen")
+HOW_GIVEN = terms(" ".join(lexicon.word_list("naming", "HOW_GIVEN")))
 """How an exposure is given, not what it is: a trial of "vitamin D supplementation" speaks of "the vitamin D
-group"."""
+group" (``lexicons/naming.toml``)."""
 
-MODIFIERS = terms("low high dose low-dose high-dose long short term long-term short-term early late daily weekly oral "
-                   "intravenous perioperative preoperative postoperative dietary current regular routine prophylactic "
-                   "adjuvant moderate heavy light postmenopausal premenopausal")
-"""Words that qualify an exposure but name none on their own ("low-dose" of "low-dose aspirin")."""
+MODIFIERS = terms(" ".join(lexicon.word_list("naming", "MODIFIERS")))
+"""Words that qualify an exposure but name none on their own ("low-dose" of "low-dose aspirin";
+``lexicons/naming.toml``)."""
 
-_HEADS = terms("acid acids therapy therapies replacement preparation intervention interventions training inhibitor "
-               "inhibitors agent agents drug drugs program programme management care fatty group groups")
-"""Head nouns many exposures share ("omega-3 fatty *acid*", "hormone *replacement* therapy"): a clause naming only
-these names no exposure."""
+_HEADS = terms(" ".join(lexicon.word_list("naming", "HEADS")))
+"""Head nouns many exposures share ("omega-3 fatty *acid*"): a clause naming only these names no exposure
+(``lexicons/naming.toml``)."""
 
-_OUTCOME_QUALIFIERS = terms("postoperative perioperative intraoperative preoperative preterm early late acute chronic "
-                            "incident severe recurrent in-hospital hospital")
-"""When or how badly, not what: "delirium" names postoperative delirium (a study of its kind speaks of its own)."""
-_KINDS = terms("term preterm early late acute chronic mild moderate severe fatal nonfatal non-fatal "
-               "early-onset late-onset postoperative preoperative")
-"""Words that make one kind of an outcome another ("term" and "preterm" preeclampsia)."""
-_OUTCOME_GENERIC = terms("major serious adverse event events disease diseases composite overall total any all-cause "
-                         "new onset clinical childhood adulthood adult maternal neonatal infant paediatric pediatric")
-"""Words of an outcome's name that trials vary freely ("major cardiovascular *events*", "cardiovascular *disease*"):
-an outcome is named by its other words."""
+_OUTCOME_QUALIFIERS = terms(" ".join(lexicon.word_list("naming", "OUTCOME_QUALIFIERS")))
+"""When or how badly, not what: "delirium" names postoperative delirium (``lexicons/naming.toml``)."""
+_KINDS = terms(" ".join(lexicon.word_list("naming", "KINDS")))
+"""Words that make one kind of an outcome another ("term" and "preterm" preeclampsia; ``lexicons/naming.toml``)."""
+_OUTCOME_GENERIC = terms(" ".join(lexicon.word_list("naming", "OUTCOME_GENERIC")))
+"""Words of an outcome's name that trials vary freely ("major cardiovascular *events*"): an outcome is named by its
+other words (``lexicons/naming.toml``)."""
 
-SYNONYMS = {"female": "women", "male": "men", "sex": "gender", "gender": "sex", "mortality": "death",
-             "death": "mortality", "deaths": "mortality", "salt": "sodium", "sodium": "salt"}
-"""One word for another that studies use of the same thing ("female sex": "in women"; "mortality": "death")."""
+SYNONYMS = {term: equivalent for term, (equivalent,) in lexicon.pairs("naming", "SYNONYMS").items()}
+"""One word for another that studies use of the same thing ("female sex": "in women"; "mortality": "death";
+``lexicons/naming.toml``)."""
 
-_FORMS = {**dict.fromkeys(terms("supplementation supplements supplement supplemented capsules tablets"), "given"),
-          **dict.fromkeys(terms("dietary diet food foods"), "eaten"),
-          **dict.fromkeys(terms("serum plasma level levels concentration concentrations status"), "measured")}
-"""Forms of one substance that are different exposures: given as a supplement, eaten in food, measured in blood."""
+_FORMS = {**dict.fromkeys(terms(" ".join(lexicon.word_list("naming", "FORMS_GIVEN"))), "given"),
+          **dict.fromkeys(terms(" ".join(lexicon.word_list("naming", "FORMS_EATEN"))), "eaten"),
+          **dict.fromkeys(terms(" ".join(lexicon.word_list("naming", "FORMS_MEASURED"))), "measured")}
+"""Forms of one substance that are different exposures: given as a supplement, eaten in food, measured in blood
+(``lexicons/naming.toml``)."""
 
 _MORPH = re.compile(r"osi$")
 """One condition, two word forms: "psychosis"/"psychotic", "thrombosis"/"thrombotic" (stems psychosi, psychot)."""
@@ -79,53 +74,50 @@ _BETWEEN_KINDS = re.compile(r"\bbetween (?:the )?[\w-]+(?: [\w-]+)? (?:and|or|vs
 _NEIGHBOURS = terms(" ".join(lexicon.word_list("naming", "NEIGHBOURS")))
 """Words beside an exposure that say how, when or in whom, never another kind of it
 (``reading/lexicons/naming.toml``)."""
-_KIND_OF = re.compile(r"^(?:high|low|higher|lower|early|late|delayed|standard|intensive|annual|biennial|short|long|"
-                      r"daily|weekly|single|double|once|twice|full|reduced|[\w]+-(?:titre|titer|dose|intensity))$")
-"""A word before the exposure that names a kind of it: two of them in one clause compare two kinds."""
+_KIND_OF = lexicon.pattern("naming", "KIND_OF")
+"""A word before the exposure that names a kind of it: two of them in one clause compare two kinds
+(``lexicons/naming.toml``)."""
 _COMBINATION = re.compile(r"\s+(?:\w+\s+)?(?:combined with|plus|in combination with|together with|\+)\s", re.I)
 
 _QUALIFIER = re.compile(r"\s+(?:after|in|during|among|following|targeting|before|at|within|on|for)\s.*$", re.I)
 """Where a part's qualifier starts: "epidural analgesia *in labour*", "mortality *after* non-cardiac surgery"."""
 
-_DIRECTED = re.compile(r"^(?:(?:higher|lower|increased|reduced|decreased|greater|better|worse|improved|poorer|more|"
-                       r"less|fewer|elevated|an?|the)\s+)+", re.I)
-"""An outcome's direction, which the question asks and a study answers: "*higher* mortality" measures mortality."""
+_DIRECTED = lexicon.pattern("naming", "DIRECTED")
+"""An outcome's direction, which the question asks and a study answers: "*higher* mortality" measures mortality
+(``lexicons/naming.toml``)."""
 
-PEOPLE = terms("patients patient people persons adults children women men subjects participants individuals those "
-               "group groups")
-"""Words for people or their groups: a part naming only these names nothing studied."""
+PEOPLE = terms(" ".join(lexicon.word_list("naming", "PEOPLE")))
+"""Words for people or their groups: a part naming only these names nothing studied (``lexicons/naming.toml``)."""
 DOSE = re.compile(r"(?<![\d,.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(?:mg|g|µg|mcg|ug|iu|IU|mg/kg|mmol|ml|mL|"
                   r"units?)\b(?:/(?:d|day|kg))?")
 """A dose as printed ("800 IU", "500,000 IU", "40 mg/day")."""
 
-MEASURE_WORDS = terms("risk odds rate rates incidence frequency level levels outcome outcomes prevalence chance "
-                      "likelihood probability proportion number score scores value values difference differences")
+MEASURE_WORDS = terms(" ".join(lexicon.word_list("naming", "MEASURE_WORDS")))
 """Words that say how an outcome is counted, not what it is: a quote naming only "risk" of the outcome "risk of
-pre-eclampsia" is about some other risk."""
+pre-eclampsia" is about some other risk (``lexicons/naming.toml``)."""
 
 _CLAUSES = re.compile(r";|•|(?<!\bvs)(?-i:\.\s+(?=[A-Z]))|,?\s+(?:however|whereas|while|but)\b", re.IGNORECASE)
 """Where a quote's clauses part: "case number was not associated with survival; however, tumour stage was" holds
 a null on case number and a finding on tumour stage, never a null on tumour stage."""
 
-LINK = re.compile(r"\b(?:associated|correlated|related|linked)(?: \w+ly)? (?:with|to)\b", re.IGNORECASE)
-"""An association in words: it names no side ("obesity is associated with asthma symptom persistence")."""
+LINK = lexicon.pattern("naming", "LINK")
+"""An association in words: it names no side ("obesity is associated with asthma symptom persistence";
+``lexicons/naming.toml``)."""
 
-_FACTORS = re.compile(r"\b(?:predictors?|(?:risk|prognostic|independent) factors?) (?:of|for)\b|\bfactors? for\b",
-                      re.IGNORECASE)
+_FACTORS = lexicon.pattern("naming", "FACTORS")
 """Where a list of factors meets what they predict: "age and symptom severity were predictors of coping" is no
-finding of symptom severity on age ("predictors of survival were age and stage" still names age's finding)."""
+finding of symptom severity on age (``lexicons/naming.toml``)."""
 
-_ADJUSTED = re.compile(r"\b(?:(?:adjust\w*|controll\w*|stratif\w*|match\w*|account\w*|correct\w*) (?:for|by|on)|"
-                       r"regardless of|irrespective of|independent(?:ly)? of) [^.;()]*", re.IGNORECASE)
+_ADJUSTED = lexicon.pattern("naming", "ADJUSTED")
 """A factor named only as a covariate ("after adjustment for age, smoking and education") is not what the quote
-reports on."""
+reports on (``lexicons/naming.toml``)."""
 
-TRIAL_ARMS = ("intervention group", "treatment group", "treated group", "active group", "supplemented group",
-               "experimental group", "exposed group", "intervention arm", "treatment arm", "active treatment")
-"""How a trial names its intervention arm without naming the intervention."""
+TRIAL_ARMS = lexicon.phrases("naming", "TRIAL_ARMS")
+"""How a trial names its intervention arm without naming the intervention (``lexicons/naming.toml``)."""
 
-BOTH_ARMS = ("groups", "arms")
-"""How a trial whose arms were read names its comparison ("did not differ between the groups")."""
+BOTH_ARMS = lexicon.phrases("naming", "BOTH_ARMS")
+"""How a trial whose arms were read names its comparison ("did not differ between the groups";
+``lexicons/naming.toml``)."""
 
 _LETTER_NUMBER = re.compile(r"^([a-z])\d+$")
 
