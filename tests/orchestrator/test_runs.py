@@ -499,9 +499,18 @@ async def test_when_every_network_source_is_unreachable_the_report_says_so_and_h
     assert result.stop_reason == "no_evidence" and result.partial
     assert "every network source was unreachable" in result.report.partial_reason
     assert "--sources library --library PATH" in result.report.partial_reason
+    # no verdict, and the answer says why in words true of a run that ran its rounds: it could not search, not stopped
+    assert result.report.answer.verdict is None
+    assert result.report.answer.statement.startswith(
+        "No verdict: not every source could be searched (every source failed: pubmed (unreachable")
+    assert "stopped" not in result.report.answer.statement
     with_library = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
                                       settings=settings, seams=Seams(shared=shared))
     assert "every network source was unreachable" in (with_library.report.partial_reason or "")
+    answer = with_library.report.answer
+    assert answer.verdict == "yes" and answer.statement.endswith(  # the library answers; the note says from what
+        "This answer rests only on the sources the run could search (every network source was unreachable from here "
+        "(no network?): for an offline run, research your own library with --sources library --library PATH).")
 
 
 async def test_embedding_a_new_library_is_reported_as_progress_after_the_start(shared, library, tmp_path) -> None:

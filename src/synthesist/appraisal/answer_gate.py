@@ -240,16 +240,24 @@ def _noted(answer: Answer, notes: list[str]) -> Answer:
     return answer.model_copy(update={"gate": "; ".join(filter(None, (answer.gate, *notes)))})
 
 
-def unfinished(answer: Answer, why: str) -> Answer:
-    """The answer of a run that stopped before it finished reading (cancelled, timed out, over its budget, an
-    internal error, a source it could not read): an *insufficient* verdict would be a claim about evidence the run
-    never read, so it gives no verdict and says why; any other answer stands on what was read, and says so."""
+def unfinished(answer: Answer, why: str, *, stopped: bool = True) -> Answer:
+    """The answer of a run that did not read everything it was asked to: it stopped before it finished (``stopped``:
+    cancelled, timed out, over its budget, an internal error) or ran its rounds with a source it could not search
+    (unreachable, failing, a library it could not read). An *insufficient* verdict would be a claim about evidence
+    the run never read, so it gives no verdict and says why; any other answer stands on what was read, and says so."""
+    why = why.rstrip(".")
     if answer.verdict != "insufficient":
         if answer.verdict is None:
             return answer
-        note = f"This answer rests only on what the run read before it stopped ({why.rstrip('.')})."
+        note = (f"This answer rests only on what the run read before it stopped ({why})." if stopped else
+                f"This answer rests only on the sources the run could search ({why}).")
         return answer.model_copy(update={"statement": f"{answer.statement.rstrip()} {note}".strip()})
-    statement = (f"No verdict: the run stopped before it finished ({why.rstrip('.')}), and nothing it read so far "
-                 "answers the question.")
-    return _noted(answer.model_copy(update={"verdict": None, "statement": statement}),
-                  ["no verdict: the run stopped before it finished reading"])
+    if stopped:
+        statement = (f"No verdict: the run stopped before it finished ({why}), and nothing it read so far answers the "
+                     "question.")
+        gate = "no verdict: the run stopped before it finished reading"
+    else:
+        statement = (f"No verdict: not every source could be searched ({why}), and nothing the run read from the "
+                     "others answers the question.")
+        gate = "no verdict: a source could not be searched"
+    return _noted(answer.model_copy(update={"verdict": None, "statement": statement}), [gate])

@@ -212,6 +212,7 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
             reason = "error"
     # The decision is kept before the report is written: a run killed while writing it resumes into the report.
     ctx.manager.steps.checkpoint(memory, decided=(reason, why))
+    stopped = reason in UNFINISHED_STOPS  # before the rounds finished, not for want of a source
     outage = _every_source_failed(ctx)
     if outage:  # the failures are the reason, not "no evidence"
         why = outage if reason == "no_evidence" else f"{why}; {outage}"
@@ -232,7 +233,9 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
         yield event
     report, engine = writing.outcome
     if report.answer is not None and (reason in UNFINISHED_STOPS or ctx.unreadable or offline or outage):
-        report = report.model_copy(update={"answer": unfinished(report.answer, why)})
+        unsearched = "; ".join(filter(None, (outage, offline, ctx.unreadable and _lost(ctx))))
+        report = report.model_copy(update={"answer": unfinished(report.answer, why if stopped else unsearched,
+                                                                stopped=stopped)})
     engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
@@ -249,12 +252,16 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
 def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[StopReason, str]:
     """A source that could not be read is not a source that had nothing: the report says so, and a run left with
     no readable source stops with ``error``, never ``sufficient``/``insufficient``."""
-    fix = repair_command(ctx.settings.store_home.expanduser().resolve())
-    lost = "; ".join(f"the {name} could not be read ({detail}): run `{fix}`"
-                     for name, detail in ctx.unreadable.items())
+    lost = _lost(ctx)
     if set(ctx.options.sources) <= set(ctx.unreadable):
         return "error", lost
     return reason, f"{why}; {lost}"
+
+
+def _lost(ctx: RunContext) -> str:
+    """What could not be read and how to repair it: ``the library could not be read (…): run `…```."""
+    fix = repair_command(ctx.settings.store_home.expanduser().resolve())
+    return "; ".join(f"the {name} could not be read ({detail}): run `{fix}`" for name, detail in ctx.unreadable.items())
 
 
 def _every_source_failed(ctx: RunContext) -> str | None:
