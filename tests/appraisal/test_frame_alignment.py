@@ -135,6 +135,32 @@ def test_what_is_missing_is_said_in_words_never_with_a_score() -> None:
                     "them together closely enough to answer the question.")
 
 
+def test_what_is_missing_says_whether_the_items_on_the_exposure_study_the_population() -> None:
+    """"1 address etanercept (children with new-onset type 1 diabetes)" was said of an etanercept trial in psoriasis:
+    the population is named only for the items that study it, and the verb agrees with the count."""
+    from synthesist.appraisal.gate import missing_statement
+    from synthesist.models import Alignment, PartMatch
+
+    frame = frame_of("Does etanercept preserve beta-cell function in children with new-onset type 1 diabetes?")
+    assert frame.exposure == "etanercept" and frame.population
+
+    def item(number: int, *, in_population: bool) -> Alignment:
+        return Alignment(evidence_id=f"pmid:{number}", label="related", relevance=0.3, parts=(
+            PartMatch(part="exposure", term="etanercept", addressed=True),
+            PartMatch(part="outcome", term=frame.outcomes[0], addressed=False),
+            PartMatch(part="population", term=frame.population, addressed=in_population)))
+
+    opening = f"No collected item reports {frame.outcomes[0]} for etanercept; "
+    assert missing_statement(frame, [item(1, in_population=False)], {}) == (
+        f"{opening}1 addresses etanercept, not in {frame.population}.")
+    assert missing_statement(frame, [item(1, in_population=True)], {}) == (
+        f"{opening}1 addresses etanercept in {frame.population}.")
+    assert missing_statement(frame, [item(1, in_population=False), item(2, in_population=False)], {}) == (
+        f"{opening}2 address etanercept, none of them in {frame.population}.")
+    assert missing_statement(frame, [item(1, in_population=True), item(2, in_population=False)], {}) == (
+        f"{opening}2 address etanercept, 1 of them in {frame.population}.")
+
+
 def test_an_item_on_another_kind_of_the_exposure_never_answers_by_closeness() -> None:
     """An item that addresses the outcome alone answers when it is close enough to the whole question; one that
     names another kind of the exposure in its place ("vitamin C" for vitamin D) studies something else, and says

@@ -38,19 +38,35 @@ def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], ite
     if frame.exposure and not exposure_items:
         opening = f"No collected item studies {frame.exposure}"
         if outcome and addressed["outcome"]:
-            opening += f"; {len(addressed['outcome'])} address {outcome}"
+            found = len(addressed["outcome"])
+            opening += f"; {found} {verb(found, 'addresses', 'address')} {outcome}"
             return opening + _topics(addressed["outcome"], items, frame) + "."
         return opening + "."
     if outcome and not both:
-        where = f" ({frame.population})" if frame.population else ""
-        opening = (f"No collected item reports {outcome} for {frame.exposure}; {len(exposure_items)} address "
-                   f"{frame.exposure}{where}") if frame.exposure else f"No collected item reports {outcome}"
+        found = len(exposure_items)
+        opening = (f"No collected item reports {outcome} for {frame.exposure}; {found} "
+                   f"{verb(found, 'addresses', 'address')} {frame.exposure}"
+                   f"{_in_population(frame, exposure_items, addressed['population'])}"
+                   ) if frame.exposure else f"No collected item reports {outcome}"
         return opening + _topics(exposure_items, items, frame) + "."
     if both:
         return (f"{counted(len(both), 'collected item')} {verb(len(both), 'mentions', 'mention')} both "
                 f"{frame.exposure} and {outcome}, but none is about "
                 "them together closely enough to answer the question.")
     return "No collected item addresses the question's parts together."
+
+
+def _in_population(frame: QuestionFrame, aligned: Sequence[Alignment], in_population: Sequence[Alignment]) -> str:
+    """Whether the items that address the exposure study the question's population: " in adults", ", none of them in
+    adults", ", 2 of them in adults" (an item on etanercept in psoriasis is not one in children with diabetes)."""
+    if not frame.population:
+        return ""
+    among = sum(a in in_population for a in aligned)
+    if among == len(aligned):
+        return f" in {frame.population}"
+    if len(aligned) == 1:
+        return f", not in {frame.population}"
+    return f", {among or 'none'} of them in {frame.population}"
 
 
 def _topics(aligned: Sequence[Alignment], items: Mapping[str, Evidence], frame: QuestionFrame) -> str:
