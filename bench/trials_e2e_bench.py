@@ -1,7 +1,7 @@
 """End to end on Evidence Inference trials: each clinician prompt asked as a question over the folder of its split's
 trials, scored on the verdict a researcher reads and on the evidence table under it.
 
-    python bench/trials_e2e_bench.py [--split validation|train] [--every N] [--out FILE.jsonl]
+    python bench/trials_e2e_bench.py [--split validation|train|fulltext] [--every N] [--out FILE.jsonl]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
 OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synthesist research --library FOLDER
@@ -18,7 +18,13 @@ OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synt
 - **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's (a
   trial that never tested it, unless it tests the same arms; listed for reading with ``--foreign``).
 
-``validation`` is the estimate: no model was fitted on it and its errors are not read here (``--foreign`` and
+``fulltext`` asks the prompts of ``corpus/rct_fulltext`` (40 trials that are not in Evidence Inference's splits,
+154 prompts without labels) over the folder of those 40 trials, scored against labels given by hand from each
+article's text (``tests/data/fulltext_verdicts.jsonl``, 2026-12-04; a prompt whose article reports no clear
+between-group result is labelled null and not asked). No model was fitted or tuned on these trials; 30 of them are
+the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
+
+``validation`` was the estimate: no model was fitted on it and its errors are not read here (``--foreign`` and
 ``--out`` show what went wrong; use them on ``train``, where the chain's errors — which passage answers, how a
 direction becomes a verdict — are read without spending the held-out set). Nothing leaves this machine.
 """
@@ -27,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import csv
 import json
+import shutil
 import tarfile
 import tempfile
 import time
@@ -42,8 +50,26 @@ from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
 from synthesist.memory import open_chroma
+from synthesist.study import DirectionQuery
 
 VERDICT = {"increased": "yes", "decreased": "yes", "no_difference": "no"}
+FULLTEXT = "corpus/rct_fulltext"
+FULLTEXT_LABELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "fulltext_verdicts.jsonl"
+"""Hand labels of the ``corpus/rct_fulltext`` prompts: prompt, pmcid, label (a direction or null), the evidence
+sentence verbatim and a note."""
+
+
+def fulltext_prompts(folder: Path) -> list[Prompt]:
+    """The ``corpus/rct_fulltext`` prompts labelled by hand with a direction (a null label is not asked)."""
+    labels = {row["prompt"]: row for row in map(json.loads, FULLTEXT_LABELS.read_text(encoding="utf-8").splitlines())}
+    found = []
+    for row in csv.DictReader((folder / "prompts.csv").open(encoding="utf-8")):
+        label = labels.get(row["PromptID"], {}).get("label")
+        if label in VERDICT:
+            query = DirectionQuery(intervention=row["Intervention"], comparator=row["Comparator"] or "control",
+                                   outcome=row["Outcome"])
+            found.append(Prompt(row["PromptID"], row["PMCID"], query, label, ()))
+    return found
 
 
 def question(prompt: Prompt, index: int) -> str:
@@ -66,16 +92,31 @@ def unpack(folder: Path, pmcids: set[str], into: Path) -> int:
     return count
 
 
+def copy_articles(articles: Path, pmcids: set[str] | None, into: Path) -> int:
+    """The folder's articles (those of ``pmcids``, or all) copied into ``into``; how many."""
+    count = 0
+    for path in sorted(articles.glob("*.nxml")):
+        if pmcids is None or path.stem.removeprefix("PMC") in pmcids:
+            shutil.copyfile(path, into / path.name)
+            count += 1
+    return count
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("validation", "train"), default="validation")
+    parser.add_argument("--split", choices=("validation", "train", "fulltext"), default="validation")
     parser.add_argument("--every", type=int, default=1, help="every N-th prompt (default: all)")
     parser.add_argument("--trials", type=int, default=0, help="only the first N trials of the split (0: all)")
     parser.add_argument("--out", type=Path, help="write one JSON line per run here")
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     args = parser.parse_args()
-    folder = require(f"{DATA}/prompts.csv") / DATA
-    asked = prompts(folder, args.split)
+    if args.split == "fulltext":
+        folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
+        every = fulltext_prompts(folder)
+    else:
+        folder = require(f"{DATA}/prompts.csv") / DATA
+        every = prompts(folder, args.split)
+    asked = every
     if args.trials:
         keep = sorted({p.pmcid for p in asked})[:args.trials]
         asked = [p for p in asked if p.pmcid in keep]
@@ -85,8 +126,11 @@ async def main() -> None:
     foreign: list[str] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as data, tempfile.TemporaryDirectory() as library:
-        trials = unpack(folder, {p.pmcid for p in prompts(folder, args.split)
-                                 if not args.trials or p.pmcid in {a.pmcid for a in asked}}, Path(library))
+        wanted = {p.pmcid for p in every if not args.trials or p.pmcid in {a.pmcid for a in asked}}
+        if args.split == "fulltext":  # the folder holds every one of its trials, labelled or not
+            trials = copy_articles(folder / "articles", wanted if args.trials else None, Path(library))
+        else:
+            trials = unpack(folder, wanted, Path(library))
         settings = load_settings(data_dir=Path(data), memory={"chroma_mode": "ephemeral"}, run={"max_rounds": 1})
         seams = Seams(shared=Shared(client=open_chroma(settings), embedder=embedder_for(settings)))
         out = args.out.open("w", encoding="utf-8") if args.out else None
