@@ -44,6 +44,9 @@ class Unit:
     paragraph: int = -1
     """Which paragraph of its item the unit is in (consecutive sentences with the same number are one paragraph's;
     -1 where it is not known)."""
+    sentence_role: str = ""
+    """An abstract sentence's own role (:mod:`~synthesist.reading.roles`: background, objective, methods, results,
+    conclusions), which :attr:`role` folds; ``""`` for the body's units."""
 
 
 def units(evidence: Evidence) -> Iterator[Unit]:
@@ -56,7 +59,7 @@ def units(evidence: Evidence) -> Iterator[Unit]:
             paragraph += sentence.section != section  # an abstract's parts are its paragraphs
             section = sentence.section
             yield Unit(sentence.text, f"Abstract › {sentence.section.title()}" if sentence.section else "Abstract",
-                       UNIT_ROLES[role], "paragraph", paragraph=paragraph)
+                       UNIT_ROLES[role], "paragraph", paragraph=paragraph, sentence_role=role)
         return
     abstract = _abstract_units(evidence.passages)
     for index, passage in enumerate(evidence.passages):
@@ -88,7 +91,7 @@ def _abstract_units(passages: Sequence[Passage]) -> dict[int, list[Unit]]:
     found: dict[int, list[Unit]] = {}
     for (index, sentence), role in zip(sentences, roles, strict=True):
         found.setdefault(index, []).append(Unit(sentence.text, passages[index].section, UNIT_ROLES[role],
-                                                "paragraph", paragraph=index))
+                                                "paragraph", paragraph=index, sentence_role=role))
     return found
 
 
