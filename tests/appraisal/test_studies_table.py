@@ -127,6 +127,15 @@ def test_markdown_cells_never_break_the_table():
     assert "a \\| b c" in line and "\n" not in line
 
 
+def test_a_study_with_no_result_read_says_so_in_its_outcome_cell():
+    record = StudyRecord(evidence_id="pmid:1", design="randomised trial")
+    rows = evidence_rows([record], {})
+    line = markdown_table(rows)[2]
+
+    assert line == "| pmid:1 | randomised trial |  |  | no result read |  |  |"
+    assert table_rows(rows)[0]["outcome"] == "no result read"
+
+
 @pytest.mark.parametrize(("effect", "table", "cli"), [
     (Effect(measure="HR", value="0.62", ci_low="0.45", ci_high="0.86", p="P = 0.004"),
      "HR 0.62 (0.45 to 0.86); P = 0.004", "HR 0.62 (95% CI 0.45 to 0.86); P = 0.004"),

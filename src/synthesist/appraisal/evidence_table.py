@@ -2,7 +2,8 @@
 
 Rows come from the report's verified study records: a study's finding on the question's own comparison first, then
 up to :data:`OUTCOMES_PER_STUDY` results it states on its own, or one row with its design and size when it states
-none; every number in a row is the verbatim text of its quote (docs/architecture/study-record.md, "The evidence table").
+none (its outcome cell :data:`NO_RESULT`); every number in a row is the verbatim text of its quote
+(docs/architecture/study-record.md, "The evidence table").
 The records are read here too (:func:`with_studies`), by rule or for up to :data:`MODEL_RECORDS` full texts by the
 model; a record read ahead is kept, not read again."""
 
@@ -37,6 +38,9 @@ COLUMNS = {"study": "Study", "design": "Design", "n": "N", "comparison": "Compar
 """The table's columns: the key of each cell and its heading."""
 _DIRECTION_WORDS = {"increased": "increased", "decreased": "decreased", "no_difference": "no significant difference",
                     "not_reported": "not reported"}
+NO_RESULT = "no result read"
+"""The outcome cell of a study's one row when the reader read no result from it (its design and size only): said, not
+left blank, so a blank is never taken for a cell the table forgot."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ class EvidenceRow:
         on the page (report.md adds the reference number and the link to the study's name)."""
         outcome = self.outcome
         return {"study": self.study, "design": self.record.design, "n": self.size, "comparison": self.comparison,
-                "outcome": outcome.outcome if outcome else "",
+                "outcome": outcome.outcome if outcome else NO_RESULT,
                 "effect": outcome.effect.shown() if outcome and outcome.effect else "",
                 "direction": "; ".join(filter(None, (_direction_words(outcome), outcome.check))) if outcome else ""}
 
