@@ -266,7 +266,7 @@ class EventPrinter:
         answer = report.answer
         bottom = (f"Answer: {answer.verdict or 'open question'} (evidence {answer.strength.replace('_', ' ')}: "
                   f"{answer.strength_reason}) — {answer.statement}\n" if answer is not None else "")
-        return (f"{report.title}\n{bottom}run {result.run_id}: {result.stop_reason} after "
+        return (f"{report.title}\n{bottom}run {result.run_id}: {result.how_it_stopped} after "
                 f"{counted(result.rounds, 'round')}, "
                 f"{len(result.evidence)} evidence items, {len(report.references)} cited; report {state}\n"
                 f"report.md, report.json, references.bib, events.jsonl written to {where}")

@@ -139,7 +139,7 @@ def _(event: Complete) -> str:
         return f"run {event.run_id} had already finished ({result.stop_reason}); nothing was run again"
     report = result.report
     answer = f"answer {report.answer.verdict or 'open'} ({report.answer.strength}); " if report.answer else ""
-    return f"{result.stop_reason}: {answer}{len(result.evidence)} items, {len(report.references)} cited"
+    return f"{result.how_it_stopped}: {answer}{len(result.evidence)} items, {len(report.references)} cited"
 
 
 @event_text.register

@@ -769,6 +769,17 @@ class ResearchResult(Frozen):
         """No source of the run could be searched: the run holds nothing that was checked."""
         return every_source_failed(self.sources, self.failed_sources)
 
+    @property
+    def how_it_stopped(self) -> str:
+        """The stop reason as a face prints it: ``insufficient``, or ``insufficient over the sources it could search
+        (pubmed, trials failed)`` where some source failed and gave nothing, so "insufficient" is never read as a
+        verdict on evidence the run could not search (the Answer says the same: ``answer_gate.unfinished``)."""
+        failed = self.failed_sources
+        if not failed or self.every_source_failed:
+            return self.stop_reason
+        names = ", ".join(failure.source for failure in failed)
+        return f"{self.stop_reason} over the sources it could search ({names} failed)"
+
 
 def failed_sources(sources: Sequence[str], errors: Iterable[SourceFailure],
                    evidence: Iterable[Evidence]) -> tuple[SourceFailure, ...]:

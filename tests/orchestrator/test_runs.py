@@ -504,6 +504,7 @@ async def test_when_every_network_source_is_unreachable_the_report_says_so_and_h
     assert result.report.answer.statement.startswith(
         "No verdict: not every source could be searched (every source failed: pubmed (unreachable")
     assert "stopped" not in result.report.answer.statement
+    assert result.how_it_stopped == "no_evidence"  # nothing was searched: the stop reason says it all
     with_library = await api.research(QUESTION, sources="pubmed,library", libraries=[library], model="extractive",
                                       settings=settings, seams=Seams(shared=shared))
     assert "every network source was unreachable" in (with_library.report.partial_reason or "")
@@ -511,6 +512,8 @@ async def test_when_every_network_source_is_unreachable_the_report_says_so_and_h
     assert answer.verdict == "yes" and answer.statement.endswith(  # the library answers; the note says from what
         "This answer rests only on the sources the run could search (every network source was unreachable from here "
         "(no network?): for an offline run, research your own library with --sources library --library PATH).")
+    # what the CLI's last line and the complete event print: never a bare stop reason for what it could not search
+    assert with_library.how_it_stopped.endswith(" over the sources it could search (pubmed failed)")
 
 
 async def test_embedding_a_new_library_is_reported_as_progress_after_the_start(shared, library, tmp_path) -> None:
