@@ -119,11 +119,13 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
 
 def _trimmed(part: Part | None) -> str:
     """A tagged part's words without the function words and punctuation at either end ("the risk of falls," →
-    "risk of falls")."""
+    "risk of falls"); a last word in capitals is a name's letter, never the article or pronoun it spells ("vitamin
+    A", "hepatitis A", "drug A", "type I")."""
     words = part.text.split() if part is not None else []
     while words and (words[0].lower().strip(",.;:'\"()") or "the") in STOP_WORDS - NEGATIONS:
         words.pop(0)
-    while words and (words[-1].lower().strip(",.;:'\"()") or "the") in STOP_WORDS:
+    while words and (words[-1].lower().strip(",.;:'\"()") or "the") in STOP_WORDS and not (
+            len(words) > 1 and words[-1].strip(",.;:'\"()").isupper()):
         words.pop()
     return " ".join(words).strip(",.;:")
 
@@ -366,8 +368,10 @@ def _phrase(text: str) -> str:
 
 def _ends_name(tokens: list[str]) -> bool:
     """Whether the last of ``tokens`` is a noun that ends the name before it (:data:`NAME_ENDS`: "emergence
-    time", "antibiotic use"), not a word of the question's phrasing."""
-    return (len(tokens) > 1 and tokens[-1].lower().strip(".,;:'\"()") in NAME_ENDS
+    time", "antibiotic use"), or a name's letter in capitals ("vitamin A", "drug A", "type I": never the article or
+    pronoun it spells), not a word of the question's phrasing."""
+    last = tokens[-1].strip(".,;:'\"()")
+    return (len(tokens) > 1 and (last.lower() in NAME_ENDS or last.isupper())
             and not _dropped(tokens[-2]) and tokens[-2].lower().strip(".,;:'\"()") not in STOP_WORDS)
 
 
