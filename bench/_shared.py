@@ -17,6 +17,19 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
 
 
+FULLTEXT_ARTICLES = "corpus/rct_fulltext/articles"
+
+
+def held_out_trials() -> frozenset[str]:
+    """The PMCIDs, digits only, of ``corpus/rct_fulltext``'s 40 trials: the end-to-end estimate's
+    (``trials_e2e_bench.py --split fulltext``) and the golden study records'. Evidence Inference holds 9 of them among
+    its train trials (23 of their 154 prompts word for word, labelled) and 21 among its unlabelled ones (98 prompts):
+    every trainer leaves them out (since 2026-12-04; before, the study reader, the question tagger, the outcome-name
+    model and the sentence roles were fitted on them)."""
+    folder = require(FULLTEXT_ARTICLES) / FULLTEXT_ARTICLES
+    return frozenset(path.stem.removeprefix("PMC") for path in folder.glob("*.nxml"))
+
+
 def require(*relative: str) -> Path:
     """:data:`SHARED`, after checking each ``relative`` path is in it; a clear exit (status 2) when one is not."""
     missing = [name for name in relative if not (SHARED / name).exists()]

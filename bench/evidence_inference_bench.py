@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import tarfile
 import time
@@ -81,10 +82,45 @@ def prompts(folder: Path, split: str) -> list[Prompt]:
     return found
 
 
-def articles(folder: Path, pmcids: set[str]) -> dict:
+HAND = Path(__file__).resolve().parent / "data" / "reader_labels.jsonl"
+"""Prompts of the unlabelled Evidence Inference trials labelled by hand (``data/reader_labels.md``): more training
+rows for the study reader, never an evaluation set."""
+UNLABELLED = "unlabelled/articles_unlabelled.tar.gz"
+AGREEMENT = HAND.with_name("reader_labels_agreement.jsonl")
+"""Clinician-labelled train prompts labelled again by hand, blind, by the same rules: how far :data:`HAND` agrees with
+the clinicians (:func:`agreement`)."""
+
+
+def hand_prompts(path: Path = HAND) -> list[Prompt]:
+    """The hand-labelled prompts of :data:`HAND` that have a direction (a null label is not asked), each with its one
+    evidence passage; PMCIDs without their ``PMC`` prefix, as :func:`prompts` gives them."""
+    found = []
+    for row in map(json.loads, path.read_text(encoding="utf-8").splitlines()):
+        if row["label"] in DIRECTIONS:
+            query = DirectionQuery(intervention=row["intervention"], comparator=row["comparator"] or "control",
+                                   outcome=row["outcome"])
+            found.append(Prompt(f"hand-{row['prompt']}", row["pmcid"].removeprefix("PMC"), query, row["label"],
+                                (" ".join(row["evidence"].split()),)))
+    return found
+
+
+def agreement(train: list[Prompt], path: Path = AGREEMENT) -> str:
+    """How often the hand labels of :data:`AGREEMENT` give the clinicians' majority label (and verdict: a difference
+    or not), over the prompts both label with a direction."""
+    gold = {p.prompt_id: p.label for p in train}
+    rows = map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    pairs = [(gold[row["prompt"]], row["label"]) for row in rows
+             if row["prompt"] in gold and row["label"] in DIRECTIONS]
+    same = sum(g == h for g, h in pairs)
+    verdicts = sum((g == "no_difference") == (h == "no_difference") for g, h in pairs)
+    return (f"the hand labels against the clinicians' on {len(pairs)} train prompts both label: the direction "
+            f"{same / len(pairs):.3f} ({same}), a difference or not {verdicts / len(pairs):.3f} ({verdicts})")
+
+
+def articles(folder: Path, pmcids: set[str], archive_name: str = "articles.tar.gz") -> dict:
     """The articles of ``pmcids`` parsed as a library's full texts, read straight from the archive."""
     parsed = {}
-    with tarfile.open(folder / "articles.tar.gz") as archive:
+    with tarfile.open(folder / archive_name) as archive:
         for member in archive:
             pmcid = Path(member.name).stem.removeprefix("PMC")
             if member.isfile() and pmcid in pmcids:

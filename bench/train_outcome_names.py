@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, fit_arguments, require, rounded, write_fitted
+from _shared import REPO, fit_arguments, held_out_trials, require, rounded, write_fitted
 from fitting import fit_softmax
 
 from synthesist.errors import ParseError
@@ -61,8 +61,11 @@ KEEP = 0.9
 def prompt_names(folder: Path, split: dict[str, str]) -> dict[str, dict[str, set[str]]]:
     """The clinicians' outcome and treatment names, by split (``train`` also holds the unlabelled trials')."""
     found = {part: {"outcome": set(), "treatment": set()} for part in ("train", "validation")}
+    never = held_out_trials()
     for path, labelled in ((folder / "prompts.csv", True), (folder / "unlabelled" / "prompts_unlabelled.csv", False)):
         for row in csv.DictReader(path.open(encoding="utf-8")):
+            if row["PMCID"] in never:
+                continue
             part = "validation" if labelled and split.get(row["PMCID"]) == "validation" else "train"
             found[part]["outcome"].add(row["Outcome"].strip())
             found[part]["treatment"].update({row["Intervention"].strip(), row["Comparator"].strip()})
@@ -80,11 +83,12 @@ def sentence_starts(folder: Path, split: dict[str, str]) -> dict[str, list[str]]
     """Per split, the first one to :data:`LONGEST` words of each results or abstract sentence with a statistic."""
     generator = random.Random(SEED)
     found: dict[str, list[str]] = {"train": [], "validation": []}
+    never = held_out_trials()
     with tarfile.open(folder / "articles.tar.gz") as archive:
         members = sorted((m for m in archive if m.isfile() and m.name.endswith(".nxml")), key=lambda m: m.name)
         for member in members:
             part = split.get(Path(member.name).stem.removeprefix("PMC"))
-            if part not in found:
+            if part not in found or Path(member.name).stem.removeprefix("PMC") in never:
                 continue
             try:
                 evidence = article_evidence(parse_jats(archive.extractfile(member).read()), "library")

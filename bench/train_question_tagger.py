@@ -54,7 +54,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, fit_arguments, require, write_fitted
+from _shared import REPO, fit_arguments, held_out_trials, require, write_fitted
 from scipy import optimize, sparse
 
 from synthesist.reading.frame import frame_by_rule
@@ -188,25 +188,32 @@ def held_out(index: int) -> bool:
     return index % 4 == 3
 
 
-def load_prompts(shared: Path) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]], set[str]]:
-    """(intervention, comparator, outcome) of train and validation articles, and the validation PMCIDs."""
+def load_prompts(shared: Path) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]], set[str], set[int]]:
+    """(intervention, comparator, outcome) of train and validation articles, the validation PMCIDs, and which train
+    rows are the end-to-end estimate's trials' (``_shared.held_out_trials``): drawn for, so that every other row's
+    questions are drawn as before, and never trained on (:func:`questions`)."""
     root = shared / CORPUS
     with open(root / "split.csv", newline="") as handle:
         validation = {r["pmcid"] for r in csv.DictReader(handle) if r["split"] == "validation"}
-    train, held = [], []
+    train, held, unread = [], [], set()
+    never = held_out_trials()
     for path in (root / "prompts.csv", root / "unlabelled/prompts_unlabelled.csv"):
         with open(path, newline="", encoding="utf-8") as handle:
             for row in csv.DictReader(handle):
                 arms = tuple(" ".join(row[k].replace("\u2019", "'").split()).strip(" .;,")
                              for k in ("Intervention", "Comparator", "Outcome"))
                 if all(0 < len(re.sub(r"\([^()]*\)", "", a).split()) <= 12 and not STRAY.match(a) for a in arms):
+                    if row["PMCID"] in never and row["PMCID"] not in validation:
+                        unread.add(len(train))
                     (held if row["PMCID"] in validation else train).append(arms)
-    return train, held, validation
+    return train, held, validation, unread
 
 
-def title_populations(shared: Path, validation: set[str]) -> tuple[list[str], list[str]]:
-    """Population phrases from the titles of train (and unlabelled) and of validation articles."""
-    train, held = set(), set()
+def title_populations(shared: Path, validation: set[str]) -> tuple[list[str], list[str], set[str]]:
+    """Population phrases from the titles of train (and unlabelled) and of validation articles, and those that only
+    the end-to-end estimate's trials' titles give (drawn, never trained on: :func:`questions`)."""
+    train, held, theirs = set(), set(), set()
+    never = held_out_trials()
     for archive in (shared / CORPUS / "articles.tar.gz", shared / CORPUS / "unlabelled/articles_unlabelled.tar.gz"):
         with tarfile.open(archive) as tar:
             for member in tar:
@@ -215,11 +222,12 @@ def title_populations(shared: Path, validation: set[str]) -> tuple[list[str], li
                 text = tar.extractfile(member).read().decode("utf-8", "replace")
                 found = re.search(r"<article-title>(.*?)</article-title>", text, re.S)
                 pmcid = re.sub(r"\D", "", Path(member.name).stem)
+                mine = theirs if pmcid in never and pmcid not in validation else train
                 if found and (phrase := population_phrase(found.group(1))):
-                    (held if pmcid in validation else train).add(phrase)
+                    (held if pmcid in validation else mine).add(phrase)
                 if found and (phrase := population_phrase(found.group(1), SETTING_WORDS)):
-                    (held if pmcid in validation else train).add(phrase)
-    return sorted(train - held), sorted(held)
+                    (held if pmcid in validation else mine).add(phrase)
+    return sorted((train | theirs) - held), sorted(held), theirs - train - held
 
 
 SETTING_WORDS = ("after", "following", "during")
@@ -336,16 +344,23 @@ def tagged(text: str, parts: list[tuple[str, int, int]]) -> tuple[list[str], lis
     return [w.text for w in words], tags
 
 
-def questions(prompts, templates, populations, draw, per_prompt) -> list[tuple[list[str], list[str]]]:
+def questions(prompts, templates, populations, draw, per_prompt, unread: tuple[set[int], set[str]] = (set(), set())
+              ) -> list[tuple[list[str], list[str]]]:
+    """Each prompt phrased by ``per_prompt`` templates drawn (every template where None), each with a population
+    drawn; a question of a prompt or a population of ``unread`` (the end-to-end estimate's trials': indices of
+    ``prompts``, populations) is drawn and left out, so that the others are the questions they always were."""
     rows = []
     settings = [p for p in populations if p.split()[0] in SETTING_WORDS]
     people = [p for p in populations if p.split()[0] not in SETTING_WORDS]
-    for arms in prompts:
+    skipped, unseen = unread
+    for index, arms in enumerate(prompts):
         chosen = templates if per_prompt is None else draw.sample(templates, per_prompt)
         for template in chosen:
             # a setting ("after cesarean delivery") for SETTING_SHARE of the questions, people otherwise
             population = draw.choice(settings if settings and draw.random() < SETTING_SHARE else people)
-            rows.append(tagged(*render(template, arms, population, draw)))
+            row = tagged(*render(template, arms, population, draw))
+            if index not in skipped and population not in unseen:
+                rows.append(row)
     return rows
 
 
@@ -465,15 +480,17 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     shared = require(CORPUS)
-    train_prompts, held_prompts, validation = load_prompts(shared)
-    train_pops, held_pops = title_populations(shared, validation)
+    train_prompts, held_prompts, validation, unread_prompts = load_prompts(shared)
+    train_pops, held_pops, unread_pops = title_populations(shared, validation)
     train_templates = [t for i, t in enumerate(TEMPLATES) if not held_out(i)]
     held_templates = [t for i, t in enumerate(TEMPLATES) if held_out(i)]
     print(f"prompts: {len(train_prompts)} train, {len(held_prompts)} validation; populations: {len(train_pops)} "
           f"train, {len(held_pops)} validation; templates: {len(train_templates)} train, {len(held_templates)} "
           "held out")
     draw = random.Random(SEED)
-    rows = questions(train_prompts, train_templates, train_pops, draw, PER_PROMPT)
+    rows = questions(train_prompts, train_templates, train_pops, draw, PER_PROMPT, (unread_prompts, unread_pops))
+    print(f"left out: the questions of {len(unread_prompts)} prompts and {len(unread_pops)} title populations of the "
+          "end-to-end estimate's trials")
     held = questions(held_prompts, held_templates, held_pops, random.Random(SEED + 1), None)
     tagger = fit(rows, CUES)
     f1, trusted = evaluate(tagger, held)

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, confusion_lines, fit_arguments, macro_f1, require, rounded, write_fitted
+from _shared import REPO, confusion_lines, fit_arguments, held_out_trials, macro_f1, require, rounded, write_fitted
 from fitting import fit_softmax
 
 from synthesist.errors import ParseError
@@ -63,10 +63,11 @@ Abstract = list[Sentence]
 
 def archive_abstracts(path: Path, keep: set[str] | None) -> Iterator[tuple[str, Abstract]]:
     """(pmcid, abstract) of each article in the archive (those of ``keep`` when given) whose abstract has a title."""
+    never = held_out_trials()  # the end-to-end estimate's trials: never trained on
     with tarfile.open(path) as archive:
         for member in archive:
             pmcid = Path(member.name).stem.removeprefix("PMC")
-            if not member.isfile() or (keep is not None and pmcid not in keep):
+            if not member.isfile() or (keep is not None and pmcid not in keep) or pmcid in never:
                 continue
             try:
                 passages = parse_jats(archive.extractfile(member).read()).passages

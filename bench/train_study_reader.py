@@ -5,19 +5,25 @@
                                                                       [--cross-validate] [--check]
                                                                       (make train-reader)
 
-Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials; validation: 90), read as
-:mod:`evidence_inference_bench` reads it. Deterministic: the same data gives the same file under any
-``PYTHONHASHSEED`` (L-BFGS from zero on convex losses; no sampling; one BLAS thread, as above; features that sum
-over a set of words use ``math.fsum``, whose result does not depend on the set's order).
+Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials, less the 9 of ``corpus/rct_fulltext``, the
+end-to-end estimate's, since 2026-12-04: ``_shared.held_out_trials``; validation: 90), read as
+:mod:`evidence_inference_bench` reads it; and for the direction model, 945 prompts of 247 of the release's unlabelled
+trials labelled by hand (``data/reader_labels.jsonl``, ``data/reader_labels.md``; ``--no-hand`` leaves them out).
+Deterministic: the same data gives the same file under any ``PYTHONHASHSEED`` (L-BFGS from zero on convex losses; no
+sampling; one BLAS thread, as above; features that sum over a set of words use ``math.fsum``, whose result does not
+depend on the set's order).
 
 1. The passage ranker: a linear score over :data:`~synthesist.reading.studies.learned.RANK_FEATURES` and the
    tagged words of each unit that names the outcome, fitted listwise per train prompt (the units a clinician
    marked as the evidence are the positives; prompts whose marked text is in no unit are left out).
 2. The direction model: a softmax over the tagged words and rule features of each clinician's marked text,
-   labelled with the prompt's majority label. Its features and :data:`DIRECTION_C` were chosen by
-   ``--cross-validate`` (the ranker and this model refitted on four folds of the train trials and read on the fifth,
-   end to end; the validation split's errors have been read, so it is development data). (Adding the ranker's
-   best units as examples, at weights 0.25 to 1, scored lower in 5-fold cross-validation over train trials,
+   labelled with the prompt's majority label, and of each hand-labelled prompt's evidence passage with its label
+   (5-fold cross-validation over train trials, 2026-12-04: 0.789 / 0.764, the verdict 0.862, against 0.786 / 0.761
+   and 0.858 without them; with them in the ranker's positives too, 0.781 / 0.757 and 0.855: one chosen passage is
+   not a clinician's marked span, and the ranker learns the other's choice). Its features and :data:`DIRECTION_C`
+   were chosen by ``--cross-validate`` (the ranker and this model refitted on four folds of the train trials and read
+   on the fifth, end to end; the validation split's errors have been read, so it is development data). (Adding the
+   ranker's best units as examples, at weights 0.25 to 1, scored lower in 5-fold cross-validation over train trials,
    2026-11-27: 0.745–0.749 against 0.751.)
 3. The threshold: on the validation split, the highest probability below which answering ``not_reported`` costs
    at most :data:`ABSTAIN_COST` of accuracy (a guess below it is as often wrong as right).
@@ -47,8 +53,18 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import fit_arguments, macro_f1, require, write_fitted
-from evidence_inference_bench import DATA, DIRECTIONS, Prompt, articles, marked, prompts
+from _shared import fit_arguments, held_out_trials, macro_f1, require, write_fitted
+from evidence_inference_bench import (
+    DATA,
+    DIRECTIONS,
+    UNLABELLED,
+    Prompt,
+    agreement,
+    articles,
+    hand_prompts,
+    marked,
+    prompts,
+)
 from fitting import fit_listwise, fit_softmax
 
 from synthesist.models import Evidence, FullTextFinding
@@ -213,10 +229,12 @@ def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evide
     return pairs
 
 
-def cross_validate(groups: list, evidence: dict[str, Evidence]) -> dict[str, list]:
+def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = ()) -> dict[str, list]:
     """Out-of-fold (gold, answer) pairs over the train split: the ranker and the direction model fitted on
-    :data:`FOLDS` − 1 folds of its trials and read on the last, as :func:`readings` and :func:`decide` read (no
-    threshold, no address model). A fold is a trial's PMCID hashed (CRC-32): the same folds in every process.
+    :data:`FOLDS` − 1 folds of its trials (the direction model also on every hand-labelled group, ``hand``: other
+    trials) and read on the last, as :func:`readings` and :func:`decide` read (no threshold, no address model). A
+    fold is a trial's PMCID hashed (CRC-32): the same folds in every process; only the clinicians' prompts are read,
+    so the figure is comparable with and without the hand labels.
 
     Keys: ``all``; ``first marked`` and ``first unmarked``, the prompts whose first-ranked unit is (or is not) a
     text a clinician marked; and ``oracle``, the same reading with every marked candidate ranked above the rest
@@ -226,7 +244,7 @@ def cross_validate(groups: list, evidence: dict[str, Evidence]) -> dict[str, lis
     for fold in range(FOLDS):
         held = [g for g in groups if _fold(g[0].pmcid) == fold]
         kept = [g for g in groups if _fold(g[0].pmcid) != fold]
-        vectorizer, direction = fit_direction(kept)
+        vectorizer, direction = fit_direction(kept + list(hand))
         neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
         reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, ALL_CANDIDATES, neutral, 0.0,
                              RANK_FEATURES, RULE_FEATURES, ADDRESS_FEATURES, {}, 1)
@@ -292,30 +310,39 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="train on the first N train trials only (a smoke run)")
     parser.add_argument("--cross-validate", action="store_true",
                         help=f"also print the {FOLDS}-fold out-of-fold figures over the train split's trials")
+    parser.add_argument("--no-hand", action="store_true",
+                        help="fit on the clinicians' prompts only, without the hand labels (data/reader_labels.jsonl)")
     args = parser.parse_args()
-    folder = require(f"{DATA}/prompts.csv") / DATA
+    folder = require(f"{DATA}/prompts.csv", f"{DATA}/{UNLABELLED}") / DATA
     train, validation = prompts(folder, "train"), prompts(folder, "validation")
+    hand = [] if args.no_hand else hand_prompts()
+    print(agreement(train))
+    never = held_out_trials()
+    train = [p for p in train if p.pmcid not in never]
     if args.limit:
         kept = sorted({p.pmcid for p in train})[:args.limit]
         train = [p for p in train if p.pmcid in kept]
     started = time.perf_counter()
     evidence = articles(folder, {p.pmcid for p in train + validation})
-    train = [p for p in train if p.pmcid in evidence]
+    evidence.update(articles(folder, {p.pmcid for p in hand}, UNLABELLED))
+    train, hand = ([p for p in these if p.pmcid in evidence] for these in (train, hand))
     validation = [p for p in validation if p.pmcid in evidence]
-    print(f"{len(train)} train prompts, {len(validation)} validation prompts, {len(evidence)} trials parsed in "
+    print(f"{len(train)} train prompts, {len(hand)} hand-labelled prompts of {len({p.pmcid for p in hand})} other "
+          f"trials, {len(validation)} validation prompts, {len(evidence)} trials parsed in "
           f"{time.perf_counter() - started:.0f} s")
     # the words' rarities first, from the train articles: the rule steps read them (whether a unit names the
     # outcome), so the features never come from the file this fit replaces
     frequency, count = article_frequency([evidence[pmcid] for pmcid in sorted({p.pmcid for p in train})])
     with counting(frequency, count):
-        _fit(args, train, validation, evidence, frequency, count, started)
+        _fit(args, train, hand, validation, evidence, frequency, count, started)
 
 
-def _fit(args: argparse.Namespace, train: list[Prompt], validation: list[Prompt], evidence: dict[str, Evidence],
-         frequency: dict[str, int], count: int, started: float) -> None:
+def _fit(args: argparse.Namespace, train: list[Prompt], hand: list[Prompt], validation: list[Prompt],
+         evidence: dict[str, Evidence], frequency: dict[str, int], count: int, started: float) -> None:
+    hand_groups = _groups(hand, evidence)
     groups = _groups(train, evidence)
     if args.cross_validate:
-        folds = cross_validate(groups, evidence)
+        folds = cross_validate(groups, evidence, hand_groups)
         pairs = folds["all"]
         print(f"{FOLDS}-fold cross-validation over train trials ({len(pairs)} prompts with a unit to read): accuracy "
               f"{_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
@@ -325,7 +352,7 @@ def _fit(args: argparse.Namespace, train: list[Prompt], validation: list[Prompt]
             print(f"  {name}: {len(these)} prompts, accuracy {_accuracy(these):.3f}, macro-F1 "
                   f"{macro_f1(these, DIRECTIONS):.3f}, a difference or not (the verdict) {_verdicts(these):.3f}")
     ranker = fit_ranker(groups)
-    vectorizer, direction = fit_direction(groups)
+    vectorizer, direction = fit_direction(groups + hand_groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
     neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
     reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES, RULE_FEATURES,

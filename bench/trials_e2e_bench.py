@@ -21,8 +21,11 @@ OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synt
 ``fulltext`` asks the prompts of ``corpus/rct_fulltext`` (40 trials that are not in Evidence Inference's splits,
 154 prompts without labels) over the folder of those 40 trials, scored against labels given by hand from each
 article's text (``tests/data/fulltext_verdicts.jsonl``, 2026-12-04; a prompt whose article reports no clear
-between-group result is labelled null and not asked). No model was fitted or tuned on these trials; 30 of them are
-the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
+between-group result is labelled null and not asked). No model is fitted or tuned on these trials
+(``_shared.held_out_trials``) since 2026-12-04: Evidence Inference holds 9 of them among its train trials (23 of
+their prompts word for word, with the clinicians' labels) and 21 among its unlabelled ones (98 prompts), and until
+then the study reader, the question tagger, the outcome-name model and the sentence roles were fitted on them. 30
+of them are the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
 
 ``validation`` was the estimate: no model was fitted on it and its errors are not read here (``--foreign`` and
 ``--out`` show what went wrong; use them on ``train``, where the chain's errors — which passage answers, how a

@@ -22,11 +22,13 @@ hidden), 17 no longer stated (10 named by no outcome's name), 3 of them rows a c
 Lowered on 2026-12-03 by one row: the span arm tagger gives PMC3897026 the arms "case" and "control groups", and its
 "no differences in the recovery time (17.3 … vs. 16.3 …, P < 0.05)" is then read as an increase (a rise in the
 golden records' arm count from 13 to 20 of 30 against it: fitted/arm_tagger/CARD.md)."""
-HELD_OUT = {"kept": 34, "stated": 92, "kept_lost": 2}
+HELD_OUT = {"kept": 34, "stated": 93, "kept_lost": 2}
 """The same on the held-out set: 110 labelled rows, 18 no longer stated (13 named by no outcome's name), 2 of them
 of the 37 a clinician keeps (0.336 kept of all 110 before the model, 0.380 of the 92 stated). 34 since 2026-12-03:
 the span arm tagger reads PMC3046916's arms as "TAU", "Usual" and "CBT" (from "were offered only Treatment as Usual,
-or TAU plus up to twelve sessions of CBT or a talking control"), and its costs, higher with CBT, as a decrease."""
+or TAU plus up to twelve sessions of CBT or a talking control"), and its costs, higher with CBT, as a decrease. 34 of
+93 since 2026-12-04: the outcome-name model, refitted without the end-to-end estimate's trials, states one row more
+(three new, named by no outcome's name: "after 12 weeks", a risk factor, "The ANOVA on the Z-scores"), the same kept."""
 
 
 def _listed(rows: list[dict]) -> str:

@@ -24,9 +24,12 @@ from synthesist.tools.jats import article_evidence, parse_jats
 TESTS = Path(__file__).resolve().parents[1]
 ROWS = [json.loads(line) for line in (TESTS / "data" / "study_directions.jsonl").read_text(encoding="utf-8")
         .splitlines() if line.strip()]
-FLOOR = 1.0
+FLOOR = 0.98
 """The share of rows read right (every row when the set was made): a row that fails is a misreading to fix, or the
-floor is lowered with the reason."""
+floor is lowered with the reason. 73 of 74 since 2026-12-04: the reader refitted without the end-to-end estimate's
+trials (fitted/study_reader/CARD.md) chose its address threshold at 0.73 (0.58 before; the third-lowest of the
+validation trials' own questions), and the probiotic trial asked "probiotic supplementation" with no comparator
+(0.725) is then said not to test it."""
 
 
 @cache
