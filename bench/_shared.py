@@ -7,13 +7,19 @@ The benches run as scripts (``python bench/NAME.py``), so this folder is on ``sy
 from __future__ import annotations
 
 import argparse
+import fcntl
+import hashlib
+import json
 import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from synthesist.reading.shipped import INPUTS, read_so_far
+
 REPO = Path(__file__).resolve().parent.parent
+FITTED = REPO / "src" / "synthesist" / "reading" / "fitted"
 SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
 
 
@@ -69,10 +75,44 @@ def write_fitted(path: Path, text: str, *, check: bool, started: float) -> None:
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             print(f"{path} is not what this fit makes from the code as it is: refit it and look at its CARD.md")
             raise SystemExit(1)
+        record_inputs(path, check=True)
         print(f"{path} is what this fit makes ({time.perf_counter() - started:.0f} s)")
         return
     path.write_text(text, encoding="utf-8")
+    record_inputs(path, check=False)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - started:.0f} s")
+
+
+def digest(path: Path) -> str:
+    """A fitted file's SHA-256, hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def record_inputs(path: Path, *, check: bool) -> None:
+    """Record in ``fitted/inputs.json`` the fitted files this process read while it fitted ``path`` (all but ``path``
+    itself), each by its :func:`digest`; with ``check``, exit 1 when the record is not that. Nothing for a file
+    written outside ``fitted/`` (a trainer's ``--out``). A model fitted on another's readings (the arm tagger's
+    sentences take the sentence roles') is stale when that one is refitted; ``tests/reading/test_fitted_inputs.py``
+    says which, where ``--check`` takes minutes a model."""
+    path = path.resolve()
+    if path.parent.parent != FITTED:
+        return
+    name = f"{path.parent.name}/{path.name}"
+    inputs = {read: digest(FITTED / read) for read in read_so_far() if read != name}
+    with open(FITTED / INPUTS, "a+", encoding="utf-8") as handle:  # trainers may run side by side
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        record = json.loads(handle.read() or "{}")
+        if check:
+            if record.get(name) != inputs:
+                print(f"{FITTED / INPUTS} does not say what {name} was fitted on ({', '.join(inputs) or 'no other'}): "
+                      "refit it")
+                raise SystemExit(1)
+            return
+        record[name] = inputs
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
 
 def macro_f1(pairs: list[tuple[str, str]], classes: tuple[str, ...]) -> float:

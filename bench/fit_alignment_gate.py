@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _shared import record_inputs
 from fit_answer_model import K_FOLDS, fold_of
 
 from synthesist.api import open_library_index
@@ -207,11 +208,14 @@ def _write(*targets: tuple[Path, dict[str, object]], check: bool) -> None:
             print(f"not what this fit makes from the code as it is: {', '.join(stale)}; refit and look at "
                   "docs/benchmarks.md")
             raise SystemExit(1)
+        for path, _ in targets:
+            record_inputs(path, check=True)
         print("the shipped gate and the evaluation's fold gates are what this fit makes")
         return
     for path, fitted in targets:
         path.write_text(json.dumps(fitted, indent=1) + "\n")
         print(f"wrote {path}")
+        record_inputs(path, check=False)
 
 
 if __name__ == "__main__":

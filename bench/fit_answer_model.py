@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _shared import record_inputs
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
@@ -141,11 +142,14 @@ def _write(*targets: tuple[Path, dict[str, Any]], check: bool) -> None:
             print(f"not what this fit makes from the code as it is: {', '.join(stale)}; refit and look at "
                   "docs/benchmarks.md")
             raise SystemExit(1)
+        for path, _ in targets:
+            record_inputs(path, check=True)
         print("the shipped model and the evaluation's fold models are what this fit makes")
         return
     for path, fitted in targets:
         path.write_text(json.dumps(fitted, separators=(",", ":")) + "\n")
         print(f"wrote {path} ({path.stat().st_size} bytes)")
+        record_inputs(path, check=False)
 
 
 def _same(shipped: Any, fitted: Any) -> bool:
