@@ -45,7 +45,9 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     env = {**os.environ, "SYNTHESIST_DATA_DIR": str(tmp_path / "data"), "SYNTHESIST_MEMORY__CHROMA_MODE": "ephemeral"}
     out = tmp_path / "out"
 
-    done = run_cli("research", SURGERY, "--sources", "library", "--library", str(papers), "--model", "extractive",
+    # "overall survival": under the gate fitted at 22e0ffb the oesophageal study is only related to the two words of
+    # "Does surgery affect survival?" (its cosine with them is low), and that question is insufficient
+    done = run_cli("research", "Does surgery affect overall survival?", "--sources", "library", "--library", str(papers), "--model", "extractive",
                    "--max-rounds", "1", "--out", str(out), env=env)
 
     assert done.returncode == 0, done.stderr
@@ -58,7 +60,7 @@ def test_the_cli_report_grades_each_outcome_with_its_reasons(shared_dir: Path, t
     sides = (conflict["first"]["evidence_id"], conflict["second"]["evidence_id"])
     assert sides == (f"pmid:{GIST}", f"pmid:{ESOPHAGUS}")
     survival = report["certainty"][0]
-    assert survival["outcome"] == "survival" and survival["answers_question"]
+    assert survival["outcome"] == "overall survival" and survival["answers_question"]
     assert any(step["domain"] == "inconsistency" and step["change"] == -1 and f"pmid:{GIST}" in step["reason"]
                for step in survival["steps"])
     assert "one level down for inconsistency (1 conflict" in report["answer"]["strength_reason"]
