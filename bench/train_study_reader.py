@@ -217,8 +217,14 @@ def _mentions(words: frozenset[str], query) -> bool:
 def address_threshold(model: Softmax, rows: np.ndarray, labels: list[str]) -> float:
     """The highest threshold that keeps :data:`ADDRESS_RECALL` of the articles' own questions."""
     p = model.probabilities(rows)[:, model.classes.index("yes")]
-    own = np.sort(p[np.array(labels) == "yes"])
-    return float(np.floor(own[int(np.floor((1 - ADDRESS_RECALL) * len(own)))] * 100) / 100)
+    return _recall_threshold(p[np.array(labels) == "yes"])
+
+
+def _recall_threshold(own: np.ndarray) -> float:
+    """The rule's threshold: the (1 − :data:`ADDRESS_RECALL`) quantile of ``own`` (own questions' scores), floored
+    to a hundredth, so that at least that share of them keeps its answer."""
+    ordered = np.sort(own)
+    return float(np.floor(ordered[int(np.floor((1 - ADDRESS_RECALL) * len(ordered)))] * 100) / 100)
 
 
 def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evidence]) -> dict[float, list]:
@@ -247,8 +253,7 @@ def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = ())
         held = [g for g in groups if _fold(g[0].pmcid) == fold]
         kept = [g for g in groups if _fold(g[0].pmcid) != fold]
         vectorizer, direction = fit_direction(kept + list(hand))
-        neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
-        reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, ALL_CANDIDATES, neutral, 0.0,
+        reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, ALL_CANDIDATES, NEUTRAL, 0.0,
                              RANK_FEATURES, RULE_FEATURES, ADDRESS_FEATURES, {}, 1)
         for prompt, *_ in held:
             found = readings(evidence[prompt.pmcid], prompt.query, reader)
@@ -264,6 +269,8 @@ def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = ())
     return pairs
 
 
+NEUTRAL = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
+"""An address model that lets every article through: a reader's before its own is fitted, or without one."""
 ALL_CANDIDATES = 10_000
 """Units the cross-validation's reader reads per question: every candidate, so that an oracle can rank them."""
 VERDICT = {"increased": "yes", "decreased": "yes", "no_difference": "no"}
@@ -305,19 +312,18 @@ def address_out_of_fold(groups: list, hand: list, evidence: dict[str, Evidence],
     comparator) read by a reader whose ranker and direction model were fitted without its fold, scored by the
     ``address`` model as fitted, and the threshold the rule gives on those rows, against ``gate`` (validation's)."""
     found: list[float] = []
-    neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
     for fold in range(FOLDS):
         kept = [g for g in groups if _fold(g[0].pmcid) != fold]
         vectorizer, direction = fit_direction(kept + list(hand))
-        reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES,
+        reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, READ, NEUTRAL, 0.0, RANK_FEATURES,
                              RULE_FEATURES, ADDRESS_FEATURES, frequency, count)  # the rarities the address reads
         for prompt, *_ in (g for g in groups if _fold(g[0].pmcid) == fold):
             for query in _as_asked(prompt.query):
                 read = read_question(evidence[prompt.pmcid], query, reader)
                 if read.readings:
                     found.append(float(address.probabilities(read.address[None, :])[0, address.classes.index("yes")]))
-    own = np.sort(np.array(found))
-    rule = float(np.floor(own[int(np.floor((1 - ADDRESS_RECALL) * len(own)))] * 100) / 100)
+    own = np.array(found)
+    rule = _recall_threshold(own)
     return (f"address threshold on {len(own)} out-of-fold own train questions: {rule} (validation's {gate}); kept "
             + ", ".join(f"{(own >= t).mean():.4f} at {t}" for t in sorted({0.5, 0.58, rule, gate})))
 
@@ -381,8 +387,7 @@ def _fit(args: argparse.Namespace, train: list[Prompt], hand: list[Prompt], vali
     ranker = fit_ranker(groups)
     vectorizer, direction = fit_direction(groups + hand_groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
-    neutral = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
-    reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, neutral, 0.0, RANK_FEATURES, RULE_FEATURES,
+    reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, NEUTRAL, 0.0, RANK_FEATURES, RULE_FEATURES,
                          ADDRESS_FEATURES, frequency, count)
     held_out = evaluate(reader, validation, evidence)
     best = _accuracy(held_out[0.0])
