@@ -4,7 +4,8 @@ trials, scored on the verdict a researcher reads and on the evidence table under
     python bench/trials_e2e_bench.py [--split validation|train|fulltext] [--every N] [--out FILE.jsonl]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
-OUTCOME compared with COMPARATOR?" (every other prompt says "affect"), as ``synthesist research --library FOLDER
+OUTCOME compared with COMPARATOR?" (every other prompt says "affect"; with ``--no-comparator``, "Does INTERVENTION
+change OUTCOME?", as a researcher asks who names no comparator), as ``synthesist research --library FOLDER
 --model extractive`` asks it, over a scratch folder holding the split's articles (``validation``: 90 trials). Scored:
 
 - **verdict**: "yes" for a significant difference either way, "no" for no significant difference (a verdict of
@@ -75,12 +76,15 @@ def fulltext_prompts(folder: Path) -> list[Prompt]:
     return found
 
 
-def question(prompt: Prompt, index: int) -> str:
+def question(prompt: Prompt, index: int, *, comparator: bool = True) -> str:
+    """The prompt as a researcher asks it: "Does I change O compared with C?" (every other one "affect"); without
+    ``comparator``, "Does I change O?", as a question that names no comparator is asked."""
     query = prompt.query
-    intervention, comparator, outcome = (" ".join(p.split()) for p in (query.intervention, query.comparator,
-                                                                          query.outcome))
+    intervention, compared, outcome = (" ".join(p.split()) for p in (query.intervention, query.comparator,
+                                                                        query.outcome))
     verb = "change" if index % 2 == 0 else "affect"
-    return f"Does {intervention} {verb} {outcome} compared with {comparator}?"
+    return f"Does {intervention} {verb} {outcome} compared with {compared}?" if comparator else \
+        f"Does {intervention} {verb} {outcome}?"
 
 
 def unpack(folder: Path, pmcids: set[str], into: Path) -> int:
@@ -112,6 +116,8 @@ async def main() -> None:
     parser.add_argument("--trials", type=int, default=0, help="only the first N trials of the split (0: all)")
     parser.add_argument("--out", type=Path, help="write one JSON line per run here")
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
+    parser.add_argument("--no-comparator", action="store_true",
+                        help='ask "Does I change O?", the comparator left out (a question that names none)')
     args = parser.parse_args()
     if args.split == "fulltext":
         folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
@@ -139,7 +145,7 @@ async def main() -> None:
         out = args.out.open("w", encoding="utf-8") if args.out else None
         for index, prompt in enumerate(asked):
             own = f"PMC{prompt.pmcid}"
-            text = question(prompt, index)
+            text = question(prompt, index, comparator=not args.no_comparator)
             result = await api.research(text, sources="library", libraries=[Path(library)], model="extractive",
                                         settings=settings, seams=seams)
             report = result.report
@@ -174,7 +180,8 @@ async def main() -> None:
             out.close()
     seconds = time.perf_counter() - started
     runs = counts["runs"]
-    print(f"{args.split}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
+    asked_as = " (no comparator named)" if args.no_comparator else ""
+    print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
     print(f"  verdict right: {counts['verdict right']}/{runs} ({counts['verdict right'] / runs:.3f})")
     print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
           f"clinicians': {counts['own row direction right']}/{runs} ({counts['own row direction right'] / runs:.3f})")
