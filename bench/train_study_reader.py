@@ -73,6 +73,7 @@ from synthesist.models import Evidence, FullTextFinding
 from synthesist.reading.linear import ListwiseScorer, Softmax, TextVectorizer
 from synthesist.reading.studies.arms import ArmTerms, abbreviations
 from synthesist.reading.studies.direction import MIN_OUTCOME_OVERLAP, query_outcome, scored_units
+from synthesist.reading.studies.finding import CONTROL
 from synthesist.reading.studies.learned import (
     ADDRESS_FEATURES,
     RANK_FEATURES,
@@ -237,7 +238,15 @@ def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evide
     return pairs
 
 
-def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = ()) -> dict[str, list]:
+def without_comparator(prompts: list[Prompt]) -> list[Prompt]:
+    """The prompts whose comparator is a control (placebo, usual care: :data:`~.finding.CONTROL`) as a question that
+    names no comparator asks them: a researcher's "Does I change O?" over a controlled trial, which the product
+    reads with no comparator (an active comparator it reads from the trial's arms: ``asked.head_to_head``)."""
+    return [Prompt(p.prompt_id, p.pmcid, p.query.model_copy(update={"comparator": ""}), p.label, p.evidence)
+            for p in prompts if CONTROL.search(p.query.comparator)]
+
+
+def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = (), more: list = ()) -> dict[str, list]:
     """Out-of-fold (gold, answer) pairs over the train split: the ranker and the direction model fitted on
     :data:`FOLDS` − 1 folds of its trials (the direction model also on every hand-labelled group, ``hand``: other
     trials) and read on the last, as :func:`readings` and :func:`decide` read (no threshold, no address model). A
@@ -247,14 +256,21 @@ def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = ())
     Keys: ``all``; ``first marked`` and ``first unmarked``, the prompts whose first-ranked unit is (or is not) a
     text a clinician marked; and ``oracle``, the same reading with every marked candidate ranked above the rest
     (how far better ranking alone could take the answer); ``pooled``, each prompt's gold label and the pooled
-    probability of each direction (:func:`verdict_calibration`)."""
-    pairs: dict[str, list] = {"all": [], "first marked": [], "first unmarked": [], "oracle": [], "pooled": []}
+    probability of each direction (:func:`verdict_calibration`); ``no comparator``, the prompts whose comparator is a
+    control read as a question naming none (:func:`without_comparator`). ``more``: groups of the train trials the
+    ranker and the direction model also learn from (those of :func:`without_comparator` prompts), by the same
+    folds."""
+    pairs: dict[str, list] = {"all": [], "first marked": [], "first unmarked": [], "oracle": [], "pooled": [],
+                              "no comparator": []}
     for fold in range(FOLDS):
         held = [g for g in groups if _fold(g[0].pmcid) == fold]
-        kept = [g for g in groups if _fold(g[0].pmcid) != fold]
+        kept = [g for g in (*groups, *more) if _fold(g[0].pmcid) != fold]
         vectorizer, direction = fit_direction(kept + list(hand))
         reader = StudyReader(fit_ranker(kept), vectorizer, direction, 0.0, ALL_CANDIDATES, NEUTRAL, 0.0,
                              RANK_FEATURES, RULE_FEATURES, ADDRESS_FEATURES, {}, 1)
+        for prompt in without_comparator([g[0] for g in held]):
+            found = readings(evidence[prompt.pmcid], prompt.query, reader)
+            pairs["no comparator"].append((prompt.label, decide(found[:READ], 0.0)[0]))
         for prompt, *_ in held:
             found = readings(evidence[prompt.pmcid], prompt.query, reader)
             answer = (prompt.label, decide(found[:READ], 0.0)[0])
@@ -343,6 +359,9 @@ def main() -> None:
                         help=f"also print the {FOLDS}-fold out-of-fold figures over the train split's trials")
     parser.add_argument("--address-folds", action="store_true",
                         help="also print the address threshold the same rule gives on out-of-fold train rows")
+    parser.add_argument("--bare", action="store_true",
+                        help="the ranker and direction model also learn each prompt whose comparator is a control "
+                             "as a question naming none")
     parser.add_argument("--no-hand", action="store_true",
                         help="fit on the clinicians' prompts only, without the hand labels (data/reader_labels.jsonl)")
     args = parser.parse_args()
@@ -374,8 +393,9 @@ def _fit(args: argparse.Namespace, train: list[Prompt], hand: list[Prompt], vali
          evidence: dict[str, Evidence], frequency: dict[str, int], count: int, started: float) -> None:
     hand_groups = _groups(hand, evidence)
     groups = _groups(train, evidence)
+    more = _groups(without_comparator(train), evidence) if args.bare else []
     if args.cross_validate:
-        folds = cross_validate(groups, evidence, hand_groups)
+        folds = cross_validate(groups, evidence, hand_groups, more)
         pairs = folds["all"]
         print(f"{FOLDS}-fold cross-validation over train trials ({len(pairs)} prompts with a unit to read): accuracy "
               f"{_accuracy(pairs):.3f} macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
@@ -384,8 +404,8 @@ def _fit(args: argparse.Namespace, train: list[Prompt], hand: list[Prompt], vali
         for name, these in folds.items():
             print(f"  {name}: {len(these)} prompts, accuracy {_accuracy(these):.3f}, macro-F1 "
                   f"{macro_f1(these, DIRECTIONS):.3f}, a difference or not (the verdict) {_verdicts(these):.3f}")
-    ranker = fit_ranker(groups)
-    vectorizer, direction = fit_direction(groups + hand_groups)
+    ranker = fit_ranker(groups + more)
+    vectorizer, direction = fit_direction(groups + more + hand_groups)
     print(f"fitted in {time.perf_counter() - started:.0f} s: {len(vectorizer.vocabulary)} n-grams")
     reader = StudyReader(ranker, vectorizer, direction, 0.0, READ, NEUTRAL, 0.0, RANK_FEATURES, RULE_FEATURES,
                          ADDRESS_FEATURES, frequency, count)
