@@ -25,6 +25,24 @@ SHARED = Path(os.environ.get("SYNTHESIST_SHARED") or REPO.parent / "shared")
 
 FULLTEXT_ARTICLES = "corpus/rct_fulltext/articles"
 
+PINNED = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+          "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""The arithmetic every fit runs in, whatever the machine: one BLAS thread, OpenBLAS's Haswell kernels and numpy
+without its AVX-512 loops (an x86-64 machine with AVX2, as the development machines of 2026-11 were). A fit's bits
+follow the kernels: on 2026-12-04 a machine with AVX-512 (OpenBLAS's SkylakeX kernels) refitted every model to other
+files, the question tagger's weights off by up to a tenth, and fitted the shipped files again byte for byte under
+these settings; an Intel Xeon and an AMD EPYC gave the same bits under the same kernel."""
+
+
+def pin_numerics() -> None:
+    """Run this trainer in :data:`PINNED`'s arithmetic: where the environment does not hold it, the process starts
+    again with it (OpenBLAS and numpy read it only as they load)."""
+    if all(os.environ.get(name) == value for name, value in PINNED.items()):
+        return
+    os.environ.update(PINNED)
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
 
 def held_out_trials() -> frozenset[str]:
     """The PMCIDs, digits only, of ``corpus/rct_fulltext``'s 40 trials: the end-to-end estimate's
@@ -47,7 +65,8 @@ def require(*relative: str) -> Path:
 
 def fit_arguments(doc: str, out: Path) -> argparse.ArgumentParser:
     """A trainer's command line: its ``--out`` (the shipped file by default) and ``--check`` (see :func:`write_fitted`);
-    the trainer adds its own options."""
+    the trainer adds its own options. The trainer runs in the pinned arithmetic from here (:func:`pin_numerics`)."""
+    pin_numerics()
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--out", type=Path, default=out)
     parser.add_argument("--check", action="store_true",

@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-from _shared import FITTED, digest, record_inputs
+from _shared import FITTED, digest, pin_numerics, record_inputs
 from fit_answer_model import K_FOLDS, fold_of
 
 from synthesist.api import open_library_index
@@ -334,6 +334,7 @@ def _write(*targets: tuple[Path, dict[str, object]]) -> None:
 
 
 if __name__ == "__main__":
+    pin_numerics()
     check = "--check" in sys.argv[1:]
     args = [arg for arg in sys.argv[1:] if arg != "--check"]
     if len(args) not in (2, 3, 4):

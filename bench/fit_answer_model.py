@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _shared import record_inputs
+from _shared import pin_numerics, record_inputs
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
@@ -164,6 +164,7 @@ def _same(shipped: Any, fitted: Any) -> bool:
 
 
 if __name__ == "__main__":
+    pin_numerics()
     check = "--check" in sys.argv[1:]
     args = [arg for arg in sys.argv[1:] if arg != "--check"]
     if len(args) not in (2, 3, 4):

@@ -35,7 +35,7 @@ from itertools import product
 from pathlib import Path
 
 import numpy as np
-from _shared import REPO, require, write_fitted
+from _shared import REPO, pin_numerics, require, write_fitted
 from fitting import fit_softmax
 
 from synthesist.reading.linear import TextRow, TextVectorizer
@@ -167,6 +167,7 @@ def cross_validate(articles: dict[str, Article]) -> Counter:
 
 
 def main() -> None:
+    pin_numerics()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--check", action="store_true", help="exit 1 unless the shipped model is what this fit makes")
