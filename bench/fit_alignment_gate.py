@@ -122,7 +122,7 @@ def _fresh(kept: dict, questions: Path, library: Path) -> bool:
     of either recomputes), and its first :data:`PROBE` questions' cosines computed again here the same (a change to
     the embedder, its export or the machine's kernels recomputes)."""
     read = kept.get("read") if isinstance(kept, dict) else None
-    if not (kept.get("relevance") == RELEVANCE and isinstance(read, dict)
+    if not (isinstance(read, dict) and kept.get("relevance") == RELEVANCE
             and all((FITTED / name).exists() and digest(FITTED / name) == sha for name, sha in read.items())):
         return False
     probe = kept["rows"][:PROBE]
