@@ -30,8 +30,8 @@ PINNED = {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AV
 """The arithmetic every fit runs in, whatever the machine: one BLAS thread, OpenBLAS's Haswell kernels and numpy
 without its AVX-512 loops (an x86-64 machine with AVX2, as the development machines of 2026-11 were). A fit's bits
 follow the kernels: on 2026-12-04 a machine with AVX-512 (OpenBLAS's SkylakeX kernels) refitted every model to other
-files, the question tagger's weights off by up to a tenth, and fitted the shipped files again byte for byte under
-these settings; an Intel Xeon and an AMD EPYC gave the same bits under the same kernel."""
+files (the question tagger: half its weights moved, its threshold 0.15 for 0.16), and fitted the shipped files again
+byte for byte under these settings; an Intel Xeon and an AMD EPYC gave the same bits under the same kernel."""
 
 
 def pin_numerics() -> None:
