@@ -172,29 +172,12 @@ def _flags(row: dict, cover: float) -> np.ndarray:
     return covered[cover]
 
 
-def _passes(row: dict, gate: Gate) -> np.ndarray:
-    """Per item: answers or indirect under ``gate`` (the closeness rules of :func:`label_of`, vectorised)."""
-    flags = _flags(row, gate.cover)
-    cosines = np.asarray(row["cosines"])
-    close = np.where(cosines >= gate.floor, cosines + gate.weight * np.asarray(row["coverage"]), 0.0)
-    return ((flags[:, 0] | flags[:, 2]) & (close >= gate.answers)) | (flags[:, 1] & (close >= gate.strong))
-
-
-def _score(rows: list[dict], gate: Gate) -> tuple[float, float]:
-    """(answerable: the source answers or is indirect; control: no other item among the top DEPTH does)."""
-    positive, negative = [], []
-    for row in rows:
-        passes, source = _passes(row, gate), row["source"]
-        positive.append(source is not None and bool(passes[source]))
-        others = [bool(p) for i, p in enumerate(passes) if i != source][:DEPTH]
-        negative.append(not any(others))
-    return float(np.mean(positive)), float(np.mean(negative))
-
-
-def _shares(rows: list[dict], cover: float, weight: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
-    """(sources, controls): the shares of :func:`_score` for every (answers, strong) of :data:`CLOSENESS` at once,
-    indexed [answers, strong]; NaN where strong < answers."""
-    best = np.full((len(rows), 4), -1.0)  # per row: the source's closeness as core and as one, the others' best
+def _closest(rows: list[dict], cover: float, weight: float, floor: float) -> np.ndarray:
+    """Per row: the closeness of its source as an item addressing exposure and outcome (or a partial outcome), and
+    as one addressing one of them; the same for the closest of the other items among the top DEPTH (-1: none).
+    Under a gate, an item answers or is indirect where the first reaches ``answers`` or the second ``strong`` (the
+    closeness rules of :func:`label_of`)."""
+    best = np.full((len(rows), 4), -1.0)
     for r, row in enumerate(rows):
         flags, source = _flags(row, cover), row["source"]
         cosines = np.asarray(row["cosines"])
@@ -205,6 +188,27 @@ def _shares(rows: list[dict], cover: float, weight: float, floor: float) -> tupl
         if source is not None:
             best[r, :2] = core[source], one[source]
         best[r, 2:] = core[others].max(initial=-1.0), one[others].max(initial=-1.0)
+    return best
+
+
+def _sources_pass(rows: list[dict], gate: Gate) -> np.ndarray:
+    """Per row: whether its source answers or is indirect under ``gate``."""
+    best = _closest(rows, gate.cover, gate.weight, gate.floor)
+    return (best[:, 0] >= gate.answers) | (best[:, 1] >= gate.strong)
+
+
+def _score(rows: list[dict], gate: Gate) -> tuple[float, float]:
+    """(answerable: the source answers or is indirect; control: no other item among the top DEPTH does)."""
+    best = _closest(rows, gate.cover, gate.weight, gate.floor)
+    sources = (best[:, 0] >= gate.answers) | (best[:, 1] >= gate.strong)
+    controls = ~((best[:, 2] >= gate.answers) | (best[:, 3] >= gate.strong))
+    return float(sources.mean()), float(controls.mean())
+
+
+def _shares(rows: list[dict], cover: float, weight: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(sources, controls): the shares of :func:`_score` for every (answers, strong) of :data:`CLOSENESS` at once,
+    indexed [answers, strong]; NaN where strong < answers."""
+    best = _closest(rows, cover, weight, floor)
     grid = np.asarray(CLOSENESS)
     answers, strong = grid[None, :, None], grid[None, None, :]
     sources = ((best[:, 0, None, None] >= answers) | (best[:, 1, None, None] >= strong)).mean(axis=0)
@@ -284,12 +288,8 @@ def _within(shipped: Mapping[str, float], fitted: Mapping[str, float], rows: lis
     """Whether the ``shipped`` gate keeps the controls' floor on ``rows`` and passes not significantly fewer sources
     than the ``fitted`` one (:data:`SIGNIFICANCE`)."""
     mine, theirs = gate_from(shipped), gate_from(fitted)
-    only_mine = only_theirs = 0
-    for row in rows:
-        source = row["source"]
-        if source is not None:
-            a, b = bool(_passes(row, mine)[source]), bool(_passes(row, theirs)[source])
-            only_mine, only_theirs = only_mine + (a and not b), only_theirs + (b and not a)
+    a, b = _sources_pass(rows, mine), _sources_pass(rows, theirs)
+    only_mine, only_theirs = int((a & ~b).sum()), int((b & ~a).sum())
     split = only_mine + only_theirs
     p = sum(math.comb(split, k) for k in range(only_theirs, split + 1)) / 2 ** split
     held = _score(rows, mine)
