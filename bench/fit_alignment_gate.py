@@ -1,7 +1,7 @@
 """Fit the alignment gate on the PubMedQA dev set (answerable questions and negative controls) by k-fold CV.
 
     python bench/fit_alignment_gate.py /work/shared/corpus/questions_dev.jsonl /work/shared/corpus/library.jsonl \
-        [OUT [EVAL_OUT]] [--check]
+        [OUT [EVAL_OUT]] [--check] [--trials]
 
 With ``--check`` nothing is written: the script exits 1 when the shipped gate or the evaluation's fold gates (or OUT,
 EVAL_OUT) are neither what the fit makes from the code as it is nor as good on its rows (:data:`SIGNIFICANCE`: the
@@ -30,21 +30,32 @@ table prints both. The gate fitted on all rows, the one the product aligns under
 src/synthesist/reading/fitted/alignment_gate/model.json (or OUT); each fold's gate to
 bench/data/folds/alignment_gate.json (or EVAL_OUT), which only the dev-set evaluation reads: it runs a
 fold's questions under the gate fitted without them (``python bench/evaluation.py``), so its end-to-end figures are
-cross-validated too."""
+cross-validated too.
+
+With ``--trials`` the fit also prints how gates do on questions over full-text trials, fitting nothing on them: each
+Evidence Inference train prompt (the end-to-end estimate's trials left out) asked as ``trials_e2e_bench`` asks it, with
+its comparator and without, over a folder of :data:`TRIALS_FOLDER` train trials; the source is the prompt's own trial,
+a control any other (about nine minutes on two cores). Over a full text the gate's closeness does not decide (docs/
+architecture/studies-measured.md, "The alignment gate's fit"): the run reads the trial's full text for the
+comparison, and that reading answers or not whatever the closeness."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-from _shared import FITTED, digest, pin_numerics, record_inputs
+from _shared import FITTED, digest, held_out_trials, pin_numerics, record_inputs, require
+from evidence_inference_bench import DATA, prompts
 from fit_answer_model import K_FOLDS, fold_of
+from trials_e2e_bench import question, unpack
 
 from synthesist.api import open_library_index
 from synthesist.appraisal.relevance import relevance_of, relevance_texts
@@ -82,6 +93,8 @@ SIGNIFICANCE = 0.05
 not significantly fewer sources: of the questions whose source one gate passes and the other not, the choice's
 share is no surprise at this level for a fair coin (a one-sided sign test, :func:`_within`). The shares are counts,
 so the best gate is one question's cosine away from its neighbour, and a cosine can move between machines."""
+TRIALS_FOLDER = 90
+"""Trials per folder for ``--trials``: as many as the validation folder the end-to-end bench asks over."""
 PROBE = 5
 """How many of a kept retrieval's questions have their cosines computed again to tell whether it still holds
 (:func:`_fresh`)."""
@@ -114,6 +127,51 @@ def _rows(questions: Path, library: Path) -> list[dict]:
                    for item, cosine in zip(row["items"], row["cosines"], strict=True)]
         rows.append({**row, "parts": [list(a.parts) for a in aligned], "coverage": [a.coverage for a in aligned]})
     return rows
+
+
+def _trial_rows() -> list[dict]:
+    """:func:`_rows`' rows for ``--trials``: each Evidence Inference train prompt asked with and without its
+    comparator over the folder of :data:`TRIALS_FOLDER` train trials that holds its own (folders drawn by sha1 of
+    the PMCID); ``pmid`` holds the PMCID, so the folds are by trial."""
+    folder = require(f"{DATA}/prompts.csv") / DATA
+    never = held_out_trials()
+    asked = [p for p in prompts(folder, "train") if p.pmcid not in never]
+    trials = sorted({p.pmcid for p in asked}, key=lambda pmcid: hashlib.sha1(pmcid.encode()).hexdigest())
+    rows = []
+    for start in range(0, len(trials), TRIALS_FOLDER):
+        group = set(trials[start:start + TRIALS_FOLDER])
+        with tempfile.TemporaryDirectory() as library:
+            unpack(folder, group, Path(library))
+            index = open_library_index([Path(library)])
+            embedder = index._embedder  # noqa: SLF001 — as in _cosines
+            for number, prompt in enumerate(p for p in asked if p.pmcid in group):
+                for comparator in (True, False):
+                    text = question(prompt, number, comparator=comparator)
+                    items = [hit.evidence for hit in index.search(text, k=DEPTH + 1)]
+                    source = next((i for i, item in enumerate(items)
+                                   if (item.identifiers.pmcid or "").upper() == f"PMC{prompt.pmcid}"), None)
+                    cosines = relevance_of(embedder.embed_sync(relevance_texts(text, items)), len(items))
+                    frame = frame_of(text)
+                    aligned = [align(frame, item, float(cosine), Gate(cover=1.0))
+                               for item, cosine in zip(items, cosines, strict=True)]
+                    rows.append({"pmid": prompt.pmcid, "comparator": comparator, "source": source,
+                                 "cosines": [float(c) for c in cosines], "parts": [list(a.parts) for a in aligned],
+                                 "coverage": [a.coverage for a in aligned]})
+        print(f"  {min(start + TRIALS_FOLDER, len(trials))}/{len(trials)} trials asked", file=sys.stderr)
+    return rows
+
+
+def _on_trials(shipped: Gate) -> None:
+    """``--trials``: the shipped gate's shares and the gate the fit would choose on full-text trials' questions."""
+    rows = _trial_rows()
+    for name, these in (("as written", [r for r in rows if r["comparator"]]),
+                        ("with no comparator", [r for r in rows if not r["comparator"]])):
+        sources, controls = _score(these, shipped)
+        print(f"trials, {len(these)} questions {name}: the shipped gate lets the own trial through in {sources:.1%}, "
+              f"no other trial in {controls:.1%}")
+    gate, _ = _choose(rows)
+    sources, controls = _score(rows, gate)
+    print(f"trials, the fit's choice on them: {_brief(_fields(gate))} ({sources:.1%} / {controls:.1%})")
 
 
 def _fresh(kept: dict, questions: Path, library: Path) -> bool:
@@ -250,7 +308,8 @@ def _fields(gate: Gate) -> dict[str, float]:
             "floor": gate.floor}
 
 
-def main(questions: Path, library: Path, out: Path = OUT, eval_out: Path = EVAL_OUT, *, check: bool = False) -> None:
+def main(questions: Path, library: Path, out: Path = OUT, eval_out: Path = EVAL_OUT, *, check: bool = False,
+         trials: bool = False) -> None:
     rows = _rows(questions, library)
     print(f"{len(rows)} questions; source among the top {DEPTH + 1}: {sum(r['source'] is not None for r in rows)}")
     print("fold | gate (cover, weight, answers, strong, floor) | held-out answerable: source answers | "
@@ -278,6 +337,8 @@ def main(questions: Path, library: Path, out: Path = OUT, eval_out: Path = EVAL_
           f"{plateau[1]:.1%})")
     fitted = {**_fields(gate), "depth": DEPTH}
     folds = {"folds": K_FOLDS, "fold_gates": fold_gates}
+    if trials:
+        _on_trials(gate_from(json.loads(OUT.read_text())))
     if check:
         _check((out, fitted, [rows]), (eval_out, folds, fold_rows))
     else:
@@ -335,9 +396,9 @@ def _write(*targets: tuple[Path, dict[str, object]]) -> None:
 
 if __name__ == "__main__":
     pin_numerics()
-    check = "--check" in sys.argv[1:]
-    args = [arg for arg in sys.argv[1:] if arg != "--check"]
+    check, trials = "--check" in sys.argv[1:], "--trials" in sys.argv[1:]
+    args = [arg for arg in sys.argv[1:] if arg not in ("--check", "--trials")]
     if len(args) not in (2, 3, 4):
         print(__doc__, file=sys.stderr)
         raise SystemExit(2)
-    main(*(Path(arg) for arg in args), check=check)
+    main(*(Path(arg) for arg in args), check=check, trials=trials)

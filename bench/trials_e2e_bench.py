@@ -1,7 +1,7 @@
 """End to end on Evidence Inference trials: each clinician prompt asked as a question over the folder of its split's
 trials, scored on the verdict a researcher reads and on the evidence table under it.
 
-    python bench/trials_e2e_bench.py [--split validation|train|fulltext] [--every N] [--out FILE.jsonl]
+    python bench/trials_e2e_bench.py [--split validation|train|fulltext] [--every N] [--out FILE.jsonl] [--gate GATE]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
 OUTCOME compared with COMPARATOR?" (every other prompt says "affect"; with ``--no-comparator``, "Does INTERVENTION
@@ -27,6 +27,9 @@ between-group result is labelled null and not asked). No model is fitted or tune
 their prompts word for word, with the clinicians' labels) and 21 among its unlabelled ones (98 prompts), and until
 then the study reader, the question tagger, the outcome-name model and the sentence roles were fitted on them. 30
 of them are the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
+
+``--gate`` aligns under another gate (a ``fitted/alignment_gate/model.json``), all runs in one session as a service
+runs them (with the shipped gate, every run as with a session of its own: 2026-12-04).
 
 ``validation`` was the estimate: no model was fitted on it and its errors are not read here (``--foreign`` and
 ``--out`` show what went wrong; use them on ``train``, where the chain's errors — which passage answers, how a
@@ -118,6 +121,8 @@ async def main() -> None:
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     parser.add_argument("--no-comparator", action="store_true",
                         help='ask "Does I change O?", the comparator left out (a question that names none)')
+    parser.add_argument("--gate", type=Path,
+                        help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
     args = parser.parse_args()
     if args.split == "fulltext":
         folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
@@ -142,12 +147,15 @@ async def main() -> None:
             trials = unpack(folder, wanted, Path(library))
         settings = load_settings(data_dir=Path(data), memory={"chroma_mode": "ephemeral"}, run={"max_rounds": 1})
         seams = Seams(shared=Shared(client=open_chroma(settings), embedder=embedder_for(settings)))
+        readers = (api.Readers(gate=api.alignment_gate_from(json.loads(args.gate.read_text())))
+                   if args.gate else api.SHIPPED_READERS)
+        session = api.open_session(settings, seams=seams, readers=readers)
         out = args.out.open("w", encoding="utf-8") if args.out else None
         for index, prompt in enumerate(asked):
             own = f"PMC{prompt.pmcid}"
             text = question(prompt, index, comparator=not args.no_comparator)
             result = await api.research(text, sources="library", libraries=[Path(library)], model="extractive",
-                                        settings=settings, seams=seams)
+                                        session=session)
             report = result.report
             pmcid = {item.id: (item.identifiers.pmcid or "").upper() for item in result.evidence}
             cited = set(report.answer.evidence_ids) if report.answer else set()
@@ -176,6 +184,7 @@ async def main() -> None:
                                       "statement": report.answer.statement if report.answer else "",
                                       "rows": [(s, o.direction, o.quote) for s, o in rows]}) + "\n")
                 out.flush()
+        await session.aclose()
         if out:
             out.close()
     seconds = time.perf_counter() - started
