@@ -5,8 +5,9 @@
 
 With ``--check`` nothing is written: the script exits 1 when the shipped gate or the evaluation's fold gates (or OUT,
 EVAL_OUT) are neither what the fit makes from the code as it is nor as good on its rows (:data:`SIGNIFICANCE`: the
-cosines move a little between machines, and with them a choice among near-equal gates). A change to relevance,
-alignment or the frame moves it; `make check-fitted` runs it.
+cosines move a little between machines, and with them a choice among near-equal gates). Without it, a file whose
+gates are as good is kept as it is (its inputs' record written anew), and one that is not is replaced by the fit. A
+change to relevance, alignment or the frame moves it; `make check-fitted` runs it.
 
 The retrieval and the cosines take about three minutes on two cores where the library's index is built first, and
 under a minute once it is. Set ``FIT_CACHE=path.json`` to keep them between runs; they are redone where the file holds
@@ -342,7 +343,7 @@ def main(questions: Path, library: Path, out: Path = OUT, eval_out: Path = EVAL_
     if check:
         _check((out, fitted, [rows]), (eval_out, folds, fold_rows))
     else:
-        _write((out, fitted), (eval_out, folds))
+        _write((out, _kept(out, fitted, [rows])), (eval_out, _kept(eval_out, folds, fold_rows)))
 
 
 def _within(shipped: Mapping[str, float], fitted: Mapping[str, float], rows: list[dict]) -> bool:
@@ -366,17 +367,8 @@ def _brief(gate: Mapping[str, float]) -> str:
 
 def _check(*targets: tuple[Path, dict, list[list[dict]]]) -> None:
     """Exit 1 unless each shipped file is what the fit makes, or its gates are as good on this machine's rows
-    (:func:`_within`): a choice among near-equal gates can move with the machine."""
-    stale = []
-    for path, fitted, rows in targets:
-        shipped = json.loads(path.read_text())
-        if shipped == fitted:
-            continue
-        pairs = (list(zip(shipped["fold_gates"], fitted["fold_gates"], strict=True)) if "fold_gates" in fitted
-                 else [(shipped, fitted)])
-        print(f"{path} is not this machine's fit; on this machine's rows:")
-        if not all(_within(s, f, r) for (s, f), r in zip(pairs, rows, strict=True)):
-            stale.append(str(path))
+    (:func:`_as_good`): a choice among near-equal gates can move with the machine."""
+    stale = [str(path) for path, fitted, rows in targets if not _as_good(path, fitted, rows)]
     if stale:
         print("not what this fit makes from the code as it is, and worse on its rows: "
               f"{', '.join(stale)}; refit and look at docs/benchmarks.md")
@@ -384,6 +376,28 @@ def _check(*targets: tuple[Path, dict, list[list[dict]]]) -> None:
     for path, _, _ in targets:
         record_inputs(path, check=True)
     print("the shipped gate and the evaluation's fold gates are what this fit makes, or as good on its rows")
+
+
+def _as_good(path: Path, fitted: dict, rows: list[list[dict]]) -> bool:
+    """Whether the file at ``path`` is ``fitted``, or each of its gates is as good as the fit's on this machine's
+    ``rows`` (:func:`_within`, which prints both)."""
+    shipped = json.loads(path.read_text())
+    if shipped == fitted:
+        return True
+    pairs = (list(zip(shipped["fold_gates"], fitted["fold_gates"], strict=True)) if "fold_gates" in fitted
+             else [(shipped, fitted)])
+    print(f"{path} is not this machine's fit; on this machine's rows:")
+    return all(_within(s, f, r) for (s, f), r in zip(pairs, rows, strict=True))
+
+
+def _kept(path: Path, fitted: dict, rows: list[list[dict]]) -> dict:
+    """What to write at ``path``: the file there when it is as good as the fit on this machine's rows
+    (:func:`_as_good`, as ``--check`` judges it), else the fit. A refit on another machine, or for a change in a
+    model the gate reads, moves the gate only where the fit's choice passes significantly more sources."""
+    if path.exists() and _as_good(path, fitted, rows):
+        print(f"  kept as it is: {path}")
+        return json.loads(path.read_text())
+    return fitted
 
 
 def _write(*targets: tuple[Path, dict[str, object]]) -> None:
