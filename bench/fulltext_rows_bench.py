@@ -1,7 +1,7 @@
 """The evidence table over a folder of full-text trials: rows only for studies that test the comparison, each number
 and quote in its source, and an answer that agrees with the table.
 
-    python bench/fulltext_rows_bench.py [--every N] [--out FILE.jsonl]
+    python bench/fulltext_rows_bench.py [--every N] [--out FILE.jsonl] [--foreign]
 
 For each clinician prompt of ``corpus/rct_fulltext/prompts.csv`` (every ``N``-th; ``../shared`` or
 $SYNTHESIST_SHARED), a research run asks "Does INTERVENTION affect OUTCOME compared with COMPARATOR?" over the
@@ -10,15 +10,16 @@ folder of its 40 articles (the extractive engine, one round, the library source 
 
 - the *asked rows* (the table's rows for the question's own comparison that read a direction): how many come from
   the prompt's own article, how many from another article (a row for a comparison the study did not test, unless
-  that article tests the same arms: listed for reading);
+  that article tests the same arms: listed with ``--foreign``);
 - rows with an effect (estimate, CI or p), rows whose quote is not verbatim in their article, and rows whose effect
   numbers are not in their quote;
 - runs whose answer rests on the prompt's own article; runs whose answer cites an article whose asked row gives the
   question another yes or no than the answer (a table row that contradicts the answer above it: the product's own
   check, :func:`synthesist.appraisal.evidence_table.rows_against_answer`).
 
-The prompts were written by clinicians about these articles (Evidence Inference); no reader was fitted on them.
-Nothing leaves this machine.
+The prompts were written by clinicians about these articles (Evidence Inference); no reader was fitted on them. They
+are the end-to-end estimate's trials (``_shared.held_out_trials``, 2026-12-04), whose errors are not read: the rows
+from other articles are counted, and listed only with ``--foreign``. Nothing leaves this machine.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--every", type=int, default=1, help="every N-th prompt (default: all 154)")
     parser.add_argument("--out", type=Path, help="write one JSON line per run here")
+    parser.add_argument("--foreign", action="store_true",
+                        help="list the rows from other articles (the held-out trials' errors: read them and they are "
+                             "held out no longer)")
     args = parser.parse_args()
     folder = require(f"{FOLDER}/prompts.csv") / FOLDER
     rows = list(csv.DictReader((folder / "prompts.csv").open(encoding="utf-8")))[::args.every]
@@ -107,7 +111,7 @@ async def main() -> None:
     for key, value in counts.items():
         if key != "runs":
             print(f"  {key}: {value}")
-    for line in foreign:
+    for line in foreign if args.foreign else ():
         print(f"  other article's row: {line}")
 
 
