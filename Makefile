@@ -92,8 +92,9 @@ train-counts: $(STAMP)
 # worse on this machine's cosines, which move a little between machines), what its trainer makes from the code and
 # ../shared as they are, in the arithmetic every trainer pins (bench/_shared.PINNED); writes nothing, fails on the
 # first that is not (14 minutes on two cores on 2026-12-04, three more where the library's index is built first).
-# Not part of `make test`: a trainer takes up to four minutes. `make test` does check, in a second, that no model
-# was fitted on another since refitted (tests/reading/test_fitted_inputs.py, from the records in fitted/inputs.json).
+# Not part of `make test`: the study reader alone takes nine (its cross-validation included, since 39c6e1d).
+# `make test` does check, in a second, that no model was fitted on another since refitted
+# (tests/reading/test_fitted_inputs.py, from the records in fitted/inputs.json).
 FIT = SYNTHESIST_SHARED=$(abspath $(SHARED)) OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python
 check-fitted: $(STAMP)
 	$(FIT) bench/fit_answer_model.py $(SHARED)/corpus/questions_dev.jsonl $(SHARED)/corpus/library.jsonl --check
