@@ -121,13 +121,16 @@ def _rows(questions: Path, library: Path) -> list[dict]:
             cache.write_text(json.dumps({"relevance": RELEVANCE, "read": read, "rows": retrieved}))
     by_id = {item.id: item for item in load_library([library]).evidence}
     asked = {row["pmid"]: row["question"] for row in _questions(questions)}
-    rows = []
-    for row in retrieved:
-        frame = frame_of(asked[row["pmid"]])
-        aligned = [align(frame, by_id[item], cosine, Gate(cover=1.0))
-                   for item, cosine in zip(row["items"], row["cosines"], strict=True)]
-        rows.append({**row, "parts": [list(a.parts) for a in aligned], "coverage": [a.coverage for a in aligned]})
-    return rows
+    return [{**row, **_matches(asked[row["pmid"]], [by_id[item] for item in row["items"]], row["cosines"])}
+            for row in retrieved]
+
+
+def _matches(question: str, items: list, cosines: list[float]) -> dict:
+    """The part matches and coverage of each item (at cover 1: any cover is decided later) against the question's
+    frame, as a run aligns them."""
+    frame = frame_of(question)
+    aligned = [align(frame, item, float(cosine), Gate(cover=1.0)) for item, cosine in zip(items, cosines, strict=True)]
+    return {"parts": [list(a.parts) for a in aligned], "coverage": [a.coverage for a in aligned]}
 
 
 def _trial_rows() -> list[dict]:
@@ -151,13 +154,10 @@ def _trial_rows() -> list[dict]:
                     items = [hit.evidence for hit in index.search(text, k=DEPTH + 1)]
                     source = next((i for i, item in enumerate(items)
                                    if (item.identifiers.pmcid or "").upper() == f"PMC{prompt.pmcid}"), None)
-                    cosines = relevance_of(embedder.embed_sync(relevance_texts(text, items)), len(items))
-                    frame = frame_of(text)
-                    aligned = [align(frame, item, float(cosine), Gate(cover=1.0))
-                               for item, cosine in zip(items, cosines, strict=True)]
+                    cosines = [float(c) for c in
+                               relevance_of(embedder.embed_sync(relevance_texts(text, items)), len(items))]
                     rows.append({"pmid": prompt.pmcid, "comparator": comparator, "source": source,
-                                 "cosines": [float(c) for c in cosines], "parts": [list(a.parts) for a in aligned],
-                                 "coverage": [a.coverage for a in aligned]})
+                                 "cosines": cosines, **_matches(text, items, cosines)})
         print(f"  {min(start + TRIALS_FOLDER, len(trials))}/{len(trials)} trials asked", file=sys.stderr)
     return rows
 
