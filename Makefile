@@ -63,7 +63,7 @@ browser:
 	fi
 
 # The study reader's heads (src/synthesist/reading/fitted/study_reader/): the ranker, direction and address models
-# (model.json) from Evidence Inference 2.0 in ../shared, about six minutes on two cores, and the conclusion head
+# (model.json) from Evidence Inference 2.0 in ../shared, about nine minutes on two cores, and the conclusion head
 # (conclusion.json) from PubMedQA's dev questions, seconds; the same files every time.
 train-reader: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_study_reader.py
