@@ -191,7 +191,9 @@ def article_name(exposure: str, text: str) -> str:
     "low-dose colchicine"); else another name for the whole of it that the article holds: a drug class's member
     ("hydrocortisone" for corticosteroids), a lay synonym of the whole phrase either way ("fish oil" for omega-3
     fatty acids), its initials where the article writes them in capitals ("PCI", "MBP": often never defined in an
-    abstract), a short form the article defines for it; else the exposure unchanged. A head noun ("programme",
+    abstract), a short form the article defines for it or for a longer name that holds all its words ("DSG" for
+    "diclofenac gel", defined as "Diclofenac Sodium Topical Gel": :func:`_longer_names`); else the exposure
+    unchanged. A head noun ("programme",
     "therapy") is never dropped and a word is never renamed alone: "clinical weight loss programme" is not "clinical
     weight loss", which any weight-loss trial holds. An article that holds the exposure's words and one of these other
     names as well (a class's member: "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as zoledronic
@@ -201,9 +203,11 @@ def article_name(exposure: str, text: str) -> str:
     article = terms(text, folded=True)
     phrase = part_core(exposure)
     initials = _initials(phrase).upper()
+    flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
     others = [*class_members(phrase, text), *LAY_SYNONYMS.get(" ".join(phrase.lower().split()), ()),
               *_lay_names(terms(phrase) - HOW_GIVEN or terms(phrase)),
-              *([initials] if len(initials) >= 3 and re.search(rf"\b{initials}\b", text) else [])]
+              *([initials] if len(initials) >= 3 and re.search(rf"\b{initials}\b", text) else []),
+              *_longer_names(flat, text)]
     if terms(exposure, folded=True) <= article:
         other = next((name for name in others if (words := terms(name, folded=True)) and words <= article
                       and not words <= terms(exposure, folded=True)), None)
@@ -212,11 +216,20 @@ def article_name(exposure: str, text: str) -> str:
                     if terms(word, folded=True) <= article or not terms(word) <= HOW_GIVEN | MODIFIERS)
     if terms(kept, folded=True) and terms(kept, folded=True) <= article:
         return kept
-    flat = terms(phrase.replace("-", " ")) - HOW_GIVEN
     short_forms = [short for short, long in abbreviations(text).items()
                    if (spelled := terms(long.replace("-", " ")) - HOW_GIVEN) and spelled <= flat <= spelled | MODIFIERS]
     whole = [*others, *short_forms]
     return next((name for name in whole if terms(name, folded=True) and terms(name, folded=True) <= article), exposure)
+
+
+def _longer_names(flat: frozenset[str], text: str) -> list[str]:
+    """The short forms ``text`` defines for a longer name that holds every one of ``flat``'s words (two or more: the
+    exposure less how it is given): "DSG" for "diclofenac gel" where the article defines "Diclofenac Sodium Topical
+    Gel (DSG)" and its results speak of "DSG 1%". One word alone ("insulin") is held by the long forms of names
+    that are not it ("insulin glargine (IG)") and is never read this way."""
+    if len(flat) < 2:
+        return []
+    return [short for short, long in abbreviations(text).items() if flat < terms(long.replace("-", " "))]
 
 
 def article_outcome(outcome: str, text: str) -> str:
