@@ -193,13 +193,13 @@ def article_name(exposure: str, text: str) -> str:
     fatty acids), its initials where the article writes them in capitals ("PCI", "MBP": often never defined in an
     abstract), a short form the article defines for it or for a longer name that holds all its words ("DSG" for
     "diclofenac gel", defined as "Diclofenac Sodium Topical Gel": :func:`_longer_names`); else the exposure
-    unchanged. A head noun ("programme",
-    "therapy") is never dropped and a word is never renamed alone: "clinical weight loss programme" is not "clinical
-    weight loss", which any weight-loss trial holds. An article that holds the exposure's words and one of these other
-    names as well (a class's member: "antibiotic prophylaxis" given as cefazolin, "bisphosphonates" as zoledronic
-    acid; a lay synonym; its initials) is read for both, the first such name it holds: its results often speak of
-    "the cefazolin group", "the MBP group". Whether that name is the arm's is not checked here (a drug both arms
-    were given is a class member too); the reader's arms then hold it on both sides."""
+    unchanged. A head noun ("programme", "therapy") is never dropped and a word is never renamed alone: "clinical
+    weight loss programme" is not "clinical weight loss", which any weight-loss trial holds. An article that holds
+    the exposure's words and one of these other names as well (a class's member: "antibiotic prophylaxis" given as
+    cefazolin, "bisphosphonates" as zoledronic acid; a lay synonym; its initials; a longer name's short form) is
+    read for both, the first such name it holds: its results often speak of "the cefazolin group", "the MBP group".
+    Whether that name is the arm's is not checked here (a drug both arms were given is a class member too); the
+    reader's arms then hold it on both sides."""
     article = terms(text, folded=True)
     phrase = part_core(exposure)
     initials = _initials(phrase).upper()
@@ -226,7 +226,8 @@ def _longer_names(flat: frozenset[str], text: str) -> list[str]:
     """The short forms ``text`` defines for a longer name that holds every one of ``flat``'s words (two or more: the
     exposure less how it is given): "DSG" for "diclofenac gel" where the article defines "Diclofenac Sodium Topical
     Gel (DSG)" and its results speak of "DSG 1%". One word alone ("insulin") is held by the long forms of names
-    that are not it ("insulin glargine (IG)") and is never read this way."""
+    that are not it ("insulin glargine (IG)") and is never read this way (even where the article writes it only in
+    that longer name: measured, docs/architecture/studies-measured.md)."""
     if len(flat) < 2:
         return []
     return [short for short, long in abbreviations(text).items() if flat < terms(long.replace("-", " "))]
