@@ -308,20 +308,22 @@ def shipped_counts() -> CountReader:
 
 
 def randomised_count(read: list[Unit], *, full_text: bool, reader: CountReader | None = None) -> Count | None:
-    """How many the study randomised (else studied): in a ``full_text``, the model's count where its share is at
-    least the threshold, quoted by the sentence it scored best; else the rules' (:func:`rule_pick`'s), which the model
-    also reads as a feature. An abstract is read by the rules alone: the model was trained on full texts, whose
-    counts are many, and among an abstract's two or three one takes a large share whatever it is ("464 patients were
-    screened and 120 were randomised" gave 464 most of it)."""
-    rules = rule_count(read, RANDOMISED, of_everyone=True) or studied_count(read)
+    """How many the study randomised (else studied): in a ``full_text`` that states counts, the model's count where
+    its share is at least the threshold, quoted by the sentence it scored best, else none; elsewhere the rules'
+    (:func:`rule_pick`'s, which the model also reads as a feature). The rules do not stand in where the model picks
+    nothing: out of fold they were right for 23 such trials and wrong, or gave a null label a count, for 48
+    (``bench/train_record_counts.py``, 2026-12-04), and a wrong N misleads where a missing one does not. An abstract
+    is read by the rules alone: the model was trained on full texts, whose counts are many, and among an abstract's
+    two or three one takes a large share whatever it is ("464 patients were screened and 120 were randomised" gave
+    464 most of it)."""
     found = candidates(read) if full_text else []
-    if found:
-        reader = reader or shipped_counts()
-        _, share, candidate = pooled_best(found, reader.scorer, rules.value if rules else None)
-        if candidate is not None and share >= reader.threshold:
-            return Count(value=candidate.value, text=candidate.text, quote=candidate.unit.text,
-                         section=candidate.unit.section)
-    return rules
+    if not found:
+        return rule_count(read, RANDOMISED, of_everyone=True) or studied_count(read)
+    reader = reader or shipped_counts()
+    _, share, candidate = pooled_best(found, reader.scorer, rule_pick(read))
+    if candidate is None or share < reader.threshold:
+        return None
+    return Count(value=candidate.value, text=candidate.text, quote=candidate.unit.text, section=candidate.unit.section)
 
 
 def pooled_best(found: list[Candidate], scorer: ListwiseScorer, picked: int | None = None
