@@ -137,7 +137,7 @@ def _imprecision(evidence: OutcomeEvidence) -> CertaintyStep | None:
     elif sizes and total < MIN_PARTICIPANTS:
         reasons.append(f"few participants: {total} in all (fewer than {MIN_PARTICIPANTS})")
     elif not effects and not sizes:
-        reasons.append("neither a confidence interval nor a number of participants stated")
+        reasons.append("no confidence interval or number of participants read from it")
     if evidence.answers_question and len({record.evidence_id for record, _, _ in evidence.results}) == 1:
         return CertaintyStep(domain="imprecision", change=-2, reason="; ".join(["a single study", *reasons]))
     return CertaintyStep(domain="imprecision", change=-1, reason=reasons[0]) if reasons else None
