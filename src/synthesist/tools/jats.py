@@ -298,7 +298,11 @@ def _text(element: Element | None, skip: set[str] = frozenset()) -> str:  # type
     if element is None:
         return ""
     parts = [element.text or ""]
+    cited = False  # the last child was a citation with nothing after it
     for child in element:
+        if child.tag == "xref" and cited:  # "[<xref>21</xref><xref>22</xref>]" is printed "[21,22]", never "[2122]"
+            parts.append(",")
+        cited = child.tag == "xref" and not child.tail
         if child.tag == "break":  # a line break inside a cell ("0.18<break/>0.81") separates two values
             parts.append(" ")
         elif child.tag in _BLOCKS and child.tag not in skip:  # a list's items in a cell: "12/13) KRAS exon 3"

@@ -311,7 +311,7 @@ def randomised_count(read: list[Unit], *, full_text: bool, reader: CountReader |
     """How many the study randomised (else studied): in a ``full_text`` that states counts, the model's count where
     its share is at least the threshold, quoted by the sentence it scored best, else none; elsewhere the rules'
     (:func:`rule_pick`'s, which the model also reads as a feature). The rules do not stand in where the model picks
-    nothing: out of fold they were right for 28 such trials and wrong, or gave a null label a count, for 51
+    nothing: out of fold they were right for 28 such trials and wrong, or gave a null label a count, for 50
     (``bench/train_record_counts.py``, 2026-12-04), and a wrong N misleads where a missing one does not. An abstract
     is read by the rules alone: the model was trained on full texts, whose counts are many, and among an abstract's
     two or three one takes a large share whatever it is ("464 patients were screened and 120 were randomised" gave
