@@ -214,8 +214,12 @@ def _words(text: str) -> tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]
 
 def rule_pick(read: list[Unit]) -> int | None:
     """The randomised (else studied) count the rules read first (:func:`randomised_count` without the model)."""
-    count = rule_count(read, RANDOMISED, of_everyone=True) or studied_count(read)
+    count = _rule_randomised(read)
     return count.value if count else None
+
+
+def _rule_randomised(read: list[Unit]) -> Count | None:
+    return rule_count(read, RANDOMISED, of_everyone=True) or studied_count(read)
 
 
 _RULE_GROUPS = {"rule_allocating": (RANDOMISED[0], RANDOMISED[1], RANDOMISED[-1]), "rule_enrolled": RANDOMISED[2:-1],
@@ -318,7 +322,7 @@ def randomised_count(read: list[Unit], *, full_text: bool, reader: CountReader |
     464 most of it)."""
     found = candidates(read) if full_text else []
     if not found:
-        return rule_count(read, RANDOMISED, of_everyone=True) or studied_count(read)
+        return _rule_randomised(read)
     reader = reader or shipped_counts()
     _, share, candidate = pooled_best(found, reader.scorer, rule_pick(read))
     if candidate is None or share < reader.threshold:
