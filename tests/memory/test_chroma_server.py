@@ -17,6 +17,7 @@ from store_processes import write_big_library
 from synthesist import api
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
+from synthesist.memory.store import open_collection, read_back
 
 
 @pytest.fixture
@@ -58,6 +59,34 @@ def test_a_library_two_processes_index_at_once_is_read_by_two_more_that_embed_no
         assert f"library: {total} records (0 embedded now, {total} reused)" in err
     for i in range(2):
         assert sorted(p.suffix for p in (tmp_path / f"batch{i}").iterdir() if p.suffix == ".json") == [".json"] * 2
+
+
+WRITER = """
+import sys, numpy as np, chromadb
+client = chromadb.HttpClient(host="127.0.0.1", port=int(sys.argv[1]))
+collection = client.get_or_create_collection("library-written", configuration={"hnsw": {"space": "cosine"}})
+rng = np.random.default_rng(0)
+for chunk in range(40):
+    collection.upsert(ids=[f"{chunk}-{i}" for i in range(16)], embeddings=rng.random((16, 384), dtype=np.float32))
+"""
+
+
+def test_a_collection_another_process_is_writing_reads_back_every_entry_with_its_vector(own_server: ChromaServer,
+                                                                                      tmp_path: Path) -> None:
+    # Chroma's server names entries for a moment before it returns their vectors while another process upserts
+    # (1.5.9: an empty embeddings array beside the ids); that read is tried again, never taken for damage
+    client = open_chroma(own_server.settings(tmp_path / "data"))
+    collection = open_collection(client, "library-written")
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(own_server.port)], stderr=subprocess.PIPE, text=True)
+    reads = []
+    while writer.poll() is None:
+        assert read_back(client, "library-written") is None
+        entries = collection.get()
+        assert all(entry.vector.shape == (384,) for entry in entries)
+        reads.append(len(entries))
+    assert writer.returncode == 0, writer.stderr.read()[-2000:]
+    assert len(collection.get()) == 640
+    assert sum(0 < n < 640 for n in reads) >= 10, reads  # read again and again while it was half written
 
 
 def _questions(tmp_path: Path, index: int) -> Path:

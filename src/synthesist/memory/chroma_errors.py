@@ -72,8 +72,13 @@ def is_not_found(exc: BaseException | None) -> bool:
 def is_damage(exc: MemoryStoreError) -> bool:
     """Whether a store failure is the store's files failing to read (Chroma answered with its own error, as a
     truncated segment makes it: "Error getting embedding", "Error finding id"), not the store being out of reach."""
-    cause = exc.__cause__
-    return isinstance(cause, _chroma_errors()[0]) and not is_not_found(cause)
+    return answered_with_error(exc.__cause__)
+
+
+def answered_with_error(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is Chroma answering with its own error (other than "not found"): damaged files, or, for a
+    moment, a collection another process is writing ("Error creating hnsw segment reader: Nothing found on disk")."""
+    return isinstance(exc, _chroma_errors()[0]) and not is_not_found(exc)
 
 
 @contextmanager

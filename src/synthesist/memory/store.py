@@ -16,7 +16,8 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -27,7 +28,15 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import MemoryStoreError, unreachable_server
-from .chroma_errors import StorePlace, is_damage, is_not_found, place_of, remember_place, translated
+from .chroma_errors import (
+    StorePlace,
+    answered_with_error,
+    is_damage,
+    is_not_found,
+    place_of,
+    remember_place,
+    translated,
+)
 from .chroma_http import bound_requests
 from .chroma_owner import CHECK_EVERY, LIST_ONE, PROBE_PREFIX, READ_SECONDS, files_for, heartbeat, read_state, usable
 from .owner import HOST, START_SPACE, attach, detach_all, lock_embedded
@@ -37,6 +46,28 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
 Metadata = Mapping[str, str | int | float | bool]
+
+SETTLE_PAUSES = (0.05, 0.1, 0.2, 0.4, 0.8)
+"""Pauses (s) before a read of a collection is tried again (:func:`settled`)."""
+
+
+def settled(read: Callable[[], Any], whole: Callable[[Any], bool] = lambda found: True) -> Any:
+    """``read()``, tried again after each of :data:`SETTLE_PAUSES` while it fails with Chroma's own error or its
+    answer is not ``whole``; the last answer is returned (or its error raised). While another process writes a
+    collection, Chroma's server (1.5.9) may for a moment name entries without their vectors (an empty embeddings
+    array beside their ids) or fail to open the collection's index ("Error creating hnsw segment reader: Nothing
+    found on disk"); damaged files fail every time, so only a failure that persists is taken for damage."""
+    for pause in SETTLE_PAUSES:
+        try:
+            found = read()
+        except Exception as exc:
+            if not answered_with_error(exc):
+                raise
+        else:
+            if whole(found):
+                return found
+        time.sleep(pause)
+    return read()
 
 
 def _chroma() -> ModuleType:
@@ -298,14 +329,29 @@ class VectorCollection:
             step = self._client.get_max_batch_size()
             if ids is not None:
                 for start in range(0, len(ids), step):
-                    found = self._collection.get(ids=list(ids[start:start + step]), include=include)
+                    batch = list(ids[start:start + step])
+                    found = self._settled(lambda batch=batch: self._collection.get(ids=batch, include=include),
+                                          vectors)
                     entries.extend(self._entries(found, vectors))
                 return entries
             while True:
-                found = self._collection.get(include=include, limit=step, offset=len(entries))
+                found = self._settled(lambda: self._collection.get(include=include, limit=step,
+                                                                   offset=len(entries)), vectors)
                 entries.extend(self._entries(found, vectors))
                 if len(found["ids"]) < step:
                     return entries
+
+    def _settled(self, read: Callable[[], Any], vectors: bool) -> Any:
+        """``read()``'s answer once every entry it names comes with its vector (:func:`settled`)."""
+        def whole(found: Any) -> bool:
+            embeddings = found.get("embeddings")
+            return not vectors or (embeddings is not None and len(embeddings) == len(found["ids"]))
+
+        found = settled(read, whole)
+        if not whole(found):
+            raise MemoryStoreError(f"get (entries named without their vectors {len(SETTLE_PAUSES) + 1} times, "
+                                   "while another process wrote them)", self.name)
+        return found
 
     @staticmethod
     def _entries(found: Any, vectors: bool) -> list[StoredVector]:
@@ -362,13 +408,19 @@ def drop_collection(client: ClientAPI, name: str) -> bool:
 
 def read_back(client: ClientAPI, name: str) -> MemoryStoreError | None:
     """Read one stored vector of ``name`` and its nearest neighbour back; the failure when the collection's files
-    are damaged, None when they read (or there is no such collection). Out of reach is raised, not returned."""
+    are damaged (it persists: :func:`settled`), None when they read (or there is no such collection). Out of reach
+    is raised, not returned."""
     try:
         with translated("read back", name, place_of(client)):
             collection = client.get_collection(name)
-            first = collection.get(limit=1, include=["embeddings"])
-            if first["ids"]:
-                collection.query(query_embeddings=[first["embeddings"][0]], n_results=1, include=["distances"])
+
+            def read() -> Any:
+                first = collection.get(limit=1, include=["embeddings"])
+                if first["ids"] and len(first["embeddings"]):
+                    collection.query(query_embeddings=[first["embeddings"][0]], n_results=1, include=["distances"])
+                return first
+
+            settled(read, lambda first: not first["ids"] or len(first["embeddings"]) > 0)
     except MemoryStoreError as exc:
         if is_not_found(exc.__cause__):
             return None
