@@ -84,7 +84,7 @@ train-names: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_outcome_names.py
 
 # The record's count reader (fitted/record_counts/) from the hand-labelled train trials of bench/data/record_counts.jsonl
-# and Evidence Inference's articles in ../shared, seconds.
+# and Evidence Inference's articles in ../shared (two heads: randomised and analysed), about two and a half minutes.
 train-counts: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_record_counts.py
 

@@ -4,15 +4,17 @@
     OPENBLAS_NUM_THREADS=1 python bench/train_record_counts.py [--out PATH] [--check]   (make train-counts)
 
 Data: Evidence Inference 2.0 train-split trials (``../shared/corpus/evidence_inference``) labelled by hand with how
-many were randomised and the sentence that says so, or null where the article states no total or is ambiguous
-(``bench/data/record_counts.jsonl``; how they were drawn and labelled: ``bench/data/record_counts.md``). Each
-article's candidates (every count its abstract, methods and results sentences state) are one listwise group with
-a "none" row; the positives are the candidates stating the labelled value, or "none" for a null label.
+many were randomised and how many analysed for the primary outcome, and the sentences that say so, or null where the
+article states no such number or is ambiguous (``bench/data/record_counts.jsonl``; how they were drawn and labelled:
+``bench/data/record_counts.md``). One head per count (``counts.HEADS``): each article's candidates (every count its
+abstract, methods and results sentences state) are one listwise group with a "none" row; the positives are the
+candidates stating the labelled value, or "none" for a null label.
 
-Printed: 5-fold cross-validation by article over the labelled trials (the threshold is chosen there, at the most
-right less ``WRONG_COST`` times the wrong and the counts given to a null label), then the
-fitted model on the golden study records (``tests/data/study_records.jsonl``: 30 trials of
-``corpus/rct_fulltext``, never trained on, none of them labelled here). Deterministic: L-BFGS from zero on a
+Printed, per head: 5-fold cross-validation by article over the labelled trials (the threshold is chosen there, at the
+most right less ``WRONG_COST`` times the wrong and the counts given to a null label); then how the certainty grade's
+loss-to-follow-up check fares on the out-of-fold counts; then the fitted heads on the golden study records
+(``tests/data/study_records.jsonl``: 30 trials of ``corpus/rct_fulltext``, never trained on, none of them labelled
+here). Deterministic: L-BFGS from zero on a
 convex loss, one BLAS thread.
 """
 
@@ -28,8 +30,19 @@ from _shared import REPO, fit_arguments, require, rounded, write_fitted
 from evidence_inference_bench import DATA, articles
 from fitting import fit_listwise
 
+from synthesist.appraisal.certainty import MIN_FOLLOW_UP
 from synthesist.reading.linear import ListwiseScorer, TextVectorizer
-from synthesist.reading.studies.counts import Candidate, candidates, count_features, pooled_best, rule_pick
+from synthesist.reading.studies.counts import (
+    ANALYSED,
+    HEADS,
+    Candidate,
+    CountReader,
+    candidates,
+    count_features,
+    pooled_best,
+    rule_count,
+    rule_pick,
+)
 from synthesist.reading.studies.passages import Unit, units
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -52,27 +65,32 @@ def _fold(article: str) -> int:
     return zlib.crc32(article.encode()) % FOLDS
 
 
-def groups(labels: list[dict], evidence: dict) -> list[tuple]:
+def groups(labels: list[dict], reads: dict[str, list[Unit]], field: str = "randomised") -> list[tuple]:
+    """Per labelled article, for the count ``field`` (``randomised`` or ``analysed``): its label, candidates, their
+    features, which state the labelled value (or "none"), the rules' randomised pick (a feature of both heads) and the
+    rules' own count of ``field`` (what the product reads where a full text states no count to score)."""
     found = []
     for label in labels:
-        read: list[Unit] = list(units(evidence[label["article"].removeprefix("PMC")]))
+        read = reads[label["article"]]
         these = candidates(read)
         picked = rule_pick(read)
         dense, texts = count_features(these, picked)
-        positive = np.array([label["randomised"] is None] + [c.value == label["randomised"] for c in these])
-        found.append((label, these, dense, texts, positive, picked))
+        positive = np.array([label[field] is None] + [c.value == label[field] for c in these])
+        rules = picked if field == "randomised" else getattr(rule_count(read, ANALYSED), "value", None)
+        found.append((label, these, dense, texts, positive, picked, rules))
     return found
 
 
 def fit(train: list) -> ListwiseScorer:
-    usable = [(dense, texts, positive) for _, _, dense, texts, positive, _ in train if positive.any()]
+    usable = [(dense, texts, positive) for _, _, dense, texts, positive, *_ in train if positive.any()]
     vectorizer = TextVectorizer.fit((t for _, texts, _ in usable for t in texts), longest=LONGEST, min_df=MIN_DF)
     return fit_listwise(usable, c=C, vectorizer=vectorizer)
 
 
-def _read(scorer: ListwiseScorer, these: list[Candidate], picked: int | None) -> tuple[int | None, float]:
+def _read(scorer: ListwiseScorer, these: list[Candidate], picked: int | None, rules: int | None
+          ) -> tuple[int | None, float]:
     if not these:
-        return picked, 1.0  # no count to score: the product reads the rules' (randomised_count)
+        return rules, 1.0  # no count to score: the product reads the rules' (randomised_count, analysed_count)
     value, share, _ = pooled_best(these, scorer, picked)
     return value, share
 
@@ -112,47 +130,75 @@ def main() -> None:
     labels = [json.loads(line) for line in args.labels.read_text(encoding="utf-8").splitlines() if line.strip()]
     folder = require(f"{DATA}/prompts.csv") / DATA
     evidence = articles(folder, {label["article"].removeprefix("PMC") for label in labels})
-    every = groups(labels, evidence)
-    unreachable = sum(1 for g in every if not g[4].any())
-    print(f"{len(every)} labelled trials ({sum(g[0]['randomised'] is not None for g in every)} with a count; "
-          f"{unreachable} whose count no candidate states), parsed in {time.perf_counter() - started:.0f} s")
-    pairs = []
-    for fold in range(FOLDS):
-        scorer = fit([g for g in every if _fold(g[0]["article"]) != fold])
-        for label, these, *_, picked in (g for g in every if _fold(g[0]["article"]) == fold):
-            pairs.append((label["randomised"], *_read(scorer, these, picked), picked))
-    print(f"{FOLDS}-fold cross-validation by article (the model where its share reaches the threshold, else none; "
-          f"beside it, else the rules, as before 2026-12-04):")
-    best, chosen = -1e9, THRESHOLDS[0]
-    for threshold in THRESHOLDS:
-        t, ruled = tally(pairs, threshold), tally(pairs, threshold, rules_stand_in=True)
-        print(f"  threshold {threshold}: {_line(t)} (score {_score(t):g}) | else the rules: {_line(ruled)} "
-              f"(score {_score(ruled):g})")
-        if _score(t) > best + 1e-9:
-            best, chosen = _score(t), threshold
-    print(f"  rules alone: {_line(tally(pairs, RULES_ALONE, rules_stand_in=True))}")
-    scorer = fit(every)
-    model = rounded({"scorer": scorer.to_dict(), "threshold": chosen})
-    shipped = ListwiseScorer.from_dict(model["scorer"])
-    print(f"threshold {chosen} (the most right − {WRONG_COST:g} × (wrong + given to a null label), out of fold)")
-    golden(shipped, chosen)
+    reads = {label["article"]: list(units(evidence[label["article"].removeprefix("PMC")])) for label in labels}
+    model, read_out = {}, {}
+    for field in HEADS:
+        every = groups(labels, reads, field)
+        unreachable = sum(1 for g in every if not g[4].any())
+        print(f"{field}: {len(every)} labelled trials ({sum(g[0][field] is not None for g in every)} with a count; "
+              f"{unreachable} whose count no candidate states), parsed in {time.perf_counter() - started:.0f} s")
+        pairs, order = [], []
+        for fold in range(FOLDS):
+            scorer = fit([g for g in every if _fold(g[0]["article"]) != fold])
+            for label, these, *_, picked, rules in (g for g in every if _fold(g[0]["article"]) == fold):
+                pairs.append((label[field], *_read(scorer, these, picked, rules), rules))
+                order.append(label["article"])
+        print(f"{FOLDS}-fold cross-validation by article (the model where its share reaches the threshold, else none; "
+              f"beside it, else the rules, as before 2026-12-04):")
+        best, chosen = -1e9, THRESHOLDS[0]
+        for threshold in THRESHOLDS:
+            t, ruled = tally(pairs, threshold), tally(pairs, threshold, rules_stand_in=True)
+            print(f"  threshold {threshold}: {_line(t)} (score {_score(t):g}) | else the rules: {_line(ruled)} "
+                  f"(score {_score(ruled):g})")
+            if _score(t) > best + 1e-9:
+                best, chosen = _score(t), threshold
+        print(f"  rules alone: {_line(tally(pairs, RULES_ALONE, rules_stand_in=True))}")
+        print(f"{field}: threshold {chosen} (the most right − {WRONG_COST:g} × (wrong + given to a null label), "
+              "out of fold)")
+        model[field] = {"scorer": fit(every).to_dict(), "threshold": chosen}
+        read_out[field] = {article: (value if value is not None and share >= chosen else None, rules)
+                           for article, (_, value, share, rules) in zip(order, pairs, strict=True)}
+    follow_up(labels, read_out)
+    model = rounded(model)
+    golden({field: CountReader(ListwiseScorer.from_dict(model[field]["scorer"]), model[field]["threshold"])
+            for field in HEADS})
     write_fitted(args.out, json.dumps(model, sort_keys=True) + "\n", check=args.check, started=started)
 
 
-def golden(scorer: ListwiseScorer, threshold: float) -> None:
-    """The fitted model's randomised N on the golden study records (never trained on)."""
+def follow_up(labels: list[dict], read_out: dict[str, dict[str, tuple[int | None, int | None]]]) -> None:
+    """Out of fold, how often the certainty grade's loss-to-follow-up check (fewer than ``MIN_FOLLOW_UP`` of those
+    randomised analysed) fires on the record's counts where the labels say it should, and where they do not; the
+    analysed count by the model or by the rules (the randomised count the model's, as the product reads it)."""
+    def fires(randomised: int | None, analysed: int | None) -> bool:
+        return bool(randomised and analysed and analysed / randomised < MIN_FOLLOW_UP)
+
+    for name, pick in (("the model", 0), ("the rules", 1)):
+        tally = {(truth, got): 0 for truth in (True, False) for got in (True, False)}
+        for label in labels:
+            article = label["article"]
+            got = fires(read_out["randomised"][article][0], read_out["analysed"][article][pick])
+            tally[fires(label["randomised"], label["analysed"]), got] += 1
+        print(f"loss-to-follow-up check, analysed N by {name}: fires {tally[True, True]} times where the labels say "
+              f"so, {tally[False, True]} where they do not; silent for {tally[True, False]} of "
+              f"{tally[True, True] + tally[True, False]} labelled losses")
+
+
+def golden(readers: dict[str, CountReader]) -> None:
+    """The fitted heads' counts on the golden study records (never trained on)."""
     folder = require(GOLDEN_ARTICLES) / GOLDEN_ARTICLES
-    pairs = []
-    for line in GOLDEN.read_text(encoding="utf-8").splitlines():
-        label = json.loads(line)
-        read = list(units(article_evidence(parse_jats((folder / f"{label['article']}.nxml").read_bytes()),
-                                           "library")))
-        picked = rule_pick(read)
-        pairs.append((label["randomised"], *_read(scorer, candidates(read), picked), picked))
-    for name, t in (("the model, else none", tally(pairs, threshold)),
-                    ("the model, else the rules", tally(pairs, threshold, rules_stand_in=True)),
-                    ("the rules alone", tally(pairs, RULES_ALONE, rules_stand_in=True))):
-        print(f"golden study records, {name}: randomised {_line(t)}")
+    for field, reader in readers.items():
+        pairs = []
+        for line in GOLDEN.read_text(encoding="utf-8").splitlines():
+            label = json.loads(line)
+            read = list(units(article_evidence(parse_jats((folder / f"{label['article']}.nxml").read_bytes()),
+                                               "library")))
+            picked = rule_pick(read)
+            rules = picked if field == "randomised" else getattr(rule_count(read, ANALYSED), "value", None)
+            pairs.append((label[field], *_read(reader.scorer, candidates(read), picked, rules), rules))
+        for name, t in (("the model, else none", tally(pairs, reader.threshold)),
+                        ("the model, else the rules", tally(pairs, reader.threshold, rules_stand_in=True)),
+                        ("the rules alone", tally(pairs, RULES_ALONE, rules_stand_in=True))):
+            print(f"golden study records, {name}: {field} {_line(t)}")
 
 
 if __name__ == "__main__":

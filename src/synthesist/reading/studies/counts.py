@@ -27,8 +27,8 @@ from ..linear import ListwiseScorer
 from ..shipped import fitted_model
 from .passages import Unit
 
-__all__ = ["COUNT_FEATURES", "Candidate", "CountReader", "candidates", "count_features", "count_number", "pooled_best",
-           "randomised_count", "rule_pick", "shipped_counts"]
+__all__ = ["COUNT_FEATURES", "HEADS", "Candidate", "CountReader", "analysed_count", "candidates", "count_features",
+           "count_number", "pooled_best", "randomised_count", "rule_pick", "shipped_counts"]
 
 _I = re.IGNORECASE
 _UNITS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -305,9 +305,14 @@ class CountReader:
     threshold: float
 
 
-@lru_cache(maxsize=1)
-def shipped_counts() -> CountReader:
-    raw = fitted_model("record_counts")
+HEADS = ("randomised", "analysed")
+"""The counts the model reads, each by a listwise head of its own over the same candidates and features: how many were
+randomised, and how many were analysed for the primary outcome."""
+
+
+@lru_cache(maxsize=len(HEADS))
+def shipped_counts(head: str = "randomised") -> CountReader:
+    raw = fitted_model("record_counts")[head]
     return CountReader(ListwiseScorer.from_dict(raw["scorer"]), float(raw["threshold"]))
 
 
@@ -323,7 +328,23 @@ def randomised_count(read: list[Unit], *, full_text: bool, reader: CountReader |
     found = candidates(read) if full_text else []
     if not found:
         return _rule_randomised(read)
-    reader = reader or shipped_counts()
+    return _learned(found, read, reader or shipped_counts("randomised"))
+
+
+def analysed_count(read: list[Unit], *, full_text: bool, reader: CountReader | None = None) -> Count | None:
+    """How many were analysed for the primary outcome, as :func:`randomised_count` reads the randomised count: in a
+    ``full_text``, the model's ``analysed`` head where its share reaches its threshold, else none; elsewhere the
+    rules' (:data:`ANALYSED`). Out of fold over the 720 labelled train trials (2026-12-05) the head at its threshold was
+    right for 22 of the 264 analysed counts, wrong for 2 and gave 4 of the 456 nulls a count, where the rules were
+    right for 43, wrong for 23 and gave 28 a count: the rules' analysed count was most often a subgroup's, an arm's or
+    a reader's ("data from the first 20 patients were analyzed by the 2 readers")."""
+    found = candidates(read) if full_text else []
+    if not found:
+        return rule_count(read, ANALYSED)
+    return _learned(found, read, reader or shipped_counts("analysed"))
+
+
+def _learned(found: list[Candidate], read: list[Unit], reader: CountReader) -> Count | None:
     _, share, candidate = pooled_best(found, reader.scorer, rule_pick(read))
     if candidate is None or share < reader.threshold:
         return None

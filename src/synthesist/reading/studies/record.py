@@ -32,7 +32,7 @@ from ..text import terms
 from .arm_tagger import tagged_arms
 from .arms import abbreviations
 from .clarity import states_null
-from .counts import ANALYSED, PEOPLE, WORD_NUMBER, N, randomised_count, rule_count
+from .counts import PEOPLE, WORD_NUMBER, N, analysed_count, randomised_count
 from .effects import ratio_side, read_effect, significance
 from .finding import CONTROL
 from .learned import answer_query, statement
@@ -153,11 +153,11 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     stated = [r for r in _stated_outcomes(read, arms, [query.intervention for query in queries], abbreviations(text))
               if not (r.quote and any(r.quote in quote for quote in quoted))  # a row may quote the next sentence too
               and not (r.effect and r.effect.value and (r.effect.value, r.effect.ci_low, r.effect.ci_high) in answered)]
+    full_text = bool(evidence.passages)
     record = StudyRecord(
         evidence_id=evidence.id, title=evidence.title, design=design, design_quote=design_quote,
-        randomised=randomised_count(read, full_text=bool(evidence.passages)), analysed=rule_count(read, ANALYSED),
-        population=_population(read),
-        arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=bool(evidence.passages),
+        randomised=randomised_count(read, full_text=full_text), analysed=analysed_count(read, full_text=full_text),
+        population=_population(read), arms=arms, outcomes=tuple([*asked, *stated][:MAX_OUTCOMES]), full_text=full_text,
     )
     return verify_record(record, evidence)
 
