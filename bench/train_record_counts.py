@@ -14,8 +14,7 @@ Printed, per head: 5-fold cross-validation by article over the labelled trials (
 most right less ``WRONG_COST`` times the wrong and the counts given to a null label); then how the certainty grade's
 loss-to-follow-up check fares on the out-of-fold counts; then the fitted heads on the golden study records
 (``tests/data/study_records.jsonl``: 30 trials of ``corpus/rct_fulltext``, never trained on, none of them labelled
-here). Deterministic: L-BFGS from zero on a
-convex loss, one BLAS thread.
+here). Deterministic: L-BFGS from zero on a convex loss, one BLAS thread.
 """
 
 from __future__ import annotations
