@@ -1,11 +1,12 @@
-"""How many a trial randomised: a learned reader of the counts its own sentences state.
+"""How many a trial randomised, and how many it analysed: a learned reader of the counts its own sentences state.
 
 Every count an abstract, methods or results sentence writes (digits or words, 2 to 10 million; not a decimal, a
 percentage, a year or a dose) is a candidate, read by the words on either side of it (up to
 :data:`WINDOW` words each way, numbers as ``NUM``), its sentence's section and role, and what it is beside the other
 counts (the largest of its sentence, the sum of two or more others there: "Of the 85 subjects …, 43 were randomized
 to … and 42 to …", how often the article states it again). A listwise model over the article's candidates and one
-"none" (the article states no count of everyone randomised) picks at most one. Trained by
+"none" (the article states no count of everyone randomised) picks at most one; a second head, over the same
+candidates and features, reads how many were analysed for the primary outcome (:data:`HEADS`). Trained by
 ``bench/train_record_counts.py`` on Evidence Inference train trials labelled by hand
 (``bench/data/record_counts.jsonl``); its card: ``reading/fitted/record_counts/CARD.md``; judged on the golden
 records (``tests/data/study_records.jsonl``), which it never reads.
