@@ -75,9 +75,13 @@ def groups(labels: list[dict], reads: dict[str, list[Unit]], field: str = "rando
         picked = rule_pick(read)
         dense, texts = count_features(these, picked)
         positive = np.array([label[field] is None] + [c.value == label[field] for c in these])
-        rules = picked if field == "randomised" else getattr(rule_count(read, ANALYSED), "value", None)
-        found.append((label, these, dense, texts, positive, picked, rules))
+        found.append((label, these, dense, texts, positive, picked, _rules(read, field, picked)))
     return found
+
+
+def _rules(read: list[Unit], field: str, picked: int | None) -> int | None:
+    """The rules' count of ``field``: what the product reads where a full text states no count to score."""
+    return picked if field == "randomised" else getattr(rule_count(read, ANALYSED), "value", None)
 
 
 def fit(train: list) -> ListwiseScorer:
@@ -192,7 +196,7 @@ def golden(readers: dict[str, CountReader]) -> None:
             read = list(units(article_evidence(parse_jats((folder / f"{label['article']}.nxml").read_bytes()),
                                                "library")))
             picked = rule_pick(read)
-            rules = picked if field == "randomised" else getattr(rule_count(read, ANALYSED), "value", None)
+            rules = _rules(read, field, picked)
             pairs.append((label[field], *_read(reader.scorer, candidates(read), picked, rules), rules))
         for name, t in (("the model, else none", tally(pairs, reader.threshold)),
                         ("the model, else the rules", tally(pairs, reader.threshold, rules_stand_in=True)),
