@@ -217,17 +217,24 @@ def test_opening_a_past_run_shows_that_run_and_only_that_run(browser, library_se
     assert page.input_value("#question") == ""
     assert page.locator("#hypotheses li").all_text_contents() == ["none yet"]
     page.evaluate(STALE)
-    page.click(f"#runs a:text-is('{QUESTION}')")
+    _open_past(page, QUESTION)
     wait_until(page, "document.querySelector('#status').textContent.startsWith('Done')", timeout=60_000)
     assert page.input_value("#question") == QUESTION
     assert _shown(page) == first  # that run's chart, evidence, answer and hypotheses; nothing stale
     page.evaluate(STALE)
-    page.click(f"#runs a:text-is('{OTHER_QUESTION}')")
+    _open_past(page, OTHER_QUESTION)
     wait_until(page, f"document.querySelector('#question').value === {OTHER_QUESTION!r} && "
                            "document.querySelector('#status').textContent.startsWith('Done')", timeout=60_000)
     assert page.locator("#timeline li").first.text_content().startswith("[0] started")
     assert QUESTION not in page.text_content("#timeline")
     assert _shown(page) == other
+
+
+def _open_past(page, question: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the past run of ``question`` from the list; where the list lacks it, the failure says what it shows."""
+    wait_until(page, f"[...document.querySelectorAll('#runs a')].some((a) => a.textContent === {question!r} && "
+                     "a.offsetParent !== null)", shown="document.querySelector('#runs').innerText")
+    page.click(f"#runs a:text-is('{question}')")
 
 
 FOREST = "document.querySelector('#forest')"
