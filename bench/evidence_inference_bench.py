@@ -28,14 +28,15 @@ import re
 import tarfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from _shared import confusion_lines, macro_f1, require
 
 from synthesist.errors import ParseError
+from synthesist.reading import lexicon
 from synthesist.reading.studies import answer_query
-from synthesist.reading.studies.arms import ArmTerms
+from synthesist.reading.studies.arms import SAME_ARM, ArmTerms
 from synthesist.reading.studies.direction import read_direction
 from synthesist.reading.studies.learned import shipped_reader, unit_directions
 from synthesist.reading.studies.passages import Unit
@@ -89,6 +90,29 @@ UNLABELLED = "unlabelled/articles_unlabelled.tar.gz"
 AGREEMENT = HAND.with_name("reader_labels_agreement.jsonl")
 """Clinician-labelled train prompts labelled again by hand, blind, by the same rules: how far :data:`HAND` agrees with
 the clinicians (:func:`agreement`)."""
+
+
+def _one_word(words: frozenset[str]) -> frozenset[str]:
+    """``words`` with each group of :data:`SAME_ARM` (placebo, control, sham …) read as one word."""
+    groups = {word: min(group) for group in SAME_ARM for word in group}
+    return frozenset(groups.get(word, word) for word in words)
+
+
+_INACTIVE = re.compile(rf"{lexicon.pattern('finding', 'CONTROL').pattern}"
+                       rf"|{lexicon.pattern('record', 'CONTROL').pattern}"
+                       r"|\b(?:no|not|without|alone|only|water|normal|baseline|before|pre)\b", re.IGNORECASE)
+"""A comparator that is no treatment of its own (placebo, saline, usual care, no intervention, baseline …): a trial
+with one is not asked against placebo."""
+
+
+def untested(asked: list[Prompt], every: list[Prompt]) -> list[Prompt]:
+    """Each of ``asked`` asked against placebo where every prompt of its trial among ``every`` sets two treatments
+    side by side (no comparator is :data:`_INACTIVE` nor names a control); the others are left out."""
+    controls = _one_word(frozenset().union(*SAME_ARM))
+    inactive = {p.pmcid for p in every if _INACTIVE.search(p.query.comparator) or _one_word(
+        ArmTerms.of(p.query).intervention | ArmTerms.of(p.query).comparator) & controls}
+    return [replace(prompt, query=prompt.query.model_copy(update={"comparator": "placebo"}))
+            for prompt in asked if prompt.pmcid not in inactive]
 
 
 def hand_prompts(path: Path = HAND) -> list[Prompt]:

@@ -28,6 +28,11 @@ their prompts word for word, with the clinicians' labels) and 21 among its unlab
 then the study reader, the question tagger, the outcome-name model and the sentence roles were fitted on them. 30
 of them are the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
 
+``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
+trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
+folder of head-to-head trials. Every such run should answer insufficient, and the prompt's own trial give **no row**
+for the comparison: a row there is one for a comparison the trial never tested.
+
 ``--gate`` aligns under another gate (a ``fitted/alignment_gate/model.json``), all runs in one session as a service
 runs them (with the shipped gate, every run as with a session of its own: 2026-12-04).
 
@@ -50,7 +55,7 @@ from collections import Counter
 from pathlib import Path
 
 from _shared import require
-from evidence_inference_bench import DATA, Prompt, prompts
+from evidence_inference_bench import DATA, Prompt, prompts, untested
 
 from synthesist import api
 from synthesist.appraisal.evidence_table import rows_against_answer
@@ -121,6 +126,8 @@ async def main() -> None:
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     parser.add_argument("--no-comparator", action="store_true",
                         help='ask "Does I change O?", the comparator left out (a question that names none)')
+    parser.add_argument("--untested", action="store_true",
+                        help="ask each prompt against a comparator its trial names but did not test")
     parser.add_argument("--gate", type=Path,
                         help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
     args = parser.parse_args()
@@ -150,6 +157,8 @@ async def main() -> None:
         readers = (api.Readers(gate=api.alignment_gate_from(json.loads(args.gate.read_text())))
                    if args.gate else api.SHIPPED_READERS)
         session = api.open_session(settings, seams=seams, readers=readers)
+        if args.untested:
+            asked = untested(asked, every)
         out = args.out.open("w", encoding="utf-8") if args.out else None
         for index, prompt in enumerate(asked):
             own = f"PMC{prompt.pmcid}"
@@ -167,9 +176,10 @@ async def main() -> None:
             mine = [o for source, o in rows if source == own]
             others = [(source, o) for source, o in rows if source != own]
             verdict = report.answer.verdict if report.answer else None
+            expected = "insufficient" if args.untested else VERDICT[prompt.label]
             counts["runs"] += 1
-            counts["verdict right"] += verdict == VERDICT[prompt.label]
-            verdicts[(VERDICT[prompt.label], str(verdict))] += 1
+            counts["verdict right"] += verdict == expected
+            verdicts[(expected, str(verdict))] += 1
             counts["answer rests on own trial"] += any(pmcid.get(i) == own for i in cited)
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
@@ -189,11 +199,19 @@ async def main() -> None:
             out.close()
     seconds = time.perf_counter() - started
     runs = counts["runs"]
-    asked_as = " (no comparator named)" if args.no_comparator else ""
+    asked_as = (" (no comparator named)" if args.no_comparator else
+                " (against a comparator the trial did not test)" if args.untested else "")
     print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
-    print(f"  verdict right: {counts['verdict right']}/{runs} ({counts['verdict right'] / runs:.3f})")
-    print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
-          f"clinicians': {counts['own row direction right']}/{runs} ({counts['own row direction right'] / runs:.3f})")
+    right = counts["verdict right"]
+    print(f"  verdict right{' (insufficient)' if args.untested else ''}: {right}/{runs} ({right / runs:.3f})")
+    if args.untested:
+        print(f"  the own trial's row for a comparison it did not test: {counts['own row']}/{runs} "
+              f"({counts['own row'] / runs:.3f}); its direction the clinicians' for the tested one: "
+              f"{counts['own row direction right']}")
+    else:
+        print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
+              f"clinicians': {counts['own row direction right']}/{runs} "
+              f"({counts['own row direction right'] / runs:.3f})")
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
     print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")
     print(f"  runs with a row from another trial: {counts['runs with another trial row']}/{runs} "
