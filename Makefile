@@ -10,7 +10,7 @@ ARGS ?=
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: install run test bench eval clean browser train-reader train-tagger train-roles train-arms train-names train-counts check-fitted
+.PHONY: install run test bench eval clean browser train-reader train-tested train-tagger train-roles train-arms train-names train-counts check-fitted
 
 install: $(STAMP)
 
@@ -69,6 +69,11 @@ train-reader: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_study_reader.py
 	$(FIT) bench/fit_answer_model.py $(SHARED)/corpus/questions_dev.jsonl $(SHARED)/corpus/library.jsonl
 
+# The study reader's tested-comparison head (fitted/study_reader/tested.json) from Evidence Inference 2.0's train
+# prompts in ../shared, about a minute; after train-reader or train-roles, whose files it reads.
+train-tested: $(STAMP)
+	$(FIT) bench/train_tested_comparison.py
+
 train-tagger: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_question_tagger.py
 
@@ -104,6 +109,7 @@ check-fitted: $(STAMP)
 	$(FIT) bench/train_outcome_names.py --check
 	$(FIT) bench/train_record_counts.py --check
 	$(FIT) bench/train_study_reader.py --check
+	$(FIT) bench/train_tested_comparison.py --check
 	$(FIT) bench/fit_alignment_gate.py $(SHARED)/corpus/questions_dev.jsonl $(SHARED)/corpus/library.jsonl --check
 
 bench: $(STAMP)

@@ -48,6 +48,7 @@ from .direction import (
 from .effects import clause_effect, ratio_side, read_effect
 from .naming import article_name, article_outcome, measured_as_asked, with_synonyms
 from .passages import Unit
+from .tested import TestedHead, tested_features, tested_head
 from .verify import source_text
 
 ROLES = ("abstract", "results", "conclusions", "discussion", "methods", "introduction", "other")
@@ -106,6 +107,8 @@ class Read:
     readings: tuple[Reading, ...]
     address: np.ndarray
     """One row of :data:`ADDRESS_FEATURES`."""
+    units: tuple[Unit, ...] = ()
+    """Every unit of the article, in reading order (empty where none names the outcome)."""
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,7 @@ def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader
     article = frozenset().union(*(terms(unit.text, folded=True) for unit in read))
     shared = terms(query.intervention, folded=True) & terms(query.comparator, folded=True)
     return Read(found, _address(article, arms, shared, dense, scores, len(candidates), decide(list(found), 0.0)[1],
-                                reader.rarity))
+                                reader.rarity), tuple(read))
 
 
 def follow_on(read: list[Unit], scored: list[Scored | None], index: int, source: str) -> Unit | None:
@@ -357,8 +360,9 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     shipped one unless ``reader`` is given) decides it, with its verbatim quote: the best-ranked unit that reads
     that direction itself, or the first such unit that states its figures when that one states none
     (:func:`.direction.with_figures`); the best unit when none reads it, or when the answer is unclear.
-    An article that does not test the comparison (:meth:`StudyReader.addresses` below its threshold) gets no
-    answer at all: ``not_reported`` with no quote. ``prefer``: what a quote should also do where one of the units that
+    An article that does not test the comparison (:meth:`StudyReader.addresses` below its threshold, or with the
+    shipped reader one that only names the comparator: :mod:`.tested`) gets no answer at all: ``not_reported`` with
+    no quote. ``prefer``: what a quote should also do where one of the units that
     read the direction does it (an observational study's quote names the exposure: ``record.as_asked``)."""
     found = supporting(evidence, query) if reader is None else _supporting(evidence, query, reader)
     if not found:
@@ -398,10 +402,13 @@ def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult
     its clause states; none when the article does not test the comparison, or when only sentences on other studies
     support the answer (:func:`answer_query` quotes one of them). Cached: evidence and queries are immutable, and one
     item is read for the table and again by the gate over the answer."""
-    return _supporting(evidence, query, shipped_reader())
+    return _supporting(evidence, query, shipped_reader(), tested=tested_head())
 
 
-def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> tuple[OutcomeResult, ...]:
+def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, *,
+                tested: TestedHead | None = None) -> tuple[OutcomeResult, ...]:
+    """:func:`supporting` by ``reader``; with ``tested`` (the shipped reader's tested-comparison head, which a fit in
+    progress has not), none where the article only names the question's comparator (:mod:`.tested`)."""
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     text = source_text(evidence)
     query = query.model_copy(update={"intervention": article_name(query.intervention, text),
@@ -409,9 +416,12 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader) 
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return ()
+    arms = ArmTerms.of(query, abbreviations(text))
+    if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
+            and tested.tests(row) < tested.threshold:
+        return ()
     direction, probability = decide(list(found.readings), reader.threshold)
     together = tuple((label, round(p, 3)) for label, p in pooled(list(found.readings)).items())
-    arms = ArmTerms.of(query, abbreviations(text))
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
     agreeing = [unit for unit in agreeing if not _CITED.search(unit.text)]  # another study's finding is no reading
     return tuple(_result(blank, unit, direction, query, arms).model_copy(

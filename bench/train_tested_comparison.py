@@ -1,0 +1,107 @@
+"""Train the study reader's tested-comparison head (:mod:`synthesist.reading.studies.tested`) and write
+``src/synthesist/reading/fitted/study_reader/tested.json``.
+
+    OPENBLAS_NUM_THREADS=1 python bench/train_tested_comparison.py [--out PATH] [--check]   (make train-tested)
+
+Data: Evidence Inference 2.0's train prompts (``../shared/corpus/evidence_inference``, less the end-to-end estimate's
+trials: ``_shared.held_out_trials``), each a comparison its trial tested ("yes"), and the same prompts of its
+head-to-head trials asked against placebo (``evidence_inference_bench.untested``: no prompt of the trial has a
+comparator that is a control of any name, usual care, saline, "no …" or baseline), a comparison the trial did not
+test ("no"), as a researcher asks over a folder of head-to-head trials. Features: where the article names the
+comparator (:data:`~synthesist.reading.studies.tested.TESTED_FEATURES`), with the question's intervention and outcome
+read as the article names them, as the reader reads them.
+
+Printed: 5-fold cross-validation by article; the threshold is chosen there, the highest that keeps ``KEEP`` of the
+tested comparisons out of fold (a refused tested comparison loses a trial's row; an untested one let through gives
+a row for a comparison the trial never made, as the reader did for every such question before this head). Then the
+fitted head on the validation split, never fitted on: its trials' own prompts kept, and the same prompts of its
+head-to-head trials asked against placebo refused. Deterministic: L-BFGS from zero on a convex loss, one BLAS
+thread.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+
+import numpy as np
+from _shared import REPO, fit_arguments, held_out_trials, require, rounded, write_fitted
+from evidence_inference_bench import DATA, Prompt, articles, prompts, untested
+from fitting import fit_softmax
+
+from synthesist.models import Evidence
+from synthesist.reading.studies.arms import ArmTerms, abbreviations
+from synthesist.reading.studies.naming import article_name, article_outcome
+from synthesist.reading.studies.passages import units
+from synthesist.reading.studies.tested import TESTED_FEATURES, TestedHead, tested_features
+from synthesist.reading.studies.verify import source_text
+from synthesist.reading.study_reader import word_rarity
+
+OUT = REPO / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "tested.json"
+C = 1.0
+FOLDS = 5
+KEEP = 0.99
+"""The share of the tested comparisons the threshold keeps out of fold."""
+
+
+def _fold(article: str) -> int:
+    return zlib.crc32(article.encode()) % FOLDS
+
+
+def rows(asked: list[Prompt], evidence: dict[str, Evidence], label: str) -> list[tuple[str, str, np.ndarray]]:
+    """(article, label, features) for each of ``asked`` whose comparator has a word to look for."""
+    found = []
+    for prompt in asked:
+        item = evidence.get(prompt.pmcid)
+        if item is None:
+            continue
+        text = source_text(item)
+        query = prompt.query.model_copy(update={"intervention": article_name(prompt.query.intervention, text),
+                                                "outcome": article_outcome(prompt.query.outcome, text)})
+        row = tested_features(item, list(units(item)), query, ArmTerms.of(query, abbreviations(text)), word_rarity)
+        if row is not None:
+            found.append((prompt.pmcid, label, row))
+    return found
+
+
+def split_rows(split: str) -> list[tuple[str, str, np.ndarray]]:
+    folder = require(f"{DATA}/prompts.csv") / DATA
+    held_out = held_out_trials()
+    asked = [p for p in prompts(folder, split) if p.pmcid not in held_out]
+    evidence = articles(folder, {p.pmcid for p in asked})
+    return rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
+
+
+def main() -> None:
+    parser = fit_arguments(__doc__, OUT)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    train = split_rows("train")
+    x = np.array([row for _, _, row in train])
+    labels = [label for _, label, _ in train]
+    folds = np.array([_fold(article) for article, _, _ in train])
+    out_of_fold = np.zeros(len(train))
+    for fold in range(FOLDS):
+        fitted = fit_softmax(x[folds != fold], [labels[i] for i in np.flatnonzero(folds != fold)], c=C,
+                             standardise=True)
+        out_of_fold[folds == fold] = fitted.probabilities(x[folds == fold])[:, fitted.classes.index("yes")]
+    tested = np.array(labels) == "yes"
+    threshold = round(float(np.quantile(out_of_fold[tested], 1 - KEEP)), 3)
+    print(f"train: {tested.sum()} tested comparisons, {(~tested).sum()} untested, of "
+          f"{len({article for article, _, _ in train})} trials")
+    print(f"  out of fold at {threshold}: tested kept {np.mean(out_of_fold[tested] >= threshold):.3f}, untested "
+          f"refused {np.mean(out_of_fold[~tested] < threshold):.3f}")
+    head = TestedHead.from_dict(rounded({"features": list(TESTED_FEATURES),
+                                         "model": fit_softmax(x, labels, c=C, standardise=True).to_dict(),
+                                         "threshold": threshold}))
+    validation = split_rows("validation")
+    kept = [head.tests(row) >= head.threshold for _, label, row in validation if label == "yes"]
+    refused = [head.tests(row) < head.threshold for _, label, row in validation if label == "no"]
+    print(f"validation: tested kept {sum(kept)} of {len(kept)} ({np.mean(kept):.3f}), untested refused "
+          f"{sum(refused)} of {len(refused)} ({np.mean(refused):.3f})")
+    write_fitted(args.out, json.dumps(head.to_dict(), indent=1) + "\n", check=args.check, started=started)
+
+
+if __name__ == "__main__":
+    main()

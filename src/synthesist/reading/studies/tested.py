@@ -1,0 +1,141 @@
+"""Whether an article tested the question's comparison, or only names its comparator: a logistic head of the study
+reader (``fitted/study_reader/tested.json``, :data:`TESTED_FEATURES`) over where the article names the comparator.
+
+A trial of liraglutide against metformin names placebo in its introduction (other trials' placebo arms) and
+"glycaemic control" throughout; the address model (:mod:`.learned`), which reads how much of each arm's name the
+article holds, then takes it to answer "Does liraglutide reduce body weight compared with placebo?", and its row
+would give the trial a comparison it never made. A trial that tested its comparator names it in its title, in the
+sentences that allocate or compare the arms, beside the intervention in its own abstract, methods, results and
+tables, and under its own name rather than only by a word it shares with it (placebo, control and sham are one word
+to the address model: :data:`.arms.SAME_ARM`). The head is trained by ``bench/train_tested_comparison.py`` on the
+Evidence Inference train prompts as written against the same prompts of head-to-head trials asked against placebo,
+and refuses below a threshold chosen out of fold (its card: ``fitted/study_reader/CARD.md``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from ...models import Evidence
+from ...study import DirectionQuery
+from .. import lexicon
+from ..linear import Softmax
+from ..shipped import fitted_model
+from ..text import terms
+from .arms import SAME_ARM, ArmTerms
+from .passages import Unit
+
+__all__ = ["TESTED_FEATURES", "TESTED_HEAD", "TestedHead", "tested_features", "tested_head"]
+
+TESTED_HEAD = "tested.json"
+"""The head's file in ``fitted/study_reader/``."""
+TESTED_FEATURES = (
+    "grouped_article", "grouped_own", "grouped_methods", "grouped_results", "grouped_tables", "grouped_title",
+    "grouped_with_intervention", "grouped_with_intervention_own", "grouped_allocating", "grouped_outside_own",
+    "log_grouped_units", "log_intervention_units", "grouped_units_share", "grouped_own_units_share",
+    "literal_article", "literal_own", "literal_with_intervention_own", "literal_allocating", "literal_title",
+    "log_literal_units", "generic_comparator",
+)
+"""Each a share of the comparator's words, weighed by their rarity, held by some of the article's units: *grouped*
+with placebo, control and sham as one word (as the address model reads them), *literal* as the question writes
+them. Where: the whole article; its own text (abstract, methods, results, tables); the methods, the results, the
+tables and the title; the unit that best names both arms (anywhere, and in its own text); a methods or abstract
+sentence that allocates or compares arms (``lexicons/record.toml`` ALLOCATING and SIDE_BY_SIDE); the share held
+outside its own text only. Counts: units naming half the comparator or the intervention (log), and the
+comparator's units against the intervention's, and in its own text. Last, whether the comparator is only a name
+any trial gives its comparison (``lexicons/arms.toml`` GENERIC_COMPARATOR and BASELINE: "control", "baseline"),
+which an article may never write."""
+_OWN = frozenset({"abstract", "methods", "results"})
+_ALLOCATING = (lexicon.pattern("record", "ALLOCATING"), lexicon.pattern("record", "SIDE_BY_SIDE"))
+_GENERIC = (frozenset(lexicon.word_list("arms", "GENERIC_COMPARATOR"))
+            | frozenset(lexicon.word_list("arms", "BASELINE")))
+_NAMING = frozenset(lexicon.word_list("arms", "GENERIC")) | frozenset(lexicon.word_list("arms", "GENERIC_CONDITIONS"))
+
+
+@dataclass(frozen=True)
+class TestedHead:
+    """The fitted head: P(the article tested the comparison) and the threshold below which it did not."""
+
+    model: Softmax
+    threshold: float
+    features: tuple[str, ...]
+
+    def tests(self, row: np.ndarray) -> float:
+        return float(self.model.probabilities(row.reshape(1, -1))[0, self.model.classes.index("yes")])
+
+    def to_dict(self) -> dict:
+        return {"features": list(self.features), "model": self.model.to_dict(), "threshold": self.threshold}
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> TestedHead:
+        head = cls(Softmax.from_dict(raw["model"]), float(raw["threshold"]), tuple(raw["features"]))
+        if head.features != TESTED_FEATURES:
+            raise ValueError("the tested-comparison head was fitted on other features: refit it "
+                             "(bench/train_tested_comparison.py)")
+        return head
+
+
+@cache
+def tested_head() -> TestedHead:
+    """The shipped head (read from the package once)."""
+    return TestedHead.from_dict(fitted_model("study_reader", TESTED_HEAD))
+
+
+def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQuery, arms: ArmTerms,
+                    rarity: Callable[[str], float]) -> np.ndarray | None:
+    """One row of :data:`TESTED_FEATURES` for ``query`` over ``read`` (every unit of ``evidence``, in order), or
+    None where the comparator has no word of its own to look for."""
+    literal = arms.comparator
+    if not literal:
+        return None
+    groups = {word: min(sorted(group), key=rarity) for group in SAME_ARM for word in group}  # sorted: any hash seed
+
+    def one(words: frozenset[str]) -> frozenset[str]:
+        return frozenset(groups.get(word, word) for word in words)
+
+    grouped, intervention = one(literal), one(arms.intervention)
+
+    def share(words: frozenset[str], held: frozenset[str]) -> float:
+        weight = math.fsum(rarity(word) for word in sorted(words))  # fsum, sorted: the same sum in any set order
+        return math.fsum(rarity(word) for word in sorted(words & held)) / weight if weight else 0.0
+
+    raw = [terms(f"{unit.context} {unit.text}" if unit.kind == "table" else unit.text, folded=True) for unit in read]
+    words = [one(held) for held in raw]
+    own = [i for i, unit in enumerate(read) if unit.role in _OWN or unit.kind == "table"]
+    allocating = [i for i, unit in enumerate(read)
+                  if unit.role in ("methods", "abstract") and any(p.search(unit.text) for p in _ALLOCATING)]
+
+    def union(which: Sequence[frozenset[str]], where: Sequence[int]) -> frozenset[str]:
+        return frozenset().union(*(which[i] for i in where))
+
+    everywhere = range(len(read))
+    of_grouped = [share(grouped, held) for held in words]
+    of_literal = [share(literal, held) for held in raw]
+    of_intervention = [share(intervention, held) for held in words]
+    both = [min(c, i) for c, i in zip(of_grouped, of_intervention, strict=True)]
+    grouped_units = sum(s >= 0.5 for s in of_grouped)
+    intervention_units = sum(s >= 0.5 for s in of_intervention)
+    grouped_article, grouped_own = share(grouped, union(words, everywhere)), share(grouped, union(words, own))
+    title = terms(evidence.title or "", folded=True)
+    named = terms(query.comparator, folded=True) - _NAMING
+    return np.array([
+        grouped_article, grouped_own,
+        share(grouped, union(words, [i for i, unit in enumerate(read) if unit.role == "methods"])),
+        share(grouped, union(words, [i for i, unit in enumerate(read)
+                                     if unit.role in ("abstract", "results") and unit.kind != "table"])),
+        share(grouped, union(words, [i for i, unit in enumerate(read) if unit.kind == "table"])),
+        share(grouped, one(title)), max(both, default=0.0), max((both[i] for i in own), default=0.0),
+        max((of_grouped[i] for i in allocating), default=0.0), grouped_article - grouped_own,
+        math.log1p(grouped_units), math.log1p(intervention_units),
+        grouped_units / (grouped_units + intervention_units + 1),
+        sum(of_grouped[i] >= 0.5 for i in own) / (grouped_units + 1),
+        share(literal, union(raw, everywhere)), share(literal, union(raw, own)),
+        max((min(of_literal[i], of_intervention[i]) for i in own), default=0.0),
+        max((of_literal[i] for i in allocating), default=0.0), share(literal, title),
+        math.log1p(sum(s >= 0.5 for s in of_literal)),
+        bool(named) and named <= _GENERIC,
+    ], dtype=float)
