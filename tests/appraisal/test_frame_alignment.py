@@ -161,6 +161,23 @@ def test_what_is_missing_says_whether_the_items_on_the_exposure_study_the_popula
         f"{opening}2 address etanercept, 1 of them in {frame.population}.")
 
 
+def test_the_missing_statement_names_the_comparison_asked() -> None:
+    """A trial of the exposure against another comparator reports the outcome, only not against the question's: the
+    statement says the comparison that is missing ("No collected item reports body weight for liraglutide" was
+    untrue of a trial of liraglutide against metformin that reports it)."""
+    from synthesist.appraisal.gate import missing_statement
+    from synthesist.models import Alignment, PartMatch
+
+    frame = frame_of("Does liraglutide reduce body weight compared with placebo?")
+    assert (frame.exposure, frame.comparator, frame.outcomes) == ("liraglutide", "placebo", ("body weight",))
+    trial = Alignment(evidence_id="pmid:1", label="related", relevance=0.3, parts=(
+        PartMatch(part="exposure", term="liraglutide", addressed=True),
+        PartMatch(part="outcome", term="body weight", addressed=False)))
+
+    assert missing_statement(frame, [trial], {}) == (
+        "No collected item reports body weight for liraglutide against placebo; 1 addresses liraglutide.")
+
+
 def test_an_item_on_another_kind_of_the_exposure_never_answers_by_closeness() -> None:
     """An item that addresses the outcome alone answers when it is close enough to the whole question; one that
     names another kind of the exposure in its place ("vitamin C" for vitamin D) studies something else, and says

@@ -44,7 +44,9 @@ def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], ite
         return opening + "."
     if outcome and not both:
         found = len(exposure_items)
-        opening = (f"No collected item reports {outcome} for {frame.exposure}; {found} "
+        # the comparison asked: a trial of the exposure against another comparator reports the outcome, but not this
+        against = f" against {frame.comparator}" if frame.comparator else ""
+        opening = (f"No collected item reports {outcome} for {frame.exposure}{against}; {found} "
                    f"{verb(found, 'addresses', 'address')} {frame.exposure}"
                    f"{_in_population(frame, exposure_items, addressed['population'])}"
                    ) if frame.exposure else f"No collected item reports {outcome}"
