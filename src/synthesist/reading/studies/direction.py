@@ -45,6 +45,12 @@ _UP_COMPARATIVE = lexicon.pattern("direction", "UP_COMPARATIVE")
 _DOWN_COMPARATIVE = lexicon.pattern("direction", "DOWN_COMPARATIVE")
 """A comparative of decrease, read before :data:`_DOWN` (``lexicons/direction.toml``)."""
 _CHANGE_NOUN = lexicon.pattern("direction", "CHANGE_NOUN")
+_AMOUNT = lexicon.pattern("direction", "AMOUNT_COMPARATIVE")
+"""A comparative of amount, which after a change verb multiplies with it (``lexicons/direction.toml``)."""
+_SMALLER = ("less", "smaller")
+VERB_REACH = 40
+"""How far before a comparative of amount (characters, no comma or semicolon between) its change verb may stand:
+"reduced body weight significantly more"."""
 _UP_NOUNS = ("increase", "gain", "rise", "improvement")
 _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
@@ -281,7 +287,8 @@ def _significant_change(clause: str) -> bool:
 
 def _change(clause: str, arms: ArmTerms, outcome: frozenset[str] = frozenset()) -> Direction | None:
     """The direction the clause's change word gives, turned round when the comparator is the one that changed
-    (comparatives first; "greater reductions" multiplies; a comparative naming an arm is no change: studies.md)."""
+    (comparatives first; "greater reductions" and "fell more" multiply; a comparative naming an arm is no change:
+    studies.md)."""
     for up_pattern, down_pattern in ((_UP_COMPARATIVE, _DOWN_COMPARATIVE), (_UP, _DOWN)):
         found = sorted(((m, pattern is up_pattern) for pattern in (up_pattern, down_pattern)
                         for m in pattern.finditer(clause) if not _names_arm(clause, m, arms, outcome)),
@@ -292,8 +299,28 @@ def _change(clause: str, arms: ArmTerms, outcome: frozenset[str] = frozenset()) 
             of_change = _CHANGE_NOUN.match(clause, first.end())
             if of_change and up_pattern is _UP_COMPARATIVE:
                 direction = direction if of_change.group("noun").lower().startswith(_UP_NOUNS) else flip(direction)
+            elif up_pattern is _UP_COMPARATIVE and (verb := _changed_by(clause, first, outcome)):
+                direction = flip(verb) if first.group().lower() in _SMALLER else verb
             return flip(direction) if arms.comparator_is_subject(clause, first.start()) else direction
     return None
+
+
+def _changed_by(clause: str, comparative: re.Match[str], outcome: frozenset[str]) -> Direction | None:
+    """The direction of the change verb a comparative of amount says the size of ("Body weight *fell more* with
+    glutide than with metformin": a decrease, not the "more" of an increase), or None where none stands just
+    before it; a word of the outcome is none ("weight loss was greater": the loss is what was measured)."""
+    if not _AMOUNT.fullmatch(comparative.group()):
+        return None
+    before = clause[max(0, comparative.start() - VERB_REACH):comparative.start()]
+    before = re.split(r"[,;]", before)[-1]
+    verbs = [(m, True) for m in _UP.finditer(before)] + [(m, False) for m in _DOWN.finditer(before)]
+    verbs = [(m, up) for m, up in verbs if not (_UP_COMPARATIVE.fullmatch(m.group())
+                                                 or _DOWN_COMPARATIVE.fullmatch(m.group())
+                                                 or terms(m.group(), folded=True) & outcome)]
+    if not verbs:
+        return None
+    _, up = max(verbs, key=lambda found: found[0].start())
+    return "increased" if up else "decreased"
 
 
 def _names_arm(clause: str, cue: re.Match[str], arms: ArmTerms, outcome: frozenset[str]) -> bool:
