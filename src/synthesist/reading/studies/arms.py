@@ -9,6 +9,7 @@ against "4,000 IU of oral vitamin D3" is told by "2,000" and "4,000" alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -103,6 +104,18 @@ class ArmTerms:
         if self.comparator & head and not self.intervention & head:
             return True
         return bool(self.comparator & window and not self.intervention & window and not self.intervention & head)
+
+
+def as_one_word(rarity: Callable[[str], float]) -> Callable[[frozenset[str]], frozenset[str]]:
+    """A function giving a set of words with each group of :data:`SAME_ARM` (placebo, control, sham; baseline,
+    before …) read as one word, its commonest by ``rarity``: a placebo trial that never says "sham" holds all of a
+    comparator "placebo or sham"."""
+    groups = {word: min(sorted(group), key=rarity) for group in SAME_ARM for word in group}  # sorted: any hash seed
+
+    def one(words: frozenset[str]) -> frozenset[str]:
+        return frozenset(groups.get(word, word) for word in words)
+
+    return one
 
 
 def flip(direction: Direction) -> Direction:

@@ -27,7 +27,7 @@ from ..answer_model import ConclusionVerdict
 from ..readers import current_readers
 from ..text import terms
 from ..verdict import Change, asked_change, asked_parts, verdict_of
-from .arms import SAME_ARM, ArmTerms, abbreviations
+from .arms import ArmTerms, abbreviations, as_one_word
 from .direction import (
     _AIM,
     _CITING,
@@ -294,10 +294,7 @@ def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], de
     The words an arm is given together (:data:`.arms.SAME_ARM`: placebo, control, sham) count as one, their
     commonest: a placebo trial that never says "sham" holds all of its comparator."""
 
-    groups = {word: min(sorted(group), key=rarity) for group in SAME_ARM for word in group}  # sorted: any hash seed
-
-    def one(words: frozenset[str]) -> frozenset[str]:
-        return frozenset(groups.get(word, word) for word in words)
+    one = as_one_word(rarity)
 
     article, shared, arms = one(article), one(shared), ArmTerms(one(arms.intervention), one(arms.comparator))
 

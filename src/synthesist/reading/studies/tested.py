@@ -26,7 +26,7 @@ from .. import lexicon
 from ..linear import Softmax
 from ..shipped import fitted_model
 from ..text import terms
-from .arms import SAME_ARM, ArmTerms
+from .arms import ArmTerms, as_one_word
 from .passages import Unit
 
 __all__ = ["TESTED_FEATURES", "TESTED_HEAD", "TestedHead", "tested_features", "tested_head"]
@@ -92,10 +92,7 @@ def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQu
     literal = arms.comparator
     if not literal:
         return None
-    groups = {word: min(sorted(group), key=rarity) for group in SAME_ARM for word in group}  # sorted: any hash seed
-
-    def one(words: frozenset[str]) -> frozenset[str]:
-        return frozenset(groups.get(word, word) for word in words)
+    one = as_one_word(rarity)
 
     grouped, intervention = one(literal), one(arms.intervention)
 
