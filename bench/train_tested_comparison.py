@@ -11,9 +11,10 @@ test ("no"), as a researcher asks over a folder of head-to-head trials. Features
 comparator (:data:`~synthesist.reading.studies.tested.TESTED_FEATURES`), with the question's intervention and outcome
 read as the article names them, as the reader reads them.
 
-Printed: 5-fold cross-validation by article; the threshold is chosen there, the highest that keeps ``KEEP`` of the
-tested comparisons out of fold (a refused tested comparison loses a trial's row; an untested one let through gives
-a row for a comparison the trial never made, as the reader did for every such question before this head). Then the
+Printed: 5-fold cross-validation by article; the threshold is chosen there, the lowest that refuses ``REFUSE`` of
+the untested comparisons out of fold (an untested one let through gives a row for a comparison the trial never made,
+as the reader did for every such question before this head; a refused tested comparison loses a trial's row, and a
+folder holds many more of those: past 95 % each point of untested refused costs more tested ones). Then the
 fitted head on the validation split, never fitted on: its trials' own prompts kept, and the same prompts of its
 head-to-head trials asked against placebo refused. Deterministic: L-BFGS from zero on a convex loss, one BLAS
 thread.
@@ -21,13 +22,14 @@ thread.
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 import zlib
 
 import numpy as np
 from _shared import REPO, fit_arguments, held_out_trials, require, rounded, write_fitted
-from evidence_inference_bench import DATA, Prompt, articles, prompts, untested
+from evidence_inference_bench import DATA, UNLABELLED, Prompt, articles, prompts, untested
 from fitting import fit_softmax
 
 from synthesist.models import Evidence
@@ -37,12 +39,13 @@ from synthesist.reading.studies.passages import units
 from synthesist.reading.studies.tested import TESTED_FEATURES, TestedHead, tested_features
 from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import word_rarity
+from synthesist.study import DirectionQuery
 
 OUT = REPO / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "tested.json"
 C = 1.0
 FOLDS = 5
-KEEP = 0.99
-"""The share of the tested comparisons the threshold keeps out of fold."""
+REFUSE = 0.95
+"""The share of the untested comparisons the threshold refuses out of fold."""
 
 
 def _fold(article: str) -> int:
@@ -73,8 +76,30 @@ def split_rows(split: str) -> list[tuple[str, str, np.ndarray]]:
     return rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
 
 
+def unlabelled_rows() -> list[tuple[str, str, np.ndarray]]:
+    """:func:`split_rows` for the unlabelled trials (``corpus/evidence_inference/unlabelled``, less the end-to-end
+    estimate's): each prompt a comparison its trial tested, whatever its answer, so no label is needed."""
+    folder = require(f"{DATA}/{UNLABELLED}") / DATA
+    held_out = held_out_trials()
+    with (folder / "unlabelled" / "prompts_unlabelled.csv").open(encoding="utf-8") as listed:
+        asked = [Prompt(row["PromptID"], row["PMCID"], DirectionQuery(
+            intervention=row["Intervention"], comparator=row["Comparator"] or "control", outcome=row["Outcome"]),
+            "", ()) for row in csv.DictReader(listed) if row["PMCID"] not in held_out]
+    evidence = articles(folder, {p.pmcid for p in asked}, UNLABELLED)
+    return rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
+
+
+def report(name: str, head: TestedHead, found: list[tuple[str, str, np.ndarray]]) -> None:
+    kept = [head.tests(row) >= head.threshold for _, label, row in found if label == "yes"]
+    refused = [head.tests(row) < head.threshold for _, label, row in found if label == "no"]
+    print(f"{name}: tested kept {sum(kept)} of {len(kept)} ({np.mean(kept):.3f}), untested refused "
+          f"{sum(refused)} of {len(refused)} ({np.mean(refused):.3f})")
+
+
 def main() -> None:
     parser = fit_arguments(__doc__, OUT)
+    parser.add_argument("--unlabelled", action="store_true",
+                        help="also report on the unlabelled trials' prompts (a few minutes more)")
     args = parser.parse_args()
     started = time.perf_counter()
     train = split_rows("train")
@@ -87,7 +112,7 @@ def main() -> None:
                              standardise=True)
         out_of_fold[folds == fold] = fitted.probabilities(x[folds == fold])[:, fitted.classes.index("yes")]
     tested = np.array(labels) == "yes"
-    threshold = round(float(np.quantile(out_of_fold[tested], 1 - KEEP)), 3)
+    threshold = round(float(np.quantile(out_of_fold[~tested], REFUSE)), 3)
     print(f"train: {tested.sum()} tested comparisons, {(~tested).sum()} untested, of "
           f"{len({article for article, _, _ in train})} trials")
     print(f"  out of fold at {threshold}: tested kept {np.mean(out_of_fold[tested] >= threshold):.3f}, untested "
@@ -95,11 +120,9 @@ def main() -> None:
     head = TestedHead.from_dict(rounded({"features": list(TESTED_FEATURES),
                                          "model": fit_softmax(x, labels, c=C, standardise=True).to_dict(),
                                          "threshold": threshold}))
-    validation = split_rows("validation")
-    kept = [head.tests(row) >= head.threshold for _, label, row in validation if label == "yes"]
-    refused = [head.tests(row) < head.threshold for _, label, row in validation if label == "no"]
-    print(f"validation: tested kept {sum(kept)} of {len(kept)} ({np.mean(kept):.3f}), untested refused "
-          f"{sum(refused)} of {len(refused)} ({np.mean(refused):.3f})")
+    report("validation", head, split_rows("validation"))
+    if args.unlabelled:
+        report("unlabelled", head, unlabelled_rows())
     write_fitted(args.out, json.dumps(head.to_dict(), indent=1) + "\n", check=args.check, started=started)
 
 

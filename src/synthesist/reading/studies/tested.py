@@ -39,21 +39,31 @@ TESTED_FEATURES = (
     "log_grouped_units", "log_intervention_units", "grouped_units_share", "grouped_own_units_share",
     "literal_article", "literal_own", "literal_with_intervention_own", "literal_allocating", "literal_title",
     "log_literal_units", "generic_comparator",
+    "written_article", "written_own", "written_with_intervention_own", "written_allocating", "written_title",
+    "log_written_units", "written_own_units_share", "comparator_commonness", "unwritten_commonness",
+    "written_commonness", "unwritten_written_commonness",
 )
 """Each a share of the comparator's words, weighed by their rarity, held by some of the article's units: *grouped*
-with placebo, control and sham as one word (as the address model reads them), *literal* as the question writes
-them. Where: the whole article; its own text (abstract, methods, results, tables); the methods, the results, the
-tables and the title; the unit that best names both arms (anywhere, and in its own text); a methods or abstract
-sentence that allocates or compares arms (``lexicons/record.toml`` ALLOCATING and SIDE_BY_SIDE); the share held
-outside its own text only. Counts: units naming half the comparator or the intervention (log), and the
-comparator's units against the intervention's, and in its own text. Last, whether the comparator is only a name
-any trial gives its comparison (``lexicons/arms.toml`` GENERIC_COMPARATOR and BASELINE: "control", "baseline"),
-which an article may never write."""
+with placebo, control and sham as one word (as the address model reads them); *literal* as the reader takes them
+(the question's words, the article's short forms for them, and the other words of their group: placebo with control
+and sham); *written* the question's own words only, less those that name a group ("group", "patients", "treated"):
+a head-to-head trial writes "controlled" and cites other trials' placebo arms, but seldom writes "placebo" in its own
+methods and results. Where: the whole article; its own text (abstract, methods, results, tables); the methods, the
+results, the tables and the title; the unit that best names both arms (anywhere, and in its own text); a methods or
+abstract sentence that allocates or compares arms (``lexicons/record.toml`` ALLOCATING and SIDE_BY_SIDE); the share
+held outside its own text only. Counts: units naming half the comparator or the intervention (log), and the
+comparator's units against the intervention's, and in its own text. Whether the comparator is only a name any trial
+gives its comparison (``lexicons/arms.toml`` GENERIC_COMPARATOR and BASELINE: "control", "baseline"), which an
+article may never write. Last, how common the comparator's words are among trial articles (the mean of e^-rarity;
+as the reader takes them and as the question writes them), alone and times the share the article lacks: an article
+that tested placebo writes it, but a clinician's name for an unusual comparator ("late treatment", a misspelling)
+may be no word of the article's."""
 _OWN = frozenset({"abstract", "methods", "results"})
 _ALLOCATING = (lexicon.pattern("record", "ALLOCATING"), lexicon.pattern("record", "SIDE_BY_SIDE"))
-_GENERIC = (frozenset(lexicon.word_list("arms", "GENERIC_COMPARATOR"))
-            | frozenset(lexicon.word_list("arms", "BASELINE")))
-_NAMING = frozenset(lexicon.word_list("arms", "GENERIC")) | frozenset(lexicon.word_list("arms", "GENERIC_CONDITIONS"))
+_GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC_COMPARATOR") + lexicon.word_list("arms", "BASELINE")),
+                 folded=True)
+_NAMING = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_list("arms", "GENERIC_CONDITIONS")),
+                folded=True)
 
 
 @dataclass(frozen=True)
@@ -88,9 +98,11 @@ def tested_head() -> TestedHead:
 def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQuery, arms: ArmTerms,
                     rarity: Callable[[str], float]) -> np.ndarray | None:
     """One row of :data:`TESTED_FEATURES` for ``query`` over ``read`` (every unit of ``evidence``, in order), or
-    None where the comparator has no word of its own to look for."""
+    None where the comparator has no word of its own to look for, or ``evidence`` is no full text (an abstract
+    alone, a sentence): the head learned from full texts, whose introduction and discussion name other trials'
+    comparators, and an abstract or a quoted sentence may state its comparison without naming it."""
     literal = arms.comparator
-    if not literal:
+    if not literal or not evidence.passages:
         return None
     one = as_one_word(rarity)
 
@@ -119,6 +131,12 @@ def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQu
     grouped_article, grouped_own = share(grouped, union(words, everywhere)), share(grouped, union(words, own))
     title = terms(evidence.title or "", folded=True)
     named = terms(query.comparator, folded=True) - _NAMING
+    of_named = [share(named, held) for held in raw]
+    commonness = math.fsum(math.exp(-rarity(word)) for word in sorted(literal)) / len(literal)
+    literal_article = share(literal, union(raw, everywhere))
+    written_article = share(named, union(raw, everywhere))
+    written_commonness = (math.fsum(math.exp(-rarity(word)) for word in sorted(named)) / len(named)) if named else 0.0
+    named_units = sum(s >= 0.5 for s in of_named)
     return np.array([
         grouped_article, grouped_own,
         share(grouped, union(words, [i for i, unit in enumerate(read) if unit.role == "methods"])),
@@ -130,9 +148,15 @@ def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQu
         math.log1p(grouped_units), math.log1p(intervention_units),
         grouped_units / (grouped_units + intervention_units + 1),
         sum(of_grouped[i] >= 0.5 for i in own) / (grouped_units + 1),
-        share(literal, union(raw, everywhere)), share(literal, union(raw, own)),
+        literal_article, share(literal, union(raw, own)),
         max((min(of_literal[i], of_intervention[i]) for i in own), default=0.0),
         max((of_literal[i] for i in allocating), default=0.0), share(literal, title),
         math.log1p(sum(s >= 0.5 for s in of_literal)),
         bool(named) and named <= _GENERIC,
+        written_article, share(named, union(raw, own)),
+        max((min(of_named[i], of_intervention[i]) for i in own), default=0.0),
+        max((of_named[i] for i in allocating), default=0.0), share(named, title), math.log1p(named_units),
+        sum(of_named[i] >= 0.5 for i in own) / (named_units + 1),
+        commonness, commonness * (1.0 - literal_article),
+        written_commonness, written_commonness * (1.0 - written_article),
     ], dtype=float)
