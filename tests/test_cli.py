@@ -443,6 +443,25 @@ def test_study_answers_a_queries_file_one_json_line_each_in_order(tmp_path: Path
     assert [a["direction"] for a in answers] == ["no_difference", "decreased", "increased", "not_reported"]
 
 
+def test_study_says_why_it_reports_no_direction() -> None:
+    head_to_head = JATS.with_name("jats_head_to_head.nxml")  # glutide against metformin; its introduction cites placebo
+
+    against_placebo = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "placebo",
+                              "--outcome", "body weight")
+    elsewhere = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "metformin",
+                        "--outcome", "hip fracture", "--json")
+    tested = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "metformin",
+                     "--outcome", "body weight", "--json")
+
+    assert against_placebo.returncode == elsewhere.returncode == tested.returncode == 0, against_placebo.stderr
+    assert against_placebo.stdout.splitlines() == [
+        "body weight: not reported (glutide vs placebo)",
+        "  why: the article names placebo but did not test glutide against it"]
+    assert json.loads(elsewhere.stdout)["why_not"] == "not_addressed"
+    read = json.loads(tested.stdout)
+    assert read["direction"] == "decreased" and "why_not" not in read
+
+
 def test_study_with_a_model_prints_its_answers_checked_by_the_study_reader(tmp_path: Path) -> None:
     """`study --model` against an OpenAI-compatible server (scripted on 127.0.0.1): the model misreads cough
     frequency as an increase and leaves nausea out; the study reader says so for the first and answers the second."""

@@ -87,7 +87,8 @@ def answer_json(answer: OutcomeResult) -> dict:
     return {"intervention": answer.intervention, "comparator": answer.comparator, "outcome": answer.outcome,
             "direction": answer.direction, "quote": answer.quote, "section": answer.section,
             "effect": answer.effect.model_dump(exclude_none=True) if answer.effect else None,
-            **({"check": answer.check} if answer.check else {})}
+            **({"check": answer.check} if answer.check else {}),
+            **({"why_not": answer.why_not} if answer.why_not else {})}
 
 
 def answer_lines(answer: OutcomeResult) -> list[str]:
@@ -96,6 +97,8 @@ def answer_lines(answer: OutcomeResult) -> list[str]:
     arms = (f" ({answer.intervention or 'intervention'} vs {answer.comparator or 'comparator'})"
             if answer.intervention or answer.comparator else "")
     lines = [f"{answer.outcome}: {answer.direction.replace('_', ' ')}{arms}"]
+    if answer.why_not:
+        lines.append(f"  why: {why_not_words(answer)}")
     if answer.quote:
         lines.append(f'  "{answer.quote}" [{answer.section}]')
     if answer.effect:
@@ -103,6 +106,15 @@ def answer_lines(answer: OutcomeResult) -> list[str]:
     if answer.check:
         lines.append(f"  checked: {answer.check}")
     return lines
+
+
+def why_not_words(answer: OutcomeResult) -> str:
+    """Why the reader reports no direction (:attr:`OutcomeResult.why_not`), in words."""
+    intervention, comparator = answer.intervention or "the intervention", answer.comparator or "its comparator"
+    return {"not_addressed": f"the article reports no result of its own on {answer.outcome} for {intervention}"
+                             f" against {comparator}",
+            "comparator_not_tested": f"the article names {comparator} but did not test {intervention} against it",
+            "unsure": "the article addresses it, but the study reader is unsure of the direction"}[answer.why_not]
 
 
 def record_lines(record: StudyRecord) -> list[str]:

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 Direction = Literal["increased", "decreased", "no_difference", "not_reported"]
 """How an outcome differed in the intervention arm relative to the comparator; ``no_difference`` when the
 difference was not statistically significant; ``not_reported`` when the article says nothing readable on it."""
+WhyNot = Literal["", "not_addressed", "comparator_not_tested", "unsure"]
+"""Why a direction the study reader read for a question is ``not_reported`` (:attr:`OutcomeResult.why_not`)."""
 DesignName = Literal[
     "randomised trial", "cohort", "case-control", "cross-sectional", "systematic review/meta-analysis",
     "case series", "animal/in vitro", "trial registration", "non-randomised trial", "unclear",
@@ -96,6 +98,11 @@ class OutcomeResult(_Frozen):
     """Set when a model read this result and the study reader, checking it, reads it otherwise: what the reader
     found (the table shows it beside the model's direction); or when the report's Answer gives the question another
     answer than this row (:func:`synthesist.appraisal.evidence_table.with_answer_checks`)."""
+    why_not: WhyNot = ""
+    """Where ``direction`` is ``not_reported`` and the study reader read the article for this comparison, why: the
+    article does not address it, or states it only of other studies (``not_addressed``), names the comparator but
+    did not test it (``comparator_not_tested``: :mod:`~synthesist.reading.studies.tested`), or addresses it and the
+    reader is unsure of the direction (``unsure``: below its threshold). Empty otherwise."""
 
 
 class Arm(_Frozen):

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from ...models import Evidence, FullTextFinding, QuestionFrame
-from ...study import Direction, DirectionQuery, OutcomeResult
+from ...study import Direction, DirectionQuery, OutcomeResult, WhyNot
 from .. import StudyReader, lexicon, study_reader
 from ..answer_features import features
 from ..answer_model import ConclusionVerdict
@@ -361,9 +361,10 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     shipped reader one that only names the comparator: :mod:`.tested`) gets no answer at all: ``not_reported`` with
     no quote. ``prefer``: what a quote should also do where one of the units that
     read the direction does it (an observational study's quote names the exposure: ``record.as_asked``)."""
-    found = supporting(evidence, query) if reader is None else _supporting(evidence, query, reader)
+    found, why = _shipped(evidence, query) if reader is None else _supporting(evidence, query, reader)
     if not found:
-        return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
+        return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator,
+                             why_not=why)
     # a quote that measures the outcome as it is asked: "fewer relapsed", not "fewer symptoms", for relapse
     text = source_text(evidence)
     outcome = article_outcome(query.outcome, text)
@@ -380,8 +381,9 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
                 and (other := with_synonyms(word)) != word]
         agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote, folded=True)
                                    or any(_alone(other, r.quote) for other in said))]
-    return with_figures(agreeing).model_copy(update={"confidence": found[0].confidence,
-                                                     "probabilities": found[0].probabilities})
+    return with_figures(agreeing).model_copy(update={
+        "confidence": found[0].confidence, "probabilities": found[0].probabilities,
+        "why_not": "unsure" if found[0].direction == "not_reported" else ""})
 
 
 def _alone(word: str, text: str) -> bool:
@@ -391,38 +393,45 @@ def _alone(word: str, text: str) -> bool:
                                          text, re.IGNORECASE)
 
 
-@lru_cache(maxsize=512)
 def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult, ...]:
     """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
     each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
     finding, not another's (:data:`_CITED`), with the direction, its probability as the confidence, and the effect
     its clause states; none when the article does not test the comparison, or when only sentences on other studies
-    support the answer (:func:`answer_query` quotes one of them). Cached: evidence and queries are immutable, and one
-    item is read for the table and again by the gate over the answer."""
+    support the answer (:func:`answer_query` quotes one of them)."""
+    return _shipped(evidence, query)[0]
+
+
+@lru_cache(maxsize=512)
+def _shipped(evidence: Evidence, query: DirectionQuery) -> tuple[tuple[OutcomeResult, ...], WhyNot]:
+    """:func:`_supporting` by the shipped reader and its tested-comparison head. Cached: evidence and queries are
+    immutable, and one item is read for the table and again by the gate over the answer."""
     return _supporting(evidence, query, shipped_reader(), tested=tested_head())
 
 
 def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, *,
-                tested: TestedHead | None = None) -> tuple[OutcomeResult, ...]:
-    """:func:`supporting` by ``reader``; with ``tested`` (the shipped reader's tested-comparison head, which a fit in
-    progress has not), none where the article only names the question's comparator (:mod:`.tested`)."""
+                tested: TestedHead | None = None) -> tuple[tuple[OutcomeResult, ...], WhyNot]:
+    """:func:`supporting` by ``reader``, and why it found none (:attr:`OutcomeResult.why_not`; ``""`` where it
+    found some); with ``tested`` (the shipped reader's tested-comparison head, which a fit in progress has not), none
+    where the article only names the question's comparator (:mod:`.tested`)."""
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     text = source_text(evidence)
     query = query.model_copy(update={"intervention": article_name(query.intervention, text),
                                      "outcome": article_outcome(query.outcome, text)})
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
-        return ()
+        return (), "not_addressed"
     arms = ArmTerms.of(query, abbreviations(text))
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
             and tested.tests(row) < tested.threshold:
-        return ()
+        return (), "comparator_not_tested"
     direction, probability = decide(list(found.readings), reader.threshold)
     together = tuple((label, round(p, 3)) for label, p in pooled(list(found.readings)).items())
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
     agreeing = [unit for unit in agreeing if not _CITED.search(unit.text)]  # another study's finding is no reading
     return tuple(_result(blank, unit, direction, query, arms).model_copy(
-        update={"confidence": round(probability, 3), "probabilities": together}) for unit in agreeing)
+        update={"confidence": round(probability, 3), "probabilities": together})
+        for unit in agreeing), "" if agreeing else "not_addressed"
 
 
 def statement(unit: Unit, query: DirectionQuery) -> tuple[OutcomeResult, str]:
