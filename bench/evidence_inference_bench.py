@@ -27,7 +27,9 @@ import json
 import re
 import tarfile
 import time
+import zlib
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -39,7 +41,9 @@ from synthesist.reading.studies import answer_query
 from synthesist.reading.studies.arms import SAME_ARM, ArmTerms
 from synthesist.reading.studies.direction import read_direction
 from synthesist.reading.studies.learned import shipped_reader, unit_directions
-from synthesist.reading.studies.passages import Unit
+from synthesist.reading.studies.passages import Unit, units
+from synthesist.reading.study_reader import word_rarity
+from synthesist.reading.text import terms
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -113,6 +117,59 @@ def untested(asked: list[Prompt], every: list[Prompt]) -> list[Prompt]:
         ArmTerms.of(p.query).intervention | ArmTerms.of(p.query).comparator) & controls}
     return [replace(prompt, query=prompt.query.model_copy(update={"comparator": "placebo"}))
             for prompt in asked if prompt.pmcid not in inactive]
+
+
+_NAMING = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_list("arms", "GENERIC_CONDITIONS")
+                         + lexicon.word_list("arms", "GENERIC_COMPARATOR")), folded=True)
+_OWN = frozenset({"abstract", "methods", "results"})
+
+
+def arm_names(asked: list[Prompt]) -> dict[frozenset[str], str]:
+    """Names the clinicians gave arms (each prompt's intervention and comparator) that name a treatment of its own:
+    one to three words, none of them :data:`_INACTIVE`, every word rare (rarity at least 2.5: fewer than about one
+    article in twelve holds it), keyed by their words less those that name a group; the first spelling of each."""
+    found: dict[frozenset[str], str] = {}
+    for prompt in asked:
+        for name in (" ".join(prompt.query.intervention.split()), " ".join(prompt.query.comparator.split())):
+            words = frozenset(terms(name, folded=True) - _NAMING)
+            if 1 <= len(name.split()) <= 3 and not _INACTIVE.search(name) and words \
+                    and all(word_rarity(word) >= 2.5 for word in words):
+                found.setdefault(words, name)
+    return found
+
+
+def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str]) -> list[Prompt]:
+    """Prompts of ``asked`` asked against another arm's name (:func:`arm_names`) that their trial's article holds
+    only outside its own text (its introduction or discussion: not its abstract, methods, results or tables) and no
+    prompt of the trial names: a treatment the trial cites and never tested, as sitagliptin in a trial of
+    liraglutide against metformin (:func:`_other_arms`)."""
+    return _other_arms(asked, evidence, names, lambda words, own, outside: words <= outside and not words <= own)
+
+
+def _other_arms(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str],
+                where: Callable[[frozenset[str], set[str], set[str]], bool], *, per_trial: int = 2,
+                per_name: int = 3) -> list[Prompt]:
+    """Each trial's first ``per_name`` prompts asked against each of at most ``per_trial`` names (chosen by a hash of
+    trial and name) whose words ``where`` accepts given the words of the article's own text (abstract, methods,
+    results, tables) and of the rest, and that share no word with any prompt of the trial."""
+    by_trial: dict[str, list[Prompt]] = defaultdict(list)
+    for prompt in asked:
+        by_trial[prompt.pmcid].append(prompt)
+    found = []
+    for pmcid, own_prompts in sorted(by_trial.items()):
+        if (item := evidence.get(pmcid)) is None:
+            continue
+        arms = frozenset().union(*(terms(f"{p.query.intervention} {p.query.comparator}", folded=True)
+                                   for p in own_prompts))
+        own: set[str] = set()
+        outside: set[str] = set()
+        for unit in units(item):
+            (own if unit.role in _OWN or unit.kind == "table" else outside).update(terms(unit.text, folded=True))
+        chosen = sorted((name for words, name in names.items() if where(words, own, outside) and not words & arms),
+                        key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
+        found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
+                  for name in chosen[:per_trial] for prompt in own_prompts[:per_name]]
+    return found
 
 
 def hand_prompts(path: Path = HAND) -> list[Prompt]:

@@ -7,17 +7,21 @@ Data: Evidence Inference 2.0's train prompts (``../shared/corpus/evidence_infere
 trials: ``_shared.held_out_trials``), each a comparison its trial tested ("yes"), and the same prompts of its
 head-to-head trials asked against placebo (``evidence_inference_bench.untested``: no prompt of the trial has a
 comparator that is a control of any name, usual care, saline, "no …" or baseline), a comparison the trial did not
-test ("no"), as a researcher asks over a folder of head-to-head trials. Features: where the article names the
-comparator (:data:`~synthesist.reading.studies.tested.TESTED_FEATURES`), with the question's intervention and outcome
-read as the article names them, as the reader reads them.
+test ("no"), as a researcher asks over a folder of head-to-head trials; each trial's first prompts asked against
+another trial's arm (a treatment clinicians named: ``evidence_inference_bench.arm_names``) that its article names
+only in its introduction or discussion (``cited_only``: sitagliptin in a trial of liraglutide against metformin).
+Without these the only untested comparator was placebo, and how common its words are told the head "placebo" from
+any other name. Features: where the article
+names the comparator (:data:`~synthesist.reading.studies.tested.TESTED_FEATURES`), with the question's intervention
+and outcome read as the article names them, as the reader reads them.
 
 Printed: 5-fold cross-validation by article; the threshold is chosen there, the lowest that refuses ``REFUSE`` of
-the untested comparisons out of fold (an untested one let through gives a row for a comparison the trial never made,
-as the reader did for every such question before this head; a refused tested comparison loses a trial's row, and a
-folder holds many more of those: past 95 % each point of untested refused costs more tested ones). Then the
-fitted head on the validation split, never fitted on: its trials' own prompts kept, and the same prompts of its
-head-to-head trials asked against placebo refused. Deterministic: L-BFGS from zero on a convex loss, one BLAS
-thread.
+the untested comparisons out of fold (an untested one let through gives a row for a comparison the trial
+never made, as the reader did for every such question before this head; a refused tested comparison loses a trial's
+row, and a folder holds many more of those: past 95 % each point of untested refused costs more tested ones). Then
+the fitted head on the validation split, never fitted on (and with ``--unlabelled`` on the unlabelled trials'
+prompts): its trials' own prompts kept, the untested ones of both kinds refused. Deterministic: L-BFGS from zero on
+a convex loss, one BLAS thread.
 """
 
 from __future__ import annotations
@@ -29,7 +33,16 @@ import zlib
 
 import numpy as np
 from _shared import REPO, fit_arguments, held_out_trials, require, rounded, write_fitted
-from evidence_inference_bench import DATA, UNLABELLED, Prompt, articles, prompts, untested
+from evidence_inference_bench import (
+    DATA,
+    UNLABELLED,
+    Prompt,
+    arm_names,
+    articles,
+    cited_only,
+    prompts,
+    untested,
+)
 from fitting import fit_softmax
 
 from synthesist.models import Evidence
@@ -68,15 +81,18 @@ def rows(asked: list[Prompt], evidence: dict[str, Evidence], label: str) -> list
     return found
 
 
-def split_rows(split: str) -> list[tuple[str, str, np.ndarray]]:
+def split_rows(split: str, names: dict[frozenset[str], str]) -> list[tuple[str, str, np.ndarray]]:
+    """The rows of one split's trials: each prompt as written ("yes"), its head-to-head trials' prompts against
+    placebo ("no") and its trials' prompts against an arm's name of ``names`` their articles only cite ("cited")."""
     folder = require(f"{DATA}/prompts.csv") / DATA
     held_out = held_out_trials()
     asked = [p for p in prompts(folder, split) if p.pmcid not in held_out]
     evidence = articles(folder, {p.pmcid for p in asked})
-    return rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
+    return (rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
+            + rows(cited_only(asked, evidence, names), evidence, "cited"))
 
 
-def unlabelled_rows() -> list[tuple[str, str, np.ndarray]]:
+def unlabelled_rows(names: dict[frozenset[str], str]) -> list[tuple[str, str, np.ndarray]]:
     """:func:`split_rows` for the unlabelled trials (``corpus/evidence_inference/unlabelled``, less the end-to-end
     estimate's): each prompt a comparison its trial tested, whatever its answer, so no label is needed."""
     folder = require(f"{DATA}/{UNLABELLED}") / DATA
@@ -86,14 +102,17 @@ def unlabelled_rows() -> list[tuple[str, str, np.ndarray]]:
             intervention=row["Intervention"], comparator=row["Comparator"] or "control", outcome=row["Outcome"]),
             "", ()) for row in csv.DictReader(listed) if row["PMCID"] not in held_out]
     evidence = articles(folder, {p.pmcid for p in asked}, UNLABELLED)
-    return rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
+    return (rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
+            + rows(cited_only(asked, evidence, names), evidence, "cited"))
 
 
 def report(name: str, head: TestedHead, found: list[tuple[str, str, np.ndarray]]) -> None:
-    kept = [head.tests(row) >= head.threshold for _, label, row in found if label == "yes"]
-    refused = [head.tests(row) < head.threshold for _, label, row in found if label == "no"]
-    print(f"{name}: tested kept {sum(kept)} of {len(kept)} ({np.mean(kept):.3f}), untested refused "
-          f"{sum(refused)} of {len(refused)} ({np.mean(refused):.3f})")
+    def share(kind: str, kept: bool) -> str:
+        scored = [(head.tests(row) >= head.threshold) == kept for _, label, row in found if label == kind]
+        return f"{sum(scored)} of {len(scored)} ({np.mean(scored):.3f})"
+
+    print(f"{name}: tested kept {share('yes', True)}, untested refused: against placebo {share('no', False)}, "
+          f"a treatment the article only cites {share('cited', False)}")
 
 
 def main() -> None:
@@ -102,9 +121,11 @@ def main() -> None:
                         help="also report on the unlabelled trials' prompts (a few minutes more)")
     args = parser.parse_args()
     started = time.perf_counter()
-    train = split_rows("train")
+    folder = require(f"{DATA}/prompts.csv") / DATA
+    names = arm_names([p for p in prompts(folder, "train") if p.pmcid not in held_out_trials()])
+    train = split_rows("train", names)
     x = np.array([row for _, _, row in train])
-    labels = [label for _, label, _ in train]
+    labels = ["yes" if label == "yes" else "no" for _, label, _ in train]
     folds = np.array([_fold(article) for article, _, _ in train])
     out_of_fold = np.zeros(len(train))
     for fold in range(FOLDS):
@@ -112,17 +133,21 @@ def main() -> None:
                              standardise=True)
         out_of_fold[folds == fold] = fitted.probabilities(x[folds == fold])[:, fitted.classes.index("yes")]
     tested = np.array(labels) == "yes"
+    kinds = np.array([label for _, label, _ in train])  # yes, and the untested kinds: no (placebo), cited
     threshold = round(float(np.quantile(out_of_fold[~tested], REFUSE)), 3)
-    print(f"train: {tested.sum()} tested comparisons, {(~tested).sum()} untested, of "
+    print(f"train: {tested.sum()} tested comparisons, {(~tested).sum()} untested (against placebo "
+          f"{(kinds == 'no').sum()}, a treatment the article only cites {(kinds == 'cited').sum()}), of "
           f"{len({article for article, _, _ in train})} trials")
     print(f"  out of fold at {threshold}: tested kept {np.mean(out_of_fold[tested] >= threshold):.3f}, untested "
-          f"refused {np.mean(out_of_fold[~tested] < threshold):.3f}")
+          f"refused {np.mean(out_of_fold[~tested] < threshold):.3f} (against placebo "
+          f"{np.mean(out_of_fold[kinds == 'no'] < threshold):.3f}, a cited treatment "
+          f"{np.mean(out_of_fold[kinds == 'cited'] < threshold):.3f})")
     head = TestedHead.from_dict(rounded({"features": list(TESTED_FEATURES),
                                          "model": fit_softmax(x, labels, c=C, standardise=True).to_dict(),
                                          "threshold": threshold}))
-    report("validation", head, split_rows("validation"))
+    report("validation", head, split_rows("validation", names))
     if args.unlabelled:
-        report("unlabelled", head, unlabelled_rows())
+        report("unlabelled", head, unlabelled_rows(names))
     write_fitted(args.out, json.dumps(head.to_dict(), indent=1) + "\n", check=args.check, started=started)
 
 

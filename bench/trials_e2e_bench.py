@@ -33,6 +33,11 @@ trial has a comparator that is a control, usual care, saline, "no …" or baseli
 folder of head-to-head trials. Every such run should answer insufficient, and the prompt's own trial give **no row**
 for the comparison: a row there is one for a comparison the trial never tested.
 
+``--cited`` asks each trial's first prompts against another trial's arm, a treatment clinicians named, that its
+article names only in its introduction or discussion and no prompt of the trial names
+(``evidence_inference_bench.cited_only``: sitagliptin in a trial of liraglutide against metformin); scored as
+``--untested``.
+
 ``--gate`` aligns under another gate (a ``fitted/alignment_gate/model.json``), all runs in one session as a service
 runs them (with the shipped gate, every run as with a session of its own: 2026-12-04).
 
@@ -54,15 +59,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _shared import require
-from evidence_inference_bench import DATA, Prompt, prompts, untested
+from _shared import held_out_trials, require
+from evidence_inference_bench import DATA, Prompt, arm_names, cited_only, prompts, untested
 
 from synthesist import api
 from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
+from synthesist.errors import ParseError
 from synthesist.memory import open_chroma
 from synthesist.study import DirectionQuery
+from synthesist.tools.jats import article_evidence, parse_jats
 
 VERDICT = {"increased": "yes", "decreased": "yes", "no_difference": "no"}
 FULLTEXT = "corpus/rct_fulltext"
@@ -128,6 +135,8 @@ async def main() -> None:
                         help='ask "Does I change O?", the comparator left out (a question that names none)')
     parser.add_argument("--untested", action="store_true",
                         help="ask each prompt against a comparator its trial names but did not test")
+    parser.add_argument("--cited", action="store_true",
+                        help="ask each prompt against another treatment its trial's article only cites")
     parser.add_argument("--gate", type=Path,
                         help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
     args = parser.parse_args()
@@ -159,6 +168,16 @@ async def main() -> None:
         session = api.open_session(settings, seams=seams, readers=readers)
         if args.untested:
             asked = untested(asked, every)
+        if args.cited:
+            names = arm_names([p for p in prompts(require(f"{DATA}/prompts.csv") / DATA, "train")
+                               if p.pmcid not in held_out_trials()])
+            evidence = {}
+            for path in sorted(Path(library).glob("PMC*.nxml")):
+                try:
+                    evidence[path.stem.removeprefix("PMC")] = article_evidence(parse_jats(path.read_bytes()), "library")
+                except ParseError:  # an empty article (corpus/rct_fulltext holds one) has no treatment to cite
+                    continue
+            asked = cited_only(asked, evidence, names)
         out = args.out.open("w", encoding="utf-8") if args.out else None
         for index, prompt in enumerate(asked):
             own = f"PMC{prompt.pmcid}"
@@ -176,7 +195,7 @@ async def main() -> None:
             mine = [o for source, o in rows if source == own]
             others = [(source, o) for source, o in rows if source != own]
             verdict = report.answer.verdict if report.answer else None
-            expected = "insufficient" if args.untested else VERDICT[prompt.label]
+            expected = "insufficient" if args.untested or args.cited else VERDICT[prompt.label]
             counts["runs"] += 1
             counts["verdict right"] += verdict == expected
             verdicts[(expected, str(verdict))] += 1
@@ -200,11 +219,13 @@ async def main() -> None:
     seconds = time.perf_counter() - started
     runs = counts["runs"]
     asked_as = (" (no comparator named)" if args.no_comparator else
-                " (against a comparator the trial did not test)" if args.untested else "")
+                " (against placebo, which the trial did not test)" if args.untested else
+                " (against a treatment the trial only cites)" if args.cited else "")
     print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
     right = counts["verdict right"]
-    print(f"  verdict right{' (insufficient)' if args.untested else ''}: {right}/{runs} ({right / runs:.3f})")
-    if args.untested:
+    print(f"  verdict right{' (insufficient)' if args.untested or args.cited else ''}: {right}/{runs} "
+          f"({right / runs:.3f})")
+    if args.untested or args.cited:
         print(f"  the own trial's row for a comparison it did not test: {counts['own row']}/{runs} "
               f"({counts['own row'] / runs:.3f}); its direction the clinicians' for the tested one: "
               f"{counts['own row direction right']}")

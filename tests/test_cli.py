@@ -450,6 +450,8 @@ def test_study_says_why_it_reports_no_direction() -> None:
                               "--outcome", "body weight")
     elsewhere = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "metformin",
                         "--outcome", "hip fracture", "--json")
+    cited = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "sitagliptin",
+                    "--outcome", "body weight", "--json")  # another active drug its introduction cites
     tested = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "metformin",
                      "--outcome", "body weight", "--json")
 
@@ -458,6 +460,7 @@ def test_study_says_why_it_reports_no_direction() -> None:
         "body weight: not reported (glutide vs placebo)",
         "  why: the article names placebo but did not test glutide against it"]
     assert json.loads(elsewhere.stdout)["why_not"] == "not_addressed"
+    assert json.loads(cited.stdout)["why_not"] == "comparator_not_tested"
     read = json.loads(tested.stdout)
     assert read["direction"] == "decreased" and "why_not" not in read
 
