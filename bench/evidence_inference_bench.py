@@ -29,7 +29,6 @@ import tarfile
 import time
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -138,20 +137,13 @@ def arm_names(asked: list[Prompt]) -> dict[frozenset[str], str]:
     return found
 
 
-def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str]) -> list[Prompt]:
+def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str], *, per_trial: int = 2,
+               per_name: int = 3) -> list[Prompt]:
     """Prompts of ``asked`` asked against another arm's name (:func:`arm_names`) that their trial's article holds
-    only outside its own text (its introduction or discussion: not its abstract, methods, results or tables) and no
-    prompt of the trial names: a treatment the trial cites and never tested, as sitagliptin in a trial of
-    liraglutide against metformin (:func:`_other_arms`)."""
-    return _other_arms(asked, evidence, names, lambda words, own, outside: words <= outside and not words <= own)
-
-
-def _other_arms(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str],
-                where: Callable[[frozenset[str], set[str], set[str]], bool], *, per_trial: int = 2,
-                per_name: int = 3) -> list[Prompt]:
-    """Each trial's first ``per_name`` prompts asked against each of at most ``per_trial`` names (chosen by a hash of
-    trial and name) whose words ``where`` accepts given the words of the article's own text (abstract, methods,
-    results, tables) and of the rest, and that share no word with any prompt of the trial."""
+    only outside its own text (its introduction or discussion: not its abstract, methods, results or tables) and that
+    shares no word with any prompt of the trial: a treatment the trial cites and never tested, as sitagliptin in a
+    trial of liraglutide against metformin. Each trial's first ``per_name`` prompts, against at most ``per_trial``
+    such names (chosen by a hash of trial and name)."""
     by_trial: dict[str, list[Prompt]] = defaultdict(list)
     for prompt in asked:
         by_trial[prompt.pmcid].append(prompt)
@@ -165,10 +157,10 @@ def _other_arms(asked: list[Prompt], evidence: dict, names: dict[frozenset[str],
         outside: set[str] = set()
         for unit in units(item):
             (own if unit.role in _OWN or unit.kind == "table" else outside).update(terms(unit.text, folded=True))
-        chosen = sorted((name for words, name in names.items() if where(words, own, outside) and not words & arms),
-                        key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
+        cited = sorted((name for words, name in names.items() if words <= outside and not words <= own
+                        and not words & arms), key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
         found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
-                  for name in chosen[:per_trial] for prompt in own_prompts[:per_name]]
+                  for name in cited[:per_trial] for prompt in own_prompts[:per_name]]
     return found
 
 

@@ -11,13 +11,13 @@ test ("no"), as a researcher asks over a folder of head-to-head trials; each tri
 another trial's arm (a treatment clinicians named: ``evidence_inference_bench.arm_names``) that its article names
 only in its introduction or discussion (``cited_only``: sitagliptin in a trial of liraglutide against metformin).
 Without these the only untested comparator was placebo, and how common its words are told the head "placebo" from
-any other name. Features: where the article
-names the comparator (:data:`~synthesist.reading.studies.tested.TESTED_FEATURES`), with the question's intervention
-and outcome read as the article names them, as the reader reads them.
+any other name. Features: where the article names the comparator
+(:data:`~synthesist.reading.studies.tested.TESTED_FEATURES`), with the question's intervention and outcome read as
+the article names them, as the reader reads them.
 
 Printed: 5-fold cross-validation by article; the threshold is chosen there, the lowest that refuses ``REFUSE`` of
-the untested comparisons out of fold (an untested one let through gives a row for a comparison the trial
-never made, as the reader did for every such question before this head; a refused tested comparison loses a trial's
+the untested comparisons out of fold (an untested one let through gives a row for a comparison the trial never made,
+as the reader did for every such question before this head; a refused tested comparison loses a trial's
 row, and a folder holds many more of those: past 95 % each point of untested refused costs more tested ones). Then
 the fitted head on the validation split, never fitted on (and with ``--unlabelled`` on the unlabelled trials'
 prompts): its trials' own prompts kept, the untested ones of both kinds refused. Deterministic: L-BFGS from zero on
