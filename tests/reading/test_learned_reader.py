@@ -128,7 +128,7 @@ def test_a_reading_below_the_threshold_is_unclear_and_keeps_its_passage(trial: E
 
     answer = answer_query(trial, QUERIES[0], doubtful)
 
-    assert answer.direction == "not_reported"
+    assert (answer.direction, answer.why_not) == ("not_reported", "unsure")
     assert answer.quote == readings(trial, QUERIES[0], doubtful)[0].unit.text
 
 
