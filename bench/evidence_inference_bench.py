@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import re
 import tarfile
 import time
@@ -137,6 +138,26 @@ def arm_names(asked: list[Prompt]) -> dict[frozenset[str], str]:
     return found
 
 
+def same_arms(prompt: Prompt, others: list[Prompt]) -> bool:
+    """Whether one of ``others`` (another trial's prompts) sets the same arms side by side as ``prompt``: each arm's
+    words (less those that name a group; hyphenated names split) and the other's share at least half the rarity of
+    the smaller, either way round. Such a
+    trial tested the question's comparison too ("fibrin glue" against control after axillary dissection, "fibrin
+    sealant" against control after groin dissection), and its row answers the question."""
+    def words(name: str) -> frozenset[str]:
+        return frozenset(terms(name.replace("-", " "), folded=True) - _NAMING)
+
+    def weight(held: frozenset[str]) -> float:
+        return math.fsum(word_rarity(word) for word in sorted(held))
+
+    def alike(a: frozenset[str], b: frozenset[str]) -> bool:
+        return bool(a and b) and weight(a & b) >= 0.5 * min(weight(a), weight(b))
+
+    asked = words(prompt.query.intervention), words(prompt.query.comparator)
+    return any((alike(asked[0], i) and alike(asked[1], c)) or (alike(asked[0], c) and alike(asked[1], i))
+               for i, c in ((words(o.query.intervention), words(o.query.comparator)) for o in others))
+
+
 def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str], *, per_trial: int = 2,
                per_name: int = 3) -> list[Prompt]:
     """Prompts of ``asked`` asked against another arm's name (:func:`arm_names`) that their trial's article holds
@@ -162,6 +183,16 @@ def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], 
         found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
                   for name in cited[:per_trial] for prompt in own_prompts[:per_name]]
     return found
+
+
+def unlabelled_prompts(folder: Path) -> list[Prompt]:
+    """The prompts of the unlabelled trials (``unlabelled/prompts_unlabelled.csv`` under ``folder``), each a
+    comparison its trial tested, with no answer (label ``""``); a prompt without a comparator is asked against
+    "control", as :func:`prompts` asks one."""
+    with (folder / "unlabelled" / "prompts_unlabelled.csv").open(encoding="utf-8") as listed:
+        return [Prompt(row["PromptID"], row["PMCID"], DirectionQuery(
+            intervention=row["Intervention"], comparator=row["Comparator"] or "control", outcome=row["Outcome"]),
+            "", ()) for row in csv.DictReader(listed)]
 
 
 def hand_prompts(path: Path = HAND) -> list[Prompt]:

@@ -26,7 +26,6 @@ a convex loss, one BLAS thread.
 
 from __future__ import annotations
 
-import csv
 import json
 import time
 import zlib
@@ -41,6 +40,7 @@ from evidence_inference_bench import (
     articles,
     cited_only,
     prompts,
+    unlabelled_prompts,
     untested,
 )
 from fitting import fit_softmax
@@ -52,7 +52,6 @@ from synthesist.reading.studies.passages import units
 from synthesist.reading.studies.tested import TESTED_FEATURES, TestedHead, tested_features
 from synthesist.reading.studies.verify import source_text
 from synthesist.reading.study_reader import word_rarity
-from synthesist.study import DirectionQuery
 
 OUT = REPO / "src" / "synthesist" / "reading" / "fitted" / "study_reader" / "tested.json"
 C = 1.0
@@ -97,10 +96,7 @@ def unlabelled_rows(names: dict[frozenset[str], str]) -> list[tuple[str, str, np
     estimate's): each prompt a comparison its trial tested, whatever its answer, so no label is needed."""
     folder = require(f"{DATA}/{UNLABELLED}") / DATA
     held_out = held_out_trials()
-    with (folder / "unlabelled" / "prompts_unlabelled.csv").open(encoding="utf-8") as listed:
-        asked = [Prompt(row["PromptID"], row["PMCID"], DirectionQuery(
-            intervention=row["Intervention"], comparator=row["Comparator"] or "control", outcome=row["Outcome"]),
-            "", ()) for row in csv.DictReader(listed) if row["PMCID"] not in held_out]
+    asked = [p for p in unlabelled_prompts(folder) if p.pmcid not in held_out]
     evidence = articles(folder, {p.pmcid for p in asked}, UNLABELLED)
     return (rows(asked, evidence, "yes") + rows(untested(asked, asked), evidence, "no")
             + rows(cited_only(asked, evidence, names), evidence, "cited"))

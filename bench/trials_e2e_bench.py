@@ -1,7 +1,8 @@
 """End to end on Evidence Inference trials: each clinician prompt asked as a question over the folder of its split's
 trials, scored on the verdict a researcher reads and on the evidence table under it.
 
-    python bench/trials_e2e_bench.py [--split validation|train|fulltext] [--every N] [--out FILE.jsonl] [--gate GATE]
+    python bench/trials_e2e_bench.py [--split validation|train|fulltext|unlabelled] [--every N] [--out FILE.jsonl]
+                                     [--gate GATE]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
 OUTCOME compared with COMPARATOR?" (every other prompt says "affect"; with ``--no-comparator``, "Does INTERVENTION
@@ -16,8 +17,9 @@ change OUTCOME?", as a researcher asks who names no comparator), as ``synthesist
 - **against its own table**: a "yes" or "no" that cites an item whose row for the comparison says otherwise (a
   significant change under a "no", no difference under a "yes": the product's own check,
   :func:`synthesist.appraisal.evidence_table.rows_against_answer`): a report contradicting itself;
-- **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's (a
-  trial that never tested it, unless it tests the same arms; listed for reading with ``--foreign``).
+- **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's and
+  that never tested it (listed for reading with ``--foreign``); a trial one of whose own prompts sets the same arms
+  side by side (``evidence_inference_bench.same_arms``) tested it too, and its rows are counted apart.
 
 ``fulltext`` asks the prompts of ``corpus/rct_fulltext`` (40 trials that are not in Evidence Inference's splits,
 154 prompts without labels) over the folder of those 40 trials, scored against labels given by hand from each
@@ -27,6 +29,14 @@ between-group result is labelled null and not asked). No model is fitted or tune
 their prompts word for word, with the clinicians' labels) and 21 among its unlabelled ones (98 prompts), and until
 then the study reader, the question tagger, the outcome-name model and the sentence roles were fitted on them. 30
 of them are the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
+
+``unlabelled`` asks the prompts of the first 90 unlabelled trials (``corpus/evidence_inference/unlabelled``, by
+PMCID, or ``--trials N``; less the estimate's trials and those with hand labels, ``data/reader_labels.jsonl``) over
+the folder of those trials. They have no answers, so the verdict and the direction are not scored; each prompt is a
+comparison its trial tested, so its own row and other trials' rows are: the address model and the tested-comparison
+head were never fitted on these trials (the question tagger learned the prompts' wordings), and their misses may be
+read. The prompts were not checked by a second clinician as the labelled ones were: a few name a comparator the
+article never writes ("placebo" for a "normal saline" control).
 
 ``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
 trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
@@ -60,7 +70,18 @@ from collections import Counter
 from pathlib import Path
 
 from _shared import held_out_trials, require
-from evidence_inference_bench import DATA, Prompt, arm_names, cited_only, prompts, untested
+from evidence_inference_bench import (
+    DATA,
+    UNLABELLED,
+    Prompt,
+    arm_names,
+    cited_only,
+    hand_prompts,
+    prompts,
+    same_arms,
+    unlabelled_prompts,
+    untested,
+)
 
 from synthesist import api
 from synthesist.appraisal.evidence_table import rows_against_answer
@@ -102,10 +123,10 @@ def question(prompt: Prompt, index: int, *, comparator: bool = True) -> str:
         f"Does {intervention} {verb} {outcome}?"
 
 
-def unpack(folder: Path, pmcids: set[str], into: Path) -> int:
+def unpack(folder: Path, pmcids: set[str], into: Path, archive_name: str = "articles.tar.gz") -> int:
     """The articles of ``pmcids`` written into ``into`` as ``PMC<id>.nxml``; how many."""
     count = 0
-    with tarfile.open(folder / "articles.tar.gz") as archive:
+    with tarfile.open(folder / archive_name) as archive:
         for member in archive:
             name = Path(member.name)
             if member.isfile() and name.stem.removeprefix("PMC") in pmcids:
@@ -126,9 +147,10 @@ def copy_articles(articles: Path, pmcids: set[str] | None, into: Path) -> int:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("validation", "train", "fulltext"), default="validation")
+    parser.add_argument("--split", choices=("validation", "train", "fulltext", "unlabelled"), default="validation")
     parser.add_argument("--every", type=int, default=1, help="every N-th prompt (default: all)")
-    parser.add_argument("--trials", type=int, default=0, help="only the first N trials of the split (0: all)")
+    parser.add_argument("--trials", type=int, default=0,
+                        help="only the first N trials of the split (0: all; for unlabelled, 90)")
     parser.add_argument("--out", type=Path, help="write one JSON line per run here")
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     parser.add_argument("--no-comparator", action="store_true",
@@ -143,6 +165,11 @@ async def main() -> None:
     if args.split == "fulltext":
         folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
         every = fulltext_prompts(folder)
+    elif args.split == "unlabelled":
+        folder = require(f"{DATA}/{UNLABELLED}") / DATA
+        labelled = held_out_trials() | {p.pmcid for p in hand_prompts()}
+        every = [p for p in unlabelled_prompts(folder) if p.pmcid not in labelled]
+        args.trials = args.trials or 90
     else:
         folder = require(f"{DATA}/prompts.csv") / DATA
         every = prompts(folder, args.split)
@@ -154,11 +181,16 @@ async def main() -> None:
     counts: Counter[str] = Counter()
     verdicts: Counter[tuple[str, str]] = Counter()
     foreign: list[str] = []
+    by_trial: dict[str, list[Prompt]] = {}
+    for prompt in every:
+        by_trial.setdefault(f"PMC{prompt.pmcid}", []).append(prompt)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as data, tempfile.TemporaryDirectory() as library:
         wanted = {p.pmcid for p in every if not args.trials or p.pmcid in {a.pmcid for a in asked}}
         if args.split == "fulltext":  # the folder holds every one of its trials, labelled or not
             trials = copy_articles(folder / "articles", wanted if args.trials else None, Path(library))
+        elif args.split == "unlabelled":
+            trials = unpack(folder, wanted, Path(library), UNLABELLED)
         else:
             trials = unpack(folder, wanted, Path(library))
         settings = load_settings(data_dir=Path(data), memory={"chroma_mode": "ephemeral"}, run={"max_rounds": 1})
@@ -193,25 +225,28 @@ async def main() -> None:
                     if o.asked and o.direction != "not_reported":
                         rows.append((pmcid.get(record.evidence_id, ""), o))
             mine = [o for source, o in rows if source == own]
-            others = [(source, o) for source, o in rows if source != own]
+            alike = {source for source, _ in rows if source != own and same_arms(prompt, by_trial.get(source, []))}
+            others = [(source, o) for source, o in rows if source != own and source not in alike]
             verdict = report.answer.verdict if report.answer else None
-            expected = "insufficient" if args.untested or args.cited else VERDICT[prompt.label]
+            expected = "insufficient" if args.untested or args.cited else VERDICT.get(prompt.label)
             counts["runs"] += 1
             counts["verdict right"] += verdict == expected
-            verdicts[(expected, str(verdict))] += 1
+            verdicts[(str(expected), str(verdict))] += 1
             counts["answer rests on own trial"] += any(pmcid.get(i) == own for i in cited)
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
             counts["answer against a cited row"] += bool(rows_against_answer(text, report))
             counts["runs with another trial row"] += bool(others)
             counts["rows from other trials"] += len(others)
+            counts["runs with a row from a trial of the same arms"] += bool(alike)
             foreign.extend(f"{prompt.prompt_id} {text} -> {source}: {o.quote[:140]}" for source, o in others)
             if out:
                 out.write(json.dumps({"prompt": prompt.prompt_id, "pmcid": own, "question": text,
                                       "label": prompt.label, "verdict": verdict,
                                       "cited": list(report.answer.evidence_ids) if report.answer else [],
                                       "statement": report.answer.statement if report.answer else "",
-                                      "rows": [(s, o.direction, o.quote) for s, o in rows]}) + "\n")
+                                      "rows": [(s, o.direction, o.quote) for s, o in rows],
+                                      "same_arms": sorted(alike)}) + "\n")
                 out.flush()
         await session.aclose()
         if out:
@@ -223,12 +258,15 @@ async def main() -> None:
                 " (against a treatment the trial only cites)" if args.cited else "")
     print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
     right = counts["verdict right"]
+    scored = args.split != "unlabelled" or args.untested or args.cited
     print(f"  verdict right{' (insufficient)' if args.untested or args.cited else ''}: {right}/{runs} "
-          f"({right / runs:.3f})")
+          f"({right / runs:.3f})" if scored else "  verdict: not scored (the prompts have no answers)")
     if args.untested or args.cited:
         print(f"  the own trial's row for a comparison it did not test: {counts['own row']}/{runs} "
               f"({counts['own row'] / runs:.3f}); its direction the clinicians' for the tested one: "
               f"{counts['own row direction right']}")
+    elif not scored:
+        print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f})")
     else:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
               f"clinicians': {counts['own row direction right']}/{runs} "
@@ -236,7 +274,8 @@ async def main() -> None:
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
     print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")
     print(f"  runs with a row from another trial: {counts['runs with another trial row']}/{runs} "
-          f"({counts['runs with another trial row'] / runs:.3f}; {counts['rows from other trials']} rows)")
+          f"({counts['runs with another trial row'] / runs:.3f}; {counts['rows from other trials']} rows); "
+          f"with a row from another trial of the same arms: {counts['runs with a row from a trial of the same arms']}")
     print("  verdicts (expected -> given): " + ", ".join(f"{e}->{g} {n}" for (e, g), n in sorted(verdicts.items())))
     if args.foreign:
         for line in foreign:

@@ -252,3 +252,22 @@ def _first_train_trials(shared_dir: Path, bench, count: int) -> tuple[list, dict
     folder = shared_dir / bench.DATA
     kept = sorted({p.pmcid for p in bench.prompts(folder, "train")})[:count]
     return [p for p in bench.prompts(folder, "train") if p.pmcid in kept], bench.articles(folder, set(kept)), kept
+
+
+@pytest.mark.parametrize(("asked", "theirs", "same"), [
+    (("arthemeter-lumefantrine (AL)", "dihydroartemisinin-piperaquine (AP)"),
+     ("dihydroartemisinin-piperaquine", "artemether-lumefantrine"), True),  # either way round, one name misspelt
+    (("Care at home", "Care at clinic"),
+     ("Follow-up and thorough education on self-care", "Standard information about self-care"), False),
+    (("Irinotecan", "Oxaliplatin"), ("irinotecan plus high-dose 5-fluorouracil", "etoposide"), False),
+])
+def test_the_end_to_end_bench_counts_another_trial_of_the_same_arms_apart(bench_modules, asked, theirs, same):
+    """A row from another trial that set the question's arms side by side answers the question; one from a trial
+    that shares a common word ("care") or one arm only is a row for a comparison that trial never made."""
+    bench, _, _ = bench_modules
+
+    def prompt(intervention: str, comparator: str) -> object:
+        return bench.Prompt("1", "1", DirectionQuery(intervention=intervention, comparator=comparator,
+                                                     outcome="adverse events"), "", ())
+
+    assert bench.same_arms(prompt(*asked), [prompt("placebo", "usual care"), prompt(*theirs)]) is same
