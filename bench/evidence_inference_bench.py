@@ -141,9 +141,10 @@ def arm_names(asked: list[Prompt]) -> dict[frozenset[str], str]:
 def same_arms(prompt: Prompt, others: list[Prompt]) -> bool:
     """Whether one of ``others`` (another trial's prompts) sets the same arms side by side as ``prompt``: each arm's
     words (less those that name a group; hyphenated names split) and the other's share at least half the rarity of
-    the smaller, either way round. Such a
-    trial tested the question's comparison too ("fibrin glue" against control after axillary dissection, "fibrin
-    sealant" against control after groin dissection), and its row answers the question."""
+    the smaller, either way round. Such a trial tested the question's comparison too, and its row answers the
+    question ("arthemeter-lumefantrine (AL)" against "dihydroartemisinin-piperaquine (AP)", and another trial's
+    "dihydroartemisinin-piperaquine" against "artemether-lumefantrine"). Words, not meanings: "questionnaires online"
+    and "Internet version questionnaire" are not alike."""
     def words(name: str) -> frozenset[str]:
         return frozenset(terms(name.replace("-", " "), folded=True) - _NAMING)
 
