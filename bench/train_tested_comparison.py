@@ -47,7 +47,7 @@ from fitting import fit_softmax
 
 from synthesist.models import Evidence
 from synthesist.reading.studies.arms import ArmTerms, abbreviations
-from synthesist.reading.studies.naming import article_name, article_outcome
+from synthesist.reading.studies.naming import as_the_article_writes
 from synthesist.reading.studies.passages import units
 from synthesist.reading.studies.tested import TESTED_FEATURES, TestedHead, tested_features
 from synthesist.reading.studies.verify import source_text
@@ -72,8 +72,7 @@ def rows(asked: list[Prompt], evidence: dict[str, Evidence], label: str) -> list
         if item is None:
             continue
         text = source_text(item)
-        query = prompt.query.model_copy(update={"intervention": article_name(prompt.query.intervention, text),
-                                                "outcome": article_outcome(prompt.query.outcome, text)})
+        query = as_the_article_writes(prompt.query, text)
         row = tested_features(item, list(units(item)), query, ArmTerms.of(query, abbreviations(text)), word_rarity)
         if row is not None:
             found.append((prompt.pmcid, label, row))

@@ -32,11 +32,12 @@ of them are the study records' golden set (design, counts, arms) and 4 the repor
 
 ``unlabelled`` asks the prompts of the first 90 unlabelled trials (``corpus/evidence_inference/unlabelled``, by
 PMCID, or ``--trials N``; less the estimate's trials and those with hand labels, ``data/reader_labels.jsonl``) over
-the folder of those trials. They have no answers, so the verdict and the direction are not scored; each prompt is a
-comparison its trial tested, so its own row and other trials' rows are: the address model and the tested-comparison
-head were never fitted on these trials (the question tagger learned the prompts' wordings), and their misses may be
-read. The prompts were not checked by a second clinician as the labelled ones were: a few name a comparator the
-article never writes ("placebo" for a "normal saline" control).
+the folder of those trials; ``--skip 90`` takes the next 90, a second folder whose misses have not been read. They
+have no answers, so the verdict and the direction are not scored; each prompt is a comparison its trial tested, so
+its own row and other trials' rows are: the address model and the tested-comparison head were never fitted on these
+trials (the question tagger learned the prompts' wordings), and their misses may be read. The prompts were not
+checked by a second clinician as the labelled ones were: a few name a comparator the article never writes ("placebo"
+for a "normal saline" control).
 
 ``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
 trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
@@ -151,6 +152,9 @@ async def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="every N-th prompt (default: all)")
     parser.add_argument("--trials", type=int, default=0,
                         help="only the first N trials of the split (0: all; for unlabelled, 90)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the split's first N trials (by PMCID) before taking --trials: with "
+                             "--split unlabelled --skip 90, a second folder of like topics")
     parser.add_argument("--out", type=Path, help="write one JSON line per run here")
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     parser.add_argument("--no-comparator", action="store_true",
@@ -174,8 +178,8 @@ async def main() -> None:
         folder = require(f"{DATA}/prompts.csv") / DATA
         every = prompts(folder, args.split)
     asked = every
-    if args.trials:
-        keep = sorted({p.pmcid for p in asked})[:args.trials]
+    if args.trials or args.skip:
+        keep = sorted({p.pmcid for p in asked})[args.skip:args.skip + args.trials if args.trials else None]
         asked = [p for p in asked if p.pmcid in keep]
     asked = asked[::args.every]
     counts: Counter[str] = Counter()
@@ -186,9 +190,9 @@ async def main() -> None:
         by_trial.setdefault(f"PMC{prompt.pmcid}", []).append(prompt)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as data, tempfile.TemporaryDirectory() as library:
-        wanted = {p.pmcid for p in every if not args.trials or p.pmcid in {a.pmcid for a in asked}}
+        wanted = {p.pmcid for p in every if not (args.trials or args.skip) or p.pmcid in {a.pmcid for a in asked}}
         if args.split == "fulltext":  # the folder holds every one of its trials, labelled or not
-            trials = copy_articles(folder / "articles", wanted if args.trials else None, Path(library))
+            trials = copy_articles(folder / "articles", wanted if args.trials or args.skip else None, Path(library))
         elif args.split == "unlabelled":
             trials = unpack(folder, wanted, Path(library), UNLABELLED)
         else:

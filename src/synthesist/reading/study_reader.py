@@ -123,6 +123,13 @@ def word_rarity(word: str) -> float:
     return study_reader().rarity(word) if counted is None else _inverse_frequency(word, *counted)
 
 
+def known_word(word: str) -> bool:
+    """Whether two or more of the study reader's training articles hold ``word`` (folded): those a fit in progress
+    counted (:func:`counting`), else the shipped reader's (:func:`word_rarity`'s counts)."""
+    counted = _COUNTED.get()
+    return word in (study_reader().article_frequency if counted is None else counted[0])
+
+
 @contextmanager
 def counting(article_frequency: Mapping[str, int], articles: int) -> Iterator[None]:
     """Within this block, :func:`word_rarity` reads these counts (what a fit computes from its own training articles

@@ -225,6 +225,20 @@ def fold(word: str) -> str:
     return word
 
 
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with one letter added, dropped or changed, or two neighbouring letters swapped (a
+    Damerau–Levenshtein distance of exactly one)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1
+                                    and a[differ[0]] == b[differ[1]] and a[differ[1]] == b[differ[0]])
+    shorter, longer = sorted((a, b), key=len)
+    i = next((i for i, (x, y) in enumerate(zip(shorter, longer, strict=False)) if x != y), len(shorter))
+    return shorter[i:] == longer[i + 1:]
+
+
 @lru_cache(maxsize=8192)
 def _cached_terms(text: str) -> frozenset[str]:
     return frozenset(tokenize(text))

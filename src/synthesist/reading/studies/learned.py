@@ -46,7 +46,7 @@ from .direction import (
     with_figures,
 )
 from .effects import clause_effect, ratio_side, read_effect
-from .naming import article_name, article_outcome, measured_as_asked, with_synonyms
+from .naming import article_outcome, as_the_article_writes, measured_as_asked, with_synonyms
 from .passages import Unit
 from .tested import TestedHead, tested_features, tested_head
 from .verify import source_text
@@ -416,8 +416,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     where the article only names the question's comparator (:mod:`.tested`)."""
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     text = source_text(evidence)
-    query = query.model_copy(update={"intervention": article_name(query.intervention, text),
-                                     "outcome": article_outcome(query.outcome, text)})
+    query = as_the_article_writes(query, text)
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return (), "not_addressed"
