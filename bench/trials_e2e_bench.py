@@ -183,6 +183,9 @@ async def main() -> None:
         asked = [p for p in asked if p.pmcid in keep]
     asked = asked[::args.every]
     counts: Counter[str] = Counter()
+    # why a run has no row of its own trial: the reader's why_not (the address model, the tested-comparison head,
+    # the direction threshold), or no asked row of the trial at all (not retrieved, or not read for the question)
+    missing: Counter[str] = Counter()
     verdicts: Counter[tuple[str, str]] = Counter()
     foreign: list[str] = []
     by_trial: dict[str, list[Prompt]] = {}
@@ -223,12 +226,16 @@ async def main() -> None:
             report = result.report
             pmcid = {item.id: (item.identifiers.pmcid or "").upper() for item in result.evidence}
             cited = set(report.answer.evidence_ids) if report.answer else set()
-            rows = []
+            rows, unread = [], []
             for record in report.studies:
                 for o in record.outcomes:
-                    if o.asked and o.direction != "not_reported":
-                        rows.append((pmcid.get(record.evidence_id, ""), o))
+                    if o.asked:
+                        (rows if o.direction != "not_reported" else unread).append(
+                            (pmcid.get(record.evidence_id, ""), o))
             mine = [o for source, o in rows if source == own]
+            if not mine:
+                missing[next((o.why_not or "read, no direction" for source, o in unread if source == own),
+                             "no row asked of the trial")] += 1
             alike = {source for source, _ in rows if source != own and same_arms(prompt, by_trial.get(source, []))}
             others = [(source, o) for source, o in rows if source != own and source not in alike]
             verdict = report.answer.verdict if report.answer else None
@@ -275,6 +282,8 @@ async def main() -> None:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
               f"clinicians': {counts['own row direction right']}/{runs} "
               f"({counts['own row direction right'] / runs:.3f})")
+    if missing and not (args.untested or args.cited):
+        print("  no own row, why: " + ", ".join(f"{why} {n}" for why, n in missing.most_common()))
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
     print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")
     print(f"  runs with a row from another trial: {counts['runs with another trial row']}/{runs} "

@@ -195,14 +195,16 @@ def as_spelled(phrase: str, text: str) -> str:
     """``phrase`` with each word that the article ``text`` lacks and that no two of the study reader's training
     articles hold (:func:`~synthesist.reading.study_reader.known_word`) written as the article writes it, where that
     is plain: with a trademark sign's typed stand-in dropped ("ForsLeanTM" for "ForsLean™":
-    :data:`_TRADEMARK_STAND_INS`), else the one word of the article one letter added, dropped, changed or two letters
-    swapped away, for a word of :data:`MIN_RESPELLED` letters or more ("Inravenous", "Placbeo", "Creatitine",
-    "Collony": :func:`~synthesist.reading.text.one_edit_apart`). A word with two such neighbours ("ffect": "effect" and
-    "affect") or only one two edits away ("saxagliptin" from "sitagliptin") is left as it is; digits are never
-    changed. Read from the clinicians' Evidence Inference prompts (2026-12-05): of the words of the train and 800
-    unlabelled trials' prompts that their article lacks and no training article holds, 57 lie one edit from one of
-    their article's words, nearly all misspellings of it; of the 44 two edits away, the typed "TM"s are the article's
-    name and the rest as often another word ("treatmen": "threaten") (golden ``tests/data/spellings.jsonl``)."""
+    :data:`_TRADEMARK_STAND_INS`), else the one word of the article one letter added, dropped, changed or two
+    letters swapped away, for a word of :data:`MIN_RESPELLED` letters or more ("Placbeo", "Creatitine", "Collony":
+    :func:`~synthesist.reading.text.one_edit_apart`), else, where none is, the one word whose stem is one edit from
+    its stem ("Inravenous" of "intravenously"; spellings first, for "Collony" is one letter from "Colony" and its
+    stem one from "colon"'s). A word with two such neighbours ("ffect": "effect" and "affect") or only one two edits
+    away ("saxagliptin" from "sitagliptin") is left as it is; digits are never changed. Read from the clinicians'
+    Evidence Inference prompts (2026-12-05): of the words of the train and 800 unlabelled trials' prompts that their
+    article lacks and no training article holds, the stems of 57 lie one edit from the stem of one of their
+    article's words, nearly all misspellings of it; of the 44 two edits away, the typed "TM"s are the article's name
+    and the rest as often another word ("treatmen": "threaten") (golden ``tests/data/spellings.jsonl``)."""
     odd = {word for word in _LETTERS.findall(phrase) if len(word) >= MIN_RESPELLED
            and (folded := terms(word, folded=True)) and not any(map(known_word, folded))}
     if not odd:
@@ -221,9 +223,19 @@ def as_spelled(phrase: str, text: str) -> str:
                 return stem
         near = {terms(found, folded=True): found for lowered, found in written.items()
                 if one_edit_apart(word.lower(), lowered)}
+        if not near and len(stem := _fold_of(word)) >= MIN_RESPELLED:  # "Inravenous" of "intravenously"
+            for found in written.values():
+                if one_edit_apart(stem, other := _fold_of(found)):
+                    near.setdefault(other, []).append(found)
+            near = {other: min(found, key=lambda f: abs(len(f) - len(word))) for other, found in near.items()}
         return next(iter(near.values())) if len(near) == 1 else word
 
     return _LETTERS.sub(lambda match: respelled(match.group()) if match.group() in odd else match.group(), phrase)
+
+
+def _fold_of(word: str) -> str:
+    """The one folded term of ``word`` (:func:`~synthesist.reading.text.terms`), or ``""`` for a stop word."""
+    return next(iter(terms(word, folded=True)), "")
 
 
 def as_the_article_writes(query: DirectionQuery, text: str) -> DirectionQuery:
