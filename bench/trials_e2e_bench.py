@@ -146,6 +146,16 @@ def copy_articles(articles: Path, pmcids: set[str] | None, into: Path) -> int:
     return count
 
 
+def _why_no_row(own: str, unread: list, report, pmcid: dict[str, str]) -> str:
+    """Why a run has no row of its own trial ``own``: the reader's ``why_not`` where its record keeps the asked row;
+    else how the alignment stands it to the question (a full text the study reader finds not to address or not to
+    test the comparison is set aside as related, and its record loses the asked row); else not collected."""
+    if why := next((o.why_not or "read, no direction" for source, o in unread if source == own), ""):
+        return why
+    labels = [a.label for a in report.alignment if pmcid.get(a.evidence_id) == own]
+    return f"aligned {labels[0]}" if labels else "not collected"
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("validation", "train", "fulltext", "unlabelled"), default="validation")
@@ -183,9 +193,7 @@ async def main() -> None:
         asked = [p for p in asked if p.pmcid in keep]
     asked = asked[::args.every]
     counts: Counter[str] = Counter()
-    # why a run has no row of its own trial: the reader's why_not (the address model, the tested-comparison head,
-    # the direction threshold), or no asked row of the trial at all (not retrieved, or not read for the question)
-    missing: Counter[str] = Counter()
+    missing: Counter[str] = Counter()  # why a run has no row of its own trial (_why_no_row)
     verdicts: Counter[tuple[str, str]] = Counter()
     foreign: list[str] = []
     by_trial: dict[str, list[Prompt]] = {}
@@ -234,8 +242,7 @@ async def main() -> None:
                             (pmcid.get(record.evidence_id, ""), o))
             mine = [o for source, o in rows if source == own]
             if not mine:
-                missing[next((o.why_not or "read, no direction" for source, o in unread if source == own),
-                             "no row asked of the trial")] += 1
+                missing[_why_no_row(own, unread, report, pmcid)] += 1
             alike = {source for source, _ in rows if source != own and same_arms(prompt, by_trial.get(source, []))}
             others = [(source, o) for source, o in rows if source != own and source not in alike]
             verdict = report.answer.verdict if report.answer else None
