@@ -148,12 +148,16 @@ def copy_articles(articles: Path, pmcids: set[str] | None, into: Path) -> int:
 
 def _why_no_row(own: str, unread: list, report, pmcid: dict[str, str]) -> str:
     """Why a run has no row of its own trial ``own``: the reader's ``why_not`` where its record keeps the asked row;
-    else how the alignment stands it to the question (a full text the study reader finds not to address or not to
-    test the comparison is set aside as related, and its record loses the asked row); else not collected."""
+    else how the alignment stands it to the question (an item set aside as related, by its title and abstract or by
+    the study reader's reading of its full text, ``answer_gate.with_full_text``, loses the asked row); else not
+    collected."""
     if why := next((o.why_not or "read, no direction" for source, o in unread if source == own), ""):
         return why
-    labels = [a.label for a in report.alignment if pmcid.get(a.evidence_id) == own]
-    return f"aligned {labels[0]}" if labels else "not collected"
+    aligned = next((a for a in report.alignment if pmcid.get(a.evidence_id) == own), None)
+    if aligned is None:
+        return "not collected"
+    by = "its full text read as not testing it" if "its full text never tests" in aligned.reason else "its abstract"
+    return f"{aligned.label} by {by}"
 
 
 async def main() -> None:
