@@ -90,6 +90,9 @@ from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
 from synthesist.errors import ParseError
 from synthesist.memory import open_chroma
+from synthesist.models import Evidence
+from synthesist.reading.studies.asked import question_queries
+from synthesist.reading.studies.learned import answer_query
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -146,18 +149,23 @@ def copy_articles(articles: Path, pmcids: set[str] | None, into: Path) -> int:
     return count
 
 
-def _why_no_row(own: str, unread: list, report, pmcid: dict[str, str]) -> str:
-    """Why a run has no row of its own trial ``own``: the reader's ``why_not`` where its record keeps the asked row;
-    else how the alignment stands it to the question (an item set aside as related, by its title and abstract or by
-    the study reader's reading of its full text, ``answer_gate.with_full_text``, loses the asked row); else not
-    collected."""
+def _why_no_row(own: str, unread: list, report, items: dict[str, Evidence]) -> str:
+    """Why a run has no row of its own trial ``own`` (a PMCID; ``items``: the run's collected items by id): the
+    reader's ``why_not`` where its record keeps the asked row; else how the alignment stands it to the question (an
+    item set aside as related, by its title and abstract or by the study reader's reading of its full text,
+    ``answer_gate.with_full_text``, loses the asked row), with what the study reader says of its full text for the
+    question's first comparison (which of its models refused it); else not collected."""
     if why := next((o.why_not or "read, no direction" for source, o in unread if source == own), ""):
         return why
-    aligned = next((a for a in report.alignment if pmcid.get(a.evidence_id) == own), None)
+    ids = {i for i, item in items.items() if (item.identifiers.pmcid or "").upper() == own}
+    aligned = next((a for a in report.alignment if a.evidence_id in ids), None)
     if aligned is None:
         return "not collected"
     by = "its full text read as not testing it" if "its full text never tests" in aligned.reason else "its abstract"
-    return f"{aligned.label} by {by}"
+    queries = question_queries(report.frame)
+    item = items[aligned.evidence_id]
+    said = (answer_query(item, queries[0]).why_not or "a reading") if queries and item.passages else "no full text"
+    return f"{aligned.label} by {by} (the reader: {said})"
 
 
 async def main() -> None:
@@ -246,7 +254,7 @@ async def main() -> None:
                             (pmcid.get(record.evidence_id, ""), o))
             mine = [o for source, o in rows if source == own]
             if not mine:
-                missing[_why_no_row(own, unread, report, pmcid)] += 1
+                missing[_why_no_row(own, unread, report, {item.id: item for item in result.evidence})] += 1
             alike = {source for source, _ in rows if source != own and same_arms(prompt, by_trial.get(source, []))}
             others = [(source, o) for source, o in rows if source != own and source not in alike]
             verdict = report.answer.verdict if report.answer else None
