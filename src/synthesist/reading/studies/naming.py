@@ -221,13 +221,13 @@ def as_spelled(phrase: str, text: str) -> str:
         for mark in _TRADEMARK_STAND_INS:
             if word.endswith(mark) and len(stem := word[:-len(mark)]) >= 3 and stem.lower() in written:
                 return stem
-        near = {terms(found, folded=True): found for lowered, found in written.items()
-                if one_edit_apart(word.lower(), lowered)}
+        near = {_fold_of(found): found for lowered, found in written.items() if one_edit_apart(word.lower(), lowered)}
         if not near and len(stem := _fold_of(word)) >= MIN_RESPELLED:  # "Inravenous" of "intravenously"
+            by_stem: dict[str, list[str]] = {}
             for found in written.values():
                 if one_edit_apart(stem, other := _fold_of(found)):
-                    near.setdefault(other, []).append(found)
-            near = {other: min(found, key=lambda f: abs(len(f) - len(word))) for other, found in near.items()}
+                    by_stem.setdefault(other, []).append(found)
+            near = {other: min(found, key=lambda f: abs(len(f) - len(word))) for other, found in by_stem.items()}
         return next(iter(near.values())) if len(near) == 1 else word
 
     return _LETTERS.sub(lambda match: respelled(match.group()) if match.group() in odd else match.group(), phrase)
