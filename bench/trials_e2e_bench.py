@@ -164,7 +164,8 @@ def _why_no_row(own: str, unread: list, report, items: dict[str, Evidence]) -> s
     by = "its full text read as not testing it" if "its full text never tests" in aligned.reason else "its abstract"
     queries = question_queries(report.frame)
     item = items[aligned.evidence_id]
-    said = (answer_query(item, queries[0]).why_not or "a reading") if queries and item.passages else "no full text"
+    said = ("no question parts" if not queries else "no full text" if not item.passages
+            else answer_query(item, queries[0]).why_not or "a reading")
     return f"{aligned.label} by {by} (the reader: {said})"
 
 
