@@ -85,6 +85,7 @@ from evidence_inference_bench import (
 )
 
 from synthesist import api
+from synthesist.appraisal.answer_gate import NEVER_TESTED
 from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
@@ -161,7 +162,7 @@ def _why_no_row(own: str, unread: list, report, items: dict[str, Evidence]) -> s
     aligned = next((a for a in report.alignment if a.evidence_id in ids), None)
     if aligned is None:
         return "not collected"
-    by = "its full text read as not testing it" if "its full text never tests" in aligned.reason else "its abstract"
+    by = "its full text read as not testing it" if NEVER_TESTED in aligned.reason else "its abstract"
     queries = question_queries(report.frame)
     item = items[aligned.evidence_id]
     said = ("no question parts" if not queries else "no full text" if not item.passages

@@ -109,6 +109,11 @@ def of_two_forms(alignment: Alignment, item: Evidence, frame: QuestionFrame, que
                                        f"{arms[-1]}, never {frame.exposure} against none"})
 
 
+NEVER_TESTED = "its full text never tests"
+"""How the reason of an item set aside by its full text's reading (:func:`with_full_text`) says so; the end-to-end
+bench counts such items by it."""
+
+
 def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,
                    frame: QuestionFrame) -> Alignment:
     """``alignment`` as the item's full text shows it: with a ``finding`` on the question's comparison the item
@@ -121,7 +126,7 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
             return alignment
         against = f" against {frame.comparator}" if frame.comparator else ""
         return alignment.model_copy(update={
-            "label": "related", "reason": f"{alignment.reason}; its full text never tests {frame.exposure}{against}"})
+            "label": "related", "reason": f"{alignment.reason}; {NEVER_TESTED} {frame.exposure}{against}"})
     parts = tuple(p if p.addressed or p.part == "population" else
                   p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
                   for p in alignment.parts)
