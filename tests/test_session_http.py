@@ -17,6 +17,8 @@ from synthesist.tools.http import ClientPool
 from synthesist.tools.ratelimit import RateLimitRegistry
 
 FIXTURES = Path(__file__).parent / "tools" / "fixtures"
+STAMP_LATENESS = 0.25
+"""Seconds an in-process server thread may stamp an arrival late on a loaded machine."""
 
 
 @pytest.fixture
@@ -57,7 +59,10 @@ async def test_a_sessions_runs_share_one_client_and_one_limiter_and_closing_clos
     assert limiter is not None and limiter.window == (3, 1.0)  # NCBI's budget without a key, the session's limiter
     concurrent = sorted(request.at for request in server.requests[sequential:])
     assert len(concurrent) >= 4  # each run searched and fetched
-    assert _most_in_any_window(concurrent, 1.0) <= 3  # the two concurrent runs were paced by one limiter
+    # The two concurrent runs were paced by one limiter: two limiters would let both runs' requests out in one burst.
+    # Arrivals are stamped by the fixture server's thread in this process, which wakes late when the test's loop holds
+    # the GIL under load (CI once counted four in one second at 9a37272), so the window allows for that lateness.
+    assert _most_in_any_window(concurrent, 1.0 - STAMP_LATENESS) <= 3
 
 
 def test_each_event_loop_gets_its_own_client_closed_when_its_loop_ends() -> None:
