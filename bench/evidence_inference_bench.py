@@ -42,6 +42,7 @@ from synthesist.reading.studies.arms import SAME_ARM, ArmTerms
 from synthesist.reading.studies.direction import read_direction
 from synthesist.reading.studies.learned import shipped_reader, unit_directions
 from synthesist.reading.studies.passages import Unit, units
+from synthesist.reading.studies.tested import TREATMENT_RARITY
 from synthesist.reading.study_reader import word_rarity
 from synthesist.reading.text import terms
 from synthesist.study import DirectionQuery
@@ -126,14 +127,14 @@ _OWN = frozenset({"abstract", "methods", "results"})
 
 def arm_names(asked: list[Prompt]) -> dict[frozenset[str], str]:
     """Names the clinicians gave arms (each prompt's intervention and comparator) that name a treatment of its own:
-    one to three words, none of them :data:`_INACTIVE`, every word rare (rarity at least 2.5: fewer than about one
-    article in twelve holds it), keyed by their words less those that name a group; the first spelling of each."""
+    one to three words, none of them :data:`_INACTIVE`, every word rare (``tested.TREATMENT_RARITY``: fewer than about
+    one article in twelve holds it), keyed by their words less those that name a group; the first spelling of each."""
     found: dict[frozenset[str], str] = {}
     for prompt in asked:
         for name in (" ".join(prompt.query.intervention.split()), " ".join(prompt.query.comparator.split())):
             words = frozenset(terms(name, folded=True) - _NAMING)
             if 1 <= len(name.split()) <= 3 and not _INACTIVE.search(name) and words \
-                    and all(word_rarity(word) >= 2.5 for word in words):
+                    and all(word_rarity(word) >= TREATMENT_RARITY for word in words):
                 found.setdefault(words, name)
     return found
 
@@ -183,6 +184,27 @@ def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], 
                         and not words & arms), key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
         found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
                   for name in cited[:per_trial] for prompt in own_prompts[:per_name]]
+    return found
+
+
+def never_named(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str], *, per_trial: int = 1,
+                per_name: int = 3) -> list[Prompt]:
+    """Prompts of ``asked`` asked against another arm's name (:func:`arm_names`) none of whose words their trial's
+    article holds anywhere: a treatment the trial never names, as oxaliplatin asked of a trial of irinotecan against
+    etoposide. Each trial's first ``per_name`` prompts, against at most ``per_trial`` such names (chosen by a hash of
+    trial and name)."""
+    by_trial: dict[str, list[Prompt]] = defaultdict(list)
+    for prompt in asked:
+        by_trial[prompt.pmcid].append(prompt)
+    found = []
+    for pmcid, own_prompts in sorted(by_trial.items()):
+        if (item := evidence.get(pmcid)) is None:
+            continue
+        held = frozenset().union(*(terms(unit.text, folded=True) for unit in units(item)))
+        unnamed = sorted((name for words, name in names.items() if not words & held),
+                         key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
+        found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
+                  for name in unnamed[:per_trial] for prompt in own_prompts[:per_name]]
     return found
 
 

@@ -2,7 +2,7 @@
 trials, scored on the verdict a researcher reads and on the evidence table under it.
 
     python bench/trials_e2e_bench.py [--split validation|train|fulltext|unlabelled] [--every N] [--out FILE.jsonl]
-                                     [--gate GATE]
+                                     [--untested | --cited | --unnamed] [--gate GATE]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
 OUTCOME compared with COMPARATOR?" (every other prompt says "affect"; with ``--no-comparator``, "Does INTERVENTION
@@ -49,6 +49,10 @@ article names only in its introduction or discussion and no prompt of the trial 
 (``evidence_inference_bench.cited_only``: sitagliptin in a trial of liraglutide against metformin); scored as
 ``--untested``.
 
+``--unnamed`` asks each trial's first prompts against another trial's arm (a treatment clinicians named) none of
+whose words its article holds (``evidence_inference_bench.never_named``: oxaliplatin asked of a trial of irinotecan
+against etoposide), as a researcher asks over a folder of trials of like topics; scored as ``--untested``.
+
 ``--gate`` aligns under another gate (a ``fitted/alignment_gate/model.json``), all runs in one session as a service
 runs them (with the shipped gate, every run as with a session of its own: 2026-12-04).
 
@@ -78,6 +82,7 @@ from evidence_inference_bench import (
     arm_names,
     cited_only,
     hand_prompts,
+    never_named,
     prompts,
     same_arms,
     unlabelled_prompts,
@@ -179,14 +184,16 @@ async def main() -> None:
     parser.add_argument("--skip", type=int, default=0,
                         help="leave out the split's first N trials (by PMCID) before taking --trials: with "
                              "--split unlabelled --skip 90, a second folder of like topics")
-    parser.add_argument("--out", type=Path, help="write one JSON line per run here")
+    parser.add_argument("--out", type=Path, help="write one JSON line per run here (with why it has no own row)")
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     parser.add_argument("--no-comparator", action="store_true",
                         help='ask "Does I change O?", the comparator left out (a question that names none)')
     parser.add_argument("--untested", action="store_true",
-                        help="ask each prompt against a comparator its trial names but did not test")
+                        help="ask each prompt against placebo where its trial set two treatments side by side")
     parser.add_argument("--cited", action="store_true",
                         help="ask each prompt against another treatment its trial's article only cites")
+    parser.add_argument("--unnamed", action="store_true",
+                        help="ask each prompt against another trial's treatment its trial's article never names")
     parser.add_argument("--gate", type=Path,
                         help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
     args = parser.parse_args()
@@ -229,7 +236,7 @@ async def main() -> None:
         session = api.open_session(settings, seams=seams, readers=readers)
         if args.untested:
             asked = untested(asked, every)
-        if args.cited:
+        if args.cited or args.unnamed:
             names = arm_names([p for p in prompts(require(f"{DATA}/prompts.csv") / DATA, "train")
                                if p.pmcid not in held_out_trials()])
             evidence = {}
@@ -238,7 +245,7 @@ async def main() -> None:
                     evidence[path.stem.removeprefix("PMC")] = article_evidence(parse_jats(path.read_bytes()), "library")
                 except ParseError:  # an empty article (corpus/rct_fulltext holds one) has no treatment to cite
                     continue
-            asked = cited_only(asked, evidence, names)
+            asked = cited_only(asked, evidence, names) if args.cited else never_named(asked, evidence, names)
         out = args.out.open("w", encoding="utf-8") if args.out else None
         for index, prompt in enumerate(asked):
             own = f"PMC{prompt.pmcid}"
@@ -255,12 +262,13 @@ async def main() -> None:
                         (rows if o.direction != "not_reported" else unread).append(
                             (pmcid.get(record.evidence_id, ""), o))
             mine = [o for source, o in rows if source == own]
-            if not mine:
-                missing[_why_no_row(own, unread, report, {item.id: item for item in result.evidence})] += 1
+            why = "" if mine else _why_no_row(own, unread, report, {item.id: item for item in result.evidence})
+            if why:
+                missing[why] += 1
             alike = {source for source, _ in rows if source != own and same_arms(prompt, by_trial.get(source, []))}
             others = [(source, o) for source, o in rows if source != own and source not in alike]
             verdict = report.answer.verdict if report.answer else None
-            expected = "insufficient" if args.untested or args.cited else VERDICT.get(prompt.label)
+            expected = "insufficient" if args.untested or args.cited or args.unnamed else VERDICT.get(prompt.label)
             counts["runs"] += 1
             counts["verdict right"] += verdict == expected
             verdicts[(str(expected), str(verdict))] += 1
@@ -278,7 +286,7 @@ async def main() -> None:
                                       "cited": list(report.answer.evidence_ids) if report.answer else [],
                                       "statement": report.answer.statement if report.answer else "",
                                       "rows": [(s, o.direction, o.quote) for s, o in rows],
-                                      "same_arms": sorted(alike)}) + "\n")
+                                      "same_arms": sorted(alike), "why_no_own_row": why}) + "\n")
                 out.flush()
         await session.aclose()
         if out:
@@ -287,13 +295,15 @@ async def main() -> None:
     runs = counts["runs"]
     asked_as = (" (no comparator named)" if args.no_comparator else
                 " (against placebo, which the trial did not test)" if args.untested else
-                " (against a treatment the trial only cites)" if args.cited else "")
+                " (against a treatment the trial only cites)" if args.cited else
+                " (against a treatment the trial never names)" if args.unnamed else "")
     print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
     right = counts["verdict right"]
-    scored = args.split != "unlabelled" or args.untested or args.cited
-    print(f"  verdict right{' (insufficient)' if args.untested or args.cited else ''}: {right}/{runs} "
+    scored = args.split != "unlabelled" or args.untested or args.cited or args.unnamed
+    against = args.untested or args.cited or args.unnamed
+    print(f"  verdict right{' (insufficient)' if against else ''}: {right}/{runs} "
           f"({right / runs:.3f})" if scored else "  verdict: not scored (the prompts have no answers)")
-    if args.untested or args.cited:
+    if args.untested or args.cited or args.unnamed:
         print(f"  the own trial's row for a comparison it did not test: {counts['own row']}/{runs} "
               f"({counts['own row'] / runs:.3f}); its direction the clinicians' for the tested one: "
               f"{counts['own row direction right']}")
@@ -303,7 +313,7 @@ async def main() -> None:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
               f"clinicians': {counts['own row direction right']}/{runs} "
               f"({counts['own row direction right'] / runs:.3f})")
-    if missing and not (args.untested or args.cited):
+    if missing and not (args.untested or args.cited or args.unnamed):
         print("  no own row, why: " + ", ".join(f"{why} {n}" for why, n in missing.most_common()))
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
     print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")

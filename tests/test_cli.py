@@ -452,15 +452,18 @@ def test_study_says_why_it_reports_no_direction() -> None:
                         "--outcome", "hip fracture", "--json")
     cited = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "sitagliptin",
                     "--outcome", "body weight", "--json")  # another active drug its introduction cites
+    unnamed = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "insulin",
+                      "--outcome", "body weight", "--json")  # a treatment the article never names
     tested = run_cli("study", str(head_to_head), "--intervention", "glutide", "--comparator", "metformin",
                      "--outcome", "body weight", "--json")
 
     assert against_placebo.returncode == elsewhere.returncode == tested.returncode == 0, against_placebo.stderr
     assert against_placebo.stdout.splitlines() == [
         "body weight: not reported (glutide vs placebo)",
-        "  why: the article names placebo but did not test glutide against it"]
+        "  why: the article did not test glutide against placebo: it names placebo only outside its own comparison, "
+        "or never"]
     assert json.loads(elsewhere.stdout)["why_not"] == "not_addressed"
-    assert json.loads(cited.stdout)["why_not"] == "comparator_not_tested"
+    assert json.loads(cited.stdout)["why_not"] == json.loads(unnamed.stdout)["why_not"] == "comparator_not_tested"
     read = json.loads(tested.stdout)
     assert read["direction"] == "decreased" and "why_not" not in read
 

@@ -113,7 +113,8 @@ def why_not_words(answer: OutcomeResult) -> str:
     intervention, comparator = answer.intervention or "the intervention", answer.comparator or "its comparator"
     return {"not_addressed": f"the article reports no result of its own on {answer.outcome} for {intervention}"
                              f" against {comparator}",
-            "comparator_not_tested": f"the article names {comparator} but did not test {intervention} against it",
+            "comparator_not_tested": f"the article did not test {intervention} against {comparator}: it names "
+                                     f"{comparator} only outside its own comparison, or never",
             "unsure": "the article addresses it, but the study reader is unsure of the direction"}[answer.why_not]
 
 

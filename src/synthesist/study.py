@@ -100,9 +100,10 @@ class OutcomeResult(_Frozen):
     answer than this row (:func:`synthesist.appraisal.evidence_table.with_answer_checks`)."""
     why_not: WhyNot = ""
     """Where ``direction`` is ``not_reported`` and the study reader read the article for this comparison, why: the
-    article does not address it, or states it only of other studies (``not_addressed``), names the comparator but
-    did not test it (``comparator_not_tested``: :mod:`~synthesist.reading.studies.tested`), or addresses it and the
-    reader is unsure of the direction (``unsure``: below its threshold). Empty otherwise."""
+    article does not address it, or states it only of other studies (``not_addressed``), did not test it against
+    the comparator, which it names only outside its own comparison or never (``comparator_not_tested``:
+    :mod:`~synthesist.reading.studies.tested`), or addresses it and the reader is unsure of the direction
+    (``unsure``: below its threshold). Empty otherwise."""
 
 
 class Arm(_Frozen):

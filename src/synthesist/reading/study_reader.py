@@ -1,8 +1,9 @@
 """The study reader's models as shipped in ``fitted/study_reader/``: the passage ranker, the direction model, the model
 of whether an article tests a comparison at all (``model.json``), and the conclusion head (``conclusion.json``): what
 an item's conclusion sentences say to a yes/no question, for an item with no reading of the question's comparison.
-The tested-comparison head beside them (``tested.json``: does an article that names the comparator test it?) is read
-by :mod:`.studies.tested`, which its trainer (``bench/train_tested_comparison.py``) fits on these models' readings.
+The tested-comparison head beside them (``tested.json``: did the article test the comparator, or only name it, or
+never?) is read by :mod:`.studies.tested`, which its trainer (``bench/train_tested_comparison.py``) fits on these
+models' readings.
 
 The first three are written by ``bench/train_study_reader.py`` (Evidence Inference 2.0's train split; figures on its
 validation split in docs/benchmarks.md), the head by ``bench/fit_answer_model.py`` (PubMedQA's dev questions); ``make

@@ -358,9 +358,9 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     that direction itself, or the first such unit that states its figures when that one states none
     (:func:`.direction.with_figures`); the best unit when none reads it, or when the answer is unclear.
     An article that does not test the comparison (:meth:`StudyReader.addresses` below its threshold, or with the
-    shipped reader one that only names the comparator: :mod:`.tested`) gets no answer at all: ``not_reported`` with
-    no quote. ``prefer``: what a quote should also do where one of the units that
-    read the direction does it (an observational study's quote names the exposure: ``record.as_asked``)."""
+    shipped reader one that names the comparator only outside its own comparison, or never: :mod:`.tested`) gets
+    no answer at all: ``not_reported`` with no quote. ``prefer``: what a quote should also do where one of the units
+    that read the direction does it (an observational study's quote names the exposure: ``record.as_asked``)."""
     found, why = _shipped(evidence, query) if reader is None else _supporting(evidence, query, reader)
     if not found:
         return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator,

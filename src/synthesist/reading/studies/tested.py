@@ -1,5 +1,6 @@
-"""Whether an article tested the question's comparison, or only names its comparator: a logistic head of the study
-reader (``fitted/study_reader/tested.json``, :data:`TESTED_FEATURES`) over where the article names the comparator.
+"""Whether an article tested the question's comparison, or only names its comparator, or never names it: a logistic
+head of the study reader (``fitted/study_reader/tested.json``, :data:`TESTED_FEATURES`) over where the article names
+the comparator.
 
 A trial of liraglutide against metformin names placebo in its introduction (other trials' placebo arms) and
 "glycaemic control" throughout; the address model (:mod:`.learned`), which reads how much of each arm's name the
@@ -9,7 +10,10 @@ sentences that allocate or compare the arms, beside the intervention in its own 
 tables, and under its own name rather than only by a word it shares with it (placebo, control and sham are one word
 to the address model: :data:`.arms.SAME_ARM`). The head is trained by ``bench/train_tested_comparison.py`` on the
 Evidence Inference train prompts as written against the same prompts of head-to-head trials asked against placebo,
-and refuses below a threshold chosen out of fold (its card: ``fitted/study_reader/CARD.md``)."""
+against treatments an article only cites and against treatments it never names (a trial of irinotecan against
+etoposide asked about oxaliplatin, which the address model let through: it weighs the intervention the article holds,
+and an own question's comparator is often written otherwise), and refuses below a threshold chosen out of fold (its
+card: ``fitted/study_reader/CARD.md``)."""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from ..text import terms
 from .arms import ArmTerms, as_one_word
 from .passages import Unit
 
-__all__ = ["TESTED_FEATURES", "TESTED_HEAD", "TestedHead", "tested_features", "tested_head"]
+__all__ = ["TESTED_FEATURES", "TESTED_HEAD", "TREATMENT_RARITY", "TestedHead", "tested_features", "tested_head"]
 
 TESTED_HEAD = "tested.json"
 """The head's file in ``fitted/study_reader/``."""
@@ -41,7 +45,7 @@ TESTED_FEATURES = (
     "log_literal_units", "generic_comparator",
     "written_article", "written_own", "written_with_intervention_own", "written_allocating", "written_title",
     "log_written_units", "written_own_units_share", "comparator_commonness", "unwritten_commonness",
-    "written_commonness", "unwritten_written_commonness",
+    "written_commonness", "unwritten_written_commonness", "unwritten_treatment",
 )
 """Each a share of the comparator's words, weighed by their rarity, held by some of the article's units: *grouped*
 with placebo, control and sham as one word (as the address model reads them); *literal* as the reader takes them
@@ -57,7 +61,15 @@ gives its comparison (``lexicons/arms.toml`` GENERIC_COMPARATOR and BASELINE: "c
 article may never write. Last, how common the comparator's words are among trial articles (the mean of e^-rarity;
 as the reader takes them and as the question writes them), alone and times the share the article lacks: an article
 that tested placebo writes it, but a clinician's name for an unusual comparator ("late treatment", a misspelling)
-may be no word of the article's."""
+may be no word of the article's. And whether the comparator, as the question writes it, names a treatment of its own
+(one to three words, each rare, :data:`TREATMENT_RARITY`, none a generic comparator's) that the article never writes
+at all, in its own words or as the reader takes them: oxaliplatin asked of a trial of irinotecan against
+etoposide."""
+TREATMENT_RARITY = 2.5
+"""How rare (the study reader's inverse document frequency over its training articles) each word of a name must be
+for the name to name a treatment of its own: fewer than about one trial article in twelve holds it ("oxaliplatin",
+"sitagliptin"; not "placebo", "control", "nothing" or "diet"). The end-to-end bench's foreign arms
+(``evidence_inference_bench.arm_names``) are drawn by the same rule."""
 _OWN = frozenset({"abstract", "methods", "results"})
 _ALLOCATING = (lexicon.pattern("record", "ALLOCATING"), lexicon.pattern("record", "SIDE_BY_SIDE"))
 _GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC_COMPARATOR") + lexicon.word_list("arms", "BASELINE")),
@@ -159,4 +171,6 @@ def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQu
         sum(of_named[i] >= 0.5 for i in own) / (named_units + 1),
         commonness, commonness * (1.0 - literal_article),
         written_commonness, written_commonness * (1.0 - written_article),
+        0 < len(named) <= 3 and not named & _GENERIC and all(rarity(word) >= TREATMENT_RARITY for word in named)
+        and not literal_article and not written_article,
     ], dtype=float)
