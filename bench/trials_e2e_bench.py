@@ -170,7 +170,7 @@ def _why_no_row(own: str, unread: list, report, items: dict[str, Evidence]) -> s
     by = "its full text read as not testing it" if NEVER_TESTED in aligned.reason else "its abstract"
     queries = question_queries(report.frame)
     item = items[aligned.evidence_id]
-    said = ("no question parts" if not queries else "no full text" if not item.passages
+    said = ("the question read as asking no comparison" if not queries else "no full text" if not item.passages
             else answer_query(item, queries[0]).why_not or "a reading")
     return f"{aligned.label} by {by} (the reader: {said})"
 

@@ -9,9 +9,14 @@ from pathlib import Path
 from run_helpers import run_settings
 
 from synthesist import api
+from synthesist.appraisal.answer_gate import NEVER_TESTED as NEVER_TESTED_REASON
+from synthesist.appraisal.answer_gate import aligned
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import ResearchResult
+from synthesist.reading.frame import frame_of
+from synthesist.reading.studies.asked import question_queries
+from synthesist.tools.jats import article_evidence, parse_jats
 
 TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
 ASKED = "Does drug A reduce cough frequency compared with placebo in adults with chronic cough?"
@@ -110,3 +115,17 @@ async def test_a_trial_that_never_tested_the_comparison_answers_nothing(tmp_path
 def test_the_folder_trial_is_the_fixture_with_its_abstract_reworded(tmp_path: Path) -> None:
     text = (_folder(tmp_path) / "trial.nxml").read_text(encoding="utf-8")
     assert text.count("active treatment") == 3 and "Nausea was more frequent with drug A" in text
+
+
+def test_a_question_that_asks_for_no_comparison_sets_no_full_text_aside_as_never_testing_one() -> None:
+    """A question read as diagnostic ("detection" in its outcome) asks for no comparison, so its full texts are not
+    read for one: none may be said never to test it (each was set aside so before, and the run said insufficient)."""
+    trial = article_evidence(parse_jats(TRIAL.read_bytes()), "library")
+    asked = frame_of(ASKED)
+    diagnostic = asked.model_copy(update={"kind": "diagnostic"})
+
+    assert question_queries(asked) and not question_queries(diagnostic)
+    [as_asked] = aligned(asked, [trial], {trial.id: 1.0})
+    [as_diagnostic] = aligned(diagnostic, [trial], {trial.id: 1.0})
+    assert as_asked.label == "answers" and as_asked.full_text is not None  # read for its comparison
+    assert NEVER_TESTED_REASON not in as_diagnostic.reason and as_diagnostic.label != "related"

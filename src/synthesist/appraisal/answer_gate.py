@@ -62,7 +62,9 @@ async def align_memory(frame: QuestionFrame, memory: ResearchMemory) -> list[Ali
 def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float]) -> list[Alignment]:
     """Every item's alignment, most relevant first: from its title and abstract, and for up to
     :data:`FULL_TEXTS_READ` items with a full text (the most relevant that are not off topic), as the full text
-    shows it (:func:`with_full_text`)."""
+    shows it (:func:`with_full_text`). A question that asks for no comparison (a diagnostic or descriptive one, or
+    one whose parts give none: :func:`~synthesist.reading.studies.asked.question_queries`) reads no full text for one,
+    so none is set aside as never testing it."""
     alignments = align_all(frame, items, relevance)
     if not frame.exposure or not frame.outcomes:
         return alignments
@@ -70,7 +72,7 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
     by_id = {item.id: item for item in items}
     alignments = [of_two_forms(a, by_id[a.evidence_id], frame, queries) for a in alignments]
     unread = [a.evidence_id for a in alignments if by_id[a.evidence_id].passages and a.label != "off_topic"]
-    read = {i: _full_text_reading(by_id[i], queries) for i in unread[:FULL_TEXTS_READ]}
+    read = {i: _full_text_reading(by_id[i], queries) for i in unread[:FULL_TEXTS_READ]} if queries else {}
     abstracts = {a.evidence_id: finding for a in alignments
                  if a.label in ("answers", "indirect") and not by_id[a.evidence_id].passages
                  and (finding := abstract_reading(by_id[a.evidence_id], queries))}
