@@ -30,12 +30,14 @@ import tarfile
 import time
 import zlib
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from _shared import confusion_lines, macro_f1, require
 
 from synthesist.errors import ParseError
+from synthesist.models import Evidence
 from synthesist.reading import lexicon
 from synthesist.reading.studies import answer_query
 from synthesist.reading.studies.arms import SAME_ARM, ArmTerms
@@ -167,24 +169,17 @@ def cited_only(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], 
     shares no word with any prompt of the trial: a treatment the trial cites and never tested, as sitagliptin in a
     trial of liraglutide against metformin. Each trial's first ``per_name`` prompts, against at most ``per_trial``
     such names (chosen by a hash of trial and name)."""
-    by_trial: dict[str, list[Prompt]] = defaultdict(list)
-    for prompt in asked:
-        by_trial[prompt.pmcid].append(prompt)
-    found = []
-    for pmcid, own_prompts in sorted(by_trial.items()):
-        if (item := evidence.get(pmcid)) is None:
-            continue
+
+    def cited(item: Evidence, own_prompts: list[Prompt]) -> list[str]:
         arms = frozenset().union(*(terms(f"{p.query.intervention} {p.query.comparator}", folded=True)
                                    for p in own_prompts))
         own: set[str] = set()
         outside: set[str] = set()
         for unit in units(item):
             (own if unit.role in _OWN or unit.kind == "table" else outside).update(terms(unit.text, folded=True))
-        cited = sorted((name for words, name in names.items() if words <= outside and not words <= own
-                        and not words & arms), key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
-        found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
-                  for name in cited[:per_trial] for prompt in own_prompts[:per_name]]
-    return found
+        return [name for words, name in names.items() if words <= outside and not words <= own and not words & arms]
+
+    return _asked_against(asked, evidence, cited, per_trial, per_name)
 
 
 def never_named(asked: list[Prompt], evidence: dict, names: dict[frozenset[str], str], *, per_trial: int = 1,
@@ -193,6 +188,18 @@ def never_named(asked: list[Prompt], evidence: dict, names: dict[frozenset[str],
     article holds anywhere: a treatment the trial never names, as oxaliplatin asked of a trial of irinotecan against
     etoposide. Each trial's first ``per_name`` prompts, against at most ``per_trial`` such names (chosen by a hash of
     trial and name)."""
+
+    def unnamed(item: Evidence, _: list[Prompt]) -> list[str]:
+        held = frozenset().union(*(terms(unit.text, folded=True) for unit in units(item)))
+        return [name for words, name in names.items() if not words & held]
+
+    return _asked_against(asked, evidence, unnamed, per_trial, per_name)
+
+
+def _asked_against(asked: list[Prompt], evidence: dict, chosen: Callable[[Evidence, list[Prompt]], list[str]],
+                   per_trial: int, per_name: int) -> list[Prompt]:
+    """Each trial's first ``per_name`` prompts asked against at most ``per_trial`` of the names ``chosen`` gives for
+    its article and its prompts (the first by a hash of trial and name)."""
     by_trial: dict[str, list[Prompt]] = defaultdict(list)
     for prompt in asked:
         by_trial[prompt.pmcid].append(prompt)
@@ -200,11 +207,9 @@ def never_named(asked: list[Prompt], evidence: dict, names: dict[frozenset[str],
     for pmcid, own_prompts in sorted(by_trial.items()):
         if (item := evidence.get(pmcid)) is None:
             continue
-        held = frozenset().union(*(terms(unit.text, folded=True) for unit in units(item)))
-        unnamed = sorted((name for words, name in names.items() if not words & held),
-                         key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
+        names = sorted(chosen(item, own_prompts), key=lambda name: zlib.crc32(f"{pmcid} {name}".encode()))
         found += [replace(prompt, query=prompt.query.model_copy(update={"comparator": name}))
-                  for name in unnamed[:per_trial] for prompt in own_prompts[:per_name]]
+                  for name in names[:per_trial] for prompt in own_prompts[:per_name]]
     return found
 
 

@@ -197,6 +197,7 @@ async def main() -> None:
     parser.add_argument("--gate", type=Path,
                         help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
     args = parser.parse_args()
+    against = args.untested or args.cited or args.unnamed  # a comparison the trial never made: insufficient expected
     if args.split == "fulltext":
         folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
         every = fulltext_prompts(folder)
@@ -268,7 +269,7 @@ async def main() -> None:
             alike = {source for source, _ in rows if source != own and same_arms(prompt, by_trial.get(source, []))}
             others = [(source, o) for source, o in rows if source != own and source not in alike]
             verdict = report.answer.verdict if report.answer else None
-            expected = "insufficient" if args.untested or args.cited or args.unnamed else VERDICT.get(prompt.label)
+            expected = "insufficient" if against else VERDICT.get(prompt.label)
             counts["runs"] += 1
             counts["verdict right"] += verdict == expected
             verdicts[(str(expected), str(verdict))] += 1
@@ -299,11 +300,10 @@ async def main() -> None:
                 " (against a treatment the trial never names)" if args.unnamed else "")
     print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
     right = counts["verdict right"]
-    scored = args.split != "unlabelled" or args.untested or args.cited or args.unnamed
-    against = args.untested or args.cited or args.unnamed
+    scored = args.split != "unlabelled" or against
     print(f"  verdict right{' (insufficient)' if against else ''}: {right}/{runs} "
           f"({right / runs:.3f})" if scored else "  verdict: not scored (the prompts have no answers)")
-    if args.untested or args.cited or args.unnamed:
+    if against:
         print(f"  the own trial's row for a comparison it did not test: {counts['own row']}/{runs} "
               f"({counts['own row'] / runs:.3f}); its direction the clinicians' for the tested one: "
               f"{counts['own row direction right']}")
@@ -313,7 +313,7 @@ async def main() -> None:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
               f"clinicians': {counts['own row direction right']}/{runs} "
               f"({counts['own row direction right'] / runs:.3f})")
-    if missing and not (args.untested or args.cited or args.unnamed):
+    if missing and not against:
         print("  no own row, why: " + ", ".join(f"{why} {n}" for why, n in missing.most_common()))
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
     print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")
