@@ -69,7 +69,9 @@ TREATMENT_RARITY = 2.5
 """How rare (the study reader's inverse document frequency over its training articles) each word of a name must be
 for the name to name a treatment of its own: fewer than about one trial article in twelve holds it ("oxaliplatin",
 "sitagliptin"; not "placebo", "control", "nothing" or "diet"). The end-to-end bench's foreign arms
-(``evidence_inference_bench.arm_names``) are drawn by the same rule."""
+(``evidence_inference_bench.arm_names``) are drawn by the same rule. Measured against 2.0 and 3.0 (2026-12-05, which
+also changes the arms the head learns from): the trials' own comparisons kept on validation 228, 223 and 228 of 228,
+on the unlabelled trials 7,834, 7,823 and 7,819 of 7,896, never-named treatments refused 99.6–99.9 % at each."""
 _OWN = frozenset({"abstract", "methods", "results"})
 _ALLOCATING = (lexicon.pattern("record", "ALLOCATING"), lexicon.pattern("record", "SIDE_BY_SIDE"))
 _GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC_COMPARATOR") + lexicon.word_list("arms", "BASELINE")),
