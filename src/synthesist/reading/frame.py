@@ -25,7 +25,7 @@ from functools import lru_cache
 from ..models import QuestionFrame
 from . import lexicon
 from .entities import is_condition_word
-from .question import DROPPED, is_yes_no, question_terms
+from .question import DROPPED, is_yes_no, opens_yes_no, question_terms
 from .question_parts import Part, question_parts, question_tagger
 from .text import STOP_WORDS
 
@@ -92,11 +92,16 @@ def _unnamed(text: str, frame: QuestionFrame) -> str:
     does not find both an intervention and an outcome there, what the rules read as compared (``frame``'s exposure
     and comparator): a word of what is given ("systematic assessment", "detection" in an intervention of twenty
     words the tagger does not read; "invasive diagnosis of nosocomial pneumonia") says nothing of what the question
-    asks, where an outcome's or a population's may ("the prognosis", "prediction of … response" is what is asked)."""
+    asks. The rules' outcome is blanked as well where the question opens with its auxiliary ("Does X change Y …?"):
+    there the verb after the exposure asks, and the outcome only names what it acts on ("Does ketamine (100 ng/ml
+    blood plasma level) change accuracy in the timing task compared with placebo?" asks about an effect, not a
+    test's accuracy). A title's question keeps its outcome, which may hold what is asked ("Memory-provoked
+    rCBF-SPECT as a diagnostic tool in Alzheimer's disease?")."""
     parts, threshold = question_parts(text), question_tagger().threshold
     if not (parts.intervention and parts.outcome
             and min(parts.intervention.confidence, parts.outcome.confidence) >= threshold):
-        for name in sorted(filter(None, (frame.exposure, frame.comparator)), key=len, reverse=True):
+        names = (frame.exposure, frame.comparator, *(frame.outcomes if opens_yes_no(text) else ()))
+        for name in sorted(filter(None, names), key=len, reverse=True):
             text = re.sub(re.escape(name), lambda found: " " * len(found.group(0)), text, flags=re.IGNORECASE)
         return text
     for part in (parts.population, parts.intervention, parts.comparator, parts.outcome):

@@ -136,6 +136,11 @@ _YES_NO = lexicon.pattern("question", "YES_NO")
 _OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 
 
+def opens_yes_no(question: str) -> bool:
+    """Whether ``question`` itself opens with an auxiliary verb ("Does X change Y?"), not a title's topic before it."""
+    return bool(_YES_NO.match(question.strip(" \"'")))
+
+
 def is_yes_no(question: str) -> bool:
     """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
     auxiliary verb, or it is a question none of whose parts opens with a wh-word ("Aripiprazole: a new risk factor
