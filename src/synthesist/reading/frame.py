@@ -74,6 +74,8 @@ def frame_of(question: str) -> QuestionFrame:
     the last 1,024 questions: a frame is immutable, and a run's agents ask for it each round."""
     text = " ".join(question.replace("\u2019", "'").split()).strip()
     frame = frame_by_rule(text)
+    if frame.yes_no and frame.kind in ("diagnostic", "prognosis", "mechanism") and (kind := _verb_kind(text, frame)):
+        frame = frame.model_copy(update={"kind": kind})
     if _main_clause(text)[1]:
         return frame
     if frame.yes_no and frame.kind in ("effect", "association"):
@@ -87,21 +89,32 @@ def frame_of(question: str) -> QuestionFrame:
     return frame
 
 
+def _verb_kind(text: str, frame: QuestionFrame) -> str | None:
+    """The kind a question asks by its verb where it names a comparator, opens with its auxiliary and its verb stands
+    right after the exposure the rules read ("Does X change Y compared with Z?"): ``effect`` or ``association``, else
+    ``None``. Such a question asks about a comparison, whatever words its outcome or a population after it hold:
+    "Does ketamine (100 ng/ml blood plasma level) change accuracy in the timing task compared with placebo?" and
+    "Does … (GD) group affect Improvement in GSRS … score - in adults with … no GI diagnoses compared with Placebo
+    group?" ask about an effect, not a test's accuracy. Without a comparator the words after the verb may be what is
+    asked ("Can ki-67 play a role in prediction of … response …?", "Can X help predict …?")."""
+    if not (frame.exposure and frame.comparator and opens_yes_no(text)):
+        return None
+    at = text.lower().find(frame.exposure.lower())
+    verb = RELATION.match(text[at + len(frame.exposure):].lstrip(" ,")) if at >= 0 else None
+    kind = question_kind(f"Does it {verb.group(0)} them?") if verb is not None else None
+    return kind if kind in ("effect", "association") else None
+
+
 def _unnamed(text: str, frame: QuestionFrame) -> str:
     """``text`` with the names in it blanked out: the parts the question tagger finds at its threshold, or where it
     does not find both an intervention and an outcome there, what the rules read as compared (``frame``'s exposure
     and comparator): a word of what is given ("systematic assessment", "detection" in an intervention of twenty
     words the tagger does not read; "invasive diagnosis of nosocomial pneumonia") says nothing of what the question
-    asks. The rules' outcome is blanked as well where the question opens with its auxiliary ("Does X change Y …?"):
-    there the verb after the exposure asks, and the outcome only names what it acts on ("Does ketamine (100 ng/ml
-    blood plasma level) change accuracy in the timing task compared with placebo?" asks about an effect, not a
-    test's accuracy). A title's question keeps its outcome, which may hold what is asked ("Memory-provoked
-    rCBF-SPECT as a diagnostic tool in Alzheimer's disease?")."""
+    asks, where an outcome's or a population's may ("the prognosis", "prediction of … response" is what is asked)."""
     parts, threshold = question_parts(text), question_tagger().threshold
     if not (parts.intervention and parts.outcome
             and min(parts.intervention.confidence, parts.outcome.confidence) >= threshold):
-        names = (frame.exposure, frame.comparator, *(frame.outcomes if opens_yes_no(text) else ()))
-        for name in sorted(filter(None, names), key=len, reverse=True):
+        for name in sorted(filter(None, (frame.exposure, frame.comparator)), key=len, reverse=True):
             text = re.sub(re.escape(name), lambda found: " " * len(found.group(0)), text, flags=re.IGNORECASE)
         return text
     for part in (parts.population, parts.intervention, parts.comparator, parts.outcome):
@@ -124,12 +137,12 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
 
 def _trimmed(part: Part | None) -> str:
     """A tagged part's words without the function words and punctuation at either end ("the risk of falls," →
-    "risk of falls"); a last word in capitals is a name's letter, never the article or pronoun it spells ("vitamin
-    A", "hepatitis A", "drug A", "type I")."""
+    "risk of falls"; "total score -" before a population after a dash → "total score"); a last word in capitals is
+    a name's letter, never the article or pronoun it spells ("vitamin A", "hepatitis A", "drug A", "type I")."""
     words = part.text.split() if part is not None else []
-    while words and (words[0].lower().strip(",.;:'\"()") or "the") in STOP_WORDS - NEGATIONS:
+    while words and (words[0].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS - NEGATIONS:
         words.pop(0)
-    while words and (words[-1].lower().strip(",.;:'\"()") or "the") in STOP_WORDS and not (
+    while words and (words[-1].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS and not (
             len(words) > 1 and words[-1].strip(",.;:'\"()").isupper()):
         words.pop()
     return " ".join(words).strip(",.;:")
