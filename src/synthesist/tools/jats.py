@@ -44,6 +44,13 @@ each is read as passages of its own after the paragraph's text, never run into i
 glued a heading to the sentence under it ("Response to ExerciseThere were no TRT effects …") and one list item's
 last word to the next one's first; 207 of the 822 Evidence Inference train and validation articles hold one."""
 _SPACE = re.compile(r"\s+")
+_GLUED_BEFORE = re.compile(r"[A-Za-z0-9)\]%]$")
+_GLUED_AFTER = re.compile(r"[A-Za-z]")
+"""A superscript written after a word or number (a unit's power, a footnote's mark, a charge) and straight before
+the next word: the publisher's XML often leaves out the space a typeset page shows, and read as it stands a word
+glued to it is lost ("m<sup>−2</sup>cisplatin": the article never holds "cisplatin"); a space is read there. One
+that opens a word ("<sup>13</sup>C", after a space) is left as it is. 80 of the 3,632 Evidence Inference
+articles hold one."""
 
 
 @dataclass(frozen=True)
@@ -300,6 +307,7 @@ def _text(element: Element | None, skip: set[str] = frozenset()) -> str:  # type
     parts = [element.text or ""]
     cited = False  # the last child was a citation with nothing after it
     for child in element:
+        before = next((part[-1] for part in reversed(parts) if part), "")  # what a superscript child follows
         if child.tag == "xref" and cited:  # "[<xref>21</xref><xref>22</xref>]" is printed "[21,22]", never "[2122]"
             parts.append(",")
         cited = child.tag == "xref" and not child.tail
@@ -309,6 +317,8 @@ def _text(element: Element | None, skip: set[str] = frozenset()) -> str:  # type
             parts.append(f" {_text(child, skip)} ")
         elif child.tag not in skip:
             parts.append(_text(child, skip))
+        if child.tag == "sup" and _GLUED_AFTER.match(child.tail or "") and _GLUED_BEFORE.search(before):
+            parts.append(" ")  # "100 mg m<sup>−2</sup>cisplatin" reads "100 mg m−2 cisplatin", not "m−2cisplatin"
         parts.append(child.tail or "")
     return "".join(parts)
 
