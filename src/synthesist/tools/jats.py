@@ -49,8 +49,8 @@ _GLUED_AFTER = re.compile(r"[A-Za-z]")
 """A superscript written after a word or number (a unit's power, a footnote's mark, a charge) and straight before
 the next word: the publisher's XML often leaves out the space a typeset page shows, and read as it stands a word
 glued to it is lost ("m<sup>−2</sup>cisplatin": the article never holds "cisplatin"); a space is read there. One
-that opens a word ("<sup>13</sup>C", after a space) is left as it is. 80 of the 3,632 Evidence Inference
-articles hold one."""
+that opens a word ("<sup>13</sup>C", after a space) is left as it is. 86 of the 3,632 Evidence Inference
+articles read otherwise for it."""
 
 
 @dataclass(frozen=True)
@@ -307,7 +307,7 @@ def _text(element: Element | None, skip: set[str] = frozenset()) -> str:  # type
     parts = [element.text or ""]
     cited = False  # the last child was a citation with nothing after it
     for child in element:
-        before = next((part[-1] for part in reversed(parts) if part), "")  # what a superscript child follows
+        before = next((part[-1] for part in reversed(parts) if part), "") if child.tag == "sup" else ""
         if child.tag == "xref" and cited:  # "[<xref>21</xref><xref>22</xref>]" is printed "[21,22]", never "[2122]"
             parts.append(",")
         cited = child.tag == "xref" and not child.tail
