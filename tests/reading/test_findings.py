@@ -16,7 +16,7 @@ from synthesist.study import DirectionQuery
 
 ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "data" / "findings.jsonl")
         .read_text(encoding="utf-8").splitlines() if line.strip()]
-FLOOR = 0.775
+FLOOR = 0.80
 """The share of rows read right: every row when the set was made (and the rules of a conflict's own reader were
 written on it); 33 of 40 since conflicts take each study's evidence-table row (2026-12-02), the study reader's
 misreadings of a negated exposure ("did not receive statins"), a reference group ("compared with never smokers",
@@ -25,10 +25,8 @@ misreadings of a negated exposure ("did not receive statins"), a reference group
 (obesity and asthma). 32 of 40 since 2026-12-04, when the direction model learned from 945 more hand-labelled
 prompts (5-fold cross-validation over train trials and the held-out end-to-end trials both read better with them:
 fitted/study_reader/CARD.md): "90-day mortality was 42.6% in the hydrocortisone group and 48.9% in the placebo group
-(P = 0.03)" is read as an increase for corticosteroids. 31 of 40 since the address model reads names by meaning
-(2026-12-05): "probiotic supplementation", asked of two result sentences that speak only of "the probiotic group",
-is refused as not tested (P 0.58 against its threshold 0.77; 0.74 before). A row that fails is a misreading to fix,
-or the floor is lowered with the reason."""
+(P = 0.03)" is read as an increase for corticosteroids. A row that fails is a misreading to fix, or the floor is
+lowered with the reason."""
 
 
 def reading(row: dict) -> dict[str, str]:
