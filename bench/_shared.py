@@ -16,11 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from synthesist.memory import Embedder
-from synthesist.reading.meaning import use_default_encoder
 from synthesist.reading.shipped import INPUTS, read_so_far
-
-use_default_encoder(lambda: Embedder().embed_sync)  # names matched by meaning, as a run's default embedder reads them
 
 REPO = Path(__file__).resolve().parent.parent
 FITTED = REPO / "src" / "synthesist" / "reading" / "fitted"

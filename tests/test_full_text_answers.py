@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from run_helpers import run_settings
 
 from synthesist import api
@@ -15,10 +14,8 @@ from synthesist.appraisal.answer_gate import aligned
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import ResearchResult
-from synthesist.reading import meaning
 from synthesist.reading.frame import frame_of
-from synthesist.reading.studies.asked import asked_record, question_queries
-from synthesist.reading.studies.learned import _shipped
+from synthesist.reading.studies.asked import question_queries
 from synthesist.tools.jats import article_evidence, parse_jats
 
 TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
@@ -69,33 +66,6 @@ async def test_a_trial_that_tests_the_comparison_only_in_its_full_text_answers_f
     assert f"{trial.id} answers the question directly" in judged.clinical.reasoning
     assert "its full text reads 'yes'" in judged.clinical.reasoning
     assert result.stop_reason != "insufficient"
-
-
-async def test_a_run_matches_names_by_meaning_with_its_own_embedder(tmp_path: Path, embedder: Embedder,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The study reader's address model reads how close each arm's name is to the article's own words
-    (``reading/meaning.py``), encoded by the run's embedder, whose vectors the run keeps: never by the process's
-    default encoder."""
-
-    def no_default():
-        raise AssertionError("the run matched names with the process's default encoder")
-
-    monkeypatch.setattr(meaning, "_DEFAULT", [no_default])
-    monkeypatch.setattr(meaning, "_made", [])
-    encoded: list[str] = []
-    run_encoder = embedder.embed_sync
-
-    def recorded(texts):
-        encoded.extend(texts)
-        return run_encoder(texts)
-
-    monkeypatch.setattr(embedder, "embed_sync", recorded)
-    for cached in (_shipped, asked_record):  # readings an earlier test's run made in this process
-        cached.cache_clear()
-    result = await _research(ASKED, tmp_path, embedder)
-
-    assert result.report.answer is not None and result.report.answer.verdict == "yes"
-    assert "drug A" in encoded  # the arm's name, matched by meaning with the article's title and abstract
 
 
 async def test_an_answering_full_text_gives_the_answer_its_table_row_reading(tmp_path: Path,

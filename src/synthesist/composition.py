@@ -27,7 +27,7 @@ from .agents.judge import JudgeAgent
 from .agents.report import ReportAgent
 from .agents.search import SearchAgent
 from .agents.team import TEAM, combined_call
-from .config import Settings, current_settings
+from .config import Settings
 from .errors import BadInputError
 from .extractive.hypotheses import generate
 from .extractive.judge import assess
@@ -43,7 +43,6 @@ from .orchestrator.loop import Team
 from .orchestrator.runner import ImageStep
 from .prompts import compile_templates
 from .reading import load_shipped_models
-from .reading.meaning import use_default_encoder
 from .run_store import RunOptions
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
@@ -191,11 +190,6 @@ def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Emb
     Ray worker's when a library index is built over a cluster (the same vectors either way)."""
     return Embedder(batch_size=settings.memory.embedding_batch_size, cache=cache,
                     backend=settings.memory.embedding_backend, export_dir=settings.memory.export_dir)
-
-
-use_default_encoder(lambda: embedder_for(current_settings()).embed_sync)
-"""Outside a run (a one-off lookup: ``study``, a table), names are matched by meaning with the embedder the process's
-settings ask for (:mod:`synthesist.reading.meaning`); a run reads with its memory's own."""
 
 
 def load_usable_library(paths: Sequence[Path], settings: Settings) -> LibraryLoad:

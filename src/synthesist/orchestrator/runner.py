@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..agents.report import ReportAgent
@@ -166,9 +166,7 @@ async def _noted(ctx: RunContext, events: AsyncIterator[EventBase]) -> AsyncIter
 
 async def _run(ctx: RunContext) -> AsyncIterator[EventBase]:
     # inside the run's task: current_memory() and current_readers() are this run's there only
-    # names matched by meaning read with the run's embedder: each text encoded once per run, its vectors cached
-    readers = ctx.readers if ctx.readers.encode else replace(ctx.readers, encode=ctx.memory.embedder.embed_sync)
-    with use_memory(ctx.memory), reading_with(readers):
+    with use_memory(ctx.memory), reading_with(ctx.readers):
         async for event in _phases(ctx):
             yield event
 

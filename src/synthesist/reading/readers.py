@@ -3,12 +3,12 @@
 :class:`Readers` holds what may differ from the shipped fits: the study reader's conclusion head (one per item where an
 evaluation reads each training row with the fold model that did not see it) and the alignment gate. The composition
 root builds one (the session carries it, ``Readers()`` by default: the shipped fits) and the runner puts the run's in
-force for the run's own task (:func:`reading_with`), with the run's sentence encoder, as it does the run's memory; the
-reading core looks it up there (:func:`current_readers`). Outside a run the shipped fits read."""
+force for the run's own task (:func:`reading_with`), as it does the run's memory; the reading core looks it up
+there (:func:`current_readers`). Outside a run the shipped fits read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -16,15 +16,10 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from .answer_model import AnswerModel
     from .gate import Gate
 
-__all__ = ["SHIPPED", "Encode", "Readers", "current_readers", "reading_with"]
-
-Encode = Callable[[Sequence[str]], "np.ndarray"]
-"""A sentence encoder: unit-length rows, one per text, in order (:mod:`.meaning`)."""
+__all__ = ["SHIPPED", "Readers", "current_readers", "reading_with"]
 
 
 @dataclass(frozen=True)
@@ -35,9 +30,6 @@ class Readers:
     """Per evidence id, the conclusion head that reads that item (an evaluation's fold model); others: shipped."""
     gate: Gate | None = None
     """The alignment gate; None: the shipped ``fitted/alignment_gate/model.json``."""
-    encode: Encode | None = None
-    """The sentence encoder names are matched by meaning with (:mod:`.meaning`): the run's memory's embedder, put
-    in place by the runner; None: the process's default."""
 
     def conclusion_model(self, evidence_id: str) -> AnswerModel | None:
         """The model that reads ``evidence_id``'s conclusion, None for the shipped one."""

@@ -24,7 +24,6 @@ from ...study import Direction, DirectionQuery, OutcomeResult, WhyNot
 from .. import StudyReader, lexicon, study_reader
 from ..answer_features import features
 from ..answer_model import ConclusionVerdict
-from ..meaning import closeness
 from ..readers import current_readers
 from ..text import terms
 from ..verdict import Change, asked_change, asked_parts, verdict_of
@@ -62,7 +61,7 @@ ADDRESS_FEATURES = (
     "best_rank_score", "log_candidates", "outcome_share", "intervention_in_article", "comparator_in_article",
     "intervention_near_outcome", "comparator_near_outcome", "confidence", "no_comparator_words",
     "intervention_rare_in_article", "comparator_rare_in_article", "shared_rare_in_article", "arms_information",
-    "intervention_rarest_in_article", "comparator_rarest_in_article", "intervention_meaning", "comparator_meaning",
+    "intervention_rarest_in_article", "comparator_rarest_in_article",
 )
 """What tells a study that tested the question's comparison from one that only mentions its outcome: how well its
 best passage ranks, and how much of each arm's name the article holds, counted by word and weighted by each word's
@@ -72,13 +71,7 @@ not "istradefylline" holds little of the comparison), and whether it holds each 
 "physiotherapist-prescribed exercise" that never names the physiotherapist: the arm's one telling word is the one a
 trial of another exercise lacks). (The abstract's share of each arm's name
 made the model lean on it: on the validation split it let through more of other articles' questions for the same
-share of their own, and it refused a subgroup's or an exposure's contrast, which abstracts seldom name.) And how close
-by meaning each arm's name is to the phrases that name it in the article's title and abstract
-(:func:`.meaning.closeness`): an arm a clinician names in other words than the article's ("Follow-up and thorough
-education on self-care", where the article never writes "thorough") is held by meaning where its rarest word is
-missing, and another trial that holds an arm's words but names other arms with them is far from it."""
-OWN_WORDS = 15
-"""Where an item has no abstract, how many of its first units stand for it in :func:`_own_words`."""
+share of their own, and it refused a subgroup's or an exposure's contrast, which abstracts seldom name.)"""
 RULE_FEATURES = ("rule_increased", "rule_decreased", "rule_no_difference", "rule_not_reported", "effect",
                  "effect_above", "effect_below", *SIGNALS)
 """The rule reader's verdict on a unit, the side of its effect estimate and each of its steps on its own
@@ -260,16 +253,8 @@ def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader
                   for unit, score, row in zip(chosen, scores[order], probabilities, strict=True))
     article = frozenset().union(*(terms(unit.text, folded=True) for unit in read))
     shared = terms(query.intervention, folded=True) & terms(query.comparator, folded=True)
-    meaning = closeness((query.intervention, query.comparator), _own_words(evidence, read))
     return Read(found, _address(article, arms, shared, dense, scores, len(candidates), decide(list(found), 0.0)[1],
-                                reader.rarity, meaning), tuple(read))
-
-
-def _own_words(evidence: Evidence, read: list[Unit]) -> list[str]:
-    """What an item says of its own study in few words: its title and its abstract's units (where it has no
-    abstract, its first :data:`OWN_WORDS` units)."""
-    abstract = [unit.text for unit in read if unit.section.startswith("Abstract")]
-    return ([evidence.title] if evidence.title else []) + (abstract or [unit.text for unit in read[:OWN_WORDS]])
+                                reader.rarity), tuple(read))
 
 
 def follow_on(read: list[Unit], scored: list[Scored | None], index: int, source: str) -> Unit | None:
@@ -304,10 +289,8 @@ def _with_follow_on(unit: Unit, extended: Unit | None, probabilities: np.ndarray
 
 
 def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], dense: np.ndarray, scores: np.ndarray,
-             candidates: int, confidence: float, rarity: Callable[[str], float],
-             meaning: tuple[float, float]) -> np.ndarray:
-    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit; ``shared``: what both arms name;
-    ``meaning``: each arm's closeness to the article's own words.
+             candidates: int, confidence: float, rarity: Callable[[str], float]) -> np.ndarray:
+    """One row of :data:`ADDRESS_FEATURES`; ``article``: the words of every unit; ``shared``: what both arms name.
     The words an arm is given together (:data:`.arms.SAME_ARM`: placebo, control, sham) count as one, their
     commonest: a placebo trial that never says "sham" holds all of its comparator."""
 
@@ -332,7 +315,7 @@ def _address(article: frozenset[str], arms: ArmTerms, shared: frozenset[str], de
         dense[:, names("names_intervention")].max(), dense[:, names("names_comparator")].max(),
         confidence, not arms.comparator, rare_share(arms.intervention), rare_share(arms.comparator),
         rare_share(shared), math.log1p(math.fsum(rarity(word) for word in arms.intervention | arms.comparator)),
-        rarest_held(arms.intervention), rarest_held(arms.comparator), *meaning,
+        rarest_held(arms.intervention), rarest_held(arms.comparator),
     ], dtype=float)
 
 
