@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import html
 import json
 import random
@@ -158,6 +159,72 @@ on 2026-12-03: a verb the tagger never met was read into the intervention ("migr
 question, and the golden parts fell from 0.966 to 0.936)."""
 MORE_SHARE = 0.16
 _MORE = random.Random(20261203)
+UNSEEN_SHARE = 0.2
+"""The share of training questions whose verb is one no list names (2026-12-05), half of them a verb of the articles
+(:func:`article_verbs`), half made up (:func:`made_up_verb`), drawn from their own :data:`_UNSEEN` so that every
+other question is drawn as before. The tagger read a verb no list named into the intervention ("Does topical honey
+shrink chronic leg ulcers?" gave "topical honey shrink chronic leg ulcers"); with a verb whose own word tells it
+nothing, it learns to find one by the words around it, and with the articles' verbs, what a verb looks like. Made
+up only, at 0.1, 0.2 and 0.35: the unseen-verb set's dev parts (``tests/data/question_verbs.jsonl``) 0.852 / 0.873 /
+0.887 (0.709 with none), the golden parts 0.95 / 0.95 / 0.94, held-out span F1 INT 0.700 / 0.697 / 0.690 and COMP
+0.737 / 0.735 / 0.728 (0.694, 0.735 with none); at 0.2 "Is vitamin A effective for measles?" lost its outcome (a
+golden frame). The articles' verbs alone: the dev parts 0.830."""
+_UNSEEN = random.Random(20261205)
+ONSETS = ("b bl br c cl cr d dr f fl fr g gl gr h j k l m n p pl pr qu r s sc sh sk sl sm sn sp st str t th tr "
+          "v w").split()
+VOWELS = "a e i o u ea ai ou oo".split()
+CODAS = "b ck d ft g k l lk lt m mp n nd nk nt p r rb rk rn s sh sk st t".split()
+ENDINGS = ("", "", "", "", "ate", "ize", "ise", "ify", "en")
+UNSEEN_VERBS = REPO / "tests/data/question_verbs.jsonl"
+"""The evaluation set of verbs the tagger never trained on (``tests/reading/test_question_verbs.py``): no made-up
+verb is a word of its questions (a made-up "block" or "stem" would be one of the very verbs it asks with)."""
+
+
+def made_up_verb(draw: random.Random) -> tuple[str, str, str]:
+    """A verb in its three forms ("strounk", "strounking", "strounked"), none of them a word of
+    :func:`taken_words`."""
+    while True:
+        stem = "".join(draw.choice(ONSETS) + draw.choice(VOWELS) for _ in range(draw.choice((1, 1, 2))))
+        base = stem + draw.choice(CODAS) + draw.choice(ENDINGS)
+        root = base[:-1] if base.endswith("e") else base
+        forms = (base, root + "ing", root + ("d" if base.endswith("e") else "ed"))
+        if not taken_words().intersection(forms):
+            return forms
+
+
+def article_verbs(shared: Path) -> tuple[tuple[str, str, str], ...]:
+    """The verbs the Evidence Inference articles write, in their three forms: words of four letters or more that
+    follow a modal ("may", "can", "could", …) at least five times and in a twentieth of their uses, whose -ed and
+    -ing forms the articles also hold ("provide", "modulate", "impede", "attenuate"); less :func:`taken_words`."""
+    words, after_modal = Counter(), Counter()
+    for archive in (shared / CORPUS / "articles.tar.gz", shared / CORPUS / "unlabelled/articles_unlabelled.tar.gz"):
+        with tarfile.open(archive) as tar:
+            for member in (m for m in tar if m.isfile()):
+                text = html.unescape(re.sub(r"<[^>]+>", " ", tar.extractfile(member).read().decode(
+                    "utf-8", "replace"))).lower()
+                words.update(re.findall(r"\b[a-z]+\b", text))
+                after_modal.update(re.findall(r"\b(?:may|might|can|could|would|should|will|must|cannot)\s+([a-z]+)\b",
+                                              text))
+    found = []
+    for word in sorted(after_modal):
+        root = word[:-1] if word.endswith("e") and not word.endswith("ee") else word
+        forms = (word, root + "ing", word + "d" if word.endswith("e") else word + "ed")
+        if (len(word) >= 4 and after_modal[word] >= max(5, 0.05 * words[word]) and words[forms[1]] >= 3
+                and words[forms[2]] >= 3 and not taken_words().intersection(forms)):
+            found.append(forms)
+    return tuple(found)
+
+
+@functools.cache
+def taken_words() -> frozenset[str]:
+    """The words no made-up verb may be: those of the verb lists and of the unseen-verb set's questions."""
+    words = {w for group in VERBS + MORE_VERBS for form in group for w in form.split()}
+    for line in UNSEEN_VERBS.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            words.update(re.findall(r"[a-z]+", json.loads(line)["question"].lower()))
+    return frozenset(words)
+
+
 ADJECTIVES = ("lower higher fewer more less better worse reduced increased improved greater shorter longer "
               "decreased faster slower").split()
 COMPARATORS = ("compared with", "compared to", "versus", "vs", "vs.", "relative to", "in comparison with",
@@ -278,13 +345,17 @@ def varied_arm(text: str, draw: random.Random) -> str:
     return text
 
 
-def render(template: str, arms: tuple[str, str, str], population: str, draw: random.Random
-           ) -> tuple[str, list[tuple[str, int, int]]]:
-    """The question and its parts' (part, start, end) character spans."""
+def render(template: str, arms: tuple[str, str, str], population: str, draw: random.Random,
+           unseen: tuple[tuple[str, str, str], ...] | None = None) -> tuple[str, list[tuple[str, int, int]]]:
+    """The question and its parts' (part, start, end) character spans. With ``unseen`` (the articles' verbs, for the
+    training questions only: the held-out ones keep the verbs they always had), :data:`UNSEEN_SHARE` of the verbs
+    are one of those or made up."""
     intervention, comparator, outcome = (varied_arm(a, draw) for a in arms)
     verb = draw.choice(VERBS + tuple(tuple(p.split("/")) for p in PHRASAL))
     if _MORE.random() < MORE_SHARE:
         verb = _MORE.choice(MORE_VERBS)
+    if unseen is not None and _UNSEEN.random() < UNSEEN_SHARE:
+        verb = _UNSEEN.choice(unseen) if unseen and _UNSEEN.random() < 0.5 else made_up_verb(_UNSEEN)
     text, parts = "", []
 
     def put(piece: str, part: str = "") -> None:
@@ -344,8 +415,8 @@ def tagged(text: str, parts: list[tuple[str, int, int]]) -> tuple[list[str], lis
     return [w.text for w in words], tags
 
 
-def questions(prompts, templates, populations, draw, per_prompt, unread: tuple[set[int], set[str]] = (set(), set())
-              ) -> list[tuple[list[str], list[str]]]:
+def questions(prompts, templates, populations, draw, per_prompt, unread: tuple[set[int], set[str]] = (set(), set()),
+              verbs: tuple[tuple[str, str, str], ...] | None = None) -> list[tuple[list[str], list[str]]]:
     """Each prompt phrased by ``per_prompt`` templates drawn (every template where None), each with a population
     drawn; a question of a prompt or a population of ``unread`` (the end-to-end estimate's trials': indices of
     ``prompts``, populations) is drawn and left out, so that the others are the questions they always were."""
@@ -358,7 +429,7 @@ def questions(prompts, templates, populations, draw, per_prompt, unread: tuple[s
         for template in chosen:
             # a setting ("after cesarean delivery") for SETTING_SHARE of the questions, people otherwise
             population = draw.choice(settings if settings and draw.random() < SETTING_SHARE else people)
-            row = tagged(*render(template, arms, population, draw))
+            row = tagged(*render(template, arms, population, draw, verbs))
             if index not in skipped and population not in unseen:
                 rows.append(row)
     return rows
@@ -488,7 +559,8 @@ def main() -> None:
           f"train, {len(held_pops)} validation; templates: {len(train_templates)} train, {len(held_templates)} "
           "held out")
     draw = random.Random(SEED)
-    rows = questions(train_prompts, train_templates, train_pops, draw, PER_PROMPT, (unread_prompts, unread_pops))
+    rows = questions(train_prompts, train_templates, train_pops, draw, PER_PROMPT, (unread_prompts, unread_pops),
+                     verbs=article_verbs(shared))
     print(f"left out: the questions of {len(unread_prompts)} prompts and {len(unread_pops)} title populations of the "
           "end-to-end estimate's trials")
     held = questions(held_prompts, held_templates, held_pops, random.Random(SEED + 1), None)
