@@ -22,6 +22,7 @@ TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
 ASKED = "Does drug A reduce cough frequency compared with placebo in adults with chronic cough?"
 NEVER_TESTED = ("Does hyperbaric oxygen therapy reduce cough frequency compared with placebo in adults with chronic "
                 "cough?")
+OTHER_COMPARATOR = "Does drug A reduce cough frequency compared with codeine in adults with chronic cough?"
 
 
 def _folder(tmp_path: Path, *, reworded: bool = True) -> Path:
@@ -110,6 +111,26 @@ async def test_a_trial_that_never_tested_the_comparison_answers_nothing(tmp_path
     assert all(a.full_text is None and a.label != "answers" for a in report.alignment)
     assert report.answer is not None and report.answer.verdict == "insufficient"
     assert not [o for s in report.studies for o in s.outcomes if o.asked and o.direction != "not_reported"]
+
+
+async def test_an_insufficient_answer_names_the_comparison_the_trial_made(tmp_path: Path, embedder: Embedder) -> None:
+    """Asked against a comparator it never tested, the trial is set aside, and the Answer says what it compared
+    instead ("none is about them together closely enough" was said of a trial of liraglutide against metformin,
+    asked against placebo: the researcher could not tell what the trial did test)."""
+    result = await _research(OTHER_COMPARATOR, tmp_path, embedder, reworded=False)
+    report = result.report
+    [trial] = result.evidence
+
+    [alignment] = [a for a in report.alignment if a.evidence_id == trial.id]
+    assert alignment.label == "related" and alignment.compared == ("drug A", "placebo")
+    assert f"{NEVER_TESTED_REASON} drug A against codeine: it compares drug A with placebo" in alignment.reason
+    assert report.answer is not None and report.answer.verdict == "insufficient"
+    assert report.answer.statement.startswith(
+        "1 collected item reports drug A and cough frequency, but its full text never tests drug A against codeine: "
+        "it compares drug A with placebo.")
+    assert report.answer.missing in report.answer.statement
+    [judged] = result.assessments  # the judge's gap is the same words
+    assert judged.missing == report.answer.missing
 
 
 def test_the_folder_trial_is_the_fixture_with_its_abstract_reworded(tmp_path: Path) -> None:

@@ -228,6 +228,10 @@ class Alignment(Frozen):
     coverage: float = Field(0.0, ge=0.0, le=1.0)
     """Share of the frame's content terms (all parts together) the item holds."""
     reason: str = ""
+    compared: tuple[str, ...] = ()
+    """The arms an item compares whose full text never tests the question's comparison (``reason`` says so): what an
+    insufficient answer names instead ("it compares liraglutide with metformin"; :func:`synthesist.appraisal.gate.
+    missing_statement`)."""
     full_text: FullTextFinding | None = None
     """What the study reader found on the question's comparison, which the answer quotes and its verdict takes: in
     the item's full text (which also makes an item answer whose abstract does not name the comparison: a trial whose

@@ -178,6 +178,31 @@ def test_the_missing_statement_names_the_comparison_asked() -> None:
         "No collected item reports body weight for liraglutide against placebo; 1 addresses liraglutide.")
 
 
+def test_the_missing_statement_says_what_trials_set_aside_by_their_full_text_compared() -> None:
+    """Items whose full texts were read and test another comparison: the statement names the arms each compares, and
+    its verbs and pronouns agree with how many there are."""
+    from synthesist.appraisal.gate import missing_statement
+    from synthesist.models import Alignment, PartMatch
+
+    frame = frame_of("Does liraglutide reduce body weight compared with placebo?")
+
+    def trial(number: int, *arms: str) -> Alignment:
+        return Alignment(evidence_id=f"pmid:{number}", label="related", relevance=0.3, compared=arms, parts=(
+            PartMatch(part="exposure", term="liraglutide", addressed=True),
+            PartMatch(part="outcome", term="body weight", addressed=True)))
+
+    assert missing_statement(frame, [trial(1, "liraglutide", "metformin")], {}) == (
+        "1 collected item reports liraglutide and body weight, but its full text never tests liraglutide against "
+        "placebo: it compares liraglutide with metformin.")
+    assert missing_statement(frame, [trial(1, "liraglutide", "metformin"),
+                                     trial(2, "liraglutide 1.2 mg", "liraglutide 1.8 mg", "glimepiride")], {}) == (
+        "2 collected items report liraglutide and body weight, but their full texts never test liraglutide against "
+        "placebo: they compare liraglutide with metformin; liraglutide 1.2 mg, liraglutide 1.8 mg and glimepiride.")
+    unread = trial(3).model_copy(update={"compared": ()})  # one item not read for it: the general words
+    assert missing_statement(frame, [trial(1, "liraglutide", "metformin"), unread], {}).endswith(
+        "but none is about them together closely enough to answer the question.")
+
+
 def test_an_item_on_another_kind_of_the_exposure_never_answers_by_closeness() -> None:
     """An item that addresses the outcome alone answers when it is close enough to the whole question; one that
     names another kind of the exposure in its place ("vitamin C" for vitamin D) studies something else, and says

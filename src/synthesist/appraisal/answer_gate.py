@@ -19,14 +19,14 @@ from ..reading.alignment import align_all, lacking
 from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.learned import answer_query, item_verdict
-from ..reading.studies.record import forms_compared
+from ..reading.studies.record import arms_compared, forms_compared
 from ..reading.text import terms
 from ..study import DirectionQuery
 from .abstract_reading import abstract_reading
 from .bottom_line import write_answer
 from .certainty import LEVELS, answer_certainty, steps_text
 from .citations import cited_ids
-from .gate import missing_statement
+from .gate import arms_named, missing_statement
 from .item_reading import read
 from .relevance import question_relevance
 
@@ -76,10 +76,15 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
     abstracts = {a.evidence_id: finding for a in alignments
                  if a.label in ("answers", "indirect") and not by_id[a.evidence_id].passages
                  and (finding := abstract_reading(by_id[a.evidence_id], queries))}
-    return [without_comparison(with_full_text(a, *read[a.evidence_id], frame) if a.evidence_id in read
-                               else a.model_copy(update={"full_text": abstracts[a.evidence_id]})
-                               if a.evidence_id in abstracts else a)
-            for a in alignments]
+
+    def shown(alignment: Alignment) -> Alignment:
+        if alignment.evidence_id in read:
+            tested, finding, compared = read[alignment.evidence_id]
+            return with_full_text(alignment, tested, finding, frame, compared)
+        finding = abstracts.get(alignment.evidence_id)
+        return alignment.model_copy(update={"full_text": finding}) if finding else alignment
+
+    return [without_comparison(shown(a)) for a in alignments]
 
 
 def without_comparison(alignment: Alignment) -> Alignment:
@@ -116,19 +121,21 @@ NEVER_TESTED = "its full text never tests"
 bench counts such items by it."""
 
 
-def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None,
-                   frame: QuestionFrame) -> Alignment:
+def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding | None, frame: QuestionFrame,
+                   compared: tuple[str, ...] = ()) -> Alignment:
     """``alignment`` as the item's full text shows it: with a ``finding`` on the question's comparison the item
     answers by it; one whose full text never ``tested`` the comparison and that answered by closeness alone is
-    only related."""
+    only related, and says what it ``compared`` instead, where its arms are read."""
     if finding is not None and alignment.label == "answers":
         return alignment.model_copy(update={"full_text": finding})
     if finding is None:
         if tested or alignment.label != "answers":
             return alignment
         against = f" against {frame.comparator}" if frame.comparator else ""
+        instead = f": it compares {arms_named(compared)}" if compared else ""
         return alignment.model_copy(update={
-            "label": "related", "reason": f"{alignment.reason}; {NEVER_TESTED} {frame.exposure}{against}"})
+            "label": "related", "compared": compared,
+            "reason": f"{alignment.reason}; {NEVER_TESTED} {frame.exposure}{against}{instead}"})
     parts = tuple(p if p.addressed or p.part == "population" else
                   p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
                   for p in alignment.parts)
@@ -140,20 +147,22 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
 
 
 @lru_cache(maxsize=512)
-def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> tuple[bool, FullTextFinding | None]:
-    """Whether the item's full text tests the question's first comparison, and what its evidence-table row for it
+def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]
+                       ) -> tuple[bool, FullTextFinding | None, tuple[str, ...]]:
+    """Whether the item's full text tests the question's first comparison, what its evidence-table row for it
     reads (:func:`~synthesist.reading.studies.asked.asked_record`, the same reading: the study reader's answer,
     blanked where it does not measure the outcome as asked or an observational study's passage does not name the
-    exposure); no finding when that row reads no direction. An article that does not test the comparison has no
-    quote at all (:func:`synthesist.reading.studies.learned.answer_query`)."""
+    exposure), and, where it does not test it, the arms it compares (:func:`~synthesist.reading.studies.record.
+    arms_compared`); no finding when that row reads no direction. An article that does not test the comparison has
+    no quote at all (:func:`synthesist.reading.studies.learned.answer_query`)."""
     if not queries:
-        return False, None
+        return False, None, ()
     tested = bool(answer_query(item, queries[0]).quote)
     row = asked_record(item, queries).outcomes[0]
     if not row.asked or row.direction == "not_reported":
-        return tested, None
+        return tested, None, () if tested else arms_compared(item)
     return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
-                                 confidence=row.confidence, probabilities=row.probabilities)
+                                 confidence=row.confidence, probabilities=row.probabilities), ()
 
 
 CODE_BUILT = ("the model gave no answer; this one was built in code from the items that answer the question "

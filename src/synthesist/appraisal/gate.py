@@ -51,11 +51,24 @@ def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], ite
                    f"{_in_population(frame, exposure_items, addressed['population'])}"
                    ) if frame.exposure else f"No collected item reports {outcome}"
         return opening + _topics(exposure_items, items, frame) + "."
+    if both and all(a.compared for a in both):
+        # every such item's full text was read and tests another comparison: say which
+        against = f"{frame.exposure} against {frame.comparator}" if frame.comparator else frame.exposure
+        what = "; ".join(arms_named(a.compared) for a in both[:TOPICS_NAMED])
+        one = len(both) == 1
+        return (f"{counted(len(both), 'collected item')} {verb(len(both), 'reports', 'report')} {frame.exposure} "
+                f"and {outcome}, but {'its full text never tests' if one else 'their full texts never test'} "
+                f"{against}: {'it compares' if one else 'they compare'} {what}.")
     if both:
         return (f"{counted(len(both), 'collected item')} {verb(len(both), 'mentions', 'mention')} both "
                 f"{frame.exposure} and {outcome}, but none is about "
                 "them together closely enough to answer the question.")
     return "No collected item addresses the question's parts together."
+
+
+def arms_named(arms: Sequence[str]) -> str:
+    """"A with B", or "A, B and C"."""
+    return f"{arms[0]} with {arms[1]}" if len(arms) == 2 else f"{', '.join(arms[:-1])} and {arms[-1]}"
 
 
 def _in_population(frame: QuestionFrame, aligned: Sequence[Alignment], in_population: Sequence[Alignment]) -> str:

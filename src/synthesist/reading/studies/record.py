@@ -219,6 +219,12 @@ def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | No
     return tuple(arm.label for arm in arms)
 
 
+def arms_compared(evidence: Evidence) -> tuple[str, ...]:
+    """The arms a trial compares, as its own allocation sentence reads them (:func:`_arms`), else as its title sets
+    them apart (:func:`title_arms`); empty when neither names two."""
+    return tuple(arm.label for arm in _arms(list(units(evidence))) or title_arms(evidence.title))
+
+
 def title_arms(title: str | None, exposure: str = "") -> tuple[Arm, ...]:
     """The two arms a title sets apart ("Topical versus intravenous tranexamic acid in hemiarthroplasty …"), a control
     second. A first side of one word that does not name ``exposure``, before a second that names it after its own
