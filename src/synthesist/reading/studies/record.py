@@ -222,7 +222,8 @@ def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | No
 def arms_compared(evidence: Evidence) -> tuple[str, ...]:
     """The arms a trial compares, as its own allocation sentence reads them (:func:`_arms`), else as its title sets
     them apart (:func:`title_arms`); empty when neither names two."""
-    return tuple(arm.label for arm in _arms(list(units(evidence))) or title_arms(evidence.title))
+    arms = _arms(list(units(evidence))) or title_arms(evidence.title)
+    return tuple(arm.label for arm in arms) if len(arms) >= 2 else ()
 
 
 def title_arms(title: str | None, exposure: str = "") -> tuple[Arm, ...]:
