@@ -16,6 +16,7 @@ from synthesist.memory import Embedder, open_chroma
 from synthesist.models import ResearchResult
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.asked import question_queries
+from synthesist.reading.studies.record import arms_compared
 from synthesist.tools.jats import article_evidence, parse_jats
 
 TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
@@ -131,6 +132,15 @@ async def test_an_insufficient_answer_names_the_comparison_the_trial_made(tmp_pa
     assert report.answer.missing in report.answer.statement
     [judged] = result.assessments  # the judge's gap is the same words
     assert judged.missing == report.answer.missing
+
+
+def test_arms_are_named_only_where_one_of_them_names_the_exposure() -> None:
+    """The arms read are put in an Answer only where one names the question's exposure: a trial whose arms were read
+    as "intervention" against "control groups by a member of the faculty unconnected to the study" named nothing a
+    reader could check."""
+    trial = article_evidence(parse_jats(TRIAL.read_bytes()), "library")
+    assert arms_compared(trial, "drug A") == ("drug A", "placebo")
+    assert arms_compared(trial, "hyperbaric oxygen therapy") == ()
 
 
 def test_the_folder_trial_is_the_fixture_with_its_abstract_reworded(tmp_path: Path) -> None:

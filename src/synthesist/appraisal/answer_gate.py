@@ -160,7 +160,7 @@ def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]
     tested = bool(answer_query(item, queries[0]).quote)
     row = asked_record(item, queries).outcomes[0]
     if not row.asked or row.direction == "not_reported":
-        return tested, None, () if tested else arms_compared(item)
+        return tested, None, () if tested else arms_compared(item, queries[0].intervention)
     return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,
                                  confidence=row.confidence, probabilities=row.probabilities), ()
 

@@ -219,11 +219,16 @@ def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | No
     return tuple(arm.label for arm in arms)
 
 
-def arms_compared(evidence: Evidence) -> tuple[str, ...]:
+def arms_compared(evidence: Evidence, exposure: str) -> tuple[str, ...]:
     """The arms a trial compares, as its own allocation sentence reads them (:func:`_arms`), else as its title sets
-    them apart (:func:`title_arms`); empty when neither names two."""
-    arms = _arms(list(units(evidence))) or title_arms(evidence.title)
-    return tuple(arm.label for arm in arms) if len(arms) >= 2 else ()
+    them apart (:func:`title_arms`); empty unless two or more are read and one of them names ``exposure`` by its
+    distinctive words (an arm read as "intervention" against "control groups by a member of the faculty unconnected
+    to the study" names nothing a reader could check)."""
+    arms = _arms(list(units(evidence))) or title_arms(evidence.title, exposure)
+    named = distinctive(exposure)
+    if len(arms) < 2 or not named or not any(named <= terms(arm.label) for arm in arms):
+        return ()
+    return tuple(arm.label for arm in arms)
 
 
 def title_arms(title: str | None, exposure: str = "") -> tuple[Arm, ...]:
