@@ -12,7 +12,11 @@ The article is parsed as the library reads it and given to ``read_study``; the f
 - randomised N, analysed N: the record's count is the label's, over the articles whose label is a number (a label of
   null, where the article is ambiguous or states none, is not scored); a miss is either no count or a wrong one, and
   the wrong ones are counted apart (a wrong N in the evidence table misleads, a missing one does not);
-- arms: the record has as many arms as the label, over every labelled article.
+- arms: the record has as many arms as the label, over every labelled article;
+- arm names: the labelled arms that a read arm names, over every labelled arm: a read arm names a labelled one when
+  each holds at least half of the other's words (:func:`names_the_arm`; "liraglutide" names "liraglutide (n = 30)",
+  "intervention" does not name "extended care treatment group (individualised TTM reports)"). An arm's name is what
+  a reader is shown (the record, and an Answer that says what a trial compared instead of what was asked).
 
 Each miss is printed with the label, what was read and the quote it was read from. The set is for measuring, never
 for writing rules from: a rule made to pass one of its articles is a rule fitted to its test. The test
@@ -29,13 +33,14 @@ from pathlib import Path
 from _shared import require
 
 from synthesist.reading.studies import read_study
+from synthesist.reading.text import terms
 from synthesist.study import Count, StudyRecord
 from synthesist.tools.jats import article_evidence, parse_jats
 
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / "tests" / "data" / "study_records.jsonl"
 ARTICLES = "corpus/rct_fulltext/articles"
-FIELDS = ("design", "randomised", "analysed", "arms")
+FIELDS = ("design", "randomised", "analysed", "arms", "arm names")
 
 
 @dataclass
@@ -109,7 +114,23 @@ def score(labels: list[dict], records: dict[str, StudyRecord]) -> dict[str, Figu
             quote = _quote(record.arms[0].quote) if record.arms else ""
             arms.misses.append(f"{article} arms: label {len(label['arms'])} ({' | '.join(label['arms'])}), read "
                                f"{len(record.arms)} ({read_arms}) {quote}".rstrip())
+        named = figures["arm names"]
+        for arm in label["arms"]:
+            named.total += 1
+            if any(names_the_arm(read.label, arm) for read in record.arms):
+                named.hits += 1
+            else:
+                named.wrong += bool(record.arms)
+                named.misses.append(f"{article} arm names: label {arm!r}, read "
+                                    f"{' | '.join(repr(read.label) for read in record.arms) or 'none'}")
     return figures
+
+
+def names_the_arm(read: str, label: str) -> bool:
+    """Whether the read arm ``read`` and the labelled ``label`` each hold at least half of the other's words."""
+    mine, theirs = terms(read), terms(label)
+    shared = len(mine & theirs)
+    return bool(shared) and shared >= len(mine) / 2 and shared >= len(theirs) / 2
 
 
 def main() -> None:
