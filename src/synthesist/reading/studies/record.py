@@ -56,9 +56,9 @@ _POPULATION = re.compile(
 _ALLOCATION = lexicon.pattern("record", "ALLOCATION")
 _CONTROL = lexicon.pattern("record", "CONTROL")
 _TITLE_VERSUS = lexicon.pattern("record", "TITLE_VERSUS")
-_GROUP_SIZE = re.compile(r"\s*\(\s*n\s*=\s*\d[\d,]*\s*\)$", _I)
-"""An arm's size after its name ("tranexamic acid 15 mg/kg … (n=106)"): the number of its people, not the arm (a
-label stays verbatim: only a size that ends it is left out)."""
+_GROUP_SIZE = re.compile(rf"\s*\(\s*(?:n\s*=\s*\d[\d,]*(?:\s+{PEOPLE})?|\d[\d,]*\s+{PEOPLE})\s*\)$", _I)
+"""An arm's size after its name ("tranexamic acid 15 mg/kg … (n=106)", "… stress reduction program (16 subjects)"):
+the number of its people, not the arm (a label stays verbatim: only a size that ends it is left out)."""
 _TRIAL_OF = re.compile(r"\bplacebo-controlled(?:,? [\w-]+){0,3} (?:trial|study) of (?P<tested>[\w -]{3,60}?)"
                        r"(?=\s*[(,;.]|\s+(?:among|in|for|on|at|over|during|with)\b)", _I)
 """A placebo-controlled trial named by what it tested: its arms are that and placebo ("placebo" is verbatim in the
