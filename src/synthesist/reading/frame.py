@@ -31,6 +31,7 @@ from .text import STOP_WORDS
 
 _I = re.IGNORECASE
 MECHANISM = lexicon.pattern("frame", "MECHANISM")
+VERB_QUESTION = lexicon.pattern("frame", "VERB_QUESTION")
 PREVALENCE = lexicon.pattern("frame", "PREVALENCE")
 DESCRIPTIVE = lexicon.pattern("frame", "DESCRIPTIVE")
 DIAGNOSTIC = lexicon.pattern("frame", "DIAGNOSTIC")
@@ -130,11 +131,15 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
     names no outcome, the tagger's parts are taken at any confidence: the rules read a verb they do not know into the
     exposure ("Does stem cell therapy rebuild myocardial function?" has no outcome by rule), and an effect or
     association question with no outcome is no reading at all (``tests/data/question_verbs.jsonl``: 0.777 of the
-    dev parts right with the threshold alone, 0.855 with this; the golden parts 251 and 255 of 264)."""
+    dev parts right with the threshold alone, 0.855 with this; the golden parts 251 and 255 of 264). So too, and only
+    there, a reading the tagger found by the best path that holds an outcome (:attr:`Parts.held`), where a bare verb
+    follows the subject (:data:`VERB_QUESTION`)."""
     parts, threshold = question_parts(text), question_tagger().threshold
+    if parts.held and not VERB_QUESTION.match(text):
+        return None
     exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
-    if not exposure or not outcome or (min(parts.intervention.confidence, parts.outcome.confidence) < threshold
-                                       and frame.outcomes):
+    if not exposure or not outcome or ((parts.held or min(parts.intervention.confidence, parts.outcome.confidence)
+                                        < threshold) and frame.outcomes):
         return None
     return frame.model_copy(update={"population": _trimmed(parts.population) or None, "exposure": exposure,
                                     "comparator": _trimmed(parts.comparator) or None, "outcomes": (outcome,)})

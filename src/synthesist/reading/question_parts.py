@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -114,6 +114,8 @@ class Parts:
     intervention: Part | None
     comparator: Part | None
     outcome: Part | None
+    held: bool = False
+    """Read by the best tag path that holds an outcome, the best path holding none (:meth:`QuestionTagger.parts`)."""
 
 
 @dataclass(frozen=True)
@@ -145,26 +147,49 @@ class QuestionTagger:
         p = np.exp(logits)
         return p / p.sum(1, keepdims=True)
 
-    def decode(self, probabilities: np.ndarray) -> list[str]:
-        """The best tag path (Viterbi over the token log-probabilities and the transitions)."""
+    def decode(self, probabilities: np.ndarray, holding: str | None = None) -> list[str]:
+        """The best tag path (Viterbi over the token log-probabilities and the transitions); with ``holding`` (a
+        part), the best path that tags at least one token of that part (each state also says whether the path has
+        met it yet)."""
         if not len(probabilities):
             return []
         local = np.log(np.clip(probabilities, 1e-12, None))
-        score = self.transitions[-1] + local[0]
-        back = np.zeros(local.shape, dtype=int)
+        n = len(self.tags)
+        part = np.array([tag[2:] == holding for tag in self.tags]) if holding else np.zeros(n, dtype=bool)
+        # states: tag k not yet holding the part (k), and tag k having held it (n + k)
+        start = np.full(2 * n, -np.inf)
+        start[np.where(part, n, 0) + np.arange(n)] = self.transitions[-1] + local[0]
+        moves = np.full((2 * n, 2 * n), -np.inf)
+        moves[:n, :n] = np.where(part[None, :], -np.inf, self.transitions[:-1])
+        moves[:n, n:] = np.where(part[None, :], self.transitions[:-1], -np.inf)
+        moves[n:, n:] = self.transitions[:-1]
+        score, back = start, np.zeros((len(local), 2 * n), dtype=int)
         for t in range(1, len(local)):
-            moves = score[:, None] + self.transitions[:-1]
-            back[t] = moves.argmax(0)
-            score = moves.max(0) + local[t]
-        path = [int(score.argmax())]
+            step = score[:, None] + moves
+            back[t] = step.argmax(0)
+            score = step.max(0) + np.tile(local[t], 2)
+        ends = score[n:] if holding else np.maximum(score[:n], score[n:])
+        if holding and not np.isfinite(ends).any():
+            return self.decode(probabilities)
+        last = int(ends.argmax()) + (n if holding or score[n + int(ends.argmax())] >= score[int(ends.argmax())]
+                                     else 0)
+        path = [last]
         for t in range(len(local) - 1, 0, -1):
             path.append(int(back[t][path[-1]]))
-        return [self.tags[k] for k in reversed(path)]
+        return [self.tags[k % n] for k in reversed(path)]
 
     def parts(self, question: str) -> Parts:
+        """The question's parts; where the best tag path finds an intervention and no outcome, the best path that
+        finds an outcome as well: a question about an exposure's effect asks about something ("Does siltuximab
+        shrink tumours?" tagged "siltuximab shrink tumours" as the intervention and nothing as the outcome)."""
         words = tokens(question)
         probabilities = self.probabilities([w.text for w in words])
-        return self.parts_of(words, question, probabilities, self.decode(probabilities))
+        tags = self.decode(probabilities)
+        found = {tag[2:] for tag in tags}
+        if "INT" not in found or "OUT" in found:
+            return self.parts_of(words, question, probabilities, tags)
+        held = self.parts_of(words, question, probabilities, self.decode(probabilities, holding="OUT"))
+        return replace(held, held=True)
 
     def parts_of(self, words: Sequence[Token], question: str, probabilities: np.ndarray,
                  tags: Sequence[str]) -> Parts:
