@@ -45,8 +45,9 @@ FLOOR = 0.93
 """The tagger's share of all 960 parts (0.863 when the set was written, 2026-12-05; 0.935 since the best path that
 holds an outcome)."""
 FRAME_FLOOR = 0.87
-"""The frame's (0.807 when the set was written; 0.876): below the tagger's threshold the rules read the question, and they know none of these verbs;
-where they find no outcome at all the tagger's parts are taken at any confidence (``frame.tagged_frame``)."""
+"""The frame's (0.807 when the set was written; 0.876): below the tagger's threshold the rules read the question,
+and they know none of these verbs; where they find no outcome at all the tagger's parts are taken at any confidence
+(``frame.tagged_frame``)."""
 
 
 SUBJECTS = DATA.with_name("question_subjects.jsonl")
