@@ -168,11 +168,12 @@ class QuestionTagger:
             step = score[:, None] + moves
             back[t] = step.argmax(0)
             score = step.max(0) + np.tile(local[t], 2)
-        ends = score[n:] if holding else np.maximum(score[:n], score[n:])
-        if holding and not np.isfinite(ends).any():
+        if not holding:
+            last = int(score[:n].argmax())
+        elif np.isfinite(score[n:]).any():
+            last = n + int(score[n:].argmax())
+        else:  # no path can hold the part (its tags cannot follow the start)
             return self.decode(probabilities)
-        last = int(ends.argmax()) + (n if holding or score[n + int(ends.argmax())] >= score[int(ends.argmax())]
-                                     else 0)
         path = [last]
         for t in range(len(local) - 1, 0, -1):
             path.append(int(back[t][path[-1]]))
