@@ -98,18 +98,13 @@ def test_the_tagger_and_the_frame_read_unseen_verbs_above_their_floors(capsys):
     assert tagger >= FLOOR and framed >= FRAME_FLOOR
 
 
-def test_names_of_two_words_or_more_are_read_whole_above_their_floors(capsys):
-    every = rows(SUBJECTS)
+@pytest.mark.parametrize(("path", "name", "floor", "frame_floor"), [
+    (SUBJECTS, "subjects of two words or more", SUBJECTS_FLOOR, SUBJECTS_FRAME_FLOOR),
+    (SHORT, "one word each side of an unseen verb", SHORT_FLOOR, SHORT_FLOOR),
+], ids=["subjects", "short"])
+def test_each_smaller_set_is_read_above_its_floors(path, name, floor, frame_floor, capsys):
+    every = rows(path)
     tagger, framed = share(tagger_parts, every), share(frame_parts(frame_of), every)
     with capsys.disabled():
-        print(f"\nsubjects of two words or more ({len(every)} questions): tagger {tagger:.3f}, frame_of {framed:.3f}")
-    assert tagger >= SUBJECTS_FLOOR and framed >= SUBJECTS_FRAME_FLOOR
-
-
-def test_one_word_each_side_of_an_unseen_verb_above_its_floor(capsys):
-    every = rows(SHORT)
-    tagger, framed = share(tagger_parts, every), share(frame_parts(frame_of), every)
-    with capsys.disabled():
-        print(f"\none word each side of an unseen verb ({len(every)} questions): tagger {tagger:.3f}, "
-              f"frame_of {framed:.3f}")
-    assert tagger >= SHORT_FLOOR and framed >= SHORT_FLOOR
+        print(f"\n{name} ({len(every)} questions): tagger {tagger:.3f}, frame_of {framed:.3f}")
+    assert tagger >= floor and framed >= frame_floor
