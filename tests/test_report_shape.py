@@ -171,8 +171,9 @@ def test_a_reader_meets_no_code_term_no_entity_no_repeated_step_and_no_section_a
         reports: dict[str, str], report_folders: dict[str, Path], question: str) -> None:
     """Ten reports (six of the shared library, four of a folder of full-text trials): the words of
     tests/data/report_words.jsonl never appear above the references; the strength's reasons name each step once;
-    no section says there is nothing where the Answer quotes something, and no line says only abstracts were read
-    when full texts were."""
+    no section says there is nothing where the Answer quotes something, nor that no randomised trial or human study
+    is among the items where the Answer cites one that its table reads as a randomised trial, and no line says only
+    abstracts were read when full texts were."""
     markdown = reports[question]
     text = markdown.split("## References")[0]
     said = {entry["pattern"]: re.findall(entry["pattern"], text) for entry in WORDS}
@@ -188,6 +189,11 @@ def test_a_reader_meets_no_code_term_no_entity_no_repeated_step_and_no_section_a
     if answer and answer["evidence_ids"] and answer["verdict"] != "insufficient":
         assert "No mechanistic sentence was found." not in text
         assert "No collected item answers the question, so none is summarised" not in text
+    cited = set(answer["evidence_ids"]) if answer else set()
+    if any(record["design"] == "randomised trial" and record["evidence_id"] in cited
+           for record in result["report"]["studies"]):
+        assert "No randomised controlled trial" not in text, "the limitations deny the Answer's randomised trial"
+        assert "No result sentence from a human study" not in text, "the findings deny the Answer's trial"
     if any(item.get("passages") for item in result["evidence"]):
         limits = _sections(markdown).get("Limitations", "")
         assert "in full" in limits and "no full text was available" not in limits

@@ -10,8 +10,9 @@ from functools import cached_property, lru_cache
 
 from ..models import Evidence
 from ..reading import lexicon
-from ..reading.designs import is_human, is_preclinical_only, study_designs
+from ..reading.designs import REGISTRY, is_human, is_preclinical_only
 from ..reading.entities import defined_abbreviations
+from ..reading.studies import study_design
 from ..reading.text import Sentence, is_claim_length, split_sentences, words
 from ..reading.vocabulary import (
     is_future_work,
@@ -53,7 +54,12 @@ class Reading:
 
     @cached_property
     def designs(self) -> frozenset[DesignName]:
-        return study_designs(self.evidence, (s.text for s in self.sentences))
+        """The study's design as its record reads it (:func:`~synthesist.reading.studies.study_design`, none where
+        that is unclear), with the registry's where the item is a trial record or merged with one: the design the
+        evidence table shows, so that the judge, the limitations and the findings never say another."""
+        design, _ = study_design(self.evidence)
+        registry = {REGISTRY} if self.evidence.trial is not None else set()
+        return frozenset(registry | ({design} - {"unclear"}))
 
     @cached_property
     def human(self) -> bool:

@@ -100,7 +100,8 @@ async def write_report(
     considered = _considered(readings, labels)
     pool = await SentencePool.build(question, _candidates(considered), embedder=embedder)
     items = {item.id: item for item in ranked}
-    answer = write_answer(question, frame, alignments, {r.id: r for r, _ in readings}, items)
+    by_id = {r.id: r for r, _ in readings}
+    answer = write_answer(question, frame, alignments, by_id, items)
     said = Quoted(sentences={c.sentence.text for c in pool.candidates
                              if cite(c.sentence.text, c.evidence_id) in answer.statement})
     asked_mechanism = frame.kind == "mechanism"
@@ -113,7 +114,8 @@ async def write_report(
             "No mechanistic sentence was found." if asked_mechanism and not picks.quote("mechanism")
             and not answer.evidence_ids else "")),  # an Answer that quotes the mechanism is not contradicted here
         ReportSection(heading=CLINICAL, body=_bullets(picks.clinical) or (
-            "" if picks.quote("human") else "No result sentence from a human study was found.")),
+            "" if picks.quote("human") or any(by_id[i].human for i in answer.evidence_ids if i in by_id)
+            else "No result sentence from a human study was found.")),  # nor one the Answer quotes
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
         ReportSection(heading=RELATED, body=related),
@@ -316,7 +318,10 @@ def _limitations(
     stopped: str | None = None,
 ) -> str:
     total = len(memory)
-    on_topic = [r for r, weight in readings if weight > 0]
+    answering_ids = {a.evidence_id for a in alignments if a.label in ("answers", "indirect")}
+    # an item the alignment reads as answering is on the topic however far its words are from the question's: the
+    # Answer quotes it, so it is neither set aside nor left out of what the designs line says
+    on_topic = [r for r, weight in readings if weight > 0 or r.id in answering_ids]
     no_abstract = sum(1 for item in memory.evidence if not item.has_abstract)
     preprints = sum(1 for item in memory.evidence if item.is_preprint)
     trials = [r.evidence.trial for r in on_topic if r.evidence.trial is not None]
@@ -325,8 +330,8 @@ def _limitations(
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
         f"of {total} items, {_read_as(memory.evidence, no_abstract)}.",
-        f"{len(on_topic)} of {total} items were on the question's topic (close to it in meaning); the other "
-        f"{total - len(on_topic)} were set aside and are not quoted in the answer or summary.",
+        f"{len(on_topic)} of {total} items were on the question's topic (close to it in meaning, or answering it); "
+        f"the other {total - len(on_topic)} were set aside and are not quoted in the answer or summary.",
     ]
     counts = Counter(a.label for a in alignments)
     answering, related, off = counts["answers"], counts["related"], counts["off_topic"]

@@ -16,9 +16,7 @@ from typing import Literal
 from pydantic import field_validator
 
 from ..models import Evidence, Frozen, ResearchResult, SourceFailure, failures_text
-from ..reading.designs import study_designs
-from ..reading.text import split_sentences
-from ..study import DESIGNS
+from ..reading.studies import study_design
 
 RETRACTED_TYPES = frozenset({"retracted publication"})
 """Publication types that mark an item as retracted: PubMed's ``Retracted Publication`` and Europe PMC's
@@ -151,8 +149,8 @@ def is_retracted(item: Evidence) -> bool:
 def _design(item: Evidence) -> str | None:
     if item.is_preprint:
         return "preprint"
-    designs = study_designs(item, [sentence.text for sentence in split_sentences(item.content)])
-    return next((design for design in DESIGNS if design in designs), None)
+    design, _ = study_design(item)  # the design its record and the run's report read
+    return None if design == "unclear" else design
 
 
 def note(item: Evidence) -> dict[str, object]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import lru_cache
 
 from ...models import Evidence, PostedResult
 from ...study import (
@@ -29,6 +30,7 @@ from ..designs import PRECLINICAL, REGISTRY, study_designs
 from ..kinds import another_kind
 from ..outcome_names import names_an_outcome
 from ..text import terms
+from ..vocabulary import is_instruction
 from .arm_tagger import tagged_arms
 from .arms import abbreviations
 from .clarity import states_null
@@ -132,7 +134,7 @@ def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
     if evidence.trial is not None and evidence.source == "trials":
         return verify_record(registry_record(evidence), evidence)
     read = list(units(evidence))
-    design, design_quote = _design(evidence, read)
+    design, design_quote = study_design(evidence)
     arms = _arms(read)
     queries = tuple(queries)
     text = source_text(evidence)
@@ -267,8 +269,22 @@ were no longer read as trials, 2026-12-04); where it calls for other studies, :f
 it over (``lexicons/vocabulary.toml`` FUTURE_WORK)."""
 
 
+@lru_cache(maxsize=2048)
+def study_design(evidence: Evidence) -> tuple[DesignName, str]:
+    """The design ``evidence``'s own words report, and the sentence or title that shows it (``"unclear"`` and
+    ``""`` where none does; a registry record is one): the one reading of a study's design, which its record, the
+    extractive judge's points, a report's limitations and clinical findings, the hypotheses' caveats and an evidence
+    card's header all take. Read from the abstract's and the methods' own sentences (a trial's methods name the
+    randomisation its abstract may not; an abstract's background names the animal work before it), never from one
+    that addresses a model (``vocabulary.INSTRUCTION``). Cached: an item is immutable, and a run reads its design
+    for each of those."""
+    if evidence.trial is not None and evidence.source == "trials":
+        return REGISTRY, ""
+    return _design(evidence, list(units(evidence)))
+
+
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
-    read = [unit for unit in read if unit.sentence_role not in NOT_ITS_DESIGN]
+    read = [unit for unit in read if unit.sentence_role not in NOT_ITS_DESIGN and not is_instruction(unit.text)]
     own = [unit.text for unit in read if unit.role in ("abstract", "methods")]
     found = study_designs(evidence, own)
     if _REVIEW in found and _REVIEW not in study_designs(evidence, [evidence.title or "", *(
