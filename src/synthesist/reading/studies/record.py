@@ -286,7 +286,9 @@ def study_design(evidence: Evidence) -> tuple[DesignName, str]:
 def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
     read = [unit for unit in read if unit.sentence_role not in NOT_ITS_DESIGN and not is_instruction(unit.text)]
     own = [unit.text for unit in read if unit.role in ("abstract", "methods")]
-    found = study_designs(evidence, own)
+    # a title names its study's own design ("…: a cohort study"), as the item reading read it before this did
+    titled = [evidence.title] if evidence.title and not is_instruction(evidence.title) else []
+    found = study_designs(evidence, [*titled, *own])
     if _REVIEW in found and _REVIEW not in study_designs(evidence, [evidence.title or "", *(
             unit.text for unit in read if unit.section.startswith("Abstract"))]):
         found -= {_REVIEW}  # a review names itself in its title or abstract; a trial's methods cite reviews
