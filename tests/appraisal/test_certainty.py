@@ -196,3 +196,13 @@ def test_a_trial_against_another_treatment_is_no_result_on_a_question_naming_no_
     graded = answer_certainty(frame, [placebo, head_to_head], ["yes", "yes"])
 
     assert "opposite directions" not in " ".join(step.reason for step in graded.steps)
+
+
+def test_a_study_with_two_rows_for_an_outcome_is_named_once_in_its_starting_step():
+    """A trial whose record holds two rows for one outcome (a results sentence and a table row) once read "starts
+    high: randomised evidence (pmid:22876876, pmid:22876876)"."""
+    rows = tuple((record("pmid:1"), result("0.70", "0.60", "0.82"), item("pmid:1", BLINDED)) for _ in range(2))
+
+    graded = grade(OutcomeEvidence("mortality", rows))
+
+    assert graded.steps[0].reason == "starts high: randomised evidence (pmid:1)"

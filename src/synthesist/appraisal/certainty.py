@@ -79,7 +79,7 @@ def grade(evidence: OutcomeEvidence) -> OutcomeCertainty:
 
 
 def _design(records: Sequence[StudyRecord]) -> tuple[Certainty, CertaintyStep]:
-    randomised = [r.evidence_id for r in records if r.design in _RANDOMISED]
+    randomised = list(dict.fromkeys(r.evidence_id for r in records if r.design in _RANDOMISED))  # a study once
     if randomised:
         return "high", CertaintyStep(domain="design", change=0, reason=f"starts high: randomised evidence "
                                                                           f"({', '.join(randomised[:4])})")
