@@ -74,7 +74,8 @@ def test_no_mechanism_statement_means_no_hypothesis_and_a_gap_saying_why() -> No
 
 def test_gaps_name_missing_trials_and_mechanisms_seen_only_in_models() -> None:
     gaps = generate(QUESTION, MECHANISTIC, round=1).knowledge_gaps
-    assert "No randomised trial or meta-analysis evidence for metformin in breast cancer among the 2 items." in gaps
+    assert ("No randomised trial or meta-analysis evidence for metformin in women with type 2 diabetes among the 2 "
+            "items.") in gaps
     assert "Every proposed mechanism is shown only in cell or animal models." in gaps
     assert "No human study of metformin among the 2 items." in gaps
     assert not any("randomised" in gap for gap in generate(QUESTION, (*CLINICAL, *MECHANISTIC), round=1).knowledge_gaps)
@@ -105,3 +106,16 @@ def test_real_abstracts_give_chains_even_when_the_question_names_no_known_drug(
     # a clinical abstract states no mechanism: no hypothesis, and a gap that says why
     clinical = generate(dev_questions[0]["question"], [by_id[f"pmid:{dev_questions[0]['pmid']}"]], round=1)
     assert clinical.hypotheses == () and clinical.knowledge_gaps[0].startswith("No hypothesis")
+
+
+def test_a_gap_names_the_question_s_parts_as_its_frame_reads_them() -> None:
+    """The gaps once named the question by its search keywords: "No randomised trial or meta-analysis evidence for
+    siltuximab in 3mg/kg shrink tumours"; and a question whose keywords held no drug-like word ("etanercept") had no
+    such line at all."""
+    gaps = generate("Does siltuximab 3mg/kg shrink tumours compared with siltuximab 6mg/kg?", MECHANISTIC,
+                    round=1).knowledge_gaps
+    assert "No randomised trial or meta-analysis evidence for siltuximab 3mg/kg among the 2 items." in gaps
+    gaps = generate("Does etanercept preserve beta-cell function in children with new-onset type 1 diabetes?",
+                    MECHANISTIC, round=1).knowledge_gaps
+    assert ("No randomised trial or meta-analysis evidence for etanercept in children with new-onset type 1 "
+            "diabetes among the 2 items.") in gaps

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 from ..appraisal.item_reading import Reading, read
 from ..models import UNSTATED_PATHWAY, Evidence, Hypothesis, HypothesisAssessment
+from ..reading.frame import frame_of
 from ..reading.question import QuestionTerms, question_terms
+from ..reading.studies.naming import distinctive
 from ..reading.text import overlap, terms
 from ..wording import counted
 from .mechanisms import MechanismStatement, statements
@@ -39,7 +41,7 @@ def generate(question: str, evidence: Sequence[Evidence], *, round: int) -> Hypo
     return HypothesisAssessment(
         hypotheses=tuple(hypotheses),
         primary=0 if hypotheses else None,
-        knowledge_gaps=tuple(_gaps(asked, readings, hypotheses)),
+        knowledge_gaps=tuple(_gaps(question, readings, hypotheses)),
         round=round,
     )
 
@@ -107,7 +109,10 @@ def _contradicting(
     return found
 
 
-def _gaps(asked: QuestionTerms, readings: Sequence[Reading], hypotheses: Sequence[Hypothesis]) -> list[str]:
+def _gaps(question: str, readings: Sequence[Reading], hypotheses: Sequence[Hypothesis]) -> list[str]:
+    """What the items leave open. The question's exposure and population are its frame's (:func:`frame_of`, the
+    parts the Answer and the table read), never its search keywords: "siltuximab 3mg/kg" asked of tumours, not
+    "siltuximab in 3mg/kg shrink tumours"."""
     gaps: list[str] = []
     count = len(readings)
     if not hypotheses:
@@ -119,10 +124,12 @@ def _gaps(asked: QuestionTerms, readings: Sequence[Reading], hypotheses: Sequenc
             else f"No hypothesis: {mechanistic} of the {count} items hold mechanistic sentences, but none names an "
             "intervention, a molecular target and an effect together."
         )
-    subject = asked.interventions[0] if asked.interventions else None
-    where = f" in {asked.conditions[0]}" if asked.conditions else ""
-    if subject is not None:
-        about = [r for r in readings if subject.lower() in r.text.lower()]
+    frame = frame_of(question)
+    subject = frame.exposure
+    where = f" in {frame.population}" if frame.population else ""
+    if subject:
+        named = distinctive(subject)  # an item about the exposure names it by one of its telling words
+        about = [r for r in readings if named & terms(r.text)]
         if not any(r.designs & {"randomised trial", "systematic review/meta-analysis"} for r in about):
             gaps.append(f"No randomised trial or meta-analysis evidence for {subject}{where} among the {count} items.")
         if about and not any(r.human for r in about):
