@@ -298,3 +298,21 @@ async def test_a_question_that_asks_for_an_effects_size_is_answered_with_the_est
     assert report.answer is not None and report.answer.verdict is None
     first = report.answer.statement.split(" [")[0]
     assert read_effect(first) is not None, report.answer.statement  # e.g. "relative risk 0.83, 95% CI 0.71-0.97"
+
+
+@pytest.mark.shared
+async def test_no_section_denies_what_the_answer_quotes(embedder: Embedder, library_records) -> None:  # noqa: ANN001
+    """Where the Answer quotes every result sentence of the one item that answers, the executive summary and the
+    clinical findings have none left: of the 500 PubMedQA dev reports at 9d630b4, 32 then said "No collected item
+    answers the question" and 24 "No result sentence from a human study was found" under a "yes" or "no" that quoted
+    a human study, as this cohort of deliveries by lunar phase did."""
+    question = "Does lunar position influence the time of delivery?"
+    memory = ResearchMemory(question, embedder=embedder, settings=DISTINCT)
+    await memory.add([item for item in library_records if item.id == "pmid:9550200"])
+
+    report = await write_report(question, memory, embedder=embedder)
+
+    assert report.answer is not None and report.answer.verdict == "yes"
+    sections = {section.heading: section.body for section in report.sections}
+    assert "No collected item answers the question" not in report.executive_summary
+    assert "No result sentence from a human study" not in sections[CLINICAL]

@@ -25,6 +25,7 @@ from ..models import (
     PREPRINT_LABEL,
     RELATED_HEADING,
     Alignment,
+    Answer,
     Citation,
     Evidence,
     HypothesisAssessment,
@@ -127,8 +128,7 @@ async def write_report(
         alignment=tuple(alignments),
         title=f"Research report: {question.strip()}",
         executive_summary=" ".join(cite(c.sentence.text, c.evidence_id) for c in picks.summary)
-        or "No collected item answers the question, so none is summarised here (see the answer and the related "
-           "evidence).",
+        or _nothing_more(answer),
         methodology=_methodology(memory, queries, len(considered), len(pool.candidates)),
         sections=sections,
         hypotheses_tested=_hypotheses(hypotheses, memory),
@@ -301,6 +301,16 @@ def _methodology(memory: ResearchMemory, queries: Sequence[tuple[str, str]], rea
         "language model: every finding is a sentence quoted verbatim from the item it cites, and trial entries are "
         "built from registry fields only."
     )
+
+
+def _nothing_more(answer: Answer) -> str:
+    """The executive summary where no sentence is left to summarise: an Answer that quotes the items that answer
+    (each sentence is said once, so the summary has none of them) is not denied by "No collected item answers"."""
+    if answer.evidence_ids and answer.verdict != "insufficient":
+        return ("The items that answer the question are quoted in the Answer above; no other sentence of theirs is "
+                "summarised here.")
+    return ("No collected item answers the question, so none is summarised here (see the answer and the related "
+            "evidence).")
 
 
 def _named(source: str) -> str:
