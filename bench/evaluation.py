@@ -46,6 +46,7 @@ from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.batch import BatchItem, research_many
 from synthesist.cli_progress import Meter
 from synthesist.errors import BadInputError
+from synthesist.extractive.report import denials
 from synthesist.wording import counted
 
 FOLDS = Path(__file__).parent / "data" / "folds"
@@ -114,6 +115,9 @@ class Scored:
     against_table: int = 0
     """Items the Answer cites whose evidence-table row gives the question another yes or no (a report contradicting
     its own table: :func:`~synthesist.appraisal.evidence_table.rows_against_answer`)."""
+    denials: int = 0
+    """Lines of the report that deny what its yes or no quotes (that no item answers, no human study's result, no
+    randomised trial: :func:`synthesist.extractive.report.denials`)."""
 
     @property
     def yes_no(self) -> bool:
@@ -173,6 +177,7 @@ def _scored(row: Question, item: BatchItem, negative_control: bool = False) -> S
         negative_control=negative_control,
         source_retrieved=any(e.identifiers.pmid == row.pmid for e in result.evidence),
         against_table=len(rows_against_answer(row.question, result.report)),
+        denials=len(denials(result.report)),
     )
 
 
@@ -244,9 +249,10 @@ def calibration_lines(scored: Sequence[Scored]) -> list[str]:
 
 
 def against_line(scored: Sequence[Scored]) -> str:
-    """How many runs' yes or no a cited item's evidence-table row reads otherwise (each run once)."""
-    return (f"answers against their own table {sum(s.against_table > 0 for s in scored)} "
-            f"(of {sum(s.yes_no for s in scored)} yes or no)")
+    """How many runs' yes or no a cited item's evidence-table row reads otherwise, and how many reports have a line
+    that denies what their yes or no quotes (each run once)."""
+    return (f"answers against their own table {sum(s.against_table > 0 for s in scored)}, reports with a line "
+            f"against their answer {sum(s.denials > 0 for s in scored)} (of {sum(s.yes_no for s in scored)} yes or no)")
 
 
 def summary_lines(scored: Sequence[Scored]) -> list[str]:

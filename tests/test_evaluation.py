@@ -64,7 +64,9 @@ def test_summary_counts_the_answers_that_contradict_their_own_table() -> None:
     """A run whose yes or no a cited item's evidence-table row reads otherwise counts once, however many rows."""
     rows = [_scored("yes", "yes"), _scored("no", "no"), _scored("yes", "maybe")]
     rows[0] = replace(rows[0], against_table=2)
-    assert "answers against their own table 1 (of 2 yes or no)" in "\n".join(summary_lines(rows))
+    rows[1] = replace(rows[1], denials=1)
+    assert "answers against their own table 1, reports with a line against their answer 1 (of 2 yes or no)" in \
+        "\n".join(summary_lines(rows))
 
 
 def test_eval_rejects_a_missing_questions_file_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

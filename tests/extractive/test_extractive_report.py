@@ -30,7 +30,7 @@ from synthesist.appraisal.citations import cited_ids, validate_report
 from synthesist.appraisal.item_reading import read
 from synthesist.config import MemorySettings, RunSettings
 from synthesist.extractive import assess, generate, question_relevance, write_report
-from synthesist.extractive.report import CLINICAL, MECHANISMS, PREPRINTS, RELATED, TRIALS
+from synthesist.extractive.report import CLINICAL, MECHANISMS, PREPRINTS, RELATED, TRIALS, denials
 from synthesist.extractive.selection import Candidate, SentencePool
 from synthesist.memory import Embedder, ResearchMemory
 from synthesist.models import PREPRINT_LABEL, ResearchReport
@@ -316,3 +316,7 @@ async def test_no_section_denies_what_the_answer_quotes(embedder: Embedder, libr
     sections = {section.heading: section.body for section in report.sections}
     assert "No collected item answers the question" not in report.executive_summary
     assert "No result sentence from a human study" not in sections[CLINICAL]
+    assert denials(report) == ()
+    denying = report.model_copy(update={"executive_summary": "No collected item answers the question, so none is "
+                                        "summarised here (see the answer and the related evidence)."})
+    assert denials(denying) == ("No collected item answers the question",)

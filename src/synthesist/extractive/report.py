@@ -9,6 +9,7 @@ validator runs before the report is returned."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,11 @@ SOURCE_NAMES = {
     "image": "images",
 }
 """Search-source and evidence-source names as a reader knows them."""
+NO_ANSWERING_ITEM = "No collected item answers the question"
+NO_HUMAN_RESULT = "No result sentence from a human study was found."
+NO_STRONG_DESIGN = "No randomised controlled trial, meta-analysis or systematic review was among the on-topic items."
+"""What a report says where it has nothing of a kind; :func:`denials` reads them against the Answer."""
+_ON_TOPIC = re.compile(r"(\d+) of \d+ items were on the question's topic")
 MECHANISMS, CLINICAL, TRIALS, PREPRINTS, RELATED = (
     "Mechanistic findings",
     "Clinical findings",
@@ -116,7 +122,7 @@ async def write_report(
             and not answer.evidence_ids else "")),  # an Answer that quotes the mechanism is not contradicted here
         ReportSection(heading=CLINICAL, body=_bullets(picks.clinical) or (
             "" if picks.quote("human") or any(by_id[i].human for i in answer.evidence_ids if i in by_id)
-            else "No result sentence from a human study was found.")),  # nor one the Answer quotes
+            else NO_HUMAN_RESULT)),  # nor one the Answer quotes
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
         ReportSection(heading=RELATED, body=related),
@@ -309,8 +315,31 @@ def _nothing_more(answer: Answer) -> str:
     if answer.evidence_ids and answer.verdict != "insufficient":
         return ("The items that answer the question are quoted in the Answer above; no other sentence of theirs is "
                 "summarised here.")
-    return ("No collected item answers the question, so none is summarised here (see the answer and the related "
-            "evidence).")
+    return f"{NO_ANSWERING_ITEM}, so none is summarised here (see the answer and the related evidence)."
+
+
+def denials(report: ResearchReport) -> tuple[str, ...]:
+    """The lines of ``report`` that deny what its yes or no quotes: that no item answers, that no item on the topic
+    is a randomised trial or review, that no human study's result was found, or that fewer items are on the topic
+    than answer, where the Answer cites an item its table reads as such. Empty for a report that never contradicts
+    itself (``bench/evaluation.py`` counts them; 32 and 24 of the 500 PubMedQA dev reports at 9d630b4)."""
+    answer = report.answer
+    if answer is None or answer.verdict not in ("yes", "no") or not answer.evidence_ids:
+        return ()
+    designs = {record.design for record in report.studies if record.evidence_id in answer.evidence_ids}
+    clinical = next((section.body for section in report.sections if section.heading == CLINICAL), "")
+    on_topic = _ON_TOPIC.search(report.limitations)
+    found = [
+        (report.executive_summary.startswith(NO_ANSWERING_ITEM), NO_ANSWERING_ITEM),
+        (NO_STRONG_DESIGN in report.limitations and bool(designs & {"randomised trial",
+                                                                    "systematic review/meta-analysis"}),
+         NO_STRONG_DESIGN),
+        (NO_HUMAN_RESULT in clinical and bool(designs - {"animal/in vitro", "unclear", "trial registration"}),
+         NO_HUMAN_RESULT),
+        (on_topic is not None and int(on_topic.group(1)) < len(answer.evidence_ids), on_topic.group(0) if on_topic
+         else ""),
+    ]
+    return tuple(line for denied, line in found if denied)
 
 
 def _named(source: str) -> str:
@@ -355,7 +384,7 @@ def _limitations(
         lines.append(f"{counted(preprints, 'item')} {verb(preprints, 'is a preprint', 'are preprints')}, "
                      "not peer-reviewed.")
     if not any(r.designs & strong for r in on_topic):
-        lines.append("No randomised controlled trial, meta-analysis or systematic review was among the on-topic items.")
+        lines.append(NO_STRONG_DESIGN)
     lines.append(f"{counted(len(trials), 'on-topic trial record')}, {sum(t.has_results for t in trials)} with "
                  "posted results.")
     if len(sources) == 1:
