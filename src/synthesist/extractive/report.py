@@ -121,9 +121,8 @@ async def write_report(
             "No mechanistic sentence was found." if asked_mechanism and not picks.quote("mechanism")
             and not answer.evidence_ids else "")),  # an Answer that quotes the mechanism is not contradicted here
         ReportSection(heading=CLINICAL, body=_bullets(picks.clinical) or (
-            "" if picks.quote("human") or answer.verdict != "insufficient" and any(
-                by_id[i].human for i in answer.evidence_ids if i in by_id)
-            else NO_HUMAN_RESULT)),  # nor one a yes or no quotes (an insufficient Answer's closest item answers not)
+            "" if picks.quote("human") or any(by_id[i].human for i in answer.evidence_ids if i in by_id)
+            else NO_HUMAN_RESULT)),  # nor one the Answer quotes
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
         ReportSection(heading=RELATED, body=related),
