@@ -12,6 +12,7 @@ from ..models import Evidence
 from ..reading import lexicon
 from ..reading.designs import REGISTRY, is_human, is_preclinical_only
 from ..reading.entities import defined_abbreviations
+from ..reading.roles import abstract_roles
 from ..reading.studies import study_design
 from ..reading.text import Sentence, is_claim_length, split_sentences, words
 from ..reading.vocabulary import (
@@ -27,6 +28,8 @@ from .citations import MARKER
 
 BACKGROUND_SECTIONS = lexicon.word_list("reading", "BACKGROUND_SECTIONS")
 """Sections that say what was known or asked before the study: their effect words are not the study's results."""
+NOT_RESULTS = frozenset({"background", "objective"})
+"""Sentence roles that never state the study's result."""
 _NOT_CLAIMS = ("medical subject headings", "keywords", "key words", "trial registration", "clinicaltrials.gov")
 TITLE = "TITLE"
 
@@ -100,12 +103,24 @@ class Reading:
         )
 
     @cached_property
+    def roles(self) -> dict[str, str]:
+        """Each sentence's role in the abstract (background, objective, methods, results, conclusions) as the learned
+        sentence roles read it (:func:`~synthesist.reading.roles.abstract_roles`: a section title that names one
+        decides), by its text; the title has none."""
+        body = [s for s in self.sentences if s.section != TITLE]
+        return dict(zip((s.text for s in body), abstract_roles([s.text for s in body], [s.section for s in body]),
+                        strict=True)) if body else {}
+
+    @cached_property
     def results(self) -> tuple[Sentence, ...]:
-        """Claims in result language, outside the title and the background sections."""
+        """Claims in result language, outside the title and the background sections, and not a sentence the sentence
+        roles read as background or an aim (an unlabelled abstract's "Metformin has been shown to lower …"; "This
+        study examined the efficacy of …"): those never answer a question."""
         return tuple(
             s
             for s in self.claims
             if s.section != TITLE and not s.section.startswith(BACKGROUND_SECTIONS) and is_result(s.text)
+            and self.roles.get(s.text) not in NOT_RESULTS
         )
 
     @cached_property
