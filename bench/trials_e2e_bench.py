@@ -16,7 +16,8 @@ change OUTCOME?", as a researcher asks who names no comparator), as ``synthesist
 - **the answer rests on its own trial**: the Answer cites the prompt's own trial;
 - **against its own table**: a "yes" or "no" that cites an item whose row for the comparison says otherwise (a
   significant change under a "no", no difference under a "yes": the product's own check,
-  :func:`synthesist.appraisal.evidence_table.rows_against_answer`): a report contradicting itself;
+  :func:`synthesist.appraisal.evidence_table.rows_against_answer`): a report contradicting itself; and a line of
+  the report that denies what its yes or no quotes (:func:`synthesist.extractive.report.denials`);
 - **other trials' rows**: runs with a row for the question's comparison from a trial that is not the prompt's and
   that never tested it (listed for reading with ``--foreign``); a trial one of whose own prompts sets the same arms
   side by side (``evidence_inference_bench.same_arms``) tested it too, and its rows are counted apart.
@@ -95,6 +96,7 @@ from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.composition import Seams, Shared, embedder_for
 from synthesist.config import load_settings
 from synthesist.errors import ParseError
+from synthesist.extractive.report import denials
 from synthesist.memory import open_chroma
 from synthesist.models import Evidence
 from synthesist.reading.studies.asked import question_queries
@@ -277,6 +279,7 @@ async def main() -> None:
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
             counts["answer against a cited row"] += bool(rows_against_answer(text, report))
+            counts["a line against the answer"] += bool(denials(report))
             counts["runs with another trial row"] += bool(others)
             counts["rows from other trials"] += len(others)
             counts["runs with a row from a trial of the same arms"] += bool(alike)
@@ -316,7 +319,8 @@ async def main() -> None:
     if missing and not against:
         print("  no own row, why: " + ", ".join(f"{why} {n}" for why, n in missing.most_common()))
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
-    print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}")
+    print(f"  a yes or no against a row of an item it cites: {counts['answer against a cited row']}/{runs}; a "
+          f"line of the report against its yes or no: {counts['a line against the answer']}/{runs}")
     print(f"  runs with a row from another trial: {counts['runs with another trial row']}/{runs} "
           f"({counts['runs with another trial row'] / runs:.3f}; {counts['rows from other trials']} rows); "
           f"with a row from another trial of the same arms: {counts['runs with a row from a trial of the same arms']}")
