@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ..appraisal.item_reading import Reading, read
 from ..models import UNSTATED_PATHWAY, Evidence, Hypothesis, HypothesisAssessment
+from ..reading.designs import STRONG
 from ..reading.frame import frame_of
 from ..reading.question import QuestionTerms, question_terms
 from ..reading.studies.naming import distinctive
@@ -130,7 +131,7 @@ def _gaps(question: str, readings: Sequence[Reading], hypotheses: Sequence[Hypot
     if subject:
         named = distinctive(subject)  # an item about the exposure names it by one of its telling words
         about = [r for r in readings if named & terms(r.text)]
-        if not any(r.designs & {"randomised trial", "systematic review/meta-analysis"} for r in about):
+        if not any(r.designs & STRONG for r in about):
             gaps.append(f"No randomised trial or meta-analysis evidence for {subject}{where} among the {count} items.")
         if about and not any(r.human for r in about):
             gaps.append(f"No human study of {subject} among the {count} items.")

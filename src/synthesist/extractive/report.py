@@ -35,6 +35,7 @@ from ..models import (
     ResearchReport,
 )
 from ..reading.alignment import align_all
+from ..reading.designs import PRECLINICAL, REGISTRY, STRONG
 from ..reading.frame import frame_of
 from ..reading.text import ended, terms
 from ..wording import counted, verb
@@ -67,7 +68,8 @@ NO_ANSWERING_ITEM = "No collected item answers the question"
 NO_HUMAN_RESULT = "No result sentence from a human study was found."
 NO_STRONG_DESIGN = "No randomised controlled trial, meta-analysis or systematic review was among the on-topic items."
 """What a report says where it has nothing of a kind; :func:`denials` reads them against the Answer."""
-_ON_TOPIC = re.compile(r"(\d+) of \d+ items were on the question's topic")
+ON_TOPIC = "items were on the question's topic"
+_ON_TOPIC = re.compile(rf"(\d+) of \d+ {re.escape(ON_TOPIC)}")
 MECHANISMS, CLINICAL, TRIALS, PREPRINTS, RELATED = (
     "Mechanistic findings",
     "Clinical findings",
@@ -331,11 +333,8 @@ def denials(report: ResearchReport) -> tuple[str, ...]:
     on_topic = _ON_TOPIC.search(report.limitations)
     found = [
         (report.executive_summary.startswith(NO_ANSWERING_ITEM), NO_ANSWERING_ITEM),
-        (NO_STRONG_DESIGN in report.limitations and bool(designs & {"randomised trial",
-                                                                    "systematic review/meta-analysis"}),
-         NO_STRONG_DESIGN),
-        (NO_HUMAN_RESULT in clinical and bool(designs - {"animal/in vitro", "unclear", "trial registration"}),
-         NO_HUMAN_RESULT),
+        (NO_STRONG_DESIGN in report.limitations and bool(designs & STRONG), NO_STRONG_DESIGN),
+        (NO_HUMAN_RESULT in clinical and bool(designs - {PRECLINICAL, REGISTRY, "unclear"}), NO_HUMAN_RESULT),
         (on_topic is not None and int(on_topic.group(1)) < len(answer.evidence_ids), on_topic.group(0) if on_topic
          else ""),
     ]
@@ -365,11 +364,10 @@ def _limitations(
     preprints = sum(1 for item in memory.evidence if item.is_preprint)
     trials = [r.evidence.trial for r in on_topic if r.evidence.trial is not None]
     sources = {source for item in memory.evidence for source in item.sources}
-    strong = {"randomised trial", "systematic review/meta-analysis"}
     lines = [
         f"Sentences were selected by rule and similarity, not appraised: quotations come from {len(quoted)} "
         f"of {total} items, {_read_as(memory.evidence, no_abstract)}.",
-        f"{len(on_topic)} of {total} items were on the question's topic (close to it in meaning, or answering it); "
+        f"{len(on_topic)} of {total} {ON_TOPIC} (close to it in meaning, or answering it); "
         f"the other {total - len(on_topic)} were set aside and are not quoted in the answer or summary.",
     ]
     counts = Counter(a.label for a in alignments)
@@ -383,7 +381,7 @@ def _limitations(
     if preprints:
         lines.append(f"{counted(preprints, 'item')} {verb(preprints, 'is a preprint', 'are preprints')}, "
                      "not peer-reviewed.")
-    if not any(r.designs & strong for r in on_topic):
+    if not any(r.designs & STRONG for r in on_topic):
         lines.append(NO_STRONG_DESIGN)
     lines.append(f"{counted(len(trials), 'on-topic trial record')}, {sum(t.has_results for t in trials)} with "
                  "posted results.")

@@ -22,6 +22,8 @@ _DETECTED: dict[str, DesignName] = {
 vocabulary of :data:`synthesist.study.DESIGNS`. (A trial record is known from its source, never from words.)"""
 PRECLINICAL: DesignName = "animal/in vitro"
 REGISTRY: DesignName = "trial registration"
+STRONG: frozenset[DesignName] = frozenset({"randomised trial", "systematic review/meta-analysis"})
+"""The designs a report and the hypotheses' gaps say are missing when no item on the topic has one."""
 
 _TEXT_PATTERNS = tuple((design, lexicon.pattern("designs", f"TEXT_{name}")) for name, design in _DETECTED.items())
 """Each design as the text names it."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -114,8 +114,14 @@ def sentence_roles(sentences: Sequence[str]) -> list[str]:
 
 def abstract_roles(sentences: Sequence[str], titles: Sequence[str]) -> list[str]:
     """Each sentence's role, ``titles`` being the section title each sits under (``""`` for none): a title that
-    names one role decides; the model reads the rest, all of ``sentences`` giving the positions."""
+    names one role decides; the model reads the rest, all of ``sentences`` giving the positions. Read once per
+    abstract: a run's study record and its item reading both ask."""
+    return list(_abstract_roles(tuple(sentences), tuple(titles)))
+
+
+@lru_cache(maxsize=4096)
+def _abstract_roles(sentences: tuple[str, ...], titles: tuple[str, ...]) -> tuple[str, ...]:
     known = [title_role(title) for title in titles]
     if all(known):
-        return [role for role in known if role]
-    return [given or predicted for given, predicted in zip(known, sentence_roles(sentences), strict=True)]
+        return tuple(role for role in known if role)
+    return tuple(given or predicted for given, predicted in zip(known, sentence_roles(sentences), strict=True))
