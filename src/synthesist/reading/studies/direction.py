@@ -21,7 +21,7 @@ from ..study_reader import word_rarity
 from ..synonyms import one_word_names
 from ..text import split_clauses, terms, top_level
 from .arms import THAN, ArmTerms, flip, outcome_aliases
-from .effects import Significance, ratio_side, read_effect, row_p, significance
+from .effects import Significance, clause_effect, ratio_side, read_effect, row_p, significance
 from .passages import SECTION_WEIGHT, Unit, units
 
 _I = re.IGNORECASE
@@ -32,6 +32,7 @@ _DOWN = lexicon.pattern("direction", "DOWN")
 _TREND = lexicon.pattern("direction", "TREND")
 _STATISTIC = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b|\bsignifican", _I)
 _REPORTED = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b")
+_P_VALUE = re.compile(r"\b[pP]\s*[<=>≤≥]")
 """A statistic as printed (an aim's "would significantly reduce" is none)."""
 _FOLLOW_UP = lexicon.pattern("direction", "FOLLOW_UP")
 _OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
@@ -408,6 +409,41 @@ def _outcome_clause(text: str, outcome: frozenset[str], arms: ArmTerms) -> str:
             break
         clause = f"{clause}, {follower}"
     return clause
+
+
+def outcome_effect(text: str, outcome: frozenset[str], arms: ArmTerms, *,
+                   measure_hint: MeasureName | None = None) -> Effect | None:
+    """The estimate ``text`` prints for the outcome of these words: its clause's (:func:`_outcome_clause`), the
+    statistic of its own name where the clause lists several (:func:`listed_statistic`)."""
+    clause = _outcome_clause(text, outcome, arms)
+    return clause_effect(text, listed_statistic(clause, outcome), measure_hint=measure_hint)
+
+
+def listed_statistic(clause: str, outcome: frozenset[str]) -> str:
+    """The part of ``clause`` whose bracketed p value is the outcome's, where the clause lists several outcomes each
+    with its own ("… waist-to-hip ratio (1.1%, p < 0.05), percent body fat (8.29%, p < 0.001) and fat mass (8.1%,
+    p < 0.001) and a significant increase in fat free mass (2.6%, p < 0.001) …"): cut after each bracket that states a
+    p value, the part up to one that names more of the outcome's words than every other part; the clause itself
+    otherwise. An estimate is printed right after the name it measures, so the first of a list is another outcome's
+    (the row for fat-free mass showed the waist-to-hip ratio's "p < 0.05"). What follows the last such bracket is
+    said of the whole list ("… (P < 0.001) in the 12 months postintervention") and names no part; a list of arms
+    ("in groups B (64.29% P=.04) and C (70.73%, P=.007)") names the outcome in no part and is left whole."""
+    ends, depth, opened = [], 0, 0
+    for index, char in enumerate(clause):
+        if char in "([":
+            depth, opened = depth + 1, index if depth == 0 else opened
+        elif char in ")]" and depth:
+            depth -= 1
+            if depth == 0 and _P_VALUE.search(clause[opened:index]):
+                ends.append(index + 1)
+    if len(ends) < 2:
+        return clause
+    parts = [clause[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+    named = [len(outcome & terms(part, folded=True)) for part in parts]
+    best = max(range(len(parts)), key=named.__getitem__)
+    if named[best] == 0 or named.count(named[best]) > 1:
+        return clause
+    return parts[best].lstrip(" ,;").removeprefix("and ").strip()
 
 
 def _pairs(piece: str, arms: ArmTerms) -> bool:

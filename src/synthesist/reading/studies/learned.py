@@ -39,13 +39,14 @@ from .direction import (
     Scored,
     _outcome_clause,
     _pairs,
+    outcome_effect,
     query_outcome,
     read_direction,
     scored_units,
     signals,
     with_figures,
 )
-from .effects import clause_effect, ratio_side, read_effect
+from .effects import ratio_side, read_effect
 from .naming import article_outcome, as_the_article_writes, measured_as_asked, with_synonyms
 from .passages import Unit
 from .tested import TestedHead, tested_features, tested_head
@@ -450,8 +451,7 @@ def statement(unit: Unit, query: DirectionQuery) -> tuple[OutcomeResult, str]:
 
 def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: DirectionQuery,
             arms: ArmTerms) -> OutcomeResult:
-    clause = _outcome_clause(unit.text, terms(query.outcome, folded=True), arms)
-    effect = clause_effect(unit.text, clause, measure_hint=unit.measure_hint)
+    effect = outcome_effect(unit.text, terms(query.outcome, folded=True), arms, measure_hint=unit.measure_hint)
     return blank.model_copy(update={"direction": direction, "effect": effect, "quote": unit.text,
                                     "section": unit.section})
 
