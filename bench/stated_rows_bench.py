@@ -26,6 +26,12 @@ comparison of the randomised arms, a baseline, a change within a group, a subgro
 its outcome name names what the numbers measure; whether its direction is the quote's; how they were labelled:
 ``stated_rows_labels.md``): the share a clinician would keep (the arms' comparison, named, read right), the rows by
 kind, and the rows no label covers (a change that states a new row labels it). Nothing leaves this machine.
+
+    python bench/stated_rows_bench.py --fresh | --drawn [--errors]
+
+The same on unlabelled Evidence Inference trials: `--fresh`, 30 trials labelled on 2026-12-02 (development data
+since: their errors were read); `--drawn`, the held-out set, 678 rows of 187 trials drawn and labelled on 2026-12-05
+(``data/stated_rows_kinds.md``).
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ TURNED = {"increased": "decreased", "decreased": "increased", "no_difference": "
 MIN_F1 = 0.5
 LABELS = REPO / "bench" / "data" / "stated_rows_labels.jsonl"
 FRESH = REPO / "bench" / "data" / "stated_rows_fresh.jsonl"
+DRAWN = REPO / "bench" / "data" / "stated_rows_kinds.jsonl"
+"""The held-out set since 2026-12-05: the stated rows of 187 unlabelled trials, drawn and labelled that day."""
 FULL_TEXTS = "corpus/rct_fulltext/articles"
 UNLABELLED = f"{DATA}/unlabelled/articles_unlabelled.tar.gz"
 KINDS = ("arms", "baseline", "within", "subgroup", "correlation", "other")
@@ -107,16 +115,18 @@ def labelled_rows(documents: Iterable[tuple[str, bytes]], labels_path: Path = LA
     return found
 
 
-def fresh_rows(shared: Path | None = None) -> dict[str, list[dict]]:
-    """:func:`labelled_rows` for the held-out set: the unlabelled Evidence Inference trials of :data:`FRESH`, read
-    from ``shared`` (the shared folder; :data:`~_shared.SHARED` by default)."""
-    names = {label["article"] for label in read_labels(FRESH)}
-    return labelled_rows(archive_documents((shared or require(UNLABELLED)) / UNLABELLED, names), FRESH)
+def fresh_rows(shared: Path | None = None, labels: Path = FRESH) -> dict[str, list[dict]]:
+    """:func:`labelled_rows` for a set of unlabelled Evidence Inference trials (:data:`FRESH`'s, or ``labels``),
+    read from ``shared`` (the shared folder; :data:`~_shared.SHARED` by default)."""
+    names = {label["article"] for label in read_labels(labels)}
+    return labelled_rows(archive_documents((shared or require(UNLABELLED)) / UNLABELLED, names), labels)
 
 
-def labelled(errors: bool, fresh: bool) -> None:
-    if fresh:
-        found, what = fresh_rows(), f"{len({row['article'] for row in read_labels(FRESH)})} unlabelled EI trials"
+def labelled(errors: bool, fresh: bool, drawn: bool = False) -> None:
+    if fresh or drawn:
+        labels = DRAWN if drawn else FRESH
+        found = fresh_rows(labels=labels)
+        what = f"{len({row['article'] for row in read_labels(labels)})} unlabelled EI trials"
     else:
         found, what = labelled_rows(folder_documents(require(FULL_TEXTS) / FULL_TEXTS)), "corpus/rct_fulltext"
     read = len(found["kept"]) + len(found["dropped"])
@@ -158,10 +168,12 @@ def main() -> None:
     parser.add_argument("--labelled", action="store_true",
                         help="the full-text trials' stated rows against the rows labelled by hand")
     parser.add_argument("--fresh", action="store_true",
-                        help="the same on the held-out set: 30 unlabelled Evidence Inference trials")
+                        help="the same on 30 unlabelled Evidence Inference trials (development data since 2026-12-02)")
+    parser.add_argument("--drawn", action="store_true",
+                        help="the same on the held-out set: 187 unlabelled trials drawn on 2026-12-05")
     args = parser.parse_args()
-    if args.labelled or args.fresh:
-        labelled(args.errors, args.fresh)
+    if args.labelled or args.fresh or args.drawn:
+        labelled(args.errors, args.fresh, args.drawn)
         return
     folder = require(f"{DATA}/prompts.csv") / DATA
     asked = prompts(folder, args.split)
