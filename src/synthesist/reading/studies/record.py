@@ -309,14 +309,18 @@ def _design(evidence: Evidence, read: list[Unit]) -> tuple[DesignName, str]:
 
 def _population(read: list[Unit]) -> str:
     """Who was studied: the first "patients with …" phrase of the methods' sentences (the abstract's methods, then
-    the body's), then of the abstract's other sentences; a phrase that compares arms is a result, not a
+    the body's), then of the abstract's other sentences that are no conclusion (its learned role,
+    :mod:`~synthesist.reading.roles`: "… in overweight, hypercholesterolemic men with no added benefit from protein
+    supplementation" is what was found; a result sentence may be read so where it says who was treated, "One hundred
+    twenty-five patients with LA or LR GIST were treated with NA IM."); a phrase that compares arms is a result, not a
     population, and the phrase stops where the sentence goes on to say what was done with them."""
     def order(unit: Unit) -> tuple[int, int]:
         methods = unit.role == "methods" or bool(_METHODS_SECTION.search(unit.section))
         return (0 if methods else 1, 0 if unit.role == "abstract" else 1)
 
     for unit in sorted(read, key=order):
-        if unit.role in ("abstract", "methods") and unit.kind == "paragraph":
+        if (unit.role in ("abstract", "methods") and unit.kind == "paragraph"
+                and unit.sentence_role != "conclusions"):
             for match in _POPULATION.finditer(unit.text):
                 if _EXCLUDED.search(match.group(0)):  # "patients with … were excluded" are who was not studied
                     continue
