@@ -230,6 +230,30 @@ ADJECTIVES = ("lower higher fewer more less better worse reduced increased impro
 COMPARATORS = ("compared with", "compared to", "versus", "vs", "vs.", "relative to", "in comparison with",
                "as compared with", "against", "in comparison to", "compared with")
 PREPOSITIONS = ("in", "in", "in", "among")
+COMPARATIVE_TEMPLATES = (
+    "Is {I} {More} than {C} for {Ving} {O}{P}?", "Is {I} {More} than {C} at {Ving} {O}{P}?",
+    "Is {I} {More} than {C} for {O}{P}?", "Is {I} {More} than {C} in {Ving} {O}{P}?", "Is {I} {More} than {C}{P}?",
+    "Are {I} {More} than {C} for {O}{P}?", "Is {I} {More} than {C} in terms of {O}{P}?",
+    "Is {I} as {Good} as {C} for {O}{P}?", "Is {I} as {Good} as {C}{P}?", "Is {I} {More} than {C} to {V} {O}{P}?",
+)
+"""How a researcher asks which of two treatments does better ("Is sugammadex faster than neostigmine for reversing
+neuromuscular blockade?", "Is drug A safer than drug B in elderly patients?"), added on 2026-12-05: of 20 such
+questions written then (``tests/data/question_comparatives.jsonl``) the tagger read 11 with the adjective inside the
+intervention ("sugammadex faster", "oral amoxicillin less"), which then matched no article. Each train prompt is
+asked through one of them at :data:`COMPARATIVE_SHARE`, drawn from a generator of its own after every other
+question (:func:`comparative_questions`), so that the others are the questions they always were; the validation
+prompts through :data:`HELD_COMPARATIVE_TEMPLATES` are their held-out figure."""
+HELD_COMPARATIVE_TEMPLATES = ("Would {I} be {More} than {C} for {Ving} {O}{P}?",
+                              "Is {I} {More} than {C} when it comes to {O}{P}?", "Are {I} as {Good} as {C} for {O}{P}?")
+MORE = ("faster", "quicker", "safer", "cheaper", "stronger", "slower", "weaker", "costlier", "gentler", "longer acting",
+        "longer-acting", "shorter acting", "more successful", "more accurate", "more potent", "more tolerable",
+        "better tolerated", "less toxic", "less painful", "less invasive", "less effective", "less costly",
+        "more cost-effective", "more acceptable", "more durable", "more reliable", "more sensitive", "more convenient",
+        "less harmful", "more beneficial", "more protective", "more efficient", "less risky", "more useful", "worse",
+        "better", "more effective", "more efficacious")
+"""Comparatives a question sets between its two treatments (one word or two)."""
+GOOD = ("safe", "effective", "good", "fast", "well tolerated", "efficacious", "useful", "cost-effective")
+COMPARATIVE_SHARE = 0.15
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
@@ -398,6 +422,10 @@ def render(template: str, arms: tuple[str, str, str], population: str, draw: ran
             put(draw.choice(ADJECTIVES))
         elif slot == "Cmp":
             put(draw.choice(COMPARATORS))
+        elif slot == "More":
+            put(draw.choice(MORE))
+        elif slot == "Good":
+            put(draw.choice(GOOD))
     if draw.random() < 0.15:
         text = text.lower()
     if draw.random() < 0.1:
@@ -433,6 +461,19 @@ def questions(prompts, templates, populations, draw, per_prompt, unread: tuple[s
             if index not in skipped and population not in unseen:
                 rows.append(row)
     return rows
+
+
+def comparative_questions(prompts, templates, populations, seed: int, share: float,
+                          unread: tuple[set[int], set[str]] = (set(), set()),
+                          verbs: tuple[tuple[str, str, str], ...] | None = None) -> list[tuple[list[str], list[str]]]:
+    """:data:`COMPARATIVE_SHARE` of ``prompts`` (every one at ``share`` 1), each asked through one of ``templates``
+    (:data:`COMPARATIVE_TEMPLATES`), drawn by a generator of their own: made after every other question, so that
+    those are drawn as they always were."""
+    draw = random.Random(seed)
+    chosen = [index for index in range(len(prompts)) if draw.random() < share]
+    skipped, unseen = unread
+    return questions([prompts[i] for i in chosen], templates, populations, draw, 1,
+                     ({k for k, i in enumerate(chosen) if i in skipped}, unseen), verbs)
 
 
 def fit(rows, cues, parts: tuple[str, ...] = PARTS, c: float = C) -> QuestionTagger:
@@ -561,10 +602,18 @@ def main() -> None:
     draw = random.Random(SEED)
     rows = questions(train_prompts, train_templates, train_pops, draw, PER_PROMPT, (unread_prompts, unread_pops),
                      verbs=article_verbs(shared))
+    train_rows = len(rows)
     print(f"left out: the questions of {len(unread_prompts)} prompts and {len(unread_pops)} title populations of the "
           "end-to-end estimate's trials")
     held = questions(held_prompts, held_templates, held_pops, random.Random(SEED + 1), None)
+    rows += comparative_questions(train_prompts, COMPARATIVE_TEMPLATES, train_pops, SEED + 2, COMPARATIVE_SHARE,
+                                  (unread_prompts, unread_pops), verbs=article_verbs(shared))
+    held_comparatives = comparative_questions(held_prompts, HELD_COMPARATIVE_TEMPLATES, held_pops, SEED + 3, 1.0)
+    print(f"training questions: {len(rows):,}, of them comparatives {len(rows) - train_rows:,}")
     tagger = fit(rows, CUES)
+    comparative_f1, _ = evaluate(tagger, held_comparatives)
+    print(f"held-out comparative questions × validation prompts ({len(held_comparatives):,}), span exact-match F1: "
+          + ", ".join(f"{p} {comparative_f1[p]:.3f}" for p in PARTS))
     f1, trusted = evaluate(tagger, held)
     cut = threshold(trusted)
     tagger = dataclasses.replace(tagger, threshold=cut)
