@@ -206,3 +206,20 @@ def test_a_study_with_two_rows_for_an_outcome_is_named_once_in_its_starting_step
     graded = grade(OutcomeEvidence("mortality", rows))
 
     assert graded.steps[0].reason == "starts high: randomised evidence (pmid:1)"
+
+
+def test_animal_work_is_indirect_evidence_unless_the_question_asks_about_animals():
+    garlic = ("Aged garlic extract (AGE) and exercise reduced visceral fat (P < 0.001) in high fat diet-induced obese "
+              "rats.")
+    results = ((record("pmid:3", design="animal/in vitro", randomised=45), result("0.70", "0.60", "0.82"),
+                item("pmid:3", garlic)),)
+    people = frame_of("Does aged garlic extract reduce visceral fat in obese adults?")
+    rats = frame_of("Does aged garlic extract reduce visceral fat in obese rats?")
+
+    for frame, indirect in ((people, True), (rats, False)):
+        graded = answer_certainty(frame, [item("pmid:3", garlic)])
+        evidence = OutcomeEvidence("visceral fat", results, answers_question=True,
+                                   animal_question=frame is rats)
+        for steps in (graded.steps, grade(evidence).steps):
+            reasons = {step.domain: step.reason for step in steps}
+            assert ("animal or in-vitro evidence (pmid:3)" in reasons.get("indirectness", "")) is indirect, reasons

@@ -22,6 +22,7 @@ from ..models import (
     ReportSection,
     ResearchReport,
 )
+from ..reading.designs import asks_about_animals
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.learned import answer_query
 from ..reading.studies.record import as_asked, read_study
@@ -117,7 +118,8 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
             outcome=outcome, results=tuple(results),
             conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
             flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome),
-            trials=trials)))
+            trials=trials, animal_question=report.frame is not None and asks_about_animals(report.frame.population,
+                                                                                          *report.frame.outcomes))))
     answer = graded_answer(report.answer, graded[0] if question is not None else None)
     return report.model_copy(update={"registration_flags": flags, "trials": trials, "pooled": pooled,
                                      "certainty": tuple(graded), "answer": answer})
@@ -151,7 +153,7 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence], rec
     return OutcomeEvidence(outcome=frame.outcomes[0], results=tuple(results), answers_question=True,
                            indirect_ids=tuple(i for i in dict.fromkeys(ids) if labels.get(i) == "indirect"),
                            conflicts=tuple(c for c in report.conflicts if c.outcome == frame.outcomes[0]),
-                           verdicts=verdicts)
+                           verdicts=verdicts, animal_question=asks_about_animals(frame.population, *frame.outcomes))
 
 
 def _asked(item: Evidence, frame: QuestionFrame, query: DirectionQuery, record: StudyRecord) -> OutcomeResult:

@@ -27,6 +27,7 @@ from ..models import (
     TrialLink,
 )
 from ..reading import lexicon
+from ..reading.designs import asks_about_animals
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import significance
 from ..registrations import trial_of
@@ -62,6 +63,9 @@ class OutcomeEvidence:
     """What each item an answer rests on says to the question (yes, no): items that disagree are inconsistent."""
     indirect_reason: str = ""
     """Why the items answer only indirectly, in a reader's words ("a different population than children")."""
+    animal_question: bool = False
+    """The question asks about animals or cells (:func:`~synthesist.reading.designs.asks_about_animals`): their
+    evidence is not indirect."""
 
 
 def grade(evidence: OutcomeEvidence) -> OutcomeCertainty:
@@ -144,7 +148,8 @@ def _imprecision(evidence: OutcomeEvidence) -> CertaintyStep | None:
 
 
 def _indirectness(evidence: OutcomeEvidence) -> CertaintyStep | None:
-    animal = [r.evidence_id for r, _, _ in evidence.results if r.design == "animal/in vitro"]
+    animal = [r.evidence_id for r, _, _ in evidence.results
+              if r.design == "animal/in vitro" and not evidence.animal_question]
     reasons = []
     if animal:
         reasons.append(f"animal or in-vitro evidence ({', '.join(animal[:3])})")
@@ -210,7 +215,8 @@ def answer_certainty(frame: QuestionFrame, items: Sequence[Evidence], verdicts: 
         results.append((record, row, item))
     ids = tuple(item.id for item in items) if indirect else ()
     return grade(OutcomeEvidence(outcome=outcome, results=tuple(results), answers_question=True, indirect_ids=ids,
-                                 verdicts=tuple(verdicts), indirect_reason=indirect))
+                                 verdicts=tuple(verdicts), indirect_reason=indirect,
+                                 animal_question=asks_about_animals(frame.population, *frame.outcomes)))
 
 
 _DOMAINS = {"risk_of_bias": "risk of bias", "publication_bias": "publication bias", "large_effect": "a large effect",

@@ -58,6 +58,14 @@ def is_human(designs: frozenset[DesignName], evidence: Evidence) -> bool:
     return bool(designs - {PRECLINICAL, "unclear"}) or ("Humans" in evidence.mesh and PRECLINICAL not in designs)
 
 
+def asks_about_animals(*parts: str | None) -> bool:
+    """Whether a question's parts (its population, its outcomes) name laboratory animals or cells ("in obese rats",
+    "proliferation of HeLa cells in vitro"), as a study's text names its own (``lexicons/designs.toml`` TEXT_ANIMAL,
+    TEXT_IN_VITRO): for such a question, animal and cell work is the evidence it asks for, not indirect evidence."""
+    return any(part and any(pattern.search(part) for design, pattern in _TEXT_PATTERNS if design == PRECLINICAL)
+               for part in parts)
+
+
 def is_preclinical_only(designs: frozenset[DesignName], evidence: Evidence) -> bool:
     return PRECLINICAL in designs and not is_human(designs, evidence)
 
