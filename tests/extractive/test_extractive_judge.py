@@ -221,3 +221,21 @@ def test_the_judge_counts_agreement_as_the_answer_reads_each_answering_item() ->
     reasoning = judge(*items).clinical.reasoning
     assert "2 of 3 answering items read 'yes'" in reasoning
     assert "agree in direction" not in reasoning
+
+
+def test_animal_work_answers_a_question_that_asks_about_animals() -> None:
+    """Cell or animal work alone answers no clinical question: asked of people, the mouse study earns the judge a
+    tenth of a point and no direct answer; asked of mice, it is the evidence the question asks for."""
+    people = "Does metformin reduce mammary tumour growth in women?"
+    mice = "Does metformin reduce mammary tumour growth in mice?"
+    scored = {}
+    for question in (people, mice):
+        assessment = assess(question, (MOUSE_STUDY,), {MOUSE_STUDY.id: ON_TOPIC}, round=1, rules=RunSettings())
+        frame = frame_of(question)
+        alignments = align_all(frame, [MOUSE_STUDY], {MOUSE_STUDY.id: ON_TOPIC})
+        scored[question] = (assessment.clinical.score, "Direct answer" in assessment.clinical.reasoning,
+                            MOUSE_STUDY.id in answering_readings(question, frame, alignments,
+                                                                 {MOUSE_STUDY.id: MOUSE_STUDY}))
+
+    assert scored[people][0] < 1 and not scored[people][1] and not scored[people][2], scored
+    assert scored[mice][0] >= 6 and scored[mice][1] and scored[mice][2], scored

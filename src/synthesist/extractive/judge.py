@@ -32,7 +32,7 @@ from ..appraisal.sufficiency import clears, rule_for
 from ..config import RunSettings
 from ..models import Alignment, Evidence, FullTextFinding, JudgeAssessment, QuestionFrame, QuestionKind, ScoredAspect
 from ..reading.alignment import align_all
-from ..reading.designs import design_words
+from ..reading.designs import asks_about_animals, design_words
 from ..reading.entities import is_drug_like, targets_in
 from ..reading.frame import frame_of
 from ..reading.question import QuestionTerms, is_yes_no, question_terms
@@ -85,7 +85,8 @@ def assess(
     findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
     direct = direct_answer(question, [reading for reading, _ in weighed], relevance,
                            answering=frozenset(answering_ids(alignments)), frame=frame, findings=findings)
-    clinical, clinical_ids = _clinical(weighed, previous, direct)
+    animals = asks_about_animals(frame.population, *frame.outcomes)
+    clinical, clinical_ids = _clinical(weighed, previous, direct, animals)
     mechanism, mechanism_ids = _mechanism(weighed, previous)
     said = answering_readings(question, frame, alignments, unique)
     confidence, basis = _confidence(weighed, direct, said)
@@ -122,8 +123,10 @@ def _saturate(points: float, scale: float) -> float:
     return _rounded(10.0 * (1.0 - math.exp(-points / scale)), 1)
 
 
-def _clinical_points(reading: Reading) -> tuple[float, str]:
-    """The points an item earns for clinical evidence, and the design it earns them for (its strongest)."""
+def _clinical_points(reading: Reading, animals: bool = False) -> tuple[float, str]:
+    """The points an item earns for clinical evidence, and the design it earns them for (its strongest); cell or
+    animal work alone earns what another human study does where the question asks about animals or cells
+    (``animals``): it is the evidence such a question asks for."""
     trial = reading.evidence.trial
     options: list[tuple[float, str]] = []
     if trial is not None:
@@ -140,7 +143,7 @@ def _clinical_points(reading: Reading) -> tuple[float, str]:
     elif reading.human:
         points, label = OTHER_HUMAN, "other human study"
     elif reading.preclinical_only:
-        points, label = PRECLINICAL, "cell or animal study"
+        points, label = OTHER_HUMAN if animals else PRECLINICAL, "cell or animal study"
     else:
         points, label = 0.0, "no stated design"
     options.append((points if reading.results else points / 2, label))
@@ -171,20 +174,22 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
                   answering: frozenset[str] | None = None, frame: QuestionFrame | None = None,
                   findings: Mapping[str, FullTextFinding] | None = None) -> DirectAnswer | None:
     """The most relevant item at cosine ≥ :data:`DIRECT` that reports results and is not cell or animal work
-    alone (that answers no clinical question), for a yes/no question; with ``answering`` (the ids the alignment
-    gate passed), only one of those; a review or randomised trial among the three most relevant that reports the
-    comparison leads before a weaker design, as the Answer's lead does
+    alone (that answers no clinical question; it answers a question that asks about animals or cells,
+    :func:`~synthesist.reading.designs.asks_about_animals`), for a yes/no question; with ``answering`` (the ids
+    the alignment gate passed), only one of those; a review or randomised trial among the three most relevant that
+    reports the comparison leads before a weaker design, as the Answer's lead does
     (:func:`~synthesist.appraisal.bottom_line.strongest_first`). What it says is
     :func:`~synthesist.reading.studies.learned.item_verdict`'s reading, the Answer's: from its ``findings`` on the
     comparison (its full text's, or a trial abstract's clear row) when it has one, else its conclusion."""
     if not is_yes_no(question):
         return None
+    frame = frame or frame_of(question)
+    animals = asks_about_animals(frame.population, *frame.outcomes)
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
-              if relevance.get(r.id, 0.0) >= DIRECT and r.results and not r.preclinical_only
+              if relevance.get(r.id, 0.0) >= DIRECT and r.results and (animals or not r.preclinical_only)
               and (answering is None or r.id in answering)]
     if not direct:
         return None
-    frame = frame or frame_of(question)
     relevant = sorted(direct, key=lambda pair: -pair[0])[:3]  # stable: ties keep the readings' order
     reading = strongest_first(frame, [r for _, r in relevant], findings or {})[0]  # the Answer's lead, as it picks it
     score = relevance.get(reading.id, 0.0)
@@ -194,7 +199,7 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
 
 
 def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,
-              direct: DirectAnswer | None) -> tuple[ScoredAspect, list[str]]:
+              direct: DirectAnswer | None, animals: bool = False) -> tuple[ScoredAspect, list[str]]:
     answer_points = 0.0 if direct is None else ANSWER_POINTS * (0.5 if direct.reading.evidence.is_preprint else 1.0)
     points = answer_points
     designs: Counter[str] = Counter()
@@ -202,7 +207,7 @@ def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,
     for reading, weight in weighed:
         if weight <= 0:
             continue
-        earned, label = _clinical_points(reading)
+        earned, label = _clinical_points(reading, animals)
         earned *= weight * (0.5 if reading.evidence.is_preprint else 1.0)
         points += earned
         designs[label] += 1
@@ -283,16 +288,18 @@ def _mechanism(weighed: Sequence[Weighed], previous: JudgeAssessment | None) -> 
 def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence[Alignment],
                        items: Mapping[str, Evidence]) -> dict[str, str]:
     """What each item that answers the question (or answers it indirectly) says to it, as the Answer reads it (a
-    registry record, or cell or animal work alone, which answers no clinical question, is not read): for a yes/no
+    registry record, or cell or animal work alone, which answers no clinical question, is not read; the latter is,
+    for a question that asks about animals or cells): for a yes/no
     question its verdict (:func:`~synthesist.reading.studies.learned.item_verdict`: its row on the question's
     comparison, else its conclusion: yes or no); for another question, its row's direction (an increase and a decrease
     do not agree; an item with no row is not read). The items' agreement is one term of the judge's confidence: the one
     reader's, so the judge never counts an item as agreeing that its table row or the Answer reads otherwise."""
     said = {}
+    animals = asks_about_animals(frame.population, *frame.outcomes)
     for alignment in alignments:
         item = items.get(alignment.evidence_id)
         if (item is None or alignment.label not in ANSWERING or read(item).is_trial_record
-                or read(item).preclinical_only):
+                or read(item).preclinical_only and not animals):
             continue
         if frame.yes_no:
             said[item.id] = item_verdict(question, frame, item, alignment.full_text).label
