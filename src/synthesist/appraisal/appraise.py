@@ -118,8 +118,7 @@ def appraised(report: ResearchReport, memory: ResearchMemory) -> ResearchReport:
             outcome=outcome, results=tuple(results),
             conflicts=tuple(c for c in report.conflicts if {c.first.evidence_id, c.second.evidence_id} <= ids),
             flags=tuple(f for f in flags if ids & set(f.evidence_ids)), pooled=_same(pooled, outcome),
-            trials=trials, animal_question=report.frame is not None and asks_about_animals(report.frame.population,
-                                                                                          *report.frame.outcomes))))
+            trials=trials, animal_question=asks_about_animals(report.frame))))
     answer = graded_answer(report.answer, graded[0] if question is not None else None)
     return report.model_copy(update={"registration_flags": flags, "trials": trials, "pooled": pooled,
                                      "certainty": tuple(graded), "answer": answer})
@@ -153,7 +152,7 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence], rec
     return OutcomeEvidence(outcome=frame.outcomes[0], results=tuple(results), answers_question=True,
                            indirect_ids=tuple(i for i in dict.fromkeys(ids) if labels.get(i) == "indirect"),
                            conflicts=tuple(c for c in report.conflicts if c.outcome == frame.outcomes[0]),
-                           verdicts=verdicts, animal_question=asks_about_animals(frame.population, *frame.outcomes))
+                           verdicts=verdicts, animal_question=asks_about_animals(frame))
 
 
 def _asked(item: Evidence, frame: QuestionFrame, query: DirectionQuery, record: StudyRecord) -> OutcomeResult:

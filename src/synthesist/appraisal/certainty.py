@@ -216,7 +216,7 @@ def answer_certainty(frame: QuestionFrame, items: Sequence[Evidence], verdicts: 
     ids = tuple(item.id for item in items) if indirect else ()
     return grade(OutcomeEvidence(outcome=outcome, results=tuple(results), answers_question=True, indirect_ids=ids,
                                  verdicts=tuple(verdicts), indirect_reason=indirect,
-                                 animal_question=asks_about_animals(frame.population, *frame.outcomes)))
+                                 animal_question=asks_about_animals(frame)))
 
 
 _DOMAINS = {"risk_of_bias": "risk of bias", "publication_bias": "publication bias", "large_effect": "a large effect",

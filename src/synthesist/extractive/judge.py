@@ -85,7 +85,7 @@ def assess(
     findings = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
     direct = direct_answer(question, [reading for reading, _ in weighed], relevance,
                            answering=frozenset(answering_ids(alignments)), frame=frame, findings=findings)
-    animals = asks_about_animals(frame.population, *frame.outcomes)
+    animals = asks_about_animals(frame)
     clinical, clinical_ids = _clinical(weighed, previous, direct, animals)
     mechanism, mechanism_ids = _mechanism(weighed, previous)
     said = answering_readings(question, frame, alignments, unique)
@@ -184,7 +184,7 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     if not is_yes_no(question):
         return None
     frame = frame or frame_of(question)
-    animals = asks_about_animals(frame.population, *frame.outcomes)
+    animals = asks_about_animals(frame)
     direct = [(relevance.get(r.id, 0.0), r) for r in readings
               if relevance.get(r.id, 0.0) >= DIRECT and r.results and (animals or not r.preclinical_only)
               and (answering is None or r.id in answering)]
@@ -295,7 +295,7 @@ def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence
     do not agree; an item with no row is not read). The items' agreement is one term of the judge's confidence: the one
     reader's, so the judge never counts an item as agreeing that its table row or the Answer reads otherwise."""
     said = {}
-    animals = asks_about_animals(frame.population, *frame.outcomes)
+    animals = asks_about_animals(frame)
     for alignment in alignments:
         item = items.get(alignment.evidence_id)
         if (item is None or alignment.label not in ANSWERING or read(item).is_trial_record

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..models import Evidence
+from ..models import Evidence, QuestionFrame
 from ..study import DesignName
 from . import lexicon
 from .vocabulary import is_future_work
@@ -58,10 +58,11 @@ def is_human(designs: frozenset[DesignName], evidence: Evidence) -> bool:
     return bool(designs - {PRECLINICAL, "unclear"}) or ("Humans" in evidence.mesh and PRECLINICAL not in designs)
 
 
-def asks_about_animals(*parts: str | None) -> bool:
-    """Whether a question's parts (its population, its outcomes) name laboratory animals or cells ("in obese rats",
+def asks_about_animals(frame: QuestionFrame | None) -> bool:
+    """Whether a question's population or outcomes name laboratory animals or cells ("in obese rats",
     "proliferation of HeLa cells in vitro"), as a study's text names its own (``lexicons/designs.toml`` TEXT_ANIMAL,
     TEXT_IN_VITRO): for such a question, animal and cell work is the evidence it asks for, not indirect evidence."""
+    parts = (frame.population, *frame.outcomes) if frame is not None else ()
     return any(part and any(pattern.search(part) for design, pattern in _TEXT_PATTERNS if design == PRECLINICAL)
                for part in parts)
 
