@@ -192,7 +192,15 @@ async def _consume(start, control, printer: EventPrinter, deadline: HardDeadline
 
     def interrupted() -> None:  # the first Ctrl-C: the run stops and writes its report
         control.cancel()
-        loop.remove_signal_handler(signal.SIGINT)  # the next one is Python's own: KeyboardInterrupt, exit 130
+        loop.add_signal_handler(signal.SIGINT, again)
+
+    def again() -> None:
+        """The second Ctrl-C: KeyboardInterrupt (exit 130) raised by the loop itself, which lets it through, and the
+        watchdog armed for what then holds the shutdown (:mod:`.cli_interrupt`). Python's own handler raised it
+        wherever the main thread stood: in a weakref callback, which swallows it (a fresh clone's suite on a busy
+        machine, 2026-12-06), the run went on waiting for its report."""
+        cli_interrupt.arm()
+        raise KeyboardInterrupt
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signals off the main thread
         loop.add_signal_handler(signal.SIGINT, interrupted)
