@@ -136,6 +136,23 @@ def test_paragraphs_before_the_first_section_are_the_untitled_introduction():
     assert (kept.section, kept.role) == ("Body", "other")
 
 
+def test_a_section_between_the_introduction_and_the_methods_is_background():
+    """A trial's protocol reviewed earlier trials in sections of their own between its introduction and its methods
+    ("AMI stem cell therapy in man"); read as "other", "The LATE TIME study … showed no improvement in LVEF" answered
+    a question as the protocol's own finding. Such a section is background; one after the methods keeps its role."""
+    data = TRIAL.read_bytes()
+    methods = data.index(b'<sec id="s2">')  # the fixture's body: Introduction, Patients and methods, Results, …
+    review = b"<sec><title>AMI stem cell therapy in man</title><p>The LATE TIME study showed no improvement.</p></sec>"
+    discussion = data.index(b'<sec id="s4">')
+    later = b"<sec><title>Harms in practice</title><p>Two patients bled.</p></sec>"
+    passages = parse_jats(data[:methods] + review + data[methods:discussion] + later + data[discussion:]).passages
+
+    (earlier,) = [p for p in passages if p.text.startswith("The LATE TIME")]
+    (after,) = [p for p in passages if p.text == "Two patients bled."]
+    assert (earlier.section, earlier.role) == ("AMI stem cell therapy in man", "introduction")
+    assert (after.section, after.role) == ("Harms in practice", "other")
+
+
 def test_a_table_outside_any_section_belongs_to_the_section_that_first_cites_it():
     """Where the file puts a table is the publisher's layout (a ``<floats-group>`` at the end: 414 of the 2,405
     tables of the Evidence Inference train and validation trials), where the text first cites it is the article's:
