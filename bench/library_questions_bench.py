@@ -6,7 +6,8 @@
 Each row of a set (``bench/data/library_questions_dev.md``, ``bench/data/folder_questions_dev.md``) runs end to end
 (:func:`synthesist.batch.research_many`, the extractive engine, the library as the only source, the shipped
 readers) over ``../shared/corpus/library.jsonl``, or, where the row names ``articles``, over a folder of those
-Evidence Inference full texts (taken from the release's archive, as a user's folder of PMC articles). A row is right
+Evidence Inference full texts (taken from the release's archives, labelled or not, as a user's folder of PMC
+articles). A row is right
 when the Answer's verdict is the row's, a yes, no or mixed Answer rests on none of its ``not_from`` items, and the
 Answer's statement holds none of its ``not_quoting`` phrases (a sentence that cannot answer: a baseline, an aim,
 another outcome). Prints each row and the share right; runs already in ``--out`` are not run again.
@@ -28,7 +29,9 @@ from _shared import require
 from synthesist.batch import research_many
 
 SET = Path(__file__).parent / "data" / "library_questions_dev.jsonl"
-ARCHIVE = "corpus/evidence_inference/articles.tar.gz"
+ARCHIVES = ("corpus/evidence_inference/articles.tar.gz",
+            "corpus/evidence_inference/unlabelled/articles_unlabelled.tar.gz")
+"""Where a row's ``articles`` are taken from: the labelled release, then its unlabelled trials."""
 
 
 async def run(rows: list[dict], library: Path, out: Path) -> list[tuple[dict, object]]:
@@ -39,18 +42,21 @@ async def run(rows: list[dict], library: Path, out: Path) -> list[tuple[dict, ob
 
 
 def folder_of(articles: list[str], root: Path) -> Path:
-    """A folder holding the full texts ``articles`` (``PMC…``) from the Evidence Inference archive, made once."""
+    """A folder holding the full texts ``articles`` (``PMC…``) from the Evidence Inference archives, made once."""
     folder = root / "folders" / _name(articles)
     if not folder.is_dir():
         folder.mkdir(parents=True)
         wanted = {f"{pmcid}.nxml" for pmcid in articles}
-        with tarfile.open(require(ARCHIVE) / ARCHIVE) as archive:
-            for member in archive:
-                if member.isfile() and Path(member.name).name in wanted:
-                    (folder / Path(member.name).name).write_bytes(archive.extractfile(member).read())
+        for name in ARCHIVES:
+            if not wanted - {path.name for path in folder.iterdir()}:
+                break
+            with tarfile.open(require(name) / name) as archive:
+                for member in archive:
+                    if member.isfile() and Path(member.name).name in wanted:
+                        (folder / Path(member.name).name).write_bytes(archive.extractfile(member).read())
         missing = wanted - {path.name for path in folder.iterdir()}
         if missing:
-            raise SystemExit(f"not in {ARCHIVE}: {', '.join(sorted(missing))}")
+            raise SystemExit(f"not in {' or '.join(ARCHIVES)}: {', '.join(sorted(missing))}")
     return folder
 
 

@@ -124,12 +124,14 @@ def flip(direction: Direction) -> Direction:
 
 def with_aliases(words: frozenset[str], aliases: dict[str, str]) -> frozenset[str]:
     """``words`` plus the short form of every abbreviation whose long form they contain (and the long form's words
-    when they name the short one)."""
+    when they name the short one). A short form of two words ("groups of prebiotic (group P)") is no word of any
+    text's :func:`~synthesist.reading.text.terms`: an arm given it would never be held whole, and the address model
+    read a prebiotic trial as not testing prebiotics (its "rarest word", "group p", nowhere)."""
     found = set(words)
     for short, long in aliases.items():
         long_terms = terms(long, folded=True) - _GENERIC
         if long_terms and all(any(_spelled_alike(t, w) for w in found | {short}) for t in long_terms) or short in found:
-            found |= {short} | long_terms
+            found |= long_terms | ({short} if " " not in short else set())
     return frozenset(found)
 
 
