@@ -14,6 +14,7 @@ from extractive_samples import (
     INJECTED_COHORT,
     INJECTION,
     META_ANALYSIS,
+    MOUSE_STUDY,
     NULL_TRIAL,
     OFF_TOPIC,
     PREPRINT,
@@ -298,6 +299,20 @@ async def test_a_question_that_asks_for_an_effects_size_is_answered_with_the_est
     assert report.answer is not None and report.answer.verdict is None
     first = report.answer.statement.split(" [")[0]
     assert read_effect(first) is not None, report.answer.statement  # e.g. "relative risk 0.83, 95% CI 0.71-0.97"
+
+
+async def test_a_question_about_animals_is_not_told_no_human_study_was_found(embedder: Embedder) -> None:
+    """Asked of mice, the mouse study is the evidence the question asks for (the judge reads it so): the clinical
+    findings do not add that no result of a human study was found, which a question about people is told."""
+    for question, told in (("Does metformin reduce mammary tumour growth in mice?", False),
+                           ("Does metformin reduce mammary tumour growth in women?", True)):
+        memory = ResearchMemory(question, embedder=embedder, settings=DISTINCT)
+        await memory.add([MOUSE_STUDY])
+
+        report = await write_report(question, memory, embedder=embedder)
+
+        sections = {section.heading: section.body for section in report.sections}
+        assert ("No result sentence from a human study" in sections[CLINICAL]) is told, (question, sections[CLINICAL])
 
 
 @pytest.mark.shared

@@ -35,7 +35,7 @@ from ..models import (
     ResearchReport,
 )
 from ..reading.alignment import align_all
-from ..reading.designs import PRECLINICAL, REGISTRY, STRONG
+from ..reading.designs import PRECLINICAL, REGISTRY, STRONG, asks_about_animals
 from ..reading.frame import frame_of
 from ..reading.text import ended, terms
 from ..wording import counted, verb
@@ -124,7 +124,7 @@ async def write_report(
             and not answer.evidence_ids else "")),  # an Answer that quotes the mechanism is not contradicted here
         ReportSection(heading=CLINICAL, body=_bullets(picks.clinical) or (
             "" if picks.quote("human") or any(by_id[i].human for i in answer.evidence_ids if i in by_id)
-            else NO_HUMAN_RESULT)),  # nor one the Answer quotes
+            or asks_about_animals(frame) else NO_HUMAN_RESULT)),  # nor one the Answer quotes, nor of animals asked
         ReportSection(heading=TRIALS, body=_trials(trials)),
         ReportSection(heading=PREPRINTS, body=_preprints(picks.preprints)),
         ReportSection(heading=RELATED, body=related),
