@@ -29,7 +29,7 @@ check, 2026-12-05), where "Does ondansetron quell nausea?" reads right. Its verb
 right when it was written: the tagger 38 of 48, the frame 38, 7 of 12 questions whole; 45 and 45, 11 whole, since
 the best path that holds an outcome reads a question whose best path holds none (the same day).
 
-The comparatives' set (``question_comparatives.jsonl``, 32 questions) asks which of two treatments does better with
+The comparatives' set (``question_comparatives.jsonl``, 44 questions) asks which of two treatments does better with
 an adjective between them: "Is sugammadex faster than neostigmine for reversing neuromuscular blockade?" was read
 with the intervention "sugammadex faster" (a user check, 2026-12-05). Its first 20 rows (``split: dev``) were written
 and read then; the last 12 (``fresh``) were written before the tagger learned comparatives and only their figures
@@ -37,7 +37,10 @@ seen. Parts right: 84 of 128 by the tagger and 87 by the frame when the set was 
 30 and 31 of 48); 96 and 96 (dev 62, fresh 34) since the tagger's training questions ask a seventh of its prompts
 through comparative templates (``train_question_tagger.COMPARATIVE_TEMPLATES``, 2026-12-05). What it still misses:
 a comparison with no outcome ("Is laparoscopic appendectomy cheaper than open appendectomy?"), and a population
-after the outcome ("for anaemia in pregnancy"), as in other questions.
+after the outcome ("for anaemia in pregnancy"), as in other questions. Its 12 ``equivalence`` rows (2026-12-06) ask
+whether two treatments are alike ("Is Broncast bioequivalent to Singulair?", read as one exposure in a user check):
+35 and 31 of their 48 parts; templates of that form in the tagger's training questions were measured and not
+adopted (docs/architecture/studies-measured.md).
 """
 
 from __future__ import annotations
@@ -70,9 +73,10 @@ SUBJECTS_FRAME_FLOOR = 0.85
 
 SHORT = DATA.with_name("question_short.jsonl")
 COMPARATIVES = DATA.with_name("question_comparatives.jsonl")
-COMPARATIVES_FLOOR = 0.74
-"""The tagger's share of the comparatives' 128 parts, and the frame's (0.656 and 0.680 when the set was written;
-0.750 both)."""
+COMPARATIVES_FLOOR = 0.72
+"""The tagger's share of the comparatives' parts, and the frame's (0.656 and 0.680 of 128 when the set was written;
+0.750 both). 0.744 and 0.722 of 176 since 12 questions of two treatments alike were added (split ``equivalence``,
+2026-12-06: 35 and 31 of their 48 parts; "Is Broncast bioequivalent to Singulair?" read as one exposure)."""
 
 SHORT_FLOOR = 0.93
 """The tagger's share of the short questions' 48 parts, and the frame's (0.792 both when the set was written; 0.938
