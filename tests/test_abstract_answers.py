@@ -15,6 +15,7 @@ from synthesist.api import report_markdown
 from synthesist.appraisal.abstract_reading import with_one_reading
 from synthesist.appraisal.bottom_line import write_answer
 from synthesist.appraisal.evidence_table import rows_against_answer
+from synthesist.appraisal.gate import PLANS_ONLY
 from synthesist.appraisal.item_reading import read
 from synthesist.composition import Seams, Shared
 from synthesist.memory import Embedder, open_chroma
@@ -327,3 +328,25 @@ async def test_an_item_that_never_names_the_comparator_answers_only_by_a_reading
     assert labels == {"pmid:91003401": "related", "pmid:91003402": "answers"}
     assert both.answer is not None and both.answer.verdict == "yes"
     assert both.answer.evidence_ids == ("pmid:91003402",)
+
+
+PROTOCOL = _record(
+    "92000701", 2014, "BMJ Open",
+    "A randomised double-blind control study of early intracoronary autologous bone marrow cell infusion in acute "
+    "myocardial infarction: study protocol",
+    "INTRODUCTION: Acute myocardial infarction remains a major cause of death worldwide. METHODS AND ANALYSIS: "
+    "Patients will be randomised to receive intracoronary infusion of bone marrow cells or placebo. The primary "
+    "endpoint will be the change in LVEF at 1 year compared to baseline. ETHICS AND DISSEMINATION: The results "
+    "will be published in peer-reviewed journals. TRIAL REGISTRATION: http://clinicaltrials.gov (NCT00765453).")
+CELLS = "Does intracoronary bone marrow cell infusion improve LVEF after acute myocardial infarction?"
+
+
+async def test_a_protocol_answers_no_question(tmp_path: Path, embedder: Embedder) -> None:
+    """A protocol reports nothing yet: read by its conclusion head, its last sentences ("The results will be
+    published …", a registration number) answered yes. It is related, and the Answer says what it lacks."""
+    report = (await _research(tmp_path, embedder, PROTOCOL, question=CELLS)).report
+    [protocol] = [a for a in report.alignment if a.evidence_id == "pmid:92000701"]
+
+    assert (protocol.label, protocol.reason) == ("related", PLANS_ONLY)
+    assert report.answer is not None and report.answer.verdict == "insufficient"
+    assert "reports no result yet" in report.answer.statement

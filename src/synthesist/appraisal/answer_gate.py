@@ -26,7 +26,7 @@ from .abstract_reading import abstract_reading
 from .bottom_line import write_answer
 from .certainty import LEVELS, answer_certainty, steps_text
 from .citations import cited_ids
-from .gate import arms_named, missing_statement
+from .gate import PLANS_ONLY, arms_named, missing_statement
 from .item_reading import read
 from .relevance import question_relevance
 
@@ -84,7 +84,16 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
         finding = abstracts.get(alignment.evidence_id)
         return alignment.model_copy(update={"full_text": finding}) if finding else alignment
 
-    return [without_comparison(shown(a)) for a in alignments]
+    return [reporting(without_comparison(shown(a)), by_id[a.evidence_id]) for a in alignments]
+
+
+def reporting(alignment: Alignment, item: Evidence) -> Alignment:
+    """``alignment``, related where the item reports nothing yet (:attr:`~.item_reading.Reading.plans_only`: a
+    trial's protocol) and no row on the comparison was read from it: its conclusion head read "The primary endpoint
+    will be the change in LVEF at 1 year" and a registration number as a yes."""
+    if alignment.full_text is not None or alignment.label not in ("answers", "indirect") or not read(item).plans_only:
+        return alignment
+    return alignment.model_copy(update={"label": "related", "reason": PLANS_ONLY})
 
 
 def without_comparison(alignment: Alignment) -> Alignment:

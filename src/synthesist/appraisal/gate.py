@@ -17,6 +17,8 @@ from ..wording import counted, verb
 ANSWERING = frozenset({"answers", "indirect"})
 """Labels an answer may rest on (indirect ones marked as such)."""
 TOPICS_NAMED = 3
+PLANS_ONLY = "it reports no result yet: its abstract has methods but no results or conclusions (a protocol)"
+"""The reason of an item set aside as reporting nothing yet (:func:`~.answer_gate.reporting`)."""
 _METHOD_HEADING = lexicon.pattern("gate", "METHOD_HEADING")
 """MeSH headings about how a study was done, not what it studied: never named as what the items address."""
 
@@ -59,6 +61,11 @@ def missing_statement(frame: QuestionFrame, alignments: Sequence[Alignment], ite
         return (f"{counted(len(both), 'collected item')} {verb(len(both), 'reports', 'report')} {frame.exposure} "
                 f"and {outcome}, but {'its full text never tests' if one else 'their full texts never test'} "
                 f"{against}: {'it compares' if one else 'they compare'} {what}.")
+    if both and all(a.reason == PLANS_ONLY for a in both):
+        one = len(both) == 1
+        return (f"{counted(len(both), 'collected item')} {verb(len(both), 'plans', 'plan')} to study "
+                f"{frame.exposure} and {outcome}, but {'it reports' if one else 'they report'} no result yet "
+                f"({'its abstract is' if one else 'their abstracts are'} a protocol's).")
     if both:
         return (f"{counted(len(both), 'collected item')} {verb(len(both), 'mentions', 'mention')} both "
                 f"{frame.exposure} and {outcome}, but none is about "

@@ -52,8 +52,13 @@ _TOKEN = re.compile(r"[^\W\d_]+|\d+(?:[.,·]\d+)*")
 
 def title_role(title: str) -> str | None:
     """The one role a section title names ("OBJECTIVES" → ``objective``); ``None`` for none or several."""
-    named = {role for cue, role in _TITLE_CUES if cue.search(title.lower())}
-    return named.pop() if len(named) == 1 else None
+    named = title_roles(title)
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def title_roles(title: str) -> frozenset[str]:
+    """Every role a section title names ("RESULTS AND CONCLUSIONS" → results and conclusions)."""
+    return frozenset(role for cue, role in _TITLE_CUES if cue.search(title.lower()))
 
 
 def tokens(sentence: str) -> str:
