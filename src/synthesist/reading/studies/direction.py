@@ -20,6 +20,7 @@ from .. import lexicon
 from ..study_reader import word_rarity
 from ..synonyms import one_word_names
 from ..text import split_clauses, terms, top_level
+from ..vocabulary import is_future_work
 from .arms import THAN, ArmTerms, flip, outcome_aliases
 from .effects import Significance, clause_effect, ratio_side, read_effect, row_p, significance
 from .passages import SECTION_WEIGHT, Unit, units
@@ -109,7 +110,7 @@ def _figures(result: OutcomeResult) -> bool:
 def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | None = None,
                  aliases: dict[str, str] | None = None) -> tuple[list[Unit], list[Scored | None]]:
     """Every unit of ``evidence`` in reading order, with its rule score for the query (None for a unit that does
-    not name the outcome, or cannot report a result: an aim, the methods)."""
+    not name the outcome, or cannot report a result: an aim, the methods, a call for more studies)."""
     outcome = query_outcome(query)
     arms = arms or ArmTerms.of(query)
     read = list(units(evidence))
@@ -179,6 +180,8 @@ def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dic
         return None
     if _AIM.match(unit.text) and not _REPORTED.search(unit.text):
         return None
+    if is_future_work(unit.text) and not _STATISTIC.search(unit.text):
+        return None  # "More studies are needed to improve the long-term walking adherence …" reports nothing
     score = 3.0 * share + SECTION_WEIGHT.get(unit.role, 0.5)
     score += 0.4 * bool(arms.intervention & words) + 0.4 * bool(arms.comparator & words)
     score += PAIR_WEIGHT * _pairs(unit.text, arms)
