@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from synthesist.appraisal.item_reading import read
 from synthesist.errors import ParseError, UnsafeDocumentError
 from synthesist.reading.text import section_role, split_sentences
 from synthesist.tools import jats
@@ -257,3 +258,19 @@ def test_the_48_real_articles_parse_except_the_empty_file(shared_dir: Path):
     hazard = parsed["PMC3442969.nxml"]
     table5 = next(p for p in hazard.passages if p.kind == "table" and p.label == "Table 5")
     assert "WT | 24.2months | 18.9months | 0.31" in table5.text.split("\n")
+
+
+def test_a_protocol_is_typed_so_and_reports_nothing_yet():
+    """A journal's heading "Protocol" types the article (JMIR's research protocols have results and conclusions
+    parts: "Data analysis is in progress"; "This program may lead to increased condom use" was read as a yes in a
+    user check, 2026-12-06): it reports nothing yet. A heading that names no protocol is not kept."""
+    data = TRIAL.read_bytes()
+    at = data.index(b"<article-meta>") + len(b"<article-meta>")
+    heading = b'<article-categories><subj-group subj-group-type="heading"><subject>{}</subject></subj-group>' \
+              b"</article-categories>"
+    protocol = article_evidence(parse_jats(data[:at] + heading.replace(b"{}", b"Protocol") + data[at:]), "library")
+    research = article_evidence(parse_jats(data[:at] + heading.replace(b"{}", b"Research Article") + data[at:]),
+                                "library")
+
+    assert protocol.publication_types == ("Protocol",) and read(protocol).plans_only
+    assert research.publication_types == () and not read(research).plans_only

@@ -17,7 +17,7 @@ from ..wording import counted, verb
 ANSWERING = frozenset({"answers", "indirect"})
 """Labels an answer may rest on (indirect ones marked as such)."""
 TOPICS_NAMED = 3
-PLANS_ONLY = "it reports no result yet: its abstract has methods but no results or conclusions (a protocol)"
+PLANS_ONLY = "it reports no result yet (a protocol: so typed, or an abstract of methods with no results or conclusions)"
 """The reason of an item set aside as reporting nothing yet (:func:`~.answer_gate.reporting`)."""
 _METHOD_HEADING = lexicon.pattern("gate", "METHOD_HEADING")
 """MeSH headings about how a study was done, not what it studied: never named as what the items address."""

@@ -19,6 +19,7 @@ from ..reading.vocabulary import (
     is_future_work,
     is_instruction,
     is_null_result,
+    is_protocol,
     is_result,
     mechanism_hits,
     states_mechanism,
@@ -125,10 +126,13 @@ class Reading:
 
     @cached_property
     def plans_only(self) -> bool:
-        """Whether the abstract reports nothing yet: its parts' titles name methods and no results or conclusions,
-        and no sentence states a result (a trial's protocol: "Patients will be randomised …", "TRIAL
-        REGISTRATION: …"). Of the 2,807 unlabelled Evidence Inference trials, 36 such abstracts, protocols and
-        design papers; none of the 822 labelled trials' nor of the 1,671 library records'."""
+        """Whether the item reports nothing yet: its publication types name a protocol (PubMed's "Clinical Trial
+        Protocol", a journal's "Study Protocol": :func:`~synthesist.reading.vocabulary.is_protocol`), or its
+        abstract's parts name methods and no results or conclusions and no sentence states a result ("Patients will
+        be randomised …", "TRIAL REGISTRATION: …": 35 of the 2,807 unlabelled Evidence Inference trials, protocols
+        and design papers; none of the 822 labelled trials' nor of the 1,671 library records')."""
+        if is_protocol(self.evidence.publication_types):
+            return True
         named = frozenset().union(*(title_roles(s.section) for s in self.sentences if s.section and s.section != TITLE))
         return "methods" in named and not named & {"results", "conclusions"} and not self.results
 

@@ -30,6 +30,8 @@ INSTRUCTION = lexicon.pattern("vocabulary", "INSTRUCTION")
 
 FUTURE_WORK = lexicon.pattern("vocabulary", "FUTURE_WORK")
 """Calls for more research: a design named here ("RCTs are needed") was not done."""
+PROTOCOL_TYPE = lexicon.pattern("vocabulary", "PROTOCOL_TYPE")
+"""A publication type that names a protocol: :func:`is_protocol`."""
 
 
 def is_result(sentence: str) -> bool:
@@ -58,3 +60,8 @@ def states_mechanism(sentence: str) -> bool:
 
 def is_future_work(sentence: str) -> bool:
     return bool(FUTURE_WORK.search(sentence))
+
+
+def is_protocol(publication_types: tuple[str, ...]) -> bool:
+    """Whether an item's publication types (PubMed's, or a JATS article's heading) name it a protocol."""
+    return any(PROTOCOL_TYPE.search(kind) for kind in publication_types)

@@ -27,6 +27,7 @@ from ..errors import ParseError
 from ..identity import evidence_id, make_identifiers, page_url
 from ..models import Evidence, Passage, SourceLink, SourceName
 from ..reading.text import section_role
+from ..reading.vocabulary import is_protocol
 from .xmlsafe import parse_xml
 
 __all__ = ["MAX_BYTES", "Article", "article_evidence", "parse_jats", "read_jats_file"]
@@ -66,6 +67,10 @@ class Article:
     passages: tuple[Passage, ...]
     has_body: bool
     authors: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    """The journal's heading subjects that name a protocol ("Study Protocol"), as written: the article's
+    publication types (:func:`~synthesist.reading.vocabulary.is_protocol`). Other headings ("Research Article")
+    name no design and are not kept."""
 
     @property
     def abstract(self) -> str:
@@ -110,7 +115,13 @@ def parse_jats(data: bytes, source: str = SOURCE) -> Article:
         passages=tuple(passages),
         has_body=body is not None and any(p.role != "abstract" for p in passages),
         authors=_authors(meta),
+        kinds=tuple(dict.fromkeys(subject for subject in _subjects(meta) if is_protocol((subject,)))),
     )
+
+
+def _subjects(meta: Element) -> list[str]:
+    """The article's heading subjects, as written ("Study Protocol", "Research Article")."""
+    return [_clean(_text(element)) for element in meta.findall("article-categories//subject")]
 
 
 def read_jats_file(path: Path) -> Article:
@@ -144,7 +155,7 @@ def article_evidence(article: Article, source: SourceName, *, url: str | None = 
         return Evidence(
             id=evidence_id(identifiers, url), source=source, title=article.title, content=content, url=url,
             identifiers=identifiers, year=article.year, journal=article.journal, has_abstract=bool(article.abstract),
-            authors=article.authors,
+            authors=article.authors, publication_types=article.kinds,
             links=(SourceLink(source=source, native_id=article.pmcid, url=url),), passages=article.passages,
         )
     except ValidationError as exc:
