@@ -13,6 +13,7 @@ from run_helpers import run_settings
 from synthesist import api
 from synthesist.api import report_markdown
 from synthesist.appraisal.abstract_reading import with_one_reading
+from synthesist.appraisal.answer_gate import reporting
 from synthesist.appraisal.bottom_line import write_answer
 from synthesist.appraisal.evidence_table import rows_against_answer
 from synthesist.appraisal.gate import PLANS_ONLY
@@ -350,3 +351,20 @@ async def test_a_protocol_answers_no_question(tmp_path: Path, embedder: Embedder
     assert (protocol.label, protocol.reason) == ("related", PLANS_ONLY)
     assert report.answer is not None and report.answer.verdict == "insufficient"
     assert "reports no result yet" in report.answer.statement
+
+
+def test_a_protocol_s_row_answers_only_where_it_states_numbers() -> None:
+    """A research protocol's conclusion ("This brief … program may lead to increased … condom use") was read as an
+    increase and answered yes; a row with a p value from an article typed a protocol is a result (3 of the 822
+    labelled trials are so typed and report some)."""
+    protocol = Evidence(id="pmid:92000702", source="library", title="The eHIS program: research protocol",
+                        content=PROTOCOL["abstract"], publication_types=("Protocol",))
+    alignment = align(frame_of(CELLS), protocol, 0.9)
+    hedged = FullTextFinding(quote="This program may lead to increased condom use.", direction="increased")
+    stated = FullTextFinding(quote="Condom use rose more with the program (64% vs 41%, p = 0.01).",
+                             direction="increased")
+
+    assert reporting(alignment.model_copy(update={"label": "answers", "full_text": hedged}), protocol).label == \
+        "related"
+    assert reporting(alignment.model_copy(update={"label": "answers", "full_text": stated}), protocol).label == \
+        "answers"
