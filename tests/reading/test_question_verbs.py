@@ -40,7 +40,10 @@ a comparison with no outcome ("Is laparoscopic appendectomy cheaper than open ap
 after the outcome ("for anaemia in pregnancy"), as in other questions. Its 12 ``equivalence`` rows (2026-12-06) ask
 whether two treatments are alike ("Is Broncast bioequivalent to Singulair?", read as one exposure in a user check):
 35 and 31 of their 48 parts; templates of that form in the tagger's training questions were measured and not
-adopted (docs/architecture/studies-measured.md).
+adopted (docs/architecture/studies-measured.md). Eight rows ask about harms alone ("Is drug A safer than drug B in
+elderly patients?", "Is metformin safer than insulin for gestational diabetes?"): the frame reads their outcome as
+adverse events and the condition they are used for as the population (``frame.HARMS``, 2026-12-06), their
+``frame_outcome`` and ``frame_population``, which the tagger, tagging words, is not scored on.
 """
 
 from __future__ import annotations
@@ -76,7 +79,8 @@ COMPARATIVES = DATA.with_name("question_comparatives.jsonl")
 COMPARATIVES_FLOOR = 0.72
 """The tagger's share of the comparatives' parts, and the frame's (0.656 and 0.680 of 128 when the set was written;
 0.750 both). 0.744 and 0.722 of 176 since 12 questions of two treatments alike were added (split ``equivalence``,
-2026-12-06: 35 and 31 of their 48 parts; "Is Broncast bioequivalent to Singulair?" read as one exposure)."""
+2026-12-06: 35 and 31 of their 48 parts; "Is Broncast bioequivalent to Singulair?" read as one exposure); the
+frame 0.778 since questions about harms alone read adverse events as their outcome (the same day)."""
 
 SHORT_FLOOR = 0.93
 """The tagger's share of the short questions' 48 parts, and the frame's (0.792 both when the set was written; 0.938
@@ -87,8 +91,13 @@ def rows(path: Path = DATA) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def share(read, chosen: list[dict]) -> float:
-    right = sum(normal(read(row["question"])[name]) == normal(row[name]) for row in chosen for name in NAMES)
+def share(read, chosen: list[dict], implied: bool = False) -> float:
+    """The share of the parts of ``chosen`` that ``read`` gets right; with ``implied``, a row's ``frame_outcome``
+    where it has one: the outcome a question implies but does not word, which the frame reads and the tagger, which
+    tags words, cannot (a question about safety alone asks about adverse events: ``frame.HARMS``)."""
+    right = sum(normal(read(row["question"])[name]) == normal(row.get(f"frame_{name}", row[name]) if implied
+                                                               else row[name])
+                for row in chosen for name in NAMES)
     return right / (len(chosen) * len(NAMES))
 
 
@@ -126,7 +135,7 @@ def test_the_tagger_and_the_frame_read_unseen_verbs_above_their_floors(capsys):
 ], ids=["subjects", "short", "comparatives"])
 def test_each_smaller_set_is_read_above_its_floors(path, name, floor, frame_floor, capsys):
     every = rows(path)
-    tagger, framed = share(tagger_parts, every), share(frame_parts(frame_of), every)
+    tagger, framed = share(tagger_parts, every), share(frame_parts(frame_of), every, implied=True)
     with capsys.disabled():
         print(f"\n{name} ({len(every)} questions): tagger {tagger:.3f}, frame_of {framed:.3f}")
     assert tagger >= floor and framed >= frame_floor

@@ -61,6 +61,12 @@ question it contains, but asking for a number, not a yes or a no."""
 EFFECT_OF = lexicon.pattern("frame", "EFFECT_OF")
 """An effect asked for by name ("What is the effect of statins on mortality in older adults?"): the exposure is
 what has the effect, the outcome what it is on; it asks for the effect, so no yes or no."""
+SAFETY = lexicon.pattern("frame", "SAFETY")
+_SAFE_USE = lexicon.pattern("frame", "SAFE_USE")
+HARMS = "adverse events"
+"""The outcome of a question about harms alone (:data:`SAFETY`: "Is X safe in P?"): the name trials give their count
+of harms; the study reader also reads the other names trials write for it ("side effects", "TEAEs":
+``lexicons/synonyms.toml`` MEASURE_NAMES)."""
 
 
 @lru_cache(maxsize=1024)
@@ -80,7 +86,7 @@ def frame_of(question: str) -> QuestionFrame:
     if _main_clause(text)[1]:
         return frame
     if frame.yes_no and frame.kind in ("effect", "association"):
-        return tagged_frame(text, frame) or frame
+        return _about_harms(text, tagged_frame(text, frame) or frame)
     if is_yes_no(text) and frame.kind in ("diagnostic", "prognosis", "mechanism"):
         unnamed = _unnamed(text, frame)
         kind = question_kind(unnamed)
@@ -88,6 +94,28 @@ def frame_of(question: str) -> QuestionFrame:
             asked = frame.model_copy(update={"kind": kind, "yes_no": True})
             return tagged_frame(text, asked) or asked
     return frame
+
+
+def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
+    """``frame`` asking about adverse events (:data:`HARMS`) where ``text`` asks about harms alone (:data:`SAFETY`)
+    and the outcome read is the condition it is used for, not something asked about: "Is moist exposed burn
+    ointment safe for pressure ulcers?" asks whether the ointment harms people with pressure ulcers, and "Is
+    apixaban safer than warfarin for preventing stroke in atrial fibrillation?" whether it harms less; the condition
+    becomes the population where the question names none. A question that names what it asks about keeps it ("Does
+    X safely reduce pain?"), and so does one about benefit as well ("safe and effective": :data:`SAFETY`)."""
+    outcome = frame.outcomes[0] if frame.outcomes else ""
+    if frame.kind != "effect" or outcome == HARMS or (asked := SAFETY.search(text)) is None:
+        return frame
+    used_for = re.compile(r"\b(?:for|in|among|with)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
+                          rf"(?:treating|preventing|managing)\s+)?{re.escape(outcome)}", _I)
+    if outcome and not used_for.search(text, asked.end()):
+        return frame
+    exposure = frame.exposure or ""
+    if (inside := SAFETY.search(exposure)) is not None:  # "drug A safer", as the tagger may leave it
+        exposure = _core(re.sub(r"\s+(?:as|better|more|less)\s*$", "", exposure[:inside.start()], flags=_I))
+    population = frame.population or (_population(outcome)[0] or outcome if outcome else None)
+    return frame.model_copy(update={"exposure": exposure or frame.exposure, "population": population,
+                                    "outcomes": (HARMS,)})
 
 
 def _verb_kind(text: str, frame: QuestionFrame) -> str | None:
@@ -183,21 +211,44 @@ def frame_by_rule(question: str) -> QuestionFrame:
     population, clause = _population(clause)
     comparator, clause = _comparator(clause)
     exposure, outcome = _split(clause)
+    if kind == "effect" and (harmed := _harmed(clause, outcome)) is not None:
+        exposure, outcome = harmed[0], HARMS  # "Is X safe in P?" asks about X's harms in P, not about P
+        population, comparator = population or harmed[1], comparator or harmed[2]
     if not outcome and population and population != exposure:
         # "Is X effective in the treatment of Z?": the condition Z is what X is asked about
         conditions = question_terms(population).conditions
         if conditions or not PEOPLE.search(population):
             outcome = conditions[0] if conditions else population
-    if topic:
-        exposure, outcome, population, comparator = _with_topic(topic, exposure, outcome, population, comparator,
-                                                                pronoun)
-    if not exposure and outcome:
+    if topic:  # a topic that names an outcome gives it, where the asking part asks only whether it is safe
+        harms = outcome == HARMS
+        exposure, outcome, population, comparator = _with_topic(topic, exposure, "" if harms else outcome,
+                                                                population, comparator, pronoun)
+        outcome = outcome or (HARMS if harms else "")
+    if not exposure and outcome and outcome != HARMS:
         exposure, outcome = outcome, ""
     exposure, outcome = _core(exposure), _core(outcome)
     if kind == "mechanism" and not outcome:
         outcome = "mechanism"
     return QuestionFrame(kind=kind, yes_no=yes_no, population=population or None, exposure=exposure or None,
                          comparator=comparator or None, outcomes=(outcome,) if outcome else (), source="extractive")
+
+
+def _harmed(clause: str, outcome: str) -> tuple[str, str, str] | None:
+    """The exposure, the population and the comparator of a clause that asks about harms alone (:data:`SAFETY`),
+    None when it asks no such thing. Where the clause opens with its predicate ("it safe to use X during
+    pregnancy"), what follows it, up to a preposition that names the people or the time of use; else, where the
+    rules read no outcome, its words before the predicate ("X" of "X safe", "X be used safely"; '' where it names
+    none of its own: "it safe", after a title-style topic), and what "as safe as" sets it against."""
+    if (use := _SAFE_USE.match(clause)) is not None:
+        exposure, *population = re.split(r"\s+(?:during|in|among|for|with)\s+", clause[use.end():], maxsplit=1,
+                                         flags=_I)
+        return _core(exposure), _phrase(population[0] if population else ""), ""
+    if outcome or (predicate := SAFETY.search(clause)) is None:
+        return None
+    before = re.sub(r"\s+(?:as|be|been|being)(?:\s+(?:used|given|taken|administered|performed|done))?\s*$", "",
+                    clause[:predicate.start()], flags=_I)
+    against = re.match(r"\s+as\s+(?P<rest>.+)", clause[predicate.end():], flags=_I)
+    return (_core(before) if _content(before) else ""), "", _phrase(against["rest"]) if against else ""
 
 
 def question_kind(question: str) -> str:
