@@ -51,18 +51,19 @@ def measure_names(phrase: str) -> tuple[str, ...]:
     return ()
 
 
-def one_word_names(outcome: frozenset[str]) -> dict[str, frozenset[str]]:
-    """Each other one-word name (folded, :func:`~.text.terms`) of a measure whose name the ``outcome``'s folded words
-    hold, with the words it stands for: ``{"death": {"mort"}, "deaths": …}`` for "all-cause mortality", ``{"a1c":
-    {"hba1c"}}`` for "HbA1c" (:data:`MEASURE_NAMES`): a passage that names one names the outcome."""
-    found: dict[str, frozenset[str]] = {}
+def other_names(outcome: frozenset[str]) -> dict[frozenset[str], frozenset[str]]:
+    """Each other name (its folded words, :func:`~.text.terms`) of a measure whose name the ``outcome``'s folded words
+    hold, with the words it stands for: ``{{"death"}: {"mort"}, …}`` for "all-cause mortality", ``{{"a1c"}:
+    {"hba1c"}}`` for "HbA1c", ``{{"side", "effect"}: {"advers", "event"}}`` for "adverse events"
+    (:data:`MEASURE_NAMES`): a passage that holds one names the outcome."""
+    found: dict[frozenset[str], frozenset[str]] = {}
     for names in MEASURE_NAMES:
         held = [words for name in names if (words := terms(name, folded=True)) and words <= outcome]
         if not held:
             continue
         for name in names:
-            if len(words := terms(name, folded=True)) == 1 and not words <= outcome:
-                found.setdefault(next(iter(words)), max(held, key=len))
+            if (words := terms(name, folded=True)) and not words <= outcome:
+                found.setdefault(words, max(held, key=len))
     return found
 
 

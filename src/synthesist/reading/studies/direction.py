@@ -18,7 +18,7 @@ from ...models import Evidence
 from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResult
 from .. import lexicon
 from ..study_reader import word_rarity
-from ..synonyms import one_word_names
+from ..synonyms import other_names
 from ..text import split_clauses, terms, top_level
 from ..vocabulary import is_future_work
 from .arms import THAN, ArmTerms, flip, outcome_aliases
@@ -117,8 +117,10 @@ def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
     if not outcome:
         return read, [None] * len(read)
     short_forms = dict(outcome_aliases(outcome, aliases or {}))
-    for name, words in one_word_names(outcome).items():  # "death" names "all-cause mortality", "A1C" names HbA1c
-        short_forms.setdefault(name, words)
+    names = {name: words for name, words in other_names(outcome).items() if len(name) > 1}
+    for name, words in other_names(outcome).items():  # "death" names "all-cause mortality", "A1C" names HbA1c
+        if len(name) == 1:
+            short_forms.setdefault(next(iter(name)), words)
     for short in _QUERY_SHORT_FORM.findall(query.outcome):  # "EAR (early response)": the query defines "EAR"
         short_forms.setdefault(short.lower(), outcome)
     named = [word for word in re.findall(r"[A-Za-z][\w-]*", query.outcome) if terms(word, folded=True)]
@@ -129,7 +131,7 @@ def scored_units(evidence: Evidence, query: DirectionQuery, arms: ArmTerms | Non
     weights = _rarity(read, outcome)
     times = _time_points(query.outcome)
     gate = outcome_weights(outcome)
-    return read, [_score(unit, outcome, arms, short_forms, weights, gate, times) for unit in read]
+    return read, [_score(unit, outcome, arms, short_forms, weights, gate, times, names) for unit in read]
 
 
 def outcome_weights(outcome: frozenset[str]) -> dict[str, float]:
@@ -168,11 +170,14 @@ def _rarity(read: list[Unit], outcome: frozenset[str]) -> dict[str, float]:
 
 
 def _score(unit: Unit, outcome: frozenset[str], arms: ArmTerms, short_forms: dict[str, frozenset[str]],
-           weights: dict[str, float], gate: dict[str, float],
-           asked_times: frozenset[float] = frozenset()) -> Scored | None:
+           weights: dict[str, float], gate: dict[str, float], asked_times: frozenset[float] = frozenset(),
+           names: dict[frozenset[str], frozenset[str]] | None = None) -> Scored | None:
     words = terms(f"{unit.context} {unit.text}", folded=True) if unit.kind == "table" else terms(unit.text, folded=True)
     for short in short_forms.keys() & words:  # "PTT" names "partial thromboplastin time"
         words = words | short_forms[short]
+    for name, held in (names or {}).items():  # "side effects" names "adverse events"
+        if name <= words:
+            words = words | held
     if not names_outcome(gate, words):
         return None
     share = math.fsum(weights[word] for word in outcome & words) / (math.fsum(weights.values()) or 1.0)
