@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION
+from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, article
 
 from synthesist.agents.report import validate_answer
 from synthesist.appraisal.bottom_line import write_answer
@@ -158,3 +158,42 @@ def test_llm_answer_keeps_only_collected_ids_and_falls_back_to_insufficient() ->
     )
     assert (invented.verdict, invented.strength, invented.evidence_ids) == ("insufficient", "very_low", ())
     assert "999" not in invented.statement
+
+
+_PXT3003 = article(
+    "25519680", "A phase 2 study of PXT3003 in children with Charcot-Marie-Tooth disease type 1A",
+    "Charcot-Marie-Tooth disease type 1A is the commonest inherited neuropathy in children. We randomised 80 children "
+    "to PXT3003 or placebo for one year. The CMT neuropathy score improved by 8% with high-dose PXT3003 against "
+    "placebo (P = 0.03). PXT3003 was safe and well tolerated in children with CMT1A.",
+    types=("Randomized Controlled Trial",))
+_REGISTERED = article(
+    "31000001", "Topical honey for chronic leg ulcers in older adults",
+    "Chronic leg ulcers heal slowly in older adults. We randomised 120 older adults with venous leg ulcers to topical "
+    "honey or saline dressings for 12 weeks. Topical honey was well tolerated, with 4 withdrawals in each group. "
+    "The study was funded by the National Institute for Health Research. "
+    "Trial registration: ClinicalTrials.gov NCT01234567.",
+    types=("Randomized Controlled Trial",))
+
+
+def test_an_insufficient_answer_quotes_no_item_that_shares_only_the_population() -> None:
+    # "Does aspirin prevent migraine in children?" over a folder whose one trial in children is of PXT3003 quoted
+    # that trial's conclusion as the closest (a user check, 2026-12-06): it names neither aspirin nor migraine.
+    frame = frame_of("Does aspirin prevent migraine in children?")
+    alignment = align(frame, _PXT3003, 0.5)
+    assert alignment.label == "related" and {p.part for p in alignment.parts if p.addressed} == {"population"}
+
+    answer = _answer("Does aspirin prevent migraine in children?", _PXT3003, relevance=0.5)
+
+    assert answer.verdict == "insufficient" and "Closest" not in answer.statement and answer.evidence_ids == ()
+
+
+def test_an_insufficient_answer_quotes_no_funder_or_registration_line_as_the_closest() -> None:
+    # An abstract with no conclusions section gave its last two sentences as the closest: here its funder.
+    question = "Does topical honey reduce pain in older adults with leg ulcers?"
+    alignment = align(frame_of(question), _REGISTERED, 0.5)
+    assert alignment.label == "related"
+
+    answer = _answer(question, _REGISTERED, relevance=0.5)
+
+    assert answer.verdict == "insufficient" and "funded" not in answer.statement
+    assert "Closest: Topical honey was well tolerated" in answer.statement
