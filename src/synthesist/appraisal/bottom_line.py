@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading import lexicon
+from ..reading.alignment import fitted_gate
 from ..reading.roles import abstract_roles
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
@@ -167,8 +168,7 @@ def _insufficient(frame: QuestionFrame, alignments: Sequence[Alignment], reading
                   items: Mapping[str, Evidence]) -> Answer:
     missing = missing_statement(frame, alignments, items)
     closest = next((a for a in alignments if a.label == "related" and a.evidence_id in readings
-                    and not readings[a.evidence_id].is_trial_record
-                    and any(p.addressed and p.part in _ASKED_PARTS for p in a.parts)), None)
+                    and not readings[a.evidence_id].is_trial_record and a.relevance >= fitted_gate().floor), None)
     statement, ids = missing, ()
     if closest is not None:
         reading = readings[closest.evidence_id]
@@ -182,22 +182,19 @@ def _insufficient(frame: QuestionFrame, alignments: Sequence[Alignment], reading
 
 
 _ASKED_PARTS = ("exposure", "outcome")
-"""The parts an item must address to be quoted as the closest to an unanswered question: an item that shares only
-the population or the comparator ("Does aspirin prevent migraine in children?" over a folder whose one trial in
-children is of PXT3003) is no nearer to the answer than any other."""
-_STATED = ("results", "conclusions")
+"""The parts a sentence names to be quoted as the closest item's, where the item has no conclusions section."""
 
 
 def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None:
     """The closest item's own conclusion (the first self-standing sentence of its CONCLUSIONS section), else the first
     sentence that names the exposure or the outcome it addresses and that the sentence roles read as a result or a
     conclusion (:func:`~synthesist.reading.roles.abstract_roles`): never its aim, its background or its methods,
-    nor, where it has no conclusions section, whatever its last sentences are (a trial registration, a funder)."""
+    nor, where it has no conclusions section, whatever its last sentences are (a funder, a trial registration)."""
     body = [s for s in reading.sentences if s.section != TITLE]
     named = [words for p in alignment.parts if p.addressed and p.part in _ASKED_PARTS if (words := terms(p.term))]
     roles = abstract_roles([s.text for s in body], [s.section for s in body])
     shown = [s for s, role in zip(body, roles, strict=True)
-             if role in _STATED and any(words <= terms(s.text) for words in named)]
+             if role in ("results", "conclusions") and any(words <= terms(s.text) for words in named)]
     for sentence in [*(s for s in body if s.is_conclusion), *shown]:
         if not leans_on_previous(sentence.text):
             return sentence
