@@ -374,7 +374,8 @@ def _subject_and_aspect(clause: str, kind: str) -> tuple[str, str]:
             aspect = name
     subject = re.sub(r"\b(?:the|of|are|is|what|which|main|common|most|usual|known|causes?|cause|etiology|"
                      r"aetiology|risk factors?|symptoms|signs|complications|treatments?|management|prevalence|"
-                     r"frequency|proportion|mechanisms?|how common|how many|how often)\b", " ", clause, flags=_I)
+                     r"frequency|proportion|mechanisms?|how common|how many|how often|side[- ]effects|"
+                     r"adverse (?:effects|events|reactions)|harms)\b", " ", clause, flags=_I)
     return _phrase(subject), aspect
 
 
