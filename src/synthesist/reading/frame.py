@@ -408,6 +408,11 @@ def _comparator(clause: str) -> tuple[str, str]:
     return _phrase(match.group("rest")), clause[: match.start()]
 
 
+_BETWEEN = re.compile(r"(\bbetween\s+\S+(?:\s+\S+)?)\s+and\s+", _I)
+_AND = "\u0002"
+"""The "and" of "between A and B" held while a clause is split at its joints: it joins no exposure to an outcome."""
+
+
 def _split(clause: str) -> tuple[str, str]:
     """Exposure and outcome: either side of the relation verb, else of *and*/*with*, else the whole clause."""
     relation = RELATION.search(clause)
@@ -423,8 +428,9 @@ def _split(clause: str) -> tuple[str, str]:
         if len(pair) == 2 and _content(pair[1]):
             return _phrase(pair[1]), _phrase(pair[0])
         return _phrase(rest), ""
+    held = _BETWEEN.sub(lambda pair: f"{pair[1]} {_AND} ", clause)  # "switching between A and B" is one name
     for joint in (r"\s+and\s+", r"\s+with\s+", r"\s+(?:on|after|following|during)\s+"):
-        pair = re.split(joint, clause, maxsplit=1)
+        pair = [part.replace(_AND, "and") for part in re.split(joint, held, maxsplit=1)]
         if len(pair) == 2 and _content(pair[0]) and _content(pair[1]):
             return _phrase(pair[0]), _phrase(pair[1])
     return _phrase(clause), ""
