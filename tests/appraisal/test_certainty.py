@@ -223,3 +223,11 @@ def test_animal_work_is_indirect_evidence_unless_the_question_asks_about_animals
         for steps in (graded.steps, grade(evidence).steps):
             reasons = {step.domain: step.reason for step in steps}
             assert ("animal or in-vitro evidence (pmid:3)" in reasons.get("indirectness", "")) is indirect, reasons
+
+
+def test_blinding_is_read_with_a_typesetter_s_hyphen():
+    # A Wiley trial writes "double‐blind" (U+2010) throughout; its row was downgraded for stating no blinding.
+    graded = grade(OutcomeEvidence("adverse events", ((record("pmid:1"), result("0.70", "0.60", "0.82"), item(
+        "pmid:1", "In this randomized, double\u2010blind, phase 3 study, 600 patients were randomised.")),)))
+
+    assert "risk_of_bias" not in {step.domain for step in graded.steps}
