@@ -106,12 +106,15 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     outcome = frame.outcomes[0] if frame.outcomes else ""
     if frame.kind != "effect" or outcome == HARMS or (asked := SAFETY.search(text)) is None:
         return frame
+    exposure = frame.exposure or ""
+    inside = SAFETY.search(exposure)
+    if inside is not None and _content(exposure[inside.end():]):
+        return frame  # "Are safe drinking water interventions effective …?": a word of the exposure's name
     used_for = re.compile(r"\b(?:for|in|among|with)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
                           rf"(?:treating|preventing|managing)\s+)?{re.escape(outcome)}", _I)
     if outcome and not used_for.search(text, asked.end()):
         return frame
-    exposure = frame.exposure or ""
-    if (inside := SAFETY.search(exposure)) is not None:  # "drug A safer", as the tagger may leave it
+    if inside is not None:  # "drug A safer", as the tagger may leave it
         exposure = _core(re.sub(r"\s+(?:as|better|more|less)\s*$", "", exposure[:inside.start()], flags=_I))
     population = frame.population or (_population(outcome)[0] or outcome if outcome else None)
     return frame.model_copy(update={"exposure": exposure or frame.exposure, "population": population,
@@ -245,9 +248,10 @@ def _harmed(clause: str, outcome: str) -> tuple[str, str, str] | None:
         return _core(exposure), _phrase(population[0] if population else ""), ""
     if outcome or (predicate := SAFETY.search(clause)) is None:
         return None
+    alike = re.search(r"\bas\s*$", clause[:predicate.start()], flags=_I)  # "as safe as C"
     before = re.sub(r"\s+(?:as|be|been|being)(?:\s+(?:used|given|taken|administered|performed|done))?\s*$", "",
                     clause[:predicate.start()], flags=_I)
-    against = re.match(r"\s+as\s+(?P<rest>.+)", clause[predicate.end():], flags=_I)
+    against = re.match(r"\s+as\s+(?P<rest>.+)", clause[predicate.end():], flags=_I) if alike else None
     return (_core(before) if _content(before) else ""), "", _phrase(against["rest"]) if against else ""
 
 

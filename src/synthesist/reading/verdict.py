@@ -21,6 +21,7 @@ from typing import Literal
 
 from ..models import QuestionFrame
 from . import lexicon
+from .frame import HARMS, SAFETY
 
 Change = Literal["decrease", "increase", "improve", "worsen", "change", "as_good", "equal"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
@@ -49,13 +50,18 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     when it names none. A question of doing at least as well (``as_good``: "as effective as", "non-inferior", "an
     alternative to") or alike (``equal``: "equally effective", "equivalent to") is read in the whole question: its
     words are no part of a name, and a frame may have kept them inside one. With no verb at all, an outcome named as
-    a success (``SUCCESS``: "associated with successful smoking cessation") asks about improvement."""
+    a success (``SUCCESS``: "associated with successful smoking cessation") asks about improvement. A question the
+    frame reads as about harms alone (its outcome :data:`~.frame.HARMS`, its predicate :data:`~.frame.SAFETY`) asks
+    whether the exposure does no worse on them ("safe", "well tolerated": ``as_good``), or better ("safer":
+    ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
                       flags=re.IGNORECASE)
     found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
+    if HARMS in others and (safe := SAFETY.search(text)):  # "Is X safe?": no more harms; "safer": fewer
+        found.append((safe.start(), 0, "improve" if safe.group(0).lower() == "safer" else "as_good"))
     if not found and any(_SUCCESS.search(name) for name in others):
         return "improve"  # "Is X associated with successful smoking cessation?": more success, not any change
     return min(found)[2] if found else "change"  # type: ignore[return-value]
