@@ -271,3 +271,15 @@ def test_the_end_to_end_bench_counts_another_trial_of_the_same_arms_apart(bench_
                                                      outcome="adverse events"), "", ())
 
     assert bench.same_arms(prompt(*asked), [prompt("placebo", "usual care"), prompt(*theirs)]) is same
+
+
+def test_an_item_with_no_title_is_read():
+    # A library record may have no title; the own-text check read it as text and every run on PubMedQA dev that met
+    # one stopped with a TypeError (c8550ef, caught by the bench before it landed).
+    item = Evidence(id="pmid:7", source="library", title=None, content=(
+        "OBJECTIVE: To assess whether yoga reduces back pain. METHODS: Adults were randomised to yoga or usual care. "
+        "RESULTS: Pain fell more with yoga than with usual care (P = 0.004)."))
+
+    read = answer_query(item, DirectionQuery(intervention="yoga", comparator="usual care", outcome="pain"))
+
+    assert read.direction == "decreased"

@@ -450,7 +450,7 @@ def _named_in_own_text(evidence: Evidence, units: tuple[Unit, ...], intervention
     once in its discussion, where the address model, which reads the whole article, held it at 0.97. Of the 2,129
     clinicians' prompts of the train and validation trials with a unit to read, all but 2 name a word of their
     intervention in their trial's own text, and those 2 not the rarest word anywhere (2026-12-06)."""
-    return bool(intervention & terms(evidence.title, folded=True)) or any(
+    return bool(intervention & terms(evidence.title or "", folded=True)) or any(
         intervention & terms(f"{unit.context} {unit.text}" if unit.kind == "table" else unit.text, folded=True)
         for unit in units if unit.role in OWN_TEXT or unit.sentence_role or unit.kind in ("table", "figure"))
 
