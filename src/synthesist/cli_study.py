@@ -115,7 +115,8 @@ def why_not_words(answer: OutcomeResult) -> str:
                              f" against {comparator}",
             "comparator_not_tested": f"the article did not test {intervention} against {comparator}: it names "
                                      f"{comparator} only outside its own comparison, or never",
-            "unsure": "the article addresses it, but the study reader is unsure of the direction"}[answer.why_not]
+            "unsure": "the article addresses it, but the study reader is unsure of the direction",
+            "unreadable": "the study reader failed on the article"}[answer.why_not]
 
 
 def record_lines(record: StudyRecord) -> list[str]:

@@ -32,9 +32,10 @@ from .models import (
 )
 from .titles import design_label, display_title
 
-ErrorKind = Literal["source", "model", "timeout", "cancelled", "internal", "store", "library", "output"]
+ErrorKind = Literal["source", "model", "timeout", "cancelled", "internal", "store", "library", "output", "reading"]
 """What failed: a source, a model (the extractive engine answered instead), a deadline (``timeout``), a stop asked
-for (``cancelled``), our own code (``internal``), the vector store, library lines skipped, the ``--out`` folder."""
+for (``cancelled``), our own code (``internal``), the vector store, library lines skipped, the ``--out`` folder, our
+reader on one item (``reading``: the run goes on without that reading: :mod:`~synthesist.reading.failures`)."""
 
 PreparationStage = Literal["indexing the library"]
 """The slow work a run does before its rounds (a :class:`~synthesist.orchestrator.runner.Preparation`'s name)."""

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 Direction = Literal["increased", "decreased", "no_difference", "not_reported"]
 """How an outcome differed in the intervention arm relative to the comparator; ``no_difference`` when the
 difference was not statistically significant; ``not_reported`` when the article says nothing readable on it."""
-WhyNot = Literal["", "not_addressed", "comparator_not_tested", "unsure"]
+WhyNot = Literal["", "not_addressed", "comparator_not_tested", "unsure", "unreadable"]
 """Why a direction the study reader read for a question is ``not_reported`` (:attr:`OutcomeResult.why_not`)."""
 DesignName = Literal[
     "randomised trial", "cohort", "case-control", "cross-sectional", "systematic review/meta-analysis",
@@ -103,7 +103,8 @@ class OutcomeResult(_Frozen):
     article does not address it, or states it only of other studies (``not_addressed``), did not test it against
     the comparator, which it names only outside its own comparison or never (``comparator_not_tested``:
     :mod:`~synthesist.reading.studies.tested`), or addresses it and the reader is unsure of the direction
-    (``unsure``: below its threshold). Empty otherwise."""
+    (``unsure``: below its threshold), or the reader failed on the item within a run, which went on without that reading
+    (``unreadable``: :mod:`~synthesist.reading.failures`). Empty otherwise."""
 
 
 class Arm(_Frozen):

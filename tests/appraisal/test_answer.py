@@ -16,6 +16,7 @@ import pytest
 from extractive_samples import META_ANALYSIS, NULL_TRIAL, QUESTION, article
 
 from synthesist.agents.report import validate_answer
+from synthesist.appraisal.answer_gate import unfinished
 from synthesist.appraisal.bottom_line import write_answer
 from synthesist.appraisal.item_reading import read
 from synthesist.models import Answer, ResearchReport
@@ -199,3 +200,24 @@ def test_an_insufficient_answer_quotes_no_funder_or_registration_line_as_the_clo
 
     assert answer.verdict == "insufficient" and "funded" not in answer.statement
     assert "Closest: Topical honey was well tolerated" in answer.statement
+
+
+@pytest.mark.parametrize(("kind", "statement", "note"), [
+    ({"stopped": True}, "No verdict: the run stopped before it finished (timed out), and nothing it read so far "
+                        "answers the question.", "This answer rests only on what the run read before it stopped "
+                                                 "(timed out)."),
+    ({"stopped": False}, "No verdict: not every source could be searched (timed out), and nothing the run read from "
+                         "the others answers the question.", "This answer rests only on the sources the run could "
+                                                             "search (timed out)."),
+    ({"stopped": False, "unread": True}, "No verdict: the reader failed on an item (timed out), and nothing else the "
+                                         "run read answers the question.", "This answer rests only on what the run "
+                                                                           "could read (timed out)."),
+])
+def test_an_unfinished_run_never_says_insufficient_and_says_what_its_answer_rests_on(kind, statement, note) -> None:
+    insufficient = Answer(verdict="insufficient", statement="Nothing answers.", strength="very_low",
+                          strength_reason="none", basis="none")
+    held = unfinished(insufficient, "timed out.", **kind)
+    assert held.verdict is None and held.statement == statement
+    yes = Answer(verdict="yes", statement="It does [pmid:1].", strength="low", strength_reason="one trial",
+                 evidence_ids=("pmid:1",), basis="answering")
+    assert unfinished(yes, "timed out", **kind).statement == f"It does [pmid:1]. {note}"

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from extractive_samples import NULL_TRIAL
 from PIL import Image
 from run_helpers import (
     INSUFFICIENT,
@@ -26,6 +27,8 @@ from synthesist.errors import BadInputError
 from synthesist.events import EVENT_ADAPTER, VisionEngine
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import Evidence, Identifiers
+from synthesist.reading.failures import forget
+from synthesist.reading.studies import learned
 from synthesist.testing import FixtureServer, Reply, ScriptedVisionAdapter, scripted_model
 from synthesist.testing.vision import json_reply, tool_call, tool_reply
 
@@ -347,6 +350,43 @@ async def test_an_agent_bug_is_an_internal_error_event_and_the_run_still_reports
     assert "internal error" in result.report.partial_reason
     assert result.evidence, "the evidence collected before the bug is kept"
     assert result.report.references, "the fallback report cites it"
+
+
+async def test_an_item_the_reader_fails_on_costs_the_run_that_reading_only(shared, library, tmp_path,
+                                                                         monkeypatch) -> None:
+    """A bug met reading one item (here its row for the question) is an error event of kind ``reading`` naming it,
+    once; the rounds go on, the report is written and partial, and the answer says what it rests on."""
+    real = learned._supporting
+
+    def broken(evidence, *args, **kwargs):
+        if evidence.id == NULL_TRIAL.id:
+            raise TypeError("a bug reading this item")
+        return real(evidence, *args, **kwargs)
+
+    forget()  # readings of the item cached by the runs before
+    learned._shipped.cache_clear()
+    monkeypatch.setattr(learned, "_supporting", broken)
+    try:
+        events, again = [await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                                       settings=run_settings(tmp_path / f"data{n}"), seams=Seams(shared=shared))
+                         for n in (1, 2)]
+    finally:
+        learned._shipped.cache_clear()
+    said = [[e.data.detail for e in run if e.type == "error"] for run in (events, again)]
+    assert said[0] == said[1], "a second run in the process reads the item afresh and says so too, never silently"
+    errors = [e for e in events if e.type == "error"]
+    assert [(e.data.kind, e.data.where) for e in errors] == [("reading", "its row for the question")]
+    assert errors[0].data.detail.startswith(f"{NULL_TRIAL.id}: the reader failed on its row for the question "
+                                            "(TypeError: a bug reading this item)")
+    assert_valid_order(events)
+    result = events[-1].data
+    assert result.stop_reason != "error" and result.partial
+    assert result.report.partial_reason.endswith(f"the reader failed on 1 item: {NULL_TRIAL.id}")
+    assert NULL_TRIAL.id in {item.id for item in result.evidence}, "the item stays in the evidence"
+    answer = result.report.answer
+    assert answer.verdict == "yes" and "pmid:31000001" in answer.evidence_ids  # the meta-analysis still answers
+    assert answer.statement.endswith(f"This answer rests only on what the run could read (the reader failed on 1 "
+                                     f"item: {NULL_TRIAL.id}).")
 
 
 async def test_a_malformed_library_line_is_said_once_with_its_line_number(shared, library, tmp_path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..models import Alignment, Evidence, FullTextFinding, QuestionFrame
+from ..reading.failures import forgotten_after_failure
 from ..reading.studies.asked import asked_record
 from ..reading.studies.clarity import clear
 from ..reading.studies.effects import ratio_side, significance
@@ -32,6 +33,7 @@ verdict is right 98 times of 212 and the conclusion head's 170), unless their ro
 shows its direction (:func:`_estimated`)."""
 
 
+@forgotten_after_failure
 @lru_cache(maxsize=512)
 def abstract_reading(item: Evidence, queries: tuple[DirectionQuery, ...]) -> FullTextFinding | None:
     """The evidence-table row of an abstract on the question's first comparison, when it is the item's reading: the

@@ -16,6 +16,7 @@ from functools import lru_cache
 from ..memory import ResearchMemory
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading.alignment import align_all, lacking
+from ..reading.failures import forgotten_after_failure
 from ..reading.frame import frame_of
 from ..reading.studies.asked import asked_record, question_queries
 from ..reading.studies.learned import answer_query, item_verdict
@@ -159,6 +160,7 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
                                         "reason": reason, "full_text": finding})
 
 
+@forgotten_after_failure
 @lru_cache(maxsize=512)
 def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]
                        ) -> tuple[bool, FullTextFinding | None, tuple[str, ...]]:
@@ -253,6 +255,8 @@ def _as_read(verdict: str | None, direct: Sequence[str], alignments: Sequence[Al
     if verdict not in ("yes", "no") or lead is None:
         return verdict
     read = item_verdict(question, frame, items[lead], findings[lead]).label
+    if read not in ("yes", "no"):  # the reader failed on the lead item (reading/failures.py)
+        return verdict
     if read != verdict:
         notes.append(f"verdict {verdict} → {read}: {lead}'s {findings[lead].read_from} reports "
                      f"{findings[lead].direction.replace('_', ' ')} (its evidence-table row)")
@@ -269,22 +273,29 @@ def _noted(answer: Answer, notes: list[str]) -> Answer:
     return answer.model_copy(update={"gate": "; ".join(filter(None, (answer.gate, *notes)))})
 
 
-def unfinished(answer: Answer, why: str, *, stopped: bool = True) -> Answer:
+def unfinished(answer: Answer, why: str, *, stopped: bool = True, unread: bool = False) -> Answer:
     """The answer of a run that did not read everything it was asked to: it stopped before it finished (``stopped``:
     cancelled, timed out, over its budget, an internal error) or ran its rounds with a source it could not search
-    (unreachable, failing, a library it could not read). An *insufficient* verdict would be a claim about evidence
-    the run never read, so it gives no verdict and says why; any other answer stands on what was read, and says so."""
+    (unreachable, failing, a library it could not read), or, with ``unread`` alone, searched everything and failed
+    to read some items (:mod:`~synthesist.reading.failures`). An *insufficient* verdict would be a
+    claim about evidence the run never read, so it gives no verdict and says why; any other answer stands on what
+    was read, and says so."""
     why = why.rstrip(".")
     if answer.verdict != "insufficient":
         if answer.verdict is None:
             return answer
         note = (f"This answer rests only on what the run read before it stopped ({why})." if stopped else
+                f"This answer rests only on what the run could read ({why})." if unread else
                 f"This answer rests only on the sources the run could search ({why}).")
         return answer.model_copy(update={"statement": f"{answer.statement.rstrip()} {note}".strip()})
     if stopped:
         statement = (f"No verdict: the run stopped before it finished ({why}), and nothing it read so far answers the "
                      "question.")
         gate = "no verdict: the run stopped before it finished reading"
+    elif unread:
+        statement = (f"No verdict: the reader failed on an item ({why}), and nothing else the run read answers the "
+                     "question.")
+        gate = "no verdict: an item could not be read"
     else:
         statement = (f"No verdict: not every source could be searched ({why}), and nothing the run read from the "
                      "others answers the question.")

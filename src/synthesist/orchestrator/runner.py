@@ -60,9 +60,11 @@ from ..models import (
     failed_sources,
     failures_text,
 )
+from ..reading.failures import ReadingFailure, noting_failures
 from ..reading.readers import SHIPPED, Readers, reading_with
 from ..redaction import scrub
 from ..run_store import RunOptions
+from ..wording import counted
 from .emitter import Emitter
 from .loop import Decision, Manager
 from .stream import Done, merge, step, until
@@ -143,6 +145,10 @@ class RunContext:
     """The stop decision a resumed run's checkpoint holds (it was killed writing its report): no more rounds."""
     readers: Readers = SHIPPED
     """The fitted readers the run reads with (the session's)."""
+    set_aside: list[ReadingFailure] = field(default_factory=list)
+    """The items the reader failed on (:mod:`~synthesist.reading.failures`), in the order met."""
+    said_aside: int = 0
+    """How many of :attr:`set_aside` an event has said."""
 
 
 async def run_stream(ctx: RunContext) -> AsyncIterator[EventBase]:
@@ -166,7 +172,7 @@ async def _noted(ctx: RunContext, events: AsyncIterator[EventBase]) -> AsyncIter
 
 async def _run(ctx: RunContext) -> AsyncIterator[EventBase]:
     # inside the run's task: current_memory() and current_readers() are this run's there only
-    with use_memory(ctx.memory), reading_with(ctx.readers):
+    with use_memory(ctx.memory), reading_with(ctx.readers), noting_failures() as ctx.set_aside:
         async for event in _phases(ctx):
             yield event
 
@@ -210,6 +216,8 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
             event, why = _internal_error(ctx, "rounds", exc)
             yield event
             reason = "error"
+    for event in _newly_set_aside(ctx):
+        yield event
     # The decision is kept before the report is written: a run killed while writing it resumes into the report.
     ctx.manager.steps.checkpoint(memory, decided=(reason, why))
     stopped = reason in UNFINISHED_STOPS  # before the rounds finished, not for want of a source
@@ -221,10 +229,13 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
         why = f"{why}; {offline}"
     if ctx.unreadable:
         reason, why = _unreadable_sources(ctx, reason, why)
+    if ctx.set_aside:
+        why = f"{why}; {_aside(ctx)}"
     # A run whose rounds ran out (at the maximum, or stalled) holds items that answer (else it is "insufficient"):
     # its report is complete, and says where the search stopped. A source that could not be read, or no network
-    # source reached at all, or none searched: partial.
-    partial = reason not in ANSWERED_STOPS or bool(ctx.unreadable) or bool(offline) or bool(outage)
+    # source reached at all, or none searched, or an item the reader failed on: partial.
+    partial = (reason not in ANSWERED_STOPS or bool(ctx.unreadable) or bool(offline) or bool(outage)
+               or bool(ctx.set_aside))
     yield emitter.make(Synthesizing, round=memory.round, agent="report", data=SynthesizingData(
         stop_reason=reason, partial=partial, evidence=len(memory), why=why))
     writing = _write_report(ctx, partial_reason=why if partial else None,
@@ -232,10 +243,19 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
     async for event in writing:
         yield event
     report, engine = writing.outcome
-    if report.answer is not None and (reason in UNFINISHED_STOPS or ctx.unreadable or offline or outage):
-        unsearched = "; ".join(filter(None, (outage, offline, ctx.unreadable and _lost(ctx))))
-        report = report.model_copy(update={"answer": unfinished(report.answer, why if stopped else unsearched,
-                                                                stopped=stopped)})
+    late = list(_newly_set_aside(ctx))  # items first read by the report
+    for event in late:
+        yield event
+    if late:
+        said = "; ".join(filter(None, (report.partial_reason, _aside(ctx, since=len(ctx.set_aside) - len(late)))))
+        report = report.model_copy(update={"partial": True, "partial_reason": said})
+    if report.answer is not None and (reason in UNFINISHED_STOPS or ctx.unreadable or offline or outage
+                                      or ctx.set_aside):
+        unsearched = "; ".join(filter(None, (outage, offline, ctx.unreadable and _lost(ctx),
+                                             ctx.set_aside and _aside(ctx))))
+        report = report.model_copy(update={"answer": unfinished(
+            report.answer, why if stopped else unsearched, stopped=stopped,
+            unread=not (outage or offline or ctx.unreadable))})
     engines.update(manager.steps.fallbacks)
     if engine != engines["report"]:
         engines["report"] = f"{engine} (fallback from {engines['report']})"
@@ -247,6 +267,20 @@ async def _phases(ctx: RunContext) -> AsyncIterator[EventBase]:
     result = _result(ctx, report, reason, engines)
     yield emitter.make(Complete, round=memory.round, agent=None, data=result)
     ctx.manager.steps.checkpoint(memory, stop_reason=reason)
+
+
+def _newly_set_aside(ctx: RunContext) -> list[Error]:
+    """An error event (kind ``reading``) for each item the reader failed on that none has said yet."""
+    new = ctx.set_aside[ctx.said_aside:]
+    ctx.said_aside = len(ctx.set_aside)
+    return [ctx.emitter.make(Error, round=ctx.memory.round, agent=None, data=ErrorData(
+        kind="reading", detail=failure.text, recoverable=True, where=failure.step)) for failure in new]
+
+
+def _aside(ctx: RunContext, since: int = 0) -> str:
+    """``the reader failed on 2 items: pmid:1, pmid:2`` (each item once)."""
+    ids = list(dict.fromkeys(failure.evidence_id for failure in ctx.set_aside[since:]))
+    return f"the reader failed on {counted(len(ids), 'item')}: {', '.join(ids)}"
 
 
 def _unreadable_sources(ctx: RunContext, reason: StopReason, why: str) -> tuple[StopReason, str]:

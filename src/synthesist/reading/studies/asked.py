@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from ...models import Evidence, QuestionFrame
 from ...study import DirectionQuery, StudyRecord
+from ..failures import forgotten_after_failure
 from .finding import comparator_of
 from .record import read_study
 from .verify import source_text
@@ -26,6 +27,7 @@ def question_queries(frame: QuestionFrame | None) -> tuple[DirectionQuery, ...]:
                  for outcome in frame.outcomes[:OUTCOMES_PER_STUDY] if outcome.strip())
 
 
+@forgotten_after_failure
 @lru_cache(maxsize=512)
 def asked_record(item: Evidence, queries: tuple[DirectionQuery, ...]) -> StudyRecord:
     """One item's record for ``queries`` (cached: items and queries are immutable, so a record read ahead of the

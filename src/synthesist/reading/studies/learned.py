@@ -24,6 +24,7 @@ from ...study import Direction, DirectionQuery, OutcomeResult, WhyNot
 from .. import StudyReader, lexicon, study_reader
 from ..answer_features import features
 from ..answer_model import ConclusionVerdict
+from ..failures import guarded
 from ..readers import current_readers
 from ..text import terms
 from ..verdict import Change, asked_change, asked_parts, verdict_of
@@ -352,6 +353,17 @@ def decide(found: list[Reading], threshold: float) -> tuple[Direction, float]:
     return (label if together[label] >= threshold else "not_reported"), together[label]  # type: ignore[return-value]
 
 
+def _item(evidence: Evidence, *_: object, **__: object) -> Evidence:
+    return evidence
+
+
+def _unread(evidence: Evidence, query: DirectionQuery, *_: object, **__: object) -> OutcomeResult:
+    """What an item the reader failed on answers (:mod:`~synthesist.reading.failures`): no direction, unreadable."""
+    return OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator,
+                         why_not="unreadable")
+
+
+@guarded("its row for the question", _item, _unread)
 def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader | None = None, *,
                  prefer: Callable[[str], bool] | None = None) -> OutcomeResult:
     """The direction of ``query.outcome`` (intervention vs comparator) in ``evidence`` as the learned reader (the
@@ -394,6 +406,7 @@ def _alone(word: str, text: str) -> bool:
                                          text, re.IGNORECASE)
 
 
+@guarded("its passages for the question", _item, lambda *_, **__: ())
 def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult, ...]:
     """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
     each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
@@ -489,6 +502,8 @@ class ItemVerdict:
     read_from: Literal["row", "conclusion"]
 
 
+@guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item,
+         lambda *_, **__: ItemVerdict("maybe", None, "conclusion"))
 def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
                  finding: FullTextFinding | None = None) -> ItemVerdict:
     """What ``item`` says to ``question``, the one reading the Answer, the judge and the gate over a model's answer

@@ -27,6 +27,7 @@ from ...study import (
 )
 from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
+from ..failures import guarded
 from ..kinds import another_kind
 from ..outcome_names import names_an_outcome
 from ..text import terms
@@ -126,6 +127,8 @@ MAX_OUTCOMES = 12
 """Outcome results kept per study: the stated results with a statistic, abstract and tables first."""
 
 
+@guarded("its study record", lambda evidence, *_, **__: evidence,
+         lambda evidence, *_, **__: StudyRecord(evidence_id=evidence.id, title=evidence.title))
 def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
                measured_as_asked: bool = False) -> StudyRecord:
     """The verified study record of ``evidence``: by rule from its text, or from its registry fields. The answers to
