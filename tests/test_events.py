@@ -108,6 +108,9 @@ def test_an_old_line_is_worded_from_its_payload_or_as_it_was_logged() -> None:
      "internal error in rounds"),
     (Error, None, ErrorData(kind="store", detail="rounds: gone", where="rounds", recoverable=False),
      "the vector store failed (gone); the report is written from what the run holds"),
+    (Error, None, ErrorData(kind="reading", detail="pmid:1: the reader failed on its study record (TypeError: x); "
+                                                  "the run goes on without it", where="its study record"),
+     "pmid:1: the reader failed on its study record (TypeError: x); the run goes on without it"),
     (Error, None, ErrorData(kind="timeout", detail="run timed out after 5s (in round 1)"),
      "run timed out after 5s (in round 1)"),
     (Error, "pubmed", ErrorData(kind="source", source="pubmed", detail="HTTP 503"), "pubmed failed: HTTP 503"),

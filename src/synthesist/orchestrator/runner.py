@@ -273,8 +273,9 @@ def _newly_set_aside(ctx: RunContext) -> list[Error]:
     """An error event (kind ``reading``) for each item the reader failed on that none has said yet."""
     new = ctx.set_aside[ctx.said_aside:]
     ctx.said_aside = len(ctx.set_aside)
-    return [ctx.emitter.make(Error, round=ctx.memory.round, agent=None, data=ErrorData(
-        kind="reading", detail=failure.text, recoverable=True, where=failure.step)) for failure in new]
+    return [ctx.emitter.make(Error, round=ctx.memory.round, agent=None,
+                             data=ErrorData(kind="reading", detail=failure.text, where=failure.step))
+            for failure in new]
 
 
 def _aside(ctx: RunContext, since: int = 0) -> str:
