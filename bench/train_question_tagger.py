@@ -254,6 +254,27 @@ MORE = ("faster", "quicker", "safer", "cheaper", "stronger", "slower", "weaker",
 """Comparatives a question sets between its two treatments (one word or two)."""
 GOOD = ("safe", "effective", "good", "fast", "well tolerated", "efficacious", "useful", "cost-effective")
 COMPARATIVE_SHARE = 0.15
+FREQUENCY_TEMPLATES = (
+    "Is {O} {Freq} with {I} than with {C}{P}?", "Are {O} {Freq} with {I} than with {C}{P}?",
+    "Is {O} {Freq} with {I} than {C}{P}?", "Is {O} {Freq} after {I} than after {C}{P}?",
+    "Is {O} {Freq} in {Pop} given {I} than in those given {C}?", "Is {O} {Freq} with {I}{P}?",
+    "Are {O} {Freq} in {Pop} treated with {I} than with {C}?", "Is {O} {Freq} when {I} is used instead of {C}{P}?",
+)
+"""How a researcher asks whether a harm or an event comes more often with one treatment than another, the outcome
+first ("Is bleeding more frequent with apixaban than with warfarin?", "Are complications more common with robotic than
+with open surgery?"), added on 2026-12-06: a fresh set of safety questions (``bench/data/folder_questions_dev.jsonl``)
+asked "Are complications such as wound infection or pneumonia more common with regional brain hypothermia than
+without cooling …?", and the tagger, which had met the outcome first only with a comparative of amount ("Is {O}
+{Adj} with {I} than with {C}"), read "complications … more common" as the exposure. Each train prompt is asked
+through one of them at :data:`FREQUENCY_SHARE`, from a generator of its own after every other question (as
+:data:`COMPARATIVE_TEMPLATES`); the validation prompts through :data:`HELD_FREQUENCY_TEMPLATES` are their held-out
+figure."""
+HELD_FREQUENCY_TEMPLATES = ("Would {O} be {Freq} with {I} than with {C}{P}?",
+                            "Is {O} {Freq} among {Pop} receiving {I} than among those receiving {C}?")
+FREQUENCY = ("more common", "more frequent", "less common", "less frequent", "more likely", "less likely", "rarer",
+             "more often seen", "seen more often", "more prevalent", "commoner")
+"""How often: the comparatives of frequency a question sets between two treatments for an event."""
+FREQUENCY_SHARE = 0.08
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
@@ -426,6 +447,8 @@ def render(template: str, arms: tuple[str, str, str], population: str, draw: ran
             put(draw.choice(MORE))
         elif slot == "Good":
             put(draw.choice(GOOD))
+        elif slot == "Freq":
+            put(draw.choice(FREQUENCY))
     if draw.random() < 0.15:
         text = text.lower()
     if draw.random() < 0.1:
@@ -609,11 +632,17 @@ def main() -> None:
     rows += comparative_questions(train_prompts, COMPARATIVE_TEMPLATES, train_pops, SEED + 2, COMPARATIVE_SHARE,
                                   (unread_prompts, unread_pops), verbs=article_verbs(shared))
     held_comparatives = comparative_questions(held_prompts, HELD_COMPARATIVE_TEMPLATES, held_pops, SEED + 3, 1.0)
-    print(f"training questions: {len(rows):,}, of them comparatives {len(rows) - train_rows:,}")
+    comparatives = len(rows) - train_rows
+    rows += comparative_questions(train_prompts, FREQUENCY_TEMPLATES, train_pops, SEED + 4, FREQUENCY_SHARE,
+                                  (unread_prompts, unread_pops))
+    held_frequencies = comparative_questions(held_prompts, HELD_FREQUENCY_TEMPLATES, held_pops, SEED + 5, 1.0)
+    print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency "
+          f"{len(rows) - train_rows - comparatives:,}")
     tagger = fit(rows, CUES)
-    comparative_f1, _ = evaluate(tagger, held_comparatives)
-    print(f"held-out comparative questions × validation prompts ({len(held_comparatives):,}), span exact-match F1: "
-          + ", ".join(f"{p} {comparative_f1[p]:.3f}" for p in PARTS))
+    for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies)):
+        asked_f1, _ = evaluate(tagger, asked)
+        print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
+              + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))
     f1, trusted = evaluate(tagger, held)
     cut = threshold(trusted)
     tagger = dataclasses.replace(tagger, threshold=cut)

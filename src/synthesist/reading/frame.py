@@ -96,12 +96,18 @@ def frame_of(question: str) -> QuestionFrame:
     return frame
 
 
+_FUNCTION_WORD = "(?:" + "|".join(re.escape(word) for word in sorted(STOP_WORDS - NEGATIONS)) + ")"
+"""A function word the tagger's parts are trimmed of (:func:`_trimmed`: "very" of "very low birth weight babies"),
+which may stand between a preposition and the part as the question writes it."""
+
+
 def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     """``frame`` asking about adverse events (:data:`HARMS`) where ``text`` asks about harms alone (:data:`SAFETY`)
     and the outcome read is the condition it is used for, not something asked about: "Is moist exposed burn
     ointment safe for pressure ulcers?" asks whether the ointment harms people with pressure ulcers, and "Is
     apixaban safer than warfarin for preventing stroke in atrial fibrillation?" whether it harms less; the condition
-    becomes the population where the question names none. A question that names what it asks about keeps it ("Does
+    becomes the population where the question names none ("… as safe as clinically indicated CPAP for very low birth
+    weight babies?", the outcome read without "very"). A question that names what it asks about keeps it ("Does
     X safely reduce pain?"), and so does one about benefit as well ("safe and effective": :data:`SAFETY`)."""
     outcome = frame.outcomes[0] if frame.outcomes else ""
     if frame.kind != "effect" or outcome == HARMS or (asked := SAFETY.search(text)) is None:
@@ -110,8 +116,11 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     inside = SAFETY.search(exposure)
     if inside is not None and _content(exposure[inside.end():]):
         return frame  # "Are safe drinking water interventions effective …?": a word of the exposure's name
+    if exposure and re.match(rf"\s+{re.escape(exposure)}\b", text[asked.end():], _I):
+        # the same, where the tagger left the word out of the name it stands before
+        return frame.model_copy(update={"exposure": f"{asked.group(0)} {exposure}"})
     used_for = re.compile(r"\b(?:for|in|among|with)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
-                          rf"(?:treating|preventing|managing)\s+)?{re.escape(outcome)}", _I)
+                          rf"(?:treating|preventing|managing)\s+)?(?:{_FUNCTION_WORD}\s+)*{re.escape(outcome)}", _I)
     if outcome and not used_for.search(text, asked.end()):
         return frame
     if inside is not None:  # "drug A safer", as the tagger may leave it
