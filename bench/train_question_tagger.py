@@ -275,6 +275,19 @@ FREQUENCY = ("more common", "more frequent", "less common", "less frequent", "mo
              "more often seen", "seen more often", "more prevalent", "commoner")
 """How often: the comparatives of frequency a question sets between two treatments for an event."""
 FREQUENCY_SHARE = 0.08
+SAFETY_TEMPLATES = (
+    "Is it safe to give {I} to {Pop}?", "Is it safe for {Pop} to take {I}?", "Is it safe to use {I}{P}?",
+    "Is {I} in {Pop} safe?", "Is {I} safe for {Pop}?", "Is {I} well tolerated{P}?", "Can {I} be used safely{P}?",
+    "Is {I} safe to use in {Pop}?", "Is {I} safer than {C} for {Pop}?",
+)
+"""How a researcher asks whether a treatment is safe, naming no outcome (the frame then asks about adverse events:
+``reading/frame.py``), added on 2026-12-06: "Is it safe for pregnant women to take ibuprofen?" had no exposure, "Is it
+safe to give ibuprofen to children with asthma?" the exposure "ibuprofen to children", and "Is exercise training in
+heart failure patients safe?" the outcome "heart failure", each read by rules (the frame took the tagger's parts only
+with an outcome). Their intervention, comparator and population are tagged, from a stream of their own at
+:data:`SAFETY_SHARE` as :data:`FREQUENCY_TEMPLATES`; :data:`HELD_SAFETY_TEMPLATES` are their held-out figure."""
+HELD_SAFETY_TEMPLATES = ("Is it safe for {Pop} to receive {I}?", "Is {I} given to {Pop} safe?")
+SAFETY_SHARE = 0.03
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
@@ -636,10 +649,15 @@ def main() -> None:
     rows += comparative_questions(train_prompts, FREQUENCY_TEMPLATES, train_pops, SEED + 4, FREQUENCY_SHARE,
                                   (unread_prompts, unread_pops))
     held_frequencies = comparative_questions(held_prompts, HELD_FREQUENCY_TEMPLATES, held_pops, SEED + 5, 1.0)
-    print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency "
-          f"{len(rows) - train_rows - comparatives:,}")
+    frequencies = len(rows) - train_rows - comparatives
+    rows += comparative_questions(train_prompts, SAFETY_TEMPLATES, train_pops, SEED + 6, SAFETY_SHARE,
+                                  (unread_prompts, unread_pops))
+    held_safety = comparative_questions(held_prompts, HELD_SAFETY_TEMPLATES, held_pops, SEED + 7, 1.0)
+    print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency {frequencies:,}, "
+          f"of safety {len(rows) - train_rows - comparatives - frequencies:,}")
     tagger = fit(rows, CUES)
-    for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies)):
+    for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies),
+                        ("safety", held_safety)):
         asked_f1, _ = evaluate(tagger, asked)
         print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
               + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))

@@ -21,9 +21,10 @@ FLOOR = 0.77
 records of two topics, "Is obesity associated with higher mortality in patients with heart failure?" (the obesity
 paradox: lower mortality) and "Is coffee drinking associated with a higher risk of cardiac arrhythmia?", are labelled
 *no* now, as a researcher reads them, where any association had made them *yes*; the head, which reads whether a
-conclusion finds an association, still reads them yes. Among its misreadings, a cohort's "Female sex is an independent risk factor for operative mortality
-after isolated CABG" read as *no* to "Is female sex associated with higher operative mortality after coronary artery
-bypass grafting?" (its evidence-table row reads the increase: the table marks it)."""
+conclusion finds an association, still reads them yes. Among its misreadings, a cohort's "Female sex is an
+independent risk factor for operative mortality after isolated CABG" read as *no* to "Is female sex associated with
+higher operative mortality after coronary artery bypass grafting?" (its evidence-table row reads the increase: the
+table marks it)."""
 
 
 def labelled() -> list[tuple[str, Evidence, str]]:

@@ -173,11 +173,24 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
     association question with no outcome is no reading at all (``tests/data/question_verbs.jsonl``: 0.777 of the
     dev parts right with the threshold alone, 0.855 with this; the golden parts 251 and 255 of 264). So too, and only
     there, a reading the tagger found by the best path that holds an outcome (:attr:`Parts.held`), where a bare verb
-    follows the subject (:data:`VERB_QUESTION`)."""
+    follows the subject (:data:`VERB_QUESTION`). A question about harms alone (:data:`SAFETY`, not a word of the
+    exposure's name) names no outcome: its parts are the tagger's where it finds an intervention at its threshold
+    ("Is it safe for pregnant women to take ibuprofen?"), and :func:`_about_harms` asks about adverse events."""
     parts, threshold = question_parts(text), question_tagger().threshold
+    harms = SAFETY.search(text)
+    if parts.held and harms is not None and not (frame.exposure and frame.outcomes == (HARMS,)):
+        # a question about harms alone names no outcome ("Is it safe for pregnant women to take ibuprofen?"): where
+        # the rules read no exposure, or an outcome ("Is exercise training in heart failure patients safe?" gave
+        # "heart failure"), its parts are the tagger's best path, and _about_harms asks about adverse events
+        unheld = question_parts(text, hold=False)
+        exposure = _trimmed(unheld.intervention)
+        if (exposure and unheld.intervention.confidence >= threshold and not SAFETY.search(exposure)
+                and not re.match(rf"\s+{re.escape(exposure)}\b", text[harms.end():], _I)):
+            return frame.model_copy(update={"population": _trimmed(unheld.population) or None, "exposure": exposure,
+                                            "comparator": _trimmed(unheld.comparator) or None, "outcomes": ()})
+    exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
     if parts.held and not VERB_QUESTION.match(text):
         return None
-    exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
     if not exposure or not outcome or ((parts.held or min(parts.intervention.confidence, parts.outcome.confidence)
                                         < threshold) and frame.outcomes):
         return None
@@ -442,11 +455,20 @@ def _split(clause: str) -> tuple[str, str]:
             return _phrase(pair[1]), _phrase(pair[0])
         return _phrase(rest), ""
     held = _BETWEEN.sub(lambda pair: f"{pair[1]} {_AND} ", clause)  # "switching between A and B" is one name
+    # "X effective and well tolerated": an "and" between two evaluations joins no exposure to an outcome
+    held = re.sub(r"(?<=\S)\s+and\s+(?=\S)", lambda joint: f" {_AND} " if _evaluations(held, joint) else joint.group(0),
+                  held)
     for joint in (r"\s+and\s+", r"\s+with\s+", r"\s+(?:on|after|following|during)\s+"):
         pair = [part.replace(_AND, "and") for part in re.split(joint, held, maxsplit=1)]
         if len(pair) == 2 and _content(pair[0]) and _content(pair[1]):
             return _phrase(pair[0]), _phrase(pair[1])
     return _phrase(clause), ""
+
+
+def _evaluations(clause: str, joint: re.Match[str]) -> bool:
+    """Whether the words either side of ``joint`` (an "and") are both :data:`EVALUATIVE`."""
+    before, after = clause[:joint.start()].split(), clause[joint.end():].split()
+    return bool(before and after) and all(word.lower().strip(".,'?") in EVALUATIVE for word in (before[-1], after[0]))
 
 
 def _content(text: str) -> list[str]:

@@ -179,15 +179,17 @@ class QuestionTagger:
             path.append(int(back[t][path[-1]]))
         return [self.tags[k % n] for k in reversed(path)]
 
-    def parts(self, question: str) -> Parts:
+    def parts(self, question: str, *, hold: bool = True) -> Parts:
         """The question's parts; where the best tag path finds an intervention and no outcome, the best path that
         finds an outcome as well: a question about an exposure's effect asks about something ("Does siltuximab
-        shrink tumours?" tagged "siltuximab shrink tumours" as the intervention and nothing as the outcome)."""
+        shrink tumours?" tagged "siltuximab shrink tumours" as the intervention and nothing as the outcome).
+        Without ``hold``, the best path as it is: a question about harms alone names no outcome ("Is it safe for
+        pregnant women to take ibuprofen?")."""
         words = tokens(question)
         probabilities = self.probabilities([w.text for w in words])
         tags = self.decode(probabilities)
         found = {tag[2:] for tag in tags}
-        if "INT" not in found or "OUT" in found:
+        if not hold or "INT" not in found or "OUT" in found:
             return self.parts_of(words, question, probabilities, tags)
         held = self.parts_of(words, question, probabilities, self.decode(probabilities, holding="OUT"))
         return replace(held, held=True)
@@ -292,7 +294,7 @@ def question_tagger() -> QuestionTagger:
     return QuestionTagger.from_dict(fitted_model(RESOURCE))
 
 
-def question_parts(question: str) -> Parts:
+def question_parts(question: str, *, hold: bool = True) -> Parts:
     """The population, intervention, comparator and outcome of ``question`` in its own words (each ``None`` when
-    the question names none), each with the tagger's confidence."""
-    return question_tagger().parts(question)
+    the question names none), each with the tagger's confidence (``hold``: :meth:`QuestionTagger.parts`)."""
+    return question_tagger().parts(question, hold=hold)
