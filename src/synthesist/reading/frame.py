@@ -265,7 +265,9 @@ def _harmed(clause: str, outcome: str) -> tuple[str, str, str] | None:
     rules read no outcome, its words before the predicate ("X" of "X safe", "X be used safely"; '' where it names
     none of its own: "it safe", after a title-style topic), and what "as safe as" sets it against."""
     if (use := _SAFE_USE.match(clause)) is not None:
-        exposure, *population = re.split(r"\s+(?:during|in|among|for|with)\s+", clause[use.end():], maxsplit=1,
+        # "give X to P": a verb of giving names the people after "to"
+        to = r"|to" if re.search(r"\b(?:give|prescribe|administer)\s+$", use.group(0), _I) else ""
+        exposure, *population = re.split(rf"\s+(?:during|in|among|for|with{to})\s+", clause[use.end():], maxsplit=1,
                                          flags=_I)
         return _core(exposure), _phrase(population[0] if population else ""), ""
     if outcome or (predicate := SAFETY.search(clause)) is None:
