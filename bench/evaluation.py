@@ -47,6 +47,7 @@ from synthesist.batch import BatchItem, research_many
 from synthesist.cli_progress import Meter
 from synthesist.errors import BadInputError
 from synthesist.extractive.report import denials
+from synthesist.reading.failures import strict_reading
 from synthesist.wording import counted
 
 FOLDS = Path(__file__).parent / "data" / "folds"
@@ -329,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not rows:
             raise BadInputError(f"no questions in {args.questions_file}")
         api.check_library_paths([args.library])
-        with Meter("eval", "questions") as meter:
+        with Meter("eval", "questions") as meter, strict_reading():  # a reader's bug is no "insufficient"
             scored = asyncio.run(evaluate(rows, library=args.library, out_dir=args.out,
                                           concurrency=args.concurrency, negative_control=args.negative_control,
                                           progress=meter.update))

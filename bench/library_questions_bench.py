@@ -27,6 +27,7 @@ from pathlib import Path
 from _shared import require
 
 from synthesist.batch import research_many
+from synthesist.reading.failures import strict_reading
 
 SET = Path(__file__).parent / "data" / "library_questions_dev.jsonl"
 ARCHIVES = ("corpus/evidence_inference/articles.tar.gz",
@@ -90,7 +91,9 @@ def main() -> int:
     for articles, these in groups.items():
         library = folder_of(list(articles), out) if articles else require("corpus/library.jsonl") / "corpus" / \
             "library.jsonl"
-        for row, answer in asyncio.run(run(these, library, out / "runs" / _name(articles))):
+        with strict_reading():  # a reader's bug ends its run, never scored as a missing row
+            answers = asyncio.run(run(these, library, out / "runs" / _name(articles)))
+        for row, answer in answers:
             why = wrong_in(row, answer)
             right += not why
             print(f"{'WRONG' if why else 'right'}  {row['question']}\n       expected {row['verdict']}"

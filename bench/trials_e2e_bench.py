@@ -99,6 +99,7 @@ from synthesist.errors import ParseError
 from synthesist.extractive.report import denials
 from synthesist.memory import open_chroma
 from synthesist.models import Evidence
+from synthesist.reading.failures import strict_reading
 from synthesist.reading.studies.asked import question_queries
 from synthesist.reading.studies.learned import answer_query
 from synthesist.study import DirectionQuery
@@ -331,4 +332,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    with strict_reading():  # a reader's bug ends its run, never scored as a missing row
+        asyncio.run(main())

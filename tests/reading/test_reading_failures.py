@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from extractive_samples import NULL_TRIAL
 
-from synthesist.reading.failures import guarded, noting_failures
+from synthesist.reading.failures import forget, guarded, noting_failures, strict_reading
 from synthesist.reading.studies import learned
 from synthesist.study import DirectionQuery
 
@@ -59,3 +59,58 @@ def test_a_keyboard_interrupt_is_never_swallowed() -> None:
 
     with noting_failures(), pytest.raises(KeyboardInterrupt):
         words(NULL_TRIAL)
+
+
+def test_a_failed_study_record_answers_each_query_with_no_direction(monkeypatch) -> None:
+    """Callers take a record's first answer (the evidence table's row, the gate's full-text reading): a record the
+    reader failed on still has one, with no direction, and the gate's reading of it claims nothing."""
+    from synthesist.appraisal.answer_gate import _full_text_reading
+    from synthesist.reading.studies import record
+    from synthesist.reading.studies.asked import asked_record
+
+    def broken(*args, **kwargs):
+        raise TypeError("a bug in the arms")
+
+    forget()
+    monkeypatch.setattr(record, "_arms", broken)
+    try:
+        with noting_failures() as noted:
+            (answer,) = asked_record(NULL_TRIAL, (QUERY,)).outcomes
+            reading = _full_text_reading(NULL_TRIAL, (QUERY,))
+    finally:
+        forget()
+    assert answer.direction == "not_reported" and answer.why_not == "unreadable" and answer.asked
+    assert reading == (True, None, ()), "no finding, and no claim that the article never tests the comparison"
+    assert [f.step for f in noted] == ["its study record"]
+
+
+async def test_a_run_that_takes_a_cached_nothing_notes_the_failure_behind_it(broken_reader) -> None:
+    """Two runs of a batch share the process: the second takes the first's cached reading of the item and must
+    say that the reader failed on it, not take the nothing silently."""
+    import asyncio
+
+    from synthesist.reading.studies.asked import asked_record
+
+    forget()
+    first_read = asyncio.Event()
+
+    async def run(first: bool) -> list:
+        with noting_failures() as noted:
+            if not first:
+                await first_read.wait()
+            asked_record(NULL_TRIAL, (QUERY,))
+            first_read.set()
+            await asyncio.sleep(0)
+            return list(noted)
+
+    try:
+        first, second = await asyncio.gather(run(True), run(False))
+    finally:
+        forget()
+    assert [f.evidence_id for f in first] == [NULL_TRIAL.id] and second == first
+
+
+def test_under_strict_reading_a_bug_propagates_within_a_run_too(broken_reader) -> None:
+    with strict_reading(), noting_failures() as noted, pytest.raises(TypeError, match="a bug in the reader"):
+        learned.answer_query(NULL_TRIAL, QUERY)
+    assert noted == []

@@ -21,7 +21,7 @@ SIDES = [json.loads(line) for line in (DATA / "outcome_sides.jsonl").read_text(e
 
 def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
     def read(row: dict) -> str:
-        others = tuple(filter(None, (row["outcome"], row.get("comparator"))))
+        others = tuple(filter(None, (row["outcome"], row.get("comparator"), row.get("population"))))
         return verdict_of(row["direction"], asked_change(row["question"], row["exposure"], others), row["outcome"])
 
     wrong = [(row["question"], row["direction"], read(row)) for row in ROWS if read(row) != row["verdict"]]

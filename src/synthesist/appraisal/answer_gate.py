@@ -172,8 +172,11 @@ def _full_text_reading(item: Evidence, queries: tuple[DirectionQuery, ...]
     no quote at all (:func:`synthesist.reading.studies.learned.answer_query`)."""
     if not queries:
         return False, None, ()
-    tested = bool(answer_query(item, queries[0]).quote)
+    read = answer_query(item, queries[0])
     row = asked_record(item, queries).outcomes[0]
+    if "unreadable" in (read.why_not, row.why_not):  # the reader failed on it (reading/failures.py): no claim
+        return True, None, ()
+    tested = bool(read.quote)
     if not row.asked or row.direction == "not_reported":
         return tested, None, () if tested else arms_compared(item, queries[0].intervention)
     return True, FullTextFinding(quote=row.quote, section=row.section, direction=row.direction,

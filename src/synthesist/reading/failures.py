@@ -9,8 +9,11 @@ as an error event (kind ``reading``) and the run is partial: its answer stands o
 *insufficient* verdict would be a claim about an item it never read (:func:`~synthesist.appraisal.answer_gate.
 unfinished`). The item stays in the run's evidence: its abstract may still be quoted, as any item's.
 
-Outside a run (a bench, a trainer, ``synthesist study``) nothing is noted and the exception propagates: an
-evaluation must never score a bug as "not reported"."""
+Outside a run (a trainer, ``synthesist study``) nothing is noted and the exception propagates; a bench that runs
+the product enters :func:`strict_reading`, under which it propagates within a run too: an evaluation must never
+score a bug as "not reported". A cached reading of an item another run failed on (runs of a batch share the
+process) notes that failure in the run that takes it (:func:`forgotten_after_failure`), so no run takes a nothing
+silently."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from typing import ParamSpec, TypeVar
 
 from ..models import Evidence
 
-__all__ = ["ReadingFailure", "forget", "forgotten_after_failure", "guarded", "noting_failures"]
+__all__ = ["ReadingFailure", "forget", "forgotten_after_failure", "guarded", "noting_failures", "strict_reading"]
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -48,15 +51,40 @@ class ReadingFailure:
 
 
 _RUN: ContextVar[list[ReadingFailure] | None] = ContextVar("synthesist_reading_failures", default=None)
+_STRICT: ContextVar[bool] = ContextVar("synthesist_strict_reading", default=False)
 _FORGET: list[Callable[[], None]] = []
+_FAILED: dict[str, list[ReadingFailure]] = {}
+"""Every failure noted in the process since the caches were last cleared, by item: what a cached nothing stands for."""
 
 
 def forgotten_after_failure(cached: C) -> C:
-    """Registers a process-wide cache (an ``lru_cache``d function) whose values may hold what a failed step read as
-    nothing: it is cleared when a run that noted a failure ends, so that the next run reads the item afresh and
-    notes the failure itself, never takes the nothing silently."""
+    """A process-wide cache (an ``lru_cache``d function of an item) whose values may hold what a failed step read as
+    nothing: cleared when a run that noted a failure ends, so that the next run reads the item afresh; and until
+    then, a run that takes such a value notes the failure behind it (a batch's runs share the process)."""
     _FORGET.append(cached.cache_clear)  # type: ignore[attr-defined]
-    return cached
+
+    @functools.wraps(cached)  # type: ignore[arg-type]
+    def taken(*args: object, **kwargs: object) -> object:
+        value = cached(*args, **kwargs)  # type: ignore[operator]
+        if _FAILED and (noted := _RUN.get()) is not None:
+            for item in (a for a in args if isinstance(a, Evidence)):
+                noted.extend(f for f in _FAILED.get(item.id, ()) if f not in noted)
+        return value
+
+    taken.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    taken.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    return taken  # type: ignore[return-value]
+
+
+@contextmanager
+def strict_reading() -> Iterator[None]:
+    """Within the block (and the runs it starts in this process), a reading step that raises ends the run as any bug
+    does, as outside a run: what a bench that scores the product enters."""
+    token = _STRICT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
 
 
 @contextmanager
@@ -74,9 +102,11 @@ def noting_failures() -> Iterator[list[ReadingFailure]]:
 
 
 def forget() -> None:
-    """Clears every cache :func:`forgotten_after_failure` registered (and a test's, before it breaks a reader)."""
+    """Clears every cache :func:`forgotten_after_failure` registered, and the failures behind their values (and a
+    test's, before it breaks a reader)."""
     for clear in _FORGET:
         clear()
+    _FAILED.clear()
 
 
 def guarded(step: str, item: Callable[..., Evidence], nothing: Callable[..., R]
@@ -92,7 +122,7 @@ def guarded(step: str, item: Callable[..., Evidence], nothing: Callable[..., R]
                 return read(*args, **kwargs)
             except Exception as exc:
                 noted = _RUN.get()
-                if noted is None:
+                if noted is None or _STRICT.get():
                     raise
                 evidence = item(*args, **kwargs)
                 failure = ReadingFailure(evidence.id, step, f"{type(exc).__name__}: {str(exc)[:200]}")
@@ -100,6 +130,8 @@ def guarded(step: str, item: Callable[..., Evidence], nothing: Callable[..., R]
                     log.error("the reader failed on %s, %s: the run goes on without it", evidence.id, step,
                               exc_info=exc)
                     noted.append(failure)
+                if failure not in (known := _FAILED.setdefault(evidence.id, [])):
+                    known.append(failure)
                 return nothing(*args, **kwargs)
 
         return reading

@@ -119,7 +119,7 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     if exposure and re.match(rf"\s+{re.escape(exposure)}\b", text[asked.end():], _I):
         # the same, where the tagger left the word out of the name it stands before
         return frame.model_copy(update={"exposure": f"{asked.group(0)} {exposure}"})
-    used_for = re.compile(r"\b(?:for|in|among|with)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
+    used_for = re.compile(r"\b(?:for|in|among|with|to)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
                           rf"(?:treating|preventing|managing)\s+)?(?:{_FUNCTION_WORD}\s+)*{re.escape(outcome)}", _I)
     if outcome and not used_for.search(text, asked.end()):
         return frame
@@ -178,7 +178,8 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
     ("Is it safe for pregnant women to take ibuprofen?"), and :func:`_about_harms` asks about adverse events."""
     parts, threshold = question_parts(text), question_tagger().threshold
     harms = SAFETY.search(text)
-    if parts.held and harms is not None and not (frame.exposure and frame.outcomes == (HARMS,)):
+    if (parts.held and harms is not None and frame.kind == "effect"
+            and not (frame.exposure and frame.outcomes == (HARMS,))):
         # a question about harms alone names no outcome ("Is it safe for pregnant women to take ibuprofen?"): where
         # the rules read no exposure, or an outcome ("Is exercise training in heart failure patients safe?" gave
         # "heart failure"), its parts are the tagger's best path, and _about_harms asks about adverse events
@@ -233,7 +234,10 @@ def frame_by_rule(question: str) -> QuestionFrame:
         subject, aspect = _subject_and_aspect(clause, kind)
         return QuestionFrame(kind=kind, yes_no=False, exposure=subject or None, outcomes=(aspect,) if aspect else (),
                              population=None, comparator=None, source="extractive")
-    population, clause = _population(clause)
+    if kind == "effect" and (user := _SAFE_FOR.match(clause)) is not None:  # "it safe for P to take X"
+        population, clause = _phrase(user["people"]), f"{user['exposure']} {user['predicate']}"
+    else:
+        population, clause = _population(clause)
     comparator, clause = _comparator(clause)
     exposure, outcome = _split(clause)
     if kind == "effect" and (harmed := _harmed(clause, outcome)) is not None:
@@ -256,6 +260,13 @@ def frame_by_rule(question: str) -> QuestionFrame:
         outcome = "mechanism"
     return QuestionFrame(kind=kind, yes_no=yes_no, population=population or None, exposure=exposure or None,
                          comparator=comparator or None, outcomes=(outcome,) if outcome else (), source="extractive")
+
+
+_SAFE_FOR = re.compile(r"^(?:(?:it|this|that)\s+)?(?P<predicate>safe|safer|well[- ]tolerated)\s+for\s+"
+                       r"(?P<people>.+?)\s+to\s+(?:take|use|receive|get|undergo|have|start|continue|be\s+given)\s+"
+                       r"(?P<exposure>.+)$", _I)
+"""A clause that names the people before the use ("it safe for elderly patients to take benzodiazepines"): the
+exposure is what they take."""
 
 
 def _harmed(clause: str, outcome: str) -> tuple[str, str, str] | None:
@@ -468,9 +479,11 @@ def _split(clause: str) -> tuple[str, str]:
 
 
 def _evaluations(clause: str, joint: re.Match[str]) -> bool:
-    """Whether the words either side of ``joint`` (an "and") are both :data:`EVALUATIVE`."""
+    """Whether ``joint`` (an "and") joins two evaluations that end the clause: the word before it and every word
+    after it :data:`EVALUATIVE` ("metformin effective and well tolerated"; not "fundectomy safe and effective as
+    revision surgery", whose "and" the rules split as before)."""
     before, after = clause[:joint.start()].split(), clause[joint.end():].split()
-    return bool(before and after) and all(word.lower().strip(".,'?") in EVALUATIVE for word in (before[-1], after[0]))
+    return bool(before and after) and all(word.lower().strip(".,'?") in EVALUATIVE for word in (before[-1], *after))
 
 
 def _content(text: str) -> list[str]:

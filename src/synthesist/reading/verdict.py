@@ -27,6 +27,8 @@ Change = Literal["decrease", "increase", "improve", "worsen", "change", "as_good
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
           ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")),
           ("change", lexicon.pattern("verdict", "CHANGE")))
+_COMPARED = (("increase", lexicon.pattern("verdict", "MORE")), ("decrease", lexicon.pattern("verdict", "LESS")))
+"""Comparatives of amount and frequency, read only where no verb of change is (``lexicons/verdict.toml``)."""
 _LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.pattern("verdict", "EQUAL")))
 """Questions of doing as well or alike, read in the whole question (their words name no treatment) and first at a
 place another verb also starts ("works as well as", "work")."""
@@ -60,6 +62,8 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
                       flags=re.IGNORECASE)
     found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
+    if not found:  # "Is bleeding more frequent with apixaban than with warfarin?": the outcome first, no verb
+        found = [(match.start(), 2, name) for name, pattern in _COMPARED if (match := pattern.search(text))]
     if HARMS in others and (safe := SAFETY.search(text)):  # "Is X safe?": no more harms; "safer": fewer
         found.append((safe.start(), 0, "improve" if safe.group(0).lower() == "safer" else "as_good"))
     if not found and any(_SUCCESS.search(name) for name in others):
@@ -68,8 +72,9 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
 
 
 def asked_parts(frame: QuestionFrame) -> tuple[str, ...]:
-    """The names in a question besides its exposure that hold no verb of it: its outcomes and its comparator."""
-    return tuple(filter(None, (*frame.outcomes, frame.comparator)))
+    """The names in a question besides its exposure that hold no verb of it: its outcomes, its comparator and its
+    population ("patients at higher cardiovascular risk" asks nothing of the exposure)."""
+    return tuple(filter(None, (*frame.outcomes, frame.comparator, frame.population)))
 
 
 def lower_is_better(outcome: str) -> bool:

@@ -127,8 +127,15 @@ MAX_OUTCOMES = 12
 """Outcome results kept per study: the stated results with a statistic, abstract and tables first."""
 
 
-@guarded("its study record", lambda evidence, *_, **__: evidence,
-         lambda evidence, *_, **__: StudyRecord(evidence_id=evidence.id, title=evidence.title))
+def _unread(evidence: Evidence, queries: Iterable[DirectionQuery] = (), **_: object) -> StudyRecord:
+    """The record of an item the reader failed on (:mod:`~..failures`): its identity, and for each query asked an
+    answer with no direction (``unreadable``), so that a caller that takes the first answer finds one."""
+    return StudyRecord(evidence_id=evidence.id, title=evidence.title, outcomes=tuple(
+        OutcomeResult(outcome=q.outcome, intervention=q.intervention, comparator=q.comparator, asked=True,
+                      why_not="unreadable") for q in queries))
+
+
+@guarded("its study record", lambda evidence, *_, **__: evidence, _unread)
 def read_study(evidence: Evidence, queries: Iterable[DirectionQuery] = (), *,
                measured_as_asked: bool = False) -> StudyRecord:
     """The verified study record of ``evidence``: by rule from its text, or from its registry fields. The answers to
