@@ -417,8 +417,6 @@ async def _rounds_until_stop(ctx: RunContext) -> AsyncIterator[EventBase | Done[
     rounds = until(ctx.manager.rounds(ctx.memory), _stopped(ctx.control, budget))
     async for event in rounds:  # an internal error in the rounds propagates here
         yield event
-        for aside in _newly_set_aside(ctx):  # an item the reader failed on, said as the rounds meet it
-            yield aside
     if rounds.outcome is not None:
         yield Done(rounds.outcome)
         return
