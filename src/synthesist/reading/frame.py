@@ -101,6 +101,12 @@ _FUNCTION_WORD = "(?:" + "|".join(re.escape(word) for word in sorted(STOP_WORDS 
 which may stand between a preposition and the part as the question writes it."""
 
 
+def _qualifies(predicate: re.Match[str], exposure: str, text: str) -> bool:
+    """Whether the safety word ``predicate`` stands right before ``exposure`` in ``text``: a word of its name ("Are
+    safe drinking water interventions effective …?"), not the question's predicate."""
+    return re.match(rf"\s+{re.escape(exposure)}\b", text[predicate.end():], _I) is not None
+
+
 def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     """``frame`` asking about adverse events (:data:`HARMS`) where ``text`` asks about harms alone (:data:`SAFETY`)
     and the outcome read is the condition it is used for, not something asked about: "Is moist exposed burn
@@ -116,7 +122,7 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     inside = SAFETY.search(exposure)
     if inside is not None and _content(exposure[inside.end():]):
         return frame  # "Are safe drinking water interventions effective …?": a word of the exposure's name
-    if exposure and re.match(rf"\s+{re.escape(exposure)}\b", text[asked.end():], _I):
+    if exposure and _qualifies(asked, exposure, text):
         # the same, where the tagger left the word out of the name it stands before
         return frame.model_copy(update={"exposure": f"{asked.group(0)} {exposure}"})
     used_for = re.compile(r"\b(?:for|in|among|with|to)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
@@ -186,7 +192,7 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
         unheld = question_parts(text, hold=False)
         exposure = _trimmed(unheld.intervention)
         if (exposure and unheld.intervention.confidence >= threshold and not SAFETY.search(exposure)
-                and not re.match(rf"\s+{re.escape(exposure)}\b", text[harms.end():], _I)):
+                and not _qualifies(harms, exposure, text)):
             return frame.model_copy(update={"population": _trimmed(unheld.population) or None, "exposure": exposure,
                                             "comparator": _trimmed(unheld.comparator) or None, "outcomes": ()})
     exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
