@@ -27,7 +27,7 @@ from synthesist.errors import BadInputError
 from synthesist.events import EVENT_ADAPTER, VisionEngine
 from synthesist.memory import Embedder, open_chroma
 from synthesist.models import Evidence, Identifiers
-from synthesist.reading.failures import forget
+from synthesist.reading.failures import forget, guarded
 from synthesist.reading.studies import learned
 from synthesist.testing import FixtureServer, Reply, ScriptedVisionAdapter, scripted_model
 from synthesist.testing.vision import json_reply, tool_call, tool_reply
@@ -387,6 +387,42 @@ async def test_an_item_the_reader_fails_on_costs_the_run_that_reading_only(share
     assert answer.verdict == "yes" and "pmid:31000001" in answer.evidence_ids  # the meta-analysis still answers
     assert answer.statement.endswith(f"This answer rests only on what the run could read (the reader failed on 1 "
                                      f"item: {NULL_TRIAL.id}).")
+
+
+@pytest.mark.parametrize("failing", ["pmid:31000001", "every item"])
+async def test_an_item_whose_verdict_the_reader_fails_on_gives_the_answer_no_vote(shared, library, tmp_path,
+                                                                                 monkeypatch, failing) -> None:
+    """What an item says to the question, where the reader fails on it, is nothing: not "maybe", which the Answer
+    would give as "mixed". The Answer stands on the items it read, and with none it gives no verdict."""
+    from synthesist.appraisal import answer_gate, bottom_line
+    from synthesist.extractive import judge
+
+    real = learned.item_verdict
+
+    @guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item,
+             lambda *_, **__: learned.ItemVerdict(learned.UNREAD, None, "conclusion"))  # item_verdict's own guard
+    def broken(question, frame, item, finding=None):
+        if failing == "every item" or item.id == failing:
+            raise TypeError("a bug reading what it says")
+        return real(question, frame, item, finding)
+
+    forget()
+    for reader in (answer_gate, bottom_line, judge):  # each takes item_verdict by name
+        monkeypatch.setattr(reader, "item_verdict", broken)
+    events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
+                           settings=run_settings(tmp_path / "data"), seams=Seams(shared=shared))
+    forget()
+    result = events[-1].data
+    assert result.stop_reason != "error" and result.partial
+    assert {(e.data.kind, e.data.where) for e in events if e.type == "error"} == {
+        ("reading", "what it says to the question")}
+    answer = result.report.answer
+    if failing == "every item":
+        assert answer.verdict is None
+        assert answer.statement.startswith("No verdict: the reader failed on an item")
+    else:
+        assert answer.verdict == "yes" and failing not in answer.evidence_ids
+        assert "This answer rests only on what the run could read" in answer.statement
 
 
 async def test_a_malformed_library_line_is_said_once_with_its_line_number(shared, library, tmp_path) -> None:

@@ -17,7 +17,7 @@ from ..reading.alignment import fitted_gate
 from ..reading.roles import abstract_roles
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
-from ..reading.studies.learned import item_verdict
+from ..reading.studies.learned import UNREAD, item_verdict
 from ..reading.text import Sentence, terms
 from ..study import DESIGNS
 from .certainty import answer_certainty, steps_text
@@ -78,9 +78,15 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
         return _insufficient(frame, alignments, readings, items)
     full_text = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
     chosen = strongest_first(frame, basis[:3], full_text)
+    labels = [_label(question, frame, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
+    if UNREAD in labels:  # an item the reader failed on says nothing: the Answer stands on those it read
+        kept = [(r, label) for r, label in zip(chosen, labels, strict=True) if label != UNREAD]
+        if not kept:  # a run's answer, which says which items it could not read (answer_gate.unfinished)
+            return Answer(verdict="insufficient", statement="The reader failed on each item that answers the question.",
+                          strength="very_low", strength_reason="no answering item could be read", basis="none")
+        chosen, labels = [r for r, _ in kept], [label for _, label in kept]
     lead = chosen[0]
     why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
-    labels = [_label(question, frame, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
     if (finding := full_text.get(lead.id)) is not None:  # the passage of its full text that reports the comparison
         statement = cite(finding.quote, lead.id)
     else:

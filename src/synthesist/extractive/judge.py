@@ -36,7 +36,7 @@ from ..reading.designs import asks_about_animals, design_words
 from ..reading.entities import is_drug_like, targets_in
 from ..reading.frame import frame_of
 from ..reading.question import QuestionTerms, is_yes_no, question_terms
-from ..reading.studies.learned import ItemVerdict, item_verdict
+from ..reading.studies.learned import UNREAD, ItemVerdict, item_verdict
 from ..reading.text import terms
 from ..study import DesignName
 from ..wording import counted
@@ -195,6 +195,8 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     score = relevance.get(reading.id, 0.0)
     finding = (findings or {}).get(reading.id)
     verdict = item_verdict(question, frame, reading.evidence, finding)
+    if verdict.label == UNREAD:  # the reader failed on it within the run: it answers nothing
+        return None
     return DirectAnswer(reading, score, verdict, finding.read_from if finding else "conclusion")
 
 
@@ -302,7 +304,8 @@ def answering_readings(question: str, frame: QuestionFrame, alignments: Sequence
                 or read(item).preclinical_only and not animals):
             continue
         if frame.yes_no:
-            said[item.id] = item_verdict(question, frame, item, alignment.full_text).label
+            if (label := item_verdict(question, frame, item, alignment.full_text).label) != UNREAD:
+                said[item.id] = label
         elif alignment.full_text is not None:
             said[item.id] = alignment.full_text.direction.replace("_", " ")
     return said

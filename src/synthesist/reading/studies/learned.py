@@ -492,18 +492,24 @@ def _result(blank: OutcomeResult, unit: Unit, direction: Direction, query: Direc
 
 @dataclass(frozen=True)
 class ItemVerdict:
-    """What one item says to a yes/no question: ``yes``, ``no`` or ``maybe``; how sure the reader is; and what it
-    was read from: ``row``, the reader's reading of the question's comparison (the item's evidence-table row,
-    ``confidence`` its probability of that verdict: :func:`verdict_probability`), or ``conclusion``, the conclusion
-    head (``confidence`` the calibrated chance that it is right): either way, how likely the verdict is right."""
+    """What one item says to a yes/no question: ``yes``, ``no`` or ``maybe`` (or :data:`UNREAD`, within a run, where
+    the reader failed on the item: it says nothing, not "mixed"); how sure the reader is; and what it was read from:
+    ``row``, the reader's reading of the question's comparison (the item's evidence-table row, ``confidence`` its
+    probability of that verdict: :func:`verdict_probability`), or ``conclusion``, the conclusion head (``confidence``
+    the calibrated chance that it is right): either way, how likely the verdict is right."""
 
     label: str
     confidence: float | None
     read_from: Literal["row", "conclusion"]
 
 
+UNREAD = "unread"
+"""The label of an item the reader failed on within a run (:mod:`~synthesist.reading.failures`): no vote in the
+Answer, the judge's direct answer or its count of agreeing items."""
+
+
 @guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item,
-         lambda *_, **__: ItemVerdict("maybe", None, "conclusion"))
+         lambda *_, **__: ItemVerdict(UNREAD, None, "conclusion"))
 def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
                  finding: FullTextFinding | None = None) -> ItemVerdict:
     """What ``item`` says to ``question``, the one reading the Answer, the judge and the gate over a model's answer
