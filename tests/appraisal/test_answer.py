@@ -209,9 +209,9 @@ def test_an_insufficient_answer_quotes_no_funder_or_registration_line_as_the_clo
     ({"stopped": False}, "No verdict: not every source could be searched (timed out), and nothing the run read from "
                          "the others answers the question.", "This answer rests only on the sources the run could "
                                                              "search (timed out)."),
-    ({"stopped": False, "unread": True}, "No verdict: the reader failed on an item (timed out), and nothing else the "
-                                         "run read answers the question.", "This answer rests only on what the run "
-                                                                           "could read (timed out)."),
+    ({"stopped": False, "unread": True}, "No verdict: not every item could be read (timed out), and the run gives "
+                                         "none without them.", "This answer rests only on what the run could read "
+                                                               "(timed out)."),
 ])
 def test_an_unfinished_run_never_says_insufficient_and_says_what_its_answer_rests_on(kind, statement, note) -> None:
     insufficient = Answer(verdict="insufficient", statement="Nothing answers.", strength="very_low",

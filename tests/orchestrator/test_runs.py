@@ -389,26 +389,32 @@ async def test_an_item_the_reader_fails_on_costs_the_run_that_reading_only(share
                                      f"item: {NULL_TRIAL.id}).")
 
 
-@pytest.mark.parametrize("failing", ["pmid:31000001", "every item"])
+@pytest.mark.parametrize("failing", [("pmid:31000001",), ("pmid:31000001", "pmid:31000006", "pmid:31000002"), ()])
 async def test_an_item_whose_verdict_the_reader_fails_on_gives_the_answer_no_vote(shared, library, tmp_path,
                                                                                  monkeypatch, failing) -> None:
     """What an item says to the question, where the reader fails on it, is nothing: not "maybe", which the Answer
-    would give as "mixed". The Answer stands on the items it read, and with none it gives no verdict."""
+    would give as "mixed". The Answer stands on the most relevant items it read (past the three most relevant where
+    those failed), and with none it gives no verdict. ``()``: the reader fails on every item, by its own guard."""
     from synthesist.appraisal import answer_gate, bottom_line
     from synthesist.extractive import judge
 
-    real = learned.item_verdict
-
-    @guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item,
-             lambda *_, **__: learned.ItemVerdict(learned.UNREAD, None, "conclusion"))  # item_verdict's own guard
-    def broken(question, frame, item, finding=None):
-        if failing == "every item" or item.id == failing:
-            raise TypeError("a bug reading what it says")
-        return real(question, frame, item, finding)
+    def fail(*args, **kwargs):
+        raise TypeError("a bug reading what it says")
 
     forget()
-    for reader in (answer_gate, bottom_line, judge):  # each takes item_verdict by name
-        monkeypatch.setattr(reader, "item_verdict", broken)
+    if failing:
+        real = learned.item_verdict
+
+        @guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item,
+                 learned._no_verdict)  # item_verdict's own guard, around a reader that fails on these items
+        def broken(question, frame, item, finding=None):
+            return fail() if item.id in failing else real(question, frame, item, finding)
+
+        for reader in (answer_gate, bottom_line, judge):  # each takes item_verdict by name
+            monkeypatch.setattr(reader, "item_verdict", broken)
+    else:
+        monkeypatch.setattr(learned, "verdict_of", fail)  # its row's reading
+        monkeypatch.setattr(learned, "conclusion_verdict", fail)  # its conclusion's
     events = await collect(QUESTION, sources="library", libraries=[library], model="extractive",
                            settings=run_settings(tmp_path / "data"), seams=Seams(shared=shared))
     forget()
@@ -417,12 +423,14 @@ async def test_an_item_whose_verdict_the_reader_fails_on_gives_the_answer_no_vot
     assert {(e.data.kind, e.data.where) for e in events if e.type == "error"} == {
         ("reading", "what it says to the question")}
     answer = result.report.answer
-    if failing == "every item":
+    if not failing:
         assert answer.verdict is None
-        assert answer.statement.startswith("No verdict: the reader failed on an item")
+        assert answer.statement.startswith("No verdict: not every item could be read (the reader failed on 5 items: ")
     else:
-        assert answer.verdict == "yes" and failing not in answer.evidence_ids
-        assert "This answer rests only on what the run could read" in answer.statement
+        assert answer.verdict in ("yes", "no") and not set(failing) & set(answer.evidence_ids)
+        assert answer.statement.endswith(f"This answer rests only on what the run could read (the reader failed on "
+                                         f"{len(failing)} item{'s' if len(failing) > 1 else ''}: "
+                                         f"{', '.join(failing)}).")
 
 
 async def test_a_malformed_library_line_is_said_once_with_its_line_number(shared, library, tmp_path) -> None:

@@ -296,8 +296,7 @@ def unfinished(answer: Answer, why: str, *, stopped: bool = True, unread: bool =
                      "question.")
         gate = "no verdict: the run stopped before it finished reading"
     elif unread:
-        statement = (f"No verdict: the reader failed on an item ({why}), and nothing else the run read answers the "
-                     "question.")
+        statement = f"No verdict: not every item could be read ({why}), and the run gives none without them."
         gate = "no verdict: an item could not be read"
     else:
         statement = (f"No verdict: not every source could be searched ({why}), and nothing the run read from the "

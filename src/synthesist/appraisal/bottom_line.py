@@ -3,7 +3,9 @@
 The answer rests on the items the alignment gate labels *answers*; with none, on the *indirect* ones, downgraded;
 with neither it is ``insufficient``, says what is missing (:func:`.gate.missing_statement`) and quotes the closest
 item. A yes/no verdict is the reader's verdict on the lead item
-(:func:`~synthesist.reading.studies.learned.item_verdict`: its full text's row on the comparison, else its conclusion);
+(:func:`~synthesist.reading.studies.learned.item_verdict`: its full text's row on the comparison, else its conclusion),
+among the most relevant items whose verdict the reader read (within a run, an item it failed on has no vote:
+:func:`first_read`);
 its strength is the certainty of the items it rests on (:func:`~synthesist.appraisal.certainty.answer_certainty`, the
 one grader). Verdicts and strength: docs/architecture/contracts.md, "The Answer"."""
 
@@ -17,7 +19,7 @@ from ..reading.alignment import fitted_gate
 from ..reading.roles import abstract_roles
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
-from ..reading.studies.learned import UNREAD, item_verdict
+from ..reading.studies.learned import UNREAD, ItemVerdict, item_verdict
 from ..reading.text import Sentence, terms
 from ..study import DESIGNS
 from .certainty import answer_certainty, steps_text
@@ -27,7 +29,7 @@ from .item_reading import TITLE, Reading
 
 VERDICTS = {"yes": "yes", "no": "no", "maybe": "mixed"}
 """The Answer's verdict for each label an item's reading gives
-(:class:`~synthesist.reading.studies.learned.ItemVerdict`)."""
+(:class:`~synthesist.reading.studies.learned.ItemVerdict`; never ``UNREAD``, which :func:`first_read` sets aside)."""
 LEANS = lexicon.pattern("bottom_line", "LEANS")
 """Openings of a sentence that leans on the one before it ("However, when …", "This leads to …"); "This study …",
 "These findings …" name what they refer to and stand alone (``reading/lexicons/bottom_line.toml``)."""
@@ -73,20 +75,24 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
                 if a.label == label and a.evidence_id in readings and not readings[a.evidence_id].is_trial_record]
 
     direct, indirect = quotable("answers"), quotable("indirect")
-    basis = direct or indirect
-    if not basis:
+    if not direct and not indirect:
         return _insufficient(frame, alignments, readings, items)
     full_text = {a.evidence_id: a.full_text for a in alignments if a.full_text is not None}
-    chosen = strongest_first(frame, basis[:3], full_text)
-    labels = [_label(question, frame, r, full_text.get(r.id)) for r in chosen] if frame.yes_no else []
-    if UNREAD in labels:  # an item the reader failed on says nothing: the Answer stands on those it read
-        kept = [(r, label) for r, label in zip(chosen, labels, strict=True) if label != UNREAD]
-        if not kept:  # a run's answer, which says which items it could not read (answer_gate.unfinished)
-            return Answer(verdict="insufficient", statement="The reader failed on each item that answers the question.",
-                          strength="very_low", strength_reason="no answering item could be read", basis="none")
-        chosen, labels = [r for r, _ in kept], [label for _, label in kept]
+    if frame.yes_no:  # the three most relevant items whose verdict was read (all three, outside a failure)
+        said = {r.id: v.label for r, v in first_read(question, frame, direct, full_text)}
+        answering = bool(said)
+        said = said or {r.id: v.label for r, v in first_read(question, frame, indirect, full_text)}
+        if not said:  # the reader failed on every one: a run's answer, which says so (answer_gate.unfinished)
+            return Answer(verdict="insufficient", statement="The reader failed on what the items that answer the "
+                          "question say.", strength="very_low", strength_reason="no answering item's verdict could "
+                          "be read", basis="none")
+        chosen = strongest_first(frame, [r for r in (direct if answering else indirect) if r.id in said], full_text)
+        labels = [said[r.id] for r in chosen]
+    else:
+        answering = bool(direct)
+        chosen, labels = strongest_first(frame, (direct or indirect)[:3], full_text), []
     lead = chosen[0]
-    why = "" if direct else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
+    why = "" if answering else _indirectness([a for a in alignments if a.evidence_id in {r.id for r in chosen}])
     if (finding := full_text.get(lead.id)) is not None:  # the passage of its full text that reports the comparison
         statement = cite(finding.quote, lead.id)
     else:
@@ -96,7 +102,23 @@ def write_answer(question: str, frame: QuestionFrame, alignments: Sequence[Align
     graded = answer_certainty(frame, [r.evidence for r in chosen], labels, indirect=why)
     return Answer(verdict=VERDICTS[labels[0]] if labels else None, statement=statement, strength=graded.certainty,
                   strength_reason=steps_text(graded), evidence_ids=(lead.id,),
-                  basis="answering" if direct else "indirect")
+                  basis="answering" if answering else "indirect")
+
+
+def first_read(question: str, frame: QuestionFrame, ranked: Sequence[Reading],
+               findings: Mapping[str, FullTextFinding], count: int = 3) -> list[tuple[Reading, ItemVerdict]]:
+    """The first ``count`` of ``ranked`` (most relevant first) with what each says to the question
+    (:func:`~synthesist.reading.studies.learned.item_verdict`), passing over an item whose verdict the reader failed
+    on within the run (``UNREAD``: it has no vote, :mod:`~synthesist.reading.failures`). The Answer's candidates, and
+    the judge's for its direct answer."""
+    found = []
+    for reading in ranked:
+        verdict = item_verdict(question, frame, reading.evidence, findings.get(reading.id))
+        if verdict.label != UNREAD:
+            found.append((reading, verdict))
+            if len(found) == count:
+                break
+    return found
 
 
 def strongest_first(frame: QuestionFrame, chosen: Sequence[Reading], findings: Mapping[str, FullTextFinding]
@@ -125,12 +147,6 @@ def strongest_first(frame: QuestionFrame, chosen: Sequence[Reading], findings: M
 
 LEADING_DESIGNS = frozenset({"systematic review/meta-analysis", "randomised trial"})
 """The designs that may lead the Answer before a more relevant item (:func:`strongest_first`)."""
-
-
-def _label(question: str, frame: QuestionFrame, reading: Reading, finding: FullTextFinding | None) -> str:
-    """What one answering item says to the question (:func:`~synthesist.reading.studies.learned.item_verdict`: its table
-    row's direction when its full text reports the comparison, else its conclusion): the judge reads it the same."""
-    return item_verdict(question, frame, reading.evidence, finding).label
 
 
 def _indirectness(aligned: Sequence[Alignment]) -> str:

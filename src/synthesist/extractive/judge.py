@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..appraisal.bottom_line import strongest_first
+from ..appraisal.bottom_line import first_read, strongest_first
 from ..appraisal.findings import candidate_interventions, key_findings
 from ..appraisal.gate import ANSWERING, answering_ids, gate_assessment
 from ..appraisal.item_reading import Reading, read
@@ -178,7 +178,8 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
     :func:`~synthesist.reading.designs.asks_about_animals`), for a yes/no question; with ``answering`` (the ids
     the alignment gate passed), only one of those; a review or randomised trial among the three most relevant that
     reports the comparison leads before a weaker design, as the Answer's lead does
-    (:func:`~synthesist.appraisal.bottom_line.strongest_first`). What it says is
+    (:func:`~synthesist.appraisal.bottom_line.strongest_first`), each of the three the first whose verdict the reader
+    read (:func:`~synthesist.appraisal.bottom_line.first_read`). What it says is
     :func:`~synthesist.reading.studies.learned.item_verdict`'s reading, the Answer's: from its ``findings`` on the
     comparison (its full text's, or a trial abstract's clear row) when it has one, else its conclusion."""
     if not is_yes_no(question):
@@ -190,14 +191,14 @@ def direct_answer(question: str, readings: Sequence[Reading], relevance: Mapping
               and (answering is None or r.id in answering)]
     if not direct:
         return None
-    relevant = sorted(direct, key=lambda pair: -pair[0])[:3]  # stable: ties keep the readings' order
-    reading = strongest_first(frame, [r for _, r in relevant], findings or {})[0]  # the Answer's lead, as it picks it
-    score = relevance.get(reading.id, 0.0)
-    finding = (findings or {}).get(reading.id)
-    verdict = item_verdict(question, frame, reading.evidence, finding)
-    if verdict.label == UNREAD:  # the reader failed on it within the run: it answers nothing
+    ranked = [r for _, r in sorted(direct, key=lambda pair: -pair[0])]  # stable: ties keep the readings' order
+    said = {r.id: v for r, v in first_read(question, frame, ranked, findings or {})}  # the three read first
+    if not said:  # the reader failed on each within the run: none answers
         return None
-    return DirectAnswer(reading, score, verdict, finding.read_from if finding else "conclusion")
+    reading = strongest_first(frame, [r for r in ranked if r.id in said], findings or {})[0]  # the Answer's lead
+    finding = (findings or {}).get(reading.id)
+    return DirectAnswer(reading, relevance.get(reading.id, 0.0), said[reading.id],
+                        finding.read_from if finding else "conclusion")
 
 
 def _clinical(weighed: Sequence[Weighed], previous: JudgeAssessment | None,

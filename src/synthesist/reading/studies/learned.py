@@ -505,17 +505,22 @@ class ItemVerdict:
 
 UNREAD = "unread"
 """The label of an item the reader failed on within a run (:mod:`~synthesist.reading.failures`): no vote in the
-Answer, the judge's direct answer or its count of agreeing items."""
+Answer, the judge's direct answer or its count of agreeing items (``appraisal.bottom_line.first_read``)."""
 
 
-@guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item,
-         lambda *_, **__: ItemVerdict(UNREAD, None, "conclusion"))
+def _no_verdict(*_: object, **__: object) -> ItemVerdict:
+    """What :func:`item_verdict` gives for an item the reader failed on within a run."""
+    return ItemVerdict(UNREAD, None, "conclusion")
+
+
+@guarded("what it says to the question", lambda _question, _frame, item, *_, **__: item, _no_verdict)
 def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
                  finding: FullTextFinding | None = None) -> ItemVerdict:
     """What ``item`` says to ``question``, the one reading the Answer, the judge and the gate over a model's answer
     take: its ``finding`` on the question's comparison (its row, :func:`answer_query` as the study record reads it)
     answered against the change asked (:func:`~synthesist.reading.verdict.verdict_of`), or without one, what its
-    conclusion says (:func:`conclusion_verdict`)."""
+    conclusion says (:func:`conclusion_verdict`). Within a run, where the reader fails on the item, :data:`UNREAD`
+    (:func:`_no_verdict`)."""
     if finding is not None:
         outcome = frame.outcomes[0] if frame.outcomes else ""
         asked = asked_change(question, frame.exposure, asked_parts(frame))
