@@ -1,6 +1,6 @@
 """``synthesist study``'s reader on Evidence Inference 2.0: direction accuracy and macro-F1 on clinicians' labels.
 
-    python bench/evidence_inference_bench.py [--split validation|train] [--errors]
+    python bench/evidence_inference_bench.py [--split validation|train | --hand FILE.jsonl] [--errors]
 
 Reads ``../shared/corpus/evidence_inference`` (its README gives the files): 822 full-text trials (JATS, read from
 ``articles.tar.gz`` without unpacking), their (intervention, comparator, outcome) prompts and the clinicians'
@@ -16,7 +16,9 @@ answers with both quotes.
 The ``validation`` split (90 trials) is the held-out estimate: no rule or model of the reader was written or fitted
 on it (its threshold and its number of units read were chosen on it and on train folds: see
 bench/train_study_reader.py). ``train`` (732 trials) is what the learned reader is fitted on: its figure there is
-not an estimate. Nothing leaves this machine.
+not an estimate. ``--hand`` reads instead prompts of the release's unlabelled trials labelled by hand, in the format
+of ``data/reader_labels.jsonl``: ``data/reader_within_between.jsonl`` is such a set, never trained on, of prompts
+whose article sets a change within groups beside the test between them. Nothing leaves this machine.
 """
 
 from __future__ import annotations
@@ -285,12 +287,17 @@ def _model_reading(text: str, query: DirectionQuery) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("validation", "train"), default="validation")
+    parser.add_argument("--hand", type=Path, metavar="FILE.jsonl",
+                        help="hand-labelled prompts of the unlabelled trials instead of a split")
     parser.add_argument("--errors", action="store_true")
     args = parser.parse_args()
     folder = require(f"{DATA}/prompts.csv") / DATA
-    asked = prompts(folder, args.split)
+    if args.hand is not None and not args.hand.is_file():
+        parser.error(f"{args.hand} is not a file")
+    asked = hand_prompts(args.hand) if args.hand else prompts(folder, args.split)
     started = time.perf_counter()
-    evidence = articles(folder, {prompt.pmcid for prompt in asked})
+    evidence = (articles(folder / "unlabelled", {p.pmcid for p in asked}, "articles_unlabelled.tar.gz") if args.hand
+                else articles(folder, {prompt.pmcid for prompt in asked}))
     parsed = time.perf_counter() - started
     pairs, on_marked, given, errors = [], 0, [], []
     for prompt in asked:
@@ -304,9 +311,11 @@ def main() -> None:
             errors.append((prompt, answer))
     seconds = time.perf_counter() - started
     accuracy = sum(g == p for g, p in pairs) / len(pairs)
-    print(f"{args.split}: {len(pairs)} prompts on {len(evidence)} trials, parsed in {parsed:.1f} s, read and answered "
-          f"in {seconds:.1f} s ({seconds / len(evidence):.2f} s per article)")
-    print(f"accuracy {accuracy:.3f}  macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}")
+    print(f"{args.hand or args.split}: {len(pairs)} prompts on {len(evidence)} trials, parsed in {parsed:.1f} s, read "
+          f"and answered in {seconds:.1f} s ({seconds / len(evidence):.2f} s per article)")
+    verdicts = sum((g == "no_difference") == (p == "no_difference") and p != "not_reported" for g, p in pairs)
+    print(f"accuracy {accuracy:.3f}  macro-F1 {macro_f1(pairs, DIRECTIONS):.3f}  a difference or not (the verdict; "
+          f"not reported is wrong) {verdicts / len(pairs):.3f}")
     baseline = [(g, "no_difference") for g, _ in pairs]
     print(f"always no_difference: accuracy {sum(g == p for g, p in baseline) / len(baseline):.3f}  macro-F1 "
           f"{macro_f1(baseline, DIRECTIONS):.3f}")
