@@ -19,6 +19,7 @@ from synthesist.agents.report import validate_answer
 from synthesist.appraisal.answer_gate import unfinished
 from synthesist.appraisal.bottom_line import write_answer
 from synthesist.appraisal.item_reading import read
+from synthesist.errors import SynthesistError
 from synthesist.models import Answer, ResearchReport
 from synthesist.reading.alignment import align, fitted_gate
 from synthesist.reading.answer_features import FEATURES, features
@@ -89,6 +90,14 @@ def _always(label: str):  # type: ignore[no-untyped-def]
                      "coef": [[0.0] * len(FEATURES)] * 2, "intercept": intercept},
            "calibration": {"coef": [0.0, 0.0, 0.0, 0.0], "intercept": 0.0}}
     return answer_model_from(raw)
+
+
+def test_a_conclusion_head_that_says_another_answer_than_yes_no_or_maybe_is_refused_when_loaded() -> None:
+    raw = {"model": {"labels": ["yes", "unsure"], "mean": [0.0] * len(FEATURES), "scale": [1.0] * len(FEATURES),
+                     "coef": [[0.0] * len(FEATURES)] * 2, "intercept": [0.0, 0.0]},
+           "calibration": {"coef": [0.0, 0.0, 0.0, 0.0], "intercept": 0.0}}
+    with pytest.raises(SynthesistError, match="not \\['unsure'\\]"):
+        answer_model_from(raw)
 
 
 def test_an_item_is_read_by_the_model_put_in_place_for_it_and_by_the_shipped_one_otherwise() -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast, get_args
 
 import numpy as np
 
-LABELS = ("yes", "no", "maybe")
+from ..errors import SynthesistError
+
+Label = Literal["yes", "no", "maybe"]
+LABELS: tuple[Label, ...] = get_args(Label)
 """PubMedQA's answers; the model says a subset of them (its ``labels``)."""
 
 
@@ -19,7 +22,7 @@ class Model:
     """A fitted logistic regression on standardized features, as a softmax over ``labels`` (one coefficient row
     and intercept per label)."""
 
-    labels: tuple[str, ...]
+    labels: tuple[Label, ...]
     mean: np.ndarray
     scale: np.ndarray
     coef: np.ndarray
@@ -31,7 +34,7 @@ class Model:
         exp = np.exp(logits - logits.max())
         return exp / exp.sum()
 
-    def predict(self, x: np.ndarray) -> str:
+    def predict(self, x: np.ndarray) -> Label:
         return self.labels[int(np.argmax(self.probabilities(x)))]
 
 
@@ -60,7 +63,7 @@ def calibration_features(probabilities: np.ndarray) -> np.ndarray:
 class ConclusionVerdict:
     """What one item's conclusion says to a question: the label and the calibrated chance that it is right."""
 
-    label: str
+    label: Label
     confidence: float
 
 
@@ -81,6 +84,9 @@ def answer_model_from(raw: Mapping[str, Any]) -> AnswerModel:
     """An :class:`AnswerModel` from its JSON form (``model``: labels, mean, scale, coef, intercept; ``calibration``:
     coef, intercept), as ``bench/fit_answer_model.py`` writes it."""
     model, calibration = raw["model"], raw["calibration"]
+    unknown = set(model["labels"]) - set(LABELS)
+    if unknown:
+        raise SynthesistError(f"the conclusion head's labels must be among {LABELS}, not {sorted(unknown)}")
     arrays = (np.asarray(model[key], dtype=float) for key in ("mean", "scale", "coef", "intercept"))
-    return AnswerModel(Model(tuple(model["labels"]), *arrays),
+    return AnswerModel(Model(tuple(cast(Label, label) for label in model["labels"]), *arrays),
                        Calibration(np.asarray(calibration["coef"], dtype=float), float(calibration["intercept"])))

@@ -23,7 +23,7 @@ from ...models import Evidence, FullTextFinding, QuestionFrame
 from ...study import Direction, DirectionQuery, OutcomeResult, WhyNot
 from .. import StudyReader, lexicon, study_reader
 from ..answer_features import features
-from ..answer_model import ConclusionVerdict
+from ..answer_model import ConclusionVerdict, Label
 from ..failures import guarded
 from ..readers import current_readers
 from ..text import terms
@@ -498,12 +498,12 @@ class ItemVerdict:
     probability of that verdict: :func:`verdict_probability`), or ``conclusion``, the conclusion head (``confidence``
     the calibrated chance that it is right): either way, how likely the verdict is right."""
 
-    label: str
+    label: Label | Literal["unread"]
     confidence: float | None
     read_from: Literal["row", "conclusion"]
 
 
-UNREAD = "unread"
+UNREAD: Literal["unread"] = "unread"
 """The label of an item the reader failed on within a run (:mod:`~synthesist.reading.failures`): no vote in the
 Answer, the judge's direct answer or its count of agreeing items (``appraisal.bottom_line.first_read``)."""
 
