@@ -30,8 +30,8 @@ from synthesist.memory import Embedder, LibraryIndex
 from synthesist.memory.documents import head_text
 from synthesist.memory.embeddings import default_model_path
 from synthesist.memory.library_index import IndexStats
-from synthesist.memory.onnx_encoder import ensure_export
 from synthesist.models import Evidence
+from synthesist.onnx_encoder import ensure_export
 from synthesist.tools.library import load_library
 
 

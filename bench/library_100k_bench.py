@@ -144,7 +144,7 @@ def export_in_another_process(backend: str, export_dir: Path) -> None:
     if backend == "torch":
         return
     code = ("import sys; from pathlib import Path; from synthesist.memory.embeddings import default_model_path;"
-            "from synthesist.memory.onnx_encoder import ensure_export;"
+            "from synthesist.onnx_encoder import ensure_export;"
             "ensure_export(default_model_path(), sys.argv[1], Path(sys.argv[2]))")
     subprocess.run([sys.executable, "-c", code, backend, str(export_dir)], check=True, capture_output=True)
 

@@ -19,7 +19,7 @@ parts (``question_parts.jsonl``), the unseen verbs (``question_verbs.jsonl``) an
 (``question_comparatives.jsonl``), a part right when it is the same once lowercased and trimmed of function words
 (``train_question_tagger.same``), and on a few questions of the freely worded folder sets whose parts were misread.
 
-Result (2026-12-06): docs/architecture/studies-measured.md, "The question tagger".
+Result (2026-12-06): ``reading/fitted/question_tagger/CARD.md``, "Each word's vector" (the tagger ships it since).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import train_question_tagger as trainer
@@ -64,10 +65,11 @@ class WordVectors:
 
         model = default_model_path()
         self.tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
+        self.tokenizer.no_padding()  # the file pads every text to 128 tokens
         if encoder == "onnx-int8":
             import onnxruntime as ort
 
-            from synthesist.memory.onnx_encoder import ensure_export
+            from synthesist.onnx_encoder import ensure_export
 
             options = ort.SessionOptions()
             options.intra_op_num_threads = 2
@@ -169,8 +171,8 @@ def fit(rows, vectors: WordVectors | None) -> DenseTagger:
     w = found.x[:width * k].reshape(width, k)
     v = found.x[width * k:(width + depth) * k].reshape(depth, k) if depth else None
     return DenseTagger(tag_names, index, w, found.x[-k:], trainer.transitions([t for _, t in rows], tag_names),
-                       function_words, {n: frozenset(g) for n, g in trainer.CUES.items()}, 0.0, v, mean, scale,
-                       vectors)
+                       function_words, {n: frozenset(g) for n, g in trainer.CUES.items()}, 0.0, dense=v, mean=mean,
+                       scale=scale, vectors=vectors)
 
 
 def hand_written(tagger: DenseTagger, name: str) -> tuple[int, int]:
@@ -189,6 +191,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--encoder", choices=("onnx-int8", "torch", "none"), default="onnx-int8")
     parser.add_argument("--limit", type=int, default=LIMIT)
+    parser.add_argument("--write", type=Path, help="write the tagger fitted here as a model.json (where the "
+                        "shipped tagger's form holds dense weights)")
     args = parser.parse_args()
     started = time.perf_counter()
     shared = trainer.require(trainer.CORPUS)
@@ -233,6 +237,13 @@ def main() -> None:
         parts = tagger.parts(question)
         print(" ", question, "→", {k: (v.text, round(v.confidence, 2)) for k, v in vars(parts).items()
                                    if v and k != "held"})
+    if args.write:
+        shipped_form = (getattr(tagger, field.name) for field in dataclasses.fields(QuestionTagger)[:8])
+        raw = QuestionTagger(*shipped_form).to_dict()
+        if tagger.dense is not None:
+            raw.update(dense=np.round(tagger.dense, 5).tolist(), dense_mean=np.round(tagger.mean, 6).tolist(),
+                       dense_scale=np.round(tagger.scale, 6).tolist())
+        args.write.write_text(json.dumps(raw, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"done in {time.perf_counter() - started:.0f} s")
 
 

@@ -185,12 +185,12 @@ def main() -> None:
     print(f"marked sentences: train {len(train)} ({len(rows)} writing their outcome), validation {len(validation)}; "
           f"read in {time.perf_counter() - started:.0f} s", flush=True)
     fifth = [(words, tags) for pmcid, words, tags in rows if zlib.crc32(pmcid.encode()) % 5 != 0]
-    probe = fit(fifth, CUES)
+    probe = fit(fifth, CUES, dense=False)
     scored = [(named(probe, text)[1], shares(named(probe, text)[0], query.outcome))
               for pmcid, text, query, _ in train if zlib.crc32(pmcid.encode()) % 5 == 0]
     cut = threshold(scored)
     print(f"threshold {cut:.2f} from the held-out fifth of the train articles ({len(scored)} sentences)")
-    tagger = fit([(words, tags) for _, words, tags in rows], CUES)
+    tagger = fit([(words, tags) for _, words, tags in rows], CUES, dense=False)
     counts = {"tagger": [0, 0, 0], "rules": [0, 0, 0], "together": [0, 0, 0]}
     for _, text, query, _ in validation:
         name, confidence = named(tagger, text)

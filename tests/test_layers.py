@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).parent.parent / "src" / "synthesist"
 FACES = ("cli", "cli_commands", "cli_interrupt", "cli_parser", "cli_progress", "cli_serve", "cli_study", "cli_watch",
          "service", "mcp_server", "mcp_stdio", "batch", "ray_backend")
 LEAVES = ("models", "events", "event_text", "errors", "config", "identity", "inputs", "titles", "wording", "study",
-          "redaction", "run_options", "run_limits")
+          "redaction", "run_options", "run_limits", "onnx_encoder")
 ALLOWED = {"api", "__version__", *LEAVES, *FACES}
 
 

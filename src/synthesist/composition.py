@@ -43,6 +43,7 @@ from .orchestrator.loop import Team
 from .orchestrator.runner import ImageStep
 from .prompts import compile_templates
 from .reading import load_shipped_models
+from .reading.question_parts import use_exports
 from .run_store import RunOptions
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
@@ -162,6 +163,7 @@ def loading_models(settings: Settings) -> Iterator[None]:
     0.35 s, which a run's first model call and first reading waited for).
     A failure to load is left for the model's first use to raise."""
     embedder = embedder_for(settings)
+    use_exports(settings.memory.export_dir)  # the question tagger's encoder reads the run's export folder
 
     def load_embedder() -> None:
         if embedder.backend != "torch" and not embedder.export_pending():

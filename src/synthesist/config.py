@@ -24,6 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .errors import ConfigError
 from .models import ManagerName
+from .onnx_encoder import default_onnx_dir
 from .run_limits import DEFAULT_ROUNDS, DEFAULT_RUN_SECONDS
 from .run_options import LIBRARY_FORMS, MaxRounds, RunTimeout
 
@@ -95,13 +96,6 @@ class SearchSettings(Section):
 
 DEFAULT_EMBEDDING_BACKEND: Literal["onnx-int8"] = "onnx-int8"
 """The embedding backend a run uses unless told otherwise, and the :class:`~synthesist.memory.Embedder`'s default."""
-
-
-def default_onnx_dir() -> Path:
-    """The user's cache folder for ONNX exports of the embedding model: made once per machine, whatever the data
-    directory (``$XDG_CACHE_HOME/synthesist/onnx``, else ``~/.cache/synthesist/onnx``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "synthesist" / "onnx"
 
 
 class MemorySettings(Section):

