@@ -117,9 +117,10 @@ def test_a_source_that_fails_every_query_is_said_once_a_round(tmp_path: Path) ->
     assert any("pubmed failed" in line for line in failures) and any("trials failed" in line for line in failures)
 
 
-def test_a_run_no_source_answered_embeds_nothing_and_exports_no_model(tmp_path: Path) -> None:
+def test_a_run_no_source_answered_embeds_nothing_and_exports_only_what_reads_the_question(tmp_path: Path) -> None:
     """Offline on a new machine (no ONNX export in its cache): the run says every source was unreachable and how to
-    run offline, without loading, let alone exporting, the embedding model for nothing."""
+    run offline, and embeds nothing. The one export it makes is the int8 one the question tagger reads each word of
+    the question with (since 2026-12-06: about 10-20 s, once per machine), said in its started line."""
     with FixtureServer() as gone:
         url = gone.url
     cache = tmp_path / "fresh-cache"
@@ -129,7 +130,8 @@ def test_a_run_no_source_answered_embeds_nothing_and_exports_no_model(tmp_path: 
                    "pubmed,trials", "--model", "extractive", env=env)
     assert done.returncode == 1, done.stderr  # every source failed: a failure, its partial report written
     assert "every network source was unreachable" in done.stdout and "--sources library" in done.stdout
-    assert not list(cache.rglob("*.onnx"))
+    assert [path.name.split("-")[2:4] for path in cache.rglob("*.onnx")] == [["onnx", "int8"]]
+    assert "first use of the onnx-int8 embedding backend on this machine" in done.stderr
 
 
 def test_library_validate_reports_bad_lines_with_their_numbers(tmp_path: Path) -> None:

@@ -37,13 +37,20 @@ from .llm.core import LLM, build_text_model
 from .llm.model_spec import parse_model_spec, spec_for_agent
 from .llm.recorded import RecordedLLM
 from .memory import ChromaVectorCache, Embedder, LibraryIndex, open_chroma
-from .memory.embeddings import VectorCache
+from .memory.embeddings import VectorCache, load_model
 from .memory.library_index import BulkEncoder, library_name
+from .onnx_encoder import default_model_path
 from .orchestrator.loop import Team
 from .orchestrator.runner import ImageStep
 from .prompts import compile_templates
 from .reading import load_shipped_models
-from .reading.question_parts import use_exports
+from .reading.question_parts import (
+    EncoderUnavailable,
+    encoder_ready,
+    question_tagger,
+    use_exports,
+    word_vectors,
+)
 from .run_store import RunOptions
 from .tools.cassette import Cassette
 from .tools.clinicaltrials import ClinicalTrialsSource
@@ -156,8 +163,9 @@ def open_shared(settings: Settings, client: ClientAPI | None = None) -> Shared:
 def loading_models(settings: Settings) -> Iterator[None]:
     """The models a run uses load in threads while the block runs: the store opening, which waits on another process
     (2 s for a server started anew) and imports chromadb. The embedding model (about 0.5 s) only when an ONNX export
-    is already on disk: a first export (about 10 s, once per machine) waits for a first text to embed, so a run that
-    finds none (every source unreachable) never pays for it; and only such a load leaves the process's environment
+    is already on disk: a first export (about 10 s, once per machine) is made as the run starts, for the question
+    tagger (:func:`prepare_question_reading`), or for a first text to embed; and only such a load leaves the
+    process's environment
     alone while the block starts a process (:func:`~.memory.embeddings.load_model`). Beside it, the reading core's
     fitted models, the TLS context, the prompt templates compiled and the async HTTP stack's lazy imports (about
     0.35 s, which a run's first model call and first reading waited for).
@@ -185,6 +193,23 @@ def loading_models(settings: Settings) -> Iterator[None]:
     finally:
         for thread in threads:
             thread.join()
+
+
+def prepare_question_reading(settings: Settings) -> bool:
+    """The question tagger's encoder ready before the run reads its question (call it in a thread: never on the
+    event loop), reading the settings' export folder; whether its export had to be made first (a machine's first
+    run, about 10-20 s: the run's notice says so). It is made as the embedder makes its own
+    (``memory.embeddings.load_model``: offline, torch's variables taken back). A failure is left to the tagger,
+    which then reads no parts and says so in the log."""
+    use_exports(settings.memory.export_dir)
+    made = not encoder_ready()
+    if made:
+        with contextlib.suppress(Exception):
+            load_model(default_model_path(), "onnx-int8", settings.memory.export_dir)
+    if question_tagger().dense is not None:
+        with contextlib.suppress(EncoderUnavailable):
+            word_vectors(("warm",))
+    return made
 
 
 def embedder_for(settings: Settings, *, cache: VectorCache | None = None) -> Embedder:

@@ -46,6 +46,7 @@ from .composition import (
     open_models,
     open_shared,
     open_store,
+    prepare_question_reading,
     recorded_models,
 )
 from .config import Settings
@@ -249,8 +250,9 @@ class Session:
         cassette, models = await self._models(plan, paths, stack)
         shared = await opening
         exporting = await asyncio.to_thread(shared.embedder.export_pending)
-        if not exporting:  # loading an export overlaps plan and searches; a first export waits for a first text,
-            # so a run that finds nothing to embed (every source unreachable) never pays for it
+        reading_exported = await asyncio.to_thread(prepare_question_reading, settings)  # off the event loop
+        if not exporting:  # loading an export overlaps plan and searches; the embedder's own first export (where
+            # its backend is not the tagger's int8, made above) waits for a first text to embed
             stack.push_async_callback(_settle, asyncio.create_task(shared.embedder.warm()))
         sources, warnings, preparations = await _library(options, settings, shared, paths, seams)
         if cassette is not None and settings.run.manager == "magentic":
@@ -279,7 +281,7 @@ class Session:
                          fallback_report=ReportAgent(settings, engine=extractive_engine()),
                          control=control or RunControl(),
                          resumed_from_round=checkpoint.round if checkpoint else 0,
-                         notice=_engine_notice(plan.model, settings, exporting=exporting),
+                         notice=_engine_notice(plan.model, settings, exporting=exporting or reading_exported),
                          warnings=(*(shared.notes if self._report_notes else ()), *warnings),
                          preparations=tuple(preparations),
                          decided=checkpoint.decided if checkpoint else None, readers=self.readers)
@@ -450,7 +452,7 @@ def _engine_notice(model: ModelChoice, settings: Settings, *, exporting: bool) -
         notice = scrub(reason if spec == "extractive" else f"model {spec} ({reason})")
     if exporting:
         notice += (f"; first use of the {settings.memory.embedding_backend} embedding backend on this machine: the "
-                   "model is exported when the question is first read (about 10-20 s, once)")
+                   "model is exported to ONNX as the run starts (about 10-20 s, once)")
     return notice
 
 

@@ -9,7 +9,7 @@ the word's contextual vector from the packaged sentence model (:func:`word_vecto
 from the int8 ONNX export a run also embeds with), and the tags of the question are the best path through the token
 probabilities and the tag transitions (Viterbi). The vector carries what the window of two words each side cannot:
 that "enlarge" or "curb" is a verb, where a name ends (2026-12-06: the unseen verbs' parts 0.945 → 0.963 by the
-tagger, 0.881 → 0.935 by the frame; ``fitted/question_tagger/CARD.md``).
+tagger, 0.881 → 0.908 by the frame; ``fitted/question_tagger/CARD.md``).
 
 The model (``fitted/question_tagger/``) is written by ``bench/train_question_tagger.py`` from questions generated out
 of the Evidence Inference clinicians' prompts (intervention, comparator, outcome) and populations from its articles'
@@ -20,6 +20,8 @@ cannot drift apart.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..onnx_encoder import OnnxEncoder, default_model_path, default_onnx_dir, export_on_disk, open_export
+from ..onnx_encoder import OnnxEncoder, default_model_path, default_onnx_dir, export_path, open_export
 from .shipped import fitted_model
 
 RESOURCE = "question_tagger"
@@ -307,17 +309,28 @@ def spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
     return found
 
 
-_ENCODER_LOCK = threading.Lock()
-"""Serialises :func:`word_vectors`: the fast tokenizer refuses concurrent use from several threads."""
+_CALLS = threading.Lock()
+"""One question encoded at a time: the encoder's tokenizer and session are shared by every thread of the process
+(about 3 ms a question)."""
+_CREATION = threading.Lock()
+"""One encoder made at a time (its export may take 10-20 s, once per machine), apart from :data:`_CALLS`."""
 
 
-@lru_cache(maxsize=4096)
+class EncoderUnavailable(RuntimeError):
+    """The tagger's encoder could not be made or loaded in this process (:func:`question_parts` then reads no
+    parts, and the frame takes the rules' reading)."""
+
+
+@lru_cache(maxsize=256)
 def word_vectors(words: tuple[str, ...]) -> np.ndarray:
     """Each word's contextual vector (:meth:`~synthesist.onnx_encoder.OnnxEncoder.word_vectors`) from the int8 ONNX
-    export of the packaged sentence model, whatever embedding backend a run uses: the tagger was fitted on these
-    (about 3 ms a question). Kept for the last 4,096 questions; callers do not write to the array."""
-    with _ENCODER_LOCK:
-        return _encoder().word_vectors(words)
+    export of the packaged sentence model, whatever embedding backend a run uses: the tagger was fitted on these.
+    Kept for the last 256 questions (a frame reads its question at most three times), read-only."""
+    encoder = _encoder()
+    with _CALLS:
+        vectors = encoder.word_vectors(words)
+    vectors.setflags(write=False)
+    return vectors
 
 
 _EXPORTS: list[Path] = []
@@ -325,33 +338,64 @@ _EXPORTS: list[Path] = []
 
 def use_exports(export_dir: Path) -> None:
     """Where the tagger's encoder finds (or makes) its ONNX export: the run's settings' folder
-    (``memory.export_dir``), which the composition root sets before the first question is read; the user's cache
-    folder (:func:`~synthesist.onnx_encoder.default_onnx_dir`) where none was set."""
+    (``memory.export_dir``), which the composition root sets as a run opens its store; the user's cache folder
+    (:func:`~synthesist.onnx_encoder.default_onnx_dir`) where none was set. Each folder's encoder is loaded once."""
     _EXPORTS[:] = [export_dir]
 
 
-def _export_dir() -> Path:
+def export_dir() -> Path:
+    """The folder the tagger's encoder reads its export from (:func:`use_exports`)."""
     return _EXPORTS[0] if _EXPORTS else default_onnx_dir()
 
 
-@cache
+def encoder_ready() -> bool:
+    """Whether the tagger can read each word's vector without an export to make first (or reads none)."""
+    tagger = question_tagger()
+    return tagger.dense is None or export_path(default_model_path(), "onnx-int8", export_dir()).is_file()
+
+
 def _encoder() -> OnnxEncoder:
-    """The tagger's encoder, loaded once per process (the export made first where the folder has none)."""
-    return open_export(default_model_path(), "onnx-int8", _export_dir())
+    return _encoder_at(export_dir())
+
+
+@lru_cache(maxsize=4)
+def _encoder_at(folder: Path) -> OnnxEncoder:
+    """The tagger's encoder over ``folder``'s export, loaded once per process (the export made first where the
+    folder has none); a failure is remembered (:data:`_FAILED`) and raised as :class:`EncoderUnavailable`."""
+    with _CREATION:
+        if folder in _FAILED:
+            raise EncoderUnavailable(_FAILED[folder])
+        try:
+            return open_export(default_model_path(), "onnx-int8", folder)
+        except (OSError, RuntimeError, ValueError, ImportError) as exc:
+            _FAILED[folder] = f"the question tagger's encoder could not be loaded from {folder}: {exc}"
+            _LOG.warning("%s; questions are read by the rules alone", _FAILED[folder])
+            raise EncoderUnavailable(_FAILED[folder]) from exc
+
+
+_FAILED: dict[Path, str] = {}
+_LOG = logging.getLogger("synthesist.reading")
 
 
 @cache
 def question_tagger() -> QuestionTagger:
     """The shipped model (read from the package once), with its encoder loaded where it reads word vectors and
-    the export is on disk: a first export (about 10-20 s, once per machine) waits for the first question read, after
-    the run has said it is coming (``session._engine_notice``), not for the models loaded as the store opens."""
+    its export is on disk: a first export (about 10-20 s, once per machine) is made as a run starts
+    (``composition.prepare_question_reading``, after the run has said so), not with the models loaded while the
+    store opens; a failure to load waits for the first question read."""
     tagger = QuestionTagger.from_dict(fitted_model(RESOURCE))
-    if tagger.dense is not None and export_on_disk(default_model_path(), "onnx-int8", _export_dir()):
-        _encoder()
+    if tagger.dense is not None and export_path(default_model_path(), "onnx-int8", export_dir()).is_file():
+        with contextlib.suppress(EncoderUnavailable):
+            _encoder()
     return tagger
 
 
 def question_parts(question: str, *, hold: bool = True) -> Parts:
     """The population, intervention, comparator and outcome of ``question`` in its own words (each ``None`` when
-    the question names none), each with the tagger's confidence (``hold``: :meth:`QuestionTagger.parts`)."""
-    return question_tagger().parts(question, hold=hold)
+    the question names none), each with the tagger's confidence (``hold``: :meth:`QuestionTagger.parts`); none at
+    all where the tagger's encoder cannot be loaded (:class:`EncoderUnavailable`, said once in the log): the frame
+    then reads the question by its rules."""
+    try:
+        return question_tagger().parts(question, hold=hold)
+    except EncoderUnavailable:
+        return Parts(None, None, None, None)
