@@ -143,3 +143,31 @@ def test_decoding_never_continues_a_part_it_did_not_open():
     tags = tagger.decode(tagger.probabilities([t.text for t in tokens(question)]))
     for previous, tag in zip(["O", *tags[:-1]], tags, strict=True):
         assert not tag.startswith("I-") or previous[2:] == tag[2:]
+
+
+def test_a_tagger_whose_encoder_cannot_be_loaded_leaves_the_question_to_the_rules_and_says_why(tmp_path: Path
+                                                                                                ) -> None:
+    """Where the export folder cannot hold an export (here a file stands in its place), the tagger reads no parts,
+    the frame is the rules' reading, the log says why once, and the next question does not try again."""
+    import subprocess
+    import sys
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    code = (
+        "import logging, sys\n"
+        "from pathlib import Path\n"
+        "from synthesist.reading import question_parts as qp\n"
+        "from synthesist.reading.frame import frame_by_rule, frame_of\n"
+        "logging.basicConfig(level=logging.WARNING, stream=sys.stderr)\n"
+        f"qp.use_exports(Path({str(blocked)!r}))\n"
+        "question = 'Does topical honey shrink chronic leg ulcers compared with saline dressings?'\n"
+        "print(qp.question_parts(question) == qp.Parts(None, None, None, None))\n"
+        "print(frame_of(question) == frame_by_rule(question))\n"
+        "print(qp.question_parts('Does aspirin lower mortality?') == qp.Parts(None, None, None, None))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True", "True"]
+    assert done.stderr.count("the question tagger's encoder could not be loaded") == 1
+    assert "questions are read by the rules alone" in done.stderr
