@@ -63,6 +63,7 @@ EFFECT_OF = lexicon.pattern("frame", "EFFECT_OF")
 what has the effect, the outcome what it is on; it asks for the effect, so no yes or no."""
 SAFETY = lexicon.pattern("frame", "SAFETY")
 _SAFE_USE = lexicon.pattern("frame", "SAFE_USE")
+_SCHEDULE = lexicon.pattern("frame", "SCHEDULE")
 HARMS = "adverse events"
 """The outcome of a question about harms alone (:data:`SAFETY`: "Is X safe in P?"): the name trials give their count
 of harms; the study reader also reads the other names trials write for it ("side effects", "TEAEs":
@@ -110,11 +111,12 @@ def _qualifies(predicate: re.Match[str], exposure: str, text: str) -> bool:
 def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     """``frame`` asking about adverse events (:data:`HARMS`) where ``text`` asks about harms alone (:data:`SAFETY`)
     and the outcome read is the condition it is used for, not something asked about: "Is moist exposed burn
-    ointment safe for pressure ulcers?" asks whether the ointment harms people with pressure ulcers, and "Is
-    apixaban safer than warfarin for preventing stroke in atrial fibrillation?" whether it harms less; the condition
-    becomes the population where the question names none ("… as safe as clinically indicated CPAP for very low birth
-    weight babies?", the outcome read without "very"). A question that names what it asks about keeps it ("Does
-    X safely reduce pain?"), and so does one about benefit as well ("safe and effective": :data:`SAFETY`)."""
+    ointment safe for pressure ulcers?" (or "safe to use on …") asks whether the ointment harms people with pressure
+    ulcers, and "Is apixaban safer than warfarin for preventing stroke in atrial fibrillation?" whether it harms
+    less; the condition becomes the population where the question names none ("… as safe as clinically indicated
+    CPAP for very low birth weight babies?", the outcome read without "very"). A question that names what it asks
+    about keeps it ("Does X safely reduce pain?"), and so does one about benefit as well ("safe and effective":
+    :data:`SAFETY`)."""
     outcome = frame.outcomes[0] if frame.outcomes else ""
     if frame.kind != "effect" or outcome == HARMS or (asked := SAFETY.search(text)) is None:
         return frame
@@ -125,7 +127,7 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     if exposure and _qualifies(asked, exposure, text):
         # the same, where the tagger left the word out of the name it stands before
         return frame.model_copy(update={"exposure": f"{asked.group(0)} {exposure}"})
-    used_for = re.compile(r"\b(?:for|in|among|with|to)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
+    used_for = re.compile(r"\b(?:for|in|among|with|to|on)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
                           rf"(?:treating|preventing|managing)\s+)?(?:{_FUNCTION_WORD}\s+)*{re.escape(outcome)}", _I)
     if outcome and not used_for.search(text, asked.end()):
         return frame
@@ -208,9 +210,11 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
 def _trimmed(part: Part | None) -> str:
     """A tagged part's words without the function words and punctuation at either end ("the risk of falls," →
     "risk of falls"; "total score -" before a population after a dash → "total score"); a last word in capitals is
-    a name's letter, never the article or pronoun it spells ("vitamin A", "hepatitis A", "drug A", "type I")."""
+    a name's letter, never the article or pronoun it spells ("vitamin A", "hepatitis A", "drug A", "type I"); a
+    dose's schedule keeps its count ("once a day": :data:`_SCHEDULE`)."""
     words = part.text.split() if part is not None else []
-    while words and (words[0].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS - NEGATIONS:
+    while (words and (words[0].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS - NEGATIONS
+           and not _SCHEDULE.match(" ".join(words))):
         words.pop(0)
     while words and (words[-1].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS and not (
             len(words) > 1 and words[-1].strip(",.;:'\"()").isupper()):
