@@ -291,16 +291,31 @@ FREQUENCY_SHARE = 0.08
 SAFETY_TEMPLATES = (
     "Is it safe to give {I} to {Pop}?", "Is it safe for {Pop} to take {I}?", "Is it safe to use {I}{P}?",
     "Is {I} in {Pop} safe?", "Is {I} safe for {Pop}?", "Is {I} well tolerated{P}?", "Can {I} be used safely{P}?",
-    "Is {I} safe to use in {Pop}?", "Is {I} safer than {C} for {Pop}?",
+    "Is {I} safe to use in {Pop}?", "Is {I} safer than {C} for {Pop}?", "Is {I} safe to use on {Pop}?",
 )
 """How a researcher asks whether a treatment is safe, naming no outcome (the frame then asks about adverse events:
 ``reading/frame.py``), added on 2026-12-06: "Is it safe for pregnant women to take ibuprofen?" had no exposure, "Is it
 safe to give ibuprofen to children with asthma?" the exposure "ibuprofen to children", and "Is exercise training in
 heart failure patients safe?" the outcome "heart failure", each read by rules (the frame took the tagger's parts only
 with an outcome). Their intervention, comparator and population are tagged, from a stream of their own at
-:data:`SAFETY_SHARE` as :data:`FREQUENCY_TEMPLATES`; :data:`HELD_SAFETY_TEMPLATES` are their held-out figure."""
+:data:`SAFETY_SHARE` as :data:`FREQUENCY_TEMPLATES`; :data:`HELD_SAFETY_TEMPLATES` are their held-out figure. "Safe to
+use on" was added on 2026-12-06: a freely worded question's "Katupila paste safe to use on diabetic foot ulcers" gave
+the outcome "diabetic foot ulcers"."""
 HELD_SAFETY_TEMPLATES = ("Is it safe for {Pop} to receive {I}?", "Is {I} given to {Pop} safe?")
-SAFETY_SHARE = 0.03
+SAFETY_SHARE = 0.04
+BOTH_TEMPLATES = (
+    "Is {I} safe and effective for {O}{P}?", "Is {I} effective and safe for {Ving} {O}{P}?",
+    "Is {I} safe and effective in {Ving} {O}{P}?", "Is {I} effective and well tolerated for {O}{P}?",
+    "Are {I} safe and effective for {Ving} {O}{P}?", "Is {I} safe and efficacious {Cmp} {C} for {O}{P}?",
+)
+"""How a researcher asks about benefit and harms at once ("Is cannabidiol safe and effective for epilepsy?"; the frame
+keeps the outcome it names, ``lexicons/frame.toml`` SAFETY), added on 2026-12-06: since the tagger read each word's
+vector it took "cannabidiol safe" and "ketamine effective" for the intervention
+(``tests/appraisal/test_frame_alignment.KNOWN_MISFRAMED``): an intervention is often "X and Y", and the word before
+"and" leaned to the intervention (0.42 of "safe" with a hundred such questions in the safety stream). From a stream of
+their own at :data:`BOTH_SHARE`; :data:`HELD_BOTH_TEMPLATES` are their held-out figure."""
+HELD_BOTH_TEMPLATES = ("Is {I} well tolerated and effective in {Ving} {O}{P}?", "Is {I} effective and safe{P}?")
+BOTH_SHARE = 0.05
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
@@ -727,11 +742,16 @@ def main() -> None:
     rows += comparative_questions(train_prompts, SAFETY_TEMPLATES, train_pops, SEED + 6, SAFETY_SHARE,
                                   (unread_prompts, unread_pops))
     held_safety = comparative_questions(held_prompts, HELD_SAFETY_TEMPLATES, held_pops, SEED + 7, 1.0)
+    safety = len(rows) - train_rows - comparatives - frequencies
+    rows += comparative_questions(train_prompts, BOTH_TEMPLATES, train_pops, SEED + 8, BOTH_SHARE,
+                                  (unread_prompts, unread_pops))
+    held_both = comparative_questions(held_prompts, HELD_BOTH_TEMPLATES, held_pops, SEED + 9, 1.0)
     print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency {frequencies:,}, "
-          f"of safety {len(rows) - train_rows - comparatives - frequencies:,}")
+          f"of safety {safety:,}, of benefit and safety "
+          f"{len(rows) - train_rows - comparatives - frequencies - safety:,}")
     tagger = fit(rows, CUES)
     for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies),
-                        ("safety", held_safety)):
+                        ("safety", held_safety), ("benefit and safety", held_both)):
         asked_f1, _ = evaluate(tagger, asked)
         print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
               + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))

@@ -39,11 +39,13 @@ KNOWN_MISFRAMED: frozenset[str] = frozenset({
 })
 """The golden questions read wrong and known (every other row must be read right). Three since 2026-12-06, when the
 question tagger learned each word's vector (``fitted/question_tagger/CARD.md``): it is surer of its own reading of
-these three than of the threshold, and reads "routine use" as the outcome, "cannabidiol safe and" as the
-intervention, and the GSRS question's population with its "and no GI diagnoses"; the frames of the hand-written
-verb, subject and comparative sets rose with it (0.881 → 0.908, 0.875 → 0.942, 0.761 → 0.807), and the golden parts
-stayed at 0.96. None from 2026-12-05 to then, when the tagger learned verbs no list names and read "Does maintenance
-rituximab improve time to relapse in follicular lymphoma?" with its population apart again."""
+these three than of the threshold, and reads "routine use" as the outcome, "cannabidiol safe" as the intervention
+(since the tagger learned questions about benefit and harms at once, later that day, "cannabidiol", with no
+population where the rules read "epilepsy"), and the GSRS question's population with its "and no GI diagnoses"; the
+frames of the hand-written verb, subject and comparative sets rose with it (0.881 → 0.908, 0.875 → 0.942, 0.761 →
+0.807), and the golden parts stayed at 0.96. None from 2026-12-05 to then, when the tagger learned verbs no list
+names and read "Does maintenance rituximab improve time to relapse in follicular lymphoma?" with its population apart
+again."""
 
 
 def test_the_golden_questions_are_framed_into_their_parts() -> None:

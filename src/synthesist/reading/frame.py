@@ -219,7 +219,7 @@ def _trimmed(part: Part | None) -> str:
     while words and (words[-1].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS and not (
             len(words) > 1 and words[-1].strip(",.;:'\"()").isupper()):
         words.pop()
-    return " ".join(words).strip(",.;:")
+    return " ".join(words).strip(",.;:?")
 
 
 def frame_by_rule(question: str) -> QuestionFrame:
