@@ -127,8 +127,9 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     if exposure and _qualifies(asked, exposure, text):
         # the same, where the tagger left the word out of the name it stands before
         return frame.model_copy(update={"exposure": f"{asked.group(0)} {exposure}"})
-    used_for = re.compile(r"\b(?:for|in|among|with|to|on)\s+(?:the\s+)?(?:(?:treatment|management|prevention) of\s+|"
-                          rf"(?:treating|preventing|managing)\s+)?(?:{_FUNCTION_WORD}\s+)*{re.escape(outcome)}", _I)
+    used_for = re.compile(r"\b(?:for|in|among|with|to|used?\s+on)\s+(?:the\s+)?"
+                          r"(?:(?:treatment|management|prevention) of\s+|(?:treating|preventing|managing)\s+)?"
+                          rf"(?:{_FUNCTION_WORD}\s+)*{re.escape(outcome)}", _I)
     if outcome and not used_for.search(text, asked.end()):
         return frame
     if inside is not None:  # "drug A safer", as the tagger may leave it
@@ -213,13 +214,13 @@ def _trimmed(part: Part | None) -> str:
     a name's letter, never the article or pronoun it spells ("vitamin A", "hepatitis A", "drug A", "type I"); a
     dose's schedule keeps its count ("once a day": :data:`_SCHEDULE`)."""
     words = part.text.split() if part is not None else []
-    while (words and (words[0].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS - NEGATIONS
+    while (words and (words[0].lower().strip(",.;:?'\"()-–") or "the") in STOP_WORDS - NEGATIONS
            and not _SCHEDULE.match(" ".join(words))):
         words.pop(0)
-    while words and (words[-1].lower().strip(",.;:'\"()-–") or "the") in STOP_WORDS and not (
-            len(words) > 1 and words[-1].strip(",.;:'\"()").isupper()):
+    while words and (words[-1].lower().strip(",.;:?'\"()-–") or "the") in STOP_WORDS and not (
+            len(words) > 1 and words[-1].strip(",.;:?'\"()").isupper()):
         words.pop()
-    return " ".join(words).strip(",.;:?")
+    return " ".join(words).strip(",.;:? ")
 
 
 def frame_by_rule(question: str) -> QuestionFrame:
