@@ -120,6 +120,20 @@ def test_a_sentence_that_leans_on_the_one_before_brings_it_along() -> None:
     assert with_context(sentences[1:2], [sentences[1]]) == []  # nothing before it: not quoted at all
 
 
+def test_a_sentence_opening_its_section_never_leans_on_the_background() -> None:
+    """An article printed without an abstract is read by its introduction and its conclusions
+    (``tools/jats._stand_in``): "In summary, …" opens the conclusions and is quoted alone, never with the
+    introduction's last sentence before it; within a section, or on the results, it leans as before."""
+    sentences = split_sentences("BACKGROUND: Exercise helps. Yet few pregnant women exercise. CONCLUSIONS: In "
+                                "summary, exercise reduced LDL gain. Hence, the programme is safe.")
+    kept = with_context(sentences, [sentences[2], sentences[3]])
+    assert [s.text for s in kept] == [sentences[2].text, sentences[3].text]
+    background = with_context(sentences, [sentences[1]])
+    assert [s.text for s in background] == [sentences[0].text, sentences[1].text]
+    results = split_sentences("RESULTS: LDL gain was lower (P = 0.01). CONCLUSIONS: In summary, exercise helped.")
+    assert with_context(results, [results[1]]) == results
+
+
 def test_the_shipped_gate_is_in_force_unless_another_is_put_in_place() -> None:
     shipped = fitted_model("alignment_gate")
     assert set(shipped) == {"cover", "weight", "answers", "strong", "floor", "depth"}

@@ -95,6 +95,28 @@ def test_an_article_without_a_body_keeps_its_abstract():
     assert not article.has_body and {p.role for p in article.passages} == {"abstract"}
 
 
+def test_an_article_printed_without_an_abstract_is_read_by_its_introduction_and_its_own_conclusions():
+    """89 of the 3,632 Evidence Inference articles have no abstract: their content was their first three passages,
+    so the introduction was read as the trial's conclusion ("Dyslipidaemia during pregnancy is associated with …
+    preterm birth [11]" answered yes to whether exercise in pregnancy raises that risk). With a section of
+    conclusions, the content is the introduction's first paragraph and those conclusions, labelled as PubMed labels
+    an abstract's; without one, the first three passages as before."""
+    data = TRIAL.read_bytes()
+    start, end = data.index(b"<abstract"), data.index(b"</abstract>") + len(b"</abstract>")
+    bare = data[:start] + data[end:]
+    at = bare.index(b"</body>")
+    concluded = bare[:at] + b"<sec><title>Conclusion</title><p>Exercise was safe.</p></sec>" + bare[at:]
+
+    with_conclusions = article_evidence(parse_jats(concluded), "library")
+    without = article_evidence(parse_jats(bare), "library")
+    opening = next(p.text for p in with_conclusions.passages if p.role == "introduction")
+
+    assert not with_conclusions.has_abstract
+    assert with_conclusions.content == f"BACKGROUND: {opening}\nCONCLUSIONS: Exercise was safe."
+    assert [s.section for s in split_sentences(with_conclusions.content)][-1] == "CONCLUSIONS"
+    assert without.content == "\n".join(p.text for p in without.passages[:3])
+
+
 def test_a_list_or_a_boxed_statement_inside_a_paragraph_is_read_apart_and_never_run_into_its_text():
     """JATS lets a paragraph hold a list, or a statement with its own title and paragraphs (207 of the 822 Evidence
     Inference articles do); read as inline text, "Response to Exercise" ran into "There were no TRT effects …"
@@ -118,6 +140,21 @@ def test_a_list_or_a_boxed_statement_inside_a_paragraph_is_read_apart_and_never_
                     ("Results", "age 18 or over"),
                     ("Results", "KRAS exon 2")]
     assert "Inclusion: exon 2 (12/13) exon 3" in table
+
+
+def test_a_paragraph_listing_the_key_words_is_no_passage():
+    """A journal may print the key words as the abstract's last paragraph (PMC5116111, inside its Conclusions): read
+    as a sentence, "Key words: … postoperative wound healing …" answered whether the trial's gel improves wound
+    healing."""
+    data = TRIAL.read_bytes()
+    end = data.index(b"</abstract>")
+    listed = b"<p>\n<bold>Key words:</bold>Impacted lower third molar, postoperative wound healing.</p>"
+    emphasised = b"<p><bold>Key</bold> findings held in both groups.</p>"
+    passages = parse_jats(data[:end] + listed + emphasised + data[end:]).passages
+    said = [p.text for p in passages if p.role == "abstract"]
+
+    assert not any("Impacted lower third molar" in text for text in said)
+    assert "Key findings held in both groups." in said
 
 
 def test_paragraphs_before_the_first_section_are_the_untitled_introduction():

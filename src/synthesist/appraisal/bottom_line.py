@@ -20,7 +20,7 @@ from ..reading.roles import abstract_roles
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
 from ..reading.studies.learned import UNREAD, ItemVerdict, item_verdict
-from ..reading.text import Sentence, terms
+from ..reading.text import Sentence, section_role, terms
 from ..study import DESIGNS
 from .certainty import answer_certainty, steps_text
 from .findings import cite
@@ -46,7 +46,10 @@ def leans_on_previous(sentence: str) -> bool:
 def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> list[Sentence]:
     """``chosen`` (sentences of one item, in its order) with the sentences before each one that leans on them
     brought along, back to one that stands alone (at most :data:`CONTEXT_STEPS` back); a leaning sentence with no
-    such sentence before it (the first, after a title, or a longer chain) is left out."""
+    such sentence before it (the first, after a title, or a longer chain) is left out. A sentence never leans on
+    the background from a later section (a label whose role is the introduction's, "BACKGROUND:"): it opens its
+    section and is quoted alone ("CONCLUSIONS: In summary, exercise … reduced excessive LDL-c …" of an article
+    printed without an abstract brought its introduction's "Yet few pregnant women achieve …" into the Answer)."""
     position = {s.text: i for i, s in enumerate(sentences)}
     kept: list[Sentence] = []
     for sentence in chosen:
@@ -54,6 +57,9 @@ def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> l
         context: list[Sentence] = []
         while leans_on_previous((context[0] if context else sentence).text):
             back = at - len(context) - 1
+            opening = context[0] if context else sentence
+            if back >= 0 and _background(sentences[back]) and not _background(opening):
+                break  # it opens its section: the background before it is no antecedent
             if back < 0 or len(context) == CONTEXT_STEPS or sentences[back].section == TITLE:
                 context = [sentence]  # marks "left out"
                 break
@@ -221,6 +227,11 @@ def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None
         if not leans_on_previous(sentence.text):
             return sentence
     return None
+
+
+def _background(sentence: Sentence) -> bool:
+    """Whether ``sentence`` sits under a label of the introduction's role ("BACKGROUND", "INTRODUCTION")."""
+    return bool(sentence.section) and section_role(sentence.section) == "introduction"
 
 
 def _conclusion(body: Sequence[Sentence]) -> list[Sentence]:

@@ -150,7 +150,7 @@ def article_evidence(article: Article, source: SourceName, *, url: str | None = 
     """The article as Evidence of ``source``: its abstract as content, every passage kept for the readers."""
     identifiers = make_identifiers(pmid=article.pmid, pmcid=article.pmcid, doi=article.doi)
     url = url or (page_url("pmcid", article.pmcid) if article.pmcid else None)
-    content = article.abstract or "\n".join(p.text for p in article.passages[:3])
+    content = article.abstract or _stand_in(article.passages)
     try:
         return Evidence(
             id=evidence_id(identifiers, url), source=source, title=article.title, content=content, url=url,
@@ -160,6 +160,22 @@ def article_evidence(article: Article, source: SourceName, *, url: str | None = 
         )
     except ValidationError as exc:
         raise ParseError(source, f"{article.pmcid or article.pmid}: {exc.errors()[0]['msg']}") from exc
+
+
+def _stand_in(passages: tuple[Passage, ...]) -> str:
+    """The content of an article printed without an abstract (89 of the 3,632 Evidence Inference articles): its
+    introduction's first paragraph and its own conclusions under the labels PubMed gives an abstract's ("BACKGROUND:",
+    "CONCLUSIONS:"), where it has a section of conclusions (31 of them); else its first three passages. An item's
+    conclusion is read from its content's CONCLUSIONS, else its last two sentences
+    (``reading/answer_features.conclusion_text``): the introduction alone was read as the trial's conclusion, and
+    "Dyslipidaemia during pregnancy is associated with GDM, pre-eclampsia, preterm birth [11]" answered yes to
+    whether exercise in pregnancy raises the risk of preterm delivery (bench/data/folder_questions_dev.jsonl)."""
+    paragraphs = [p for p in passages if p.kind == "paragraph"]
+    concluded = " ".join(p.text for p in paragraphs if p.role == "conclusions")
+    if not concluded:
+        return "\n".join(p.text for p in passages[:3])
+    opening = next((p.text for p in paragraphs if p.role == "introduction"), "")
+    return "\n".join(filter(None, (f"BACKGROUND: {opening}" if opening else "", f"CONCLUSIONS: {concluded}")))
 
 
 # --- sections -------------------------------------------------------------------------------------------------
@@ -213,8 +229,20 @@ def _section_passages(sec: Element, path: tuple[str, ...], role: str) -> Iterato
             yield from _block(child, path, role)
 
 
+_KEY_WORDS = re.compile(r"(?:key ?words?|index terms?)\s*:?", re.IGNORECASE)
+"""The label of an article's list of key words that a journal prints as a paragraph ("<p><bold>Key words:</bold>
+Impacted lower third molar, postoperative wound healing, …</p>", 11 of the 3,632 Evidence Inference articles), not in
+JATS's ``kwd-group``: metadata, never a sentence. Inside an abstract's last section it was read as the trial's
+conclusion, and answered whether a gel improves wound healing ("No", quoting the list)."""
+
+
 def _paragraph(element: Element, path: tuple[str, ...], role: str) -> Iterator[Passage]:
-    """The paragraph's own text, then each block inside it (:data:`_BLOCKS`) as passages of its own."""
+    """The paragraph's own text, then each block inside it (:data:`_BLOCKS`) as passages of its own; a paragraph
+    that lists the article's key words (:data:`_KEY_WORDS`) is none."""
+    lead = element[0] if len(element) else None
+    if (lead is not None and lead.tag in ("bold", "italic") and not (element.text or "").strip()
+            and _KEY_WORDS.fullmatch(_clean(_text(lead)))):
+        return
     text = _clean(_text(element, skip=_SKIP_INLINE | _BLOCKS))
     if text:
         yield Passage(section=" › ".join(path), role=role, kind="paragraph", text=text)  # type: ignore[arg-type]
