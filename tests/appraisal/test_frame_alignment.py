@@ -132,6 +132,10 @@ def test_a_sentence_opening_its_section_never_leans_on_the_background() -> None:
     assert [s.text for s in background] == [sentences[0].text, sentences[1].text]
     results = split_sentences("RESULTS: LDL gain was lower (P = 0.01). CONCLUSIONS: In summary, exercise helped.")
     assert with_context(results, [results[1]]) == results
+    chain = split_sentences("BACKGROUND: Exercise helps. CONCLUSIONS: Thus A holds. Hence B holds. Therefore C holds.")
+    assert with_context(chain, [chain[3]]) == []  # a chain longer than CONTEXT_STEPS is left out, background or not
+    twice = split_sentences("BACKGROUND: Exercise helps. CONCLUSIONS: In summary, A holds. In summary, A holds.")
+    assert [s.text for s in with_context(twice, [twice[2]])] == [twice[2].text]
 
 
 def test_the_shipped_gate_is_in_force_unless_another_is_put_in_place() -> None:

@@ -150,11 +150,15 @@ def test_a_paragraph_listing_the_key_words_is_no_passage():
     end = data.index(b"</abstract>")
     listed = b"<p>\n<bold>Key words:</bold>Impacted lower third molar, postoperative wound healing.</p>"
     emphasised = b"<p><bold>Key</bold> findings held in both groups.</p>"
-    passages = parse_jats(data[:end] + listed + emphasised + data[end:]).passages
+    more = b"<p><bold>Keywords:</bold> gel <bold>Conclusion:</bold> The gel healed wounds.</p>"
+    singular = b"<p><bold>Keyword</bold> analysis showed a theme.</p>"
+    passages = parse_jats(data[:end] + listed + emphasised + more + singular + data[end:]).passages
     said = [p.text for p in passages if p.role == "abstract"]
 
     assert not any("Impacted lower third molar" in text for text in said)
     assert "Key findings held in both groups." in said
+    assert any("The gel healed wounds." in text for text in said)  # more than the terms: read
+    assert any("analysis showed a theme" in text for text in said)
 
 
 def test_paragraphs_before_the_first_section_are_the_untitled_introduction():

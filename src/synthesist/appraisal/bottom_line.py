@@ -47,24 +47,24 @@ def with_context(sentences: Sequence[Sentence], chosen: Sequence[Sentence]) -> l
     """``chosen`` (sentences of one item, in its order) with the sentences before each one that leans on them
     brought along, back to one that stands alone (at most :data:`CONTEXT_STEPS` back); a leaning sentence with no
     such sentence before it (the first, after a title, or a longer chain) is left out. A sentence never leans on
-    the background from a later section (a label whose role is the introduction's, "BACKGROUND:"): it opens its
-    section and is quoted alone ("CONCLUSIONS: In summary, exercise … reduced excessive LDL-c …" of an article
-    printed without an abstract brought its introduction's "Yet few pregnant women achieve …" into the Answer)."""
+    the background from a later section (a label whose role is the introduction's, "BACKGROUND:"): the chain stops
+    where its section opens ("CONCLUSIONS: In summary, exercise … reduced excessive LDL-c …" of an article printed
+    without an abstract brought its introduction's "Yet few pregnant women achieve …" into the Answer)."""
     position = {s.text: i for i, s in enumerate(sentences)}
     kept: list[Sentence] = []
     for sentence in chosen:
         at = position.get(sentence.text, 0)
         context: list[Sentence] = []
+        left_out = False
         while leans_on_previous((context[0] if context else sentence).text):
             back = at - len(context) - 1
-            opening = context[0] if context else sentence
-            if back >= 0 and _background(sentences[back]) and not _background(opening):
-                break  # it opens its section: the background before it is no antecedent
             if back < 0 or len(context) == CONTEXT_STEPS or sentences[back].section == TITLE:
-                context = [sentence]  # marks "left out"
+                left_out = True
                 break
+            if _background(sentences[back]) and not _background(context[0] if context else sentence):
+                break  # its section opens here: the background before it is no antecedent
             context.insert(0, sentences[back])
-        if context[-1:] == [sentence]:
+        if left_out:
             continue
         for needed in (*context, sentence):
             if needed not in kept:

@@ -147,7 +147,8 @@ def _labelled(passage: Passage) -> str:
 
 
 def article_evidence(article: Article, source: SourceName, *, url: str | None = None) -> Evidence:
-    """The article as Evidence of ``source``: its abstract as content, every passage kept for the readers."""
+    """The article as Evidence of ``source``: its abstract as content (printed without one, what
+    :func:`_stand_in` gives), every passage kept for the readers."""
     identifiers = make_identifiers(pmid=article.pmid, pmcid=article.pmcid, doi=article.doi)
     url = url or (page_url("pmcid", article.pmcid) if article.pmcid else None)
     content = article.abstract or _stand_in(article.passages)
@@ -229,7 +230,7 @@ def _section_passages(sec: Element, path: tuple[str, ...], role: str) -> Iterato
             yield from _block(child, path, role)
 
 
-_KEY_WORDS = re.compile(r"(?:key ?words?|index terms?)\s*:?", re.IGNORECASE)
+_KEY_WORDS = re.compile(r"(?:key ?words?|index terms?)\s*[:.]|(?:key ?words|index terms)", re.IGNORECASE)
 """The label of an article's list of key words that a journal prints as a paragraph ("<p><bold>Key words:</bold>
 Impacted lower third molar, postoperative wound healing, …</p>", 11 of the 3,632 Evidence Inference articles), not in
 JATS's ``kwd-group``: metadata, never a sentence. Inside an abstract's last section it was read as the trial's
@@ -239,10 +240,9 @@ conclusion, and answered whether a gel improves wound healing ("No", quoting the
 def _paragraph(element: Element, path: tuple[str, ...], role: str) -> Iterator[Passage]:
     """The paragraph's own text, then each block inside it (:data:`_BLOCKS`) as passages of its own; a paragraph
     that lists the article's key words (:data:`_KEY_WORDS`) is none."""
-    lead = element[0] if len(element) else None
-    if (lead is not None and lead.tag in ("bold", "italic") and not (element.text or "").strip()
-            and _KEY_WORDS.fullmatch(_clean(_text(lead)))):
-        return
+    if (len(element) == 1 and element[0].tag in ("bold", "italic") and not (element.text or "").strip()
+            and _KEY_WORDS.fullmatch(_clean(_text(element[0])))):
+        return  # the label and the terms after it, nothing else (a paragraph with more in it is read)
     text = _clean(_text(element, skip=_SKIP_INLINE | _BLOCKS))
     if text:
         yield Passage(section=" › ".join(path), role=role, kind="paragraph", text=text)  # type: ignore[arg-type]
