@@ -64,6 +64,9 @@ what has the effect, the outcome what it is on; it asks for the effect, so no ye
 SAFETY = lexicon.pattern("frame", "SAFETY")
 _SAFE_USE = lexicon.pattern("frame", "SAFE_USE")
 _SCHEDULE = lexicon.pattern("frame", "SCHEDULE")
+_PROPERTIES = tuple((name, re.compile(rf"\b({'|'.join(map(re.escape, said))})\s+than\b", re.IGNORECASE))
+                    for name, said in lexicon.pairs("frame", "COMPARED_PROPERTY").items())
+"""Each property a comparative names (:func:`_compared_property`), with the comparative before "than"."""
 HARMS = "adverse events"
 """The outcome of a question about harms alone (:data:`SAFETY`: "Is X safe in P?"): the name trials give their count
 of harms; the study reader also reads the other names trials write for it ("side effects", "TEAEs":
@@ -87,7 +90,7 @@ def frame_of(question: str) -> QuestionFrame:
     if _main_clause(text)[1]:
         return frame
     if frame.yes_no and frame.kind in ("effect", "association"):
-        return _about_harms(text, tagged_frame(text, frame) or frame)
+        return _compared_property(text, _about_harms(text, tagged_frame(text, frame) or frame))
     if is_yes_no(text) and frame.kind in ("diagnostic", "prognosis", "mechanism"):
         unnamed = _unnamed(text, frame)
         kind = question_kind(unnamed)
@@ -137,6 +140,30 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
     population = frame.population or (_population(outcome)[0] or outcome if outcome else None)
     return frame.model_copy(update={"exposure": exposure or frame.exposure, "population": population,
                                     "outcomes": (HARMS,)})
+
+
+def _compared_property(text: str, frame: QuestionFrame) -> QuestionFrame:
+    """``frame`` asking about the property a comparative between its two treatments names, where it names no
+    outcome, or only one that holds the comparative (``lexicons/frame.toml`` COMPARED_PROPERTY: "Is X less painful
+    than Y?" asks about pain, and the rules read "… Aero-Step less painful" as the outcome): the outcome is that
+    property, and the treatments the question tagger's where it reads the intervention before the comparative and the
+    comparator after it at its threshold; else the exposure the rules read without the comparative at its end
+    ("laparoscopic appendectomy cheaper")."""
+    found = next(((name, match) for name, pattern in _PROPERTIES if (match := pattern.search(text))), None)
+    if frame.kind != "effect" or found is None:
+        return frame
+    name, said = found
+    if any(said.group(1).lower() not in outcome.lower() for outcome in frame.outcomes):
+        return frame  # "… less painful than dry needling for neck pain?" names its outcome
+    parts, threshold = question_parts(text, hold=False), question_tagger().threshold
+    given, against = parts.intervention, parts.comparator
+    if (given is not None and given.confidence >= threshold and given.end <= said.start()
+            and (against is None or against.start >= said.end())):
+        return frame.model_copy(update={
+            "exposure": _trimmed(given), "comparator": _trimmed(against) or frame.comparator,
+            "population": _trimmed(parts.population) or frame.population, "outcomes": (name,)})
+    exposure = re.sub(rf"\s+{re.escape(said.group(1))}$", "", frame.exposure or "", flags=_I)
+    return frame.model_copy(update={"exposure": exposure or frame.exposure, "outcomes": (name,)})
 
 
 def _verb_kind(text: str, frame: QuestionFrame) -> str | None:

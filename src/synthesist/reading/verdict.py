@@ -58,8 +58,8 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
-        text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
-                      flags=re.IGNORECASE)
+        text = re.sub(rf"(?<!\w){re.escape(' '.join(name.split()))}(?!\w)", lambda found: " " * len(found.group(0)),
+                      text, flags=re.IGNORECASE)  # as whole words: the outcome "pain" is no part of "less painful"
     found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
     if not found:  # "Is bleeding more frequent with apixaban than with warfarin?": the outcome first, no verb
