@@ -316,20 +316,6 @@ vector it took "cannabidiol safe" and "ketamine effective" for the intervention
 their own at :data:`BOTH_SHARE`; :data:`HELD_BOTH_TEMPLATES` are their held-out figure."""
 HELD_BOTH_TEMPLATES = ("Is {I} well tolerated and effective in {Ving} {O}{P}?", "Is {I} effective and safe{P}?")
 BOTH_SHARE = 0.05
-GROUP_TEMPLATES = (
-    "Is {O} {Adj} in the {I} group than in the {C} group{P}?", "Is {O} {Ved} in {I} {Cmp} {C}{P}?",
-    "Is {O} already {Adj} in {I} {Cmp} {C}{P}?", "Do {I} show {Adj} {O} than {C}{P}?",
-    "Do {I} have {Adj} {O} {Cmp} {C}{P}?", "Is {O} {Adj} among {I} than among {C}?",
-    "Does {O} differ between {I} and {C}{P}?", "Is {O} {Adj} in {I} than in {C}{P}?",
-)
-"""How a researcher asks whether two groups differ on an outcome, the outcome first or the groups as the subject ("Is
-serum VEGF already elevated in PCOS compared with non-PCOS women?", "Do women with typical PCOS show a higher VEGF
-surge than women without PCOS?"), added on 2026-12-06: the fourth freely worded set
-(``bench/data/folder_questions_dev.jsonl``) asked the first, and the tagger read "serum VEGF already elevated in PCOS"
-as the outcome, and the second with no intervention. From a stream of their own at :data:`GROUP_SHARE`;
-:data:`HELD_GROUP_TEMPLATES` are their held-out figure."""
-HELD_GROUP_TEMPLATES = ("Are {O} {Adj} in {I} than in {C}{P}?", "Do {I} show {Adj} {O} {Cmp} {C}{P}?")
-GROUP_SHARE = 0.05
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
@@ -760,16 +746,12 @@ def main() -> None:
     rows += comparative_questions(train_prompts, BOTH_TEMPLATES, train_pops, SEED + 8, BOTH_SHARE,
                                   (unread_prompts, unread_pops))
     held_both = comparative_questions(held_prompts, HELD_BOTH_TEMPLATES, held_pops, SEED + 9, 1.0)
-    both = len(rows) - train_rows - comparatives - frequencies - safety
-    rows += comparative_questions(train_prompts, GROUP_TEMPLATES, train_pops, SEED + 10, GROUP_SHARE,
-                                  (unread_prompts, unread_pops))
-    held_groups = comparative_questions(held_prompts, HELD_GROUP_TEMPLATES, held_pops, SEED + 11, 1.0)
     print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency {frequencies:,}, "
-          f"of safety {safety:,}, of benefit and safety {both:,}, of two groups "
-          f"{len(rows) - train_rows - comparatives - frequencies - safety - both:,}")
+          f"of safety {safety:,}, of benefit and safety "
+          f"{len(rows) - train_rows - comparatives - frequencies - safety:,}")
     tagger = fit(rows, CUES)
     for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies),
-                        ("safety", held_safety), ("benefit and safety", held_both), ("two groups", held_groups)):
+                        ("safety", held_safety), ("benefit and safety", held_both)):
         asked_f1, _ = evaluate(tagger, asked)
         print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
               + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))

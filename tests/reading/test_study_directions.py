@@ -36,8 +36,8 @@ enterocolitis" is said not to test probiotics, the address model's probability 0
 its outcome share is 0, and counting the article's short forms there was measured and not adopted
 (docs/architecture/studies-measured.md). Two of 90 since the reader's refit for a difference stated significant in
 words (2026-12-06, validation direction 0.783 against 0.774): the drug A trial's median OS, which the address model
-now gives 0.679 against its threshold 0.68 (the threshold was 0.69, the row's probability above it), a row at the
-edge of what the validation split's own questions set."""
+now gives 0.679 against its threshold 0.68 (as before; the row was above it), a row at the edge of what the
+validation split's own questions set."""
 
 
 @cache

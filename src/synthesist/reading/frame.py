@@ -67,6 +67,8 @@ _SCHEDULE = lexicon.pattern("frame", "SCHEDULE")
 _PROPERTIES = tuple((name, re.compile(rf"\b({'|'.join(map(re.escape, said))})\s+than\b", re.IGNORECASE))
                     for name, said in lexicon.pairs("frame", "COMPARED_PROPERTY").items())
 """Each property a comparative names (:func:`_compared_property`), with the comparative before "than"."""
+PROPERTIES = frozenset(name for name, _ in _PROPERTIES)
+"""The outcomes :func:`_compared_property` reads from a comparative ("pain", "strength", "cost")."""
 HARMS = "adverse events"
 """The outcome of a question about harms alone (:data:`SAFETY`: "Is X safe in P?"): the name trials give their count
 of harms; the study reader also reads the other names trials write for it ("side effects", "TEAEs":
@@ -146,24 +148,30 @@ def _compared_property(text: str, frame: QuestionFrame) -> QuestionFrame:
     """``frame`` asking about the property a comparative between its two treatments names, where it names no
     outcome, or only one that holds the comparative (``lexicons/frame.toml`` COMPARED_PROPERTY: "Is X less painful
     than Y?" asks about pain, and the rules read "… Aero-Step less painful" as the outcome): the outcome is that
-    property, and the treatments the question tagger's where it reads the intervention before the comparative and the
-    comparator after it at its threshold; else the exposure the rules read without the comparative at its end
-    ("laparoscopic appendectomy cheaper")."""
+    property, and the treatments the question tagger's where it reads the intervention, at its threshold, right
+    before the comparative and nothing but the comparator after it (the comparator and population at any
+    confidence); else the rules' exposure without the comparative where it ends on it ("laparoscopic appendectomy
+    cheaper"). A comparative elsewhere ("Is X more effective than Y and less painful than Z?", "a cheaper than
+    average drug") leaves the frame as it is."""
     found = next(((name, match) for name, pattern in _PROPERTIES if (match := pattern.search(text))), None)
     if frame.kind != "effect" or found is None:
         return frame
     name, said = found
-    if any(said.group(1).lower() not in outcome.lower() for outcome in frame.outcomes):
+    comparative = said.group(1).lower()
+    if any(comparative not in outcome.lower() for outcome in frame.outcomes):
         return frame  # "… less painful than dry needling for neck pain?" names its outcome
     parts, threshold = question_parts(text, hold=False), question_tagger().threshold
     given, against = parts.intervention, parts.comparator
     if (given is not None and given.confidence >= threshold and given.end <= said.start()
+            and not _content(text[given.end:said.start()])
             and (against is None or against.start >= said.end())):
         return frame.model_copy(update={
             "exposure": _trimmed(given), "comparator": _trimmed(against) or frame.comparator,
             "population": _trimmed(parts.population) or frame.population, "outcomes": (name,)})
-    exposure = re.sub(rf"\s+{re.escape(said.group(1))}$", "", frame.exposure or "", flags=_I)
-    return frame.model_copy(update={"exposure": exposure or frame.exposure, "outcomes": (name,)})
+    exposure = frame.exposure or ""
+    if exposure.lower().endswith(f" {comparative}"):
+        return frame.model_copy(update={"exposure": exposure[:-len(comparative)].strip(), "outcomes": (name,)})
+    return frame
 
 
 def _verb_kind(text: str, frame: QuestionFrame) -> str | None:

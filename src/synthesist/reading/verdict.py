@@ -21,7 +21,7 @@ from typing import Literal
 
 from ..models import QuestionFrame
 from . import lexicon
-from .frame import HARMS, SAFETY
+from .frame import HARMS, PROPERTIES, SAFETY
 
 Change = Literal["decrease", "increase", "improve", "worsen", "change", "as_good", "equal"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
@@ -29,6 +29,10 @@ _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lex
           ("change", lexicon.pattern("verdict", "CHANGE")))
 _COMPARED = (("increase", lexicon.pattern("verdict", "MORE")), ("decrease", lexicon.pattern("verdict", "LESS")))
 """Comparatives of amount and frequency, read only where no verb of change is (``lexicons/verdict.toml``)."""
+_PROPERTY = (("increase", lexicon.pattern("verdict", "PROPERTY_MORE")),
+             ("decrease", lexicon.pattern("verdict", "PROPERTY_LESS")))
+"""Comparatives of a property ("less painful", "cheaper"), read only where the frame's outcome is the property they
+name (:data:`~.frame.PROPERTIES`) and no verb of change is."""
 _LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.pattern("verdict", "EQUAL")))
 """Questions of doing as well or alike, read in the whole question (their words name no treatment) and first at a
 place another verb also starts ("works as well as", "work")."""
@@ -55,7 +59,9 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     a success (``SUCCESS``: "associated with successful smoking cessation") asks about improvement. A question the
     frame reads as about harms alone (its outcome :data:`~.frame.HARMS`, its predicate :data:`~.frame.SAFETY`) asks
     whether the exposure does no worse on them ("safe", "well tolerated": ``as_good``), or better ("safer":
-    ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb."""
+    ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb. A
+    comparative of a property ("less painful", "cheaper") is read only where the frame's outcome is that property
+    (``lexicons/verdict.toml`` PROPERTY_MORE and PROPERTY_LESS)."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(rf"(?<!\w){re.escape(' '.join(name.split()))}(?!\w)", lambda found: " " * len(found.group(0)),
@@ -64,6 +70,8 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
     if not found:  # "Is bleeding more frequent with apixaban than with warfarin?": the outcome first, no verb
         found = [(match.start(), 2, name) for name, pattern in _COMPARED if (match := pattern.search(text))]
+    if not found and PROPERTIES & set(others):  # "Is X less painful than Y?", its outcome read as "pain"
+        found = [(match.start(), 2, name) for name, pattern in _PROPERTY if (match := pattern.search(text))]
     if HARMS in others and (safe := SAFETY.search(text)):  # "Is X safe?": no more harms; "safer": fewer
         found.append((safe.start(), 0, "improve" if safe.group(0).lower() == "safer" else "as_good"))
     if not found and any(_SUCCESS.search(name) for name in others):
