@@ -53,10 +53,7 @@ _SMALLER = ("less", "smaller")
 VERB_REACH = 40
 """How far before a comparative of amount (characters, no comma or semicolon between) its change verb may stand:
 "reduced body weight significantly more"."""
-_UP_NOUNS = ("increas", "gain", "ris", "rais", "improv")
-"""How a noun (or gerund) of change that says more begins: increases, gains, rises, raising, improvements."""
-_SIGNIFICANT_DIFFERENCE = lexicon.pattern("direction", "SIGNIFICANT_DIFFERENCE")
-_NEGATED_BEFORE = lexicon.pattern("direction", "NEGATED_BEFORE")
+_UP_NOUNS = ("increase", "gain", "rise", "improvement")
 _VALUE = re.compile(r"(?<![\w.±])(?<!± )(?<!SD )(?<!SD: )(\d+(?:\.\d+)?)(?![\d.]*\s*[-–]\s*\d)")
 _SIGNED = re.compile(r"(?<![\w.])([-−+])\s?\d+(?:\.\d+)?\s?%?")
 _MEASURED = lexicon.words("direction", "MEASURED")
@@ -253,14 +250,13 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
 
 SIGNALS = ("significant", "not_significant", "change_up", "change_down", "arms_up", "arms_down", "numbers_up",
            "numbers_down", "sign_up", "sign_down", "no_difference_words", "trend_words", "significant_change",
-           "narrowed", "row_p_significant", "row_p_not_significant", "significant_difference")
+           "narrowed", "row_p_significant", "row_p_not_significant")
 """Each step of :func:`read_direction` on its own, whatever the steps before it decided, and one that is none of its
 steps (a table row's last figure as its p value): the p value's or CI's
 significance, the change word (turned round for the comparator), each arm's figure, the numbers either side of
 "versus", the signs, the words of no difference and of a trend, a significant change beside them, whether the
-unit was narrowed to one clause, what its last figure says when read as a table row's p value
-(:func:`~.effects.row_p`), and a difference stated significant in words and not denied (:func:`_stated_difference`,
-2026-12-06). As the learned direction model's inputs they let it weigh what the rules chain (a
+unit was narrowed to one clause, and what its last figure says when read as a table row's p value
+(:func:`~.effects.row_p`). As the learned direction model's inputs they let it weigh what the rules chain (a
 per-arm figure against a change word that says "improvement"): in 5-fold cross-validation over the train split's
 trials, end to end, 0.774 against 0.756 with the verdict alone (2026-11-30; studies.md)."""
 
@@ -277,15 +273,7 @@ def signals(text: str, query: DirectionQuery, *, hint: MeasureName | None = None
             per_arm == "increased", per_arm == "decreased", numbers == "increased", numbers == "decreased",
             sign == "increased", sign == "decreased", bool(_NO_DIFFERENCE.search(clause)),
             bool(_TREND.search(clause)), _significant_change(clause), clause != text,
-            *(row_p(text) == value for value in ("significant", "not_significant")), _stated_difference(clause))
-
-
-def _stated_difference(clause: str) -> bool:
-    """Whether ``clause`` states a significant difference in words (``lexicons/direction.toml``
-    SIGNIFICANT_DIFFERENCE: "there were significant differences in … between the groups") with no negation just
-    before it (NEGATED_BEFORE: "no significant differences" is a null)."""
-    return any(not _NEGATED_BEFORE.search(clause[max(0, found.start() - 40):found.start()])
-               for found in _SIGNIFICANT_DIFFERENCE.finditer(clause))
+            *(row_p(text) == value for value in ("significant", "not_significant")))
 
 
 def _clause_significance(text: str, outcome: frozenset[str], arms: ArmTerms,
