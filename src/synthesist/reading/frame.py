@@ -67,8 +67,9 @@ _SCHEDULE = lexicon.pattern("frame", "SCHEDULE")
 _PROPERTIES = tuple((name, re.compile(rf"\b({'|'.join(map(re.escape, said))})\s+than\b", re.IGNORECASE))
                     for name, said in lexicon.pairs("frame", "COMPARED_PROPERTY").items())
 """Each property a comparative names (:func:`_compared_property`), with the comparative before "than"."""
-PROPERTIES = frozenset(name for name, _ in _PROPERTIES)
-"""The outcomes :func:`_compared_property` reads from a comparative ("pain", "strength", "cost")."""
+PROPERTIES = lexicon.pairs("frame", "COMPARED_PROPERTY")
+"""The outcomes :func:`_compared_property` reads from a comparative ("pain", "strength", "cost"), each with the
+comparatives that name it ("less painful", "more painful")."""
 HARMS = "adverse events"
 """The outcome of a question about harms alone (:data:`SAFETY`: "Is X safe in P?"): the name trials give their count
 of harms; the study reader also reads the other names trials write for it ("side effects", "TEAEs":
@@ -148,11 +149,10 @@ def _compared_property(text: str, frame: QuestionFrame) -> QuestionFrame:
     """``frame`` asking about the property a comparative between its two treatments names, where it names no
     outcome, or only one that holds the comparative (``lexicons/frame.toml`` COMPARED_PROPERTY: "Is X less painful
     than Y?" asks about pain, and the rules read "… Aero-Step less painful" as the outcome): the outcome is that
-    property, and the treatments the question tagger's where it reads the intervention, at its threshold, right
-    before the comparative and nothing but the comparator after it (the comparator and population at any
-    confidence); else the rules' exposure without the comparative where it ends on it ("laparoscopic appendectomy
-    cheaper"). A comparative elsewhere ("Is X more effective than Y and less painful than Z?", "a cheaper than
-    average drug") leaves the frame as it is."""
+    property, and the treatments the question tagger's, its intervention at its threshold and its comparator and
+    population at any confidence, where every word of the question outside them and the comparative is a function
+    word. Anything else ("Is X more effective and cheaper than Y?", "Is X, which is cheaper than Y, effective?", "Is
+    this less painful than that?") leaves the frame as it is."""
     found = next(((name, match) for name, pattern in _PROPERTIES if (match := pattern.search(text))), None)
     if frame.kind != "effect" or found is None:
         return frame
@@ -162,16 +162,19 @@ def _compared_property(text: str, frame: QuestionFrame) -> QuestionFrame:
         return frame  # "… less painful than dry needling for neck pain?" names its outcome
     parts, threshold = question_parts(text, hold=False), question_tagger().threshold
     given, against = parts.intervention, parts.comparator
-    if (given is not None and given.confidence >= threshold and given.end <= said.start()
-            and not _content(text[given.end:said.start()])
-            and (against is None or against.start >= said.end())):
-        return frame.model_copy(update={
-            "exposure": _trimmed(given), "comparator": _trimmed(against) or frame.comparator,
-            "population": _trimmed(parts.population) or frame.population, "outcomes": (name,)})
-    exposure = frame.exposure or ""
-    if exposure.lower().endswith(f" {comparative}"):
-        return frame.model_copy(update={"exposure": exposure[:-len(comparative)].strip(), "outcomes": (name,)})
-    return frame
+    exposure = _trimmed(given)
+    if not exposure or given.confidence < threshold or given.end > said.start() or (
+            against is not None and against.start < said.end()):
+        return frame
+    rest = text
+    for start, end in [(said.start(), said.end())] + [(part.start, part.end) for part in (given, against,
+                                                                                        parts.population) if part]:
+        rest = rest[:start] + " " * (end - start) + rest[end:]
+    if any(word.lower() not in STOP_WORDS for word in re.findall(r"[\w'-]+", rest)):
+        return frame
+    return frame.model_copy(update={"exposure": exposure, "comparator": _trimmed(against) or frame.comparator,
+                                    "population": _trimmed(parts.population) or frame.population,
+                                    "outcomes": (name,)})
 
 
 def _verb_kind(text: str, frame: QuestionFrame) -> str | None:

@@ -31,8 +31,9 @@ _COMPARED = (("increase", lexicon.pattern("verdict", "MORE")), ("decrease", lexi
 """Comparatives of amount and frequency, read only where no verb of change is (``lexicons/verdict.toml``)."""
 _PROPERTY = (("increase", lexicon.pattern("verdict", "PROPERTY_MORE")),
              ("decrease", lexicon.pattern("verdict", "PROPERTY_LESS")))
-"""Comparatives of a property ("less painful", "cheaper"), read only where the frame's outcome is the property they
-name (:data:`~.frame.PROPERTIES`) and no verb of change is."""
+"""Comparatives of a property ("less painful", "cheaper"), read in the whole question (the frame took them out of the
+names) and only where the frame's outcome is the property they name (:data:`~.frame.PROPERTIES`: "Is morphine
+stronger than codeine for pain?" asks nothing of pain's direction) and no verb of change is."""
 _LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.pattern("verdict", "EQUAL")))
 """Questions of doing as well or alike, read in the whole question (their words name no treatment) and first at a
 place another verb also starts ("works as well as", "work")."""
@@ -60,18 +61,20 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     frame reads as about harms alone (its outcome :data:`~.frame.HARMS`, its predicate :data:`~.frame.SAFETY`) asks
     whether the exposure does no worse on them ("safe", "well tolerated": ``as_good``), or better ("safer":
     ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb. A
-    comparative of a property ("less painful", "cheaper") is read only where the frame's outcome is that property
-    (``lexicons/verdict.toml`` PROPERTY_MORE and PROPERTY_LESS)."""
+    comparative of a property ("less painful", "cheaper") is read only where the frame's outcome is the property it
+    names (``lexicons/verdict.toml`` PROPERTY_MORE and PROPERTY_LESS, :data:`_PROPERTY`)."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(' '.join(name.split()))}(?!\w)", lambda found: " " * len(found.group(0)),
-                      text, flags=re.IGNORECASE)  # as whole words: the outcome "pain" is no part of "less painful"
+        text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
+                      flags=re.IGNORECASE)
     found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
     if not found:  # "Is bleeding more frequent with apixaban than with warfarin?": the outcome first, no verb
         found = [(match.start(), 2, name) for name, pattern in _COMPARED if (match := pattern.search(text))]
-    if not found and PROPERTIES & set(others):  # "Is X less painful than Y?", its outcome read as "pain"
-        found = [(match.start(), 2, name) for name, pattern in _PROPERTY if (match := pattern.search(text))]
+    if not found:  # "Is X less painful than Y?", its outcome read as "pain": that property's comparatives only
+        said = {cue for outcome in others for cue in PROPERTIES.get(outcome, ())}
+        found = [(match.start(), 2, name) for name, pattern in _PROPERTY for match in pattern.finditer(whole)
+                 if match.group(0).lower() in said]
     if HARMS in others and (safe := SAFETY.search(text)):  # "Is X safe?": no more harms; "safer": fewer
         found.append((safe.start(), 0, "improve" if safe.group(0).lower() == "safer" else "as_good"))
     if not found and any(_SUCCESS.search(name) for name in others):
