@@ -38,7 +38,7 @@ right: 84 of 128 by the tagger and 87 by the frame when the set was written (dev
 templates (``train_question_tagger.COMPARATIVE_TEMPLATES``, 2026-12-05). What it still misses: a population after the
 outcome ("for anaemia in pregnancy"), as in other questions. A comparison with no outcome ("Is laparoscopic appendectomy
 cheaper than open appendectomy?") is read by the frame as asking about the property its comparative names (its
-``frame_outcome``, "cost": ``lexicons/frame.toml`` COMPARED_PROPERTY, 2026-12-06). Its 12 ``equivalence`` rows
+``frame_outcome``, "cost": ``frame.PROPERTIES``, 2026-12-06). Its 12 ``equivalence`` rows
 (2026-12-06) ask whether two treatments are alike ("Is Broncast bioequivalent to Singulair?", read as one exposure in a
 user check): 35 and 31 of their 48 parts; templates of that form in the tagger's training questions were measured and
 not adopted (docs/architecture/studies-measured.md). Eight rows ask about harms alone ("Is drug A safer than drug B in

@@ -64,12 +64,16 @@ what has the effect, the outcome what it is on; it asks for the effect, so no ye
 SAFETY = lexicon.pattern("frame", "SAFETY")
 _SAFE_USE = lexicon.pattern("frame", "SAFE_USE")
 _SCHEDULE = lexicon.pattern("frame", "SCHEDULE")
-_PROPERTIES = tuple((name, re.compile(rf"\b({'|'.join(map(re.escape, said))})\s+than\b", re.IGNORECASE))
-                    for name, said in lexicon.pairs("frame", "COMPARED_PROPERTY").items())
-"""Each property a comparative names (:func:`_compared_property`), with the comparative before "than"."""
-PROPERTIES = lexicon.pairs("frame", "COMPARED_PROPERTY")
-"""The outcomes :func:`_compared_property` reads from a comparative ("pain", "strength", "cost"), each with the
-comparatives that name it ("less painful", "more painful")."""
+PROPERTIES: dict[str, dict[str, str]] = {
+    name: {said: side for side, vocabulary in (("increase", "COMPARED_MORE"), ("decrease", "COMPARED_LESS"))
+           for said in lexicon.pairs("frame", vocabulary).get(name, ())}
+    for name in lexicon.pairs("frame", "COMPARED_MORE").keys() | lexicon.pairs("frame", "COMPARED_LESS").keys()}
+"""Each outcome :func:`_compared_property` reads from a comparative ("pain", "strength", "cost"), with the
+comparatives that name it and the change each asks ("less painful": decrease; ``lexicons/frame.toml`` COMPARED_MORE
+and COMPARED_LESS)."""
+_PROPERTIES = tuple((name, re.compile(rf"\b({'|'.join(map(re.escape, sorted(said, key=len, reverse=True)))})\s+than\b",
+                                      re.IGNORECASE)) for name, said in sorted(PROPERTIES.items()))
+"""Each property, with its comparatives before "than"."""
 HARMS = "adverse events"
 """The outcome of a question about harms alone (:data:`SAFETY`: "Is X safe in P?"): the name trials give their count
 of harms; the study reader also reads the other names trials write for it ("side effects", "TEAEs":
@@ -147,13 +151,14 @@ def _about_harms(text: str, frame: QuestionFrame) -> QuestionFrame:
 
 def _compared_property(text: str, frame: QuestionFrame) -> QuestionFrame:
     """``frame`` asking about the property a comparative between its two treatments names, where it names no
-    outcome, or only one that holds the comparative (``lexicons/frame.toml`` COMPARED_PROPERTY: "Is X less painful
-    than Y?" asks about pain, and the rules read "… Aero-Step less painful" as the outcome): the outcome is that
+    outcome, or only one that holds the comparative (:data:`PROPERTIES`: "Is X less painful than Y?" asks about
+    pain, and the rules read "… Aero-Step less painful" as the outcome): the outcome is that
     property, and the treatments the question tagger's, its intervention at its threshold and its comparator and
     population at any confidence, where every word of the question outside them and the comparative is a function
     word. Anything else ("Is X more effective and cheaper than Y?", "Is X, which is cheaper than Y, effective?", "Is
     this less painful than that?") leaves the frame as it is."""
-    found = next(((name, match) for name, pattern in _PROPERTIES if (match := pattern.search(text))), None)
+    found = min(((name, match) for name, pattern in _PROPERTIES if (match := pattern.search(text))),
+                key=lambda named: named[1].start(), default=None)  # the first in the question
     if frame.kind != "effect" or found is None:
         return frame
     name, said = found

@@ -29,11 +29,6 @@ _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lex
           ("change", lexicon.pattern("verdict", "CHANGE")))
 _COMPARED = (("increase", lexicon.pattern("verdict", "MORE")), ("decrease", lexicon.pattern("verdict", "LESS")))
 """Comparatives of amount and frequency, read only where no verb of change is (``lexicons/verdict.toml``)."""
-_PROPERTY = (("increase", lexicon.pattern("verdict", "PROPERTY_MORE")),
-             ("decrease", lexicon.pattern("verdict", "PROPERTY_LESS")))
-"""Comparatives of a property ("less painful", "cheaper"), read in the whole question (the frame took them out of the
-names) and only where the frame's outcome is the property they name (:data:`~.frame.PROPERTIES`: "Is morphine
-stronger than codeine for pain?" asks nothing of pain's direction) and no verb of change is."""
 _LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.pattern("verdict", "EQUAL")))
 """Questions of doing as well or alike, read in the whole question (their words name no treatment) and first at a
 place another verb also starts ("works as well as", "work")."""
@@ -62,7 +57,7 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     whether the exposure does no worse on them ("safe", "well tolerated": ``as_good``), or better ("safer":
     ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb. A
     comparative of a property ("less painful", "cheaper") is read only where the frame's outcome is the property it
-    names (``lexicons/verdict.toml`` PROPERTY_MORE and PROPERTY_LESS, :data:`_PROPERTY`)."""
+    names (:data:`~.frame.PROPERTIES`)."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
@@ -71,10 +66,11 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
     if not found:  # "Is bleeding more frequent with apixaban than with warfarin?": the outcome first, no verb
         found = [(match.start(), 2, name) for name, pattern in _COMPARED if (match := pattern.search(text))]
-    if not found:  # "Is X less painful than Y?", its outcome read as "pain": that property's comparatives only
-        said = {cue for outcome in others for cue in PROPERTIES.get(outcome, ())}
-        found = [(match.start(), 2, name) for name, pattern in _PROPERTY for match in pattern.finditer(whole)
-                 if match.group(0).lower() in said]
+    if not found:  # "Is X less painful than Y?", its outcome read as "pain": that property's comparatives only, in
+        # the whole question (the frame took them out of the names); "Is morphine stronger than codeine for pain?"
+        # asks nothing of pain's side
+        found = [(match.start(), 2, side) for outcome in others for said, side in PROPERTIES.get(outcome, {}).items()
+                 if (match := re.search(rf"\b{re.escape(said)}\b", whole, re.IGNORECASE))]
     if HARMS in others and (safe := SAFETY.search(text)):  # "Is X safe?": no more harms; "safer": fewer
         found.append((safe.start(), 0, "improve" if safe.group(0).lower() == "safer" else "as_good"))
     if not found and any(_SUCCESS.search(name) for name in others):
