@@ -50,7 +50,6 @@ from .direction import (
 from .effects import ratio_side, read_effect
 from .naming import article_outcome, as_the_article_writes, measured_as_asked, with_synonyms
 from .passages import Unit
-from .reports import LOOK, ReportsHead, reports_head
 from .tested import TestedHead, tested_features, tested_head
 from .verify import source_text
 
@@ -112,9 +111,6 @@ class Read:
     """One row of :data:`ADDRESS_FEATURES`."""
     units: tuple[Unit, ...] = ()
     """Every unit of the article, in reading order (empty where none names the outcome)."""
-    unstated: bool = False
-    """Whether units name the outcome but the reports head reads none of the ranker's first as reporting the
-    question's result (:mod:`.reports`): the reader is then unsure, whatever the address model says."""
 
 
 @dataclass(frozen=True)
@@ -236,14 +232,10 @@ def shipped_reader() -> StudyReader:
     return reader
 
 
-def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader,
-                  reports: ReportsHead | None = None) -> Read:
+def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader) -> Read:
     """The ``reader.read`` units the ranker puts first among those that name the outcome, best first, each with
     the direction model's probabilities (none when no unit names the outcome), and the article's
-    :data:`ADDRESS_FEATURES` for the question. With ``reports`` (the shipped reader's reports head, which a fit in
-    progress has not), the units read are the best of the ranker's first :data:`~.reports.LOOK` that the head reads as
-    reporting the question's result, and none where no such unit does (:attr:`Read.unstated`); the address features
-    are those of the ranker's own first units either way, as the address model learned them."""
+    :data:`ADDRESS_FEATURES` for the question."""
     source = source_text(evidence)
     aliases = abbreviations(source)
     arms = ArmTerms.of(query, aliases)
@@ -252,36 +244,19 @@ def read_question(evidence: Evidence, query: DirectionQuery, reader: StudyReader
     if not candidates:
         return Read((), np.zeros(len(ADDRESS_FEATURES)))
     dense = rank_features(read, scored, query, arms, candidates)
-    texts = [tagged(read[i].text, query, arms) for i in candidates]
-    scores = reader.rank(dense, texts)
-    ranked = np.argsort(-scores, kind="stable")
-    found = _readings(read, scored, candidates, ranked[:reader.read], scores, query, arms, reader, source)
-    article = frozenset().union(*(terms(unit.text, folded=True) for unit in read))
-    shared = terms(query.intervention, folded=True) & terms(query.comparator, folded=True)
-    address = _address(article, arms, shared, dense, scores, len(candidates), decide(list(found), 0.0)[1],
-                       reader.rarity)
-    if reports is not None:
-        look = ranked[:LOOK]
-        stating = look[reports.reports(dense[look], [texts[j] for j in look]) >= reports.threshold][:reader.read]
-        if not len(stating):
-            return Read((), address, tuple(read), unstated=True)
-        if not np.array_equal(stating, ranked[:reader.read]):
-            found = _readings(read, scored, candidates, stating, scores, query, arms, reader, source)
-    return Read(found, address, tuple(read))
-
-
-def _readings(read: list[Unit], scored: list[Scored | None], candidates: list[int], order: np.ndarray,
-              scores: np.ndarray, query: DirectionQuery, arms: ArmTerms, reader: StudyReader,
-              source: str) -> tuple[Reading, ...]:
-    """The candidates at ``order`` (positions in ``candidates``), best first, each read by the direction model; the
-    first read with its :func:`follow_on`."""
+    scores = reader.rank(dense, [tagged(read[i].text, query, arms) for i in candidates])
+    order = np.argsort(-scores, kind="stable")[:reader.read]
     chosen = [read[candidates[j]] for j in order]
     probabilities = unit_directions(chosen, query, arms, reader)
     # the best unit read with the sentence after it, where that one states the comparison
     chosen[0], probabilities[0] = _with_follow_on(chosen[0], follow_on(read, scored, candidates[order[0]], source),
                                                   probabilities[0], query, arms, reader)
-    return tuple(Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
-                 for unit, score, row in zip(chosen, scores[order], probabilities, strict=True))
+    found = tuple(Reading(unit, float(score), dict(zip(reader.directions_order, row, strict=True)))
+                  for unit, score, row in zip(chosen, scores[order], probabilities, strict=True))
+    article = frozenset().union(*(terms(unit.text, folded=True) for unit in read))
+    shared = terms(query.intervention, folded=True) & terms(query.comparator, folded=True)
+    return Read(found, _address(article, arms, shared, dense, scores, len(candidates), decide(list(found), 0.0)[1],
+                                reader.rarity), tuple(read))
 
 
 def follow_on(read: list[Unit], scored: list[Scored | None], index: int, source: str) -> Unit | None:
@@ -445,20 +420,19 @@ def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult
 def _shipped(evidence: Evidence, query: DirectionQuery) -> tuple[tuple[OutcomeResult, ...], WhyNot]:
     """:func:`_supporting` by the shipped reader and its tested-comparison head. Cached: evidence and queries are
     immutable, and one item is read for the table and again by the gate over the answer."""
-    return _supporting(evidence, query, shipped_reader(), tested=tested_head(), reports=reports_head())
+    return _supporting(evidence, query, shipped_reader(), tested=tested_head())
 
 
 def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, *,
-                tested: TestedHead | None = None,
-                reports: ReportsHead | None = None) -> tuple[tuple[OutcomeResult, ...], WhyNot]:
+                tested: TestedHead | None = None) -> tuple[tuple[OutcomeResult, ...], WhyNot]:
     """:func:`supporting` by ``reader``, and why it found none (:attr:`OutcomeResult.why_not`; ``""`` where it
     found some); with ``tested`` (the shipped reader's tested-comparison head, which a fit in progress has not), none
     where the article only names the question's comparator (:mod:`.tested`)."""
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     text = source_text(evidence)
     query = as_the_article_writes(query, text)
-    found = read_question(evidence, query, reader, reports)
-    if not (found.readings or found.unstated) or reader.addresses(found.address) < reader.address_threshold:
+    found = read_question(evidence, query, reader)
+    if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return (), "not_addressed"
     arms = ArmTerms.of(query, abbreviations(text))
     if arms.intervention and not _named_in_own_text(evidence, found.units, arms.intervention):
@@ -466,8 +440,6 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
             and tested.tests(row) < tested.threshold:
         return (), "comparator_not_tested"
-    if found.unstated:
-        return (), "unsure"
     direction, probability = decide(list(found.readings), reader.threshold)
     together = tuple((label, round(p, 3)) for label, p in pooled(list(found.readings)).items())
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
