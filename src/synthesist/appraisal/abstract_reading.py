@@ -16,7 +16,7 @@ from ..models import Alignment, Evidence, FullTextFinding, QuestionFrame
 from ..reading.failures import forgotten_after_failure
 from ..reading.studies.asked import asked_record
 from ..reading.studies.clarity import clear
-from ..reading.studies.effects import ratio_side, significance
+from ..reading.studies.effects import outcome_side, significance
 from ..reading.studies.finding import comparator_of, names_the_comparison
 from ..reading.studies.learned import conclusion_verdict
 from ..reading.studies.verify import source_text
@@ -78,7 +78,8 @@ def _estimated(row: OutcomeResult) -> bool:
     shown = significance("", effect)
     if row.direction == "no_difference":
         return shown == "not_significant"
-    return shown == "significant" and ratio_side(effect) == ("below" if row.direction == "decreased" else "above")
+    side = outcome_side(effect, row.outcome)
+    return shown == "significant" and side == ("below" if row.direction == "decreased" else "above")
 
 
 def by_conclusion(item: Evidence, queries: tuple[DirectionQuery, ...], alignment: Alignment | None = None) -> bool:

@@ -22,7 +22,7 @@ from ..synonyms import other_names
 from ..text import split_clauses, terms, top_level
 from ..vocabulary import is_future_work
 from .arms import THAN, ArmTerms, flip, outcome_aliases
-from .effects import Significance, clause_effect, ratio_side, read_effect, row_p, significance
+from .effects import Significance, clause_effect, outcome_side, read_effect, row_p, significance
 from .passages import SECTION_WEIGHT, Unit, units
 
 _I = re.IGNORECASE
@@ -239,7 +239,7 @@ def read_direction(text: str, query: DirectionQuery, *, hint: MeasureName | None
     per_arm = _by_arms(clause, arms) if sig == "significant" and named else None
     if per_arm is not None:  # "85% in the UFT group and 76% in the surgery-alone group (HR for death 0.64)"
         return per_arm, clause
-    side = ratio_side(effect)
+    side = outcome_side(effect, query.outcome)
     if side is not None and sig != "not_significant":
         return ("increased" if side == "above" else "decreased"), clause
     if sig == "significant":

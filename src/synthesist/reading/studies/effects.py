@@ -34,6 +34,7 @@ _LABELLED = re.compile(r"(?:\b(?:SDs?|SEM?|[pP])\s*[=:]?|±)\s*$")
 """What makes a number before a CI no estimate: a p value's or a spread's label ("SE = 0.12, 95%CI")."""
 _ESTIMATE = re.compile(rf"(?<![\w.·/-])(?P<value>{_VALUE})")
 _DIFFERENCE = lexicon.pattern("effects", "DIFFERENCE")
+_TIME_TO_EVENT = lexicon.pattern("effects", "TIME_TO_EVENT")
 _RATIO = re.compile(r"\bratios?\b", re.IGNORECASE)
 """Words naming an estimate whose no-effect value is 0 when no measure is named (``other``); a bound at or below 0
 says the same, as a ratio's never is (the words of a difference: ``lexicons/effects.toml``)."""
@@ -252,4 +253,14 @@ def ratio_side(effect: Effect | None) -> Literal["above", "below"] | None:
         return None
     null = 1.0 if effect.is_ratio else 0.0
     return "above" if value > null else "below" if value < null else None
+
+
+def outcome_side(effect: Effect | None, outcome: str) -> Literal["above", "below"] | None:
+    """Which way an estimate moves ``outcome``: :func:`ratio_side`, turned round for a hazard ratio of an outcome that
+    is survival or the time until an event (``lexicons/effects.toml`` TIME_TO_EVENT), which a ratio of the event's
+    hazard below 1 lengthens."""
+    side = ratio_side(effect)
+    if side is None or effect is None or effect.measure != "HR" or not _TIME_TO_EVENT.search(outcome):
+        return side
+    return "below" if side == "above" else "above"
 

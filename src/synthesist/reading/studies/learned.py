@@ -47,7 +47,7 @@ from .direction import (
     signals,
     with_figures,
 )
-from .effects import ratio_side, read_effect
+from .effects import outcome_side, read_effect
 from .naming import article_outcome, as_the_article_writes, measured_as_asked, with_synonyms
 from .passages import Unit
 from .tested import TestedHead, tested_features, tested_head
@@ -195,7 +195,7 @@ def rule_features(unit: Unit, query: DirectionQuery, arms: ArmTerms) -> list[flo
     direction, clause = read_direction(unit.text, query, hint=unit.measure_hint, arms=arms)
     effect = read_effect(clause, measure_hint=unit.measure_hint) or read_effect(unit.text,
                                                                               measure_hint=unit.measure_hint)
-    side = ratio_side(effect) if effect is not None else None
+    side = outcome_side(effect, query.outcome)
     return [direction == "increased", direction == "decreased", direction == "no_difference",
             direction == "not_reported", effect is not None, side == "above", side == "below",
             *signals(unit.text, query, hint=unit.measure_hint, arms=arms)]

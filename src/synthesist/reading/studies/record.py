@@ -36,7 +36,7 @@ from .arm_tagger import tagged_arms
 from .arms import abbreviations
 from .clarity import states_null
 from .counts import PEOPLE, WORD_NUMBER, N, analysed_count, randomised_count
-from .effects import ratio_side, read_effect, significance
+from .effects import outcome_side, read_effect, significance
 from .finding import CONTROL
 from .learned import answer_query, statement
 from .naming import HOW_GIVEN, distinctive, exposure_names, measured_as_asked, part_core, spelled_out
@@ -523,7 +523,7 @@ def _posted_outcome(result: PostedResult) -> OutcomeResult:
     p = estimate.split("; ", 1)[1] if "; " in estimate else None
     effect = Effect(measure=measure, value=result.value, ci_low=result.ci_low if result.ci_high else None,
                     ci_high=result.ci_high if result.ci_low else None, p=p, text=estimate)
-    sig, side = significance("", effect), ratio_side(effect)
+    sig, side = significance("", effect), outcome_side(effect, result.outcome)
     direction: Direction = ("no_difference" if sig == "not_significant" else
                             {"above": "increased", "below": "decreased"}.get(side or "", "not_reported")
                             if sig == "significant" else "not_reported")
