@@ -327,8 +327,9 @@ async def test_posted_results_reach_the_study_record_with_every_number_verbatim(
     assert (quality.value, quality.p_value) == ("1.5", "0.21")
     record = read_study(item)
     first, second = record.outcomes[:2]
+    # a hazard ratio below 1 for survival is a longer survival (reading/lexicons/effects.toml TIME_TO_EVENT)
     assert (first.outcome, first.intervention, first.comparator, first.direction) == (
-        "Overall Survival", "Vaccine", "Placebo", "decreased")
+        "Overall Survival", "Vaccine", "Placebo", "increased")
     assert (first.effect.measure, first.effect.value, first.effect.ci_low, first.effect.ci_high) == (
         "HR", "0.62", "0.45", "0.86")
     assert first.quote == ("Posted result: Overall Survival — Vaccine vs Placebo: Hazard Ratio (HR) 0.62 "

@@ -515,7 +515,8 @@ _POSTED_MEASURES: tuple[tuple[str, MeasureName], ...] = (
 
 def _posted_outcome(result: PostedResult) -> OutcomeResult:
     """One posted analysis as an outcome result: the first compared group against the second, its direction from
-    the estimate's side of no effect when the p value or the CI says it is significant."""
+    the estimate's side of no effect (:func:`~.effects.outcome_side`: a hazard ratio turned round for survival) when
+    the p value or the CI says it is significant."""
     quote = posted_line(result)
     kind = (result.param_type or "").lower()
     measure: MeasureName = next((name for words, name in _POSTED_MEASURES if words in kind), "other")
