@@ -316,6 +316,27 @@ vector it took "cannabidiol safe" and "ketamine effective" for the intervention
 their own at :data:`BOTH_SHARE`; :data:`HELD_BOTH_TEMPLATES` are their held-out figure."""
 HELD_BOTH_TEMPLATES = ("Is {I} well tolerated and effective in {Ving} {O}{P}?", "Is {I} effective and safe{P}?")
 BOTH_SHARE = 0.05
+TYPED_TEMPLATES = (
+    "{I} {Versus} {C} {O}{P}", "{I} {Versus} {C} {O}{P}?", "{I} {Versus} {C} for {O}{P}", "{I} {Versus} {C}: {O}{P}",
+    "{I} {Versus} {C} - {O}{P}?", "{I} {O} {Versus} {C}{P}", "{O} with {I} {Versus} {C}{P}", "{O}{P}: {I} {Versus} {C}",
+    "{I} {Versus} {C} - {Adj} {O}?", "{I} {Versus} {C} for {O}{P}?", "{O} after {I} {Versus} {C}{P}",
+    "{I} {Versus} {C} and {O}{P}",
+)
+"""How a question is typed into a search box, with no verb ("metformin vs placebo HbA1c in type 2 diabetes",
+"tranexamic acid vs placebo: blood loss in total knee arthroplasty"), added on 2026-12-06: a freely worded question
+typed "… ACR20 response vs placebo in rheumatoid arthritis" was read as a bare topic, with no yes or no, and of 30
+such questions written then (``tests/data/question_typed.jsonl``) the frame had 4 of the first 20 whole ("placebo
+HbA1c" for the comparator, "type 2 diabetes" for the outcome). From a stream of their own at :data:`TYPED_SHARE`
+(as :data:`COMPARATIVE_TEMPLATES`); :data:`HELD_TYPED_TEMPLATES` are their held-out figure; the frame reads such a
+question by the tagger at any confidence (``reading/frame.py`` ``typed``). At 10 % and 20 %: the typed set's parts
+(the tagger) 93 and 97 of 120 (74 before), held-out span F1 POP 0.866 / 0.867, INT 0.756 / 0.760, COMP 0.830 /
+0.837, OUT 0.779 / 0.775 (0.869 / 0.745 / 0.828 / 0.762 before); both cost parts of the hand-written unseen-verb
+set (the tagger 0.952 / 0.951 of its 960 parts against 0.968: "ketamine temper", "ocrelizumab forestall" read as
+the intervention, a verb no list names now taken for a name's next word more often)."""
+HELD_TYPED_TEMPLATES = ("{I} {Versus} {C} in terms of {O}{P}", "{O}: {I} {Versus} {C}{P}?", "{I} {Versus} {C} - {O}{P}")
+VERSUS = ("vs", "vs", "vs.", "versus", "versus", "compared with", "compared to")
+"""The words a typed question sets its two treatments apart with (``reading/lexicons/question.toml`` VERSUS)."""
+TYPED_SHARE = 0.2
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
                     r"residents|survivors|mothers|girls|boys|athletes|users|pregnancy|pregnant|preschoolers|"
@@ -484,6 +505,8 @@ def render(template: str, arms: tuple[str, str, str], population: str, draw: ran
             put(draw.choice(ADJECTIVES))
         elif slot == "Cmp":
             put(draw.choice(COMPARATORS))
+        elif slot == "Versus":
+            put(draw.choice(VERSUS))
         elif slot == "More":
             put(draw.choice(MORE))
         elif slot == "Good":
@@ -746,12 +769,16 @@ def main() -> None:
     rows += comparative_questions(train_prompts, BOTH_TEMPLATES, train_pops, SEED + 8, BOTH_SHARE,
                                   (unread_prompts, unread_pops))
     held_both = comparative_questions(held_prompts, HELD_BOTH_TEMPLATES, held_pops, SEED + 9, 1.0)
+    both = len(rows) - train_rows - comparatives - frequencies - safety
+    rows += comparative_questions(train_prompts, TYPED_TEMPLATES, train_pops, SEED + 10, TYPED_SHARE,
+                                  (unread_prompts, unread_pops))
+    held_typed = comparative_questions(held_prompts, HELD_TYPED_TEMPLATES, held_pops, SEED + 11, 1.0)
     print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency {frequencies:,}, "
-          f"of safety {safety:,}, of benefit and safety "
-          f"{len(rows) - train_rows - comparatives - frequencies - safety:,}")
+          f"of safety {safety:,}, of benefit and safety {both:,}, typed "
+          f"{len(rows) - train_rows - comparatives - frequencies - safety - both:,}")
     tagger = fit(rows, CUES)
     for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies),
-                        ("safety", held_safety), ("benefit and safety", held_both)):
+                        ("safety", held_safety), ("benefit and safety", held_both), ("typed", held_typed)):
         asked_f1, _ = evaluate(tagger, asked)
         print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
               + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))

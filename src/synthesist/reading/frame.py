@@ -11,7 +11,8 @@ other kind of question, the parse is by rule over the question's words: the rela
 "associated with") splits the exposure (before it) from the outcome (after it); a phrase introduced by
 *in/among/for* that names people or a condition is the population; *versus/compared with/than/alternative to* open
 the comparator. Questions that are not shaped "does X do Y" fall back gracefully: "X and Y" and "X: …?" split at the
-conjunction or the colon; a question with a subject but no outcome ("Is X effective in the treatment of Z?") takes
+conjunction or the colon; a comparison typed with no verb ("metformin vs placebo HbA1c") is the tagger's to
+read (:func:`typed`); a question with a subject but no outcome ("Is X effective in the treatment of Z?") takes
 the condition it is asked about as the outcome; a descriptive question ("cardiomegaly causes", "What are the causes
 of X?") has a subject and the aspect asked about. The LLM fills the same model through an output tool
 (:mod:`synthesist.agents.frame_check` validates it); :func:`frame_of` is the extractive engine's.
@@ -25,7 +26,7 @@ from functools import lru_cache
 from ..models import QuestionFrame
 from . import lexicon
 from .entities import is_condition_word
-from .question import DROPPED, is_yes_no, opens_yes_no, question_terms
+from .question import DROPPED, VERSUS, is_yes_no, opens_yes_no, question_terms
 from .question_parts import Part, question_parts, question_tagger
 from .text import STOP_WORDS
 
@@ -88,12 +89,18 @@ def frame_of(question: str) -> QuestionFrame:
     reading of its topic: the tagger learned from one-clause questions. A question whose words outside the names
     the tagger finds (:func:`_unnamed`) hold a verb of effect or association is asked of those names: "Does simple
     DT change visual accuracy compared with complex DT?" asks about an effect on an outcome named "visual accuracy",
-    not about a test's accuracy; "Is CT accurate for diagnosing appendicitis?" keeps its reading by rule. Kept for
+    not about a test's accuracy; "Is CT accurate for diagnosing appendicitis?" keeps its reading by rule. A
+    comparison typed with no verb (:func:`typed`) is the tagger's, title-style or not. Kept for
     the last 1,024 questions: a frame is immutable, and a run's agents ask for it each round."""
     text = " ".join(question.replace("\u2019", "'").split()).strip()
     frame = frame_by_rule(text)
     if frame.yes_no and frame.kind in ("diagnostic", "prognosis", "mechanism") and (kind := _verb_kind(text, frame)):
         frame = frame.model_copy(update={"kind": kind})
+    if frame.yes_no and frame.kind in ("effect", "association") and typed(text):
+        # the rules split a question at its verb: a typed one has none, and its parts are the tagger's at any
+        # confidence ("metformin vs placebo HbA1c in type 2 diabetes?" gave the comparator "placebo HbA1c")
+        return _compared_property(text, tagged_frame(text, frame.model_copy(update={"outcomes": ()}), as_typed=True)
+                                  or frame)
     if _main_clause(text)[1]:
         return frame
     if frame.yes_no and frame.kind in ("effect", "association"):
@@ -110,6 +117,17 @@ def frame_of(question: str) -> QuestionFrame:
 _FUNCTION_WORD = "(?:" + "|".join(re.escape(word) for word in sorted(STOP_WORDS - NEGATIONS)) + ")"
 """A function word the tagger's parts are trimmed of (:func:`_trimmed`: "very" of "very low birth weight babies"),
 which may stand between a preposition and the part as the question writes it."""
+
+
+def typed(question: str) -> bool:
+    """Whether ``question`` is a comparison typed as a search: it sets one treatment against another
+    (:data:`~.question.VERSUS`: "vs", "versus", "compared with") and no part of it (split at colons, dashes and
+    question marks) opens with an auxiliary or a question word ("tofacitinib ACR20 response vs placebo in rheumatoid
+    arthritis", "sterile water injections vs saline - back pain relief?"). The question tagger learned such
+    questions (``bench/train_question_tagger.py`` TYPED_TEMPLATES); the rules, which split a question at its verb,
+    cannot read them."""
+    parts = [p.strip(" \"'") for p in re.split(r":\s+|\s+-{1,2}\s*|\?", question) if p.strip(" \"'")]
+    return VERSUS.search(question) is not None and not any(_ASKING.match(part) for part in parts)
 
 
 def _qualifies(predicate: re.Match[str], exposure: str, text: str) -> bool:
@@ -216,7 +234,7 @@ def _unnamed(text: str, frame: QuestionFrame) -> str:
     return text
 
 
-def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
+def tagged_frame(text: str, frame: QuestionFrame, *, as_typed: bool = False) -> QuestionFrame | None:
     """``frame`` with population, exposure, comparator and outcome from the question tagger
     (:mod:`.question_parts`), or ``None`` when it does not find both an intervention and an outcome at its threshold
     (chosen on held-out generated questions, ``fitted/question_tagger/model.json``). Where ``frame`` (the rules')
@@ -225,9 +243,11 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
     association question with no outcome is no reading at all (``tests/data/question_verbs.jsonl``: 0.777 of the
     dev parts right with the threshold alone, 0.855 with this; the golden parts 251 and 255 of 264). So too, and only
     there, a reading the tagger found by the best path that holds an outcome (:attr:`Parts.held`), where a bare verb
-    follows the subject (:data:`VERB_QUESTION`). A question about harms alone (:data:`SAFETY`, not a word of the
-    exposure's name) names no outcome: its parts are the tagger's where it finds an intervention at its threshold
-    ("Is it safe for pregnant women to take ibuprofen?"), and :func:`_about_harms` asks about adverse events."""
+    follows the subject (:data:`VERB_QUESTION`), or, ``as_typed``, in a question :func:`typed` ("metformin vs
+    placebo HbA1c", whose best path reads "placebo HbA1c" as the comparator). A question about harms alone
+    (:data:`SAFETY`, not a word of the exposure's name) names no outcome: its parts are the tagger's where it finds
+    an intervention at its threshold ("Is it safe for pregnant women to take ibuprofen?"), and :func:`_about_harms`
+    asks about adverse events."""
     parts, threshold = question_parts(text), question_tagger().threshold
     harms = SAFETY.search(text)
     if (parts.held and harms is not None and frame.kind == "effect"
@@ -242,7 +262,7 @@ def tagged_frame(text: str, frame: QuestionFrame) -> QuestionFrame | None:
             return frame.model_copy(update={"population": _trimmed(unheld.population) or None, "exposure": exposure,
                                             "comparator": _trimmed(unheld.comparator) or None, "outcomes": ()})
     exposure, outcome = _trimmed(parts.intervention), _trimmed(parts.outcome)
-    if parts.held and not VERB_QUESTION.match(text):
+    if parts.held and not (as_typed or VERB_QUESTION.match(text)):
         return None
     if not exposure or not outcome or ((parts.held or min(parts.intervention.confidence, parts.outcome.confidence)
                                         < threshold) and frame.outcomes):

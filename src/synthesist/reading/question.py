@@ -133,6 +133,9 @@ def _conditions(run: list[str]) -> list[str]:
 
 
 _YES_NO = lexicon.pattern("question", "YES_NO")
+VERSUS = lexicon.pattern("question", "VERSUS")
+"""The words that set one treatment against another in a question typed as a search ("vs", "versus", "compared
+with": ``lexicons/question.toml``)."""
 _OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 
 
@@ -143,8 +146,10 @@ def opens_yes_no(question: str) -> bool:
 
 def is_yes_no(question: str) -> bool:
     """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
-    auxiliary verb, or it is a question none of whose parts opens with a wh-word ("Aripiprazole: a new risk factor
-    for pathological gambling?"). A bare topic ("metformin and cancer incidence") is not."""
+    auxiliary verb, or it is a question, or a comparison typed as a search (:data:`VERSUS`: "tofacitinib ACR20
+    response vs placebo in rheumatoid arthritis" asks whether the two differ), none of whose parts opens with a
+    wh-word ("Aripiprazole: a new risk factor for pathological gambling?"). A bare topic ("metformin and cancer
+    incidence") is not."""
     parts = [part.strip(" \"'") for part in re.split(r"[:.?]|--", question) if part.strip(" \"'")]
     return any(_YES_NO.match(part) for part in parts) or (
-        "?" in question and not any(_OPEN.match(part) for part in parts))
+        ("?" in question or VERSUS.search(question) is not None) and not any(_OPEN.match(part) for part in parts))
