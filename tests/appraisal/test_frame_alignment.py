@@ -16,7 +16,7 @@ import pytest
 from synthesist.appraisal.bottom_line import leans_on_previous, with_context
 from synthesist.models import Evidence
 from synthesist.reading.alignment import align, fitted_gate
-from synthesist.reading.frame import frame_of
+from synthesist.reading.frame import frame_of, typed
 from synthesist.reading.gate import Gate
 from synthesist.reading.readers import Readers, reading_with
 from synthesist.reading.shipped import fitted_model
@@ -65,6 +65,23 @@ def test_the_golden_questions_are_framed_into_their_parts() -> None:
     assert len(QUESTION_FRAMES) >= 35
     unknown = [line for line in wrong if line.split(" → ")[0].strip("'\"") not in KNOWN_MISFRAMED]
     assert not unknown, f"{len(wrong)} of {len(QUESTION_FRAMES)} misread:\n" + "\n".join(wrong)
+
+
+def test_a_comparison_typed_as_a_search_is_told_from_questions_and_titles() -> None:
+    """A comparison typed with no verb is the tagger's to read (``frame.typed``); a question that opens with an
+    auxiliary after a comma or a full stop, a statement with a verb, and a title or topic are not (a review of
+    2026-12-06 found "Cold knife conization vs. LEEP. Are they the same procedure?" read by the tagger as typed,
+    with the exposure "Cold")."""
+    assert typed("metformin vs placebo HbA1c in type 2 diabetes")
+    assert typed("lidocaine patch compared with placebo patch - pain relief in postherpetic neuralgia?")
+    for question in ("Cold knife conization vs. LEEP. Are they the same procedure?",
+                     "Compared with placebo, does metformin lower HbA1c in type 2 diabetes?",
+                     "Metformin lowers HbA1c compared with placebo", "Hearing outcomes after radiosurgery for VS",
+                     "Laparoscopic versus open appendectomy: a randomised trial",
+                     "metformin vs placebo: which lowers HbA1c more?"):
+        assert not typed(question), question
+    frame = frame_of("Cold knife conization vs. LEEP. Are they the same procedure?")
+    assert (frame.exposure, frame.comparator) == ("Cold knife conization", "LEEP")
 
 
 def test_a_comparator_is_its_own_part() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from synthesist.models import Evidence
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.learned import conclusion_verdict
-from synthesist.reading.verdict import asked_change, asked_parts, verdict_of
+from synthesist.reading.verdict import asked_of, verdict_of
 
 TOPICS = sorted((Path(__file__).resolve().parents[2] / "bench" / "data").glob("conflict_topics_*.jsonl"))
 FLOOR = 0.77
@@ -38,7 +38,7 @@ def labelled() -> list[tuple[str, Evidence, str]]:
             frame = frame_of(topic["question"])
             if not frame.yes_no or not frame.outcomes:
                 continue
-            asked = asked_change(topic["question"], frame.exposure, asked_parts(frame))
+            asked = asked_of(topic["question"], frame)
             for record in topic["records"]:
                 found = topic["findings"].get(str(record["pmid"]), {})
                 direction = found.get("direction") or found.get("finding")

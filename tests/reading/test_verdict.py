@@ -10,7 +10,7 @@ from extractive_samples import META_ANALYSIS
 from synthesist.models import FullTextFinding
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.learned import conclusion_verdict, item_verdict
-from synthesist.reading.verdict import asked_change, asked_parts, lower_is_better, verdict_of
+from synthesist.reading.verdict import asked_change, asked_of, lower_is_better, verdict_of
 
 DATA = Path(__file__).parent.parent / "data"
 ROWS = [json.loads(line) for line in (DATA / "asked_verdicts.jsonl").read_text(encoding="utf-8").splitlines()
@@ -22,7 +22,8 @@ SIDES = [json.loads(line) for line in (DATA / "outcome_sides.jsonl").read_text(e
 def test_every_golden_verdict_is_read_as_a_researcher_reads_it():
     def read(row: dict) -> str:
         others = tuple(filter(None, (row["outcome"], row.get("comparator"), row.get("population"))))
-        return verdict_of(row["direction"], asked_change(row["question"], row["exposure"], others), row["outcome"])
+        asked = asked_change(row["question"], row["exposure"], others, outcomes=(row["outcome"],))
+        return verdict_of(row["direction"], asked, row["outcome"])
 
     wrong = [(row["question"], row["direction"], read(row)) for row in ROWS if read(row) != row["verdict"]]
     assert len(ROWS) >= 15
@@ -48,7 +49,7 @@ def test_a_question_of_doing_as_well_is_one_whatever_frame_it_is_read_in(questio
     """Read through the frame as a run reads it: a frame that keeps "as effective as intravenous ampicillin" inside
     its exposure once lost the question's kind, and a null then answered no (a review's finding)."""
     frame = frame_of(question)
-    assert asked_change(question, frame.exposure, asked_parts(frame)) == "as_good"
+    assert asked_of(question, frame) == "as_good"
 
 
 def test_the_change_asked_is_a_verb_outside_the_names_of_what_is_compared():

@@ -20,7 +20,7 @@ from ..reading.studies.effects import outcome_side, significance
 from ..reading.studies.finding import comparator_of, names_the_comparison
 from ..reading.studies.learned import conclusion_verdict
 from ..reading.studies.verify import source_text
-from ..reading.verdict import asked_change, asked_parts, verdict_of
+from ..reading.verdict import asked_of, verdict_of
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 
 __all__ = ["READ_BY_ROW", "abstract_reading", "by_conclusion", "with_one_reading"]
@@ -110,7 +110,7 @@ def with_one_reading(record: StudyRecord, item: Evidence, question: str, frame: 
     if at is None or (row := record.outcomes[at]).direction == "not_reported":
         return record
     said = conclusion_verdict(question, item).label
-    asked = asked_change(question, frame.exposure, asked_parts(frame))
+    asked = asked_of(question, frame)
     if said not in ("yes", "no") or verdict_of(row.direction, asked, row.outcome) == said:
         return record
     check = f"not read: this study is read by its conclusion, which says {said}"

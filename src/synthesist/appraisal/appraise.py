@@ -27,7 +27,7 @@ from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.learned import answer_query
 from ..reading.studies.record import as_asked, read_study
 from ..reading.text import terms
-from ..reading.verdict import asked_change, asked_parts, verdict_of
+from ..reading.verdict import asked_of, verdict_of
 from ..registrations import registration_flags, trial_links
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from ..wording import counted
@@ -146,7 +146,7 @@ def _question_outcome(report: ResearchReport, items: Mapping[str, Evidence], rec
         results.append((record, result, item))
     if not results:
         return None
-    asked = asked_change(asked_question, frame.exposure, asked_parts(frame)) if frame.yes_no else None
+    asked = asked_of(asked_question, frame) if frame.yes_no else None
     verdicts = tuple(verdict_of(r.direction, asked, r.outcome) for _, r, _ in results
                      if asked is not None and r.direction != "not_reported")
     return OutcomeEvidence(outcome=frame.outcomes[0], results=tuple(results), answers_question=True,

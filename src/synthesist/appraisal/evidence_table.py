@@ -22,7 +22,7 @@ from ..models import Conflict, Evidence, QuestionFrame, ResearchReport
 from ..reading.studies.asked import OUTCOMES_PER_STUDY, asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
 from ..reading.studies.learned import conclusion_verdict
-from ..reading.verdict import asked_change, asked_parts, verdict_of
+from ..reading.verdict import asked_of, verdict_of
 from ..study import DirectionQuery, OutcomeResult, StudyRecord
 from ..titles import display_title
 from .abstract_reading import with_one_reading
@@ -265,6 +265,6 @@ def _row_against(question: str, report: ResearchReport, record: StudyRecord) -> 
     rows = [row for row in record.outcomes if row.asked]
     row = next((r for r in rows if r.outcome == frame.outcomes[0]), rows[0] if rows else None)
     if row is None or row.direction == "not_reported" or verdict_of(
-            row.direction, asked_change(question, frame.exposure, asked_parts(frame)), row.outcome) == answer.verdict:
+            row.direction, asked_of(question, frame), row.outcome) == answer.verdict:
         return None
     return row

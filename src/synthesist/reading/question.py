@@ -136,6 +136,9 @@ _YES_NO = lexicon.pattern("question", "YES_NO")
 VERSUS = lexicon.pattern("question", "VERSUS")
 """The words that set one treatment against another in a question typed as a search ("vs", "versus", "compared
 with": ``lexicons/question.toml``)."""
+TYPED_TOPIC = lexicon.pattern("question", "TYPED_TOPIC")
+"""What makes a phrase with "vs" a topic, not a comparison asked about (prevalence, causes, a test's accuracy, a
+study's design: ``lexicons/question.toml``)."""
 _OPEN = re.compile(r"^(?:what|which|how|why|when|where|who|whom|whose)\b", re.I)
 
 
@@ -146,10 +149,21 @@ def opens_yes_no(question: str) -> bool:
 
 def is_yes_no(question: str) -> bool:
     """Whether ``question`` asks yes or no: one of its parts (split at colons, full stops and dashes) opens with an
-    auxiliary verb, or it is a question, or a comparison typed as a search (:data:`VERSUS`: "tofacitinib ACR20
-    response vs placebo in rheumatoid arthritis" asks whether the two differ), none of whose parts opens with a
-    wh-word ("Aripiprazole: a new risk factor for pathological gambling?"). A bare topic ("metformin and cancer
-    incidence") is not."""
+    auxiliary verb, or it is a comparison typed as a search (:func:`typed_comparison`), or it is a question none of
+    whose parts opens with a wh-word ("Aripiprazole: a new risk factor for pathological gambling?"). A bare topic
+    ("metformin and cancer incidence") is not."""
     parts = [part.strip(" \"'") for part in re.split(r"[:.?]|--", question) if part.strip(" \"'")]
-    return any(_YES_NO.match(part) for part in parts) or (
-        ("?" in question or VERSUS.search(question) is not None) and not any(_OPEN.match(part) for part in parts))
+    return any(_YES_NO.match(part) for part in parts) or typed_comparison(question) or (
+        "?" in question and not any(_OPEN.match(part) for part in parts))
+
+
+def typed_comparison(question: str) -> bool:
+    """Whether ``question`` is a comparison typed as a search: it sets one treatment against another
+    (:data:`VERSUS`: "vs", "versus", "compared with"), no part of it (split at colons, dashes, commas, full stops and
+    question marks) opens with an auxiliary or a question word, and it names no aspect of a topic or design of a
+    study (:data:`TYPED_TOPIC`: "Prevalence of obesity in rural vs urban children", "… versus open appendectomy: a
+    randomised trial"). "tofacitinib ACR20 response vs placebo in rheumatoid arthritis" asks whether the two
+    differ; "Compared with placebo, does metformin lower HbA1c?" is a question of its own kind."""
+    parts = [part.strip(" \"'") for part in re.split(r":\s+|\s+-{1,2}\s*|,\s+|\?|\.\s+(?![a-z])", question)]
+    return (VERSUS.search(question) is not None and TYPED_TOPIC.search(question) is None
+            and not any(_YES_NO.match(part) or _OPEN.match(part) for part in parts if part))

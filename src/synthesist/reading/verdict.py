@@ -26,7 +26,12 @@ from .frame import HARMS, PROPERTIES, SAFETY
 Change = Literal["decrease", "increase", "improve", "worsen", "change", "as_good", "equal"]
 _ASKED = (("decrease", lexicon.pattern("verdict", "DECREASE")), ("increase", lexicon.pattern("verdict", "INCREASE")),
           ("improve", lexicon.pattern("verdict", "IMPROVE")), ("worsen", lexicon.pattern("verdict", "WORSEN")),
-          ("change", lexicon.pattern("verdict", "CHANGE")))
+          ("change", lexicon.pattern("verdict", "CHANGE")), ("cause", lexicon.pattern("verdict", "CAUSE")))
+"""Each verb a question asks with, and the change it asks about (``cause`` asks about an increase, unless a
+comparative stands before the outcome: :data:`_BEFORE_OUTCOME`)."""
+_BEFORE_OUTCOME = (("increase", lexicon.source("verdict", "OUTCOME_MORE")),
+                   ("decrease", lexicon.source("verdict", "OUTCOME_LESS")))
+"""Comparatives of amount that say which side the outcome right after them is asked on ("lead to *less* pain")."""
 _COMPARED = (("increase", lexicon.pattern("verdict", "MORE")), ("decrease", lexicon.pattern("verdict", "LESS")))
 """Comparatives of amount and frequency, read only where no verb of change is (``lexicons/verdict.toml``)."""
 _LIKE = (("as_good", lexicon.pattern("verdict", "AS_GOOD")), ("equal", lexicon.pattern("verdict", "EQUAL")))
@@ -45,7 +50,8 @@ _DURATION = lexicon.pattern("verdict", "DURATION")
 _WANTED_LONGER = lexicon.pattern("verdict", "WANTED_LONGER")
 
 
-def asked_change(question: str, exposure: str | None = None, others: Sequence[str] = ()) -> Change:
+def asked_change(question: str, exposure: str | None = None, others: Sequence[str] = (), *,
+                 outcomes: Sequence[str] = ()) -> Change:
     """The change ``question`` asks about: its first verb of change outside the names of what it compares (its
     ``exposure`` and ``others``, the outcomes and the comparator: "increasing exercise" asks about no increase, and
     "all-cause mortality" holds no "cause"): ``change`` when that verb names no direction ("Does X affect Y?") or
@@ -57,7 +63,10 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     whether the exposure does no worse on them ("safe", "well tolerated": ``as_good``), or better ("safer":
     ``improve``); "safe" elsewhere ("Does X safely reduce pain?", "the Safe Surgery Checklist") is no verb. A
     comparative of a property ("less painful", "cheaper") is read only where the frame's outcome is the property it
-    names (:data:`~.frame.PROPERTIES`)."""
+    names (:data:`~.frame.PROPERTIES`). A comparative of amount right before one of the ``outcomes`` (or opening
+    it: "Does X lead to less pain than Y?", "X vs Y - more bleeding?") says the side asked about where the first verb
+    is one of causing ("lead to", "result in") or where there is none; a verb of any change asks about any change
+    ("Does X change reduced appetite compared with C?", as a prompt names its outcome)."""
     whole = text = " ".join(question.split())
     for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
         text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
@@ -75,7 +84,27 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
         found.append((safe.start(), 0, "improve" if safe.group(0).lower() == "safer" else "as_good"))
     if not found and any(_SUCCESS.search(name) for name in others):
         return "improve"  # "Is X associated with successful smoking cessation?": more success, not any change
-    return min(found)[2] if found else "change"  # type: ignore[return-value]
+    first = min(found)[2] if found else None
+    if first in ("cause", None) and (side := _side_before(whole, outcomes)) is not None:
+        return side  # "lead to less pain", "X vs Y - less pain?"; "Does X change reduced appetite?" asks any change
+    return {"cause": "increase", None: "change"}.get(first, first)  # type: ignore[return-value]
+
+
+def _side_before(question: str, outcomes: Sequence[str]) -> Change | None:
+    """The side a comparative of amount right before (or opening) one of ``outcomes`` in ``question`` asks about
+    (:data:`_BEFORE_OUTCOME`), else ``None``."""
+    for outcome in filter(None, outcomes):
+        name = re.escape(" ".join(outcome.split()))
+        for side, comparatives in _BEFORE_OUTCOME:
+            if re.search(rf"{comparatives}\s+{name}\b", question, re.IGNORECASE) or re.match(
+                    rf"{comparatives}\s", outcome.strip(), re.IGNORECASE):
+                return side  # type: ignore[return-value]
+    return None
+
+
+def asked_of(question: str, frame: QuestionFrame) -> Change:
+    """The change ``question`` asks about, read with its ``frame``'s names (:func:`asked_change`)."""
+    return asked_change(question, frame.exposure, asked_parts(frame), outcomes=frame.outcomes)
 
 
 def asked_parts(frame: QuestionFrame) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from ..answer_model import ConclusionVerdict, Label
 from ..failures import guarded
 from ..readers import current_readers
 from ..text import terms
-from ..verdict import Change, asked_change, asked_parts, verdict_of
+from ..verdict import Change, asked_of, verdict_of
 from .arms import ArmTerms, abbreviations, as_one_word
 from .direction import (
     _AIM,
@@ -523,7 +523,7 @@ def item_verdict(question: str, frame: QuestionFrame, item: Evidence,
     (:func:`_no_verdict`)."""
     if finding is not None:
         outcome = frame.outcomes[0] if frame.outcomes else ""
-        asked = asked_change(question, frame.exposure, asked_parts(frame))
+        asked = asked_of(question, frame)
         label = verdict_of(finding.direction, asked, outcome)
         return ItemVerdict(label, verdict_probability(finding, asked, outcome, label), "row")
     read = conclusion_verdict(question, item)
