@@ -67,10 +67,8 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     it: "Does X lead to less pain than Y?", "X vs Y - more bleeding?") says the side asked about where the first verb
     is one of causing ("lead to", "result in") or where there is none; a verb of any change asks about any change
     ("Does X change reduced appetite compared with C?", as a prompt names its outcome)."""
-    whole = text = " ".join(question.split())
-    for name in sorted(filter(None, (exposure, *others)), key=len, reverse=True):
-        text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
-                      flags=re.IGNORECASE)
+    whole = " ".join(question.split())
+    text = _blanked(whole, (exposure, *others))
     found = [(match.start(), 0, name) for name, pattern in _LIKE if (match := pattern.search(whole))]
     found += [(match.start(), 1, name) for name, pattern in _ASKED if (match := pattern.search(text))]
     if not found:  # "Is bleeding more frequent with apixaban than with warfarin?": the outcome first, no verb
@@ -85,9 +83,19 @@ def asked_change(question: str, exposure: str | None = None, others: Sequence[st
     if not found and any(_SUCCESS.search(name) for name in others):
         return "improve"  # "Is X associated with successful smoking cessation?": more success, not any change
     first = min(found)[2] if found else None
-    if first in ("cause", None) and (side := _side_before(whole, outcomes)) is not None:
+    # its outcomes' comparatives read with the other names blanked: "in patients with lower stroke risk" asks no side
+    around = _blanked(whole, (exposure, *(other for other in others if other not in outcomes)))
+    if first in ("cause", None) and (side := _side_before(around, outcomes)) is not None:
         return side  # "lead to less pain", "X vs Y - less pain?"; "Does X change reduced appetite?" asks any change
     return {"cause": "increase", None: "change"}.get(first, first)  # type: ignore[return-value]
+
+
+def _blanked(text: str, names: Sequence[str | None]) -> str:
+    """``text`` with each of ``names`` (the longest first) written over in spaces."""
+    for name in sorted(filter(None, names), key=len, reverse=True):
+        text = re.sub(re.escape(" ".join(name.split())), lambda found: " " * len(found.group(0)), text,
+                      flags=re.IGNORECASE)
+    return text
 
 
 def _side_before(question: str, outcomes: Sequence[str]) -> Change | None:
@@ -96,7 +104,7 @@ def _side_before(question: str, outcomes: Sequence[str]) -> Change | None:
     for outcome in filter(None, outcomes):
         name = re.escape(" ".join(outcome.split()))
         for side, comparatives in _BEFORE_OUTCOME:
-            if re.search(rf"{comparatives}\s+{name}\b", question, re.IGNORECASE) or re.match(
+            if re.search(rf"{comparatives}\s+{name}(?!\w)", question, re.IGNORECASE) or re.match(
                     rf"{comparatives}\s", outcome.strip(), re.IGNORECASE):
                 return side  # type: ignore[return-value]
     return None
