@@ -74,11 +74,16 @@ def test_a_comparison_typed_as_a_search_is_told_from_questions_and_titles() -> N
     with the exposure "Cold")."""
     assert typed("metformin vs placebo HbA1c in type 2 diabetes")
     assert typed("lidocaine patch compared with placebo patch - pain relief in postherpetic neuralgia?")
+    assert typed("sterile water injections for acute low back pain - better pain relief than saline injections?")
     for question in ("Cold knife conization vs. LEEP. Are they the same procedure?",
                      "Compared with placebo, does metformin lower HbA1c in type 2 diabetes?",
                      "Metformin lowers HbA1c compared with placebo", "Hearing outcomes after radiosurgery for VS",
                      "Laparoscopic versus open appendectomy: a randomised trial",
-                     "metformin vs placebo: which lowers HbA1c more?"):
+                     "metformin vs placebo: which lowers HbA1c more?",
+                     "Neck pain treatment with acupuncture: does the number of needles matter?",
+                     "Is bleeding less frequent with apixaban than with warfarin?",
+                     "Preoperative anaemia: less is more",
+                     "Laparoscopic colectomy in octogenarians - safer than open surgery?"):
         assert not typed(question), question
     frame = frame_of("Cold knife conization vs. LEEP. Are they the same procedure?")
     assert (frame.exposure, frame.comparator) == ("Cold knife conization", "LEEP")

@@ -136,6 +136,7 @@ _YES_NO = lexicon.pattern("question", "YES_NO")
 VERSUS = lexicon.pattern("question", "VERSUS")
 """The words that set one treatment against another in a question typed as a search ("vs", "versus", "compared
 with": ``lexicons/question.toml``)."""
+TYPED_COMPARATIVE = lexicon.pattern("question", "TYPED_COMPARATIVE")
 TYPED_TOPIC = lexicon.pattern("question", "TYPED_TOPIC")
 """What makes a phrase with "vs" a topic, not a comparison asked about (prevalence, causes, a test's accuracy, a
 study's design: ``lexicons/question.toml``)."""
@@ -158,12 +159,19 @@ def is_yes_no(question: str) -> bool:
 
 
 def typed_comparison(question: str) -> bool:
-    """Whether ``question`` is a comparison typed as a search: it sets one treatment against another
-    (:data:`VERSUS`: "vs", "versus", "compared with"), no part of it (split at colons, dashes, commas, full stops and
-    question marks) opens with an auxiliary or a question word, and it names no aspect of a topic or design of a
-    study (:data:`TYPED_TOPIC`: "Prevalence of obesity in rural vs urban children", "… versus open appendectomy: a
-    randomised trial"). "tofacitinib ACR20 response vs placebo in rheumatoid arthritis" asks whether the two
-    differ; "Compared with placebo, does metformin lower HbA1c?" is a question of its own kind."""
+    """Whether ``question`` is a comparison typed as a search: it sets one treatment against another (:data:`VERSUS`:
+    "vs", "versus", "compared with") or, a question, its part after the last dash or colon opens with a comparative
+    (:data:`TYPED_COMPARATIVE`: "sterile water injections for low back pain - better pain relief than saline?"; a
+    title with no question mark, "Preoperative anaemia: less is more", is not), no part of it (split at colons,
+    dashes, commas, full stops and question marks) opens with an auxiliary or a question word, and it names no
+    aspect of a topic or design of a study (:data:`TYPED_TOPIC`: "Prevalence of obesity in rural vs urban children",
+    "… versus open appendectomy: a randomised trial"). "tofacitinib ACR20 response vs placebo in rheumatoid
+    arthritis" asks whether the two differ; "Compared with placebo, does metformin lower HbA1c?" is a question of
+    its own kind."""
     parts = [part.strip(" \"'") for part in re.split(r":\s+|\s+-{1,2}\s*|,\s+|\?|\.\s+(?![a-z])", question)]
-    return (VERSUS.search(question) is not None and TYPED_TOPIC.search(question) is None
-            and not any(_YES_NO.match(part) or _OPEN.match(part) for part in parts if part))
+    parts = [part for part in parts if part]
+    asking = re.split(r":\s+|\s+-{1,2}\s*", question.strip())  # after the last colon or dash
+    compared = VERSUS.search(question) is not None or (
+        len(asking) > 1 and question.rstrip().endswith("?") and TYPED_COMPARATIVE.match(asking[-1]) is not None)
+    return (compared and TYPED_TOPIC.search(question) is None
+            and not any(_YES_NO.match(part) or _OPEN.match(part) for part in parts))
