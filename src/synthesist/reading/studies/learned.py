@@ -48,7 +48,7 @@ from .direction import (
     with_figures,
 )
 from .effects import outcome_side, read_effect
-from .naming import article_outcome, as_the_article_writes, measured_as_asked, with_synonyms
+from .naming import article_outcome, as_the_article_writes, measured_as_asked, outcome_names, with_synonyms
 from .passages import Unit
 from .tested import TestedHead, tested_features, tested_head
 from .verify import source_text
@@ -386,14 +386,18 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
     # first names, or that word as studies also say it, alone: "LDL cholesterol test rates (55.1%, P = 0.21)" is no
     # figure of "A1C test rates"; "The relative risk of death … was 0.87 (95% CI, 0.77 to 0.98)" is one of mortality,
-    # "The hazard ratio for death or hospitalization for heart failure …" one of a composite
+    # "The hazard ratio for death or hospitalization for heart failure …" one of a composite; and only where it also
+    # names the outcome's head (:func:`.naming.outcome_names`) when the first does: "the mean difference in tenderness
+    # between the injured and non-affected ankles" names "ankles" and is no figure of ankle swelling
     named = sorted(terms(outcome, folded=True) & terms(agreeing[0].quote, folded=True))
     if named:
         rarest = max(named, key=(reader or shipped_reader()).rarity)
         said = [other for word in outcome.split() if rarest in terms(word, folded=True)
                 and (other := with_synonyms(word)) != word]
-        agreeing = [agreeing[0], *(r for r in agreeing[1:] if rarest in terms(r.quote, folded=True)
-                                   or any(_alone(other, r.quote) for other in said))]
+        heads = [head for _, head in outcome_names(outcome, text) if head and head <= terms(agreeing[0].quote)]
+        agreeing = [agreeing[0], *(r for r in agreeing[1:] if (rarest in terms(r.quote, folded=True)
+                                                               or any(_alone(other, r.quote) for other in said))
+                                   and (not heads or any(head <= terms(r.quote) for head in heads)))]
     return with_figures(agreeing).model_copy(update={
         "confidence": found[0].confidence, "probabilities": found[0].probabilities,
         "why_not": "unsure" if found[0].direction == "not_reported" else ""})
