@@ -26,7 +26,7 @@ from ..answer_features import features
 from ..answer_model import ConclusionVerdict, Label
 from ..failures import guarded
 from ..readers import current_readers
-from ..text import terms
+from ..text import fold, terms
 from ..verdict import Change, asked_of, verdict_of
 from .arms import ArmTerms, abbreviations, as_one_word
 from .direction import (
@@ -386,18 +386,21 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
     # first names, or that word as studies also say it, alone: "LDL cholesterol test rates (55.1%, P = 0.21)" is no
     # figure of "A1C test rates"; "The relative risk of death … was 0.87 (95% CI, 0.77 to 0.98)" is one of mortality,
-    # "The hazard ratio for death or hospitalization for heart failure …" one of a composite; and only where it also
-    # names the outcome's head (:func:`.naming.outcome_names`) when the first does: "the mean difference in tenderness
-    # between the injured and non-affected ankles" names "ankles" and is no figure of ankle swelling
+    # "The hazard ratio for death or hospitalization for heart failure …" one of a composite; and, where the first
+    # names the head of one of the outcome's names (:func:`.naming.outcome_names`: "mortality", "death", a short form),
+    # only where it names one too: "the mean difference in tenderness between the injured and non-affected ankles"
+    # names "ankles" but not "swelling", and is no figure of ankle swelling
     named = sorted(terms(outcome, folded=True) & terms(agreeing[0].quote, folded=True))
     if named:
         rarest = max(named, key=(reader or shipped_reader()).rarity)
         said = [other for word in outcome.split() if rarest in terms(word, folded=True)
                 and (other := with_synonyms(word)) != word]
-        heads = [head for _, head in outcome_names(outcome, text) if head and head <= terms(agreeing[0].quote)]
+        heads = [frozenset(map(fold, head)) for _, head in outcome_names(outcome, text) if head]
+        first_named = any(head <= terms(agreeing[0].quote, folded=True) for head in heads)
         agreeing = [agreeing[0], *(r for r in agreeing[1:] if (rarest in terms(r.quote, folded=True)
                                                                or any(_alone(other, r.quote) for other in said))
-                                   and (not heads or any(head <= terms(r.quote) for head in heads)))]
+                                   and (not first_named or any(head <= terms(r.quote, folded=True)
+                                                               for head in heads)))]
     return with_figures(agreeing).model_copy(update={
         "confidence": found[0].confidence, "probabilities": found[0].probabilities,
         "why_not": "unsure" if found[0].direction == "not_reported" else ""})
