@@ -98,6 +98,21 @@ put a comparative after a dash or a colon with no "vs" ("melatonin in shift work
 written before the tagger learned that form: 20 and 16 of their 24 parts then, 22 and 20 since; of all 144 parts
 the tagger 116, the frame 113."""
 
+AMOUNTS = DATA.with_name("question_amounts.jsonl")
+AMOUNTS_FLOOR = 0.55
+"""The tagger's share of the amounts' and conditions' parts: whether one group needs or uses more of something ("Do
+children given oral dexamethasone need fewer return visits than those given prednisolone?"), or whether a measure is
+higher during one condition than another ("Is heart rate lower during spinal anaesthesia than during general
+anaesthesia?"), 14 written on 2026-12-06 from two of the sixth freely worded set's misses (``split: dev``), the other
+12 (``fresh``) written before any fit and only their figures seen: the tagger reads 31 of the 56 parts and the frame
+25, none whole. Ten training templates of these forms were measured and not adopted
+(docs/architecture/studies-measured.md, "The question tagger"): this set's parts rose to 45 and 39, but a question
+whose "during" names a setting ("keep gastric mucosal PGE2 higher during naproxen treatment than placebo") was read
+with it as the treatment, and end to end a validation prompt and a question of the freely worded estimate were lost.
+The floors are just under today's figures: a later tagger must not read these worse."""
+AMOUNTS_FRAME_FLOOR = 0.44
+"""The frame's (0.446)."""
+
 SHORT_FLOOR = 0.93
 """The tagger's share of the short questions' 48 parts, and the frame's (0.792 both when the set was written; 0.938
 both since the best path that holds an outcome)."""
@@ -149,7 +164,8 @@ def test_the_tagger_and_the_frame_read_unseen_verbs_above_their_floors(capsys):
     (SHORT, "one word each side of an unseen verb", SHORT_FLOOR, SHORT_FLOOR),
     (COMPARATIVES, "an adjective between two treatments", COMPARATIVES_FLOOR, COMPARATIVES_FLOOR),
     (TYPED, "a comparison typed with no verb", TYPED_FLOOR, TYPED_FLOOR),
-], ids=["subjects", "short", "comparatives", "typed"])
+    (AMOUNTS, "an amount needed, or a measure during each condition", AMOUNTS_FLOOR, AMOUNTS_FRAME_FLOOR),
+], ids=["subjects", "short", "comparatives", "typed", "amounts"])
 def test_each_smaller_set_is_read_above_its_floors(path, name, floor, frame_floor, capsys):
     every = rows(path)
     tagger, framed = share(tagger_parts, every), share(frame_parts(frame_of), every, implied=True)
