@@ -96,7 +96,9 @@ last 10 (``fresh``) only the figures. When the set was written the tagger read 7
 (4 of the dev questions and none of the fresh whole); since, 97 and 96. Six more (``split: dash``, the same day)
 put a comparative after a dash or a colon with no "vs" ("melatonin in shift workers - longer total sleep time?"),
 written before the tagger learned that form: 20 and 16 of their 24 parts then, 22 and 20 since; of all 144 parts
-the tagger 116, the frame 113."""
+the tagger 116, the frame 113. One more dev row (2026-12-06, a by-hand run of the page): "diclofenac gel vs placebo
+ankle swelling" is read with the comparator "placebo ankle" and the outcome "swelling" (2 of its 4 parts; the tagger
+118 of 148, the frame 115)."""
 
 AMOUNTS = DATA.with_name("question_amounts.jsonl")
 AMOUNTS_FLOOR = 0.55
