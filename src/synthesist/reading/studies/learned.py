@@ -396,11 +396,14 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
         said = [other for word in outcome.split() if rarest in terms(word, folded=True)
                 and (other := with_synonyms(word)) != word]
         heads = [frozenset(map(fold, head)) for _, head in outcome_names(outcome, text) if head]
-        first_named = any(head <= terms(agreeing[0].quote, folded=True) for head in heads)
+
+        def names_a_head(quote: str) -> bool:
+            return any(head <= terms(quote, folded=True) for head in heads)
+
+        first_names_one = names_a_head(agreeing[0].quote)
         agreeing = [agreeing[0], *(r for r in agreeing[1:] if (rarest in terms(r.quote, folded=True)
                                                                or any(_alone(other, r.quote) for other in said))
-                                   and (not first_named or any(head <= terms(r.quote, folded=True)
-                                                               for head in heads)))]
+                                   and (names_a_head(r.quote) or not first_names_one))]
     return with_figures(agreeing).model_copy(update={
         "confidence": found[0].confidence, "probabilities": found[0].probabilities,
         "why_not": "unsure" if found[0].direction == "not_reported" else ""})
