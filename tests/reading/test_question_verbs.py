@@ -98,7 +98,10 @@ put a comparative after a dash or a colon with no "vs" ("melatonin in shift work
 written before the tagger learned that form: 20 and 16 of their 24 parts then, 22 and 20 since; of all 144 parts
 the tagger 116, the frame 113. One more dev row (2026-12-06, a by-hand run of the page): "diclofenac gel vs placebo
 ankle swelling" is read with the comparator "placebo ankle" and the outcome "swelling" (2 of its 4 parts; the tagger
-118 of 148, the frame 115)."""
+118 of 148, the frame 115). And one from the seventh freely worded set (the same day): "moderate aerobic exercise vs
+staying sedentary in overweight postmenopausal women - smaller waist?", read with the comparator "staying", the
+outcome "sedentary" and the population "… women - smaller waist" (the tagger 119 of 152, the frame 116; templates
+of that form measured and not adopted, docs/architecture/studies-measured.md)."""
 
 AMOUNTS = DATA.with_name("question_amounts.jsonl")
 AMOUNTS_FLOOR = 0.55
