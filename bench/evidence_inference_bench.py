@@ -1,6 +1,7 @@
 """``synthesist study``'s reader on Evidence Inference 2.0: direction accuracy and macro-F1 on clinicians' labels.
 
     python bench/evidence_inference_bench.py [--split validation|train | --hand FILE.jsonl] [--errors]
+    python bench/evidence_inference_bench.py --agreement FILE.jsonl
 
 Reads ``../shared/corpus/evidence_inference`` (its README gives the files): 822 full-text trials (JATS, read from
 ``articles.tar.gz`` without unpacking), their (intervention, comparator, outcome) prompts and the clinicians'
@@ -290,10 +291,16 @@ def main() -> None:
     parser.add_argument("--hand", type=Path, metavar="FILE.jsonl",
                         help="hand-labelled prompts of the unlabelled trials instead of a split")
     parser.add_argument("--errors", action="store_true")
+    parser.add_argument("--agreement", type=Path, metavar="FILE.jsonl",
+                        help="only print how far FILE's hand labels of train prompts give the clinicians' labels")
     args = parser.parse_args()
     folder = require(f"{DATA}/prompts.csv") / DATA
-    if args.hand is not None and not args.hand.is_file():
-        parser.error(f"{args.hand} is not a file")
+    for given in (args.hand, args.agreement):
+        if given is not None and not given.is_file():
+            parser.error(f"{given} is not a file")
+    if args.agreement is not None:
+        print(agreement(prompts(folder, "train"), args.agreement))
+        return
     asked = hand_prompts(args.hand) if args.hand else prompts(folder, args.split)
     started = time.perf_counter()
     evidence = (articles(folder / "unlabelled", {p.pmcid for p in asked}, "articles_unlabelled.tar.gz") if args.hand
