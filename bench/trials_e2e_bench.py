@@ -2,7 +2,7 @@
 trials, scored on the verdict a researcher reads and on the evidence table under it.
 
     python bench/trials_e2e_bench.py [--split validation|train|fulltext|unlabelled] [--every N] [--out FILE.jsonl]
-                                     [--untested | --cited | --unnamed] [--gate GATE]
+                                     [--untested | --cited | --unnamed] [--gate GATE] [--hand FILE.jsonl]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
 OUTCOME compared with COMPARATOR?" (every other prompt says "affect"; with ``--no-comparator``, "Does INTERVENTION
@@ -39,6 +39,9 @@ its own row and other trials' rows are: the address model and the tested-compari
 trials (the question tagger learned the prompts' wordings), and their misses may be read. The prompts were not
 checked by a second clinician as the labelled ones were: a few name a comparator the article never writes ("placebo"
 for a "normal saline" control).
+
+``--hand FILE`` asks the prompts of unlabelled trials labelled by hand (``data/reader_labels_fresh.jsonl``: 198
+prompts of 54 trials of another draw, development) over the folder of their trials, scored as a labelled split.
 
 ``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
 trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
@@ -199,9 +202,18 @@ async def main() -> None:
                         help="ask each prompt against another trial's treatment its trial's article never names")
     parser.add_argument("--gate", type=Path,
                         help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
+    parser.add_argument("--hand", type=Path, metavar="FILE.jsonl",
+                        help="ask the hand-labelled prompts of unlabelled trials in FILE (the format of "
+                             "data/reader_labels.jsonl) over the folder of their trials, instead of a split")
     args = parser.parse_args()
+    if args.hand is not None and not args.hand.is_file():
+        parser.error(f"{args.hand} is not a file")
     against = args.untested or args.cited or args.unnamed  # a comparison the trial never made: insufficient expected
-    if args.split == "fulltext":
+    if args.hand is not None:
+        folder = require(f"{DATA}/{UNLABELLED}") / DATA
+        every = hand_prompts(args.hand)
+        args.split = "unlabelled"
+    elif args.split == "fulltext":
         folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
         every = fulltext_prompts(folder)
     elif args.split == "unlabelled":
@@ -302,9 +314,9 @@ async def main() -> None:
                 " (against placebo, which the trial did not test)" if args.untested else
                 " (against a treatment the trial only cites)" if args.cited else
                 " (against a treatment the trial never names)" if args.unnamed else "")
-    print(f"{args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
+    print(f"{args.hand or args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")
     right = counts["verdict right"]
-    scored = args.split != "unlabelled" or against
+    scored = args.split != "unlabelled" or against or args.hand is not None
     print(f"  verdict right{' (insufficient)' if against else ''}: {right}/{runs} "
           f"({right / runs:.3f})" if scored else "  verdict: not scored (the prompts have no answers)")
     if against:
