@@ -246,6 +246,8 @@ def agreement(train: list[Prompt], path: Path = AGREEMENT) -> str:
     rows = map(json.loads, path.read_text(encoding="utf-8").splitlines())
     pairs = [(gold[row["prompt"]], row["label"]) for row in rows
              if row["prompt"] in gold and row["label"] in DIRECTIONS]
+    if not pairs:
+        raise ValueError(f"no row of {path} is a train prompt that both it and the clinicians label with a direction")
     same = sum(g == h for g, h in pairs)
     verdicts = sum((g == "no_difference") == (h == "no_difference") for g, h in pairs)
     return (f"the hand labels against the clinicians' on {len(pairs)} train prompts both label: the direction "
@@ -299,7 +301,10 @@ def main() -> None:
         if given is not None and not given.is_file():
             parser.error(f"{given} is not a file")
     if args.agreement is not None:
-        print(agreement(prompts(folder, "train"), args.agreement))
+        try:
+            print(agreement(prompts(folder, "train"), args.agreement))
+        except ValueError as exc:
+            parser.error(str(exc))
         return
     asked = hand_prompts(args.hand) if args.hand else prompts(folder, args.split)
     started = time.perf_counter()

@@ -41,7 +41,8 @@ checked by a second clinician as the labelled ones were: a few name a comparator
 for a "normal saline" control).
 
 ``--hand FILE`` asks the prompts of unlabelled trials labelled by hand (``data/reader_labels_fresh.jsonl``: 198
-prompts of 54 trials of another draw, development) over the folder of their trials, scored as a labelled split.
+prompts of 54 trials of another draw, development) over the folder of their trials, scored as a labelled split (less
+the estimate's trials; a trial's other prompts, which tell a trial of the same arms, are the file's labelled ones).
 
 ``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
 trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
@@ -211,7 +212,7 @@ async def main() -> None:
     against = args.untested or args.cited or args.unnamed  # a comparison the trial never made: insufficient expected
     if args.hand is not None:
         folder = require(f"{DATA}/{UNLABELLED}") / DATA
-        every = hand_prompts(args.hand)
+        every = [p for p in hand_prompts(args.hand) if p.pmcid not in held_out_trials()]
         args.split = "unlabelled"
     elif args.split == "fulltext":
         folder = require(f"{FULLTEXT}/prompts.csv") / FULLTEXT
@@ -229,6 +230,9 @@ async def main() -> None:
         keep = sorted({p.pmcid for p in asked})[args.skip:args.skip + args.trials if args.trials else None]
         asked = [p for p in asked if p.pmcid in keep]
     asked = asked[::args.every]
+    if not asked:
+        parser.error(f"no prompt to ask in {args.hand or args.split} (a label with a direction, within --trials and "
+                     "--skip)")
     counts: Counter[str] = Counter()
     missing: Counter[str] = Counter()  # why a run has no row of its own trial (_why_no_row)
     verdicts: Counter[tuple[str, str]] = Counter()
@@ -243,6 +247,9 @@ async def main() -> None:
             trials = copy_articles(folder / "articles", wanted if args.trials or args.skip else None, Path(library))
         elif args.split == "unlabelled":
             trials = unpack(folder, wanted, Path(library), UNLABELLED)
+            if args.hand is not None and trials < len(wanted):
+                parser.error(f"{len(wanted) - trials} of the {len(wanted)} trials of {args.hand} are not among the "
+                             "unlabelled trials (corpus/evidence_inference/unlabelled)")
         else:
             trials = unpack(folder, wanted, Path(library))
         settings = load_settings(data_dir=Path(data), memory={"chroma_mode": "ephemeral"}, run={"max_rounds": 1})
@@ -310,6 +317,8 @@ async def main() -> None:
             out.close()
     seconds = time.perf_counter() - started
     runs = counts["runs"]
+    if not runs:
+        raise SystemExit("no question was asked: every prompt was left out (--untested, --cited or --unnamed)")
     asked_as = (" (no comparator named)" if args.no_comparator else
                 " (against placebo, which the trial did not test)" if args.untested else
                 " (against a treatment the trial only cites)" if args.cited else
@@ -327,7 +336,7 @@ async def main() -> None:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f})")
     else:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
-              f"clinicians': {counts['own row direction right']}/{runs} "
+              f"{'labels' if args.hand else 'clinicians'}': {counts['own row direction right']}/{runs} "
               f"({counts['own row direction right'] / runs:.3f})")
     if missing and not against:
         print("  no own row, why: " + ", ".join(f"{why} {n}" for why, n in missing.most_common()))
