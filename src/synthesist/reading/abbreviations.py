@@ -22,12 +22,16 @@ Three departures from the paper, each for what it got wrong over the shared libr
 - a number a hyphen joins to the end of a short form ("PHQ-9") need not be in its long form ("Patient Health
   Questionnaire (PHQ-9)"): such a number is often a version, not a word.
 
-A leaf: the standard library only.
+The text is read with a typesetter's hyphens written plain (:func:`~synthesist.reading.text.plain_hyphens`), as
+every sentence is: "Patient Health Questionnaire (PHQ‐9)" defines PHQ-9, and "Gla‐300" is the word "gla-300" of
+``terms``. The standard library and :mod:`~synthesist.reading.text` only.
 """
 
 from __future__ import annotations
 
 import re
+
+from .text import plain_hyphens
 
 __all__ = ["abbreviation_definitions"]
 
@@ -46,6 +50,7 @@ def abbreviation_definitions(text: str) -> dict[str, str]:
     (white space normalised, hyphens kept), in order of first definition; a short form defined twice keeps its
     first."""
     found: dict[str, str] = {}
+    text = plain_hyphens(text)
     for match in _PARENTHETICAL.finditer(text):
         before = text[max(0, match.start() - _LOOKBACK):match.start()]
         breaks = list(_BREAK.finditer(before))

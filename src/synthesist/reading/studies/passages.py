@@ -20,7 +20,7 @@ from ...models import Evidence, Passage
 from ...study import MeasureName
 from .. import lexicon
 from ..roles import abstract_roles
-from ..text import Sentence, split_sentences
+from ..text import Sentence, plain_hyphens, split_sentences
 from .effects import measure_in
 
 _NOT_EVIDENCE = lexicon.pattern("passages", "NOT_EVIDENCE")
@@ -66,7 +66,7 @@ def units(evidence: Evidence) -> Iterator[Unit]:
         if passage.kind == "table":
             yield from _table_units(passage, index)
         elif passage.kind == "figure":
-            yield Unit(passage.text, passage.section, passage.role, "figure", paragraph=index)
+            yield Unit(plain_hyphens(passage.text), passage.section, passage.role, "figure", paragraph=index)
         elif index in abstract:
             yield from abstract[index]
         elif not _NOT_EVIDENCE.search(passage.section):
@@ -96,7 +96,7 @@ def _abstract_units(passages: Sequence[Passage]) -> dict[int, list[Unit]]:
 
 
 def _table_units(passage: Passage, index: int) -> Iterator[Unit]:
-    lines = passage.text.split("\n")
+    lines = plain_hyphens(passage.text).split("\n")
     caption = lines[0] if lines and " | " not in lines[0] else ""
     rows = [line for line in lines if " | " in line]
     header = rows[:2]

@@ -1,8 +1,9 @@
 """The check every study record passes: each quote verbatim in its source, each number verbatim in its quote.
 
 Whoever filled the record (rules, an LLM, a registry), :func:`verify_record` reads it against the item's own text
-(passages or abstract, title, :func:`registry_text`) with whitespace normalised and nothing else forgiven; what is
-not found is dropped and listed in ``record.dropped`` with its reason (docs/architecture/study-record.md)."""
+(passages or abstract, title, :func:`registry_text`) with whitespace and a typesetter's hyphens normalised
+(:func:`~synthesist.reading.text.plain_hyphens`, as the sentences read are) and nothing else forgiven; what is not
+found is dropped and listed in ``record.dropped`` with its reason (docs/architecture/study-record.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Callable
 
 from ...models import Evidence, PostedResult
 from ...study import Arm, Count, Dropped, Effect, OutcomeResult, StudyRecord
+from ..text import plain_hyphens
 
 __all__ = ["registry_text", "source_text", "verify_record"]
 
@@ -20,7 +22,7 @@ Finder = Callable[..., bool]
 
 
 def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
+    return _SPACE.sub(" ", plain_hyphens(text)).strip()
 
 
 def registry_text(evidence: Evidence) -> str:
