@@ -35,6 +35,21 @@ def test_sentences_keep_section_labels_and_survive_abbreviations_decimals_and_p_
         "Mice received i.v. injections of saline every day.")
 
 
+def test_a_typesetters_hyphen_is_read_as_a_hyphen_in_every_sentence_and_the_title() -> None:
+    """Wiley prints hyphens as U+2010 ("Gla‐300", "non‐significant"): each sentence read, the title's too, writes them
+    as the hyphen every pattern and ``terms`` read, one character for one."""
+    from synthesist.models import Evidence  # noqa: PLC0415
+    from synthesist.reading.text import terms  # noqa: PLC0415
+
+    item = Evidence(id="pmid:1", source="pubmed", title="Gla\u2010300 versus Gla\u2011100 in type 2 diabetes",
+                    content="RESULTS: Weight gain was lower with Gla\u2010300 (p = 0.009); HbA1c was "
+                            "non\u2010significant.")
+    assert [s.text for s in read(item).sentences] == [
+        "Gla-300 versus Gla-100 in type 2 diabetes", "Weight gain was lower with Gla-300 (p = 0.009); HbA1c was "
+        "non-significant."]
+    assert "gla-300" in terms("Gla\u2010300") and terms("Gla\u2010300") == terms("Gla-300")
+
+
 def test_a_full_texts_reference_numbers_end_the_sentence_they_follow() -> None:
     """PMC full texts print superscript references flattened after the full stop ("… with MI.9 In another study"):
     the sentence ends after them, so a discussion paragraph is not quoted whole; a decimal never ends one."""

@@ -14,7 +14,7 @@ from ..reading.designs import REGISTRY, is_human, is_preclinical_only
 from ..reading.entities import defined_abbreviations
 from ..reading.roles import abstract_roles, title_roles
 from ..reading.studies import study_design
-from ..reading.text import Sentence, is_claim_length, split_sentences, words
+from ..reading.text import Sentence, is_claim_length, plain_hyphens, split_sentences, words
 from ..reading.vocabulary import (
     is_future_work,
     is_instruction,
@@ -150,7 +150,7 @@ def read(evidence: Evidence) -> Reading:
     """Read ``evidence`` (cached: items are immutable, and every agent reads the same ones)."""
     candidates: list[Sentence] = []
     if evidence.title:
-        candidates.append(Sentence(" ".join(evidence.title.split()), TITLE))
+        candidates.append(Sentence(" ".join(plain_hyphens(evidence.title).split()), TITLE))  # as each sentence is
     candidates.extend(split_sentences(evidence.content))
     safe = tuple(s for s in candidates if not is_instruction(s.text))
     return Reading(evidence=evidence, sentences=safe, dropped=len(candidates) - len(safe))
