@@ -46,10 +46,10 @@ def pin_numerics() -> None:
 
 def held_out_trials() -> frozenset[str]:
     """The PMCIDs, digits only, of ``corpus/rct_fulltext``'s 40 trials: the end-to-end estimate's
-    (``trials_e2e_bench.py --split fulltext``) and the golden study records'. Evidence Inference holds 9 of them among
-    its train trials (23 of their 154 prompts word for word, labelled) and 21 among its unlabelled ones (98 prompts):
-    every trainer leaves them out (since 2026-12-04; before, the study reader, the question tagger, the outcome-name
-    model and the sentence roles were fitted on them)."""
+    (``trials_e2e_bench.py --split fulltext``) until its misses were read on 2026-12-07, and the golden study
+    records'. Evidence Inference holds 9 of them among its train trials (23 of their 154 prompts word for word,
+    labelled) and 21 among its unlabelled ones (98 prompts): every trainer leaves them out (since 2026-12-04; before,
+    the study reader, the question tagger, the outcome-name model and the sentence roles were fitted on them)."""
     folder = require(FULLTEXT_ARTICLES) / FULLTEXT_ARTICLES
     return frozenset(path.stem.removeprefix("PMC") for path in folder.glob("*.nxml"))
 

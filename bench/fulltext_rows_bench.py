@@ -18,8 +18,9 @@ folder of its 40 articles (the extractive engine, one round, the library source 
   check, :func:`synthesist.appraisal.evidence_table.rows_against_answer`).
 
 The prompts were written by clinicians about these articles (Evidence Inference); no reader was fitted on them. They
-are the end-to-end estimate's trials (``_shared.held_out_trials``, 2026-12-04), whose errors are not read: the rows
-from other articles are counted, and listed only with ``--foreign``. Nothing leaves this machine.
+were the end-to-end estimate's trials (``_shared.held_out_trials``, 2026-12-04) until their misses were read on
+2026-12-07: development data since, on which no model is fitted. The rows from other articles are counted, and listed
+with ``--foreign``. Nothing leaves this machine.
 """
 
 from __future__ import annotations
@@ -59,8 +60,7 @@ async def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="every N-th prompt (default: all 154)")
     parser.add_argument("--out", type=Path, help="write one JSON line per run here")
     parser.add_argument("--foreign", action="store_true",
-                        help="list the rows from other articles (the held-out trials' errors: read them and they are "
-                             "held out no longer)")
+                        help="list the rows from other articles")
     args = parser.parse_args()
     folder = require(f"{FOLDER}/prompts.csv") / FOLDER
     rows = list(csv.DictReader((folder / "prompts.csv").open(encoding="utf-8")))[::args.every]

@@ -29,7 +29,9 @@ between-group result is labelled null and not asked). No model is fitted or tune
 (``_shared.held_out_trials``) since 2026-12-04: Evidence Inference holds 9 of them among its train trials (23 of
 their prompts word for word, with the clinicians' labels) and 21 among its unlabelled ones (98 prompts), and until
 then the study reader, the question tagger, the outcome-name model and the sentence roles were fitted on them. 30
-of them are the study records' golden set (design, counts, arms) and 4 the report-shape test's folder.
+of them are the study records' golden set (design, counts, arms) and 4 the report-shape test's folder. Their misses
+were read on 2026-12-07: development data since, no longer the estimate (that is ``--hand
+data/reader_labels_estimate.jsonl``, below).
 
 ``unlabelled`` asks the prompts of the first 90 unlabelled trials (``corpus/evidence_inference/unlabelled``, by
 PMCID, or ``--trials N``; less the estimate's trials and those with hand labels, ``data/reader_labels.jsonl``) over
@@ -40,9 +42,11 @@ trials (the question tagger learned the prompts' wordings), and their misses may
 checked by a second clinician as the labelled ones were: a few name a comparator the article never writes ("placebo"
 for a "normal saline" control).
 
-``--hand FILE`` asks the prompts of unlabelled trials labelled by hand (``data/reader_labels_fresh.jsonl``: 198
-prompts of 54 trials of another draw, development) over the folder of their trials, scored as a labelled split (less
-the estimate's trials; a trial's other prompts, which tell a trial of the same arms, are the file's labelled ones).
+``--hand FILE`` asks the prompts of unlabelled trials labelled by hand over the folder of their trials, scored as a
+labelled split (less ``_shared.held_out_trials``; a trial's other prompts, which tell a trial of the same arms, are the
+file's labelled ones): ``data/reader_labels_fresh.jsonl`` (198 prompts of 54 trials, development) or
+``data/reader_labels_estimate.jsonl`` (the estimate since 2026-12-07: trials of a third draw, labelled blind, whose
+misses are not read; its .md says how it was drawn).
 
 ``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
 trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
