@@ -116,7 +116,14 @@ def why_not_words(answer: OutcomeResult) -> str:
             "comparator_not_tested": f"the article did not test {intervention} against {comparator}: it names "
                                      f"{comparator} only outside its own comparison, or never",
             "unsure": "the article addresses it, but the study reader is unsure of the direction",
-            "unreadable": "the study reader failed on the article"}[answer.why_not]
+            "unreadable": "the study reader failed on the article",
+            "measured_otherwise": f"the passage the study reader found measures {answer.outcome} another way than "
+                                  "asked (its risk, death or survival, or recurrence)",
+            "another_kind": "the article names only another kind of an arm than the question's",
+            "exposure_unnamed": f"an observational study whose passage does not name {intervention}",
+            "one_form": f"every arm of the trial is {intervention}, which it never tests against its absence",
+            "null_unstated": "the abstract's no difference states no null (no p value, CI or words of no "
+                             "difference)"}[answer.why_not]
 
 
 def record_lines(record: StudyRecord) -> list[str]:

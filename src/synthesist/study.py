@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 Direction = Literal["increased", "decreased", "no_difference", "not_reported"]
 """How an outcome differed in the intervention arm relative to the comparator; ``no_difference`` when the
 difference was not statistically significant; ``not_reported`` when the article says nothing readable on it."""
-WhyNot = Literal["", "not_addressed", "comparator_not_tested", "unsure", "unreadable"]
+WhyNot = Literal["", "not_addressed", "comparator_not_tested", "unsure", "unreadable", "measured_otherwise",
+                 "another_kind", "exposure_unnamed", "one_form", "null_unstated"]
 """Why a direction the study reader read for a question is ``not_reported`` (:attr:`OutcomeResult.why_not`)."""
 DesignName = Literal[
     "randomised trial", "cohort", "case-control", "cross-sectional", "systematic review/meta-analysis",
@@ -104,7 +105,12 @@ class OutcomeResult(_Frozen):
     the comparator, which it names only outside its own comparison or never (``comparator_not_tested``:
     :mod:`~synthesist.reading.studies.tested`), or addresses it and the reader is unsure of the direction
     (``unsure``: below its threshold), or the reader failed on the item within a run, which went on without that reading
-    (``unreadable``: :mod:`~synthesist.reading.failures`). Empty otherwise."""
+    (``unreadable``: :mod:`~synthesist.reading.failures`). A run's evidence table also sets aside a reading that does
+    not answer the question as a researcher asked it (:func:`~synthesist.reading.studies.record.as_asked`): its passage
+    measures the outcome another way (``measured_otherwise``: survival for a risk), the study names only another kind
+    of an arm (``another_kind``: vitamin C for vitamin D), an observational study's passage does not name the exposure
+    (``exposure_unnamed``), every arm of the trial is the exposure where no comparator was asked (``one_form``), or an
+    abstract's "no difference" states no null (``null_unstated``). Empty otherwise."""
 
 
 class Arm(_Frozen):

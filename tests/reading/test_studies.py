@@ -163,4 +163,4 @@ def test_an_observational_studys_answer_to_a_researchers_question_is_a_statement
     answered = as_asked(read, abstract(_SURVEY), design)  # type: ignore[arg-type]
 
     assert (answered.direction, bool(answered.quote)) == (("increased", True) if kept else ("not_reported", False))
-    assert answered.asked
+    assert answered.asked and answered.why_not == ("" if kept else "exposure_unnamed")

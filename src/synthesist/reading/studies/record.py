@@ -24,6 +24,7 @@ from ...study import (
     MeasureName,
     OutcomeResult,
     StudyRecord,
+    WhyNot,
 )
 from .. import lexicon
 from ..designs import PRECLINICAL, REGISTRY, study_designs
@@ -193,22 +194,25 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     sentence states an association in words. Over the PubMedQA dev abstracts, 98 such rows stood for questions
     answered yes 54 times and no 29; over the conflict topic sets the rule took out two wrong rows and one stray, no
     right one (2026-12-01); a full text's rows are kept (its tables state a null by figures alone: 10 of 15 such own
-    rows on the e2e bench's validation trials are right)."""
-    blank = OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
-                          asked=result.asked)
+    rows on the e2e bench's validation trials are right). The blank says which of these set the reading aside
+    (:attr:`~synthesist.study.OutcomeResult.why_not`), unless the reading already said why it has no direction."""
+    def blank(why: WhyNot) -> OutcomeResult:
+        return OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
+                             asked=result.asked, why_not=result.why_not or why)
+
     if result.direction == "no_difference" and not evidence.passages and not states_null(result.quote):
-        return blank
+        return blank("null_unstated")
     if result.quote and result.intervention and not result.comparator and forms_compared(
             evidence, result.intervention, arms):
-        return blank
+        return blank("one_form")
     text = source_text(evidence)
     if result.quote and not measured_as_asked(result.outcome, result.quote, text):
-        return blank
+        return blank("measured_otherwise")
     if result.quote and any(another_kind(name, text) for name in (result.intervention, result.comparator) if name):
-        return blank
+        return blank("another_kind")
     if result.quote and result.intervention and design in _OBSERVATIONAL and not _names_exposure(
             result.quote, result.intervention, text):
-        return blank
+        return blank("exposure_unnamed")
     return result
 
 
