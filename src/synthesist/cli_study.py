@@ -117,13 +117,13 @@ def why_not_words(answer: OutcomeResult) -> str:
                                      f"{comparator} only outside its own comparison, or never",
             "unsure": "the article addresses it, but the study reader is unsure of the direction",
             "unreadable": "the study reader failed on the article",
-            "measured_otherwise": f"the passage the study reader found measures {answer.outcome} another way than "
-                                  "asked (its risk, death or survival, or recurrence)",
+            "measured_otherwise": f"the question asks {answer.outcome} as a risk, a death or survival, or a "
+                                  "recurrence, and the passage the study reader found states no such measure",
             "another_kind": "the article names only another kind of an arm than the question's",
             "exposure_unnamed": f"an observational study whose passage does not name {intervention}",
             "one_form": f"every arm of the trial is {intervention}, which it never tests against its absence",
-            "null_unstated": "the abstract's no difference states no null (no p value, CI or words of no "
-                             "difference)"}[answer.why_not]
+            "null_unstated": "the study reader read no difference in an abstract's passage that states none: no "
+                             "words of no difference, and no p value or CI shown not significant"}[answer.why_not]
 
 
 def record_lines(record: StudyRecord) -> list[str]:

@@ -106,11 +106,14 @@ class OutcomeResult(_Frozen):
     :mod:`~synthesist.reading.studies.tested`), or addresses it and the reader is unsure of the direction
     (``unsure``: below its threshold), or the reader failed on the item within a run, which went on without that reading
     (``unreadable``: :mod:`~synthesist.reading.failures`). A run's evidence table also sets aside a reading that does
-    not answer the question as a researcher asked it (:func:`~synthesist.reading.studies.record.as_asked`): its passage
-    measures the outcome another way (``measured_otherwise``: survival for a risk), the study names only another kind
-    of an arm (``another_kind``: vitamin C for vitamin D), an observational study's passage does not name the exposure
-    (``exposure_unnamed``), every arm of the trial is the exposure where no comparator was asked (``one_form``), or an
-    abstract's "no difference" states no null (``null_unstated``). Empty otherwise."""
+    not answer the question as a researcher asked it (:func:`~synthesist.reading.studies.record.as_asked`), in place
+    of the reader's own reason: the question asks the outcome as a risk, a death or survival, or a recurrence and the
+    passage states no such measure (``measured_otherwise``: survival for a risk), the study names only another kind of
+    an arm (``another_kind``: vitamin C for vitamin D), an observational study's passage does not name the exposure
+    (``exposure_unnamed``), every arm of the trial is the exposure where no comparator was asked (``one_form``), or the
+    reader read no difference in an abstract's passage that states none (``null_unstated``: no words of no
+    difference, no p value or CI shown not significant). Only code sets it, never a model's reply
+    (``appraisal/llm_reader._READERS_OWN``). Empty otherwise."""
 
 
 class Arm(_Frozen):

@@ -164,3 +164,35 @@ def test_an_observational_studys_answer_to_a_researchers_question_is_a_statement
 
     assert (answered.direction, bool(answered.quote)) == (("increased", True) if kept else ("not_reported", False))
     assert answered.asked and answered.why_not == ("" if kept else "exposure_unnamed")
+
+
+_VITAMIN_C = ("Patients were randomised to vitamin C 500 mg daily or placebo. Vitamin C lowered systolic blood "
+              "pressure compared with placebo (P = 0.01).")
+
+
+@pytest.mark.parametrize(("title", "text", "read", "why"), [
+    ("A cohort", "Length of stay and cost differed significantly between teaching and community hospitals.",
+     OutcomeResult(outcome="length of stay", intervention="teaching hospitals", comparator="community hospitals",
+                   direction="no_difference", quote="Length of stay and cost differed significantly between teaching "
+                   "and community hospitals."), "null_unstated"),
+    ("A trial", _VITAMIN_C, OutcomeResult(outcome="systolic blood pressure", intervention="vitamin D",
+                                          comparator="placebo", direction="decreased", quote=_VITAMIN_C[63:]),
+     "another_kind"),
+    ("A trial", _VITAMIN_C, OutcomeResult(outcome="systolic blood pressure", intervention="vitamin D",
+                                          comparator="placebo", direction="not_reported", why_not="unsure",
+                                          quote=_VITAMIN_C[63:]), "another_kind"),
+    ("Aspirin 75 mg versus aspirin 150 mg after stroke", "Patients were randomly assigned to aspirin 75 mg or aspirin "
+     "150 mg daily. Recurrent stroke was as frequent with either dose (P = 0.6).",
+     OutcomeResult(outcome="stroke", intervention="aspirin", comparator="", direction="no_difference",
+                   quote="Recurrent stroke was as frequent with either dose (P = 0.6)."), "one_form"),
+])
+def test_a_reading_the_evidence_table_sets_aside_says_which_rule_did(title: str, text: str,
+                                                                       read: OutcomeResult, why: str):
+    """Each of ``as_asked``'s rules blanks the row with its own reason, in place of the reader's ("unsure" of a study
+    that names only vitamin C is set aside for the kind): the row had said nothing (2026-12-07)."""
+    item = Evidence(id="pmid:1", source="pubmed", title=title, content=text)
+
+    answered = as_asked(read.model_copy(update={"asked": True}), item, "cohort" if title == "A cohort" else
+                        "randomised trial")
+
+    assert (answered.direction, answered.quote, answered.why_not, answered.asked) == ("not_reported", "", why, True)

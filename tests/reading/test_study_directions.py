@@ -4,9 +4,9 @@ as data (``tests/data/study_directions.jsonl``). Each row: what is read (``artic
 ``tests/``, or ``text``: an abstract; ``read: asked``: the evidence table's row for a researcher's question, which
 is blanked when its quote does not measure the outcome as asked), the query's intervention, comparator and
 outcome, the direction expected, and where the reading states them the quote, the section and the effect (null:
-none), and where it reads none, why (``why_not``); ``guess: false`` reads the sentence as a finding does (a significant difference that says no way is not
-reported); ``why``: why the row is there. A misreading adds a row. The learned reader's contracts and held-out
-figures: tests/reading/test_learned_reader.py."""
+none), and where it reads none, why (``why_not``); ``guess: false`` reads the sentence as a finding does (a
+significant difference that says no way is not reported); ``why``: why the row is there. A misreading adds a row.
+The learned reader's contracts and held-out figures: tests/reading/test_learned_reader.py."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ FLOOR = 1.0
 """The share of rows read right (every row when the set was made, every one of 97 since 2026-12-06, when the
 ankle-swelling row was added: with one miss allowed, that row and the mortality row whose figures are "The relative
 risk of death …" could each fail unseen; 98 since 2026-12-07, a Wiley abstract's "Gla‐300"; 100 the same day, two
-rows blanked for the evidence table and saying why; 101, an ICP rebound read as the recurrence asked): a row that fails is a
-misreading to fix, or the floor is lowered with the reason.
+rows blanked for the evidence table and saying why; 101, an ICP rebound read as the recurrence asked): a row that
+fails is a misreading to fix, or the floor is lowered with the reason.
 Three rows were misread when added on 2026-12-05 and read right since: "Body weight fell more with glutide than with
 metformin", once the rule reader read a comparative of amount with its change verb; the same trial asked against
 another active drug it only cites, once the tested-comparison head learned from such treatments, not only from

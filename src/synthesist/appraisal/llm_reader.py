@@ -54,9 +54,9 @@ async def llm_study_record(llm: LLM, evidence: Evidence, queries: Sequence[Direc
     return checked(verify_record(record, evidence), evidence, queries), reply.usage
 
 
-_READERS_OWN = {"confidence": None, "probabilities": (), "check": "", "asked": False}
-"""What only code sets on a result (the study reader's probabilities, its check, which result answers a query):
-never the model's word, whatever its reply fills in."""
+_READERS_OWN = {"confidence": None, "probabilities": (), "check": "", "asked": False, "why_not": ""}
+"""What only code sets on a result (the study reader's probabilities, its check, which result answers a query, why a
+reading has no direction): never the model's word, whatever its reply fills in."""
 _WORDS = {"increased": "an increase", "decreased": "a decrease", "no_difference": "no significant difference"}
 
 

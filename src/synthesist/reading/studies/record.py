@@ -195,10 +195,11 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     answered yes 54 times and no 29; over the conflict topic sets the rule took out two wrong rows and one stray, no
     right one (2026-12-01); a full text's rows are kept (its tables state a null by figures alone: 10 of 15 such own
     rows on the e2e bench's validation trials are right). The blank says which of these set the reading aside
-    (:attr:`~synthesist.study.OutcomeResult.why_not`), unless the reading already said why it has no direction."""
+    (:attr:`~synthesist.study.OutcomeResult.why_not`), in place of the reader's own reason where it gave one (an
+    unsure reading of a study that names only another kind of the exposure is set aside for the kind)."""
     def blank(why: WhyNot) -> OutcomeResult:
         return OutcomeResult(outcome=result.outcome, intervention=result.intervention, comparator=result.comparator,
-                             asked=result.asked, why_not=result.why_not or why)
+                             asked=result.asked, why_not=why)
 
     if result.direction == "no_difference" and not evidence.passages and not states_null(result.quote):
         return blank("null_unstated")
