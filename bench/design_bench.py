@@ -8,7 +8,9 @@
   cross-sectional), the design under which a run keeps only rows whose quote names the exposure
   (``record.as_asked``). Their misreadings were read when the vocabulary's 2026-11-30 entries were written.
 - **Trials, held out**: the 2,810 unlabelled trials (``corpus/evidence_inference/unlabelled``), whose misreadings
-  nobody here has read: the same two figures.
+  nobody here had read until 2026-12-07, when the 63 read as observational were labelled by hand
+  (``tests/data/study_designs.jsonl``, which drew that day's entries) and the 25 others those entries changed were
+  labelled blind (study-record.md): the same two figures, no longer wholly held out.
 - **Observational studies**: the library's abstracts (``corpus/library.jsonl``) whose MeSH headings name a cohort,
   retrospective, cross-sectional or case-control study and not random allocation or animals, read from their text
   alone (their headings withheld, as a library without them is read): the share read as observational, and how many
