@@ -85,6 +85,17 @@ _GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC")), folded=True)
 _TAGS = ("INTV", "COMP", "OUTC", "NUM")
 _CITED = lexicon.pattern("direction", "CITED")
 """A sentence reporting another study's finding (``lexicons/direction.toml``)."""
+_REFERENCED = lexicon.pattern("direction", "REFERENCED")
+"""A sentence citing a reference, read as another study's finding in an introduction or discussion
+(``lexicons/direction.toml``)."""
+DISCUSSED = frozenset({"introduction", "discussion"})
+"""The sections where a sentence that cites a reference states what other studies found (:func:`cites_another`)."""
+
+
+def cites_another(unit: Unit) -> bool:
+    """Whether ``unit`` reports another study's finding, not this study's: it makes another study its subject
+    (:data:`_CITED`), or it cites a reference in the introduction or discussion (:data:`_REFERENCED`)."""
+    return bool(_CITED.search(unit.text) or (unit.role in DISCUSSED and _REFERENCED.search(unit.text)))
 SWAPPED_WEIGHT = 0.25
 """How much a unit's reading with the arms swapped counts (:func:`unit_directions`). Chosen by 5-fold
 cross-validation over the train trials, end to end (2026-11-30): 0.1–0.4 read 0.778–0.784 against 0.775 without it
@@ -420,9 +431,9 @@ def _alone(word: str, text: str) -> bool:
 def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult, ...]:
     """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
     each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
-    finding, not another's (:data:`_CITED`), with the direction, its probability as the confidence, and the effect
-    its clause states; none when the article does not test the comparison, or when only sentences on other studies
-    support the answer (:func:`answer_query` quotes one of them)."""
+    finding, not another's (:func:`cites_another`), with the direction, its probability as the confidence, and the
+    effect its clause states; none when the article does not test the comparison, or when only sentences on other
+    studies support the answer (:func:`answer_query` quotes one of them)."""
     return _shipped(evidence, query)[0]
 
 
@@ -453,7 +464,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     direction, probability = decide(list(found.readings), reader.threshold)
     together = tuple((label, round(p, 3)) for label, p in pooled(list(found.readings)).items())
     agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
-    agreeing = [unit for unit in agreeing if not _CITED.search(unit.text)]  # another study's finding is no reading
+    agreeing = [unit for unit in agreeing if not cites_another(unit)]  # another study's finding is no reading
     return tuple(_result(blank, unit, direction, query, arms).model_copy(
         update={"confidence": round(probability, 3), "probabilities": together})
         for unit in agreeing), "" if agreeing else "not_addressed"
