@@ -2,7 +2,8 @@
 labelled by hand (``tests/data/study_designs.jsonl``): the 63 Evidence Inference articles of
 ``corpus/evidence_inference/unlabelled`` that the reader of 9170dee read as observational (cohort, case-control,
 cross-sectional), each labelled from its abstract and methods on 2026-12-07 with the sentence that shows its design.
-35 of them are trials whose text names no randomisation; a trial read as observational has its evidence-table row
+35 of them are trials whose text names no randomisation in the usual words (30 not randomised; 5 by a random
+order, a coin's toss, "randomly separated"); a trial read as observational has its evidence-table row
 set aside where the row's passage does not name the exposure (``record.as_asked``: ``exposure_unnamed``), and its
 report calls it a cohort. The set drew the vocabulary's entries on allocation (``lexicons/designs.toml``,
 TEXT_CLINICAL_TRIAL, TEXT_RCT), so it is development data: the figures are held to floors so that they can only go
@@ -27,16 +28,17 @@ pytestmark = pytest.mark.shared
 LABELS = [json.loads(line) for line in
           (Path(__file__).resolve().parents[1] / "data" / "study_designs.jsonl").read_text().splitlines()]
 OBSERVATIONAL = frozenset({"cohort", "case-control", "cross-sectional"})
-ACCURACY = 0.50
-"""The designs read as labelled, rounded down to 0.05: 0.30 at 9170dee (19 of 63: every article there was read as
-observational, and 17 cohorts and 2 cross-sectional studies were labelled so), 0.52 (33) with the entries of
-2026-12-07."""
-TRIALS_READ_OBSERVATIONAL = 17
-"""The labelled trials (randomised or not) read as observational at most: 35 of 35 at 9170dee, 17 on 2026-12-07."""
-OBSERVATIONAL_READ_AS_TRIALS = 4
-"""The labelled observational studies read as trials at most: 0 of 26 at 9170dee (none was read a trial), 4 on
-2026-12-07 (clinicians' choice of regimen "assigned to" it in a chart review; a prognostic grouping "allocated to
-the good outcome group")."""
+RIGHT = 32
+"""The designs read as labelled, at least: 19 of the 63 at 9170dee (every article there was read as observational,
+and 17 cohorts and 2 cross-sectional studies were labelled so), 33 with the entries of 63a7d79, 32 once a review
+narrowed them the same day (a "field … trial" had read a motor-learning experiment's "CW field and one trial")."""
+TRIALS_READ_OBSERVATIONAL = 18
+"""The labelled trials (randomised or not) read as observational at most: 35 of 35 at 9170dee, 17 at 63a7d79, 18 as
+narrowed."""
+OBSERVATIONAL_READ_AS_TRIALS = 3
+"""The labelled observational studies read as trials at most: 0 of 26 at 9170dee (none was read a trial), 4 at 63a7d79
+and 3 as narrowed (clinicians' choice of regimen "assigned to" it in a chart review; a prognostic grouping
+"allocated to the good outcome group" no longer)."""
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +74,7 @@ def test_the_record_reads_the_labelled_designs_at_least_as_well_as_its_floor(rea
     misses = [f"{label['article']}: read {read[label['article']]}, labelled {label['design']}" for label in LABELS
               if read[label["article"]] != label["design"]]
 
-    assert 1 - len(misses) / len(LABELS) >= ACCURACY, "\n".join(misses)
+    assert len(LABELS) - len(misses) >= RIGHT, "\n".join(misses)
 
 
 def test_few_trials_are_read_as_observational_and_few_observational_studies_as_trials(read: dict):
