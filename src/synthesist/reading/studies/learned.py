@@ -88,14 +88,20 @@ _CITED = lexicon.pattern("direction", "CITED")
 _REFERENCED = lexicon.pattern("direction", "REFERENCED")
 """A sentence citing a reference, read as another study's finding in an introduction or discussion
 (``lexicons/direction.toml``)."""
+_OWN_STUDY = lexicon.pattern("direction", "OWN_STUDY")
+"""A sentence that speaks of this study, which a reference it cites does not make another's."""
 DISCUSSED = frozenset({"introduction", "discussion"})
-"""The sections where a sentence that cites a reference states what other studies found (:func:`cites_another`)."""
+"""The unit roles where a sentence that cites a reference states what other studies found (:func:`cites_another`):
+the body's introduction and discussion, and an abstract's background and objective (role ``introduction``)."""
 
 
 def cites_another(unit: Unit) -> bool:
     """Whether ``unit`` reports another study's finding, not this study's: it makes another study its subject
-    (:data:`_CITED`), or it cites a reference in the introduction or discussion (:data:`_REFERENCED`)."""
-    return bool(_CITED.search(unit.text) or (unit.role in DISCUSSED and _REFERENCED.search(unit.text)))
+    (:data:`_CITED`), or, in the body's introduction or discussion or an abstract's background, it cites a reference
+    (:data:`_REFERENCED`) and does not speak of this study (:data:`_OWN_STUDY`: "In our trial, … in line with earlier
+    reports [2, 3]" is this trial's result)."""
+    return bool(_CITED.search(unit.text)) or (unit.role in DISCUSSED and bool(_REFERENCED.search(unit.text))
+                                             and not _OWN_STUDY.search(unit.text))
 SWAPPED_WEIGHT = 0.25
 """How much a unit's reading with the arms swapped counts (:func:`unit_directions`). Chosen by 5-fold
 cross-validation over the train trials, end to end (2026-11-30): 0.1–0.4 read 0.778–0.784 against 0.775 without it
@@ -432,8 +438,8 @@ def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult
     """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
     each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
     finding, not another's (:func:`cites_another`), with the direction, its probability as the confidence, and the
-    effect its clause states; none when the article does not test the comparison, or when only sentences on other
-    studies support the answer (:func:`answer_query` quotes one of them)."""
+    effect its clause states; none when the article does not test the comparison, or when every unit it would read
+    reports another study's finding (such a unit neither decides the direction nor is quoted)."""
     return _shipped(evidence, query)[0]
 
 
@@ -461,13 +467,14 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
             and tested.tests(row) < tested.threshold:
         return (), "comparator_not_tested"
-    direction, probability = decide(list(found.readings), reader.threshold)
-    together = tuple((label, round(p, 3)) for label, p in pooled(list(found.readings)).items())
-    agreeing = [r.unit for r in found.readings if r.direction == direction] or [found.readings[0].unit]
-    agreeing = [unit for unit in agreeing if not cites_another(unit)]  # another study's finding is no reading
+    own = [r for r in found.readings if not cites_another(r.unit)]  # another study's finding is no reading of this
+    if not own:
+        return (), "not_addressed"
+    direction, probability = decide(own, reader.threshold)
+    together = tuple((label, round(p, 3)) for label, p in pooled(own).items())
+    agreeing = [r.unit for r in own if r.direction == direction] or [own[0].unit]
     return tuple(_result(blank, unit, direction, query, arms).model_copy(
-        update={"confidence": round(probability, 3), "probabilities": together})
-        for unit in agreeing), "" if agreeing else "not_addressed"
+        update={"confidence": round(probability, 3), "probabilities": together}) for unit in agreeing), ""
 
 
 OWN_TEXT = frozenset({"abstract", "methods", "results", "conclusions", "other"})
