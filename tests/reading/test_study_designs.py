@@ -2,12 +2,13 @@
 labelled by hand (``tests/data/study_designs.jsonl``): the 63 Evidence Inference articles of
 ``corpus/evidence_inference/unlabelled`` that the reader of 9170dee read as observational (cohort, case-control,
 cross-sectional), each labelled from its abstract and methods on 2026-12-07 with the sentence that shows its design.
-35 of them are trials whose text names no randomisation in the usual words (30 not randomised; 5 by a random
-order, a coin's toss, "randomly separated"); a trial read as observational has its evidence-table row
-set aside where the row's passage does not name the exposure (``record.as_asked``: ``exposure_unnamed``), and its
-report calls it a cohort. The set drew the vocabulary's entries on allocation (``lexicons/designs.toml``,
-TEXT_CLINICAL_TRIAL, TEXT_RCT), so it is development data: the figures are held to floors so that they can only go
-up, and the estimate of what those entries do is the blind check of docs/architecture/study-record.md."""
+35 of them are trials (30 not randomised; 5 randomised, four of them in words the vocabulary did not read: a
+random order, a coin's toss, "randomly separated", "randomly selected"); a trial read as observational has its
+evidence-table row set aside where the row's passage does not name the exposure (``record.as_asked``:
+``exposure_unnamed``), and its report calls it a cohort. The set drew the vocabulary's entries on allocation
+(``lexicons/designs.toml``, TEXT_CLINICAL_TRIAL, TEXT_RCT), so it is development data: the figures are held to floors
+so that they can only go up, and the estimate of what those entries do is the blind check of
+docs/architecture/study-record.md."""
 
 from __future__ import annotations
 
