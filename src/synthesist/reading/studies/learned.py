@@ -102,6 +102,8 @@ def cites_another(unit: Unit) -> bool:
     reports [2, 3]" is this trial's result)."""
     return bool(_CITED.search(unit.text)) or (unit.role in DISCUSSED and bool(_REFERENCED.search(unit.text))
                                              and not _OWN_STUDY.search(unit.text))
+
+
 SWAPPED_WEIGHT = 0.25
 """How much a unit's reading with the arms swapped counts (:func:`unit_directions`). Chosen by 5-fold
 cross-validation over the train trials, end to end (2026-11-30): 0.1–0.4 read 0.778–0.784 against 0.775 without it
