@@ -38,6 +38,7 @@ from .direction import (
     _UP,
     SIGNALS,
     Scored,
+    _clauses,
     _outcome_clause,
     _pairs,
     outcome_effect,
@@ -90,6 +91,8 @@ _REFERENCED = lexicon.pattern("direction", "REFERENCED")
 (``lexicons/direction.toml``)."""
 _OWN_STUDY = lexicon.pattern("direction", "OWN_STUDY")
 """A sentence that speaks of this study, which a reference it cites does not make another's."""
+_NOT_MEASURED = lexicon.pattern("direction", "NOT_MEASURED")
+"""A statement that an outcome was not measured (``lexicons/direction.toml``)."""
 DISCUSSED = frozenset({"introduction", "discussion"})
 """The unit roles where a sentence that cites a reference states what other studies found (:func:`cites_another`):
 the body's introduction and discussion, and an abstract's background and objective (role ``introduction``)."""
@@ -102,6 +105,19 @@ def cites_another(unit: Unit) -> bool:
     reports [2, 3]" is this trial's result)."""
     return bool(_CITED.search(unit.text)) or (unit.role in DISCUSSED and bool(_REFERENCED.search(unit.text))
                                              and not _OWN_STUDY.search(unit.text))
+
+
+def unmeasured(unit: Unit, outcome: frozenset[str]) -> bool:
+    """Whether ``unit`` says the outcome of these words was not measured ("We did not measure blood pressure."): one
+    of its clauses (:func:`.direction._clauses`) names a word of the outcome, or is the unit's only clause, and states
+    it (:data:`_NOT_MEASURED`). Such a unit is no reading of the outcome, not a null: "Blood pressure was not
+    assessed." said no difference in blood pressure until 2026-12-07. A clause about another outcome does not count
+    ("weight fell …, but blood pressure was not recorded" is a reading of weight)."""
+    if not _NOT_MEASURED.search(unit.text):
+        return False
+    clauses = [clause for clause in _clauses(unit.text) if clause.strip()]
+    return any(_NOT_MEASURED.search(clause) and (len(clauses) == 1 or outcome & terms(clause, folded=True))
+               for clause in clauses)
 
 
 SWAPPED_WEIGHT = 0.25
@@ -469,7 +485,9 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
             and tested.tests(row) < tested.threshold:
         return (), "comparator_not_tested"
-    own = [r for r in found.readings if not cites_another(r.unit)]  # another study's finding is no reading of this
+    outcome = terms(query.outcome, folded=True)
+    # another study's finding is no reading of this one, nor a statement that the outcome was not measured
+    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit, outcome)]
     if not own:
         return (), "not_addressed"
     direction, probability = decide(own, reader.threshold)
