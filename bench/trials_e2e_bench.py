@@ -44,9 +44,10 @@ for a "normal saline" control).
 
 ``--hand FILE`` asks the prompts of unlabelled trials labelled by hand over the folder of their trials, scored as a
 labelled split (less ``_shared.held_out_trials``; a trial's other prompts, which tell a trial of the same arms, are the
-file's labelled ones): ``data/reader_labels_fresh.jsonl`` (198 prompts of 54 trials, development) or
-``data/reader_labels_estimate.jsonl`` (the estimate since 2026-12-07: trials of a third draw, labelled blind, whose
-misses are not read; its .md says how it was drawn).
+file's labelled ones): ``data/reader_labels_fresh.jsonl`` (198 prompts of 54 trials, development),
+``data/reader_labels_seed52.jsonl`` (142 of 41 trials, the estimate until six rows of its runs were read on
+2026-12-07, development since) or ``data/reader_labels_estimate.jsonl`` (the estimate since then: trials of a fourth
+draw, labelled blind, whose misses are not read; its .md says how it was drawn).
 
 ``--untested`` asks each prompt against placebo where its trial set two treatments side by side (no prompt of the
 trial has a comparator that is a control, usual care, saline, "no …" or baseline), as a researcher asks over a
