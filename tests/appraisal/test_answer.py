@@ -211,6 +211,30 @@ def test_an_insufficient_answer_quotes_no_funder_or_registration_line_as_the_clo
     assert "Closest: Topical honey was well tolerated" in answer.statement
 
 
+_UNMEASURED = article(
+    "90000001", "Drug A for weight in adults with obesity: a randomised trial",
+    "BACKGROUND: Drug A may lower weight. METHODS: We randomised 120 adults with obesity to drug A or placebo for 12 "
+    "weeks. RESULTS: Weight fell more with drug A than with placebo (-3.1 vs -0.4 kg, P<0.001). We did not measure "
+    "blood pressure. CONCLUSIONS: Drug A lowered weight in adults with obesity.",
+    types=("Randomized Controlled Trial",))
+
+
+def test_an_item_that_did_not_measure_the_outcome_does_not_answer_and_says_so() -> None:
+    # "Does drug A lower blood pressure …?" over this trial answered "no", quoting "We did not measure blood
+    # pressure." (read as no difference), and, once that sentence was no reading of it, "yes" by the conclusion on
+    # weight (2026-12-07). The trial does not answer; its closest sentence is the one that says why.
+    question = "Does drug A lower blood pressure compared with placebo in adults with obesity?"
+    outcome = next(p for p in align(frame_of(question), _UNMEASURED, 0.8).parts if p.part == "outcome")
+    assert not outcome.addressed
+
+    answer = _answer(question, _UNMEASURED)
+
+    assert answer.verdict == "insufficient"
+    assert answer.statement.endswith("Closest: We did not measure blood pressure [pmid:90000001].")
+    weight = "Does drug A lower weight compared with placebo in adults with obesity?"
+    assert _answer(weight, _UNMEASURED).verdict == "yes"
+
+
 @pytest.mark.parametrize(("kind", "statement", "note"), [
     ({"stopped": True}, "No verdict: the run stopped before it finished (timed out), and nothing it read so far "
                         "answers the question.", "This answer rests only on what the run read before it stopped "

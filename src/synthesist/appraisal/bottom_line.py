@@ -21,6 +21,7 @@ from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
 from ..reading.studies.learned import UNREAD, ItemVerdict, item_verdict
 from ..reading.text import Sentence, section_role, terms
+from ..reading.vocabulary import unmeasured
 from ..study import DESIGNS
 from .certainty import answer_certainty, steps_text
 from .findings import cite
@@ -217,8 +218,14 @@ def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None
     """The closest item's own conclusion (the first self-standing sentence of its CONCLUSIONS section), else the first
     sentence that names the exposure or the outcome it addresses and that the sentence roles read as a result or a
     conclusion (:func:`~synthesist.reading.roles.abstract_roles`): never its aim, its background or its methods,
-    nor, where it has no conclusions section, whatever its last sentences are (a funder, a trial registration)."""
+    nor, where it has no conclusions section, whatever its last sentences are (a funder, a trial registration). A
+    sentence that says the question's outcome was not measured comes first (:func:`~synthesist.reading.vocabulary.
+    unmeasured`): "We did not measure blood pressure." tells why the item does not answer, where its conclusion on
+    weight would not."""
     body = [s for s in reading.sentences if s.section != TITLE]
+    outcomes = [terms(p.term, folded=True) for p in alignment.parts if p.part == "outcome"]
+    if said := next((s for s in body if any(unmeasured(s.text, outcome) for outcome in outcomes)), None):
+        return said
     named = [words for p in alignment.parts if p.addressed and p.part in _ASKED_PARTS if (words := terms(p.term))]
     roles = abstract_roles([s.text for s in body], [s.section for s in body])
     shown = [s for s, role in zip(body, roles, strict=True)

@@ -26,6 +26,7 @@ from .shipped import fitted_model
 from .study_reader import word_rarity
 from .synonyms import lay_synonyms, measure_names
 from .text import fold, split_sentences, terms
+from .vocabulary import unmeasured
 
 RELATED_COSINE = 0.4
 """Below this cosine an item that addresses no part is off topic (as
@@ -54,8 +55,9 @@ def align(frame: QuestionFrame, item: Evidence, relevance: float, gate: Gate | N
     gate = gate or fitted_gate()
     text, sentences, sentence_terms, vocabulary, expansions = _item_words(item)
     both = _both_arms(frame)
-    parts = tuple(_match(part, phrase, sentences, sentence_terms, vocabulary, expansions, text, gate.cover,
-                         both if part in ("exposure", "comparator") else frozenset())
+    parts = tuple(_match(part, phrase, *(_measured(phrase, item, sentences, sentence_terms, vocabulary)
+                                         if part == "outcome" else (sentences, sentence_terms, vocabulary)),
+                         expansions, text, gate.cover, both if part in ("exposure", "comparator") else frozenset())
                   for part, phrase in _parts(frame))
     asked = frozenset().union(*(terms(phrase) for _, phrase in _parts(frame) if phrase not in ASPECT_WORDS))
     coverage = round(len(asked & vocabulary) / len(asked), 3) if asked else 1.0
@@ -76,6 +78,20 @@ def _item_words(item: Evidence) -> tuple[str, tuple[str, ...], tuple[frozenset[s
     sentence_terms = tuple(terms(s) for s in sentences)
     vocabulary = frozenset().union(*sentence_terms, *(terms(heading) for heading in item.mesh))
     return text, sentences, sentence_terms, vocabulary, MappingProxyType(_expansions(text))
+
+
+def _measured(outcome: str, item: Evidence, sentences: tuple[str, ...], sentence_terms: tuple[frozenset[str], ...],
+              vocabulary: frozenset[str]) -> tuple[tuple[str, ...], tuple[frozenset[str], ...], frozenset[str]]:
+    """The item's sentences, their terms and its vocabulary less the sentences that say the ``outcome`` was not
+    measured (:func:`~.vocabulary.unmeasured`): "We did not measure blood pressure." does not make an abstract
+    address blood pressure (its conclusion on weight then answered a question on blood pressure, 2026-12-07)."""
+    asked = terms(outcome, folded=True)
+    kept = [i for i, sentence in enumerate(sentences) if not unmeasured(sentence, asked)]
+    if len(kept) == len(sentences):
+        return sentences, sentence_terms, vocabulary
+    held = tuple(sentence_terms[i] for i in kept)
+    return (tuple(sentences[i] for i in kept), held,
+            frozenset().union(*held, *(terms(heading) for heading in item.mesh)))
 
 
 def align_all(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[str, float],

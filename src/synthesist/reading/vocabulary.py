@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon
+from .text import split_clauses, terms
 
 _I = re.IGNORECASE
 
@@ -30,6 +31,10 @@ INSTRUCTION = lexicon.pattern("vocabulary", "INSTRUCTION")
 
 FUTURE_WORK = lexicon.pattern("vocabulary", "FUTURE_WORK")
 """Calls for more research: a design named here ("RCTs are needed") was not done."""
+NOT_MEASURED = lexicon.pattern("vocabulary", "NOT_MEASURED")
+"""A statement that an outcome was not measured: :func:`unmeasured`."""
+_CLAUSE = lexicon.pattern("direction", "CLAUSE")
+"""Where the study reader cuts a sentence into clauses (``reading/lexicons/direction.toml``)."""
 PROTOCOL_TYPE = lexicon.pattern("vocabulary", "PROTOCOL_TYPE")
 """A publication type that names a protocol: :func:`is_protocol`."""
 
@@ -60,6 +65,20 @@ def states_mechanism(sentence: str) -> bool:
 
 def is_future_work(sentence: str) -> bool:
     return bool(FUTURE_WORK.search(sentence))
+
+
+def unmeasured(sentence: str, outcome: frozenset[str]) -> bool:
+    """Whether ``sentence`` says the outcome of these words (folded :func:`~.text.terms`) was not measured ("We did
+    not measure blood pressure."): one of its clauses (the study reader's boundaries) names a word of the outcome, or
+    is the sentence's only clause, and states it (:data:`NOT_MEASURED`). Such a sentence is no reading of the
+    outcome, not a null: "Blood pressure was not assessed." said no difference in blood pressure until 2026-12-07. A
+    clause about another outcome does not count ("weight fell …, but blood pressure was not recorded" is a reading of
+    weight)."""
+    if not NOT_MEASURED.search(sentence):
+        return False
+    clauses = [clause for clause in split_clauses(sentence, _CLAUSE) if clause.strip()]
+    return any(NOT_MEASURED.search(clause) and (len(clauses) == 1 or bool(outcome & terms(clause, folded=True)))
+               for clause in clauses)
 
 
 def is_protocol(publication_types: tuple[str, ...]) -> bool:

@@ -28,6 +28,7 @@ from ..failures import guarded
 from ..readers import current_readers
 from ..text import fold, terms
 from ..verdict import Change, asked_of, verdict_of
+from ..vocabulary import unmeasured
 from .arms import ArmTerms, abbreviations, as_one_word
 from .direction import (
     _AIM,
@@ -38,7 +39,6 @@ from .direction import (
     _UP,
     SIGNALS,
     Scored,
-    _clauses,
     _outcome_clause,
     _pairs,
     outcome_effect,
@@ -91,8 +91,6 @@ _REFERENCED = lexicon.pattern("direction", "REFERENCED")
 (``lexicons/direction.toml``)."""
 _OWN_STUDY = lexicon.pattern("direction", "OWN_STUDY")
 """A sentence that speaks of this study, which a reference it cites does not make another's."""
-_NOT_MEASURED = lexicon.pattern("direction", "NOT_MEASURED")
-"""A statement that an outcome was not measured (``lexicons/direction.toml``)."""
 DISCUSSED = frozenset({"introduction", "discussion"})
 """The unit roles where a sentence that cites a reference states what other studies found (:func:`cites_another`):
 the body's introduction and discussion, and an abstract's background and objective (role ``introduction``)."""
@@ -105,19 +103,6 @@ def cites_another(unit: Unit) -> bool:
     reports [2, 3]" is this trial's result)."""
     return bool(_CITED.search(unit.text)) or (unit.role in DISCUSSED and bool(_REFERENCED.search(unit.text))
                                              and not _OWN_STUDY.search(unit.text))
-
-
-def unmeasured(unit: Unit, outcome: frozenset[str]) -> bool:
-    """Whether ``unit`` says the outcome of these words was not measured ("We did not measure blood pressure."): one
-    of its clauses (:func:`.direction._clauses`) names a word of the outcome, or is the unit's only clause, and states
-    it (:data:`_NOT_MEASURED`). Such a unit is no reading of the outcome, not a null: "Blood pressure was not
-    assessed." said no difference in blood pressure until 2026-12-07. A clause about another outcome does not count
-    ("weight fell …, but blood pressure was not recorded" is a reading of weight)."""
-    if not _NOT_MEASURED.search(unit.text):
-        return False
-    clauses = [clause for clause in _clauses(unit.text) if clause.strip()]
-    return any(_NOT_MEASURED.search(clause) and (len(clauses) == 1 or outcome & terms(clause, folded=True))
-               for clause in clauses)
 
 
 SWAPPED_WEIGHT = 0.25
@@ -487,7 +472,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
         return (), "comparator_not_tested"
     outcome = terms(query.outcome, folded=True)
     # another study's finding is no reading of this one, nor a statement that the outcome was not measured
-    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit, outcome)]
+    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit.text, outcome)]
     if not own:
         return (), "not_addressed"
     direction, probability = decide(own, reader.threshold)
