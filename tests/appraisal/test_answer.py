@@ -254,3 +254,21 @@ def test_an_unfinished_run_never_says_insufficient_and_says_what_its_answer_rest
     yes = Answer(verdict="yes", statement="It does [pmid:1].", strength="low", strength_reason="one trial",
                  evidence_ids=("pmid:1",), basis="answering")
     assert unfinished(yes, "timed out", **kind).statement == f"It does [pmid:1]. {note}"
+
+
+def test_the_closest_sentence_says_an_outcome_was_not_measured_only_where_the_item_does_not_address_it() -> None:
+    # A review (2026-12-07): an item that addresses the outcome but not the population quoted its "Ambulatory blood
+    # pressure was not measured." as the closest; its conclusion is.
+    item = article(
+        "90000002", "Drug A for blood pressure in adults: a randomised trial",
+        "METHODS: We randomised 120 adults to drug A or placebo for 12 weeks. RESULTS: Office blood pressure fell "
+        "more with drug A than with placebo (P=0.01). Ambulatory blood pressure was not measured. CONCLUSIONS: Drug A "
+        "lowered office blood pressure in adults.", types=("Randomized Controlled Trial",))
+    question = "Does drug A lower blood pressure compared with placebo in children with asthma?"
+    parts = {p.part: p.addressed for p in align(frame_of(question), item, 0.5).parts}
+    assert parts["outcome"] and not parts["population"]
+
+    answer = _answer(question, item, relevance=0.5)
+
+    assert answer.verdict == "insufficient" and "not measured" not in answer.statement
+    assert "Closest: Drug A lowered office blood pressure in adults" in answer.statement

@@ -219,11 +219,11 @@ def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None
     sentence that names the exposure or the outcome it addresses and that the sentence roles read as a result or a
     conclusion (:func:`~synthesist.reading.roles.abstract_roles`): never its aim, its background or its methods,
     nor, where it has no conclusions section, whatever its last sentences are (a funder, a trial registration). A
-    sentence that says the question's outcome was not measured comes first (:func:`~synthesist.reading.vocabulary.
-    unmeasured`): "We did not measure blood pressure." tells why the item does not answer, where its conclusion on
-    weight would not."""
+    sentence that says an outcome the item does not address was not measured comes first
+    (:func:`~synthesist.reading.vocabulary.unmeasured`): "We did not measure blood pressure." tells why the item
+    does not answer, where its conclusion on weight would not."""
     body = [s for s in reading.sentences if s.section != TITLE]
-    outcomes = [terms(p.term, folded=True) for p in alignment.parts if p.part == "outcome"]
+    outcomes = [terms(p.term, folded=True) for p in alignment.parts if p.part == "outcome" and not p.addressed]
     if said := next((s for s in body if any(unmeasured(s.text, outcome) for outcome in outcomes)), None):
         return said
     named = [words for p in alignment.parts if p.addressed and p.part in _ASKED_PARTS if (words := terms(p.term))]

@@ -168,6 +168,17 @@ def top_level(text: str, start: int = 0) -> Iterator[int]:
             yield index
 
 
+_OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", re.IGNORECASE)
+
+
+def reading_clauses(text: str, boundary: re.Pattern[str]) -> list[str]:
+    """:func:`split_clauses` at ``boundary``, and a sentence that opens with "Whilst/Although …," cut after that
+    opening clause too ("Although we did not measure blood pressure, weight fell …" is two clauses)."""
+    opening = _OPENING.match(text)
+    comma = next((i for i in top_level(text, opening.end()) if text[i] == ","), None) if opening else None
+    return split_clauses(text, boundary, [(comma, comma + 1)] if comma is not None else [])
+
+
 def split_clauses(text: str, boundary: re.Pattern[str], cuts: Iterable[tuple[int, int]] = ()) -> list[str]:
     """``text`` cut where ``boundary`` matches outside brackets ("(HR 0.62; P = 0.004)" stays whole), and at the
     (start, end) spans of ``cuts``: the one clause splitter; each reader brings the boundaries it reads by (the

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from . import lexicon
-from .text import split_clauses, terms
+from .text import reading_clauses, terms
 
 _I = re.IGNORECASE
 
@@ -35,6 +35,12 @@ NOT_MEASURED = lexicon.pattern("vocabulary", "NOT_MEASURED")
 """A statement that an outcome was not measured: :func:`unmeasured`."""
 _CLAUSE = lexicon.pattern("direction", "CLAUSE")
 """Where the study reader cuts a sentence into clauses (``reading/lexicons/direction.toml``)."""
+_MEASURE_WORDS = terms(" ".join(lexicon.word_list("direction", "MEASURED")), folded=True)
+"""Words that say an outcome is measured, not what is measured ("score", "level"): a clause names the outcome
+without them."""
+_STATED = re.compile(r"\bp\s?[<=≤>]|\bCI\b|confidence interval|significan|\d\s?%|\b(?:fell|rose|differ(?:ed)?)\b",
+                     _I)
+"""A result in a clause: a p value, a CI, significance, a percentage, a change stated ("fell", "rose", "differed")."""
 PROTOCOL_TYPE = lexicon.pattern("vocabulary", "PROTOCOL_TYPE")
 """A publication type that names a protocol: :func:`is_protocol`."""
 
@@ -69,16 +75,18 @@ def is_future_work(sentence: str) -> bool:
 
 def unmeasured(sentence: str, outcome: frozenset[str]) -> bool:
     """Whether ``sentence`` says the outcome of these words (folded :func:`~.text.terms`) was not measured ("We did
-    not measure blood pressure."): one of its clauses (the study reader's boundaries) names a word of the outcome, or
-    is the sentence's only clause, and states it (:data:`NOT_MEASURED`). Such a sentence is no reading of the
-    outcome, not a null: "Blood pressure was not assessed." said no difference in blood pressure until 2026-12-07. A
-    clause about another outcome does not count ("weight fell …, but blood pressure was not recorded" is a reading of
-    weight)."""
+    not measure blood pressure."), not what happened to it: every clause of it (the study reader's boundaries, an
+    opening "Although …," apart) that names the outcome's words (less those that only say how it is measured:
+    "score", "level") states it (:data:`NOT_MEASURED`) and no result (:data:`_STATED`). Such a sentence is no
+    reading of the outcome, not a null: "Blood pressure was not assessed." said no difference in blood pressure until
+    2026-12-07. Where another clause names it with a result, or the clause that says so is about another outcome
+    ("weight fell …, but blood pressure was not recorded" for weight; "blood glucose was not measured" for blood
+    pressure), it is a reading (``tests/data/unmeasured.jsonl``)."""
     if not NOT_MEASURED.search(sentence):
         return False
-    clauses = [clause for clause in split_clauses(sentence, _CLAUSE) if clause.strip()]
-    return any(NOT_MEASURED.search(clause) and (len(clauses) == 1 or bool(outcome & terms(clause, folded=True)))
-               for clause in clauses)
+    named = outcome - _MEASURE_WORDS or outcome
+    naming = [c for c in reading_clauses(sentence, _CLAUSE) if c.strip() and named <= terms(c, folded=True)]
+    return bool(naming) and all(NOT_MEASURED.search(c) and not _STATED.search(c) for c in naming)
 
 
 def is_protocol(publication_types: tuple[str, ...]) -> bool:

@@ -19,7 +19,7 @@ from ...study import Direction, DirectionQuery, Effect, MeasureName, OutcomeResu
 from .. import lexicon
 from ..study_reader import word_rarity
 from ..synonyms import other_names
-from ..text import split_clauses, terms, top_level
+from ..text import reading_clauses, terms
 from ..vocabulary import is_future_work
 from .arms import THAN, ArmTerms, flip, outcome_aliases
 from .effects import Significance, clause_effect, outcome_side, read_effect, row_p, significance
@@ -36,7 +36,6 @@ _REPORTED = re.compile(r"\b[pP]\s*[<=>≤≥]|\b95\s?%|\bCI\b")
 _P_VALUE = re.compile(r"\b[pP]\s*[<=>≤≥]")
 """A statistic as printed (an aim's "would significantly reduce" is none)."""
 _FOLLOW_UP = lexicon.pattern("direction", "FOLLOW_UP")
-_OPENING = re.compile(r"^(?:whilst|while|although|though|whereas|despite)\b", _I)
 _CLAUSE = lexicon.pattern("direction", "CLAUSE")
 _BETWEEN = lexicon.pattern("direction", "BETWEEN")
 """A comparison named as a pair ("no difference between the GCV group and the ACV group")."""
@@ -479,8 +478,5 @@ def _third_arm(piece: str, arms: ArmTerms) -> bool:
 
 
 def _clauses(text: str) -> list[str]:
-    """``text`` split at the :data:`_CLAUSE` boundaries (:func:`~..text.split_clauses`); a sentence that opens with
-    "Whilst/Although …," is cut after that opening clause too."""
-    opening = _OPENING.match(text)
-    comma = next((i for i in top_level(text, opening.end()) if text[i] == ","), None) if opening else None
-    return split_clauses(text, _CLAUSE, [(comma, comma + 1)] if comma is not None else [])
+    """``text`` split at the :data:`_CLAUSE` boundaries (:func:`~..text.reading_clauses`)."""
+    return reading_clauses(text, _CLAUSE)
