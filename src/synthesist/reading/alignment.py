@@ -26,7 +26,7 @@ from .shipped import fitted_model
 from .study_reader import word_rarity
 from .synonyms import lay_synonyms, measure_names
 from .text import fold, split_sentences, terms
-from .vocabulary import unmeasured
+from .vocabulary import NOT_MEASURED, unmeasured
 
 RELATED_COSINE = 0.4
 """Below this cosine an item that addresses no part is off topic (as
@@ -85,8 +85,10 @@ def _measured(outcome: str, item: Evidence, sentences: tuple[str, ...], sentence
     """The item's sentences, their terms and its vocabulary less the sentences that say the ``outcome`` was not
     measured (:func:`~.vocabulary.unmeasured`): "We did not measure blood pressure." does not make an abstract
     address blood pressure (its conclusion on weight then answered a question on blood pressure, 2026-12-07)."""
-    asked = terms(outcome, folded=True)
-    kept = [i for i, sentence in enumerate(sentences) if not unmeasured(sentence, asked)]
+    if not any(NOT_MEASURED.search(sentence) for sentence in sentences):
+        return sentences, sentence_terms, vocabulary
+    asked, short_forms = terms(outcome, folded=True), abbreviation_definitions(" ".join(sentences))
+    kept = [i for i, sentence in enumerate(sentences) if not unmeasured(sentence, asked, short_forms)]
     if len(kept) == len(sentences):
         return sentences, sentence_terms, vocabulary
     held = tuple(sentence_terms[i] for i in kept)

@@ -6,6 +6,8 @@ reason) are deliberately specific (``did not differ`` is a null result; ``did no
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from . import lexicon
 from .text import reading_clauses, terms
@@ -73,7 +75,7 @@ def is_future_work(sentence: str) -> bool:
     return bool(FUTURE_WORK.search(sentence))
 
 
-def unmeasured(sentence: str, outcome: frozenset[str]) -> bool:
+def unmeasured(sentence: str, outcome: frozenset[str], short_forms: Mapping[str, str] = MappingProxyType({})) -> bool:
     """Whether ``sentence`` says the outcome of these words (folded :func:`~.text.terms`) was not measured ("We did
     not measure blood pressure."), not what happened to it: every clause of it (the study reader's boundaries, an
     opening "Although …," apart) that names the outcome's words (less those that only say how it is measured:
@@ -81,11 +83,18 @@ def unmeasured(sentence: str, outcome: frozenset[str]) -> bool:
     reading of the outcome, not a null: "Blood pressure was not assessed." said no difference in blood pressure until
     2026-12-07. Where another clause names it with a result, or the clause that says so is about another outcome
     ("weight fell …, but blood pressure was not recorded" for weight; "blood glucose was not measured" for blood
-    pressure), it is a reading (``tests/data/unmeasured.jsonl``)."""
+    pressure), it is a reading (``tests/data/unmeasured.jsonl``). A clause names the outcome by a short form its
+    article defines too (``short_forms``, lowercased short form → long form: "BP was not recorded")."""
     if not NOT_MEASURED.search(sentence):
         return False
     named = outcome - _MEASURE_WORDS or outcome
-    naming = [c for c in reading_clauses(sentence, _CLAUSE) if c.strip() and named <= terms(c, folded=True)]
+
+    def words(clause: str) -> frozenset[str]:
+        said = terms(clause, folded=True)
+        return said.union(*(terms(long, folded=True) for short, long in short_forms.items()
+                            if re.search(rf"\b{re.escape(short)}\b", clause, re.IGNORECASE)))
+
+    naming = [c for c in reading_clauses(sentence, _CLAUSE) if c.strip() and named <= words(c)]
     return bool(naming) and all(NOT_MEASURED.search(c) and not _STATED.search(c) for c in naming)
 
 

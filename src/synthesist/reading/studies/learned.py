@@ -464,7 +464,8 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return (), "not_addressed"
-    arms = ArmTerms.of(query, abbreviations(text))
+    short_forms = abbreviations(text)
+    arms = ArmTerms.of(query, short_forms)
     if arms.intervention and not _named_in_own_text(evidence, found.units, arms.intervention):
         return (), "not_addressed"
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
@@ -472,7 +473,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
         return (), "comparator_not_tested"
     outcome = terms(query.outcome, folded=True)
     # another study's finding is no reading of this one, nor a statement that the outcome was not measured
-    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit.text, outcome)]
+    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit.text, outcome, short_forms)]
     if not own:
         return (), "not_addressed"
     direction, probability = decide(own, reader.threshold)
