@@ -14,6 +14,9 @@ change OUTCOME?", as a researcher asks who names no comparator), as ``synthesist
 - **own row**: the table has a row for the question's comparison from the prompt's own trial (its direction read);
   **its direction** is the clinicians' label;
 - **the answer rests on its own trial**: the Answer cites the prompt's own trial;
+- **its quote names its outcome**: the own row's quote (with a table row's caption and header) names the row's
+  outcome by one of the names the reader knows for it (:func:`names_its_outcome`): a quote under an outcome it does
+  not name is a number or a sentence shown under the wrong outcome;
 - **against its own table**: a "yes" or "no" that cites an item whose row for the comparison says otherwise (a
   significant change under a "no", no difference under a "yes": the product's own check,
   :func:`synthesist.appraisal.evidence_table.rows_against_answer`): a report contradicting itself; and a line of
@@ -110,7 +113,12 @@ from synthesist.memory import open_chroma
 from synthesist.models import Evidence
 from synthesist.reading.failures import strict_reading
 from synthesist.reading.studies.asked import question_queries
+from synthesist.reading.studies.direction import names_outcome, outcome_weights
 from synthesist.reading.studies.learned import answer_query
+from synthesist.reading.studies.naming import article_outcome, outcome_names
+from synthesist.reading.studies.passages import units
+from synthesist.reading.studies.verify import source_text
+from synthesist.reading.text import fold, terms
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -303,6 +311,9 @@ async def main() -> None:
             counts["answer rests on own trial"] += any(pmcid.get(i) == own for i in cited)
             counts["own row"] += bool(mine)
             counts["own row direction right"] += bool(mine) and mine[0].direction == prompt.label
+            item = next((i for i in result.evidence if pmcid.get(i.id) == own), None)
+            counts["own row quote names its outcome"] += bool(mine) and item is not None and names_its_outcome(
+                mine[0].outcome, mine[0].quote, item)
             counts["answer against a cited row"] += bool(rows_against_answer(text, report))
             counts["a line against the answer"] += bool(denials(report))
             counts["runs with another trial row"] += bool(others)
@@ -343,6 +354,9 @@ async def main() -> None:
         print(f"  own trial's row: {counts['own row']}/{runs} ({counts['own row'] / runs:.3f}); its direction the "
               f"{'labels' if args.hand else 'clinicians'}': {counts['own row direction right']}/{runs} "
               f"({counts['own row direction right'] / runs:.3f})")
+    if counts["own row"] and not against:
+        print(f"  own rows whose quote names their outcome: {counts['own row quote names its outcome']}/"
+              f"{counts['own row']}")
     if missing and not against:
         print("  no own row, why: " + ", ".join(f"{why} {n}" for why, n in missing.most_common()))
     print(f"  the answer rests on the prompt's own trial: {counts['answer rests on own trial']}/{runs}")
@@ -355,6 +369,18 @@ async def main() -> None:
     if args.foreign:
         for line in foreign:
             print(f"  other trial's row: {line}")
+
+
+def names_its_outcome(outcome: str, quote: str, item: Evidence) -> bool:
+    """Whether ``quote`` (with the caption and header of the table row it is) names ``outcome`` in ``item`` as the
+    reader names it: a third of its words or their weight (``direction.names_outcome``), or the head of one of its
+    names (its words, the other word trials use, a short form the article defines: ``naming.outcome_names``)."""
+    text = source_text(item)
+    context = next((unit.context for unit in units(item) if unit.text == quote), "")
+    said = terms(f"{context} {quote}", folded=True)
+    asked = article_outcome(outcome, text)
+    return names_outcome(outcome_weights(terms(asked, folded=True)), said) or any(
+        head and frozenset(map(fold, head)) <= said for _, head in outcome_names(asked, text))
 
 
 if __name__ == "__main__":
