@@ -113,10 +113,12 @@ from synthesist.memory import open_chroma
 from synthesist.models import Evidence
 from synthesist.reading.failures import strict_reading
 from synthesist.reading.studies.asked import question_queries
-from synthesist.reading.studies.learned import answer_query, names_the_outcome
-from synthesist.reading.studies.naming import article_outcome
+from synthesist.reading.studies.direction import names_outcome, outcome_weights
+from synthesist.reading.studies.learned import answer_query
+from synthesist.reading.studies.naming import article_outcome, outcome_names
 from synthesist.reading.studies.passages import units
 from synthesist.reading.studies.verify import source_text
+from synthesist.reading.text import fold, terms
 from synthesist.study import DirectionQuery
 from synthesist.tools.jats import article_evidence, parse_jats
 
@@ -370,11 +372,15 @@ async def main() -> None:
 
 
 def names_its_outcome(outcome: str, quote: str, item: Evidence) -> bool:
-    """Whether ``quote``, with the caption and header of the table row it is, names ``outcome`` in ``item`` as the
-    reader names it (:func:`~synthesist.reading.studies.learned.names_the_outcome`)."""
+    """Whether ``quote`` (with the caption and header of the table row it is) names ``outcome`` in ``item`` as the
+    reader names it: a third of its words or their weight (``direction.names_outcome``), or the head of one of its
+    names (its words, the other word trials use, a short form the article defines: ``naming.outcome_names``)."""
     text = source_text(item)
     context = next((unit.context for unit in units(item) if unit.text == quote), "")
-    return names_the_outcome(article_outcome(outcome, text), f"{context} {quote}", text)
+    said = terms(f"{context} {quote}", folded=True)
+    asked = article_outcome(outcome, text)
+    return names_outcome(outcome_weights(terms(asked, folded=True)), said) or any(
+        head and frozenset(map(fold, head)) <= said for _, head in outcome_names(asked, text))
 
 
 if __name__ == "__main__":

@@ -41,9 +41,7 @@ from .direction import (
     Scored,
     _outcome_clause,
     _pairs,
-    names_outcome,
     outcome_effect,
-    outcome_weights,
     query_outcome,
     read_direction,
     scored_units,
@@ -405,8 +403,6 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     outcome = article_outcome(query.outcome, text)
     agreeing = [r for r in found if measured_as_asked(outcome, r.quote, text)] or list(found)
     agreeing = [r for r in agreeing if prefer(r.quote)] or agreeing if prefer else agreeing
-    # a quote that names the outcome: a sentence or row on another outcome, read the same way, is no quote of it
-    agreeing = [r for r in agreeing if names_the_outcome(outcome, r.quote, text)] or agreeing
     # another passage's figures stand in for the first's only where it names the rarest of the outcome's words the
     # first names, or that word as studies also say it, alone: "LDL cholesterol test rates (55.1%, P = 0.21)" is no
     # figure of "A1C test rates"; "The relative risk of death … was 0.87 (95% CI, 0.77 to 0.98)" is one of mortality,
@@ -431,23 +427,6 @@ def answer_query(evidence: Evidence, query: DirectionQuery, reader: StudyReader 
     return with_figures(agreeing).model_copy(update={
         "confidence": found[0].confidence, "probabilities": found[0].probabilities,
         "why_not": "unsure" if found[0].direction == "not_reported" else ""})
-
-
-def names_the_outcome(outcome: str, quote: str, text: str) -> bool:
-    """Whether ``quote`` (with a table row's caption and header, where the caller adds them) names ``outcome`` as
-    the reader names it in the article ``text``: a third of its words or of their weight
-    (:func:`.direction.names_outcome`), or the head of one of its names (its words, the other word trials use, a
-    short form the article defines: :func:`.naming.outcome_names`). A row's quote is the best unit that reads its
-    direction and names it (:func:`answer_query`); the end-to-end bench counts the rows whose quote does not."""
-    said = terms(quote, folded=True)
-    return names_outcome(outcome_weights(terms(outcome, folded=True)), said) or any(
-        head <= said for head in _outcome_heads(outcome, text))
-
-
-@lru_cache(maxsize=256)
-def _outcome_heads(outcome: str, text: str) -> tuple[frozenset[str], ...]:
-    """The folded heads of the outcome's names in ``text`` (:func:`.naming.outcome_names`), for each unit asked."""
-    return tuple(folded for _, head in outcome_names(outcome, text) if (folded := frozenset(map(fold, head))))
 
 
 def _alone(word: str, text: str) -> bool:
