@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 
 from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
 from ..reading import lexicon
+from ..reading.abbreviations import abbreviation_definitions
 from ..reading.alignment import fitted_gate
 from ..reading.roles import abstract_roles
 from ..reading.studies.asked import asked_record, head_to_head, question_queries
 from ..reading.studies.effects import read_effect
 from ..reading.studies.learned import UNREAD, ItemVerdict, item_verdict
 from ..reading.text import Sentence, section_role, terms
-from ..reading.vocabulary import unmeasured
+from ..reading.vocabulary import NOT_MEASURED, unmeasured
 from ..study import DESIGNS
 from .certainty import answer_certainty, steps_text
 from .findings import cite
@@ -224,8 +225,10 @@ def _closest_sentence(reading: Reading, alignment: Alignment) -> Sentence | None
     does not answer, where its conclusion on weight would not."""
     body = [s for s in reading.sentences if s.section != TITLE]
     outcomes = [terms(p.term, folded=True) for p in alignment.parts if p.part == "outcome" and not p.addressed]
-    if said := next((s for s in body if any(unmeasured(s.text, outcome) for outcome in outcomes)), None):
-        return said
+    if outcomes and any(NOT_MEASURED.search(s.text) for s in body):
+        defined = abbreviation_definitions(" ".join(s.text for s in body))
+        if said := next((s for s in body if any(unmeasured(s.text, o, defined) for o in outcomes)), None):
+            return said
     named = [words for p in alignment.parts if p.addressed and p.part in _ASKED_PARTS if (words := terms(p.term))]
     roles = abstract_roles([s.text for s in body], [s.section for s in body])
     shown = [s for s, role in zip(body, roles, strict=True)

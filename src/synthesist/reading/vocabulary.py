@@ -40,9 +40,11 @@ _CLAUSE = lexicon.pattern("direction", "CLAUSE")
 _MEASURE_WORDS = terms(" ".join(lexicon.word_list("direction", "MEASURED")), folded=True)
 """Words that say an outcome is measured, not what is measured ("score", "level"): a clause names the outcome
 without them."""
-_STATED = re.compile(r"\bp\s?[<=≤>]|\bCI\b|confidence interval|significan|\d\s?%|\b(?:fell|rose|differ(?:ed)?)\b",
-                     _I)
-"""A result in a clause: a p value, a CI, significance, a percentage, a change stated ("fell", "rose", "differed")."""
+_STATED = re.compile(r"\bp\s?[<=≤>]|\bCI\b|confidence interval|significan|\d\s?%|\bvs\.?\s|\bversus\b|"
+                     r"\b(?:fell|rose|differ(?:ed|ence)?|higher|lower(?:ed)?|greater|less|more|fewer|improv\w*|"
+                     r"increas\w*|decreas\w*|reduc\w*|rais\w*|worsen\w*|\d+(?:\.\d+)?\s?(?:mmHg|kg|mg|ml|h)\b)", _I)
+"""A result in a sentence: a p value, a CI, significance, a percentage, two values set side by side, a change or a
+comparison stated ("fell", "lower", "improved"), a measured amount."""
 PROTOCOL_TYPE = lexicon.pattern("vocabulary", "PROTOCOL_TYPE")
 """A publication type that names a protocol: :func:`is_protocol`."""
 
@@ -76,26 +78,25 @@ def is_future_work(sentence: str) -> bool:
 
 
 def unmeasured(sentence: str, outcome: frozenset[str], short_forms: Mapping[str, str] = MappingProxyType({})) -> bool:
-    """Whether ``sentence`` says the outcome of these words (folded :func:`~.text.terms`) was not measured ("We did
-    not measure blood pressure."), not what happened to it: every clause of it (the study reader's boundaries, an
-    opening "Although …," apart) that names the outcome's words (less those that only say how it is measured:
-    "score", "level") states it (:data:`NOT_MEASURED`) and no result (:data:`_STATED`). Such a sentence is no
-    reading of the outcome, not a null: "Blood pressure was not assessed." said no difference in blood pressure until
-    2026-12-07. Where another clause names it with a result, or the clause that says so is about another outcome
-    ("weight fell …, but blood pressure was not recorded" for weight; "blood glucose was not measured" for blood
-    pressure), it is a reading (``tests/data/unmeasured.jsonl``). A clause names the outcome by a short form its
-    article defines too (``short_forms``, lowercased short form → long form: "BP was not recorded")."""
-    if not NOT_MEASURED.search(sentence):
-        return False
+    """Whether ``sentence`` says only that the outcome of these words (folded :func:`~.text.terms`) was not measured
+    ("We did not measure blood pressure."): it states no result anywhere (:data:`_STATED`), and every clause of it
+    (the study reader's boundaries, an opening "Although …," apart) that names the outcome's words (less those that
+    only say how it is measured: "score", "level"; or a short form its article defines, ``short_forms``, as the
+    article writes it → its long form: "BP was not recorded") states it (:data:`NOT_MEASURED`). Such a sentence is
+    no reading of the outcome, not a null: "Blood pressure was not assessed." said no difference in blood pressure
+    until 2026-12-07. A sentence that states a result is left to the reader, whatever else it says ("… in the rest it
+    fell with drug A (P=0.01)", "… whose adherence was not assessed"): ``tests/data/unmeasured.jsonl``."""
     named = outcome - _MEASURE_WORDS or outcome
+    if not named or not NOT_MEASURED.search(sentence) or _STATED.search(sentence):
+        return False
 
     def words(clause: str) -> frozenset[str]:
         said = terms(clause, folded=True)
         return said.union(*(terms(long, folded=True) for short, long in short_forms.items()
-                            if re.search(rf"\b{re.escape(short)}\b", clause, re.IGNORECASE)))
+                            if re.search(rf"(?<!\w){re.escape(short)}(?!\w)", clause)))
 
     naming = [c for c in reading_clauses(sentence, _CLAUSE) if c.strip() and named <= words(c)]
-    return bool(naming) and all(NOT_MEASURED.search(c) and not _STATED.search(c) for c in naming)
+    return bool(naming) and all(NOT_MEASURED.search(c) for c in naming)
 
 
 def is_protocol(publication_types: tuple[str, ...]) -> bool:

@@ -22,13 +22,14 @@ import numpy as np
 from ...models import Evidence, FullTextFinding, QuestionFrame
 from ...study import Direction, DirectionQuery, OutcomeResult, WhyNot
 from .. import StudyReader, lexicon, study_reader
+from ..abbreviations import abbreviation_definitions
 from ..answer_features import features
 from ..answer_model import ConclusionVerdict, Label
 from ..failures import guarded
 from ..readers import current_readers
 from ..text import fold, terms
 from ..verdict import Change, asked_of, verdict_of
-from ..vocabulary import unmeasured
+from ..vocabulary import NOT_MEASURED, unmeasured
 from .arms import ArmTerms, abbreviations, as_one_word
 from .direction import (
     _AIM,
@@ -464,8 +465,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return (), "not_addressed"
-    short_forms = abbreviations(text)
-    arms = ArmTerms.of(query, short_forms)
+    arms = ArmTerms.of(query, abbreviations(text))
     if arms.intervention and not _named_in_own_text(evidence, found.units, arms.intervention):
         return (), "not_addressed"
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
@@ -473,7 +473,8 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
         return (), "comparator_not_tested"
     outcome = terms(query.outcome, folded=True)
     # another study's finding is no reading of this one, nor a statement that the outcome was not measured
-    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit.text, outcome, short_forms)]
+    defined = abbreviation_definitions(text) if any(NOT_MEASURED.search(r.unit.text) for r in found.readings) else {}
+    own = [r for r in found.readings if not cites_another(r.unit) and not unmeasured(r.unit.text, outcome, defined)]
     if not own:
         return (), "not_addressed"
     direction, probability = decide(own, reader.threshold)
