@@ -155,6 +155,7 @@ def test_hypotheses_verdict_methodology_and_limitations_come_from_the_run(writte
     assert (
         "PubMed: “metformin breast cancer”" in report.methodology
         and f"Items collected: {len(memory)}" in report.methodology
+        and "items most relevant to the question were read sentence by sentence, and of their " in report.methodology
     )
     assert "1 item is a preprint, not peer-reviewed." in report.limitations
     assert "Sources that failed during the search: web: rate_limited." in report.limitations
@@ -212,6 +213,16 @@ async def test_the_limitations_say_how_many_items_had_a_full_text(embedder: Embe
     assert ("taken from titles and abstracts (every item had an abstract); the one with a full text was also read "
             "in full for the evidence table and the claim check") in report.limitations
     assert "only" not in report.limitations.splitlines()[0]  # never "abstracts only" once a full text was read
+
+
+async def test_the_methodology_counts_what_it_read_in_words_that_agree(embedder: Embedder) -> None:
+    memory = ResearchMemory(QUESTION, embedder=embedder, settings=DISTINCT)
+    await memory.add([META_ANALYSIS])
+    one = (await write_report(QUESTION, memory, embedder=embedder)).methodology
+    assert "The item most relevant to the question was read sentence by sentence, and of its " in one
+    assert "1 items" not in one  # a by-hand run at ae25d51 said "The 1 items most relevant … were read"
+    empty = await write_report(QUESTION, ResearchMemory(QUESTION, embedder=embedder), embedder=embedder)
+    assert "No item was read sentence by sentence." in empty.methodology
 
 
 async def test_an_empty_or_off_topic_memory_quotes_nothing_it_cannot_support(embedder: Embedder) -> None:

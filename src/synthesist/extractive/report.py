@@ -303,12 +303,21 @@ def _methodology(memory: ResearchMemory, queries: Sequence[tuple[str, str]], rea
     found = ", ".join(f"{source} {count}" for source, count in by_source.most_common()) or "none"
     return (
         f"Sources searched: {', '.join(searched) or 'none'}. Queries run ({len(queries)}): {listed}. "
-        f"Items collected: {len(memory)} (by source: {found}). The {read_count} items most relevant to the question "
-        f"were read sentence by sentence, and of their {sentences} result, conclusion and mechanism sentences "
-        "each study's best was quoted, one per study, none repeating another. This report was assembled without a "
+        f"Items collected: {len(memory)} (by source: {found}). {_read(read_count, sentences)} This report was "
+        "assembled without a "
         "language model: every finding is a sentence quoted verbatim from the item it cites, and trial entries are "
         "built from registry fields only."
     )
+
+
+def _read(items: int, sentences: int) -> str:
+    """What the methodology says was read: "The 1 items most relevant … were read" said one item as many."""
+    if not items:
+        return "No item was read sentence by sentence."
+    most = "The item" if items == 1 else f"The {items} items"
+    return (f"{most} most relevant to the question {verb(items, 'was', 'were')} read sentence by sentence, and of "
+            f"{verb(items, 'its', 'their')} {counted(sentences, 'result, conclusion and mechanism sentence')} each "
+            "study's best was quoted, one per study, none repeating another.")
 
 
 def _nothing_more(answer: Answer) -> str:
