@@ -340,6 +340,14 @@ before), the unseen verbs 0.953, threshold 0.16."""
 HELD_TYPED_TEMPLATES = ("{I} {Versus} {C} in terms of {O}{P}", "{O}: {I} {Versus} {C}{P}?", "{I} {Versus} {C} - {O}{P}",
                         "{I}{P}: {Adj} {O}?", "{I} - {Adj} {O} than with {C}{P}?")
 VERSUS = ("vs", "vs", "vs.", "versus", "versus", "compared with", "compared to")
+ADJACENT_TEMPLATES = ("{I} {Versus} {C} {O}{P}", "{I} {Versus} {C} {O}{P}?")
+"""A typed question whose outcome follows the comparator with nothing between them: "diclofenac gel vs placebo ankle
+swelling" was read with the comparator "placebo ankle" and the outcome "swelling" (a by-hand run of the page,
+2026-12-06). Two of :data:`TYPED_TEMPLATES` put them so, a ninth of that stream's questions (about 200); a stream of
+their own at :data:`ADJACENT_SHARE` (1,293 questions) is drawn after every other, so those are drawn as before. Its
+held-out figure is the validation prompts asked through the same two templates (185 questions): span F1 of the
+comparator 0.524 and of the outcome 0.528 without the stream, 0.685 and 0.667 with it (2026-12-07)."""
+ADJACENT_SHARE = 0.15
 """The words a typed question sets its two treatments apart with (``reading/lexicons/question.toml`` VERSUS)."""
 TYPED_SHARE = 0.2
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
@@ -778,12 +786,17 @@ def main() -> None:
     rows += comparative_questions(train_prompts, TYPED_TEMPLATES, train_pops, SEED + 10, TYPED_SHARE,
                                   (unread_prompts, unread_pops))
     held_typed = comparative_questions(held_prompts, HELD_TYPED_TEMPLATES, held_pops, SEED + 11, 1.0)
+    typed = len(rows) - train_rows - comparatives - frequencies - safety - both
+    rows += comparative_questions(train_prompts, ADJACENT_TEMPLATES, train_pops, SEED + 12, ADJACENT_SHARE,
+                                  (unread_prompts, unread_pops))
+    held_adjacent = comparative_questions(held_prompts, ADJACENT_TEMPLATES, held_pops, SEED + 13, 1.0)
     print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency {frequencies:,}, "
-          f"of safety {safety:,}, of benefit and safety {both:,}, typed "
-          f"{len(rows) - train_rows - comparatives - frequencies - safety - both:,}")
+          f"of safety {safety:,}, of benefit and safety {both:,}, typed {typed:,}, adjacent "
+          f"{len(rows) - train_rows - comparatives - frequencies - safety - both - typed:,}")
     tagger = fit(rows, CUES)
     for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies),
-                        ("safety", held_safety), ("benefit and safety", held_both), ("typed", held_typed)):
+                        ("safety", held_safety), ("benefit and safety", held_both), ("typed", held_typed),
+                        ("adjacent", held_adjacent)):
         asked_f1, _ = evaluate(tagger, asked)
         print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
               + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))
