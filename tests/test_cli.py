@@ -393,6 +393,7 @@ def test_quiet_shows_no_live_view_but_the_final_block(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "[round" not in done.stderr  # no live view
     assert "Answer:" in done.stdout and "written to" in done.stdout
+    assert "1 evidence item, " in done.stdout  # counts that agree ("1 evidence items" at ae25d51)
 
 
 # --- synthesist study ------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from synthesist.event_text import event_text
 from synthesist.events import (
     EVENT_ADAPTER,
     AnalysisComplete,
+    AnalysisCompleteData,
     Analyzing,
     Error,
     ErrorData,
@@ -114,6 +115,10 @@ def test_an_old_line_is_worded_from_its_payload_or_as_it_was_logged() -> None:
     (Error, None, ErrorData(kind="timeout", detail="run timed out after 5s (in round 1)"),
      "run timed out after 5s (in round 1)"),
     (Error, "pubmed", ErrorData(kind="source", source="pubmed", detail="HTTP 503"), "pubmed failed: HTTP 503"),
+    (AnalysisComplete, "visual", AnalysisCompleteData(image="x.png", findings=("opacity",), new=1),
+     "1 finding (1 new evidence item)"),  # counts that agree (a by-hand run at ae25d51 said "1 evidence items")
+    (AnalysisComplete, "visual", AnalysisCompleteData(image="x.png", findings=("a", "b"), new=0),
+     "2 findings (0 new evidence items)"),
     (Progress, None, ProgressData(fraction=0.5, evidence=4), "round 1 done"),
     (Progress, None, ProgressData(fraction=0.5, evidence=4, after="judge"), "round 1 judged"),
     (Thinking, "manager", ThinkingData(text="Search.", step="next", next_speaker="searcher"), "next: searcher"),

@@ -276,7 +276,7 @@ class EventPrinter:
                   f"{answer.strength_reason}) — {answer.statement}\n" if answer is not None else "")
         return (f"{report.title}\n{bottom}run {result.run_id}: {result.how_it_stopped} after "
                 f"{counted(result.rounds, 'round')}, "
-                f"{len(result.evidence)} evidence items, {len(report.references)} cited; report {state}\n"
+                f"{counted(len(result.evidence), 'evidence item')}, {len(report.references)} cited; report {state}\n"
                 f"report.md, report.json, references.bib, events.jsonl written to {where}")
 
 

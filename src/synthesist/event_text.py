@@ -32,6 +32,7 @@ from .events import (
     Synthesizing,
     Thinking,
 )
+from .wording import counted
 
 
 @singledispatch
@@ -128,8 +129,8 @@ def _(event: Analyzing) -> str:
 def _(event: AnalysisComplete) -> str:
     data = event.data
     if data.new is None:
-        return event.message or f"{len(data.findings)} findings"
-    return f"{len(data.findings)} findings ({data.new} new evidence items)"
+        return event.message or counted(len(data.findings), "finding")
+    return f"{counted(len(data.findings), 'finding')} ({counted(data.new, 'new evidence item')})"
 
 
 @event_text.register

@@ -213,10 +213,10 @@ def methodology(memory: ResearchMemory, sources: Sequence[str]) -> str:
     queries = memory.progress.queries_run
     shown = "; ".join(f"{source}: {query}" for source, query in queries[:8])
     more = f" and {len(queries) - 8} more" if len(queries) > 8 else ""
-    return (f"{counted(memory.round, 'search round')} over {', '.join(sources) or 'no source'}; {len(queries)} queries "
-            f"({shown}{more}); {len(memory)} evidence items collected and ranked. Every sentence that states a fact "
-            "was checked against the items it cites; unsupported ones, and ones that cite nothing, were taken out "
-            "of the report.")
+    return (f"{counted(memory.round, 'search round')} over {', '.join(sources) or 'no source'}; "
+            f"{counted(len(queries), 'query', 'queries')} ({shown}{more}); {counted(len(memory), 'evidence item')} "
+            "collected and ranked. Every sentence that states a fact was checked against the items it cites; "
+            "unsupported ones, and ones that cite nothing, were taken out of the report.")
 
 
 def imaging_section(memory: ResearchMemory) -> ReportSection | None:
