@@ -166,6 +166,32 @@ def test_an_observational_studys_answer_to_a_researchers_question_is_a_statement
     assert answered.asked and answered.why_not == ("" if kept else "exposure_unnamed")
 
 
+_TWO_SURGERIES = ("METHODS: Patients chose laparoscopic ureterolithotomy (TPLU) or flexible ureteroscopy (F-URS) after "
+                  "the advantages of each were discussed; this prospective study compared the two groups. RESULTS: "
+                  "TPLU provided a higher stone-free rate (100% vs 80%, p=0.043). On the other hand, patients treated "
+                  "with F-URS had less postoperative pain (p=0.008). Children of normal weight had less pain (p=0.02).")
+
+
+@pytest.mark.parametrize(("comparator", "quote", "kept"), [
+    ("flexible ureteroscopy", "On the other hand, patients treated with F-URS had less postoperative pain (p=0.008).",
+     True),
+    ("normal weight", "Children of normal weight had less pain (p=0.02).", False),
+])
+def test_an_observational_studys_sentence_on_either_treatment_it_compares_is_on_their_comparison(
+        comparator: str, quote: str, kept: bool):
+    """A non-randomised comparison of two operations, read as a cohort, states the pain of one against the other by
+    naming one of them: its row for "laparoscopic ureterolithotomy vs flexible ureteroscopy → postoperative pain" was
+    set aside as naming no exposure, and the Answer quoted a conclusion on safety for the pain asked (a by-hand look at
+    a development set's run, 2026-12-07). A comparator that is the unexposed names no comparison."""
+    read = OutcomeResult(outcome="postoperative pain", intervention="laparoscopic ureterolithotomy",
+                         comparator=comparator, direction="increased", quote=quote, asked=True)
+
+    answered = as_asked(read, abstract(_TWO_SURGERIES), "cohort")
+
+    assert (answered.direction, answered.quote) == (("increased", quote) if kept else ("not_reported", ""))
+    assert answered.why_not == ("" if kept else "exposure_unnamed")
+
+
 _VITAMIN_C = ("Patients were randomised to vitamin C 500 mg daily or placebo. Vitamin C lowered systolic blood "
               "pressure compared with placebo (P = 0.01).")
 

@@ -184,8 +184,9 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     """``result`` (the answer to a researcher's question, not a clinician's prompt) blanked when its quote does not
     measure the outcome as asked (study-record.md), when the study names only another kind of the exposure or the
     comparator ("vitamin C" for vitamin D, "high-dose aspirin" for low-dose: :mod:`~synthesist.reading.kinds`), when
-    the study is observational and its quote does not name the exposure (a survey that adjusted for BMI reports
-    nothing on obesity; a trial's results are on its arms), when
+    the study is observational and its quote names neither the exposure nor a comparator that is another treatment
+    (:func:`_treatments_compared`: a survey that adjusted for BMI reports nothing on obesity; a trial's results are on
+    its arms), when
     a question that names no comparator (the exposure against none) meets a trial whose arms are all the
     exposure (:func:`forms_compared`, from its ``arms`` or its title), or when an abstract's "no significant
     difference" states no null (:func:`.clarity.states_null`: no null in words, no p value or CI shown not
@@ -211,10 +212,22 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
         return blank("measured_otherwise")
     if result.quote and any(another_kind(name, text) for name in (result.intervention, result.comparator) if name):
         return blank("another_kind")
-    if result.quote and result.intervention and design in _OBSERVATIONAL and not _names_exposure(
-            result.quote, result.intervention, text):
+    if result.quote and result.intervention and design in _OBSERVATIONAL and not any(
+            _names_exposure(result.quote, name, text) for name in _treatments_compared(result)):
         return blank("exposure_unnamed")
     return result
+
+
+def _treatments_compared(result: OutcomeResult) -> tuple[str, ...]:
+    """The exposure, and the comparator where it is another treatment, not the exposure's absence or the care
+    everyone gets (:data:`.finding.CONTROL`): a sentence on either of two treatments compared is on their comparison
+    ("On the other hand, patients treated with F-URS had less postoperative pain (p=0.008)" for laparoscopic
+    ureterolithotomy against flexible ureteroscopy, which a non-randomised comparison read as a cohort states so;
+    its row was set aside and the Answer quoted "both F-URS and TPLU are safe and effective" for the pain asked,
+    2026-12-07). A sentence naming only the unexposed ("Children of normal weight …") is not."""
+    if result.comparator and not CONTROL.search(result.comparator):
+        return result.intervention, result.comparator
+    return (result.intervention,)
 
 
 def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | None = None) -> tuple[str, ...] | None:
