@@ -172,19 +172,26 @@ _TWO_SURGERIES = ("METHODS: Patients chose laparoscopic ureterolithotomy (TPLU) 
                   "with F-URS had less postoperative pain (p=0.008). Children of normal weight had less pain (p=0.02).")
 
 
-@pytest.mark.parametrize(("comparator", "quote", "kept"), [
-    ("flexible ureteroscopy", "On the other hand, patients treated with F-URS had less postoperative pain (p=0.008).",
-     True),
-    ("normal weight", "Children of normal weight had less pain (p=0.02).", False),
+@pytest.mark.parametrize(("exposure", "comparator", "quote", "kept"), [
+    ("laparoscopic ureterolithotomy", "flexible ureteroscopy",
+     "On the other hand, patients treated with F-URS had less postoperative pain (p=0.008).", True),
+    ("laparoscopic ureterolithotomy", "normal weight", "Children of normal weight had less pain (p=0.02).", False),
+    # a review of 722bb58: a comparator named by a word any sentence may hold names no comparison
+    ("obesity", "non-obese", "The association with wheeze was non-significant after adjustment (HR 1.25).", False),
+    ("obesity", "other patients", "Asthma persisted in 40% of patients (p=0.03).", False),
+    ("obesity", "quartile 1", "Wheeze was more common with fast food (HR 1.25).", False),
+    ("high sugar intake", "low intake", "Low socioeconomic status went with more wheeze (OR 1.4).", False),
+    ("obesity", "non-obese", "Non-obese children had less wheeze (OR 0.6).", True),
 ])
 def test_an_observational_studys_sentence_on_either_treatment_it_compares_is_on_their_comparison(
-        comparator: str, quote: str, kept: bool):
+        exposure: str, comparator: str, quote: str, kept: bool):
     """A non-randomised comparison of two operations, read as a cohort, states the pain of one against the other by
     naming one of them: its row for "laparoscopic ureterolithotomy vs flexible ureteroscopy → postoperative pain" was
     set aside as naming no exposure, and the Answer quoted a conclusion on safety for the pain asked (a by-hand look at
-    a development set's run, 2026-12-07). A comparator that is the unexposed names no comparison."""
-    read = OutcomeResult(outcome="postoperative pain", intervention="laparoscopic ureterolithotomy",
-                         comparator=comparator, direction="increased", quote=quote, asked=True)
+    a development set's run, 2026-12-07). A comparator that is the unexposed by a control word names no comparison,
+    nor one named only by its people, its level, a number or "non"; one named by every word that tells it does."""
+    read = OutcomeResult(outcome="postoperative pain", intervention=exposure, comparator=comparator,
+                         direction="increased", quote=quote, asked=True)
 
     answered = as_asked(read, abstract(_TWO_SURGERIES), "cohort")
 

@@ -185,7 +185,7 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
     measure the outcome as asked (study-record.md), when the study names only another kind of the exposure or the
     comparator ("vitamin C" for vitamin D, "high-dose aspirin" for low-dose: :mod:`~synthesist.reading.kinds`), when
     the study is observational and its quote names neither the exposure nor a comparator that is another treatment
-    (:func:`_treatments_compared`: a survey that adjusted for BMI reports nothing on obesity; a trial's results are on
+    (:func:`_names_the_comparison`: a survey that adjusted for BMI reports nothing on obesity; a trial's results are on
     its arms), when
     a question that names no comparator (the exposure against none) meets a trial whose arms are all the
     exposure (:func:`forms_compared`, from its ``arms`` or its title), or when an abstract's "no significant
@@ -212,22 +212,39 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
         return blank("measured_otherwise")
     if result.quote and any(another_kind(name, text) for name in (result.intervention, result.comparator) if name):
         return blank("another_kind")
-    if result.quote and result.intervention and design in _OBSERVATIONAL and not any(
-            _names_exposure(result.quote, name, text) for name in _treatments_compared(result)):
+    if result.quote and result.intervention and design in _OBSERVATIONAL and not _names_the_comparison(
+            result, text):
         return blank("exposure_unnamed")
     return result
 
 
-def _treatments_compared(result: OutcomeResult) -> tuple[str, ...]:
-    """The exposure, and the comparator where it is another treatment, not the exposure's absence or the care
-    everyone gets (:data:`.finding.CONTROL`): a sentence on either of two treatments compared is on their comparison
-    ("On the other hand, patients treated with F-URS had less postoperative pain (p=0.008)" for laparoscopic
-    ureterolithotomy against flexible ureteroscopy, which a non-randomised comparison read as a cohort states so;
-    its row was set aside and the Answer quoted "both F-URS and TPLU are safe and effective" for the pain asked,
-    2026-12-07). A sentence naming only the unexposed ("Children of normal weight …") is not."""
-    if result.comparator and not CONTROL.search(result.comparator):
-        return result.intervention, result.comparator
-    return (result.intervention,)
+_COMPARATOR_GENERIC = terms(" ".join(lexicon.word_list("record", "COMPARATOR_GENERIC")))
+_NUMBER = re.compile(r"\d")
+
+
+def _names_the_comparison(result: OutcomeResult, text: str) -> bool:
+    """Whether the quote of ``result`` names the exposure (:func:`_names_exposure`), or names the comparator where
+    that is another treatment, by every word of it that tells it (:func:`_comparator_words`): a sentence on either of
+    two treatments compared is on their comparison ("On the other hand, patients treated with F-URS had less
+    postoperative pain (p=0.008)" for laparoscopic ureterolithotomy against flexible ureteroscopy, which a
+    non-randomised comparison read as a cohort states so; its row was set aside and the Answer quoted "both F-URS and
+    TPLU are safe and effective" for the pain asked, 2026-12-07)."""
+    if _names_exposure(result.quote, result.intervention, text):
+        return True
+    own = _comparator_words(result.comparator, result.intervention)
+    return bool(own) and own <= terms(spelled_out(text)(result.quote))
+
+
+def _comparator_words(comparator: str, exposure: str) -> frozenset[str]:
+    """The words that name ``comparator`` as another treatment: none where it is the exposure's absence or the care
+    everyone gets (:data:`.finding.CONTROL`); else its distinctive words (:func:`.naming.distinctive`) less the
+    exposure's, people, levels and the like (``lexicons/record.toml`` COMPARATOR_GENERIC) and numbers, so that
+    "non-obese", "other patients", "quartile 1" or "low intake" against "high sugar intake" name no treatment by a
+    word every sentence may hold."""
+    if not comparator or CONTROL.search(comparator):
+        return frozenset()
+    return frozenset(word for word in distinctive(comparator) - terms(exposure) - _COMPARATOR_GENERIC
+                     if not _NUMBER.search(word))
 
 
 def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | None = None) -> tuple[str, ...] | None:
