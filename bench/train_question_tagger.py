@@ -340,6 +340,7 @@ before), the unseen verbs 0.953, threshold 0.16."""
 HELD_TYPED_TEMPLATES = ("{I} {Versus} {C} in terms of {O}{P}", "{O}: {I} {Versus} {C}{P}?", "{I} {Versus} {C} - {O}{P}",
                         "{I}{P}: {Adj} {O}?", "{I} - {Adj} {O} than with {C}{P}?")
 VERSUS = ("vs", "vs", "vs.", "versus", "versus", "compared with", "compared to")
+"""The words a typed question sets its two treatments apart with (``reading/lexicons/question.toml`` VERSUS)."""
 ADJACENT_TEMPLATES = ("{I} {Versus} {C} {O}{P}", "{I} {Versus} {C} {O}{P}?")
 """A typed question whose outcome follows the comparator with nothing between them: "diclofenac gel vs placebo ankle
 swelling" was read with the comparator "placebo ankle" and the outcome "swelling" (a by-hand run of the page,
@@ -348,7 +349,6 @@ their own at :data:`ADJACENT_SHARE` (1,293 questions) is drawn after every other
 held-out figure is the validation prompts asked through the same two templates (185 questions): span F1 of the
 comparator 0.524 and of the outcome 0.528 without the stream, 0.685 and 0.667 with it (2026-12-07)."""
 ADJACENT_SHARE = 0.15
-"""The words a typed question sets its two treatments apart with (``reading/lexicons/question.toml`` VERSUS)."""
 TYPED_SHARE = 0.2
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"

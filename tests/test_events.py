@@ -23,6 +23,8 @@ from synthesist.events import (
     Progress,
     ProgressData,
     ProgressStage,
+    Searching,
+    SearchingData,
     StartedData,
     Synthesizing,
     SynthesizingData,
@@ -115,6 +117,8 @@ def test_an_old_line_is_worded_from_its_payload_or_as_it_was_logged() -> None:
     (Error, None, ErrorData(kind="timeout", detail="run timed out after 5s (in round 1)"),
      "run timed out after 5s (in round 1)"),
     (Error, "pubmed", ErrorData(kind="source", source="pubmed", detail="HTTP 503"), "pubmed failed: HTTP 503"),
+    (Searching, "search", SearchingData(queries=(("pubmed", "metformin"),)), "1 query"),
+    (Searching, "search", SearchingData(queries=(("pubmed", "a"), ("trials", "b"))), "2 queries"),
     (AnalysisComplete, "visual", AnalysisCompleteData(image="x.png", findings=("opacity",), new=1),
      "1 finding (1 new evidence item)"),  # counts that agree (a by-hand run at ae25d51 said "1 evidence items")
     (AnalysisComplete, "visual", AnalysisCompleteData(image="x.png", findings=("a", "b"), new=0),

@@ -67,7 +67,7 @@ def _(event: Thinking) -> str:
 
 @event_text.register
 def _(event: Searching) -> str:
-    return f"{len(event.data.queries)} queries"
+    return counted(len(event.data.queries), "query", "queries")
 
 
 @event_text.register
@@ -92,7 +92,9 @@ def _(event: JudgeComplete) -> str:
 @event_text.register
 def _(event: Hypothesizing) -> str:
     data = event.data
-    return "forming hypotheses" if isinstance(data, HypothesizingData) else f"{len(data.hypotheses)} hypotheses"
+    if isinstance(data, HypothesizingData):
+        return "forming hypotheses"
+    return counted(len(data.hypotheses), "hypothesis", "hypotheses")
 
 
 @event_text.register
@@ -140,7 +142,7 @@ def _(event: Complete) -> str:
         return f"run {event.run_id} had already finished ({result.stop_reason}); nothing was run again"
     report = result.report
     answer = f"answer {report.answer.verdict or 'open'} ({report.answer.strength}); " if report.answer else ""
-    return f"{result.how_it_stopped}: {answer}{len(result.evidence)} items, {len(report.references)} cited"
+    return f"{result.how_it_stopped}: {answer}{counted(len(result.evidence), 'item')}, {len(report.references)} cited"
 
 
 @event_text.register

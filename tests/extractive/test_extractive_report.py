@@ -223,6 +223,9 @@ async def test_the_methodology_counts_what_it_read_in_words_that_agree(embedder:
     assert "1 items" not in one  # a by-hand run at ae25d51 said "The 1 items most relevant … were read"
     empty = await write_report(QUESTION, ResearchMemory(QUESTION, embedder=embedder), embedder=embedder)
     assert "No item was read sentence by sentence." in empty.methodology
+    from synthesist.extractive.report import _read  # noqa: PLC0415 — items read with no sentence to quote (a review)
+    assert _read(3, 0) == ("The 3 items most relevant to the question were read sentence by sentence; none held a "
+                           "result, conclusion or mechanism sentence.")
 
 
 async def test_an_empty_or_off_topic_memory_quotes_nothing_it_cannot_support(embedder: Embedder) -> None:

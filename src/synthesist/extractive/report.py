@@ -315,6 +315,9 @@ def _read(items: int, sentences: int) -> str:
     if not items:
         return "No item was read sentence by sentence."
     most = "The item" if items == 1 else f"The {items} items"
+    if not sentences:
+        return (f"{most} most relevant to the question {verb(items, 'was', 'were')} read sentence by sentence; none "
+                "held a result, conclusion or mechanism sentence.")
     return (f"{most} most relevant to the question {verb(items, 'was', 'were')} read sentence by sentence, and of "
             f"{verb(items, 'its', 'their')} {counted(sentences, 'result, conclusion and mechanism sentence')} each "
             "study's best was quoted, one per study, none repeating another.")
