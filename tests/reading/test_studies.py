@@ -182,6 +182,9 @@ _TWO_SURGERIES = ("METHODS: Patients chose laparoscopic ureterolithotomy (TPLU) 
     ("obesity", "quartile 1", "Wheeze was more common with fast food (HR 1.25).", False),
     ("high sugar intake", "low intake", "Low socioeconomic status went with more wheeze (OR 1.4).", False),
     ("obesity", "non-obese", "Non-obese children had less wheeze (OR 0.6).", True),
+    # a second review: a word with a number in it is a name, and a quantile is a level
+    ("metformin", "vitamin B12", "Vitamin D levels were lower in the cohort (p=0.01).", False),
+    ("obesity", "quartile 1", "Wheeze was commoner in the top quartile of fast food (OR 1.3).", False),
 ])
 def test_an_observational_studys_sentence_on_either_treatment_it_compares_is_on_their_comparison(
         exposure: str, comparator: str, quote: str, kept: bool):

@@ -219,7 +219,7 @@ def as_asked(result: OutcomeResult, evidence: Evidence, design: DesignName, arms
 
 
 _COMPARATOR_GENERIC = terms(" ".join(lexicon.word_list("record", "COMPARATOR_GENERIC")))
-_NUMBER = re.compile(r"\d")
+_NUMBER = re.compile(r"[\d.,%]+")
 
 
 def _names_the_comparison(result: OutcomeResult, text: str) -> bool:
@@ -239,12 +239,12 @@ def _comparator_words(comparator: str, exposure: str) -> frozenset[str]:
     """The words that name ``comparator`` as another treatment: none where it is the exposure's absence or the care
     everyone gets (:data:`.finding.CONTROL`); else its distinctive words (:func:`.naming.distinctive`) less the
     exposure's, people, levels and the like (``lexicons/record.toml`` COMPARATOR_GENERIC) and numbers, so that
-    "non-obese", "other patients", "quartile 1" or "low intake" against "high sugar intake" name no treatment by a
-    word every sentence may hold."""
+    "non-obese", "other patients", "the first quartile" or "low intake" against "high sugar intake" name no treatment
+    by a word every sentence may hold; a word with a number in it is a name ("vitamin B12", "H2 blockers")."""
     if not comparator or CONTROL.search(comparator):
         return frozenset()
     return frozenset(word for word in distinctive(comparator) - terms(exposure) - _COMPARATOR_GENERIC
-                     if not _NUMBER.search(word))
+                     if not _NUMBER.fullmatch(word))
 
 
 def forms_compared(evidence: Evidence, exposure: str, arms: tuple[Arm, ...] | None = None) -> tuple[str, ...] | None:
