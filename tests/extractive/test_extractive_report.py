@@ -155,7 +155,8 @@ def test_hypotheses_verdict_methodology_and_limitations_come_from_the_run(writte
     assert (
         "PubMed: “metformin breast cancer”" in report.methodology
         and f"Items collected: {len(memory)}" in report.methodology
-        and "items most relevant to the question were read sentence by sentence, and of their " in report.methodology
+        and "items most relevant to the question were read sentence by sentence: " in report.methodology
+        and "of which each study's best was quoted" in report.methodology
     )
     assert "1 item is a preprint, not peer-reviewed." in report.limitations
     assert "Sources that failed during the search: web: rate_limited." in report.limitations
@@ -219,13 +220,16 @@ async def test_the_methodology_counts_what_it_read_in_words_that_agree(embedder:
     memory = ResearchMemory(QUESTION, embedder=embedder, settings=DISTINCT)
     await memory.add([META_ANALYSIS])
     one = (await write_report(QUESTION, memory, embedder=embedder)).methodology
-    assert "The item most relevant to the question was read sentence by sentence, and of its " in one
+    assert "The item most relevant to the question was read sentence by sentence: " in one
     assert "1 items" not in one  # a by-hand run at ae25d51 said "The 1 items most relevant … were read"
     empty = await write_report(QUESTION, ResearchMemory(QUESTION, embedder=embedder), embedder=embedder)
     assert "No item was read sentence by sentence." in empty.methodology
     from synthesist.extractive.report import _read  # noqa: PLC0415 — items read with no sentence to quote (a review)
-    assert _read(3, 0) == ("The 3 items most relevant to the question were read sentence by sentence; none held a "
+    assert _read(3, 0) == ("The 3 items most relevant to the question were read sentence by sentence; they held no "
                            "result, conclusion or mechanism sentence.")
+    assert _read(1, 0).endswith("was read sentence by sentence; it held no result, conclusion or mechanism sentence.")
+    assert _read(3, 1).endswith(": 1 result, conclusion or mechanism sentence, which was quoted.")
+    assert _read(1, 14).endswith(": 14 result, conclusion or mechanism sentences, of which the best was quoted.")
 
 
 async def test_an_empty_or_off_topic_memory_quotes_nothing_it_cannot_support(embedder: Embedder) -> None:

@@ -315,12 +315,15 @@ def _read(items: int, sentences: int) -> str:
     if not items:
         return "No item was read sentence by sentence."
     most = "The item" if items == 1 else f"The {items} items"
+    read = f"{most} most relevant to the question {verb(items, 'was', 'were')} read sentence by sentence"
     if not sentences:
-        return (f"{most} most relevant to the question {verb(items, 'was', 'were')} read sentence by sentence; none "
-                "held a result, conclusion or mechanism sentence.")
-    return (f"{most} most relevant to the question {verb(items, 'was', 'were')} read sentence by sentence, and of "
-            f"{verb(items, 'its', 'their')} {counted(sentences, 'result, conclusion and mechanism sentence')} each "
-            "study's best was quoted, one per study, none repeating another.")
+        return f"{read}; {verb(items, 'it', 'they')} held no result, conclusion or mechanism sentence."
+    found = counted(sentences, "result, conclusion or mechanism sentence")
+    if sentences == 1:
+        return f"{read}: {found}, which was quoted."
+    if items == 1:
+        return f"{read}: {found}, of which the best was quoted."
+    return f"{read}: {found}, of which each study's best was quoted, one per study, none repeating another."
 
 
 def _nothing_more(answer: Answer) -> str:
