@@ -304,14 +304,14 @@ def _methodology(memory: ResearchMemory, queries: Sequence[tuple[str, str]], rea
     return (
         f"Sources searched: {', '.join(searched) or 'none'}. Queries run ({len(queries)}): {listed}. "
         f"Items collected: {len(memory)} (by source: {found}). {_read(read_count, sentences)} This report was "
-        "assembled without a "
-        "language model: every finding is a sentence quoted verbatim from the item it cites, and trial entries are "
-        "built from registry fields only."
+        "assembled without a language model: every finding is a sentence quoted verbatim from the item it cites, and "
+        "trial entries are built from registry fields only."
     )
 
 
 def _read(items: int, sentences: int) -> str:
-    """What the methodology says was read: "The 1 items most relevant … were read" said one item as many."""
+    """What the methodology says was read, ``items`` and the ``sentences`` quotable in them, in words that agree with
+    both counts (a one-item run said "The 1 items most relevant … were read", 2026-12-07)."""
     if not items:
         return "No item was read sentence by sentence."
     most = "The item" if items == 1 else f"The {items} items"
