@@ -35,7 +35,9 @@ and 17 cohorts and 2 cross-sectional studies were labelled so), 33 with the entr
 narrowed them the same day (a "field … trial" had read a motor-learning experiment's "CW field and one trial"), 33
 once a within-subject design became a trial's words and "longitudinal" a cohort's only beside a study's word (the
 cooling experiment, whose "longitudinal anterior-posterior force" made it a cohort, a trial; two cross-sectional
-studies read as cohorts by a "longitudinal displacement" are now unclear)."""
+studies read as cohorts by "longitudinal", a displacement's direction in one and "longitudinal evaluations" in the
+other's conclusion, are now unclear; a labelled trial read as a cohort by it is now read as cross-sectional by its
+questionnaire, observational either way)."""
 TRIALS_READ_OBSERVATIONAL = 17
 """The labelled trials (randomised or not) read as observational at most: 35 of 35 at 9170dee, 17 at 63a7d79, 18 as
 narrowed, 17 since the cooling experiment is read as a trial."""
