@@ -51,6 +51,31 @@ def test_a_table_keeps_caption_header_rows_and_footnotes_and_leaves_the_paragrap
     assert paragraph.text == "Cough frequency fell by 40% with drug A."  # the table is its own passage
 
 
+def test_a_cell_that_spans_rows_is_written_in_each_row_it_spans():
+    """An outcome written once beside two arms' rows (``rowspan="2"``: 239 of the 822 Evidence Inference articles
+    have such cells) names both rows: the control arm's row read alone, "Control | 1.24±0.33 | 1.14±0.27", was read
+    for the next outcome's question (a urinary kallidinogenase trial's Aβ1-40 row answered for Aβ1-42). A span ends
+    with its row group, sits at its column however wide the cells before it are, and a span given as no whole
+    number is one row."""
+    data = TRIAL.read_bytes()
+    at = data.index(b"<sec", data.index(b"<body>"))
+    block = (b'<sec><title>Results</title><p>See the table.</p><table-wrap><label>Table 8</label><caption><p>Serum A'
+             b'</p></caption><table><thead><tr><th rowspan="2">Marker</th><th colspan="2">Weeks</th></tr><tr><th>0</th>'
+             b'<th>4</th></tr></thead><tbody><tr><td rowspan="2">A1-40</td><td>UK</td><td>1.25</td><td>1.01</td></tr>'
+             b'<tr><td>Control</td><td>1.24</td><td>1.14</td></tr><tr><td rowspan="x">A1-42</td><td>UK</td>'
+             b'<td colspan="2" rowspan="2">0.95</td></tr><tr><td>Control</td></tr></tbody></table></table-wrap></sec>')
+    passages = parse_jats(data[:at] + block + data[at:]).passages
+    (table,) = [p.text for p in passages if p.kind == "table" and p.text.startswith("Table 8")]
+
+    assert table.split("\n") == ["Table 8 Serum A",
+                                  "Marker | Weeks",
+                                  "Marker | 0 | 4",
+                                  "A1-40 | UK | 1.25 | 1.01",
+                                  "A1-40 | Control | 1.24 | 1.14",
+                                  "A1-42 | UK | 0.95",
+                                  "Control | 0.95"]
+
+
 def test_figure_captions_are_kept_and_references_and_acknowledgements_are_not():
     passages = parse_jats(TRIAL.read_bytes()).passages
     texts = " ".join(p.text for p in passages)

@@ -329,21 +329,74 @@ def _walk(element: Element, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, 
 
 
 def table_text(wrap: Element) -> str:
-    """A table as text: caption line, then one line per row (cells joined by `` | ``), then footnotes."""
+    """A table as text: caption line, then one line per row (cells joined by `` | ``), then footnotes. A cell that
+    spans rows (``rowspan``) is written in each row it spans, at its column, so that every line names what its
+    numbers are ("Aβ1-42 | Control | 0.93±0.33 | …", not "Control | 0.93±0.33 | …" under the row above's
+    "Aβ1-40 | UK | …"); the span ends with its row group (head, body, foot)."""
     lines = []
     caption = _clean(_text(wrap.find("caption")))
     label = _clean(_text(wrap.find("label")))
     if label or caption:
         lines.append(caption if caption.startswith(label) else " ".join(part for part in (label, caption) if part))
-    for row in wrap.iter("tr"):
-        cells = [_clean(_text(cell)) for cell in row if cell.tag in ("td", "th")]
-        if any(cells):
-            lines.append(" | ".join(cells))
+    for group in _row_groups(wrap):
+        spanning: dict[int, tuple[int, int, str]] = {}  # column -> (rows still spanned, columns, text)
+        for row in group:
+            cells, spanning = _row_cells(row, spanning)
+            if any(cells):
+                lines.append(" | ".join(cells))
     for note in wrap.findall("table-wrap-foot"):
         text = _clean(_text(note))
         if text:
             lines.append(text)
     return "\n".join(lines)
+
+
+def _row_groups(wrap: Element) -> Iterator[list[Element]]:
+    """Each row group's rows (``thead``, ``tbody``, ``tfoot``; the rows a table holds outside any group as one), in
+    the order they stand."""
+    for table in wrap.iter("table"):
+        loose: list[Element] = []
+        for child in table:
+            if child.tag in ("thead", "tbody", "tfoot"):
+                yield [row for row in child if row.tag == "tr"]
+            elif child.tag == "tr":
+                loose.append(child)
+        if loose:
+            yield loose
+
+
+def _row_cells(row: Element, spanning: dict[int, tuple[int, int, str]]
+               ) -> tuple[list[str], dict[int, tuple[int, int, str]]]:
+    """``row``'s cells as text, a cell that spans it from a row above (``spanning``: by column) in its place; and
+    the spans that go on to the next row."""
+    own = [cell for cell in row if cell.tag in ("td", "th")]
+    cells: list[str] = []
+    going_on: dict[int, tuple[int, int, str]] = {}
+    column = 0
+    while own or any(at >= column for at in spanning):
+        if column in spanning:
+            rows, width, text = spanning[column]
+        elif own:
+            cell = own.pop(0)
+            rows, width, text = _span(cell, "rowspan"), _span(cell, "colspan"), _clean(_text(cell))
+        else:  # a gap before a span further right: no cell stands there
+            column += 1
+            continue
+        cells.append(text)
+        if rows > 1:
+            going_on[column] = (rows - 1, width, text)
+        column += width
+    return cells, going_on
+
+
+def _span(cell: Element, attribute: str) -> int:
+    """A cell's ``rowspan`` or ``colspan``: 1 where it is missing, not a whole number or out of bounds."""
+    value = (cell.get(attribute) or "").strip()
+    return int(value) if value.isdigit() and 1 <= int(value) <= MAX_SPAN else 1
+
+
+MAX_SPAN = 1_000
+"""The most rows or columns a cell is taken to span; a larger value is a typesetting error, read as 1."""
 
 
 # --- text -----------------------------------------------------------------------------------------------------
