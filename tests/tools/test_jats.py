@@ -76,6 +76,21 @@ def test_a_cell_that_spans_rows_is_written_in_each_row_it_spans():
                                   "Control | 0.95"]
 
 
+def test_a_rule_row_under_a_spanning_cell_is_no_line_and_an_odd_span_is_one_row():
+    """A row that holds only a rule (``<hr/>``) stays out of the text though a cell above spans it ("Characteristic
+    |  | χ2df (P)" was written between a header's two rows), and a span it passes on still counts it; a span that is
+    no whole number in ASCII digits ("²", which ``str.isdigit`` passes and ``int`` refuses) is one row."""
+    from xml.etree.ElementTree import fromstring  # noqa: PLC0415 — the test's own small table
+
+    ruled = fromstring('<table-wrap><table><thead><tr><th rowspan="3">Characteristic</th><th>Arm</th></tr>'
+                       '<tr><th><hr/></th></tr><tr><th>No.</th></tr></thead></table></table-wrap>')
+    odd = fromstring('<table-wrap><table><tbody><tr><td rowspan="\u00b2">S</td><td>1</td></tr><tr><td>2</td></tr>'
+                     '</tbody></table></table-wrap>')
+
+    assert jats.table_text(ruled).split("\n") == ["Characteristic | Arm", "Characteristic | No."]
+    assert jats.table_text(odd).split("\n") == ["S | 1", "2"]
+
+
 def test_figure_captions_are_kept_and_references_and_acknowledgements_are_not():
     passages = parse_jats(TRIAL.read_bytes()).passages
     texts = " ".join(p.text for p in passages)

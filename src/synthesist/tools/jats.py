@@ -338,31 +338,20 @@ def table_text(wrap: Element) -> str:
     label = _clean(_text(wrap.find("label")))
     if label or caption:
         lines.append(caption if caption.startswith(label) else " ".join(part for part in (label, caption) if part))
-    for group in _row_groups(wrap):
-        spanning: dict[int, tuple[int, int, str]] = {}  # column -> (rows still spanned, columns, text)
-        for row in group:
-            cells, spanning = _row_cells(row, spanning)
-            if any(cells):
-                lines.append(" | ".join(cells))
+    parents = {child: parent for parent in wrap.iter() for child in parent}
+    spanning: dict[int, tuple[int, int, str]] = {}  # column -> (rows still spanned, columns, text)
+    group = None
+    for row in wrap.iter("tr"):
+        if parents.get(row) is not group:  # a span ends with its row group (head, body, foot or bare rows)
+            group, spanning = parents.get(row), {}
+        cells, spanning = _row_cells(row, spanning)
+        if any(_clean(_text(cell)) for cell in row if cell.tag in ("td", "th")):  # not a rule row (<hr/>)
+            lines.append(" | ".join(cells))
     for note in wrap.findall("table-wrap-foot"):
         text = _clean(_text(note))
         if text:
             lines.append(text)
     return "\n".join(lines)
-
-
-def _row_groups(wrap: Element) -> Iterator[list[Element]]:
-    """Each row group's rows (``thead``, ``tbody``, ``tfoot``; the rows a table holds outside any group as one), in
-    the order they stand."""
-    for table in wrap.iter("table"):
-        loose: list[Element] = []
-        for child in table:
-            if child.tag in ("thead", "tbody", "tfoot"):
-                yield [row for row in child if row.tag == "tr"]
-            elif child.tag == "tr":
-                loose.append(child)
-        if loose:
-            yield loose
 
 
 def _row_cells(row: Element, spanning: dict[int, tuple[int, int, str]]
@@ -390,9 +379,10 @@ def _row_cells(row: Element, spanning: dict[int, tuple[int, int, str]]
 
 
 def _span(cell: Element, attribute: str) -> int:
-    """A cell's ``rowspan`` or ``colspan``: 1 where it is missing, not a whole number or out of bounds."""
+    """A cell's ``rowspan`` or ``colspan``: 1 where it is missing, not a whole number in ASCII digits ("²" passes
+    ``str.isdigit``) or out of bounds."""
     value = (cell.get(attribute) or "").strip()
-    return int(value) if value.isdigit() and 1 <= int(value) <= MAX_SPAN else 1
+    return int(value) if re.fullmatch(r"[0-9]{1,4}", value) and 1 <= int(value) <= MAX_SPAN else 1
 
 
 MAX_SPAN = 1_000
