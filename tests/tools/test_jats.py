@@ -17,6 +17,13 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TRIAL = FIXTURES / "jats_trial.nxml"
 
 
+def _with_first_section(section: bytes) -> jats.Article:
+    """The fixture trial parsed with ``section`` put before the first section of its body."""
+    data = TRIAL.read_bytes()
+    at = data.index(b"<sec", data.index(b"<body>"))
+    return parse_jats(data[:at] + section + data[at:])
+
+
 def test_identifiers_title_journal_and_year():
     article = parse_jats(TRIAL.read_bytes())
 
@@ -57,14 +64,12 @@ def test_a_cell_that_spans_rows_is_written_in_each_row_it_spans():
     for the next outcome's question (a urinary kallidinogenase trial's Aβ1-40 row answered for Aβ1-42). A span ends
     with its row group, sits at its column however wide the cells before it are, and a span given as no whole
     number is one row."""
-    data = TRIAL.read_bytes()
-    at = data.index(b"<sec", data.index(b"<body>"))
     block = (b'<sec><title>Results</title><p>See the table.</p><table-wrap><label>Table 8</label><caption><p>Serum A'
              b'</p></caption><table><thead><tr><th rowspan="2">Marker</th><th colspan="2">Weeks</th></tr><tr><th>0</th>'
              b'<th>4</th></tr></thead><tbody><tr><td rowspan="2">A1-40</td><td>UK</td><td>1.25</td><td>1.01</td></tr>'
              b'<tr><td>Control</td><td>1.24</td><td>1.14</td></tr><tr><td rowspan="x">A1-42</td><td>UK</td>'
              b'<td colspan="2" rowspan="2">0.95</td></tr><tr><td>Control</td></tr></tbody></table></table-wrap></sec>')
-    passages = parse_jats(data[:at] + block + data[at:]).passages
+    passages = _with_first_section(block).passages
     (table,) = [p.text for p in passages if p.kind == "table" and p.text.startswith("Table 8")]
 
     assert table.split("\n") == ["Table 8 Serum A",
@@ -161,15 +166,13 @@ def test_a_list_or_a_boxed_statement_inside_a_paragraph_is_read_apart_and_never_
     """JATS lets a paragraph hold a list, or a statement with its own title and paragraphs (207 of the 822 Evidence
     Inference articles do); read as inline text, "Response to Exercise" ran into "There were no TRT effects …"
     (PMC3423952's "Response to ExerciseThere", then named as an outcome) and each list item into the next."""
-    data = TRIAL.read_bytes()
-    at = data.index(b"<sec", data.index(b"<body>"))
     block = (b'<sec><title>Results</title><p>Both trials ran.\n<statement><title>Response to Exercise</title>'
              b'<p>There were no TRT effects (P &gt; 0.05).</p><p>A main effect of exercise was seen.</p></statement>'
              b'</p><p>Criteria:<list><list-item><p>age 18 or over</p></list-item><list-item><p>KRAS exon 2'
              b'</p></list-item></list> were met.</p><table-wrap><label>Table 9</label><table><tr><td>Inclusion:'
              b'<list><list-item><p>exon 2 (12/13)</p></list-item><list-item><p>exon 3</p></list-item></list></td>'
              b'</tr></table></table-wrap></sec>')
-    passages = parse_jats(data[:at] + block + data[at:]).passages
+    passages = _with_first_section(block).passages
     said = [(p.section, p.text) for p in passages if p.kind == "paragraph" and p.section.startswith("Results")][:6]
     (table,) = [p.text for p in passages if p.kind == "table" and p.text.startswith("Table 9")]
 
