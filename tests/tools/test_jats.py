@@ -358,3 +358,23 @@ def test_a_protocol_is_typed_so_and_reports_nothing_yet():
 
     assert protocol.publication_types == ("Protocol",) and read(protocol).plans_only
     assert research.publication_types == () and not read(research).plans_only
+
+
+def test_methods_nested_in_the_background_are_methods_and_so_is_what_follows_them():
+    """Some articles nest their methods in their background section ("Background › Methods › Study design": a hand-rub
+    trial's products were named only there, read as its introduction, 2026-12-07): a subsection of an introduction
+    whose title names a later part begins that part; the introduction's own paragraphs and subsections before it stay
+    the introduction."""
+    nested = (b"<sec><title>Background</title><p>Hand rubs may dry the skin.</p>"
+              b"<sec><title>Safety of hand rubs in earlier trials</title><p>Rubs were compared before.</p></sec>"
+              b"<sec><title>Methods</title><p>Volunteers were randomised to two rubs.</p></sec>"
+              b"<sec><title>Skin measurements</title><p>Water loss was measured.</p></sec>"
+              b"<sec><title>Results</title><p>Water loss was lower with the first rub.</p></sec></sec>")
+    passages = _with_first_section(nested).passages
+
+    roles = {p.text: p.role for p in passages}
+    assert roles["Hand rubs may dry the skin."] == "introduction"
+    assert roles["Rubs were compared before."] == "introduction"  # a topic's long title, not a part's
+    assert roles["Volunteers were randomised to two rubs."] == "methods"
+    assert roles["Water loss was measured."] == "methods"
+    assert roles["Water loss was lower with the first rub."] == "results"

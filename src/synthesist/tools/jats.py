@@ -214,13 +214,34 @@ def _body(body: Element) -> Iterator[Passage]:
         yield from _section_passages(sec, (title,), role)
 
 
+_AFTER_INTRODUCTION = frozenset({"methods", "results", "discussion", "conclusions"})
+_PART_TITLE_WORDS = 4
+"""The most words a subsection's title has where it names a part of the article ("Patients and methods",
+"Statistical analysis", "Results"), not a topic of the background that holds a part's word ("Safety of aspirin in
+earlier trials", "Methods of pain relief in labour")."""
+
+
+def _names_a_part(title: str) -> bool:
+    """Whether ``title`` names a part of the article after its introduction (:data:`_PART_TITLE_WORDS`)."""
+    return section_role(title) in _AFTER_INTRODUCTION and len(title.split()) <= _PART_TITLE_WORDS
+
+
 def _section_passages(sec: Element, path: tuple[str, ...], role: str) -> Iterator[Passage]:
-    """Paragraphs of ``sec`` under ``path``, then its subsections (their own titles appended), in order."""
+    """Paragraphs of ``sec`` under ``path``, then its subsections (their own titles appended), in order. A
+    subsection takes its section's role, or its own title's where its section's is "other"; inside an introduction, a
+    subsection whose title names a later part ("Background › Methods › Study design", "Background › Patients and
+    methods"; a title of a few words, :func:`_names_a_part`) begins that part, and what follows it in the section is
+    that part too, until the next such title: 34 of the 3,632 Evidence Inference articles nest a later part in their
+    background so, and a trial's own methods read as its introduction named none of its treatments (a hand-rub
+    trial's, 2026-12-07)."""
+    began = role
     for child in sec:
         if child.tag == "p":
             yield from _paragraph(child, path, role)
         elif child.tag == "sec":
             title = _section_title(child)
+            if began == "introduction" and _names_a_part(title or ""):
+                role = section_role(title or "")
             sub_role = role if role != "other" else section_role(title or "")
             if path == ("Abstract",) and title:  # structured abstract: "Abstract › Results" stays an abstract
                 yield from _section_passages(child, (*path, title), "abstract")
