@@ -10,7 +10,7 @@ ARGS ?=
 STAMP := $(VENV)/.installed
 SHARED ?= ../shared
 
-.PHONY: install run test bench eval clean browser train-reader train-tested train-tagger train-roles train-arms train-names train-counts check-fitted
+.PHONY: install run test bench eval clean browser train-reader train-tested train-own train-tagger train-roles train-arms train-names train-counts check-fitted
 
 install: $(STAMP)
 
@@ -74,6 +74,11 @@ train-reader: $(STAMP)
 train-tested: $(STAMP)
 	$(FIT) bench/train_tested_comparison.py
 
+# The least share of its intervention's name a trial that tested it holds in its own text
+# (fitted/study_reader/own_text.json) from Evidence Inference 2.0's train prompts in ../shared, about a minute.
+train-own: $(STAMP)
+	$(FIT) bench/fit_own_text_share.py
+
 train-tagger: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python bench/train_question_tagger.py
 
@@ -110,6 +115,7 @@ check-fitted: $(STAMP)
 	$(FIT) bench/train_record_counts.py --check
 	$(FIT) bench/train_study_reader.py --check
 	$(FIT) bench/train_tested_comparison.py --check
+	$(FIT) bench/fit_own_text_share.py --check
 	$(FIT) bench/fit_alignment_gate.py $(SHARED)/corpus/questions_dev.jsonl $(SHARED)/corpus/library.jsonl --check
 
 bench: $(STAMP)

@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from synthesist.reading.shipped import INPUTS, read_so_far
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,15 +65,26 @@ def require(*relative: str) -> Path:
     return SHARED
 
 
-def fit_arguments(doc: str, out: Path) -> argparse.ArgumentParser:
-    """A trainer's command line: its ``--out`` (the shipped file by default) and ``--check`` (see :func:`write_fitted`);
+def fit_arguments(doc: str, out: Path, *, unlabelled: str = "") -> argparse.ArgumentParser:
+    """A trainer's command line: its ``--out`` (the shipped file by default) and ``--check`` (see :func:`write_fitted`),
+    and where ``unlabelled`` says how long it takes, ``--unlabelled`` (also report on the unlabelled trials' prompts);
     the trainer adds its own options. The trainer runs in the pinned arithmetic from here (:func:`pin_numerics`)."""
     pin_numerics()
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--out", type=Path, default=out)
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 unless the file at --out is what this fit makes")
+    if unlabelled:
+        parser.add_argument("--unlabelled", action="store_true",
+                            help=f"also report on the unlabelled trials' prompts ({unlabelled})")
     return parser
+
+
+def recall_threshold(scores: np.ndarray, recall: float) -> float:
+    """The highest threshold, floored to a hundredth, that at least ``recall`` of ``scores`` reach: their
+    (1 − ``recall``) quantile."""
+    ordered = np.sort(scores)
+    return float(np.floor(ordered[int(np.floor((1 - recall) * len(ordered)))] * 100) / 100)
 
 
 def rounded(value: object, digits: int = 4) -> object:

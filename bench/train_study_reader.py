@@ -60,7 +60,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _shared import fit_arguments, held_out_trials, macro_f1, require, write_fitted
+from _shared import fit_arguments, held_out_trials, macro_f1, recall_threshold, require, write_fitted
 from evidence_inference_bench import (
     DATA,
     DIRECTIONS,
@@ -229,8 +229,7 @@ def address_threshold(model: Softmax, rows: np.ndarray, labels: list[str]) -> fl
 def _recall_threshold(own: np.ndarray) -> float:
     """The rule's threshold: the (1 − :data:`ADDRESS_RECALL`) quantile of ``own`` (own questions' scores), floored
     to a hundredth, so that at least that share of them keeps its answer."""
-    ordered = np.sort(own)
-    return float(np.floor(ordered[int(np.floor((1 - ADDRESS_RECALL) * len(ordered)))] * 100) / 100)
+    return recall_threshold(own, ADDRESS_RECALL)
 
 
 def evaluate(reader: StudyReader, asked: list[Prompt], evidence: dict[str, Evidence]) -> dict[float, list]:

@@ -118,9 +118,7 @@ def report(name: str, head: TestedHead, found: list[tuple[str, str, np.ndarray]]
 
 
 def main() -> None:
-    parser = fit_arguments(__doc__, OUT)
-    parser.add_argument("--unlabelled", action="store_true",
-                        help="also report on the unlabelled trials' prompts (a few minutes more)")
+    parser = fit_arguments(__doc__, OUT, unlabelled="a few minutes more")
     args = parser.parse_args()
     started = time.perf_counter()
     folder = require(f"{DATA}/prompts.csv") / DATA

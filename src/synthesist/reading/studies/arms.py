@@ -28,7 +28,7 @@ _GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_li
 _BASELINE = terms(" ".join(lexicon.word_list("arms", "BASELINE")), folded=True)
 _CONTROL = terms(" ".join(lexicon.word_list("arms", "CONTROL")), folded=True)
 SAME_ARM = (_CONTROL, _BASELINE)
-"""Words an arm is given together (:func:`_arm_terms`), of which an article names one: one word, not several."""
+"""Words an arm is given together (:func:`arm_terms`), of which an article names one: one word, not several."""
 THAN = lexicon.pattern("arms", "THAN")
 """What introduces the other side of a comparison ("when compared normal lysis conditions" drops its "with"; "the
 120 patients compared" introduces nothing)."""
@@ -64,7 +64,7 @@ class ArmTerms:
 
     @classmethod
     def of(cls, query: DirectionQuery, aliases: dict[str, str] | None = None) -> ArmTerms:
-        inter, comp = _arm_terms(query.intervention, aliases), _arm_terms(query.comparator, aliases)
+        inter, comp = arm_terms(query.intervention, aliases), arm_terms(query.comparator, aliases)
         shared = inter & comp
         return cls(inter - shared or inter, comp - shared or comp)
 
@@ -157,7 +157,9 @@ def outcome_aliases(outcome: frozenset[str], aliases: dict[str, str]) -> dict[st
     return found
 
 
-def _arm_terms(arm: str, aliases: dict[str, str] | None) -> frozenset[str]:
+def arm_terms(arm: str, aliases: dict[str, str] | None = None) -> frozenset[str]:
+    """The words that name ``arm``: its terms less the words every arm's name may have, with the short forms
+    ``aliases`` defines for them, and every word of its group where it names a control or a baseline."""
     found = set(with_aliases(terms(arm, folded=True) - _GENERIC, aliases or {}))
     if found & _CONTROL:
         found |= _CONTROL

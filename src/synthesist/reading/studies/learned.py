@@ -52,7 +52,7 @@ from .direction import (
 from .effects import outcome_side, read_effect
 from .naming import article_outcome, as_the_article_writes, measured_as_asked, outcome_names, with_synonyms
 from .passages import Unit
-from .tested import TestedHead, tested_features, tested_head
+from .tested import TestedHead, least_own_share, own_text_share, tested_features, tested_head
 from .verify import source_text
 
 ROLES = ("abstract", "results", "conclusions", "discussion", "methods", "introduction", "other")
@@ -465,8 +465,10 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return (), "not_addressed"
-    arms = ArmTerms.of(query, abbreviations(text))
-    if arms.intervention and not _named_in_own_text(evidence, found.units, arms.intervention):
+    aliases = abbreviations(text)
+    arms = ArmTerms.of(query, aliases)
+    share = own_text_share(evidence, found.units, query, aliases, reader.rarity)
+    if share is not None and (share == 0.0 or tested is not None and share < least_own_share()):
         return (), "not_addressed"
     if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
             and tested.tests(row) < tested.threshold:
@@ -482,25 +484,6 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     agreeing = [r.unit for r in own if r.direction == direction] or [own[0].unit]
     return tuple(_result(blank, unit, direction, query, arms).model_copy(
         update={"confidence": round(probability, 3), "probabilities": together}) for unit in agreeing), ""
-
-
-OWN_TEXT = frozenset({"abstract", "methods", "results", "conclusions", "other"})
-"""Where a study states what it did and found: its abstract, methods, results and conclusions, a table or a figure,
-and the text of an article with no section titles; not its introduction or discussion, where other studies'
-treatments are named."""
-
-
-def _named_in_own_text(evidence: Evidence, units: tuple[Unit, ...], intervention: frozenset[str]) -> bool:
-    """Whether the title or a unit of the study's own text (:data:`OWN_TEXT`, and every sentence of its abstract,
-    whatever role it plays there: an abstract may name its treatment only in its objective) holds a word of the
-    ``intervention``: a trial tests
-    only what it names there. "Is aspirin safe …?" got a polaprezinc trial's row on adverse events, aspirin named
-    once in its discussion, where the address model, which reads the whole article, held it at 0.97. Of the 2,129
-    clinicians' prompts of the train and validation trials with a unit to read, all but 2 name a word of their
-    intervention in their trial's own text, and those 2 not the rarest word anywhere (2026-12-06)."""
-    return bool(intervention & terms(evidence.title or "", folded=True)) or any(
-        intervention & terms(f"{unit.context} {unit.text}" if unit.kind == "table" else unit.text, folded=True)
-        for unit in units if unit.role in OWN_TEXT or unit.sentence_role or unit.kind in ("table", "figure"))
 
 
 def statement(unit: Unit, query: DirectionQuery) -> tuple[OutcomeResult, str]:

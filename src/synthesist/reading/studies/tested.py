@@ -29,14 +29,18 @@ from ...study import DirectionQuery
 from .. import lexicon
 from ..linear import Softmax
 from ..shipped import fitted_model
-from ..text import terms
-from .arms import ArmTerms, as_one_word
+from ..text import STOP_WORDS, fold, terms
+from .arms import ArmTerms, arm_terms, as_one_word
 from .passages import Unit
 
-__all__ = ["TESTED_FEATURES", "TESTED_HEAD", "TREATMENT_RARITY", "TestedHead", "tested_features", "tested_head"]
+__all__ = ["OWN_SHARE", "OWN_TEXT", "TESTED_FEATURES", "TESTED_HEAD", "TREATMENT_RARITY", "TestedHead",
+           "least_own_share", "own_text_share", "tested_features", "tested_head"]
 
 TESTED_HEAD = "tested.json"
 """The head's file in ``fitted/study_reader/``."""
+OWN_SHARE = "own_text.json"
+"""The least share of its intervention's name an article that tested it holds in its own text (:func:`own_text_share`,
+:func:`least_own_share`), in ``fitted/study_reader/``: written by ``bench/fit_own_text_share.py``."""
 TESTED_FEATURES = (
     "grouped_article", "grouped_own", "grouped_methods", "grouped_results", "grouped_tables", "grouped_title",
     "grouped_with_intervention", "grouped_with_intervention_own", "grouped_allocating", "grouped_outside_own",
@@ -176,3 +180,56 @@ def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQu
         0 < len(named) <= 3 and not named & _GENERIC and all(rarity(word) >= TREATMENT_RARITY for word in named)
         and not literal_article and not written_article,
     ], dtype=float)
+
+
+OWN_TEXT = frozenset({"abstract", "methods", "results", "conclusions", "other"})
+"""Where a study states what it did and found: its abstract, methods, results and conclusions, a table or a figure,
+and the text of an article with no section titles; not its introduction or discussion, where other studies'
+treatments are named."""
+
+
+def own_text_share(evidence: Evidence, read: Sequence[Unit], query: DirectionQuery, aliases: dict[str, str],
+                   rarity: Callable[[str], float]) -> float | None:
+    """How much of the intervention's name, each word weighed by its rarity, the study's own text holds: its title
+    and its units of :data:`OWN_TEXT` (every sentence of its abstract, whatever role it plays there: an abstract may
+    name its treatment only in its objective), tables and figures; None where the name has no word to look for.
+    The name is the question's words that tell the intervention from the comparator (:func:`.arms.arm_terms`, placebo,
+    control and sham as one word); one is held where the text holds it, where it holds the short form the article
+    defines for a name made of the intervention's words ("phf" for partially hydrolysed whey formula), or, hyphenated,
+    where it holds each part ("fentanyl-midazolam"); a short form the question writes is held where the text holds
+    its long form's words ("GCV" where the methods write "ganciclovir").
+    A trial tests only what it names there: "Is aspirin safe …?" got a polaprezinc trial's row on adverse events,
+    aspirin named once in its discussion, where the address model, which reads the whole article, held it at 0.97;
+    a trial of caudal blocks answered for "20 ml of 0.5% (100 mg) bupivacaine … added to 480 ml of normal saline for
+    intraperitoneal irrigation" by the amounts and the "added" its own text writes (0.21 of the name; a validation
+    question, 2026-12-07). :func:`least_own_share` is the least share an article that tested it holds, fitted on the
+    clinicians' prompts."""
+    one = as_one_word(rarity)
+    comparator = arm_terms(query.comparator) if query.comparator else frozenset()
+    whole = arm_terms(query.intervention)
+    name = one(whole - comparator or whole)
+    if not name:
+        return None
+    own = set(terms(evidence.title or "", folded=True))
+    for unit in read:
+        if unit.role in OWN_TEXT or unit.sentence_role or unit.kind in ("table", "figure"):
+            own |= terms(f"{unit.context} {unit.text}" if unit.kind == "table" else unit.text, folded=True)
+    held = one(frozenset(own))
+    shortened = frozenset().union(*(words for alias, long in aliases.items()
+                                    if alias in own and (words := one(arm_terms(long))) and words <= one(whole)))
+
+    def holds(word: str) -> bool:
+        parts = one(frozenset(fold(part) for part in word.split("-") if part and part not in STOP_WORDS))
+        return (word in held or word in shortened or len(parts) > 1 and parts <= held
+                or word in aliases and bool(long := one(arm_terms(aliases[word]))) and long <= held)
+
+    weight = math.fsum(rarity(word) for word in sorted(name))  # fsum, sorted: the same sum in any set order
+    if not weight:
+        return sum(map(holds, name)) / len(name)
+    return math.fsum(rarity(word) for word in sorted(name) if holds(word)) / weight
+
+
+@cache
+def least_own_share() -> float:
+    """The shipped least share (:data:`OWN_SHARE`): below it an article did not test the question's intervention."""
+    return float(fitted_model("study_reader", OWN_SHARE)["own_share"])
