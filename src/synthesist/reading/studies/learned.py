@@ -50,7 +50,14 @@ from .direction import (
     with_figures,
 )
 from .effects import outcome_side, read_effect
-from .naming import article_outcome, as_the_article_writes, measured_as_asked, outcome_names, with_synonyms
+from .naming import (
+    article_outcome,
+    as_the_article_writes,
+    measured_as_asked,
+    names_outcome,
+    outcome_names,
+    with_synonyms,
+)
 from .passages import Unit
 from .tested import TestedHead, least_own_share, own_text_share, tested_features, tested_head
 from .verify import source_text
@@ -442,8 +449,9 @@ def supporting(evidence: Evidence, query: DirectionQuery) -> tuple[OutcomeResult
     """The reader's answer to ``query`` in ``evidence`` as one result per unit that supports it, best-ranked first:
     each unit that reads the decided direction itself (the best unit alone when none does) and reports this study's
     finding, not another's (:func:`cites_another`), with the direction, its probability as the confidence, and the
-    effect its clause states; none when the article does not test the comparison, or when every unit it would read
-    reports another study's finding (such a unit neither decides the direction nor is quoted)."""
+    effect its clause states; none when the article does not test the comparison, or never names the outcome
+    (:func:`.naming.names_outcome`), or when every unit it would read reports another study's finding (such a unit
+    neither decides the direction nor is quoted)."""
     return _shipped(evidence, query)[0]
 
 
@@ -462,6 +470,8 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     blank = OutcomeResult(outcome=query.outcome, intervention=query.intervention, comparator=query.comparator)
     text = source_text(evidence)
     query = as_the_article_writes(query, text)
+    if not names_outcome(query.outcome, text):  # it measured something else: "score of MMSE" for NIHSS scores
+        return (), "not_addressed"
     found = read_question(evidence, query, reader)
     if not found.readings or reader.addresses(found.address) < reader.address_threshold:
         return (), "not_addressed"

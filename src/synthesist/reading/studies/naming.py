@@ -26,7 +26,7 @@ from ...study import DirectionQuery
 from .. import lexicon
 from ..entities import DRUG_CLASSES, NOT_DRUGS
 from ..study_reader import known_word
-from ..synonyms import LAY_SYNONYMS, lay_synonyms, measure_names
+from ..synonyms import LAY_SYNONYMS, lay_synonyms, measure_names, other_names
 from ..text import one_edit_apart, split_clauses, terms
 from .arms import abbreviations
 from .compared import compared, listed_together, only_a_group
@@ -399,6 +399,59 @@ def measured_as_asked(outcome: str, quote: str, text: str) -> bool:
         return True
     said = spelled_out(text)(quote)  # only when the quote's own words do not say it: this compiles a pattern
     return any(measure.search(said) for measure in stated)
+
+
+_COUNTED_AS = terms(" ".join((*lexicon.word_list("naming", "MEASURE_WORDS"),
+                              *lexicon.word_list("direction", "MEASURED"),
+                              *lexicon.word_list("naming", "OUTCOME_GENERIC"))), folded=True)
+"""How an outcome is counted or measured, or words trials vary in its name, folded ("score", "level", "rate",
+"risk", "events"): not what it is."""
+_TIME_POINT = lexicon.pattern("direction", "TIME_POINT")
+"""A follow-up time ("at 3 months"): when an outcome is read, not what it is (``lexicons/direction.toml``)."""
+_JOINING = r"(?:[\s-]++(?:of|the|and|for|in|on|to|a|an)\b)*+[\s-]++"
+"""What may stand between the words of a short form's long form: "National Institutes of Health Stroke Scale"
+(possessive: no backtracking over a run of hyphens)."""
+_STEM = 5
+"""The letters two words of one stem share ("infect" of "infection" and "infected", "readm" of "readmission" and
+"re-admission"), as :func:`names_outcome` reads them."""
+
+
+def names_outcome(outcome: str, text: str) -> bool:
+    """Whether the article ``text`` names the outcome ``outcome`` anywhere: a word of what it is (its folded words
+    less its follow-up time, its numbers and those words that only say how it is counted or measured, or that
+    trials vary, :data:`_COUNTED_AS`: "NIHSS" of "NIHSS scores at 3 months"), the same word otherwise spelt or
+    ended (hyphens dropped, its first :data:`_STEM` letters: "re-admission", "infected"), a word of another of its names
+    (:func:`~synthesist.reading.synonyms.other_names`: "A1C" for HbA1c, "death" for mortality), or a short form of
+    the question's written out ("National Institutes of Health Stroke Scale" for NIHSS, three letters or more). An
+    article that names none measured something else: its "score of MMSE" is no reading of "NIHSS scores"
+    (``bench/data/folder_questions_dev.jsonl``, row 289). True where the outcome is all such words ("score"), which
+    leaves nothing to look for. Each of the 1,890 train and 230 validation prompts of Evidence Inference is named so
+    in its own article; of the 7,930 prompts of the unlabelled trials, 6 are not ("Baseline characteristics", "Sense
+    of Value", "Heart rate" where the article writes "HR", "Getting a score of 0 after 8 days"; 2026-12-07). Golden:
+    ``tests/data/outcome_named.jsonl``. Not read: a verb of another stem ("died" for mortality) or a short form the
+    article never defines ("SBP" for blood pressure)."""
+    phrase = _TIME_POINT.sub(" ", outcome)
+    core = {word for word in terms(phrase, folded=True) - _COUNTED_AS if not re.fullmatch(r"[\d.,]+", word)}
+    if not core:
+        return True
+    held = terms(text, folded=True)
+    if core & held or _stems(phrase, core) & _stems(text):
+        return True
+    others = other_names(terms(outcome, folded=True))
+    if any(words <= held and stands_for & core for words, stands_for in others.items()):
+        return True
+    shorts = [letters for token in re.findall(r"[\w-]*[A-Z][\w-]*[A-Z][\w-]*", phrase)
+              if terms(token, folded=True) & core and len(letters := [c for c in token if c.isalpha()]) >= 3]
+    return any(re.search(r"\b" + _JOINING.join(rf"{re.escape(c)}[\w']*+" for c in letters), text, re.IGNORECASE)
+               for letters in shorts)
+
+
+def _stems(text: str, among: set[str] | None = None) -> set[str]:
+    """The first :data:`_STEM` letters of each word of ``text`` of at least that many, lower-cased, hyphens dropped
+    ("wellb" of "Well-being"); with ``among``, of those words whose folded terms hold one of these."""
+    return {joined[:_STEM] for word in re.findall(r"[\w-]+", text)
+            if len(joined := word.lower().replace("-", "")) >= _STEM
+            and (among is None or terms(word, folded=True) & among)}
 
 
 def outcome_names(outcome: str, text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
