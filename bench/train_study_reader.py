@@ -2,7 +2,7 @@
 ``src/synthesist/reading/fitted/study_reader/model.json``.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python bench/train_study_reader.py [--out PATH] [--limit N]
-                                                                      [--cross-validate] [--check]
+                                                                      [--cross-validate [--dump PATH]] [--check]
                                                                       (make train-reader)
 
 Data: ``../shared/corpus/evidence_inference`` (train split: 732 trials, less the 9 of ``corpus/rct_fulltext``, the
@@ -46,7 +46,9 @@ right (a difference or not), for the prompts whose first-ranked unit a clinician
 oracle that ranks every marked candidate first (the ceiling of better ranking); the ranker's top-1 hit rate and the
 answers' accuracy and macro-F1 on validation (development data: its errors were read) and on train (the rows it was
 fitted on: for comparison only); how many own and other questions the address model lets through on validation; and
-the shipped reader's validation figures.
+the shipped reader's validation figures. ``--dump PATH`` writes each train prompt's out-of-fold reading as a JSON
+line (its label and answer, whether a clinician marked the first-ranked unit, and the units read with their role,
+kind, rank score and directions), so that a class of misreadings can be counted without refitting.
 """
 
 from __future__ import annotations
@@ -251,7 +253,8 @@ def without_comparator(prompts: list[Prompt]) -> list[Prompt]:
 
 
 def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = (), more: list = (),
-                   asked: list[Prompt] = (), rarities: tuple[dict[str, int], int] | None = None) -> dict[str, list]:
+                   asked: list[Prompt] = (), rarities: tuple[dict[str, int], int] | None = None,
+                   dump: list[dict] | None = None) -> dict[str, list]:
     """Out-of-fold (gold, answer) pairs over the train split: the ranker and the direction model fitted on
     :data:`FOLDS` − 1 folds of its trials (the direction model also on every hand-labelled group, ``hand``: other
     trials) and read on the last, as :func:`readings` and :func:`decide` read (no threshold, no address model). A
@@ -266,7 +269,8 @@ def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = (),
     ranker and the direction model also learn from (those of :func:`without_comparator` prompts), by the same
     folds. ``address``, given ``asked`` (the train prompts) and ``rarities`` (the words' article counts the address
     features read): P(yes) for each held-out prompt's own question, as written and with no comparator, by an address
-    model fitted on the other folds as the shipped one is fitted on every fold (:func:`address_scores`)."""
+    model fitted on the other folds as the shipped one is fitted on every fold (:func:`address_scores`). ``dump``,
+    given, gets each read prompt's out-of-fold reading (:func:`_dumped`)."""
     pairs: dict[str, list] = {"all": [], "first marked": [], "first unmarked": [], "oracle": [], "pooled": [],
                               "no comparator": [], "address": []}
     for fold in range(FOLDS):
@@ -292,10 +296,22 @@ def cross_validate(groups: list, evidence: dict[str, Evidence], hand: list = (),
             if found:
                 first = marked(found[0].unit.text, prompt.evidence)
                 pairs["first marked" if first else "first unmarked"].append(answer)
+            if dump is not None:
+                dump.append(_dumped(prompt, answer[1], found[:READ]))
             boosted = sorted((Reading(r.unit, r.rank_score + 100.0 * marked(r.unit.text, prompt.evidence),
                                       r.probabilities) for r in found), key=lambda r: -r.rank_score)
             pairs["oracle"].append((prompt.label, decide(boosted[:READ], 0.0)[0]))
     return pairs
+
+
+def _dumped(prompt: Prompt, answer: str, found: list[Reading]) -> dict:
+    """One prompt's out-of-fold reading as ``--dump`` writes it."""
+    return {"prompt": prompt.prompt_id, "pmcid": prompt.pmcid, "intervention": prompt.query.intervention,
+            "comparator": prompt.query.comparator, "outcome": prompt.query.outcome, "label": prompt.label,
+            "answer": answer, "first_marked": bool(found) and marked(found[0].unit.text, prompt.evidence),
+            "units": [{"text": r.unit.text, "role": r.unit.role, "kind": r.unit.kind,
+                       "rank_score": round(r.rank_score, 4),
+                       "directions": {k: round(v, 4) for k, v in r.probabilities.items()}} for r in found]}
 
 
 NEUTRAL = Softmax(("no", "yes"), np.zeros((len(ADDRESS_FEATURES), 2)), np.zeros(2))
@@ -373,6 +389,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="train on the first N train trials only (a smoke run)")
     parser.add_argument("--cross-validate", action="store_true",
                         help=f"also print the {FOLDS}-fold out-of-fold figures over the train split's trials")
+    parser.add_argument("--dump", type=Path,
+                        help="with --cross-validate, write each train prompt's out-of-fold reading here (JSON lines)")
     parser.add_argument("--address-folds", action="store_true",
                         help="also print the address threshold the same rule gives out of fold over the train trials "
                              "(about 12 minutes more)")
@@ -411,8 +429,12 @@ def _fit(args: argparse.Namespace, train: list[Prompt], hand: list[Prompt], vali
     hand_groups = _groups(hand, evidence)
     groups = _groups(train, evidence)
     more = _groups(without_comparator(train), evidence) if args.bare else []
+    dump: list[dict] | None = [] if args.dump else None
     folds = cross_validate(groups, evidence, hand_groups, more, train,
-                           (frequency, count) if args.address_folds else None)
+                           (frequency, count) if args.address_folds else None, dump)
+    if dump is not None:
+        args.dump.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in dump), encoding="utf-8")
+        print(f"wrote {len(dump)} out-of-fold readings to {args.dump}")
     pairs = folds["all"]
     threshold = abstention(folds["pooled"])
     print(f"{FOLDS}-fold cross-validation over train trials ({len(pairs)} prompts with a unit to read): accuracy "
