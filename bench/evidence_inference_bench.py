@@ -125,6 +125,42 @@ def untested(asked: list[Prompt], every: list[Prompt]) -> list[Prompt]:
             for prompt in asked if prompt.pmcid not in inactive]
 
 
+_INERT = lexicon.pattern("arms", "INACTIVE")
+"""A comparator that is an inactive control called otherwise than placebo (saline, sterile water, a vehicle): what a
+researcher who asks "compared with placebo" means, and what the reader asks such a question of
+(``tested.inactive_name``)."""
+_ACTIVE_LIQUID = lexicon.pattern("arms", "ACTIVE_LIQUID")
+_NOT_INERT = re.compile(r"\bplacebo|\b(?:usual|standard|routine|conventional) care|\bwait|\bbaseline"
+                        r"|\bbefore\b|\bpre\b", re.IGNORECASE)
+"""A comparator :data:`_INERT` does not rename: one already called placebo, or care, a waiting list or a time before
+treatment (a control that is not a dummy)."""
+
+
+_INERT_WORDS = terms("saline sterile distilled water vehicle control controls group arm condition normal isotonic "
+                     "physiological volume equal same", folded=True)
+"""The words of an inactive control's name (:data:`_INERT`), which name no treatment of their own."""
+
+
+def inert(comparator: str) -> bool:
+    """Whether ``comparator`` is an inactive control called otherwise than placebo (:data:`_INERT`), naming no
+    treatment beside it: no word of its name of four letters or more (a group's code, "(HS)", is shorter), less
+    :data:`_INERT_WORDS`, the absence of one ("no trimetazidine") and the words that name a group (``arms.toml``), as
+    rare as a treatment's name (``tested.TREATMENT_RARITY``), nor saline of another strength (``arms.toml``
+    ACTIVE_LIQUID: "3% saline" is a treatment)."""
+    if _NOT_INERT.search(comparator) or _ACTIVE_LIQUID.search(comparator) or not _INERT.search(comparator):
+        return False
+    named = terms(re.sub(r"\b(?:no|without)\s+\S+", " ", comparator), folded=True) - _INERT_WORDS - _NAMING
+    return not any(len(word) > 3 and word_rarity(word) >= TREATMENT_RARITY for word in named)
+
+
+def inert_as_placebo(asked: list[Prompt]) -> list[Prompt]:
+    """Each of ``asked`` whose comparator is an inactive control not called placebo (:func:`inert`), asked against
+    placebo: a comparison its trial tested, in a researcher's words (a trial of intrathecal dexmedetomidine against
+    sterile water asked "… compared with placebo?", which the tested-comparison head refuses: 2026-12-07)."""
+    return [replace(prompt, query=prompt.query.model_copy(update={"comparator": "placebo"})) for prompt in asked
+            if inert(prompt.query.comparator)]
+
+
 _NAMING = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_list("arms", "GENERIC_CONDITIONS")
                          + lexicon.word_list("arms", "GENERIC_COMPARATOR")), folded=True)
 _OWN = frozenset({"abstract", "methods", "results"})

@@ -2,7 +2,7 @@
 trials, scored on the verdict a researcher reads and on the evidence table under it.
 
     python bench/trials_e2e_bench.py [--split validation|train|fulltext|unlabelled] [--every N] [--out FILE.jsonl]
-                                     [--untested | --cited | --unnamed] [--gate GATE] [--hand FILE.jsonl]
+                                     [--untested | --as-placebo | --cited | --unnamed] [--gate GATE] [--hand FILE.jsonl]
 
 Each prompt with a majority label (``bench/evidence_inference_bench.py``'s rule) is asked as "Does INTERVENTION change
 OUTCOME compared with COMPARATOR?" (every other prompt says "affect"; with ``--no-comparator``, "Does INTERVENTION
@@ -57,6 +57,10 @@ trial has a comparator that is a control, usual care, saline, "no …" or baseli
 folder of head-to-head trials. Every such run should answer insufficient, and the prompt's own trial give **no row**
 for the comparison: a row there is one for a comparison the trial never tested.
 
+``--as-placebo`` asks each prompt whose comparator is an inactive control called otherwise (saline, sterile water, a
+vehicle: ``evidence_inference_bench.inert_as_placebo``) against placebo, as a researcher words it, scored
+as the split: the trial tested the comparison, so its own row and the clinicians' answer are expected.
+
 ``--cited`` asks each trial's first prompts against another trial's arm, a treatment clinicians named, that its
 article names only in its introduction or discussion and no prompt of the trial names
 (``evidence_inference_bench.cited_only``: sitagliptin in a trial of liraglutide against metformin); scored as
@@ -95,6 +99,7 @@ from evidence_inference_bench import (
     arm_names,
     cited_only,
     hand_prompts,
+    inert_as_placebo,
     never_named,
     prompts,
     same_arms,
@@ -208,12 +213,18 @@ async def main() -> None:
     parser.add_argument("--foreign", action="store_true", help="list the rows from other trials")
     parser.add_argument("--no-comparator", action="store_true",
                         help='ask "Does I change O?", the comparator left out (a question that names none)')
-    parser.add_argument("--untested", action="store_true",
-                        help="ask each prompt against placebo where its trial set two treatments side by side")
-    parser.add_argument("--cited", action="store_true",
-                        help="ask each prompt against another treatment its trial's article only cites")
-    parser.add_argument("--unnamed", action="store_true",
-                        help="ask each prompt against another trial's treatment its trial's article never names")
+    other_comparator = parser.add_mutually_exclusive_group()
+    other_comparator.add_argument("--untested", action="store_true",
+                                  help="ask each prompt against placebo where its trial set two treatments side by "
+                                       "side")
+    other_comparator.add_argument("--as-placebo", action="store_true",
+                                  help="ask each prompt whose comparator is saline, sterile water or a vehicle "
+                                       "against placebo instead")
+    other_comparator.add_argument("--cited", action="store_true",
+                                  help="ask each prompt against another treatment its trial's article only cites")
+    other_comparator.add_argument("--unnamed", action="store_true",
+                                  help="ask each prompt against another trial's treatment its trial's article never "
+                                       "names")
     parser.add_argument("--gate", type=Path,
                         help="align under this gate (a fitted/alignment_gate/model.json), not the shipped one")
     parser.add_argument("--hand", type=Path, metavar="FILE.jsonl",
@@ -272,6 +283,8 @@ async def main() -> None:
         session = api.open_session(settings, seams=seams, readers=readers)
         if args.untested:
             asked = untested(asked, every)
+        if args.as_placebo:
+            asked = inert_as_placebo(asked)
         if args.cited or args.unnamed:
             names = arm_names([p for p in prompts(require(f"{DATA}/prompts.csv") / DATA, "train")
                                if p.pmcid not in held_out_trials()])
@@ -334,9 +347,11 @@ async def main() -> None:
     seconds = time.perf_counter() - started
     runs = counts["runs"]
     if not runs:
-        raise SystemExit("no question was asked: every prompt was left out (--untested, --cited or --unnamed)")
+        raise SystemExit("no question was asked: every prompt was left out (--untested, --as-placebo, --cited or "
+                         "--unnamed)")
     asked_as = (" (no comparator named)" if args.no_comparator else
                 " (against placebo, which the trial did not test)" if args.untested else
+                " (an inactive control asked as placebo)" if args.as_placebo else
                 " (against a treatment the trial only cites)" if args.cited else
                 " (against a treatment the trial never names)" if args.unnamed else "")
     print(f"{args.hand or args.split}{asked_as}: {runs} questions over a folder of {trials} trials in {seconds:.0f} s")

@@ -30,7 +30,9 @@ ankle-swelling row was added: with one miss allowed, that row and the mortality 
 risk of death …" could each fail unseen; 98 since 2026-12-07, a Wiley abstract's "Gla‐300"; 100 the same day, two
 rows blanked for the evidence table and saying why; 101, an ICP rebound read as the recurrence asked; 103, a
 discussion sentence that cites a reference, and one that speaks of this trial as it does; 107, three statements that
-the outcome was not measured, each read as no difference until then, and a finding beside one on another outcome): a
+the outcome was not measured, each read as no difference until then, and a finding beside one on another outcome; 113,
+a trial against sterile water asked against placebo, refused until then, and a head-to-head trial whose drugs are
+diluted in saline asked so, each with a question as the trial writes it): a
 row that
 fails is a misreading to fix, or the floor is lowered with the reason.
 Three rows were misread when added on 2026-12-05 and read right since: "Body weight fell more with glutide than with

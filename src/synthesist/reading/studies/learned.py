@@ -59,7 +59,7 @@ from .naming import (
     with_synonyms,
 )
 from .passages import Unit
-from .tested import TestedHead, least_own_share, own_text_share, tested_features, tested_head
+from .tested import TestedHead, inactive_name, least_own_share, own_text_share, tested_features, tested_head
 from .verify import source_text
 
 ROLES = ("abstract", "results", "conclusions", "discussion", "methods", "introduction", "other")
@@ -480,8 +480,7 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     share = own_text_share(evidence, found.units, query, aliases, reader.rarity)
     if share is not None and (share == 0.0 or tested is not None and share < least_own_share()):
         return (), "not_addressed"
-    if tested is not None and (row := tested_features(evidence, found.units, query, arms, reader.rarity)) is not None \
-            and tested.tests(row) < tested.threshold:
+    if tested is not None and not _tests(tested, evidence, found.units, query, arms, aliases, reader):
         return (), "comparator_not_tested"
     outcome = terms(query.outcome, folded=True)
     # another study's finding is no reading of this one, nor a statement that the outcome was not measured
@@ -494,6 +493,22 @@ def _supporting(evidence: Evidence, query: DirectionQuery, reader: StudyReader, 
     agreeing = [r.unit for r in own if r.direction == direction] or [own[0].unit]
     return tuple(_result(blank, unit, direction, query, arms).model_copy(
         update={"confidence": round(probability, 3), "probabilities": together}) for unit in agreeing), ""
+
+
+def _tests(tested: TestedHead, evidence: Evidence, read: tuple[Unit, ...], query: DirectionQuery, arms: ArmTerms,
+           aliases: dict[str, str], reader: StudyReader) -> bool:
+    """Whether the tested-comparison head reads ``evidence`` as testing ``query``'s comparison, as asked or, for a
+    comparator that is only placebo or a control, against the inactive arm the article names otherwise
+    (:func:`.tested.inactive_name`: a trial of dexmedetomidine against sterile water asked "… compared with
+    placebo?")."""
+    row = tested_features(evidence, read, query, arms, reader.rarity)
+    if row is None or tested.tests(row) >= tested.threshold:
+        return True
+    if (inactive := inactive_name(read, query)) is None:
+        return False
+    asked = query.model_copy(update={"comparator": inactive})
+    row = tested_features(evidence, read, asked, ArmTerms.of(asked, aliases), reader.rarity)
+    return row is None or tested.tests(row) >= tested.threshold
 
 
 def statement(unit: Unit, query: DirectionQuery) -> tuple[OutcomeResult, str]:

@@ -13,7 +13,9 @@ Evidence Inference train prompts as written against the same prompts of head-to-
 against treatments an article only cites and against treatments it never names (a trial of irinotecan against
 etoposide asked about oxaliplatin, which the address model let through: it weighs the intervention the article holds,
 and an own question's comparator is often written otherwise), and refuses below a threshold chosen out of fold (its
-card: ``fitted/study_reader/CARD.md``)."""
+card: ``fitted/study_reader/CARD.md``). A question asked against placebo, a control or a sham is asked again of the
+inactive arm the article names otherwise (:func:`inactive_name`: "sterile water"), which the head, whose untested
+comparisons against placebo are all head-to-head trials', cannot tell from a head-to-head trial by its features."""
 
 from __future__ import annotations
 
@@ -30,11 +32,11 @@ from .. import lexicon
 from ..linear import Softmax
 from ..shipped import fitted_model
 from ..text import STOP_WORDS, fold, terms
-from .arms import ArmTerms, arm_terms, as_one_word
+from .arms import SAME_ARM, ArmTerms, arm_terms, as_one_word
 from .passages import Unit
 
 __all__ = ["OWN_SHARE", "OWN_TEXT", "TESTED_FEATURES", "TESTED_HEAD", "TREATMENT_RARITY", "TestedHead",
-           "least_own_share", "own_text_share", "tested_features", "tested_head"]
+           "inactive_name", "least_own_share", "own_text_share", "tested_features", "tested_head"]
 
 TESTED_HEAD = "tested.json"
 """The head's file in ``fitted/study_reader/``."""
@@ -78,6 +80,12 @@ also changes the arms the head learns from): the trials' own comparisons kept on
 on the unlabelled trials 7,834, 7,823 and 7,819 of 7,896, never-named treatments refused 99.6–99.9 % at each."""
 _OWN = frozenset({"abstract", "methods", "results"})
 _ALLOCATING = (lexicon.pattern("record", "ALLOCATING"), lexicon.pattern("record", "SIDE_BY_SIDE"))
+_INACTIVE = lexicon.pattern("arms", "INACTIVE")
+"""An inactive arm named otherwise than placebo: saline, sterile water (``lexicons/arms.toml``)."""
+_DILUENT = lexicon.pattern("arms", "DILUENT")
+"""Saline or water that carries a drug ("diluted in 100 mL normal saline"), which names no arm."""
+_ACTIVE_LIQUID = lexicon.pattern("arms", "ACTIVE_LIQUID")
+"""Saline or water given as a treatment of its own ("3% hypertonic saline", "vehicle" of a motor vehicle)."""
 _GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC_COMPARATOR") + lexicon.word_list("arms", "BASELINE")),
                  folded=True)
 _NAMING = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_list("arms", "GENERIC_CONDITIONS")),
@@ -111,6 +119,32 @@ class TestedHead:
 def tested_head() -> TestedHead:
     """The shipped head (read from the package once)."""
     return TestedHead.from_dict(fitted_model("study_reader", TESTED_HEAD))
+
+
+def inactive_name(read: Sequence[Unit], query: DirectionQuery) -> str | None:
+    """The name the article gives its inactive arm, where the question's comparator is only placebo, a control or a
+    sham, and None otherwise: a name of :data:`_INACTIVE` ("sterile water") that a sentence of the abstract or
+    methods allocating or comparing the arms gives ("sterile water (0.2 mL) or buprenorphine (60 μg) or
+    dexmedetomidine (5 μg) was added to control group (Group C), …"), not as the liquid a drug is given in
+    (:data:`_DILUENT`), nor qualified as a treatment of its own ("3% hypertonic saline", :data:`_ACTIVE_LIQUID`);
+    which shares no word with the intervention; and which a result of the study's own (its abstract, results, a table)
+    names beside the intervention ("longer with dexmedetomidine than with sterile water"). "Compared with placebo"
+    asks of that arm."""
+    named = terms(query.comparator, folded=True) - _NAMING
+    if not named or not named <= SAME_ARM[0]:
+        return None
+    intervention = arm_terms(query.intervention)
+    results = [terms(unit.text, folded=True) for unit in read
+               if unit.kind == "table" or unit.role in ("abstract", "results")]
+    for unit in read:
+        if unit.role not in ("abstract", "methods") or not any(p.search(unit.text) for p in _ALLOCATING):
+            continue
+        for found in _INACTIVE.finditer(_ACTIVE_LIQUID.sub(" ", _DILUENT.sub(" ", unit.text))):
+            name = terms(found.group(0), folded=True)
+            if not name & intervention and any((name <= held or held & SAME_ARM[0]) and intervention & held
+                                               for held in results):
+                return found.group(0)
+    return None
 
 
 def tested_features(evidence: Evidence, read: Sequence[Unit], query: DirectionQuery, arms: ArmTerms,
