@@ -17,6 +17,7 @@ from synthesist.models import ResearchResult
 from synthesist.reading.frame import frame_of
 from synthesist.reading.studies.asked import question_queries
 from synthesist.reading.studies.record import arms_compared
+from synthesist.render.report import alignment_line
 from synthesist.tools.jats import article_evidence, parse_jats
 
 TRIAL = Path(__file__).parent / "tools" / "fixtures" / "jats_trial.nxml"
@@ -160,3 +161,19 @@ def test_a_question_that_asks_for_no_comparison_sets_no_full_text_aside_as_never
     [as_diagnostic] = aligned(diagnostic, [trial], {trial.id: 1.0})
     assert as_asked.label == "answers" and as_asked.full_text is not None  # read for its comparison
     assert NEVER_TESTED_REASON not in as_diagnostic.reason and as_diagnostic.label != "related"
+
+
+def test_an_answering_trial_marks_the_part_its_full_text_addresses() -> None:
+    """A trial against sterile water asked against placebo answers from its full text (the study reader finds the
+    comparison there), so the comparator its abstract never names is marked as the passage shows it: the page once
+    marked it ✗ beside an Answer that rested on the trial."""
+    trial = article_evidence(parse_jats((TRIAL.parent / "jats_trial_water.nxml").read_bytes()), "library")
+    asked = frame_of("Does dexmedetomidine prolong the time to the first analgesic request compared with placebo?")
+    assert "placebo" not in f"{trial.title} {trial.content}".casefold()
+
+    [alignment] = aligned(asked, [trial], {trial.id: 1.0})
+    assert alignment.label == "answers" and alignment.full_text is not None
+    comparator = next(p for p in alignment.parts if p.part == "comparator")
+    assert comparator.addressed and comparator.span == alignment.full_text.quote
+    assert alignment_line(alignment) == "answers (exposure ✓, outcome ✓, comparator ✓)"
+    assert alignment.reason.endswith("its full text reports the comparison (the study reader: increased)")

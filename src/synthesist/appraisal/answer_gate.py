@@ -139,9 +139,9 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
                    compared: tuple[str, ...] = ()) -> Alignment:
     """``alignment`` as the item's full text shows it: with a ``finding`` on the question's comparison the item
     answers by it; one whose full text never ``tested`` the comparison and that answered by closeness alone is
-    only related, and says what it ``compared`` instead, where its arms are read."""
-    if finding is not None and alignment.label == "answers":
-        return alignment.model_copy(update={"full_text": finding})
+    only related, and says what it ``compared`` instead, where its arms are read. A part the title and abstract never
+    named (a comparator "placebo" that the article calls sterile water) is addressed by the finding's passage, so the
+    page and report.md do not mark a part of the answering item's comparison ✗ while the Answer rests on it."""
     if finding is None:
         if tested or alignment.label != "answers":
             return alignment
@@ -153,9 +153,12 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
     parts = tuple(p if p.addressed or p.part == "population" else
                   p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
                   for p in alignment.parts)
+    read = f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
+    if alignment.label == "answers":
+        return alignment.model_copy(update={"full_text": finding} if parts == alignment.parts else {
+            "parts": parts, "full_text": finding, "reason": f"{alignment.reason}; {read}"})
     population = next((p for p in parts if p.part == "population" and not p.addressed), None)
-    reason = (f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
-              + (f"; a different population: it does not name {population.term}" if population else ""))
+    reason = read + (f"; a different population: it does not name {population.term}" if population else "")
     return alignment.model_copy(update={"label": "indirect" if population else "answers", "parts": parts,
                                         "reason": reason, "full_text": finding})
 
