@@ -349,6 +349,29 @@ their own at :data:`ADJACENT_SHARE` (1,293 questions) is drawn after every other
 held-out figure is the validation prompts asked through the same two templates (185 questions): span F1 of the
 comparator 0.524 and of the outcome 0.528 without the stream, 0.685 and 0.667 with it (2026-12-07)."""
 ADJACENT_SHARE = 0.15
+ADDON_TEMPLATES = (
+    "Does adding {I} to {B} {V} {O} {Cmp} {C}?", "Does the addition of {I} to {B} {V} {O} {Cmp} {C}?",
+    "Does adding {I} to {B} {V} {O}, {Cmp} {C}?", "Is adding {I} to {B} more effective than {C} for {O}?",
+    "Does {I} added to {B} {V} {O} {Cmp} {C}?", "Does combining {I} with {B} {V} {O} {Cmp} {C}?",
+    "Does adding {I} to {C} {V} {O}{P}?", "Does the addition of {I} to {C} {V} {O}{P}?",
+)
+"""How a researcher asks about a treatment added to another that both arms get: "Does adding dexmedetomidine to spinal
+anaesthesia prolong postoperative analgesia compared with placebo?" (a by-hand run over seven anaesthesia trials,
+2026-12-07). The training templates had only "Does adding {I} to {C} …", where the treatment added to is the
+comparator, and the tagger read "dexmedetomidine to spinal anaesthesia" (0.10 sure) or "magnesium to bupivacaine" as
+the intervention. Where the question names its comparator after the outcome, the treatment added to (``{B}``: another
+train prompt's arm that names a treatment in one clause of six words at most, or the operation of a title's
+"during …" setting) is who or what was treated, tagged as the population, as a setting after "during" is; with none
+named, it is the comparator, as before. From a stream of their own at :data:`ADDON_SHARE` (as
+:data:`COMPARATIVE_TEMPLATES`, with the articles' verbs as that stream has them), the comparator ``{C}`` the prompt's
+own, placebo or the base treatment alone; :data:`HELD_ADDON_TEMPLATES` are their held-out figure and
+``tests/data/question_addons.jsonl`` the hand-written set (the tagger 69 of its 80 parts, 51 before; the figures of
+each set, and a first form at 6 % that left the unseen verbs' frame under its floor, in the tagger's card)."""
+HELD_ADDON_TEMPLATES = ("Would adding {I} to {B} {V} {O} {Cmp} {C}?", "Does {I} in addition to {B} {V} {O} {Cmp} {C}?")
+ADDON_SHARE = 0.08
+NOT_A_BASE = re.compile(r"\b(?:placebo|sham|control|no\b|none|without|nothing|untreated|vehicle|saline|water|"
+                        r"alone|only|baseline|before|pre)", re.I)
+"""A comparator that is no treatment another is added to (the absence of one, or an inactive one)."""
 TYPED_SHARE = 0.2
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
                     r"newborns|volunteers|individuals|participants|students|elderly|adolescents|smokers|workers|"
@@ -466,10 +489,11 @@ def varied_arm(text: str, draw: random.Random) -> str:
 
 
 def render(template: str, arms: tuple[str, str, str], population: str, draw: random.Random,
-           unseen: tuple[tuple[str, str, str], ...] | None = None) -> tuple[str, list[tuple[str, int, int]]]:
+           unseen: tuple[tuple[str, str, str], ...] | None = None, base: str = ""
+           ) -> tuple[str, list[tuple[str, int, int]]]:
     """The question and its parts' (part, start, end) character spans. With ``unseen`` (the articles' verbs, for the
     training questions only: the held-out ones keep the verbs they always had), :data:`UNSEEN_SHARE` of the verbs
-    are one of those or made up."""
+    are one of those or made up; ``base`` is the treatment an added one joins (:data:`ADDON_TEMPLATES`)."""
     intervention, comparator, outcome = (varied_arm(a, draw) for a in arms)
     verb = draw.choice(VERBS + tuple(tuple(p.split("/")) for p in PHRASAL))
     if _MORE.random() < MORE_SHARE:
@@ -505,6 +529,8 @@ def render(template: str, arms: tuple[str, str, str], population: str, draw: ran
             else:
                 put(f" {draw.choice(PREPOSITIONS)} ")
                 put(population, "POP")
+        elif slot == "B":
+            put(base, "POP")
         elif slot == "Pop":
             put(population if population and population.split()[0] not in SETTING_WORDS
                 else f"patients {population}" if population else "patients", "POP")
@@ -574,6 +600,35 @@ def comparative_questions(prompts, templates, populations, seed: int, share: flo
     skipped, unseen = unread
     return questions([prompts[i] for i in chosen], templates, populations, draw, 1,
                      ({k for k, i in enumerate(chosen) if i in skipped}, unseen), verbs)
+
+
+def addon_questions(prompts, templates, populations, seed: int, share: float,
+                    unread: tuple[set[int], set[str]] = (set(), set()),
+                    verbs: tuple[tuple[str, str, str], ...] | None = None) -> list[tuple[list[str], list[str]]]:
+    """:data:`ADDON_SHARE` of ``prompts`` (every one at ``share`` 1), each asked through one of ``templates``
+    (:data:`ADDON_TEMPLATES`) with a treatment it is added to, drawn by a generator of their own after every other
+    question: another prompt's arm that names a treatment (:data:`NOT_A_BASE`), or a "during" setting's operation
+    ("spinal anaesthesia"); the comparator the prompt's own, placebo or that treatment alone."""
+    draw = random.Random(seed)
+    chosen = [index for index in range(len(prompts)) if draw.random() < share]
+    arms_named = sorted({arm for i, c, _ in prompts for arm in (i, c)
+                         if not NOT_A_BASE.search(arm) and not re.search(r"[,;:]", arm) and len(arm.split()) <= 6})
+    operations = [p.split(" ", 1)[1] for p in populations if p.startswith("during ")]
+    skipped, unseen = unread
+    people = [p for p in populations if p.split()[0] not in SETTING_WORDS]
+    rows = []
+    for index in chosen:
+        intervention, comparator, outcome = prompts[index]
+        base = (draw.choice(operations) if operations and draw.random() < 0.25
+                else varied_arm(draw.choice(arms_named), draw))
+        template = draw.choice(templates)
+        # with no comparator after the outcome, the treatment added to is the comparator
+        against = draw.choice((comparator, "placebo", f"{base} alone") if "{B}" in template else (comparator, base))
+        population = draw.choice(people)
+        row = tagged(*render(template, (intervention, against, outcome), population, draw, verbs, base))
+        if index not in skipped and population not in unseen:
+            rows.append(row)
+    return rows
 
 
 def fit(rows, cues, parts: tuple[str, ...] = PARTS, c: float = C, *, dense: bool = True) -> QuestionTagger:
@@ -790,13 +845,18 @@ def main() -> None:
     rows += comparative_questions(train_prompts, ADJACENT_TEMPLATES, train_pops, SEED + 12, ADJACENT_SHARE,
                                   (unread_prompts, unread_pops))
     held_adjacent = comparative_questions(held_prompts, ADJACENT_TEMPLATES, held_pops, SEED + 13, 1.0)
+    before_addons = len(rows)
+    rows += addon_questions(train_prompts, ADDON_TEMPLATES, train_pops, SEED + 14, ADDON_SHARE,
+                            (unread_prompts, unread_pops), verbs=article_verbs(shared))
+    held_addons = addon_questions(held_prompts, HELD_ADDON_TEMPLATES, held_pops, SEED + 15, 1.0)
     print(f"training questions: {len(rows):,}, of them comparatives {comparatives:,}, of frequency {frequencies:,}, "
           f"of safety {safety:,}, of benefit and safety {both:,}, typed {typed:,}, adjacent "
-          f"{len(rows) - train_rows - comparatives - frequencies - safety - both - typed:,}")
+          f"{before_addons - train_rows - comparatives - frequencies - safety - both - typed:,}, "
+          f"added to another {len(rows) - before_addons:,}")
     tagger = fit(rows, CUES)
     for name, asked in (("comparative", held_comparatives), ("frequency", held_frequencies),
                         ("safety", held_safety), ("benefit and safety", held_both), ("typed", held_typed),
-                        ("adjacent", held_adjacent)):
+                        ("adjacent", held_adjacent), ("added to another", held_addons)):
         asked_f1, _ = evaluate(tagger, asked)
         print(f"held-out {name} questions × validation prompts ({len(asked):,}), span exact-match F1: "
               + ", ".join(f"{p} {asked_f1[p]:.3f}" for p in PARTS))

@@ -36,7 +36,8 @@ KNOWN_MISFRAMED: frozenset[str] = frozenset({
     "Does Digestive AdvantageTM Gas Defense Formula (GD) group affect Improvement in GSRS (Gastrointestinal Symptom "
     "Rating Scale) total score - in adults with post prandial intestinal gas-related symptoms and no GI diagnoses "
     "compared with Placebo group?",
-    "Is dynamic calf stretching on an Aero-Step less painful than static stretching on a slant board?",
+    "Do smokers have a higher risk of lung cancer?",
+    "Is there a causal link between smoking and lung cancer?",
 })
 """The golden questions read wrong and known (every other row must be read right). Three since 2026-12-06, when the
 question tagger learned each word's vector (``fitted/question_tagger/CARD.md``): it is surer of its own reading of
@@ -52,7 +53,11 @@ read wrong at d27f333 (the tagger's threshold 0.26 over its intervention's 0.19)
 with nothing between them ("diclofenac gel vs placebo ankle swelling"; the typed set's parts 119 → 136 of 152): it
 reads "Aero-Step less painful" as the Aero-Step question's outcome, where the question words none and the frame reads
 the property its comparative names. A tagger fitted with half as many such questions read this one right and two
-others wrong ("causal" as the smoking question's exposure, the fall-prevention programme cut at its first comma)."""
+others wrong ("causal" as the smoking question's exposure, the fall-prevention programme cut at its first comma).
+Since the tagger learned a treatment added to another (``train_question_tagger.ADDON_TEMPLATES``, 2026-12-07; the
+add-on set's parts 51 → 69 of 80) the Aero-Step question is read right again, and two others wrong: "causal" is the
+smoking question's exposure again (0.57 sure), and the smokers' outcome is "risk of lung cancer" (0.89), as the
+training questions word an outcome with "risk of" before it a tenth of the time; five then, the Aero-Step one out."""
 
 
 def test_the_golden_questions_are_framed_into_their_parts() -> None:

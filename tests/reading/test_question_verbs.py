@@ -106,7 +106,7 @@ right after the comparator (``train_question_tagger.ADJACENT_TEMPLATES``, 2026-1
 132 (the fresh rows 37 and 37 of 40, 34 and 33 before), the diclofenac question whole; the floor raised from 0.75."""
 
 AMOUNTS = DATA.with_name("question_amounts.jsonl")
-AMOUNTS_FLOOR = 0.55
+AMOUNTS_FLOOR = 0.69
 """The tagger's share of the amounts' and conditions' parts: whether one group needs or uses more of something ("Do
 children given oral dexamethasone need fewer return visits than those given prednisolone?"), or whether a measure is
 higher during one condition than another ("Is heart rate lower during spinal anaesthesia than during general
@@ -116,9 +116,24 @@ anaesthesia?"), 14 written on 2026-12-06 from two of the sixth freely worded set
 (docs/architecture/studies-measured.md, "The question tagger"): this set's parts rose to 45 and 39, but a question
 whose "during" names a setting ("keep gastric mucosal PGE2 higher during naproxen treatment than placebo") was read
 with it as the treatment, and end to end a validation prompt and a question of the freely worded estimate were lost.
-The floors are just under today's figures: a later tagger must not read these worse."""
-AMOUNTS_FRAME_FLOOR = 0.44
-"""The frame's (0.446)."""
+The floors are just under today's figures: a later tagger must not read these worse. Since the tagger learned a
+treatment added to another (``train_question_tagger.ADDON_TEMPLATES``, 2026-12-07), 40 and 34 of the 56 (no template
+of this set's forms among them); the floors raised from 0.55 and 0.44."""
+AMOUNTS_FRAME_FLOOR = 0.58
+"""The frame's (0.607; 0.446 before)."""
+
+ADDONS = DATA.with_name("question_addons.jsonl")
+ADDONS_FLOOR = 0.84
+"""The tagger's share of the add-on questions' parts, and the frame's: a treatment added to another that both arms
+get ("Does adding dexmedetomidine to spinal anaesthesia prolong postoperative analgesia compared with placebo?", read
+with the intervention "dexmedetomidine to spinal anaesthesia" by a by-hand run over seven anaesthesia trials,
+2026-12-07), 20 written then, before any fit; the first 12 (``split: dev``) read while the tagger learned the form
+(``train_question_tagger.ADDON_TEMPLATES``), of the last 8 (``fresh``) only the figures. Where the question names its
+comparator after the outcome, the treatment added to is who or what was treated (the population, as a setting after
+"during" is); where it names none, the comparator ("adding magnesium to bupivacaine": bupivacaine alone). When the
+set was written the tagger read 51 of the 80 parts and the frame 51 (dev 33 of 48, fresh 18 of 32; 3 questions
+whole); since, 69 and 69 (dev 41, fresh 28; 13 whole). Still missed: with no comparator, "magnesium to bupivacaine"
+and "exercise to diet" read as one intervention."""
 
 SHORT_FLOOR = 0.93
 """The tagger's share of the short questions' 48 parts, and the frame's (0.792 both when the set was written; 0.938
@@ -172,7 +187,8 @@ def test_the_tagger_and_the_frame_read_unseen_verbs_above_their_floors(capsys):
     (COMPARATIVES, "an adjective between two treatments", COMPARATIVES_FLOOR, COMPARATIVES_FLOOR),
     (TYPED, "a comparison typed with no verb", TYPED_FLOOR, TYPED_FLOOR),
     (AMOUNTS, "an amount needed, or a measure during each condition", AMOUNTS_FLOOR, AMOUNTS_FRAME_FLOOR),
-], ids=["subjects", "short", "comparatives", "typed", "amounts"])
+    (ADDONS, "a treatment added to another", ADDONS_FLOOR, ADDONS_FLOOR),
+], ids=["subjects", "short", "comparatives", "typed", "amounts", "addons"])
 def test_each_smaller_set_is_read_above_its_floors(path, name, floor, frame_floor, capsys):
     every = rows(path)
     tagger, framed = share(tagger_parts, every), share(frame_parts(frame_of), every, implied=True)
