@@ -86,6 +86,9 @@ _DILUENT = lexicon.pattern("arms", "DILUENT")
 """Saline or water that carries a drug ("diluted in 100 mL normal saline"), which names no arm."""
 _ACTIVE_LIQUID = lexicon.pattern("arms", "ACTIVE_LIQUID")
 """Saline or water given as a treatment of its own ("3% hypertonic saline", "vehicle" of a motor vehicle)."""
+_FLUID = lexicon.pattern("arms", "FLUID")
+"""A fluid given for volume ("Ringer's lactate", albumin): an intervention that is one has saline as its active
+comparator."""
 _GENERIC = terms(" ".join(lexicon.word_list("arms", "GENERIC_COMPARATOR") + lexicon.word_list("arms", "BASELINE")),
                  folded=True)
 _NAMING = terms(" ".join(lexicon.word_list("arms", "GENERIC") + lexicon.word_list("arms", "GENERIC_CONDITIONS")),
@@ -129,9 +132,10 @@ def inactive_name(read: Sequence[Unit], query: DirectionQuery) -> str | None:
     (:data:`_DILUENT`), nor qualified as a treatment of its own ("3% hypertonic saline", :data:`_ACTIVE_LIQUID`);
     which shares no word with the intervention; and which a result of the study's own (its abstract, results, a table)
     names beside the intervention ("longer with dexmedetomidine than with sterile water"). "Compared with placebo"
-    asks of that arm."""
+    asks of that arm; not where the intervention is itself a fluid given for volume (:data:`_FLUID`: Ringer's lactate
+    against normal saline is a comparison of two fluids)."""
     named = terms(query.comparator, folded=True) - _NAMING
-    if not named or not named <= SAME_ARM[0]:
+    if not named or not named <= SAME_ARM[0] or _FLUID.search(query.intervention):
         return None
     intervention = arm_terms(query.intervention)
     results = [terms(unit.text, folded=True) for unit in read
