@@ -177,3 +177,15 @@ def test_an_answering_trial_marks_the_part_its_full_text_addresses() -> None:
     assert comparator.addressed and comparator.span == alignment.full_text.quote
     assert alignment_line(alignment) == "answers (exposure ✓, outcome ✓, comparator ✓)"
     assert alignment.reason.endswith("its full text reports the comparison (the study reader: increased)")
+
+    # the row is on the question's first outcome: another outcome the trial never reports stays unmarked (a review)
+    two = asked.model_copy(update={"outcomes": (*asked.outcomes, "shivering")})
+    [alignment] = aligned(two, [trial], {trial.id: 1.0})
+    assert alignment_line(alignment) == "answers (exposure ✓, outcome ✓, outcome ✗, comparator ✓)"
+
+    # read from its abstract alone, the same row marks the same part
+    bare = trial.model_copy(update={"passages": ()})
+    [alignment] = aligned(asked, [bare], {bare.id: 1.0})
+    assert alignment.full_text is not None and alignment.full_text.read_from == "abstract"
+    assert alignment_line(alignment) == "answers (exposure ✓, outcome ✓, comparator ✓)"
+    assert alignment.reason.endswith("its abstract reports the comparison (the study reader: increased)")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from ..memory import ResearchMemory
-from ..models import Alignment, Answer, Evidence, FullTextFinding, QuestionFrame
+from ..models import Alignment, Answer, Evidence, FullTextFinding, PartMatch, QuestionFrame
 from ..reading.alignment import align_all, lacking
 from ..reading.failures import forgotten_after_failure
 from ..reading.frame import frame_of
@@ -84,7 +84,7 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
             tested, finding, compared = read[alignment.evidence_id]
             return with_full_text(alignment, tested, finding, frame, compared)
         finding = abstracts.get(alignment.evidence_id)
-        return alignment.model_copy(update={"full_text": finding}) if finding else alignment
+        return with_finding(alignment, finding, frame) if finding else alignment
 
     return [reporting(without_comparison(shown(a)), by_id[a.evidence_id]) for a in alignments]
 
@@ -150,17 +150,38 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
         return alignment.model_copy(update={
             "label": "related", "compared": compared,
             "reason": f"{alignment.reason}; {NEVER_TESTED} {frame.exposure}{against}{instead}"})
-    parts = tuple(p if p.addressed or p.part == "population" else
-                  p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
-                  for p in alignment.parts)
-    read = f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
     if alignment.label == "answers":
-        return alignment.model_copy(update={"full_text": finding} if parts == alignment.parts else {
-            "parts": parts, "full_text": finding, "reason": f"{alignment.reason}; {read}"})
+        return with_finding(alignment, finding, frame)
+    parts = _shown_by(alignment, finding, frame)
+    read = f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
     population = next((p for p in parts if p.part == "population" and not p.addressed), None)
     reason = read + (f"; a different population: it does not name {population.term}" if population else "")
     return alignment.model_copy(update={"label": "indirect" if population else "answers", "parts": parts,
                                         "reason": reason, "full_text": finding})
+
+
+def with_finding(alignment: Alignment, finding: FullTextFinding, frame: QuestionFrame) -> Alignment:
+    """An answering ``alignment`` with its row on the comparison (``finding``, from its full text or its abstract),
+    each part the row shows and the title and abstract never named marked by the row's passage
+    (:func:`_shown_by`), and its reason saying so."""
+    parts = _shown_by(alignment, finding, frame)
+    if parts == alignment.parts:
+        return alignment.model_copy(update={"full_text": finding})
+    source = "full text" if finding.read_from == "full text" else "abstract"
+    return alignment.model_copy(update={
+        "parts": parts, "full_text": finding, "reason": f"{alignment.reason}; its {source} reports the comparison "
+                                                         f"(the study reader: {finding.direction.replace('_', ' ')})"})
+
+
+def _shown_by(alignment: Alignment, finding: FullTextFinding, frame: QuestionFrame) -> tuple[PartMatch, ...]:
+    """The parts with those the finding's row reads (the exposure, the comparator and the question's first outcome,
+    the one the row is on: ``question_queries``) addressed by its passage where they were not; another outcome of
+    the frame, or the population, stays as the item's words show it."""
+    asked = frame.outcomes[0] if frame.outcomes else None
+    return tuple(p if p.addressed or not (p.part in ("exposure", "comparator") or p.part == "outcome"
+                                          and p.term == asked) else
+                 p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
+                 for p in alignment.parts)
 
 
 @forgotten_after_failure
