@@ -359,18 +359,19 @@ ADDON_TEMPLATES = (
 anaesthesia prolong postoperative analgesia compared with placebo?" (a by-hand run over seven anaesthesia trials,
 2026-12-07). The training templates had only "Does adding {I} to {C} …", where the treatment added to is the
 comparator, and the tagger read "dexmedetomidine to spinal anaesthesia" (0.10 sure) or "magnesium to bupivacaine" as
-the intervention. Where the question names its comparator after the outcome, the treatment added to (``{B}``: another
-train prompt's arm that names a treatment in one clause of six words at most, or the operation of a title's
-"during …" setting) is who or what was treated, tagged as the population, as a setting after "during" is; with none
-named, it is the comparator, as before. From a stream of their own at :data:`ADDON_SHARE` (as
+the intervention. Where the question names its comparator too, the treatment added to (``{B}``: another train
+prompt's arm that names a treatment, not people, in one clause of six words at most, or the operation of a title's
+"during …" setting; none of the end-to-end estimate's trials') is who or what was treated, tagged as the population,
+as a setting after "during" is; with none named, it is the comparator, as before (never placebo: "adding X to
+placebo" asks nothing). From a stream of their own at :data:`ADDON_SHARE` (as
 :data:`COMPARATIVE_TEMPLATES`, with the articles' verbs as that stream has them), the comparator ``{C}`` the prompt's
 own, placebo or the base treatment alone; :data:`HELD_ADDON_TEMPLATES` are their held-out figure and
 ``tests/data/question_addons.jsonl`` the hand-written set (the tagger 69 of its 80 parts, 51 before; the figures of
 each set, and a first form at 6 % that left the unseen verbs' frame under its floor, in the tagger's card)."""
 HELD_ADDON_TEMPLATES = ("Would adding {I} to {B} {V} {O} {Cmp} {C}?", "Does {I} in addition to {B} {V} {O} {Cmp} {C}?")
 ADDON_SHARE = 0.08
-NOT_A_BASE = re.compile(r"\b(?:placebo|sham|control|no\b|none|without|nothing|untreated|vehicle|saline|water|"
-                        r"alone|only|baseline|before|pre)", re.I)
+NOT_A_BASE = re.compile(r"\b(?:placebos?|sham|controls?|no|none|without|nothing|untreated|vehicle|saline|water|"
+                        r"alone|only|baseline|before|pre)\b", re.I)
 """A comparator that is no treatment another is added to (the absence of one, or an inactive one)."""
 TYPED_SHARE = 0.2
 PEOPLE = re.compile(r"\b(?:patients?|adults?|children|child|women|men|subjects|people|persons|infants|neonates|"
@@ -611,10 +612,12 @@ def addon_questions(prompts, templates, populations, seed: int, share: float,
     ("spinal anaesthesia"); the comparator the prompt's own, placebo or that treatment alone."""
     draw = random.Random(seed)
     chosen = [index for index in range(len(prompts)) if draw.random() < share]
-    arms_named = sorted({arm for i, c, _ in prompts for arm in (i, c)
-                         if not NOT_A_BASE.search(arm) and not re.search(r"[,;:]", arm) and len(arm.split()) <= 6})
-    operations = [p.split(" ", 1)[1] for p in populations if p.startswith("during ")]
     skipped, unseen = unread
+    # the end-to-end estimate's trials' arms and titles are never a base either ("drawn, never trained on")
+    arms_named = sorted({arm for k, (i, c, _) in enumerate(prompts) if k not in skipped for arm in (i, c)
+                         if not NOT_A_BASE.search(arm) and not PEOPLE.search(arm) and not re.search(r"[,;:]", arm)
+                         and len(arm.split()) <= 6})
+    operations = [p.split(" ", 1)[1] for p in populations if p.startswith("during ") and p not in unseen]
     people = [p for p in populations if p.split()[0] not in SETTING_WORDS]
     rows = []
     for index in chosen:
@@ -622,8 +625,9 @@ def addon_questions(prompts, templates, populations, seed: int, share: float,
         base = (draw.choice(operations) if operations and draw.random() < 0.25
                 else varied_arm(draw.choice(arms_named), draw))
         template = draw.choice(templates)
-        # with no comparator after the outcome, the treatment added to is the comparator
-        against = draw.choice((comparator, "placebo", f"{base} alone") if "{B}" in template else (comparator, base))
+        # with no comparator named, the treatment added to is the comparator (never "adding X to placebo")
+        against = (draw.choice((comparator, "placebo", f"{base} alone")) if "{B}" in template
+                   else base if NOT_A_BASE.search(comparator) else draw.choice((comparator, base)))
         population = draw.choice(people)
         row = tagged(*render(template, (intervention, against, outcome), population, draw, verbs, base))
         if index not in skipped and population not in unseen:

@@ -31,13 +31,8 @@ FLOOR = 1.0
 """The share of rows read right in each set (every row when the sets were made): a row that fails is a misreading to
 fix, or the floor is lowered with the reason."""
 KNOWN_MISFRAMED: frozenset[str] = frozenset({
-    "Is routine use of chest radiography justified in children with bronchiolitis?",
     "Is cannabidiol safe and effective for epilepsy?",
-    "Does Digestive AdvantageTM Gas Defense Formula (GD) group affect Improvement in GSRS (Gastrointestinal Symptom "
-    "Rating Scale) total score - in adults with post prandial intestinal gas-related symptoms and no GI diagnoses "
-    "compared with Placebo group?",
     "Do smokers have a higher risk of lung cancer?",
-    "Is there a causal link between smoking and lung cancer?",
 })
 """The golden questions read wrong and known (every other row must be read right). Three since 2026-12-06, when the
 question tagger learned each word's vector (``fitted/question_tagger/CARD.md``): it is surer of its own reading of
@@ -55,9 +50,10 @@ reads "Aero-Step less painful" as the Aero-Step question's outcome, where the qu
 the property its comparative names. A tagger fitted with half as many such questions read this one right and two
 others wrong ("causal" as the smoking question's exposure, the fall-prevention programme cut at its first comma).
 Since the tagger learned a treatment added to another (``train_question_tagger.ADDON_TEMPLATES``, 2026-12-07; the
-add-on set's parts 51 → 69 of 80) the Aero-Step question is read right again, and two others wrong: "causal" is the
-smoking question's exposure again (0.57 sure), and the smokers' outcome is "risk of lung cancer" (0.89), as the
-training questions word an outcome with "risk of" before it a tenth of the time; five then, the Aero-Step one out."""
+add-on set's parts 51 → 69 of 80) two: the Aero-Step question, the bronchiolitis question and the GSRS question are
+read right, and the smokers' outcome is "risk of lung cancer" (the training questions word an outcome with "risk of"
+before it a tenth of the time). A first fit of that stream read "causal" as the smoking question's exposure again
+(0.57 sure)."""
 
 
 def test_the_golden_questions_are_framed_into_their_parts() -> None:

@@ -117,10 +117,10 @@ anaesthesia?"), 14 written on 2026-12-06 from two of the sixth freely worded set
 whose "during" names a setting ("keep gastric mucosal PGE2 higher during naproxen treatment than placebo") was read
 with it as the treatment, and end to end a validation prompt and a question of the freely worded estimate were lost.
 The floors are just under today's figures: a later tagger must not read these worse. Since the tagger learned a
-treatment added to another (``train_question_tagger.ADDON_TEMPLATES``, 2026-12-07), 40 and 34 of the 56 (no template
+treatment added to another (``train_question_tagger.ADDON_TEMPLATES``, 2026-12-07), 39 and 33 of the 56 (no template
 of this set's forms among them); the floors raised from 0.55 and 0.44."""
 AMOUNTS_FRAME_FLOOR = 0.58
-"""The frame's (0.607; 0.446 before)."""
+"""The frame's (0.589; 0.446 before)."""
 
 ADDONS = DATA.with_name("question_addons.jsonl")
 ADDONS_FLOOR = 0.84
@@ -132,8 +132,9 @@ with the intervention "dexmedetomidine to spinal anaesthesia" by a by-hand run o
 comparator after the outcome, the treatment added to is who or what was treated (the population, as a setting after
 "during" is); where it names none, the comparator ("adding magnesium to bupivacaine": bupivacaine alone). When the
 set was written the tagger read 51 of the 80 parts and the frame 51 (dev 33 of 48, fresh 18 of 32; 3 questions
-whole); since, 69 and 69 (dev 41, fresh 28; 13 whole). Still missed: with no comparator, "magnesium to bupivacaine"
-and "exercise to diet" read as one intervention."""
+whole); since, 69 and 69 (dev 43, fresh 26; 13 whole). Still missed in the dev rows: "exercise to diet" (no comparator)
+and "fentanyl to intrathecal bupivacaine" (one) read as one intervention, and "chemotherapy" not read as the
+population of "the addition of rituximab to chemotherapy … compared with chemotherapy alone"."""
 
 SHORT_FLOOR = 0.93
 """The tagger's share of the short questions' 48 parts, and the frame's (0.792 both when the set was written; 0.938
