@@ -189,3 +189,10 @@ def test_an_answering_trial_marks_the_part_its_full_text_addresses() -> None:
     assert alignment.full_text is not None and alignment.full_text.read_from == "abstract"
     assert alignment_line(alignment) == "answers (exposure ✓, outcome ✓, comparator ✓)"
     assert alignment.reason.endswith("its abstract reports the comparison (the study reader: increased)")
+
+    # an indirect item keeps its marks beside its abstract's row: what makes it indirect stays shown (a review)
+    elsewhere = frame_of("Does dexmedetomidine prolong the time to the first analgesic request compared with placebo "
+                         "in children?")
+    [alignment] = aligned(elsewhere, [bare], {bare.id: 1.0})
+    assert alignment.label == "indirect" and alignment.full_text is not None
+    assert alignment_line(alignment) == "indirect (exposure ✓, outcome ✓, population ✗, comparator ✗)"

@@ -84,7 +84,11 @@ def aligned(frame: QuestionFrame, items: Sequence[Evidence], relevance: Mapping[
             tested, finding, compared = read[alignment.evidence_id]
             return with_full_text(alignment, tested, finding, frame, compared)
         finding = abstracts.get(alignment.evidence_id)
-        return with_finding(alignment, finding, frame) if finding else alignment
+        if finding is None:
+            return alignment
+        # an indirect item keeps its marks: its surrogate outcome or other population is why it is indirect
+        return (with_finding(alignment, finding, frame) if alignment.label == "answers"
+                else alignment.model_copy(update={"full_text": finding}))
 
     return [reporting(without_comparison(shown(a)), by_id[a.evidence_id]) for a in alignments]
 
@@ -177,7 +181,7 @@ def _shown_by(alignment: Alignment, finding: FullTextFinding, frame: QuestionFra
     """The parts with those the finding's row reads (the exposure, the comparator and the question's first outcome,
     the one the row is on: ``question_queries``) addressed by its passage where they were not; another outcome of
     the frame, or the population, stays as the item's words show it."""
-    asked = frame.outcomes[0] if frame.outcomes else None
+    asked = next((outcome for outcome in frame.outcomes if outcome.strip()), None)  # as question_queries reads it
     return tuple(p if p.addressed or not (p.part in ("exposure", "comparator") or p.part == "outcome"
                                           and p.term == asked) else
                  p.model_copy(update={"addressed": True, "coverage": 1.0, "surrogate": False, "span": finding.quote})
