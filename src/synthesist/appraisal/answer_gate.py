@@ -157,9 +157,8 @@ def with_full_text(alignment: Alignment, tested: bool, finding: FullTextFinding 
     if alignment.label == "answers":
         return with_finding(alignment, finding, frame)
     parts = _shown_by(alignment, finding, frame)
-    read = f"its full text reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
     population = next((p for p in parts if p.part == "population" and not p.addressed), None)
-    reason = read + (f"; a different population: it does not name {population.term}" if population else "")
+    reason = _reports(finding) + (f"; a different population: it does not name {population.term}" if population else "")
     return alignment.model_copy(update={"label": "indirect" if population else "answers", "parts": parts,
                                         "reason": reason, "full_text": finding})
 
@@ -171,10 +170,13 @@ def with_finding(alignment: Alignment, finding: FullTextFinding, frame: Question
     parts = _shown_by(alignment, finding, frame)
     if parts == alignment.parts:
         return alignment.model_copy(update={"full_text": finding})
-    source = "full text" if finding.read_from == "full text" else "abstract"
-    return alignment.model_copy(update={
-        "parts": parts, "full_text": finding, "reason": f"{alignment.reason}; its {source} reports the comparison "
-                                                         f"(the study reader: {finding.direction.replace('_', ' ')})"})
+    return alignment.model_copy(update={"parts": parts, "full_text": finding,
+                                        "reason": f"{alignment.reason}; {_reports(finding)}"})
+
+
+def _reports(finding: FullTextFinding) -> str:
+    """How a reason says the item's row was read: "its full text reports the comparison (the study reader: …)"."""
+    return f"its {finding.read_from} reports the comparison (the study reader: {finding.direction.replace('_', ' ')})"
 
 
 def _shown_by(alignment: Alignment, finding: FullTextFinding, frame: QuestionFrame) -> tuple[PartMatch, ...]:
